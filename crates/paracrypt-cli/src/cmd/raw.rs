@@ -1,0 +1,122 @@
+//! `paracrypt raw`: OpenSSL-compatible raw ciphers over the chunk engine.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{ArgGroup, Args};
+use paracrypt_core::plan::DEFAULT_CHUNK_SIZE;
+use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
+
+use crate::cmd::warn;
+use crate::exit::usage;
+use crate::io::{Input, OutputPolicy, OutputTarget, decode_hex, thread_pool};
+
+/// Arguments of `paracrypt raw`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("direction").required(true).args(["encrypt", "decrypt"])))]
+#[command(after_help = "\
+Ciphers (OpenSSL names): aes-128-ecb aes-128-cbc aes-128-ctr aes-192-ecb aes-192-cbc aes-192-ctr
+  aes-256-ecb aes-256-cbc aes-256-ctr des-ecb des-cbc des-ede3 des-ede3-cbc bf-ecb bf-cbc rc4
+
+Parallelism: ECB and CTR run on every thread both ways; CBC decryption runs on every thread,
+but CBC encryption is serial by nature (each block chains on the previous one); RC4 is one
+keystream and runs on one thread.
+
+Raw output has no integrity protection: prefer `paracrypt encrypt`. DES, 3DES, Blowfish, RC4
+and ECB are legacy and print a warning.
+
+The output is byte-identical to `openssl enc -e -CIPHER -K KEY -iv IV [-nopad]`.
+Exit status: 0 success, 1 failure, 2 usage error.")]
+pub struct RawArgs {
+    /// Encrypt INPUT.
+    #[arg(short, long)]
+    encrypt: bool,
+    /// Decrypt INPUT.
+    #[arg(short, long)]
+    decrypt: bool,
+    /// Cipher, by its OpenSSL name (e.g. aes-256-ctr).
+    #[arg(short, long, value_name = "NAME")]
+    cipher: String,
+    /// Key as hex (16/24/32 bytes for AES, 8 for DES, 24 for 3DES, 4-56 for bf, 1-256 for rc4).
+    #[arg(short = 'K', long, value_name = "HEX")]
+    key: String,
+    /// IV as hex (CBC and CTR: one block; ECB and RC4 take none).
+    #[arg(long, value_name = "HEX")]
+    iv: Option<String>,
+    /// No PKCS#7 padding (openssl -nopad): the input must be whole blocks.
+    #[arg(long)]
+    no_pad: bool,
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+    /// Chunk size, a multiple of 16 bytes (4096, 64KiB, 1MiB, ...).
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_usize, default_value_t = DEFAULT_CHUNK_SIZE)]
+    chunk_size: usize,
+    /// Overwrite OUTPUT if it exists.
+    #[arg(short, long)]
+    force: bool,
+    /// Input file, `-` for stdin.
+    #[arg(value_name = "INPUT", default_value = "-")]
+    input: PathBuf,
+    /// Output file, `-` for stdout.
+    #[arg(short, long, value_name = "OUTPUT", default_value = "-")]
+    output: PathBuf,
+}
+
+/// Runs `paracrypt raw`.
+pub fn run(args: RawArgs) -> Result<ExitCode> {
+    let direction = if args.encrypt {
+        Direction::Encrypt
+    } else {
+        Direction::Decrypt
+    };
+    let name: RawCipherName = args.cipher.parse()?;
+    let key = decode_hex("--key", &args.key)?;
+    let iv = args.iv.as_deref().map(|iv| decode_hex("--iv", iv)).transpose()?;
+    let cipher = RawCipher::new(name, &key, iv.as_deref())?;
+    if args.no_pad && !name.is_padded_mode() {
+        return usage(format!("--no-pad applies to ECB and CBC only; {name} never pads"));
+    }
+    let cipher = cipher.with_padding(!args.no_pad);
+    RawCipher::check_chunk_size(args.chunk_size)?;
+    for hazard in name.hazards() {
+        warn(match hazard {
+            Hazard::LegacyAlgorithm => {
+                format!("{name} is a legacy cipher (broken or deprecated); use it only for compatibility")
+            }
+            Hazard::EcbMode => {
+                format!("{name} uses ECB mode, which shows patterns in the data; use it only for compatibility")
+            }
+        });
+    }
+    warn("raw output has no integrity protection; `paracrypt encrypt` authenticates every chunk");
+
+    let mut input = Input::open(&args.input)?;
+    let policy = OutputPolicy {
+        force: args.force,
+        binary: direction == Direction::Encrypt,
+    };
+    let target = OutputTarget::new(&args.output, input.path(), policy)?;
+    let pool = thread_pool(args.threads)?;
+    // Fail on lengths that cannot be right before creating any output.
+    if let Some(len) = input.len() {
+        cipher.plan(direction, len, args.chunk_size)?;
+    }
+    let mut output = target.create()?;
+    pool.install(|| -> Result<()> {
+        match (input.as_file(), output.as_file()) {
+            (Some(src), Some(dst)) => {
+                cipher.process_file(direction, src, dst, args.chunk_size)?;
+            }
+            _ => {
+                let mut reader = input.reader();
+                let mut writer = output.writer();
+                cipher.process_stream(direction, &mut *reader, &mut *writer, args.chunk_size, 0)?;
+            }
+        }
+        Ok(())
+    })?;
+    output.commit()?;
+    Ok(ExitCode::SUCCESS)
+}

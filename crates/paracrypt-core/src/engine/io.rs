@@ -1,0 +1,86 @@
+//! Where chunks come from and go to in positional work: files (`read_at` / `write_at`, so any
+//! number of threads read and write one file at once) and memory.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::plan::ChunkPlan;
+
+/// Positional input: any chunk can be read at any time, from any thread.
+pub trait Source: Sync {
+    /// Fills `buf` with the input bytes at `offset` (for chunk `index`, named in errors).
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> Result<()>;
+}
+
+/// Positional output: any chunk can be written at any time, from any thread.
+pub trait Sink: Sync {
+    /// Writes chunk `index`'s output `data` at `offset`.
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> Result<()>;
+}
+
+impl Source for [u8] {
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let start = offset as usize;
+        let src = self.get(start..start + buf.len()).ok_or_else(|| {
+            Error::io(
+                format!("reading chunk {index}"),
+                std::io::ErrorKind::UnexpectedEof.into(),
+            )
+        })?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+impl Source for File {
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.read_exact_at(buf, offset)
+            .map_err(|e| Error::io(format!("reading chunk {index} at byte {offset}"), e))
+    }
+}
+
+impl Sink for File {
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> Result<()> {
+        self.write_all_at(data, offset)
+            .map_err(|e| Error::io(format!("writing chunk {index} at byte {offset}"), e))
+    }
+}
+
+/// An output buffer in memory, cut into one slot per chunk of a plan so that threads write
+/// their chunks without sharing anything (each slot's lock is taken exactly once).
+pub struct SliceSink<'a> {
+    slots: Vec<Mutex<&'a mut [u8]>>,
+    first: u64,
+    base: u64,
+}
+
+impl<'a> SliceSink<'a> {
+    /// Slots for chunks `indices` of `plan`, cut from `out`, which holds the plan's output from
+    /// byte `plan.chunk(indices.start).output.start` on.
+    ///
+    /// # Panics
+    /// If `out` is shorter than those chunks' output.
+    pub fn new(plan: &ChunkPlan, indices: std::ops::Range<u64>, mut out: &'a mut [u8]) -> Self {
+        let base = plan.chunk(indices.start).output.start;
+        let first = indices.start;
+        let mut slots = Vec::with_capacity((indices.end - indices.start) as usize);
+        for i in indices {
+            let (slot, rest) = std::mem::take(&mut out).split_at_mut(plan.chunk(i).output_len());
+            slots.push(Mutex::new(slot));
+            out = rest;
+        }
+        SliceSink { slots, first, base }
+    }
+}
+
+impl Sink for SliceSink<'_> {
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> Result<()> {
+        let slot = &self.slots[(index - self.first) as usize];
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        debug_assert!(offset >= self.base);
+        slot[..data.len()].copy_from_slice(data);
+        Ok(())
+    }
+}

@@ -1,0 +1,226 @@
+//! The chunk engine: runs a per-chunk transform over a [`ChunkPlan`] in the caller's Rayon pool.
+//!
+//! A transform sees one chunk at a time, in a buffer that holds the chunk's input and has room
+//! for its output. A [`ChunkTransform`] is a pure function of the chunk (its index, its input
+//! and a few bytes of input just before it, which CBC decryption needs), so chunks may run in any
+//! order on any thread and the output is the same at any thread count. A [`SerialTransform`]
+//! (CBC encryption, RC4) carries state from chunk to chunk and runs in order on one thread.
+//!
+//! Three drivers consume the same transforms:
+//! - [`process_in_place`]: a buffer in memory, chunk slices transformed where they are;
+//! - [`run`]: positional [`Source`] → [`Sink`] (files with `read_at`/`write_at`, or memory),
+//!   each worker owning one page-aligned buffer, so reading, transforming and writing of
+//!   different chunks overlap across threads and at most one chunk per thread is in memory;
+//! - [`stream::process_stream`]: `Read` → `Write` through a bounded, ordered window.
+//!
+//! None of them builds a thread pool: they run in whatever pool the caller `install`s (the
+//! global one otherwise), and a one-thread pool runs the very same code serially.
+
+pub mod io;
+pub mod stream;
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::buffer::AlignedBuf;
+use crate::error::Result;
+use crate::plan::ChunkPlan;
+pub use io::{Sink, SliceSink, Source};
+
+/// The most bytes of preceding input a transform may ask for.
+pub const MAX_CONTEXT: usize = 64;
+
+/// What a transform knows about the chunk in front of it.
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkCtx<'a> {
+    /// The chunk's index in the plan.
+    pub index: u64,
+    /// Whether it is the last chunk.
+    pub is_last: bool,
+    /// The [`ChunkTransform::context_len`] input bytes just before the chunk; empty for chunk 0.
+    pub context: &'a [u8],
+}
+
+/// A per-chunk transform that depends only on the chunk: safe to run on any thread, in any order.
+pub trait ChunkTransform: Sync {
+    /// How many input bytes just before each chunk the transform needs (at most
+    /// [`MAX_CONTEXT`]): one block for CBC decryption, none otherwise.
+    fn context_len(&self) -> usize {
+        0
+    }
+
+    /// Transforms `buf[..input_len]` in place. `buf` is at least as long as the chunk's output
+    /// (as the plan's layout gives it). Returns the output length, which equals the layout's
+    /// output length except for the last chunk of a [`Tail::Unpad`](crate::plan::Tail) plan.
+    fn transform(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], input_len: usize) -> Result<usize>;
+}
+
+/// A transform that carries state from one chunk to the next and must see chunks in order.
+pub trait SerialTransform: Send {
+    /// As [`ChunkTransform::transform`]; called for chunks 0, 1, 2, … in order.
+    fn transform(&mut self, chunk: &ChunkCtx<'_>, buf: &mut [u8], input_len: usize)
+    -> Result<usize>;
+}
+
+/// A transform together with how it may be scheduled.
+pub enum Work<'a> {
+    /// Chunks are independent and run in parallel.
+    Parallel(&'a dyn ChunkTransform),
+    /// Chunks run in order on one thread (CBC encryption, RC4).
+    Serial(&'a mut dyn SerialTransform),
+}
+
+impl Work<'_> {
+    /// Whether the work runs on more than one thread when the pool has them.
+    pub fn is_parallel(&self) -> bool {
+        matches!(self, Work::Parallel(_))
+    }
+
+    fn context_len(&self) -> usize {
+        match self {
+            Work::Parallel(t) => t.context_len(),
+            Work::Serial(_) => 0,
+        }
+    }
+}
+
+impl std::fmt::Debug for Work<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_parallel() {
+            "Work::Parallel"
+        } else {
+            "Work::Serial"
+        })
+    }
+}
+
+/// Transforms `buf` in place chunk by chunk and returns the output length.
+///
+/// The plan's layout must keep every chunk where it is (same offsets and chunk sizes in input
+/// and output), and `buf` must be at least [`ChunkPlan::output_len`] long, with the input in
+/// its first [`ChunkPlan::input_len`] bytes.
+///
+/// # Panics
+/// If the layout moves chunks or `buf` is too short.
+pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Result<u64> {
+    let layout = plan.layout();
+    assert!(
+        layout.input_offset == layout.output_offset && layout.input_chunk == layout.output_chunk,
+        "process_in_place needs a layout that keeps chunks in place"
+    );
+    assert!(buf.len() as u64 >= plan.output_len(), "buffer shorter than the plan's output");
+    let offset = layout.output_offset as usize;
+    let buf = &mut buf[offset..plan.output_len() as usize];
+    let full = layout.input_chunk;
+    let last = plan.chunk(plan.len() - 1);
+
+    // Context bytes are input: copy them out before any chunk overwrites its input.
+    let ctx_len = work.context_len();
+    let contexts: Vec<u8> = (1..plan.len())
+        .flat_map(|i| {
+            let at = i as usize * full;
+            &buf[at - ctx_len..at]
+        })
+        .copied()
+        .collect();
+    let context = |index: u64| -> &[u8] {
+        let at = (index as usize).saturating_sub(1) * ctx_len;
+        if index == 0 { &[] } else { &contexts[at..at + ctx_len] }
+    };
+    let input_len = |index: u64| if index == last.index { last.input_len() } else { full };
+    let ctx = |index: u64| ChunkCtx {
+        index,
+        is_last: index == last.index,
+        context: context(index),
+    };
+
+    let (body, tail) = buf.split_at_mut((last.output.start - layout.output_offset) as usize);
+    let last_len = match work {
+        Work::Parallel(t) => body
+            .par_chunks_mut(full)
+            .chain(rayon::iter::once(tail))
+            .enumerate()
+            .map(|(i, chunk)| {
+                let i = i as u64;
+                let len = t.transform(&ctx(i), chunk, input_len(i))?;
+                Ok((i == last.index).then_some(len))
+            })
+            .try_reduce(|| None, |a, b| Ok(a.or(b)))?
+            .expect("the last chunk is always transformed"),
+        Work::Serial(t) => {
+            let mut len = 0;
+            for (i, chunk) in body.chunks_mut(full).chain(std::iter::once(tail)).enumerate() {
+                len = t.transform(&ctx(i as u64), chunk, input_len(i as u64))?;
+            }
+            len
+        }
+    };
+    Ok(last.output.start + last_len as u64)
+}
+
+/// Runs the chunks `indices` of `plan` from `source` to `sink` and returns the output length if
+/// the last chunk was among them (the exact length, also for [`Tail::Unpad`](crate::plan::Tail)).
+///
+/// Parallel work gives each pool thread one page-aligned buffer that holds one chunk at a time:
+/// the thread reads the chunk, transforms it and writes it, so memory stays at one chunk per
+/// thread whatever the input size. Serial work runs `indices` in order with one buffer.
+pub fn run(
+    plan: &ChunkPlan,
+    work: Work<'_>,
+    indices: Range<u64>,
+    source: &dyn Source,
+    sink: &dyn Sink,
+) -> Result<Option<u64>> {
+    assert!(indices.end <= plan.len(), "chunk range beyond the plan");
+    let buffer_len = plan.layout().max_buffer();
+    let ctx_len = work.context_len();
+    let one = |buf: &mut AlignedBuf, index: u64, mut t: TransformRef<'_, '_>| -> Result<Option<u64>> {
+        let chunk = plan.chunk(index);
+        let input_len = chunk.input_len();
+        source.read_chunk(index, chunk.input.start, &mut buf[..input_len])?;
+        let mut context = [0u8; MAX_CONTEXT];
+        let context = if index > 0 && ctx_len > 0 {
+            let at = chunk.input.start - ctx_len as u64;
+            source.read_chunk(index, at, &mut context[..ctx_len])?;
+            &context[..ctx_len]
+        } else {
+            &[][..]
+        };
+        let ctx = ChunkCtx { index, is_last: chunk.is_last, context };
+        let out_len = t.transform(&ctx, &mut buf[..], input_len)?;
+        sink.write_chunk(index, chunk.output.start, &buf[..out_len])?;
+        Ok(chunk.is_last.then_some(chunk.output.start + out_len as u64))
+    };
+    match work {
+        Work::Parallel(t) => indices
+            .into_par_iter()
+            .map_init(
+                || AlignedBuf::new(buffer_len),
+                |buf, index| one(buf, index, TransformRef::Parallel(t)),
+            )
+            .try_reduce(|| None, |a, b| Ok(a.or(b))),
+        Work::Serial(t) => {
+            let mut buf = AlignedBuf::new(buffer_len);
+            let mut end = None;
+            for index in indices {
+                end = end.or(one(&mut buf, index, TransformRef::Serial(&mut *t))?);
+            }
+            Ok(end)
+        }
+    }
+}
+
+enum TransformRef<'a, 'b> {
+    Parallel(&'a dyn ChunkTransform),
+    Serial(&'a mut (dyn SerialTransform + 'b)),
+}
+
+impl TransformRef<'_, '_> {
+    fn transform(&mut self, ctx: &ChunkCtx<'_>, buf: &mut [u8], input_len: usize) -> Result<usize> {
+        match self {
+            TransformRef::Parallel(t) => t.transform(ctx, buf, input_len),
+            TransformRef::Serial(t) => t.transform(ctx, buf, input_len),
+        }
+    }
+}

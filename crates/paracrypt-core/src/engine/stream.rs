@@ -1,0 +1,237 @@
+//! Ordered streaming: `Read` → `Write` through a bounded window of chunks.
+//!
+//! Chunks are read in waves of `window` chunks. While the pool transforms one wave, the
+//! calling thread writes the wave before it (in order) and reads the next into the buffers
+//! that wave released, so reading, transforming and writing overlap and at most
+//! `2 × window` chunk buffers exist, whatever the input size. Results are written strictly in
+//! chunk order; when a chunk fails, the chunks before it are written and its error is returned.
+
+use std::io::{ErrorKind, Read, Write};
+
+use rayon::prelude::*;
+
+use super::{ChunkCtx, MAX_CONTEXT, Work};
+use crate::buffer::AlignedBuf;
+use crate::error::{Error, Result};
+use crate::plan::ChunkLayout;
+
+/// The window used when the caller passes 0: one chunk per pool thread per wave.
+pub fn default_window() -> usize {
+    rayon::current_num_threads()
+}
+
+/// One chunk in flight: its buffer, what it holds and, once transformed, its result.
+#[derive(Debug)]
+pub struct Slot {
+    /// Holds the input, then the output.
+    pub buf: AlignedBuf,
+    /// The chunk's index.
+    pub index: u64,
+    /// Input bytes in `buf`.
+    pub input_len: usize,
+    /// Whether this is the last chunk of the stream.
+    pub is_last: bool,
+    context: [u8; MAX_CONTEXT],
+    context_len: usize,
+    /// `Some` once transformed: the output length, or why the chunk failed.
+    pub result: Option<Result<usize>>,
+}
+
+impl Slot {
+    /// An empty slot with a buffer of `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        Slot {
+            buf: AlignedBuf::new(capacity),
+            index: 0,
+            input_len: 0,
+            is_last: false,
+            context: [0; MAX_CONTEXT],
+            context_len: 0,
+            result: None,
+        }
+    }
+
+    /// Sets the input bytes just before this chunk (for transforms that need context).
+    pub fn set_context(&mut self, context: &[u8]) {
+        self.context[..context.len()].copy_from_slice(context);
+        self.context_len = context.len();
+    }
+}
+
+/// Transforms every slot of a wave: in parallel for parallel work, in order for serial work.
+pub fn transform_wave(slots: &mut [Slot], work: &mut Work<'_>) {
+    let one = |slot: &mut Slot, t: &mut dyn FnMut(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>| {
+        let ctx = ChunkCtx {
+            index: slot.index,
+            is_last: slot.is_last,
+            context: &slot.context[..slot.context_len],
+        };
+        slot.result = Some(t(&ctx, &mut slot.buf[..], slot.input_len));
+    };
+    match work {
+        Work::Parallel(t) => slots
+            .par_iter_mut()
+            .for_each(|slot| one(slot, &mut |c, b, n| t.transform(c, b, n))),
+        Work::Serial(t) => {
+            for slot in slots {
+                one(slot, &mut |c, b, n| t.transform(c, b, n));
+                if matches!(slot.result, Some(Err(_))) {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Writes transformed slots in order; stops at the first failed (or untransformed) chunk and
+/// returns its error. Returns the bytes written.
+pub fn write_wave(slots: &mut [Slot], writer: &mut dyn Write) -> Result<u64> {
+    let mut written = 0;
+    for slot in slots {
+        match slot.result.take() {
+            Some(Ok(len)) => {
+                writer
+                    .write_all(&slot.buf[..len])
+                    .map_err(|e| Error::io(format!("writing chunk {}", slot.index), e))?;
+                written += len as u64;
+            }
+            Some(Err(e)) => return Err(e),
+            None => {
+                return Err(Error::io(
+                    format!("chunk {}", slot.index),
+                    std::io::Error::other("chunk was never transformed"),
+                ));
+            }
+        }
+    }
+    Ok(written)
+}
+
+/// Reads a stream chunk by chunk and knows which chunk is the last: a short read is the last
+/// chunk, and a full chunk is the last when one byte of look-ahead finds the end.
+pub struct ChunkReader<'r> {
+    reader: &'r mut (dyn Read + Send),
+    chunk: usize,
+    context_len: usize,
+    carry: Option<u8>,
+    tail: [u8; MAX_CONTEXT],
+    next_index: u64,
+    done: bool,
+}
+
+impl<'r> ChunkReader<'r> {
+    /// Reads chunks of `chunk` bytes; keeps the last `context_len` bytes of each chunk as the
+    /// next chunk's context.
+    pub fn new(reader: &'r mut (dyn Read + Send), chunk: usize, context_len: usize) -> Self {
+        assert!(context_len <= MAX_CONTEXT && context_len <= chunk);
+        ChunkReader {
+            reader,
+            chunk,
+            context_len,
+            carry: None,
+            tail: [0; MAX_CONTEXT],
+            next_index: 0,
+            done: false,
+        }
+    }
+
+    /// Whether the last chunk has been read.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Reads the next chunk into `slot`. Returns `false` once the stream is exhausted.
+    pub fn read_into(&mut self, slot: &mut Slot) -> Result<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        let index = self.next_index;
+        let buf = &mut slot.buf[..self.chunk];
+        let mut filled = 0;
+        if let Some(byte) = self.carry.take() {
+            buf[0] = byte;
+            filled = 1;
+        }
+        filled += read_full(self.reader, &mut buf[filled..], index)?;
+        let is_last = if filled < self.chunk {
+            true
+        } else {
+            let mut one = [0u8; 1];
+            let n = read_full(self.reader, &mut one, index + 1)?;
+            self.carry = (n == 1).then_some(one[0]);
+            n == 0
+        };
+        let mut tail = [0u8; MAX_CONTEXT];
+        let keep = self.context_len.min(filled);
+        tail[..keep].copy_from_slice(&buf[filled - keep..filled]);
+        slot.index = index;
+        slot.input_len = filled;
+        slot.is_last = is_last;
+        slot.result = None;
+        slot.set_context(if index == 0 { &[] } else { &self.tail[..self.context_len] });
+        self.tail = tail;
+        self.next_index += 1;
+        self.done = is_last;
+        Ok(true)
+    }
+
+    /// Reads up to `window` chunks, reusing the slots in `spare` and making new ones of
+    /// `capacity` bytes as needed.
+    pub fn read_wave(&mut self, mut spare: Vec<Slot>, window: usize, capacity: usize) -> Result<Vec<Slot>> {
+        let mut wave = Vec::with_capacity(window);
+        while wave.len() < window && !self.done {
+            let mut slot = spare.pop().unwrap_or_else(|| Slot::new(capacity));
+            self.read_into(&mut slot)?;
+            wave.push(slot);
+        }
+        Ok(wave)
+    }
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn read_full(reader: &mut (dyn Read + Send), buf: &mut [u8], index: u64) -> Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(format!("reading chunk {index}"), e)),
+        }
+    }
+    Ok(filled)
+}
+
+/// Streams `reader` through `work` into `writer`, chunked by `layout`, and returns the bytes
+/// written. `window` is the number of chunks per wave (0: one per pool thread); at most
+/// `2 × window` chunks are in memory.
+///
+/// The layout's offsets are ignored: a caller with a header reads or writes it first.
+pub fn process_stream(
+    layout: &ChunkLayout,
+    mut work: Work<'_>,
+    reader: &mut (dyn Read + Send),
+    writer: &mut (dyn Write + Send),
+    window: usize,
+) -> Result<u64> {
+    let window = if window == 0 { default_window() } else { window };
+    let capacity = layout.max_buffer();
+    let mut chunks = ChunkReader::new(reader, layout.input_chunk, work.context_len());
+    let mut current = chunks.read_wave(Vec::new(), window, capacity)?;
+    let mut done: Vec<Slot> = Vec::new();
+    let mut written = 0;
+    while !current.is_empty() {
+        let (io, ()) = rayon::join(
+            || -> Result<Vec<Slot>> {
+                written += write_wave(&mut done, writer)?;
+                chunks.read_wave(std::mem::take(&mut done), window, capacity)
+            },
+            || transform_wave(&mut current, &mut work),
+        );
+        let next = io?;
+        done = std::mem::replace(&mut current, next);
+    }
+    written += write_wave(&mut done, writer)?;
+    writer.flush().map_err(|e| Error::io("flushing output", e))?;
+    Ok(written)
+}

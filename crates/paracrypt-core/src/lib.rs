@@ -1,0 +1,25 @@
+//! # paracrypt-core
+//!
+//! The chunked-parallel engine behind paracrypt: large data is cut into independent chunks by a
+//! [`ChunkPlan`](plan::ChunkPlan) and every chunk is encrypted, decrypted or authenticated on its
+//! own, in the caller's Rayon thread pool. The output depends only on the plan, never on the
+//! number of threads (or, in `paracrypt-mpi`, of ranks).
+//!
+//! - [`plan`]: the chunk plan, the one description of the work.
+//! - [`engine`]: drivers that run a per-chunk transform in memory, file to file (positional I/O)
+//!   and stream to stream (a bounded, ordered window).
+//! - [`raw`]: AES, DES, 3DES, Blowfish and RC4 in ECB/CBC/CTR, byte-compatible with
+//!   `openssl enc`.
+//!
+//! This crate never prints and never builds a thread pool: wrap calls in
+//! `rayon::ThreadPool::install` to choose the thread count.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod buffer;
+pub mod engine;
+mod error;
+pub mod plan;
+pub mod raw;
+
+pub use error::{Error, Result};

@@ -1,0 +1,333 @@
+//! The chunk plan: the one description of how a job is cut into independent chunks.
+//!
+//! A [`ChunkLayout`] says where chunk `i` starts in the input and in the output and how the last
+//! chunk's output length follows from its input length. A [`ChunkPlan`] is a layout applied to an
+//! input of known length: it knows how many chunks there are and yields every [`Chunk`] with its
+//! byte ranges. The local engine and the MPI ranks consume the same plan, which is why their
+//! output is identical: chunk `i` is always the same bytes, whoever processes it.
+//!
+//! ```
+//! use paracrypt_core::plan::ChunkPlan;
+//!
+//! let plan = ChunkPlan::identity(10_000, 4096).unwrap();
+//! assert_eq!(plan.len(), 3);
+//! let last = plan.chunk(2);
+//! assert_eq!(last.input, 8192..10_000);
+//! assert_eq!(last.output, 8192..10_000);
+//! assert!(last.is_last);
+//! ```
+
+use std::ops::Range;
+
+use crate::error::{Error, Result};
+
+/// The largest chunk size accepted (1 GiB): beyond it a chunk no longer fits a bounded window.
+pub const MAX_CHUNK_SIZE: usize = 1 << 30;
+
+/// The chunk size used when the caller does not choose one (1 MiB).
+pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
+
+/// How the last chunk's output length follows from its input length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
+    /// The last chunk grows or shrinks by the same fixed amount as every chunk
+    /// (`output_chunk - input_chunk`): no framing (raw CTR, RC4, unpadded ECB/CBC), or a tag
+    /// per chunk (the container).
+    Fixed,
+    /// PKCS#7 encryption: the last chunk's output is its input rounded up to the next whole block
+    /// of this size, and a whole extra block when the input is already aligned.
+    Pad(usize),
+    /// PKCS#7 decryption: the last chunk's output is at most its input; the exact length is
+    /// known only once the padding has been decrypted and checked.
+    Unpad,
+}
+
+/// Where each chunk sits in the input and the output, independent of the total length.
+///
+/// Streaming work (stdin → stdout) uses the layout alone, since the total is not known in
+/// advance; positional work builds a [`ChunkPlan`] from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkLayout {
+    /// Bytes before the first chunk in the input (a container header when decrypting).
+    pub input_offset: u64,
+    /// Input bytes per chunk (every chunk but the last is exactly this long).
+    pub input_chunk: usize,
+    /// Bytes before the first chunk in the output (a container header when encrypting).
+    pub output_offset: u64,
+    /// Output bytes per chunk (every chunk but the last is exactly this long).
+    pub output_chunk: usize,
+    /// The last chunk's rule.
+    pub tail: Tail,
+}
+
+impl ChunkLayout {
+    /// A layout where output chunk `i` is input chunk `i` transformed in place.
+    pub fn identity(chunk_size: usize) -> Result<Self> {
+        Self::framed(0, chunk_size, 0, chunk_size, Tail::Fixed)
+    }
+
+    /// A general layout; checks that the chunk sizes are usable.
+    pub fn framed(
+        input_offset: u64,
+        input_chunk: usize,
+        output_offset: u64,
+        output_chunk: usize,
+        tail: Tail,
+    ) -> Result<Self> {
+        for size in [input_chunk, output_chunk] {
+            check_chunk_size(size)?;
+        }
+        Ok(ChunkLayout {
+            input_offset,
+            input_chunk,
+            output_offset,
+            output_chunk,
+            tail,
+        })
+    }
+
+    /// The largest buffer one chunk needs: room for its input and for its output.
+    pub fn max_buffer(&self) -> usize {
+        let pad = match self.tail {
+            Tail::Pad(block) => block,
+            Tail::Fixed | Tail::Unpad => 0,
+        };
+        self.input_chunk.max(self.output_chunk) + pad
+    }
+
+    /// Where chunk `index` starts in the input.
+    pub fn input_start(&self, index: u64) -> u64 {
+        self.input_offset + index * self.input_chunk as u64
+    }
+
+    /// Where chunk `index` starts in the output.
+    pub fn output_start(&self, index: u64) -> u64 {
+        self.output_offset + index * self.output_chunk as u64
+    }
+
+    /// The output length of a chunk with `input_len` input bytes, or for [`Tail::Unpad`] the
+    /// largest it can be. `None` when the input is too short to hold the chunk's framing.
+    pub fn output_len(&self, input_len: usize, is_last: bool) -> Option<usize> {
+        if !is_last {
+            return (input_len == self.input_chunk).then_some(self.output_chunk);
+        }
+        match self.tail {
+            Tail::Fixed => (input_len + self.output_chunk).checked_sub(self.input_chunk),
+            Tail::Pad(block) => Some((input_len / block + 1) * block),
+            Tail::Unpad => Some(input_len),
+        }
+    }
+}
+
+/// Checks a chunk size against the engine's limits.
+pub fn check_chunk_size(size: usize) -> Result<()> {
+    let reason = if size == 0 {
+        "must be at least 1 byte"
+    } else if size > MAX_CHUNK_SIZE {
+        "must be at most 1 GiB"
+    } else {
+        return Ok(());
+    };
+    Err(Error::ChunkSize {
+        size: size as u64,
+        reason,
+    })
+}
+
+/// One chunk of a plan: its index and where it reads and writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// Position in the plan, from 0.
+    pub index: u64,
+    /// Input byte range.
+    pub input: Range<u64>,
+    /// Output byte range (for [`Tail::Unpad`], the largest it can be).
+    pub output: Range<u64>,
+    /// Whether this is the plan's last chunk.
+    pub is_last: bool,
+}
+
+impl Chunk {
+    /// Input length in bytes.
+    pub fn input_len(&self) -> usize {
+        (self.input.end - self.input.start) as usize
+    }
+
+    /// Output length in bytes (for [`Tail::Unpad`], the largest it can be).
+    pub fn output_len(&self) -> usize {
+        (self.output.end - self.output.start) as usize
+    }
+}
+
+/// A [`ChunkLayout`] applied to an input of known length.
+///
+/// There is always at least one chunk: empty input is one empty last chunk, so padding and
+/// container framing have somewhere to go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkPlan {
+    layout: ChunkLayout,
+    input_len: u64,
+    count: u64,
+}
+
+impl ChunkPlan {
+    /// Plans `input_len` bytes (the whole input, including any `input_offset`) with `layout`.
+    ///
+    /// Fails when the input is shorter than the layout's offset or its last chunk cannot hold
+    /// the framing the layout requires.
+    pub fn new(layout: ChunkLayout, input_len: u64) -> Result<Self> {
+        let payload = input_len
+            .checked_sub(layout.input_offset)
+            .ok_or(Error::Truncated { index: 0 })?;
+        let count = payload.div_ceil(layout.input_chunk as u64).max(1);
+        let plan = ChunkPlan {
+            layout,
+            input_len,
+            count,
+        };
+        let last = count - 1;
+        let last_input = (input_len - layout.input_start(last)) as usize;
+        layout
+            .output_len(last_input, true)
+            .ok_or(Error::Truncated { index: last })?;
+        Ok(plan)
+    }
+
+    /// An identity plan: `len` bytes in chunks of `chunk_size`, output where the input was.
+    pub fn identity(len: u64, chunk_size: usize) -> Result<Self> {
+        Self::new(ChunkLayout::identity(chunk_size)?, len)
+    }
+
+    /// The layout this plan applies.
+    pub fn layout(&self) -> &ChunkLayout {
+        &self.layout
+    }
+
+    /// Number of chunks (at least 1).
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// Total input length.
+    pub fn input_len(&self) -> u64 {
+        self.input_len
+    }
+
+    /// Total output length (for [`Tail::Unpad`], the largest it can be).
+    pub fn output_len(&self) -> u64 {
+        self.chunk(self.count - 1).output.end
+    }
+
+    /// Chunk `index`.
+    ///
+    /// # Panics
+    /// If `index >= self.len()`.
+    pub fn chunk(&self, index: u64) -> Chunk {
+        assert!(index < self.count, "chunk {index} out of a plan of {}", self.count);
+        let layout = &self.layout;
+        let is_last = index + 1 == self.count;
+        let start = layout.input_start(index);
+        let end = if is_last {
+            self.input_len
+        } else {
+            start + layout.input_chunk as u64
+        };
+        let out_start = layout.output_start(index);
+        let out_len = layout
+            .output_len((end - start) as usize, is_last)
+            .expect("checked when the plan was built");
+        Chunk {
+            index,
+            input: start..end,
+            output: out_start..out_start + out_len as u64,
+            is_last,
+        }
+    }
+
+    /// Every chunk in order.
+    pub fn chunks(&self) -> impl Iterator<Item = Chunk> + '_ {
+        (0..self.count).map(|i| self.chunk(i))
+    }
+
+    /// The chunks whose output overlaps `range` (for random access).
+    pub fn chunks_covering_output(&self, range: Range<u64>) -> Range<u64> {
+        let data = |x: u64| x.saturating_sub(self.layout.output_offset);
+        let size = self.layout.output_chunk as u64;
+        let first = (data(range.start) / size).min(self.count - 1);
+        let last = if range.end <= range.start {
+            first
+        } else {
+            (data(range.end - 1) / size).min(self.count - 1)
+        };
+        first..last + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_input_is_one_empty_chunk() {
+        let plan = ChunkPlan::identity(0, 16).unwrap();
+        assert_eq!(plan.len(), 1);
+        assert_eq!(plan.chunk(0).input, 0..0);
+        assert!(plan.chunk(0).is_last);
+    }
+
+    #[test]
+    fn aligned_input_has_no_empty_tail_chunk() {
+        let plan = ChunkPlan::identity(64, 16).unwrap();
+        assert_eq!(plan.len(), 4);
+        assert_eq!(plan.chunk(3).input, 48..64);
+    }
+
+    #[test]
+    fn padding_grows_only_the_last_chunk() {
+        let layout = ChunkLayout::framed(0, 32, 0, 32, Tail::Pad(16)).unwrap();
+        let plan = ChunkPlan::new(layout, 64).unwrap();
+        assert_eq!(plan.chunk(0).output, 0..32);
+        assert_eq!(plan.chunk(1).output, 32..80);
+        let plan = ChunkPlan::new(layout, 70).unwrap();
+        assert_eq!(plan.chunk(2).output, 64..80);
+        assert_eq!(plan.output_len(), 80);
+    }
+
+    #[test]
+    fn framed_layout_maps_header_and_tags() {
+        // 10-byte header, 100-byte chunks sealed with 16-byte tags.
+        let layout = ChunkLayout::framed(10, 116, 0, 100, Tail::Fixed).unwrap();
+        let plan = ChunkPlan::new(layout, 10 + 116 + 20).unwrap();
+        assert_eq!(plan.len(), 2);
+        assert_eq!(plan.chunk(1).input, 126..146);
+        assert_eq!(plan.chunk(1).output, 100..104);
+        assert!(matches!(
+            ChunkPlan::new(layout, 10 + 116 + 15),
+            Err(Error::Truncated { index: 1 })
+        ));
+        assert!(matches!(ChunkPlan::new(layout, 5), Err(Error::Truncated { index: 0 })));
+    }
+
+    #[test]
+    fn chunk_size_limits() {
+        assert!(ChunkLayout::identity(0).is_err());
+        assert!(ChunkLayout::identity(MAX_CHUNK_SIZE + 1).is_err());
+        assert!(ChunkLayout::identity(MAX_CHUNK_SIZE).is_ok());
+    }
+
+    #[test]
+    fn covering_chunks() {
+        let plan = ChunkPlan::identity(100, 10).unwrap();
+        assert_eq!(plan.chunks_covering_output(15..35), 1..4);
+        assert_eq!(plan.chunks_covering_output(0..10), 0..1);
+        assert_eq!(plan.chunks_covering_output(95..500), 9..10);
+    }
+
+    #[test]
+    fn large_inputs_over_4_gib() {
+        let plan = ChunkPlan::identity(5 << 30, 1 << 20).unwrap();
+        assert_eq!(plan.len(), 5 * 1024);
+        assert_eq!(plan.chunk(5 * 1024 - 1).input.end, 5 << 30);
+    }
+}
