@@ -1,1 +1,19 @@
-//! facade
+//! # paracrypt
+//!
+//! Encrypt, decrypt, sign and verify large data fast by cutting the work into independent
+//! chunks and running them on every core. This facade re-exports `paracrypt-core` (the chunk
+//! plan and engine, raw ciphers, the authenticated container and parallel public-key work), so
+//! a dependency on `paracrypt` is all a Rust project needs.
+//!
+//! ```
+//! use paracrypt::raw::{RawCipher, RawCipherName};
+//!
+//! let cipher = RawCipher::new(RawCipherName::Aes256Ctr, &[7; 32], Some(&[0; 16]))?;
+//! let mut data = vec![0u8; 100_000];
+//! cipher.encrypt_vec(&mut data, 64 * 1024)?;
+//! # Ok::<(), paracrypt::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub use paracrypt_core::*;

@@ -1,0 +1,4 @@
+//! End-to-end tests of the `paracrypt` binary: one test binary, a module per subcommand.
+
+mod common;
+mod raw;

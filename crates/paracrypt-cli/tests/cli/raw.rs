@@ -1,0 +1,1 @@
+//! raw CLI tests (filled below)

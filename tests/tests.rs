@@ -1,0 +1,3 @@
+//! Library-level tests of paracrypt: one test binary, a module per area.
+
+mod raw;
