@@ -45,7 +45,9 @@ impl Input {
 
     /// The input's length when it is a regular file.
     pub fn len(&self) -> Option<u64> {
-        self.as_file().and_then(|f| f.metadata().ok()).map(|m| m.len())
+        self.as_file()
+            .and_then(|f| f.metadata().ok())
+            .map(|m| m.len())
     }
 
     /// The path, or `-`.
@@ -127,7 +129,11 @@ impl OutputTarget {
                     .suffix(".tmp")
                     .tempfile_in(&dir)
                     .with_context(|| format!("cannot create a file in {}", dir.display()))?;
-                Ok(Output::File { temp, path, force: policy.force })
+                Ok(Output::File {
+                    temp,
+                    path,
+                    force: policy.force,
+                })
             }
         }
     }

@@ -4,10 +4,14 @@
 /// `G`/`GiB`, case-insensitive; a trailing `B` alone means bytes).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (digits, suffix) = text.split_at(split);
     if digits.is_empty() {
-        return Err(format!("`{text}` is not a size (examples: 4096, 64KiB, 1MiB)"));
+        return Err(format!(
+            "`{text}` is not a size (examples: 4096, 64KiB, 1MiB)"
+        ));
     }
     let shift = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,

@@ -50,7 +50,9 @@ impl DerefMut for AlignedBuf {
 
 impl std::fmt::Debug for AlignedBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AlignedBuf").field("len", &self.len).finish()
+        f.debug_struct("AlignedBuf")
+            .field("len", &self.len)
+            .finish()
     }
 }
 

@@ -55,7 +55,9 @@ pub enum Error {
         cipher: &'static str,
     },
     /// Padding was disabled and the input is not a whole number of blocks.
-    #[error("input of {len} bytes is not a whole number of {block_size}-byte blocks (padding is off)")]
+    #[error(
+        "input of {len} bytes is not a whole number of {block_size}-byte blocks (padding is off)"
+    )]
     PartialBlock {
         /// Input length in bytes.
         len: u64,

@@ -10,6 +10,8 @@
 //!   and stream to stream (a bounded, ordered window).
 //! - [`raw`]: AES, DES, 3DES, Blowfish and RC4 in ECB/CBC/CTR, byte-compatible with
 //!   `openssl enc`.
+//! - [`pubkey`]: RSA key generation with a parallel prime search, RSA signing with the private
+//!   operation split mod p ‖ mod q, ECDSA P-256, batch sign/verify, openssl-compatible keys.
 //!
 //! This crate never prints and never builds a thread pool: wrap calls in
 //! `rayon::ThreadPool::install` to choose the thread count.
@@ -20,6 +22,7 @@ pub mod buffer;
 pub mod engine;
 mod error;
 pub mod plan;
+pub mod pubkey;
 pub mod raw;
 
 pub use error::{Error, Result};

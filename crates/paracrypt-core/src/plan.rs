@@ -224,7 +224,11 @@ impl ChunkPlan {
     /// # Panics
     /// If `index >= self.len()`.
     pub fn chunk(&self, index: u64) -> Chunk {
-        assert!(index < self.count, "chunk {index} out of a plan of {}", self.count);
+        assert!(
+            index < self.count,
+            "chunk {index} out of a plan of {}",
+            self.count
+        );
         let layout = &self.layout;
         let is_last = index + 1 == self.count;
         let start = layout.input_start(index);
@@ -306,7 +310,10 @@ mod tests {
             ChunkPlan::new(layout, 10 + 116 + 15),
             Err(Error::Truncated { index: 1 })
         ));
-        assert!(matches!(ChunkPlan::new(layout, 5), Err(Error::Truncated { index: 0 })));
+        assert!(matches!(
+            ChunkPlan::new(layout, 5),
+            Err(Error::Truncated { index: 0 })
+        ));
     }
 
     #[test]

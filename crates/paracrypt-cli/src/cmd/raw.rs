@@ -73,20 +73,30 @@ pub fn run(args: RawArgs) -> Result<ExitCode> {
     };
     let name: RawCipherName = args.cipher.parse()?;
     let key = decode_hex("--key", &args.key)?;
-    let iv = args.iv.as_deref().map(|iv| decode_hex("--iv", iv)).transpose()?;
+    let iv = args
+        .iv
+        .as_deref()
+        .map(|iv| decode_hex("--iv", iv))
+        .transpose()?;
     let cipher = RawCipher::new(name, &key, iv.as_deref())?;
     if args.no_pad && !name.is_padded_mode() {
-        return usage(format!("--no-pad applies to ECB and CBC only; {name} never pads"));
+        return usage(format!(
+            "--no-pad applies to ECB and CBC only; {name} never pads"
+        ));
     }
     let cipher = cipher.with_padding(!args.no_pad);
     RawCipher::check_chunk_size(args.chunk_size)?;
     for hazard in name.hazards() {
         warn(match hazard {
             Hazard::LegacyAlgorithm => {
-                format!("{name} is a legacy cipher (broken or deprecated); use it only for compatibility")
+                format!(
+                    "{name} is a legacy cipher (broken or deprecated); use it only for compatibility"
+                )
             }
             Hazard::EcbMode => {
-                format!("{name} uses ECB mode, which shows patterns in the data; use it only for compatibility")
+                format!(
+                    "{name} uses ECB mode, which shows patterns in the data; use it only for compatibility"
+                )
             }
         });
     }

@@ -111,7 +111,10 @@ pub fn openssl() -> Option<PathBuf> {
 /// Runs openssl with `args`, asserting success; returns stdout.
 #[track_caller]
 pub fn openssl_ok(args: &[&str]) -> Vec<u8> {
-    let out = Command::new("openssl").args(args).output().expect("openssl");
+    let out = Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl");
     assert!(
         out.status.success(),
         "openssl {args:?} failed: {}",

@@ -59,8 +59,12 @@ pub trait ChunkTransform: Sync {
 /// A transform that carries state from one chunk to the next and must see chunks in order.
 pub trait SerialTransform: Send {
     /// As [`ChunkTransform::transform`]; called for chunks 0, 1, 2, … in order.
-    fn transform(&mut self, chunk: &ChunkCtx<'_>, buf: &mut [u8], input_len: usize)
-    -> Result<usize>;
+    fn transform(
+        &mut self,
+        chunk: &ChunkCtx<'_>,
+        buf: &mut [u8],
+        input_len: usize,
+    ) -> Result<usize>;
 }
 
 /// A transform together with how it may be scheduled.
@@ -109,7 +113,10 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
         layout.input_offset == layout.output_offset && layout.input_chunk == layout.output_chunk,
         "process_in_place needs a layout that keeps chunks in place"
     );
-    assert!(buf.len() as u64 >= plan.output_len(), "buffer shorter than the plan's output");
+    assert!(
+        buf.len() as u64 >= plan.output_len(),
+        "buffer shorter than the plan's output"
+    );
     let offset = layout.output_offset as usize;
     let buf = &mut buf[offset..plan.output_len() as usize];
     let full = layout.input_chunk;
@@ -126,9 +133,19 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
         .collect();
     let context = |index: u64| -> &[u8] {
         let at = (index as usize).saturating_sub(1) * ctx_len;
-        if index == 0 { &[] } else { &contexts[at..at + ctx_len] }
+        if index == 0 {
+            &[]
+        } else {
+            &contexts[at..at + ctx_len]
+        }
     };
-    let input_len = |index: u64| if index == last.index { last.input_len() } else { full };
+    let input_len = |index: u64| {
+        if index == last.index {
+            last.input_len()
+        } else {
+            full
+        }
+    };
     let ctx = |index: u64| ChunkCtx {
         index,
         is_last: index == last.index,
@@ -150,7 +167,11 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
             .expect("the last chunk is always transformed"),
         Work::Serial(t) => {
             let mut len = 0;
-            for (i, chunk) in body.chunks_mut(full).chain(std::iter::once(tail)).enumerate() {
+            for (i, chunk) in body
+                .chunks_mut(full)
+                .chain(std::iter::once(tail))
+                .enumerate()
+            {
                 len = t.transform(&ctx(i as u64), chunk, input_len(i as u64))?;
             }
             len
@@ -175,23 +196,28 @@ pub fn run(
     assert!(indices.end <= plan.len(), "chunk range beyond the plan");
     let buffer_len = plan.layout().max_buffer();
     let ctx_len = work.context_len();
-    let one = |buf: &mut AlignedBuf, index: u64, mut t: TransformRef<'_, '_>| -> Result<Option<u64>> {
-        let chunk = plan.chunk(index);
-        let input_len = chunk.input_len();
-        source.read_chunk(index, chunk.input.start, &mut buf[..input_len])?;
-        let mut context = [0u8; MAX_CONTEXT];
-        let context = if index > 0 && ctx_len > 0 {
-            let at = chunk.input.start - ctx_len as u64;
-            source.read_chunk(index, at, &mut context[..ctx_len])?;
-            &context[..ctx_len]
-        } else {
-            &[][..]
+    let one =
+        |buf: &mut AlignedBuf, index: u64, mut t: TransformRef<'_, '_>| -> Result<Option<u64>> {
+            let chunk = plan.chunk(index);
+            let input_len = chunk.input_len();
+            source.read_chunk(index, chunk.input.start, &mut buf[..input_len])?;
+            let mut context = [0u8; MAX_CONTEXT];
+            let context = if index > 0 && ctx_len > 0 {
+                let at = chunk.input.start - ctx_len as u64;
+                source.read_chunk(index, at, &mut context[..ctx_len])?;
+                &context[..ctx_len]
+            } else {
+                &[][..]
+            };
+            let ctx = ChunkCtx {
+                index,
+                is_last: chunk.is_last,
+                context,
+            };
+            let out_len = t.transform(&ctx, &mut buf[..], input_len)?;
+            sink.write_chunk(index, chunk.output.start, &buf[..out_len])?;
+            Ok(chunk.is_last.then_some(chunk.output.start + out_len as u64))
         };
-        let ctx = ChunkCtx { index, is_last: chunk.is_last, context };
-        let out_len = t.transform(&ctx, &mut buf[..], input_len)?;
-        sink.write_chunk(index, chunk.output.start, &buf[..out_len])?;
-        Ok(chunk.is_last.then_some(chunk.output.start + out_len as u64))
-    };
     match work {
         Work::Parallel(t) => indices
             .into_par_iter()

@@ -60,7 +60,8 @@ impl Slot {
 
 /// Transforms every slot of a wave: in parallel for parallel work, in order for serial work.
 pub fn transform_wave(slots: &mut [Slot], work: &mut Work<'_>) {
-    let one = |slot: &mut Slot, t: &mut dyn FnMut(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>| {
+    let one = |slot: &mut Slot,
+               t: &mut dyn FnMut(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>| {
         let ctx = ChunkCtx {
             index: slot.index,
             is_last: slot.is_last,
@@ -168,7 +169,11 @@ impl<'r> ChunkReader<'r> {
         slot.input_len = filled;
         slot.is_last = is_last;
         slot.result = None;
-        slot.set_context(if index == 0 { &[] } else { &self.tail[..self.context_len] });
+        slot.set_context(if index == 0 {
+            &[]
+        } else {
+            &self.tail[..self.context_len]
+        });
         self.tail = tail;
         self.next_index += 1;
         self.done = is_last;
@@ -177,7 +182,12 @@ impl<'r> ChunkReader<'r> {
 
     /// Reads up to `window` chunks, reusing the slots in `spare` and making new ones of
     /// `capacity` bytes as needed.
-    pub fn read_wave(&mut self, mut spare: Vec<Slot>, window: usize, capacity: usize) -> Result<Vec<Slot>> {
+    pub fn read_wave(
+        &mut self,
+        mut spare: Vec<Slot>,
+        window: usize,
+        capacity: usize,
+    ) -> Result<Vec<Slot>> {
         let mut wave = Vec::with_capacity(window);
         while wave.len() < window && !self.done {
             let mut slot = spare.pop().unwrap_or_else(|| Slot::new(capacity));
@@ -214,7 +224,11 @@ pub fn process_stream(
     writer: &mut (dyn Write + Send),
     window: usize,
 ) -> Result<u64> {
-    let window = if window == 0 { default_window() } else { window };
+    let window = if window == 0 {
+        default_window()
+    } else {
+        window
+    };
     let capacity = layout.max_buffer();
     let mut chunks = ChunkReader::new(reader, layout.input_chunk, work.context_len());
     let mut current = chunks.read_wave(Vec::new(), window, capacity)?;
@@ -232,6 +246,8 @@ pub fn process_stream(
         done = std::mem::replace(&mut current, next);
     }
     written += write_wave(&mut done, writer)?;
-    writer.flush().map_err(|e| Error::io("flushing output", e))?;
+    writer
+        .flush()
+        .map_err(|e| Error::io("flushing output", e))?;
     Ok(written)
 }

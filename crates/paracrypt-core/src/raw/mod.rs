@@ -77,7 +77,11 @@ impl RawCipher {
         let expected = name.iv_len();
         let iv = match (iv, expected) {
             (None, 0) => Vec::new(),
-            (Some(_), 0) => return Err(Error::UnexpectedIv { cipher: name.as_str() }),
+            (Some(_), 0) => {
+                return Err(Error::UnexpectedIv {
+                    cipher: name.as_str(),
+                });
+            }
             (None, expected) => {
                 return Err(Error::MissingIv {
                     cipher: name.as_str(),
@@ -144,9 +148,15 @@ impl RawCipher {
 
     /// The plan for `input_len` bytes. Fails before any work when the length cannot be right:
     /// a partial block without padding, or padded ciphertext that is not whole blocks.
-    pub fn plan(&self, direction: Direction, input_len: u64, chunk_size: usize) -> Result<ChunkPlan> {
+    pub fn plan(
+        &self,
+        direction: Direction,
+        input_len: u64,
+        chunk_size: usize,
+    ) -> Result<ChunkPlan> {
         let bs = self.name.algorithm().block_size() as u64;
-        let must_be_whole = self.name.is_padded_mode() && (!self.padding || direction == Direction::Decrypt);
+        let must_be_whole =
+            self.name.is_padded_mode() && (!self.padding || direction == Direction::Decrypt);
         if must_be_whole && input_len % bs != 0 {
             return Err(Error::PartialBlock {
                 len: input_len,
@@ -181,11 +191,19 @@ impl RawCipher {
             (Algorithm::Aes128, Mode::Ctr) => ctr_transform(build!(aes::Aes128), iv, chunk_size),
             (Algorithm::Aes192, Mode::Ctr) => ctr_transform(build!(aes::Aes192), iv, chunk_size),
             (Algorithm::Aes256, Mode::Ctr) => ctr_transform(build!(aes::Aes256), iv, chunk_size),
-            (Algorithm::Aes128, _) => block_transform(build!(aes::Aes128), mode, direction, iv, framing),
-            (Algorithm::Aes192, _) => block_transform(build!(aes::Aes192), mode, direction, iv, framing),
-            (Algorithm::Aes256, _) => block_transform(build!(aes::Aes256), mode, direction, iv, framing),
+            (Algorithm::Aes128, _) => {
+                block_transform(build!(aes::Aes128), mode, direction, iv, framing)
+            }
+            (Algorithm::Aes192, _) => {
+                block_transform(build!(aes::Aes192), mode, direction, iv, framing)
+            }
+            (Algorithm::Aes256, _) => {
+                block_transform(build!(aes::Aes256), mode, direction, iv, framing)
+            }
             (Algorithm::Des, _) => block_transform(build!(des::Des), mode, direction, iv, framing),
-            (Algorithm::TripleDes, _) => block_transform(build!(des::TdesEde3), mode, direction, iv, framing),
+            (Algorithm::TripleDes, _) => {
+                block_transform(build!(des::TdesEde3), mode, direction, iv, framing)
+            }
             (Algorithm::Blowfish, _) => {
                 block_transform(build!(blowfish::Blowfish), mode, direction, iv, framing)
             }
@@ -204,7 +222,12 @@ impl RawCipher {
     }
 
     /// Encrypts or decrypts `data` in place, resizing it by the padding.
-    pub fn process_vec(&self, direction: Direction, data: &mut Vec<u8>, chunk_size: usize) -> Result<()> {
+    pub fn process_vec(
+        &self,
+        direction: Direction,
+        data: &mut Vec<u8>,
+        chunk_size: usize,
+    ) -> Result<()> {
         let plan = self.plan(direction, data.len() as u64, chunk_size)?;
         data.resize(plan.output_len() as usize, 0);
         let mut transform = self.transform(direction, chunk_size);
@@ -215,7 +238,13 @@ impl RawCipher {
 
     /// Encrypts or decrypts `input` into `output` with positional I/O, in parallel where the mode
     /// allows, and sets `output`'s length. Returns the output length.
-    pub fn process_file(&self, direction: Direction, input: &File, output: &File, chunk_size: usize) -> Result<u64> {
+    pub fn process_file(
+        &self,
+        direction: Direction,
+        input: &File,
+        output: &File,
+        chunk_size: usize,
+    ) -> Result<u64> {
         let len = input
             .metadata()
             .map_err(|e| Error::io("reading input metadata", e))?
@@ -274,7 +303,13 @@ impl std::fmt::Debug for RawTransform {
 }
 
 /// ECB and CBC for any block cipher.
-fn block_transform<C>(cipher: C, mode: Mode, direction: Direction, iv: &[u8], framing: Framing) -> RawTransform
+fn block_transform<C>(
+    cipher: C,
+    mode: Mode,
+    direction: Direction,
+    iv: &[u8],
+    framing: Framing,
+) -> RawTransform
 where
     C: BlockCipherEncrypt + BlockCipherDecrypt + Clone + Send + Sync + 'static,
 {
@@ -289,7 +324,11 @@ where
             mode: cbc::Encryptor::inner_iv_init(cipher, &block_iv()),
             framing,
         })),
-        (Mode::Ecb, direction) => RawTransform::Parallel(Box::new(Ecb { cipher, direction, framing })),
+        (Mode::Ecb, direction) => RawTransform::Parallel(Box::new(Ecb {
+            cipher,
+            direction,
+            framing,
+        })),
         (Mode::Ctr | Mode::Stream, _) => unreachable!("dispatched before block_transform"),
     }
 }
@@ -300,5 +339,9 @@ where
     C: BlockCipherEncrypt<BlockSize = cipher::consts::U16> + Clone + Send + Sync + 'static,
 {
     let iv = Array::try_from(iv).expect("IV length checked in RawCipher::new");
-    RawTransform::Parallel(Box::new(Ctr { cipher, iv, chunk_size }))
+    RawTransform::Parallel(Box::new(Ctr {
+        cipher,
+        iv,
+        chunk_size,
+    }))
 }

@@ -8,8 +8,8 @@
 use cipher::block_padding::{Padding, Pkcs7};
 use cipher::{
     Array, Block, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt,
-    BlockSizeUser, InnerIvInit, StreamCipher, StreamCipherCoreWrapper,
-    StreamCipherSeek, consts::U16, typenum::Unsigned,
+    BlockSizeUser, InnerIvInit, StreamCipher, StreamCipherCoreWrapper, StreamCipherSeek,
+    consts::U16, typenum::Unsigned,
 };
 
 use cipher::common::InnerInit;
@@ -170,7 +170,8 @@ where
     C: BlockCipherEncrypt<BlockSize = U16> + Clone + Sync,
 {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        let core = ctr::CtrCore::<C, ctr::flavors::Ctr128BE>::inner_iv_init(self.cipher.clone(), &self.iv);
+        let core =
+            ctr::CtrCore::<C, ctr::flavors::Ctr128BE>::inner_iv_init(self.cipher.clone(), &self.iv);
         let mut stream: Ctr128Be<C> = StreamCipherCoreWrapper::from_core(core);
         stream.seek(ctx.index * self.chunk_size as u64);
         stream.apply_keystream(&mut buf[..len]);
