@@ -89,6 +89,59 @@ pub enum Error {
         /// The chunk whose framing is incomplete.
         index: u64,
     },
+    /// The input does not start with the container's magic bytes.
+    #[error("not a paracrypt file (no PARACRYPT header)")]
+    NotAContainer,
+    /// The container was written by a newer (or unknown) format version.
+    #[error("unsupported paracrypt format version {0} (this build reads version 1)")]
+    UnsupportedVersion(u8),
+    /// The header is damaged or was altered.
+    #[error("header damaged: {0}")]
+    Header(HeaderFault),
+    /// The key or password does not match the one the file was encrypted with.
+    #[error("wrong key or password")]
+    WrongKey,
+    /// A password was given for a key-file container, or a key for a password container.
+    #[error("this file was encrypted with {needs}")]
+    WrongSecretKind {
+        /// What the file needs: "a key file" or "a password".
+        needs: &'static str,
+    },
+    /// A key file that cannot be read as one.
+    #[error("bad key file: {0}")]
+    KeyFile(String),
+    /// Password stretching failed or its parameters are unusable.
+    #[error("key derivation: {0}")]
+    Kdf(String),
+    /// A chunk did not authenticate: it was altered, moved or comes from another file.
+    #[error("chunk {index} failed authentication (damaged, reordered or from another file)")]
+    ChunkAuth {
+        /// The chunk's index.
+        index: u64,
+    },
+    /// The file ends at a chunk boundary before its last chunk.
+    #[error("file truncated after chunk {index}")]
+    TruncatedAfter {
+        /// The last chunk that is present.
+        index: u64,
+    },
+    /// Data follows the last chunk.
+    #[error("trailing data after the last chunk (chunk {index})")]
+    TrailingData {
+        /// The real last chunk.
+        index: u64,
+    },
+    /// The file holds a header and nothing else.
+    #[error("file truncated after the header (no chunks)")]
+    TruncatedAfterHeader,
+    /// A byte range outside the plaintext.
+    #[error("range starts at byte {offset}, beyond the end of the {len}-byte plaintext")]
+    RangeOutOfBounds {
+        /// The range's first byte.
+        offset: u64,
+        /// The plaintext length.
+        len: u64,
+    },
     /// An I/O error, with what was being done.
     #[error("{context}: {source}")]
     Io {
@@ -98,6 +151,24 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+}
+
+/// What is wrong with a container header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeaderFault {
+    /// Shorter than a header.
+    #[error("file shorter than a header")]
+    Truncated,
+    /// The checksum over the fields does not match: accidental damage.
+    #[error("checksum mismatch")]
+    Checksum,
+    /// A field holds a value no writer produces.
+    #[error("invalid {0}")]
+    Field(&'static str),
+    /// The fields are intact but the MAC does not match: the header was altered.
+    #[error("authentication failed")]
+    Mac,
 }
 
 impl Error {

@@ -21,8 +21,9 @@
 pub mod buffer;
 pub mod engine;
 mod error;
+pub mod container;
 pub mod plan;
 pub mod pubkey;
 pub mod raw;
 
-pub use error::{Error, Result};
+pub use error::{Error, HeaderFault, Result};

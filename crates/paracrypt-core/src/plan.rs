@@ -32,14 +32,23 @@ pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
 pub enum Tail {
     /// The last chunk grows or shrinks by the same fixed amount as every chunk
     /// (`output_chunk - input_chunk`): no framing (raw CTR, RC4, unpadded ECB/CBC), or a tag
-    /// per chunk (the container).
+    /// per chunk (the container's AEAD and CTR suites).
     Fixed,
-    /// PKCS#7 encryption: the last chunk's output is its input rounded up to the next whole block
-    /// of this size, and a whole extra block when the input is already aligned.
-    Pad(usize),
-    /// PKCS#7 decryption: the last chunk's output is at most its input; the exact length is
-    /// known only once the padding has been decrypted and checked.
-    Unpad,
+    /// PKCS#7 encryption: the last chunk's output is its input rounded up to the next whole
+    /// `block` (a whole extra block when the input is already aligned), plus `overhead` bytes
+    /// of framing (a MAC; 0 for raw ciphers).
+    Pad {
+        /// Block size in bytes.
+        block: usize,
+        /// Framing bytes added after the padded data.
+        overhead: usize,
+    },
+    /// PKCS#7 decryption: the last chunk's output is at most its input less `overhead`; the
+    /// exact length is known only once the padding has been decrypted and checked.
+    Unpad {
+        /// Framing bytes removed before the padded data.
+        overhead: usize,
+    },
 }
 
 /// Where each chunk sits in the input and the output, independent of the total length.
@@ -89,8 +98,8 @@ impl ChunkLayout {
     /// The largest buffer one chunk needs: room for its input and for its output.
     pub fn max_buffer(&self) -> usize {
         let pad = match self.tail {
-            Tail::Pad(block) => block,
-            Tail::Fixed | Tail::Unpad => 0,
+            Tail::Pad { block, .. } => block,
+            Tail::Fixed | Tail::Unpad { .. } => 0,
         };
         self.input_chunk.max(self.output_chunk) + pad
     }
@@ -113,8 +122,8 @@ impl ChunkLayout {
         }
         match self.tail {
             Tail::Fixed => (input_len + self.output_chunk).checked_sub(self.input_chunk),
-            Tail::Pad(block) => Some((input_len / block + 1) * block),
-            Tail::Unpad => Some(input_len),
+            Tail::Pad { block, overhead } => Some((input_len / block + 1) * block + overhead),
+            Tail::Unpad { overhead } => input_len.checked_sub(overhead),
         }
     }
 }
@@ -173,24 +182,19 @@ pub struct ChunkPlan {
 impl ChunkPlan {
     /// Plans `input_len` bytes (the whole input, including any `input_offset`) with `layout`.
     ///
-    /// Fails when the input is shorter than the layout's offset or its last chunk cannot hold
-    /// the framing the layout requires.
+    /// Fails when the input is shorter than the layout's offset. A last chunk too short to hold
+    /// its framing (a tag) is planned with an empty output: the transform that opens it reports
+    /// it, in chunk order with every other failure.
     pub fn new(layout: ChunkLayout, input_len: u64) -> Result<Self> {
         let payload = input_len
             .checked_sub(layout.input_offset)
             .ok_or(Error::Truncated { index: 0 })?;
         let count = payload.div_ceil(layout.input_chunk as u64).max(1);
-        let plan = ChunkPlan {
+        Ok(ChunkPlan {
             layout,
             input_len,
             count,
-        };
-        let last = count - 1;
-        let last_input = (input_len - layout.input_start(last)) as usize;
-        layout
-            .output_len(last_input, true)
-            .ok_or(Error::Truncated { index: last })?;
-        Ok(plan)
+        })
     }
 
     /// An identity plan: `len` bytes in chunks of `chunk_size`, output where the input was.
@@ -238,9 +242,7 @@ impl ChunkPlan {
             start + layout.input_chunk as u64
         };
         let out_start = layout.output_start(index);
-        let out_len = layout
-            .output_len((end - start) as usize, is_last)
-            .expect("checked when the plan was built");
+        let out_len = layout.output_len((end - start) as usize, is_last).unwrap_or(0);
         Chunk {
             index,
             input: start..end,
@@ -289,7 +291,7 @@ mod tests {
 
     #[test]
     fn padding_grows_only_the_last_chunk() {
-        let layout = ChunkLayout::framed(0, 32, 0, 32, Tail::Pad(16)).unwrap();
+        let layout = ChunkLayout::framed(0, 32, 0, 32, Tail::Pad { block: 16, overhead: 0 }).unwrap();
         let plan = ChunkPlan::new(layout, 64).unwrap();
         assert_eq!(plan.chunk(0).output, 0..32);
         assert_eq!(plan.chunk(1).output, 32..80);
@@ -306,10 +308,11 @@ mod tests {
         assert_eq!(plan.len(), 2);
         assert_eq!(plan.chunk(1).input, 126..146);
         assert_eq!(plan.chunk(1).output, 100..104);
-        assert!(matches!(
-            ChunkPlan::new(layout, 10 + 116 + 15),
-            Err(Error::Truncated { index: 1 })
-        ));
+        // A last chunk shorter than its tag is planned with no output, for the transform to
+        // report.
+        let short = ChunkPlan::new(layout, 10 + 116 + 15).unwrap();
+        assert_eq!(short.chunk(1).input, 126..141);
+        assert_eq!(short.chunk(1).output, 100..100);
         assert!(matches!(
             ChunkPlan::new(layout, 5),
             Err(Error::Truncated { index: 0 })

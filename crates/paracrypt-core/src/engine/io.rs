@@ -20,10 +20,14 @@ pub trait Sink: Sync {
     fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> Result<()>;
 }
 
-impl Source for [u8] {
+/// Input in memory.
+#[derive(Clone, Copy, Debug)]
+pub struct SliceSource<'a>(pub &'a [u8]);
+
+impl Source for SliceSource<'_> {
     fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> Result<()> {
         let start = offset as usize;
-        let src = self.get(start..start + buf.len()).ok_or_else(|| {
+        let src = self.0.get(start..start + buf.len()).ok_or_else(|| {
             Error::io(
                 format!("reading chunk {index}"),
                 std::io::ErrorKind::UnexpectedEof.into(),

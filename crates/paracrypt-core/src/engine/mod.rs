@@ -20,13 +20,14 @@ pub mod io;
 pub mod stream;
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
 use crate::buffer::AlignedBuf;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plan::ChunkPlan;
-pub use io::{Sink, SliceSink, Source};
+pub use io::{Sink, SliceSink, SliceSource, Source};
 
 /// The most bytes of preceding input a transform may ask for.
 pub const MAX_CONTEXT: usize = 64;
@@ -160,10 +161,11 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
             .enumerate()
             .map(|(i, chunk)| {
                 let i = i as u64;
-                let len = t.transform(&ctx(i), chunk, input_len(i))?;
+                let len = t.transform(&ctx(i), chunk, input_len(i)).map_err(|e| (i, e))?;
                 Ok((i == last.index).then_some(len))
             })
-            .try_reduce(|| None, |a, b| Ok(a.or(b)))?
+            .reduce(|| Ok(None), lowest_error)
+            .map_err(|(_, e)| e)?
             .expect("the last chunk is always transformed"),
         Work::Serial(t) => {
             let mut len = 0;
@@ -219,13 +221,27 @@ pub fn run(
             Ok(chunk.is_last.then_some(chunk.output.start + out_len as u64))
         };
     match work {
-        Work::Parallel(t) => indices
-            .into_par_iter()
-            .map_init(
-                || AlignedBuf::new(buffer_len),
-                |buf, index| one(buf, index, TransformRef::Parallel(t)),
-            )
-            .try_reduce(|| None, |a, b| Ok(a.or(b))),
+        Work::Parallel(t) => {
+            // The lowest failing chunk is the one reported, whatever the thread count: chunks
+            // above a known failure are skipped, chunks below it still run.
+            let failed = AtomicU64::new(u64::MAX);
+            indices
+                .into_par_iter()
+                .map_init(
+                    || AlignedBuf::new(buffer_len),
+                    |buf, index| {
+                        if index > failed.load(Ordering::Relaxed) {
+                            return Ok(None);
+                        }
+                        one(buf, index, TransformRef::Parallel(t)).map_err(|e| {
+                            failed.fetch_min(index, Ordering::Relaxed);
+                            (index, e)
+                        })
+                    },
+                )
+                .reduce(|| Ok(None), lowest_error)
+                .map_err(|(_, e)| e)
+        }
         Work::Serial(t) => {
             let mut buf = AlignedBuf::new(buffer_len);
             let mut end = None;
@@ -234,6 +250,18 @@ pub fn run(
             }
             Ok(end)
         }
+    }
+}
+
+/// Combines two chunk results: the error of the lowest chunk wins, else the last chunk's end.
+fn lowest_error<T>(
+    a: std::result::Result<Option<T>, (u64, Error)>,
+    b: std::result::Result<Option<T>, (u64, Error)>,
+) -> std::result::Result<Option<T>, (u64, Error)> {
+    match (a, b) {
+        (Err(x), Err(y)) => Err(if x.0 <= y.0 { x } else { y }),
+        (Err(x), Ok(_)) | (Ok(_), Err(x)) => Err(x),
+        (Ok(x), Ok(y)) => Ok(x.or(y)),
     }
 }
 

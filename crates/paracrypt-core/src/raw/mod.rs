@@ -140,8 +140,11 @@ impl RawCipher {
         Self::check_chunk_size(chunk_size)?;
         let tail = match (self.padding, direction) {
             (false, _) => Tail::Fixed,
-            (true, Direction::Encrypt) => Tail::Pad(self.name.algorithm().block_size()),
-            (true, Direction::Decrypt) => Tail::Unpad,
+            (true, Direction::Encrypt) => Tail::Pad {
+                block: self.name.algorithm().block_size(),
+                overhead: 0,
+            },
+            (true, Direction::Decrypt) => Tail::Unpad { overhead: 0 },
         };
         ChunkLayout::framed(0, chunk_size, 0, chunk_size, tail)
     }

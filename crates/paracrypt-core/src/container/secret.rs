@@ -1,0 +1,176 @@
+//! What a container is opened with: a 256-bit key (from a key file) or a password (through
+//! Argon2id). Both zeroize on drop.
+
+use rand::Rng;
+use zeroize::Zeroizing;
+
+use crate::error::{Error, Result};
+
+/// The first line of a key file.
+const KEY_FILE_COMMENT: &str = "# paracrypt key (256-bit, hex): keep this file secret";
+
+/// A 256-bit key, zeroized on drop.
+///
+/// ```
+/// use paracrypt_core::container::Key;
+///
+/// let key = Key::generate();
+/// let text = key.to_file_text();
+/// assert_eq!(Key::from_file_text(&text).unwrap(), key);
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Key(Zeroizing<[u8; 32]>);
+
+impl Key {
+    /// A fresh random key from the operating system's CSPRNG (through `rand`'s thread RNG).
+    pub fn generate() -> Self {
+        let mut key = Zeroizing::new([0u8; 32]);
+        rand::rng().fill_bytes(&mut key[..]);
+        Key(key)
+    }
+
+    /// A key from its 32 bytes.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Key(Zeroizing::new(bytes))
+    }
+
+    /// The key's bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The key file's text: a comment line and the key as 64 hex digits.
+    pub fn to_file_text(&self) -> String {
+        format!("{KEY_FILE_COMMENT}\n{}\n", hex::encode(&self.0[..]))
+    }
+
+    /// Parses a key file: `#` comment lines and blank lines are skipped; exactly one line of
+    /// 64 hex digits must remain.
+    pub fn from_file_text(text: &str) -> Result<Self> {
+        let mut lines = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'));
+        let line = lines
+            .next()
+            .ok_or_else(|| Error::KeyFile("no key in the file".into()))?;
+        if lines.next().is_some() {
+            return Err(Error::KeyFile("more than one key line".into()));
+        }
+        let bytes = Zeroizing::new(
+            hex::decode(line).map_err(|e| Error::KeyFile(format!("bad hex: {e}")))?,
+        );
+        let bytes: [u8; 32] = bytes[..].try_into().map_err(|_| {
+            Error::KeyFile(format!("key is {} bytes, expected 32", bytes.len()))
+        })?;
+        Ok(Key::from_bytes(bytes))
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Key(..)")
+    }
+}
+
+/// Argon2id cost parameters, stored in the header of password-protected files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Argon2Params {
+    /// Memory in KiB.
+    pub m_cost: u32,
+    /// Passes.
+    pub t_cost: u32,
+    /// Lanes.
+    pub p_cost: u32,
+}
+
+impl Argon2Params {
+    /// The most memory a header may ask for (4 GiB): a hostile header cannot make decryption
+    /// allocate without bound.
+    pub const MAX_M_COST: u32 = 4 << 20;
+    /// The most passes a header may ask for.
+    pub const MAX_T_COST: u32 = 64;
+    /// The most lanes a header may ask for.
+    pub const MAX_P_COST: u32 = 64;
+
+    /// Checks that the parameters are ones Argon2 accepts and within paracrypt's limits.
+    pub fn check(&self) -> Result<()> {
+        if self.m_cost > Self::MAX_M_COST
+            || self.t_cost > Self::MAX_T_COST
+            || self.p_cost > Self::MAX_P_COST
+        {
+            return Err(Error::Kdf(format!(
+                "Argon2 parameters m={} KiB t={} p={} exceed paracrypt's limits",
+                self.m_cost, self.t_cost, self.p_cost
+            )));
+        }
+        argon2::Params::new(self.m_cost, self.t_cost, self.p_cost, Some(32))
+            .map(drop)
+            .map_err(|e| Error::Kdf(format!("invalid Argon2 parameters: {e}")))
+    }
+}
+
+impl Default for Argon2Params {
+    /// Argon2's recommended defaults (19 MiB, 2 passes, 1 lane: the OWASP minimum), which keep
+    /// a password-protected stream's memory well under 64 MiB.
+    fn default() -> Self {
+        Argon2Params {
+            m_cost: argon2::Params::DEFAULT_M_COST,
+            t_cost: argon2::Params::DEFAULT_T_COST,
+            p_cost: argon2::Params::DEFAULT_P_COST,
+        }
+    }
+}
+
+/// A key or a password: what the container's key schedule starts from.
+#[derive(Clone)]
+pub enum Secret {
+    /// A 256-bit key, used as HKDF input directly.
+    Key(Key),
+    /// A password, stretched with Argon2id (parameters used when encrypting; decryption takes
+    /// them from the header).
+    Password(Zeroizing<String>, Argon2Params),
+}
+
+impl Secret {
+    /// A password secret with the default Argon2id parameters.
+    pub fn password(password: impl Into<String>) -> Self {
+        Self::password_with_params(password, Argon2Params::default())
+    }
+
+    /// A password secret with chosen Argon2id parameters (used when encrypting).
+    pub fn password_with_params(password: impl Into<String>, params: Argon2Params) -> Self {
+        Secret::Password(Zeroizing::new(password.into()), params)
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Secret::Key(_) => f.write_str("Secret::Key(..)"),
+            Secret::Password(_, params) => write!(f, "Secret::Password(.., {params:?})"),
+        }
+    }
+}
+
+impl From<Key> for Secret {
+    fn from(key: Key) -> Self {
+        Secret::Key(key)
+    }
+}
+
+/// Argon2id of `password` with `salt` into 32 bytes.
+pub(crate) fn argon2id(password: &str, salt: &[u8], params: Argon2Params) -> Result<Zeroizing<[u8; 32]>> {
+    params.check()?;
+    let argon = argon2::Argon2::new(
+        argon2::Algorithm::Argon2id,
+        argon2::Version::V0x13,
+        argon2::Params::new(params.m_cost, params.t_cost, params.p_cost, Some(32))
+            .map_err(|e| Error::Kdf(e.to_string()))?,
+    );
+    let mut out = Zeroizing::new([0u8; 32]);
+    argon
+        .hash_password_into(password.as_bytes(), salt, &mut out[..])
+        .map_err(|e| Error::Kdf(e.to_string()))?;
+    Ok(out)
+}

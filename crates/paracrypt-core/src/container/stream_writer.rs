@@ -1,0 +1,119 @@
+//! A `Write` adapter that encrypts into the container format through a bounded window.
+
+use std::io::{self, Write};
+
+use super::chunk::Seal;
+use crate::engine::Work;
+use crate::engine::stream::{Slot, default_window, transform_wave, write_wave};
+use crate::plan::ChunkLayout;
+
+/// Encrypts everything written to it into the inner writer, sealing a wave of chunks in
+/// parallel (in the current Rayon pool) whenever the wave is full and more data follows.
+///
+/// A chunk is sealed only once it is known whether it is the last one, so the writer keeps
+/// the current wave until the next byte arrives or [`StreamWriter::finish`] is called. **Call
+/// `finish`**: without it the last chunks are never written and the file will not decrypt
+/// (it reads as truncated).
+///
+/// ```
+/// use std::io::Write;
+/// use paracrypt_core::container::{Decryptor, Encryptor, Key};
+///
+/// let key = Key::generate();
+/// let mut writer = Encryptor::new(key.clone()).chunk_size(1024).writer(Vec::new())?;
+/// writer.write_all(&[7u8; 5000])?;
+/// let sealed = writer.finish()?;
+/// assert_eq!(Decryptor::new(key).decrypt_vec(&sealed)?, vec![7u8; 5000]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct StreamWriter<W: Write> {
+    inner: W,
+    seal: Seal,
+    chunk: usize,
+    capacity: usize,
+    window: usize,
+    wave: Vec<Slot>,
+    spare: Vec<Slot>,
+    next_index: u64,
+}
+
+impl<W: Write> std::fmt::Debug for StreamWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamWriter")
+            .field("next_index", &self.next_index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W: Write> StreamWriter<W> {
+    pub(crate) fn new(inner: W, seal: Seal, layout: ChunkLayout, window: usize) -> Self {
+        StreamWriter {
+            inner,
+            seal,
+            chunk: layout.input_chunk,
+            capacity: layout.max_buffer(),
+            window: if window == 0 { default_window() } else { window },
+            wave: Vec::new(),
+            spare: Vec::new(),
+            next_index: 0,
+        }
+    }
+
+    fn new_slot(&mut self) {
+        let mut slot = self.spare.pop().unwrap_or_else(|| Slot::new(self.capacity));
+        slot.index = self.next_index;
+        slot.input_len = 0;
+        slot.is_last = false;
+        slot.result = None;
+        self.next_index += 1;
+        self.wave.push(slot);
+    }
+
+    /// Seals the wave (its last chunk flagged `last` or not) and writes it.
+    fn flush_wave(&mut self, last: bool) -> io::Result<()> {
+        if let Some(slot) = self.wave.last_mut() {
+            slot.is_last = last;
+        }
+        transform_wave(&mut self.wave, &mut Work::Parallel(&self.seal));
+        write_wave(&mut self.wave, &mut self.inner).map_err(io::Error::other)?;
+        self.spare.append(&mut self.wave);
+        Ok(())
+    }
+
+    /// Seals the last chunk, writes everything and returns the inner writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.wave.is_empty() {
+            self.new_slot();
+        }
+        self.flush_wave(true)?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: Write> Write for StreamWriter<W> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let full = self.wave.last().is_none_or(|s| s.input_len == self.chunk);
+        if full {
+            // More data follows, so every chunk held so far is not the last one.
+            if self.wave.len() == self.window {
+                self.flush_wave(false)?;
+            }
+            self.new_slot();
+        }
+        let chunk = self.chunk;
+        let slot = self.wave.last_mut().expect("a slot was just ensured");
+        let n = data.len().min(chunk - slot.input_len);
+        slot.buf[slot.input_len..slot.input_len + n].copy_from_slice(&data[..n]);
+        slot.input_len += n;
+        Ok(n)
+    }
+
+    /// Writes nothing out: a chunk can only be sealed once it is known whether it is the last.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,170 @@
+//! Every suite round-trips every boundary size on every driver at any thread count, and with
+//! a fixed salt the bytes do not depend on threads or window.
+
+use std::io::{Read, Seek, Write};
+
+use paracrypt::container::{Decryptor, Encryptor, HEADER_LEN, Secret, Suite};
+
+use super::{SALT, data, key, with_threads};
+
+const CHUNK: usize = 4096;
+
+fn sizes() -> [usize; 7] {
+    [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 1, 5 * CHUNK]
+}
+
+fn encryptor(suite: Suite) -> Encryptor {
+    Encryptor::new(key()).suite(suite).chunk_size(CHUNK)
+}
+
+fn temp_with(bytes: &[u8]) -> std::fs::File {
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(bytes).unwrap();
+    f
+}
+
+fn read_all(mut f: std::fs::File) -> Vec<u8> {
+    let mut out = Vec::new();
+    f.rewind().unwrap();
+    f.read_to_end(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn every_suite_and_size_round_trips_across_thread_counts() {
+    for &suite in Suite::ALL {
+        for len in sizes() {
+            let plain = data(len, len as u32);
+            for (enc_threads, dec_threads) in [(1, 3), (2, 1), (3, 2)] {
+                let sealed = with_threads(enc_threads, || encryptor(suite).encrypt_vec(&plain)).unwrap();
+                let opened = with_threads(dec_threads, || Decryptor::new(key()).decrypt_vec(&sealed)).unwrap();
+                assert!(opened == plain, "{suite} {len} bytes, {enc_threads}→{dec_threads} threads");
+            }
+        }
+    }
+}
+
+#[test]
+fn sealed_sizes_follow_from_the_chunk_size() {
+    for &suite in Suite::ALL {
+        for len in sizes() {
+            let sealed = encryptor(suite).encrypt_vec(&data(len, 1)).unwrap();
+            let full = len / CHUNK;
+            let tail = len % CHUNK;
+            let chunks = if len == 0 { 1 } else { len.div_ceil(CHUNK) };
+            let expected = match suite.cbc_block() {
+                // Every CBC chunk is padded: a full one by a whole block.
+                Some(b) => {
+                    let last = if tail == 0 && len > 0 { CHUNK } else { tail };
+                    let full_chunks = chunks - 1;
+                    full_chunks * (CHUNK + b) + (last / b + 1) * b + chunks * suite.tag_len()
+                }
+                None => len + chunks * suite.tag_len(),
+            };
+            let _ = full;
+            assert_eq!(sealed.len(), HEADER_LEN + expected, "{suite} {len}");
+        }
+    }
+}
+
+#[test]
+fn file_stream_writer_and_memory_give_the_same_bytes() {
+    for &suite in Suite::ALL {
+        for len in sizes() {
+            let plain = data(len, 3);
+            let enc = encryptor(suite).fixed_salt_for_tests(SALT);
+            let reference = with_threads(1, || enc.encrypt_vec(&plain)).unwrap();
+            for threads in [1, 2, 3] {
+                for window in [0, 1, 3] {
+                    let enc = enc.clone().window(window);
+                    // File to file.
+                    let (src, dst) = (temp_with(&plain), temp_with(&[0xee; 100_000]));
+                    with_threads(threads, || enc.encrypt_file(&src, &dst)).unwrap();
+                    assert!(read_all(dst) == reference, "{suite} {len} file t{threads}");
+                    // Stream to stream.
+                    let mut out = Vec::new();
+                    with_threads(threads, || enc.encrypt_stream(&mut &plain[..], &mut out)).unwrap();
+                    assert!(out == reference, "{suite} {len} stream t{threads} w{window}");
+                    // Write adapter, fed in odd pieces.
+                    let sealed = with_threads(threads, || {
+                        let mut w = enc.writer(Vec::new()).unwrap();
+                        for piece in plain.chunks(1000) {
+                            w.write_all(piece).unwrap();
+                        }
+                        w.finish().unwrap()
+                    });
+                    assert!(sealed == reference, "{suite} {len} writer t{threads} w{window}");
+
+                    // And back, on every driver.
+                    let dec = Decryptor::new(key()).window(window);
+                    let (src, dst) = (temp_with(&reference), temp_with(&[0xee; 100_000]));
+                    with_threads(threads, || dec.decrypt_file(&src, &dst)).unwrap();
+                    assert!(read_all(dst) == plain, "{suite} {len} decrypt file t{threads}");
+                    let mut out = Vec::new();
+                    with_threads(threads, || dec.decrypt_stream(&mut &reference[..], &mut out)).unwrap();
+                    assert!(out == plain, "{suite} {len} decrypt stream t{threads} w{window}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fresh_salt_every_time() {
+    let a = encryptor(Suite::Aes256Gcm).encrypt_vec(b"same").unwrap();
+    let b = encryptor(Suite::Aes256Gcm).encrypt_vec(b"same").unwrap();
+    assert_ne!(a, b);
+    assert_ne!(a[28..60], b[28..60], "salts differ");
+}
+
+#[test]
+fn passwords_round_trip_and_store_their_parameters() {
+    let secret = Secret::password("correct horse battery staple");
+    let sealed = Encryptor::new(secret.clone()).chunk_size(CHUNK).encrypt_vec(b"secret").unwrap();
+    let info = paracrypt::container::read_header(&mut &sealed[..]).unwrap();
+    assert!(matches!(info.kdf, paracrypt::container::Kdf::Argon2id(p) if p.m_cost == 19 * 1024 && p.t_cost == 2));
+    assert_eq!(Decryptor::new(secret).decrypt_vec(&sealed).unwrap(), b"secret");
+}
+
+#[test]
+fn random_access_reads_only_what_it_needs() {
+    for &suite in Suite::ALL {
+        let plain = data(10 * CHUNK + 123, 5);
+        let sealed = encryptor(suite).encrypt_vec(&plain).unwrap();
+        let file = temp_with(&sealed);
+        let dec = Decryptor::new(key());
+        let c = CHUNK as u64;
+        for (offset, len) in [(0u64, 1u64), (0, 10 * c + 123), (c - 1, 2), (5 * c + 7, 3 * c), (10 * c + 100, 1000), (10 * c + 123, 5), (17, 0)] {
+            let mut out = Vec::new();
+            with_threads(2, || dec.decrypt_range(&file, offset, len, &mut out)).unwrap();
+            let from = (offset as usize).min(plain.len());
+            let to = (offset + len).min(plain.len() as u64) as usize;
+            assert!(out == plain[from..to], "{suite} range {offset}+{len}");
+        }
+        let err = dec.decrypt_range(&file, 10 * CHUNK as u64 + 124, 1, &mut Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("beyond the end"), "{suite}: {err}");
+
+        // A damaged chunk outside the range does not matter; inside it, it does.
+        let mut damaged = sealed.clone();
+        let chunk3 = HEADER_LEN + 3 * suite.sealed_chunk_len(CHUNK) + 10;
+        damaged[chunk3] ^= 1;
+        let file = temp_with(&damaged);
+        let mut out = Vec::new();
+        dec.decrypt_range(&file, 0, CHUNK as u64, &mut out).unwrap();
+        assert_eq!(out, plain[..CHUNK]);
+        let err = dec.decrypt_range(&file, 3 * CHUNK as u64, 1, &mut Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), "chunk 3 failed authentication (damaged, reordered or from another file)");
+    }
+}
+
+#[test]
+fn large_inputs_stream_with_bounded_memory() {
+    // 64 chunks through a window of 2: the writer never holds more than the window.
+    let plain = data(64 * CHUNK + 5, 11);
+    let sealed = with_threads(2, || {
+        let mut w = encryptor(Suite::ChaCha20Poly1305).window(2).writer(Vec::new()).unwrap();
+        w.write_all(&plain).unwrap();
+        w.finish().unwrap()
+    });
+    assert_eq!(Decryptor::new(key()).decrypt_vec(&sealed).unwrap(), plain);
+}
