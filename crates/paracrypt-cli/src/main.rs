@@ -8,6 +8,7 @@
 mod cmd;
 mod exit;
 mod io;
+mod progress;
 mod size;
 
 use std::process::ExitCode;
@@ -25,14 +26,32 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Encrypt with the authenticated chunked container (AES-256-GCM by default).
+    Encrypt(cmd::container::EncryptArgs),
+    /// Decrypt and verify a paracrypt file.
+    Decrypt(cmd::container::DecryptArgs),
+    /// Create a new random 256-bit key file (mode 0600).
+    Keygen(cmd::keygen::KeygenArgs),
+    /// Show a paracrypt file's header (suite, chunk size, key derivation, sizes) without a key.
+    Info(cmd::info::InfoArgs),
     /// Unauthenticated raw ciphers, byte-compatible with `openssl enc -K KEY -iv IV`.
     Raw(cmd::raw::RawArgs),
+    /// RSA keys, signatures (PKCS#1 v1.5, PSS) and OAEP, openssl-compatible.
+    Rsa(cmd::rsa::RsaArgs),
+    /// ECDSA P-256 keys and signatures, openssl-compatible.
+    Ecdsa(cmd::ecdsa::EcdsaArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Encrypt(args) => cmd::container::run_encrypt(args),
+        Command::Decrypt(args) => cmd::container::run_decrypt(args),
+        Command::Keygen(args) => cmd::keygen::run(args),
+        Command::Info(args) => cmd::info::run(args),
         Command::Raw(args) => cmd::raw::run(args),
+        Command::Rsa(args) => cmd::rsa::run(args),
+        Command::Ecdsa(args) => cmd::ecdsa::run(args),
     };
     match result {
         Ok(code) => code,

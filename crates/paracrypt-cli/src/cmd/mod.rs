@@ -1,6 +1,13 @@
 //! One module per subcommand.
 
+pub mod container;
+pub mod ecdsa;
+pub mod info;
+pub mod keygen;
 pub mod raw;
+pub mod rsa;
+pub mod secret;
+pub mod sign_common;
 
 /// Prints a warning line on stderr.
 pub fn warn(message: impl std::fmt::Display) {

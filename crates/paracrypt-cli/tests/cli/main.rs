@@ -1,4 +1,7 @@
 //! End-to-end tests of the `paracrypt` binary: one test binary, a module per subcommand.
 
 mod common;
+mod ecdsa;
 mod raw;
+mod rsa;
+mod sigfiles;

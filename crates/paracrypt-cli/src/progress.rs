@@ -1,0 +1,53 @@
+//! Progress bars on stderr (indicatif): shown for long work when stderr is a terminal, forced
+//! with `--progress`, silenced with `--quiet`; never drawn into a pipe by default.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Whether to draw a bar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Only when stderr is a terminal.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl Mode {
+    /// From the `--progress` and `--quiet` flags.
+    pub fn from_flags(progress: bool, quiet: bool) -> Self {
+        match (progress, quiet) {
+            (_, true) => Mode::Never,
+            (true, false) => Mode::Always,
+            (false, false) => Mode::Auto,
+        }
+    }
+}
+
+/// A bar for `total` bytes (a byte counter when the total is unknown), or a hidden bar.
+pub fn bar(mode: Mode, total: Option<u64>, label: &str) -> ProgressBar {
+    let target = match mode {
+        Mode::Never => return ProgressBar::hidden(),
+        Mode::Auto if !std::io::stderr().is_terminal() => return ProgressBar::hidden(),
+        Mode::Auto => ProgressDrawTarget::stderr(),
+        // indicatif hides its stderr target when stderr is not a terminal: draw anyway.
+        Mode::Always => ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 4),
+    };
+    let bar = match total {
+        Some(total) => ProgressBar::with_draw_target(Some(total), target).with_style(
+            ProgressStyle::with_template(
+                "{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        ),
+        None => ProgressBar::with_draw_target(None, target).with_style(
+            ProgressStyle::with_template("{msg} {spinner} {binary_bytes} {binary_bytes_per_sec}")
+                .expect("valid template"),
+        ),
+    };
+    bar.with_message(label.to_string())
+}

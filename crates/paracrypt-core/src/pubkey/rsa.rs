@@ -1,0 +1,407 @@
+//! RSA keys: generation, signing (PKCS#1 v1.5 and PSS over SHA-256), verification and
+//! RSA-OAEP (SHA-256, MGF1-SHA-256), on top of the `rsa` crate.
+//!
+//! # Which signing path runs the split private operation
+//!
+//! The split CRT operation ([`crt`](super::crt)) is raw RSA; it may only be used where the
+//! padding stays in well-reviewed crate code:
+//!
+//! - **PKCS#1 v1.5 signing: split.** The encoded message is fully determined by the digest
+//!   (`00 01 FF…FF 00 ‖ DigestInfo ‖ H`, with the `DigestInfo` prefix taken from the `rsa`
+//!   crate), has no randomness and no secret, and there is exactly one valid encoding. The
+//!   signature from the split operation is then verified by the `rsa` crate's own PKCS#1 v1.5
+//!   verifier, which recomputes `s^e mod n` and compares every byte of the encoding, before it
+//!   leaves. So an encoding mistake or a fault can only make signing fail, never release a
+//!   wrong signature, and the result is byte-identical to the crate's own signature (the tests
+//!   check this on many random digests).
+//! - **PSS signing: the crate's path.** EMSA-PSS encoding (random salt, MGF1) lives in private
+//!   functions of the `rsa` crate; using the split would mean re-implementing it here, and a
+//!   verifier cannot tell a good salt from a bad one. The crate's path is blinded, uses the
+//!   same constant-time arithmetic and checks its own result.
+//! - **OAEP decryption: the crate's path.** OAEP decoding must be constant-time to avoid
+//!   Manger-style padding oracles; it too is private to the crate, and re-implementing it is
+//!   exactly the risk the Marvin advisory is about (see [`pubkey`](super)).
+//!
+//! In a batch every thread is already busy with its own operation, so splitting each one
+//! cannot make the batch faster; it runs the same code with both halves on one thread.
+
+use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+use rsa::sha2::Sha256;
+use rsa::traits::PublicKeyParts;
+use rsa::{BoxedUint, Oaep, Pkcs1v15Sign, Pss};
+use zeroize::Zeroizing;
+
+use super::crt::{CrtKey, Parallelism};
+use super::{Digest, Error, Result, Signer, Verifier, keygen, pem};
+
+/// The RSA signature scheme; both hash with SHA-256.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RsaScheme {
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (`openssl dgst -sha256 -sign`).
+    #[default]
+    Pkcs1v15,
+    /// RSASSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt; verification accepts any salt
+    /// length (`openssl dgst -sha256 -sigopt rsa_padding_mode:pss`).
+    Pss,
+}
+
+impl RsaScheme {
+    /// The scheme's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RsaScheme::Pkcs1v15 => "pkcs1v15",
+            RsaScheme::Pss => "pss",
+        }
+    }
+}
+
+impl std::fmt::Display for RsaScheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for RsaScheme {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "pkcs1v15" | "pkcs1" | "pkcs1-v1_5" => Ok(RsaScheme::Pkcs1v15),
+            "pss" => Ok(RsaScheme::Pss),
+            _ => Err(format!("unknown RSA scheme `{s}` (valid: pkcs1v15, pss)")),
+        }
+    }
+}
+
+/// Where the RSA private operation of a signature runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PrivateOp {
+    /// paracrypt's split CRT operation with both halves under `rayon::join` (PKCS#1 v1.5;
+    /// PSS falls back to [`PrivateOp::Crate`]).
+    #[default]
+    Split,
+    /// The same operation with both halves on the calling thread.
+    Serial,
+    /// The `rsa` crate's own signing path.
+    Crate,
+}
+
+/// An RSA private key, with the CRT parts the split private operation uses.
+///
+/// ```
+/// use paracrypt_core::pubkey::rsa::{RsaPrivateKey, RsaScheme};
+/// use paracrypt_core::pubkey::sha256;
+///
+/// let key = RsaPrivateKey::generate(2048)?;
+/// let digest = sha256(b"hello");
+/// let signature = key.sign_digest(RsaScheme::Pkcs1v15, &digest)?;
+/// assert!(key.public_key().verify_digest(RsaScheme::Pkcs1v15, &digest, &signature));
+/// # Ok::<(), paracrypt_core::pubkey::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RsaPrivateKey {
+    key: rsa::RsaPrivateKey,
+    crt: CrtKey,
+}
+
+impl RsaPrivateKey {
+    /// Generates a key of `bits` (2048, 3072 or 4096) with the parallel prime search of
+    /// [`keygen`], on every thread of the current Rayon pool.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeySize`] for another size.
+    pub fn generate(bits: usize) -> Result<Self> {
+        Self::from_rsa(keygen::generate_rsa(bits)?)
+    }
+
+    /// Wraps a key of the `rsa` crate.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedKey`] for a multi-prime key.
+    pub fn from_rsa(key: rsa::RsaPrivateKey) -> Result<Self> {
+        let crt = CrtKey::new(&key)?;
+        Ok(RsaPrivateKey { key, crt })
+    }
+
+    /// Reads the key from a key file's bytes (PEM or DER, PKCS#8 or PKCS#1).
+    ///
+    /// # Errors
+    ///
+    /// See [`pem::parse`]; [`Error::WrongKeyType`] for any other kind of key.
+    pub fn from_key_file(bytes: &[u8]) -> Result<Self> {
+        Self::from_rsa(pem::parse(bytes)?.into_rsa_private()?)
+    }
+
+    /// The key as PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), as `openssl genpkey` writes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeyFormat`] if encoding fails (it does not for keys paracrypt reads).
+    pub fn to_pkcs8_pem(&self) -> Result<Zeroizing<String>> {
+        self.key
+            .to_pkcs8_pem(LineEnding::LF)
+            .map_err(|e| Error::format(format!("cannot encode the key: {e}")))
+    }
+
+    /// The public key.
+    pub fn public_key(&self) -> RsaPublicKey {
+        RsaPublicKey(self.key.to_public_key())
+    }
+
+    /// The modulus size in bits.
+    pub fn bits(&self) -> usize {
+        self.key.n().bits() as usize
+    }
+
+    /// The `rsa` crate's key.
+    pub fn as_rsa(&self) -> &rsa::RsaPrivateKey {
+        &self.key
+    }
+
+    /// The CRT parts for the raw split operation.
+    pub fn crt(&self) -> &CrtKey {
+        &self.crt
+    }
+
+    /// Signs a SHA-256 digest: PKCS#1 v1.5 with the split private operation, PSS on the
+    /// crate's path (see the [module docs](self)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::FaultDetected`] if the signature fails its re-check; [`Error::Rsa`] if the
+    /// crate fails.
+    pub fn sign_digest(&self, scheme: RsaScheme, digest: &Digest) -> Result<Vec<u8>> {
+        self.sign_digest_with(scheme, digest, PrivateOp::Split)
+    }
+
+    /// [`sign_digest`](Self::sign_digest) with a chosen private-operation path: all three give
+    /// the same PKCS#1 v1.5 signature (benchmarks compare them).
+    ///
+    /// # Errors
+    ///
+    /// As [`sign_digest`](Self::sign_digest).
+    pub fn sign_digest_with(
+        &self,
+        scheme: RsaScheme,
+        digest: &Digest,
+        op: PrivateOp,
+    ) -> Result<Vec<u8>> {
+        let mut rng = rand::rng();
+        match (scheme, op) {
+            (RsaScheme::Pkcs1v15, PrivateOp::Crate) => self
+                .key
+                .sign_with_rng(&mut rng, Pkcs1v15Sign::new::<Sha256>(), digest)
+                .map_err(Error::rsa("PKCS#1 v1.5 signing")),
+            (RsaScheme::Pkcs1v15, PrivateOp::Split) => self.sign_pkcs1v15(digest, Parallelism::Split),
+            (RsaScheme::Pkcs1v15, PrivateOp::Serial) => {
+                self.sign_pkcs1v15(digest, Parallelism::Serial)
+            }
+            (RsaScheme::Pss, _) => self
+                .key
+                .sign_with_rng(&mut rng, Pss::<Sha256>::new(), digest)
+                .map_err(Error::rsa("PSS signing")),
+        }
+    }
+
+    /// PKCS#1 v1.5 through the split operation, verified by the crate before it is returned.
+    fn sign_pkcs1v15(&self, digest: &Digest, parallelism: Parallelism) -> Result<Vec<u8>> {
+        let scheme = Pkcs1v15Sign::new::<Sha256>();
+        let k = self.key.size();
+        let em = emsa_pkcs1_v15(&scheme.prefix, digest, k);
+        let em = BoxedUint::from_be_slice(&em, self.key.n_bits_precision())
+            .expect("k bytes fit the modulus precision");
+        let s = self.crt.private_op_unchecked(&em, parallelism)?;
+        let signature = i2osp(&s, k);
+        // The public-key re-check, by the crate's verifier: s^e mod n must be exactly the
+        // encoding the crate expects for this digest.
+        self.key
+            .as_public_key()
+            .verify(scheme, digest, &signature)
+            .map_err(|_| Error::FaultDetected)?;
+        Ok(signature)
+    }
+
+    /// Decrypts RSA-OAEP (SHA-256, MGF1-SHA-256, empty label) on the `rsa` crate's blinded path.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decryption`], saying nothing more, for any failure.
+    pub fn decrypt_oaep(&self, ciphertext: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+        self.decrypt_oaep_with_label(ciphertext, &[])
+    }
+
+    /// [`decrypt_oaep`](Self::decrypt_oaep) with an OAEP label.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decryption`], saying nothing more, for any failure.
+    pub fn decrypt_oaep_with_label(
+        &self,
+        ciphertext: &[u8],
+        label: &[u8],
+    ) -> Result<Zeroizing<Vec<u8>>> {
+        let padding = Oaep::<Sha256>::new_with_label(label.to_vec());
+        self.key
+            .decrypt_blinded(&mut rand::rng(), padding, ciphertext)
+            .map(Zeroizing::new)
+            .map_err(|_| Error::Decryption)
+    }
+
+    /// A [`Signer`] for `scheme`, for [`batch`](super::batch).
+    pub fn signer(&self, scheme: RsaScheme) -> RsaSigner<'_> {
+        RsaSigner { key: self, scheme }
+    }
+}
+
+/// An RSA private key with a chosen scheme: a [`Signer`].
+#[derive(Debug, Clone, Copy)]
+pub struct RsaSigner<'a> {
+    key: &'a RsaPrivateKey,
+    scheme: RsaScheme,
+}
+
+impl Signer for RsaSigner<'_> {
+    fn sign_digest(&self, digest: &Digest) -> Result<Vec<u8>> {
+        self.key.sign_digest(self.scheme, digest)
+    }
+}
+
+/// An RSA public key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RsaPublicKey(rsa::RsaPublicKey);
+
+impl RsaPublicKey {
+    /// Wraps a key of the `rsa` crate.
+    pub fn from_rsa(key: rsa::RsaPublicKey) -> Self {
+        RsaPublicKey(key)
+    }
+
+    /// Reads the key from a key file's bytes: a public key (SPKI or PKCS#1), or the public
+    /// half of a private key.
+    ///
+    /// # Errors
+    ///
+    /// See [`pem::parse`]; [`Error::WrongKeyType`] for any other kind of key.
+    pub fn from_key_file(bytes: &[u8]) -> Result<Self> {
+        Ok(RsaPublicKey(pem::parse(bytes)?.into_rsa_public()?))
+    }
+
+    /// The key as SPKI PEM (`-----BEGIN PUBLIC KEY-----`), as `openssl pkey -pubout` writes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeyFormat`] if encoding fails (it does not for keys paracrypt reads).
+    pub fn to_spki_pem(&self) -> Result<String> {
+        self.0
+            .to_public_key_pem(LineEnding::LF)
+            .map_err(|e| Error::format(format!("cannot encode the key: {e}")))
+    }
+
+    /// The modulus size in bits.
+    pub fn bits(&self) -> usize {
+        self.0.n().bits() as usize
+    }
+
+    /// The `rsa` crate's key.
+    pub fn as_rsa(&self) -> &rsa::RsaPublicKey {
+        &self.0
+    }
+
+    /// Whether `signature` is a valid `scheme` signature of the SHA-256 `digest`.
+    ///
+    /// PSS signatures of any salt length are accepted, as `openssl dgst -verify` does by
+    /// default (`rsa_pss_saltlen:auto`): OpenSSL 3.0 signs with the largest salt, paracrypt
+    /// with a 32-byte one. Use [`verify_pss_digest`](Self::verify_pss_digest) to require one.
+    pub fn verify_digest(&self, scheme: RsaScheme, digest: &Digest, signature: &[u8]) -> bool {
+        match scheme {
+            RsaScheme::Pkcs1v15 => self
+                .0
+                .verify(Pkcs1v15Sign::new::<Sha256>(), digest, signature)
+                .is_ok(),
+            RsaScheme::Pss => self.verify_pss_digest(digest, signature, None),
+        }
+    }
+
+    /// Whether `signature` is a valid PSS (SHA-256, MGF1-SHA-256) signature of `digest` with a
+    /// salt of `salt_len` bytes, or of any length for `None`.
+    pub fn verify_pss_digest(
+        &self,
+        digest: &Digest,
+        signature: &[u8],
+        salt_len: Option<usize>,
+    ) -> bool {
+        let pss = Pss::<Sha256> {
+            salt_len,
+            ..Pss::new()
+        };
+        self.0.verify(pss, digest, signature).is_ok()
+    }
+
+    /// The longest message RSA-OAEP-SHA256 can encrypt with this key: `k − 2·32 − 2` bytes.
+    pub fn max_oaep_len(&self) -> usize {
+        self.0.size().saturating_sub(2 * 32 + 2)
+    }
+
+    /// Encrypts `message` with RSA-OAEP (SHA-256, MGF1-SHA-256, empty label), as
+    /// `openssl pkeyutl -encrypt -pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha256
+    /// -pkeyopt rsa_mgf1_md:sha256`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MessageTooLong`] past [`max_oaep_len`](Self::max_oaep_len).
+    pub fn encrypt_oaep(&self, message: &[u8]) -> Result<Vec<u8>> {
+        let max = self.max_oaep_len();
+        if message.len() > max {
+            return Err(Error::MessageTooLong {
+                len: message.len(),
+                max,
+                bits: self.bits(),
+            });
+        }
+        self.0
+            .encrypt(&mut rand::rng(), Oaep::<Sha256>::new(), message)
+            .map_err(Error::rsa("OAEP encryption"))
+    }
+
+    /// A [`Verifier`] for `scheme`, for [`batch`](super::batch).
+    pub fn verifier(&self, scheme: RsaScheme) -> RsaVerifier<'_> {
+        RsaVerifier { key: self, scheme }
+    }
+}
+
+/// An RSA public key with a chosen scheme: a [`Verifier`].
+#[derive(Debug, Clone, Copy)]
+pub struct RsaVerifier<'a> {
+    key: &'a RsaPublicKey,
+    scheme: RsaScheme,
+}
+
+impl Verifier for RsaVerifier<'_> {
+    fn verify_digest(&self, digest: &Digest, signature: &[u8]) -> bool {
+        self.key.verify_digest(self.scheme, digest, signature)
+    }
+}
+
+/// EMSA-PKCS1-v1_5 (RFC 8017 §9.2): `00 01 FF…FF 00 ‖ prefix ‖ digest`, `k` bytes.
+fn emsa_pkcs1_v15(prefix: &[u8], digest: &[u8], k: usize) -> Vec<u8> {
+    let t_len = prefix.len() + digest.len();
+    // RFC 8017 requires k ≥ tLen + 11; every key the crate accepts (≥ 1024 bits) has it.
+    assert!(k >= t_len + 11, "RSA modulus too short for PKCS#1 v1.5 with SHA-256");
+    let mut em = vec![0xff; k];
+    em[0] = 0x00;
+    em[1] = 0x01;
+    em[k - t_len - 1] = 0x00;
+    em[k - t_len..k - digest.len()].copy_from_slice(prefix);
+    em[k - digest.len()..].copy_from_slice(digest);
+    em
+}
+
+/// I2OSP: the integer as exactly `k` big-endian bytes (it is below `n`, so it fits).
+fn i2osp(x: &BoxedUint, k: usize) -> Vec<u8> {
+    let bytes = x.to_be_bytes();
+    let skip = bytes.len() - k;
+    debug_assert!(bytes[..skip].iter().all(|&b| b == 0));
+    bytes[skip..].to_vec()
+}
