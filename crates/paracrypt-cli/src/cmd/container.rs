@@ -32,6 +32,9 @@ pub struct CommonArgs {
     /// Overwrite OUTPUT if it exists.
     #[arg(short, long)]
     force: bool,
+    /// fsync OUTPUT before renaming it into place (for jobs that delete the input afterwards).
+    #[arg(long)]
+    sync: bool,
     /// Show a progress bar even when stderr is not a terminal.
     #[arg(long, conflicts_with = "quiet")]
     progress: bool,
@@ -163,6 +166,7 @@ fn policy(common: &CommonArgs, binary: bool) -> OutputPolicy {
     OutputPolicy {
         force: common.force,
         binary,
+        sync: common.sync,
     }
 }
 

@@ -56,6 +56,9 @@ pub struct RawArgs {
     /// Overwrite OUTPUT if it exists.
     #[arg(short, long)]
     force: bool,
+    /// fsync OUTPUT before renaming it into place.
+    #[arg(long)]
+    sync: bool,
     /// Input file, `-` for stdin.
     #[arg(value_name = "INPUT", default_value = "-")]
     input: PathBuf,
@@ -106,6 +109,7 @@ pub fn run(args: RawArgs) -> Result<ExitCode> {
     let policy = OutputPolicy {
         force: args.force,
         binary: direction == Direction::Encrypt,
+        sync: args.sync,
     };
     let target = OutputTarget::new(&args.output, input.path(), policy)?;
     let pool = thread_pool(args.threads)?;
