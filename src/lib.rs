@@ -1,9 +1,10 @@
-//! # paracrypt
+#![doc = include_str!("../README.md")]
 //!
-//! Encrypt, decrypt, sign and verify large data fast by cutting the work into independent
-//! chunks and running them on every core. This facade re-exports `paracrypt-core` (the chunk
-//! plan and engine, raw ciphers, the authenticated container and parallel public-key work), so
-//! a dependency on `paracrypt` is all a Rust project needs.
+//! ## The facade crate
+//!
+//! This crate re-exports `paracrypt-core` (the chunk plan and engine, raw ciphers, the
+//! authenticated container and parallel public-key work), so a dependency on `paracrypt` is all
+//! a Rust project needs:
 //!
 //! ```
 //! use paracrypt::raw::{RawCipher, RawCipherName};

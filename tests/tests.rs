@@ -1,5 +1,6 @@
 //! Library-level tests of paracrypt: one test binary, a module per area.
 
+mod container;
 mod pubkey;
 mod raw;
-mod container;
+mod workload;

@@ -25,5 +25,6 @@ pub mod container;
 pub mod plan;
 pub mod pubkey;
 pub mod raw;
+pub mod workload;
 
 pub use error::{Error, HeaderFault, Result};

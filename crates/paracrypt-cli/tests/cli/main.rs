@@ -1,6 +1,7 @@
 //! End-to-end tests of the `paracrypt` binary: one test binary, a module per subcommand.
 
 mod common;
+mod container;
 mod ecdsa;
 mod raw;
 mod rsa;

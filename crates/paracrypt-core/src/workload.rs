@@ -1,0 +1,219 @@
+//! The symmetric benchmark workloads, defined once: the criterion benches (`benches/raw.rs`,
+//! `benches/container.rs`) and `paracrypt bench` run exactly these.
+//!
+//! A [`Symmetric`] workload is prepared once for a size (keys, input data, output buffers) and
+//! then run many times in whatever Rayon pool the caller installs; its speed-up is its time in
+//! a one-thread pool over its time in an N-thread pool.
+//!
+//! ```
+//! use paracrypt_core::workload::Symmetric;
+//!
+//! for workload in Symmetric::all().into_iter().take(3) {
+//!     let mut prepared = workload.prepare(64 * 1024, 16 * 1024)?;
+//!     prepared.run_in_memory()?;
+//! }
+//! # Ok::<(), paracrypt_core::Error>(())
+//! ```
+
+use std::fs::File;
+
+use crate::container::{Decryptor, Encryptor, Job, Key, Suite};
+use crate::engine::{self, SliceSink, SliceSource};
+use crate::error::Result;
+use crate::raw::{Direction, RawCipher, RawCipherName};
+
+/// One symmetric workload: a raw cipher or a container suite, one direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Symmetric {
+    /// `paracrypt raw` with this cipher (unpadded, so buffers keep their size).
+    Raw {
+        /// The cipher.
+        cipher: RawCipherName,
+        /// Encrypt or decrypt.
+        direction: Direction,
+    },
+    /// The container with this suite.
+    Container {
+        /// The suite.
+        suite: Suite,
+        /// Encrypt or decrypt.
+        direction: Direction,
+    },
+}
+
+impl Symmetric {
+    /// Every raw cipher's encryption, the decryption of those whose two directions parallelise
+    /// differently (CBC), and every container suite both ways.
+    pub fn all() -> Vec<Symmetric> {
+        let mut all = Vec::new();
+        for &cipher in RawCipherName::ALL {
+            all.push(Symmetric::Raw { cipher, direction: Direction::Encrypt });
+            if cipher.encrypts_in_parallel() != cipher.decrypts_in_parallel() {
+                all.push(Symmetric::Raw { cipher, direction: Direction::Decrypt });
+            }
+        }
+        for &suite in Suite::ALL {
+            for direction in [Direction::Encrypt, Direction::Decrypt] {
+                all.push(Symmetric::Container { suite, direction });
+            }
+        }
+        all
+    }
+
+    /// A stable name: `raw/aes-256-ctr/encrypt`, `container/aes-256-gcm/decrypt`.
+    pub fn name(&self) -> String {
+        let dir = |d: Direction| match d {
+            Direction::Encrypt => "encrypt",
+            Direction::Decrypt => "decrypt",
+        };
+        match *self {
+            Symmetric::Raw { cipher, direction } => format!("raw/{cipher}/{}", dir(direction)),
+            Symmetric::Container { suite, direction } => {
+                format!("container/{suite}/{}", dir(direction))
+            }
+        }
+    }
+
+    /// Parses a [`Symmetric::name`], or a short form without the direction (encryption).
+    pub fn from_name(name: &str) -> Option<Symmetric> {
+        Symmetric::all()
+            .into_iter()
+            .find(|w| w.name() == name || w.name() == format!("{name}/encrypt"))
+    }
+
+    /// Whether the work can use more than one thread.
+    pub fn is_parallel(&self) -> bool {
+        match *self {
+            Symmetric::Raw { cipher, direction: Direction::Encrypt } => cipher.encrypts_in_parallel(),
+            Symmetric::Raw { cipher, direction: Direction::Decrypt } => cipher.decrypts_in_parallel(),
+            Symmetric::Container { .. } => true,
+        }
+    }
+
+    /// Builds keys and `size` bytes of input (ciphertext, for decryption) in chunks of
+    /// `chunk_size` bytes.
+    pub fn prepare(&self, size: usize, chunk_size: usize) -> Result<Prepared> {
+        let plaintext = pattern(size);
+        let kind = match *self {
+            Symmetric::Raw { cipher, direction } => {
+                let (min, max) = cipher.algorithm().key_lengths();
+                let key = vec![0x42; if min == max { min } else { 16 }];
+                let iv = vec![0x24; cipher.iv_len()];
+                let raw = RawCipher::new(cipher, &key, (!iv.is_empty()).then_some(&iv[..]))?
+                    .with_padding(false);
+                Kind::Raw { raw, direction }
+            }
+            Symmetric::Container { suite, direction } => {
+                let key = Key::from_bytes([0x42; 32]);
+                let encryptor = Encryptor::new(key.clone()).suite(suite).chunk_size(chunk_size);
+                let decryptor = Decryptor::new(key);
+                Kind::Container { encryptor, decryptor, direction }
+            }
+        };
+        let input = match &kind {
+            Kind::Container { encryptor, direction: Direction::Decrypt, .. } => encryptor.encrypt_vec(&plaintext)?,
+            _ => plaintext,
+        };
+        let output = match &kind {
+            Kind::Raw { .. } => Vec::new(),
+            Kind::Container { encryptor, decryptor, direction } => {
+                let job = match direction {
+                    Direction::Encrypt => encryptor.job(input.len() as u64)?,
+                    Direction::Decrypt => decryptor.job(&input, input.len() as u64)?,
+                };
+                vec![0u8; job.plan.output_len() as usize]
+            }
+        };
+        Ok(Prepared {
+            workload: *self,
+            kind,
+            chunk_size,
+            input,
+            output,
+        })
+    }
+}
+
+enum Kind {
+    Raw {
+        raw: RawCipher,
+        direction: Direction,
+    },
+    Container {
+        encryptor: Encryptor,
+        decryptor: Decryptor,
+        direction: Direction,
+    },
+}
+
+/// A workload ready to run.
+pub struct Prepared {
+    workload: Symmetric,
+    kind: Kind,
+    chunk_size: usize,
+    input: Vec<u8>,
+    output: Vec<u8>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("workload", &self.workload)
+            .field("input", &self.input.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Prepared {
+    /// The workload.
+    pub fn workload(&self) -> Symmetric {
+        self.workload
+    }
+
+    /// The input bytes (write them to a file for [`Prepared::run_file`]).
+    pub fn input(&self) -> &[u8] {
+        &self.input
+    }
+
+    /// Runs once in memory, in the current pool. Raw ciphers work in place (so repeated runs
+    /// keep transforming the same buffer); the container writes into a buffer kept between
+    /// runs, so no run allocates.
+    pub fn run_in_memory(&mut self) -> Result<()> {
+        match &self.kind {
+            Kind::Raw { raw, direction } => raw.process_vec(*direction, &mut self.input, self.chunk_size),
+            Kind::Container { encryptor, decryptor, direction } => {
+                let job: Job = match direction {
+                    Direction::Encrypt => encryptor.job(self.input.len() as u64)?,
+                    Direction::Decrypt => decryptor.job(&self.input, self.input.len() as u64)?,
+                };
+                let plan = &job.plan;
+                let base = plan.chunk(0).output.start as usize;
+                let sink = SliceSink::new(plan, 0..plan.len(), &mut self.output[base..]);
+                engine::run(plan, job.work(), 0..plan.len(), &SliceSource(&self.input), &sink)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs once from `input` (holding [`Prepared::input`]) to `output`, file to file.
+    pub fn run_file(&self, input: &File, output: &File) -> Result<u64> {
+        match &self.kind {
+            Kind::Raw { raw, direction } => raw.process_file(*direction, input, output, self.chunk_size),
+            Kind::Container { encryptor, direction: Direction::Encrypt, .. } => encryptor.encrypt_file(input, output),
+            Kind::Container { decryptor, direction: Direction::Decrypt, .. } => decryptor.decrypt_file(input, output),
+        }
+    }
+}
+
+/// Deterministic, incompressible-looking input.
+fn pattern(size: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..size)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 56) as u8
+        })
+        .collect()
+}

@@ -1,0 +1,22 @@
+//! The benchmark workloads run (correctness only: timing is never asserted).
+
+use std::io::Write;
+
+use paracrypt::workload::Symmetric;
+
+#[test]
+fn every_symmetric_workload_runs_in_memory_and_file_to_file() {
+    for workload in Symmetric::all() {
+        assert_eq!(Symmetric::from_name(&workload.name()), Some(workload));
+        let mut prepared = workload.prepare(100_000, 16 * 1024).unwrap();
+        prepared.run_in_memory().unwrap();
+        prepared.run_in_memory().unwrap();
+        let mut input = tempfile::tempfile().unwrap();
+        input.write_all(prepared.input()).unwrap();
+        let output = tempfile::tempfile().unwrap();
+        let written = prepared.run_file(&input, &output).unwrap();
+        assert_eq!(output.metadata().unwrap().len(), written, "{}", workload.name());
+    }
+    assert_eq!(Symmetric::from_name("raw/aes-256-ctr"), Symmetric::from_name("raw/aes-256-ctr/encrypt"));
+    assert!(Symmetric::from_name("raw/nope").is_none());
+}
