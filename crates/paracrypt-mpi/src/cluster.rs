@@ -187,7 +187,10 @@ impl Cluster {
     fn all_reduce(&self, value: u64, op: SystemOperation) -> u64 {
         let mut out = 0u64;
         mpi::request::scope(|scope| {
-            poll(self.world.immediate_all_reduce_into(scope, &value, &mut out, op));
+            poll(
+                self.world
+                    .immediate_all_reduce_into(scope, &value, &mut out, op),
+            );
         });
         out
     }

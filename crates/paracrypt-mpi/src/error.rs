@@ -40,7 +40,8 @@ impl Failure {
 
     /// The order in which failures are reported: setup first, then by chunk.
     pub(crate) fn key(&self) -> u64 {
-        self.chunk.map_or(0, |c| c.saturating_add(1).min(u64::MAX - 1))
+        self.chunk
+            .map_or(0, |c| c.saturating_add(1).min(u64::MAX - 1))
     }
 }
 
@@ -63,9 +64,7 @@ pub struct RankFailure {
 #[non_exhaustive]
 pub enum Error {
     /// MPI could not be started (or was already started in this process).
-    #[error(
-        "MPI could not be initialised (start paracrypt with mpirun or srun, once per process)"
-    )]
+    #[error("MPI could not be initialised (start paracrypt with mpirun or srun, once per process)")]
     Init,
     /// A rank failed; every rank holds the same value.
     #[error("rank {}: {}", .0.rank, .0.message)]

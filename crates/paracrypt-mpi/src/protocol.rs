@@ -111,7 +111,10 @@ fn encode(fields: &[u64], payload: &[u8]) -> Vec<u8> {
 
 /// Takes `N` fields off the front of `message`, leaving the payload.
 fn decode<const N: usize>(message: &mut Vec<u8>) -> [u64; N] {
-    assert!(message.len() >= N * 8, "short message from a paracrypt rank");
+    assert!(
+        message.len() >= N * 8,
+        "short message from a paracrypt rank"
+    );
     let mut fields = [0u64; N];
     for (i, field) in fields.iter_mut().enumerate() {
         *field = u64::from_le_bytes(message[i * 8..i * 8 + 8].try_into().expect("8 bytes"));

@@ -16,7 +16,9 @@ use std::sync::mpsc;
 
 use mpi::point_to_point::{MatchedReceiveVec, Source as _};
 use mpi::traits::*;
-use paracrypt_core::engine::{self, ChunkTransform, SerialTransform, Sink, SliceSink, Source, Work};
+use paracrypt_core::engine::{
+    self, ChunkTransform, SerialTransform, Sink, SliceSink, Source, Work,
+};
 use paracrypt_core::plan::ChunkPlan;
 use rayon::ThreadPool;
 
@@ -109,10 +111,13 @@ pub fn run(
         }
         // Make this rank's writes durable before rank 0 renames the output (on NFS, data
         // written on one client is not guaranteed on the server until it is synced).
-        if let (false, true, Some(files)) = (root, shared, files) {
-            if let Err(e) = files.output.sync_data() {
-                outcome.fail(Failure::new(format!("syncing the output: {e}"), WORK_FAILED));
-            }
+        if let (false, true, Some(files)) = (root, shared, files)
+            && let Err(e) = files.output.sync_data()
+        {
+            outcome.fail(Failure::new(
+                format!("syncing the output: {e}"),
+                WORK_FAILED,
+            ));
         }
     }
     let end = cluster.agree(outcome.into_result())?;
@@ -154,9 +159,9 @@ impl Job<'_> {
             watch: &watch,
         };
         let first = batch.start;
-        let result = self.pool.install(|| {
-            engine::run(self.plan, Work::Parallel(&transform), batch, &source, &sink)
-        });
+        let result = self
+            .pool
+            .install(|| engine::run(self.plan, Work::Parallel(&transform), batch, &source, &sink));
         match result {
             Ok(end) => {
                 if let Some(end) = end {
@@ -289,7 +294,9 @@ fn serve(cluster: &Cluster, job: &Job<'_>, schedule: Schedule) {
         let mut byes = 0;
         let mut backoff = Backoff::new();
         while byes + 1 < cluster.size() {
-            let Some(probed) = world.any_process().immediate_matched_probe_with_tag(TAG_REPORT)
+            let Some(probed) = world
+                .any_process()
+                .immediate_matched_probe_with_tag(TAG_REPORT)
             else {
                 backoff.snooze();
                 continue;

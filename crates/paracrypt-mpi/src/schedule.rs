@@ -62,7 +62,9 @@ impl Dispenser {
         let batch = match state.schedule {
             Schedule::Static => {
                 let block = &mut state.blocks[rank];
-                let len = (4 * threads).min(self.max_chunks).min(block.end - block.start);
+                let len = (4 * threads)
+                    .min(self.max_chunks)
+                    .min(block.end - block.start);
                 let batch = block.start..block.start + len;
                 block.start += len;
                 batch

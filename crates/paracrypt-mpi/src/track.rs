@@ -44,20 +44,28 @@ impl ChunkTransform for Watched<'_, dyn ChunkTransform + '_> {
         self.inner.context_len()
     }
 
-    fn transform(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], input_len: usize) -> CoreResult<usize> {
-        self.watch.note(chunk.index, self.inner.transform(chunk, buf, input_len))
+    fn transform(
+        &self,
+        chunk: &ChunkCtx<'_>,
+        buf: &mut [u8],
+        input_len: usize,
+    ) -> CoreResult<usize> {
+        self.watch
+            .note(chunk.index, self.inner.transform(chunk, buf, input_len))
     }
 }
 
 impl Source for Watched<'_, dyn Source + '_> {
     fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> CoreResult<()> {
-        self.watch.note(index, self.inner.read_chunk(index, offset, buf))
+        self.watch
+            .note(index, self.inner.read_chunk(index, offset, buf))
     }
 }
 
 impl Sink for Watched<'_, dyn Sink + '_> {
     fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> CoreResult<()> {
-        self.watch.note(index, self.inner.write_chunk(index, offset, data))
+        self.watch
+            .note(index, self.inner.write_chunk(index, offset, data))
     }
 }
 

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod container;
+pub mod distributed;
 pub mod ecdsa;
 pub mod info;
 pub mod keygen;

@@ -2,6 +2,7 @@
 
 mod common;
 mod container;
+mod distributed;
 mod ecdsa;
 mod raw;
 mod rsa;
