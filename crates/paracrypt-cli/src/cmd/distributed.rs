@@ -296,8 +296,18 @@ mod imp {
     /// and the same exit status on every rank.
     fn run(common: &Common<'_>, task: impl FnOnce(bool) -> Result<Task>) -> Result<ExitCode> {
         let cluster = Cluster::init()?;
+        let start = std::time::Instant::now();
         match steps(&cluster, common, task) {
-            Ok(()) => Ok(ExitCode::SUCCESS),
+            Ok(chunks) => {
+                if common.dist.verbose && cluster.is_root() {
+                    eprintln!(
+                        "paracrypt: distributed: chunks in {:.3} s, {:.3} s from MPI start to rename",
+                        chunks.as_secs_f64(),
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                Ok(ExitCode::SUCCESS)
+            }
             Err(paracrypt_mpi::Error::Rank(failure)) => {
                 if cluster.is_root() {
                     let who = if cluster.size() > 1 {
@@ -327,7 +337,7 @@ mod imp {
         cluster: &Cluster,
         common: &Common<'_>,
         task: impl FnOnce(bool) -> Result<Task>,
-    ) -> paracrypt_mpi::Result<()> {
+    ) -> paracrypt_mpi::Result<std::time::Duration> {
         let root = cluster.is_root();
         let options = Options {
             schedule: match common.dist.schedule {
@@ -394,6 +404,7 @@ mod imp {
         }
 
         // 4. The chunks, on every rank.
+        let chunks = std::time::Instant::now();
         let end = match (setup.as_mut(), mine) {
             (Some(s), _) => {
                 if !s.prepared.work().is_parallel() && cluster.size() > 1 && !common.quiet {
@@ -419,6 +430,7 @@ mod imp {
             }
             (None, None) => unreachable!("every rank but 0 prepared its plan"),
         };
+        let chunks = chunks.elapsed();
 
         // 5. Rank 0 cuts the output to its length and renames it into place; the others learn
         //    whether that worked, so every rank exits the same way.
@@ -430,7 +442,8 @@ mod imp {
             })(),
             None => Ok(()),
         };
-        cluster.agree(local.map_err(failure))
+        cluster.agree(local.map_err(failure))?;
+        Ok(chunks)
     }
 
     fn root_setup(common: &Common<'_>, task: &Task) -> Result<RootSetup> {
