@@ -1,6 +1,7 @@
 //! Raw ciphers: known answers, parallel equals serial on every driver, input checks.
 
 mod kat;
+mod large;
 mod parallel;
 mod validation;
 

@@ -74,6 +74,8 @@ pub struct OutputPolicy {
     pub force: bool,
     /// The output is binary (ciphertext): refuse to write it to a terminal.
     pub binary: bool,
+    /// `fsync` a file output before renaming it into place.
+    pub sync: bool,
 }
 
 /// Where output goes, checked but not yet created.
@@ -129,11 +131,7 @@ impl OutputTarget {
                     .suffix(".tmp")
                     .tempfile_in(&dir)
                     .with_context(|| format!("cannot create a file in {}", dir.display()))?;
-                Ok(Output::File {
-                    temp,
-                    path,
-                    force: policy.force,
-                })
+                Ok(Output::File { temp, path, policy })
             }
         }
     }
@@ -150,8 +148,8 @@ pub enum Output {
         temp: NamedTempFile,
         /// The destination.
         path: PathBuf,
-        /// Whether an existing destination may be replaced.
-        force: bool,
+        /// Whether to replace an existing destination and to `fsync` first.
+        policy: OutputPolicy,
     },
 }
 
@@ -172,15 +170,17 @@ impl Output {
         }
     }
 
-    /// Flushes, syncs and renames the temporary file onto the destination.
+    /// Renames the temporary file onto the destination (after an `fsync` when asked for).
     pub fn commit(self) -> Result<()> {
         match self {
             Output::Stdout(mut out) => out.flush().context("writing to stdout"),
-            Output::File { temp, path, force } => {
-                temp.as_file()
-                    .sync_all()
-                    .with_context(|| format!("writing {}", path.display()))?;
-                if force {
+            Output::File { temp, path, policy } => {
+                if policy.sync {
+                    temp.as_file()
+                        .sync_all()
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
+                if policy.force {
                     temp.persist(&path)
                         .map(drop)
                         .map_err(|e| e.error)

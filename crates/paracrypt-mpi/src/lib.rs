@@ -23,7 +23,7 @@
 //! let output = std::fs::OpenOptions::new().write(true).open("/shared/out.bin").unwrap();
 //! let plan = cipher.plan(Direction::Encrypt, input.metadata().unwrap().len(), 1 << 20)?;
 //! let mut transform = cipher.transform(Direction::Encrypt, 1 << 20);
-//! let options = Options { schedule: Schedule::Static, transport: Transport::SharedFs };
+//! let options = Options { schedule: Schedule::Static, transport: Transport::SharedFs, sync: false };
 //! let files = Files { input: &input, output: &output };
 //! let end = paracrypt_mpi::run(&cluster, &pool, &plan, transform.as_work(), options, Some(files))?;
 //! if cluster.is_root() {

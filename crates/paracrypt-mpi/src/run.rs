@@ -46,6 +46,10 @@ pub struct Options {
     pub schedule: Schedule,
     /// How chunk data reaches the ranks.
     pub transport: Transport,
+    /// Under [`Transport::SharedFs`], every rank but 0 `fsync`s the output before reporting
+    /// success, so that its data is durable (and, on NFS, on the server, with any write error
+    /// reported) before rank 0 renames the file. Rank 0's own writes are the caller's to sync.
+    pub sync: bool,
 }
 
 /// Runs every chunk of `plan` across the ranks of `cluster` (collective: every rank calls it
@@ -110,8 +114,8 @@ pub fn run(
             }
         }
         // Make this rank's writes durable before rank 0 renames the output (on NFS, data
-        // written on one client is not guaranteed on the server until it is synced).
-        if let (false, true, Some(files)) = (root, shared, files)
+        // written on one client is on the server, and its errors known, once synced).
+        if let (false, true, true, Some(files)) = (root, shared, options.sync, files)
             && let Err(e) = files.output.sync_data()
         {
             outcome.fail(Failure::new(

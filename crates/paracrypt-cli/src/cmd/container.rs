@@ -32,6 +32,9 @@ pub struct CommonArgs {
     /// Overwrite OUTPUT if it exists.
     #[arg(short, long)]
     pub(crate) force: bool,
+    /// fsync OUTPUT before renaming it into place (for jobs that delete the input afterwards).
+    #[arg(long)]
+    pub(crate) sync: bool,
     /// Show a progress bar even when stderr is not a terminal.
     #[arg(long, conflicts_with = "quiet")]
     pub(crate) progress: bool,
@@ -176,6 +179,7 @@ pub(crate) fn policy(common: &CommonArgs, binary: bool) -> OutputPolicy {
     OutputPolicy {
         force: common.force,
         binary,
+        sync: common.sync,
     }
 }
 

@@ -205,6 +205,7 @@ mod imp {
             policy: OutputPolicy {
                 force: args.force,
                 binary: args.encrypt,
+                sync: args.sync,
             },
             quiet: false,
         };
@@ -348,6 +349,7 @@ mod imp {
                 TransportArg::SharedFs => Transport::SharedFs,
                 TransportArg::Messages => Transport::Messages,
             },
+            sync: common.policy.sync,
         };
 
         // 1. Every rank checks its arguments and reads the key; rank 0 also opens the input,

@@ -56,6 +56,9 @@ pub struct RawArgs {
     /// Overwrite OUTPUT if it exists.
     #[arg(short, long)]
     pub(crate) force: bool,
+    /// fsync OUTPUT before renaming it into place.
+    #[arg(long)]
+    pub(crate) sync: bool,
     /// Input file, `-` for stdin.
     #[arg(value_name = "INPUT", default_value = "-")]
     pub(crate) input: PathBuf,
@@ -78,6 +81,7 @@ pub fn run(args: RawArgs) -> Result<ExitCode> {
     let policy = OutputPolicy {
         force: args.force,
         binary: direction == Direction::Encrypt,
+        sync: args.sync,
     };
     let target = OutputTarget::new(&args.output, input.path(), policy)?;
     let pool = thread_pool(args.threads)?;

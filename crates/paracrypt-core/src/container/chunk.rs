@@ -130,6 +130,8 @@ impl<A: AeadInOut + Send + Sync> ChunkCipher for AeadChunks<A> {
     }
 }
 
+// One per job, so the size of its largest variant (a Blowfish key schedule) does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Encryption {
     Ctr(Box<dyn ChunkTransform + Send>),
     TripleDes(des::TdesEde3),

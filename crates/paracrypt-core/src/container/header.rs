@@ -109,7 +109,7 @@ impl HeaderInfo {
 /// Checks a container chunk size: a multiple of 16 bytes from 16 B to 1 GiB.
 pub fn check_chunk_size(chunk_size: usize) -> Result<()> {
     crate::plan::check_chunk_size(chunk_size)?;
-    if chunk_size < MIN_CHUNK_SIZE || chunk_size % 16 != 0 || chunk_size > u32::MAX as usize {
+    if chunk_size < MIN_CHUNK_SIZE || !chunk_size.is_multiple_of(16) || chunk_size > u32::MAX as usize {
         return Err(Error::ChunkSize {
             size: chunk_size as u64,
             reason: "must be a multiple of 16 bytes",

@@ -51,6 +51,15 @@ impl Slot {
         }
     }
 
+    fn transform_with(&mut self, f: impl FnOnce(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>) {
+        let ctx = ChunkCtx {
+            index: self.index,
+            is_last: self.is_last,
+            context: &self.context[..self.context_len],
+        };
+        self.result = Some(f(&ctx, &mut self.buf[..], self.input_len));
+    }
+
     /// Sets the input bytes just before this chunk (for transforms that need context).
     pub fn set_context(&mut self, context: &[u8]) {
         self.context[..context.len()].copy_from_slice(context);
@@ -58,24 +67,16 @@ impl Slot {
     }
 }
 
-/// Transforms every slot of a wave: in parallel for parallel work, in order for serial work.
+/// Transforms every slot of a wave: in parallel for parallel work, in order for serial work
+/// (stopping at the first failure, since later chunks depend on the state it left).
 pub fn transform_wave(slots: &mut [Slot], work: &mut Work<'_>) {
-    let one = |slot: &mut Slot,
-               t: &mut dyn FnMut(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>| {
-        let ctx = ChunkCtx {
-            index: slot.index,
-            is_last: slot.is_last,
-            context: &slot.context[..slot.context_len],
-        };
-        slot.result = Some(t(&ctx, &mut slot.buf[..], slot.input_len));
-    };
     match work {
         Work::Parallel(t) => slots
             .par_iter_mut()
-            .for_each(|slot| one(slot, &mut |c, b, n| t.transform(c, b, n))),
+            .for_each(|slot| slot.transform_with(|c, b, n| t.transform(c, b, n))),
         Work::Serial(t) => {
             for slot in slots {
-                one(slot, &mut |c, b, n| t.transform(c, b, n));
+                slot.transform_with(|c, b, n| t.transform(c, b, n));
                 if matches!(slot.result, Some(Err(_))) {
                     break;
                 }

@@ -126,7 +126,7 @@ impl RawCipher {
     /// 16 bytes, so a chunk always holds whole blocks of every cipher.
     pub fn check_chunk_size(chunk_size: usize) -> Result<()> {
         plan::check_chunk_size(chunk_size)?;
-        if chunk_size % 16 != 0 {
+        if !chunk_size.is_multiple_of(16) {
             return Err(Error::ChunkSize {
                 size: chunk_size as u64,
                 reason: "must be a multiple of 16 bytes",
@@ -160,7 +160,7 @@ impl RawCipher {
         let bs = self.name.algorithm().block_size() as u64;
         let must_be_whole =
             self.name.is_padded_mode() && (!self.padding || direction == Direction::Decrypt);
-        if must_be_whole && input_len % bs != 0 {
+        if must_be_whole && !input_len.is_multiple_of(bs) {
             return Err(Error::PartialBlock {
                 len: input_len,
                 block_size: bs as usize,

@@ -48,7 +48,7 @@ impl Framing {
 
     /// Checks that a chunk is whole blocks (always so but for the last chunk).
     fn whole_blocks(&self, bs: usize, ctx: &ChunkCtx<'_>, len: usize) -> Result<usize> {
-        if len % bs != 0 {
+        if !len.is_multiple_of(bs) {
             return Err(Error::PartialBlock {
                 len: ctx.index * self.chunk_size as u64 + len as u64,
                 block_size: bs,
