@@ -91,6 +91,7 @@ pub fn write_key_pair(args: &KeyOutputArgs, private_pem: &str, public_pem: &str)
     let policy = OutputPolicy {
         force: args.force,
         binary: false,
+        sync: false,
     };
     let private = OutputTarget::new(&args.output, Path::new("-"), policy)?;
     let public = match &args.public_out {
@@ -160,6 +161,7 @@ pub fn sign_files(signer: &dyn Signer, args: &SignFilesArgs) -> Result<ExitCode>
     let policy = OutputPolicy {
         force: args.force,
         binary: true,
+        sync: false,
     };
     // Refuse every output that cannot be written before doing any work.
     let targets = args
