@@ -32,6 +32,10 @@ enum Command {
     Decrypt(cmd::container::DecryptArgs),
     /// Create a new random 256-bit key file (mode 0600).
     Keygen(cmd::keygen::KeygenArgs),
+    /// Measure time, throughput, speed-up and efficiency against threads and sizes.
+    Bench(cmd::bench::BenchArgs),
+    /// Write the man pages or a shell completion script.
+    Generate(cmd::generate::GenerateArgs),
     /// Show a paracrypt file's header (suite, chunk size, key derivation, sizes) without a key.
     Info(cmd::info::InfoArgs),
     /// Unauthenticated raw ciphers, byte-compatible with `openssl enc -K KEY -iv IV`.
@@ -49,6 +53,8 @@ fn main() -> ExitCode {
         Command::Decrypt(args) => cmd::container::run_decrypt(args),
         Command::Keygen(args) => cmd::keygen::run(args),
         Command::Info(args) => cmd::info::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
+        Command::Generate(args) => cmd::generate::run(args),
         Command::Raw(args) => cmd::raw::run(args),
         Command::Rsa(args) => cmd::rsa::run(args),
         Command::Ecdsa(args) => cmd::ecdsa::run(args),

@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod container;
 pub mod distributed;
 pub mod ecdsa;
+pub mod generate;
 pub mod info;
 pub mod keygen;
 pub mod raw;

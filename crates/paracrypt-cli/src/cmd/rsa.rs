@@ -177,7 +177,7 @@ fn encrypt(args: EncryptArgs) -> Result<ExitCode> {
     let policy = OutputPolicy {
         force: args.force,
         binary: true,
-        sync: false,
+        ..OutputPolicy::default()
     };
     let target = OutputTarget::new(&args.output, input.path(), policy)?;
     let message = read_limited(&mut input, key.max_oaep_len())?;
@@ -198,7 +198,7 @@ fn decrypt(args: DecryptArgs) -> Result<ExitCode> {
     let policy = OutputPolicy {
         force: args.force,
         binary: false,
-        sync: false,
+        ..OutputPolicy::default()
     };
     let target = OutputTarget::new(&args.output, input.path(), policy)?;
     let k = key.bits().div_ceil(8);

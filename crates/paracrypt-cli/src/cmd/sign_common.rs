@@ -91,7 +91,7 @@ pub fn write_key_pair(args: &KeyOutputArgs, private_pem: &str, public_pem: &str)
     let policy = OutputPolicy {
         force: args.force,
         binary: false,
-        sync: false,
+        ..OutputPolicy::default()
     };
     let private = OutputTarget::new(&args.output, Path::new("-"), policy)?;
     let public = match &args.public_out {
@@ -161,7 +161,7 @@ pub fn sign_files(signer: &dyn Signer, args: &SignFilesArgs) -> Result<ExitCode>
     let policy = OutputPolicy {
         force: args.force,
         binary: true,
-        sync: false,
+        ..OutputPolicy::default()
     };
     // Refuse every output that cannot be written before doing any work.
     let targets = args

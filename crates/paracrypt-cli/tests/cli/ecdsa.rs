@@ -78,9 +78,9 @@ fn tampered_files_fail_verification() {
     let dir = scratch();
     let (key, public) = keygen(dir.path(), "ecdsa", &[]);
     let file = write(dir.path(), "m", b"original");
-    ok(run(cmd_with_files(&["ecdsa", "sign", "--key", s(&key)], &[file.clone()])));
+    ok(run(cmd_with_files(&["ecdsa", "sign", "--key", s(&key)], std::slice::from_ref(&file))));
     std::fs::write(&file, b"0riginal").unwrap();
-    let out = run(cmd_with_files(&["ecdsa", "verify", "--public", s(&public)], &[file.clone()]));
+    let out = run(cmd_with_files(&["ecdsa", "verify", "--public", s(&public)], std::slice::from_ref(&file)));
     assert_eq!(out.stdout, format!("{}: FAILED\n", file.display()).as_bytes());
     fails(out, 1, "1 of 1 signatures did NOT verify");
 }

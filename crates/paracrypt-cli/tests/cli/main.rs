@@ -1,5 +1,6 @@
 //! End-to-end tests of the `paracrypt` binary: one test binary, a module per subcommand.
 
+mod bench;
 mod common;
 mod container;
 mod distributed;

@@ -102,7 +102,7 @@ fn pkcs1v15_signatures_are_byte_identical_to_openssl() {
     let file = write(dir.path(), "m.txt", b"deterministic padding\n");
     let theirs = dir.path().join("openssl.sig");
     openssl_ok(&["dgst", "-sha256", "-sign", s(&key), "-out", s(&theirs), s(&file)]);
-    ok(run(cmd_with_files(&["rsa", "sign", "--key", s(&key)], &[file.clone()])));
+    ok(run(cmd_with_files(&["rsa", "sign", "--key", s(&key)], std::slice::from_ref(&file))));
     assert_eq!(std::fs::read(signature_of(&file)).unwrap(), std::fs::read(&theirs).unwrap());
 }
 
@@ -167,7 +167,7 @@ fn missing_signature_and_missing_file_are_clear_errors() {
     let dir = scratch();
     let (_, public) = keygen(dir.path(), "rsa", &["--bits", "2048"]);
     let file = write(dir.path(), "unsigned.txt", b"x");
-    let out = run(cmd_with_files(&["rsa", "verify", "--public", s(&public)], &[file.clone()]));
+    let out = run(cmd_with_files(&["rsa", "verify", "--public", s(&public)], std::slice::from_ref(&file)));
     let stderr = fails(out, 1, "unsigned.txt.sig: No such file");
     assert_eq!(stderr.lines().count(), 2, "{stderr}");
     let out = run(cmd_with_files(

@@ -1,0 +1,282 @@
+//! Running workloads and timing them: medians of repeated runs in pools of each thread count.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use paracrypt_core::pubkey::workload::{self as pk, Workload};
+use paracrypt_core::workload::Symmetric;
+
+use super::report::Measurement;
+
+/// What one benchmark entry measures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// A raw cipher or container suite, per size and mode.
+    Symmetric(Symmetric),
+    /// A public-key operation.
+    PublicKey(Workload),
+}
+
+impl Algorithm {
+    /// The name used on the command line, in tables and in JSON.
+    pub fn name(&self) -> String {
+        match self {
+            Algorithm::Symmetric(w) => w.name(),
+            Algorithm::PublicKey(w) => w.name(),
+        }
+    }
+}
+
+/// Where symmetric work runs.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// A buffer in memory.
+    Memory,
+    /// A file to a new file (positional I/O, page cache).
+    File,
+}
+
+/// A pool of `threads` threads.
+pub fn pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start a thread pool")
+}
+
+/// Times `run` `samples` times after one untimed warm-up run.
+fn time(samples: usize, mut run: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+    run()?;
+    (0..samples)
+        .map(|_| {
+            let start = Instant::now();
+            run()?;
+            Ok(start.elapsed().as_secs_f64())
+        })
+        .collect()
+}
+
+/// How symmetric measurements are taken.
+#[derive(Clone, Debug)]
+pub struct Settings<'a> {
+    /// Thread counts.
+    pub threads: &'a [usize],
+    /// Timed runs per measurement.
+    pub repeat: usize,
+    /// Chunk size.
+    pub chunk_size: usize,
+    /// Directory for file-to-file runs.
+    pub dir: &'a Path,
+}
+
+/// Measures a symmetric workload at one size, in one mode, at every thread count.
+pub fn symmetric(
+    workload: Symmetric,
+    size: u64,
+    mode: Mode,
+    settings: &Settings<'_>,
+    mut tick: impl FnMut(),
+) -> Result<Vec<Measurement>> {
+    let Settings {
+        threads,
+        repeat,
+        chunk_size,
+        dir,
+    } = *settings;
+    let mut prepared = workload
+        .prepare(size as usize, chunk_size)
+        .with_context(|| format!("preparing {}", workload.name()))?;
+    let input_path = dir.join("input");
+    if mode == Mode::File {
+        let mut file = std::fs::File::create(&input_path).context("writing the benchmark input")?;
+        file.write_all(prepared.input())?;
+        file.sync_all()?;
+    }
+    let mut out = Vec::new();
+    for &n in threads {
+        let pool = pool(n)?;
+        let samples = match mode {
+            Mode::Memory => time(repeat, || {
+                pool.install(|| prepared.run_in_memory())
+                    .map_err(Into::into)
+            })?,
+            Mode::File => {
+                let input = std::fs::File::open(&input_path)?;
+                time(repeat, || {
+                    // A new output file every run, as the CLI writes one.
+                    let output =
+                        tempfile::tempfile_in(dir).context("creating a benchmark output")?;
+                    pool.install(|| prepared.run_file(&input, &output))?;
+                    Ok(())
+                })?
+            }
+        };
+        out.push(Measurement::new(
+            workload.name(),
+            Some(mode),
+            Some(size),
+            n,
+            1,
+            samples,
+        ));
+        tick();
+    }
+    let _ = std::fs::remove_file(&input_path);
+    Ok(out)
+}
+
+/// Measures a public-key workload at every thread count. Key generation takes
+/// `keygen_samples` keys (its time is widely spread); the others `max(repeat, 10)` runs.
+pub fn public_key(
+    workload: Workload,
+    threads: &[usize],
+    repeat: usize,
+    keygen_samples: usize,
+    mut tick: impl FnMut(),
+) -> Result<Vec<Measurement>> {
+    let prepared = workload
+        .prepare()
+        .with_context(|| format!("preparing {}", workload.name()))?;
+    let samples = match workload {
+        Workload::RsaKeygen { .. } => keygen_samples,
+        _ => repeat.max(10),
+    };
+    let mut out = Vec::new();
+    for &n in threads {
+        let pool = pool(n)?;
+        let times = time(samples, || {
+            pool.install(|| prepared.run()).map_err(Into::into)
+        })?;
+        out.push(Measurement::new(
+            workload.name(),
+            None,
+            None,
+            n,
+            workload.operations(),
+            times,
+        ));
+        tick();
+    }
+    Ok(out)
+}
+
+/// Fills in each measurement's speed-up and efficiency against the fewest-threads measurement
+/// of the same algorithm, mode and size.
+pub fn add_speedups(measurements: &mut [Measurement]) {
+    let baselines: Vec<Measurement> = measurements.to_vec();
+    for m in measurements.iter_mut() {
+        let base = baselines
+            .iter()
+            .filter(|b| b.algorithm == m.algorithm && b.mode == m.mode && b.size == m.size)
+            .min_by_key(|b| b.threads)
+            .map(|b| (b.threads, b.stats.median_s));
+        if let Some((base_threads, base_median)) = base {
+            let speedup = base_median / m.stats.median_s;
+            m.speedup = Some(speedup);
+            m.efficiency = Some(speedup * base_threads as f64 / m.threads as f64);
+        }
+    }
+}
+
+/// The default and named groups of algorithms.
+pub fn resolve(list: &str) -> Result<Vec<Algorithm>> {
+    let sym = |names: &[&str]| -> Vec<Algorithm> {
+        names
+            .iter()
+            .map(|n| Algorithm::Symmetric(Symmetric::from_name(n).expect("known workload")))
+            .collect()
+    };
+    let mut out: Vec<Algorithm> = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let add: Vec<Algorithm> = match item {
+            "all" => Symmetric::all()
+                .into_iter()
+                .map(Algorithm::Symmetric)
+                .chain(public_keys())
+                .collect(),
+            "symmetric" => Symmetric::all()
+                .into_iter()
+                .map(Algorithm::Symmetric)
+                .collect(),
+            "raw" | "container" => Symmetric::all()
+                .into_iter()
+                .filter(|w| w.name().starts_with(&format!("{item}/")))
+                .map(Algorithm::Symmetric)
+                .collect(),
+            "pubkey" => public_keys().collect(),
+            // The papers' algorithms at sizes that keep the default run under two minutes on
+            // two cores: AES-CTR (the MPI paper), Blowfish (the supercomputer paper), segmented
+            // RC4 (PARC4), the authenticated default, and the JCE paper's public-key splits.
+            "default" => {
+                let mut d = sym(&[
+                    "raw/aes-256-ctr/encrypt",
+                    "raw/bf-ecb/encrypt",
+                    "raw/aes-256-cbc/decrypt",
+                    "container/aes-256-gcm/encrypt",
+                    "container/rc4-hmac-sha256/encrypt",
+                ]);
+                d.extend(
+                    [
+                        Workload::RsaKeygen { bits: 2048 },
+                        Workload::RsaSign {
+                            bits: pk::RSA_OP_BITS,
+                            op: paracrypt_core::pubkey::rsa::PrivateOp::Split,
+                        },
+                        Workload::RsaSignBatch {
+                            bits: pk::RSA_OP_BITS,
+                            n: pk::BATCH_SIZE,
+                        },
+                        Workload::EcdsaVerify {
+                            how: paracrypt_core::pubkey::ecdsa::EcdsaVerify::Split,
+                        },
+                        Workload::EcdsaVerifyBatch { n: pk::BATCH_SIZE },
+                    ]
+                    .into_iter()
+                    .map(Algorithm::PublicKey),
+                );
+                d
+            }
+            name => {
+                if let Some(w) = Symmetric::from_name(name)
+                    .or_else(|| Symmetric::from_name(&format!("raw/{name}")))
+                    .or_else(|| Symmetric::from_name(&format!("container/{name}")))
+                {
+                    vec![Algorithm::Symmetric(w)]
+                } else if let Some(w) = public_keys().find(|a| a.name() == name) {
+                    vec![w]
+                } else {
+                    let names: Vec<String> = Symmetric::all()
+                        .iter()
+                        .map(Symmetric::name)
+                        .chain(public_keys().map(|a| a.name()))
+                        .collect();
+                    return crate::exit::usage(format!(
+                        "unknown algorithm `{name}` (valid: default, all, symmetric, raw, container, pubkey, {})",
+                        names.join(", ")
+                    ));
+                }
+            }
+        };
+        for a in add {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+    }
+    if out.is_empty() {
+        return crate::exit::usage("--algorithms is empty");
+    }
+    Ok(out)
+}
+
+/// Every public-key workload: the standard set plus 2048-bit key generation.
+fn public_keys() -> impl Iterator<Item = Algorithm> {
+    let mut all = Workload::standard();
+    all.insert(0, Workload::RsaKeygen { bits: 2048 });
+    all.into_iter().map(Algorithm::PublicKey)
+}

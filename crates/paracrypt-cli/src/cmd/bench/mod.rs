@@ -1,0 +1,224 @@
+//! `paracrypt bench`: the papers' experiments on the user's machine — time, throughput,
+//! speed-up and efficiency against threads and input size — as a table, JSON and an SVG plot.
+//!
+//! The workloads are the library's (`paracrypt_core::workload::Symmetric`,
+//! `paracrypt_core::pubkey::workload::Workload`), the same ones the criterion benches run.
+
+mod measure;
+mod openssl;
+mod plot;
+mod report;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use paracrypt_core::plan::DEFAULT_CHUNK_SIZE;
+use paracrypt_core::pubkey::workload::RSA_KEYGEN_SAMPLES;
+
+use crate::exit::usage;
+use crate::progress::{self, Mode as ProgressMode};
+use crate::size::{parse_size, parse_usize};
+use measure::{Algorithm, Mode};
+use report::{Machine, Report, SCHEMA};
+
+/// Arguments of `paracrypt bench`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Algorithms: `default` (the papers' algorithms: raw aes-256-ctr, bf-ecb, aes-256-cbc decrypt,
+container aes-256-gcm and segmented RC4, RSA-2048 keygen/sign, P-256 verify), `all`, `symmetric`,
+`raw`, `container`, `pubkey`, or names such as raw/des-ede3, container/aes-256-gcm/decrypt,
+aes-256-ctr, rsa3072-keygen, rsa2048-sign-split, p256-verify-batch64.
+Speed-up is the fewest-threads time over the N-thread time; efficiency is speed-up per thread.
+Timings are medians; other load on the machine shows up in them, so compare ratios of one run.")]
+pub struct BenchArgs {
+    /// Comma-separated algorithms or groups.
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    algorithms: String,
+    /// Thread counts (default: 1, 2, 4, … up to the number of cores, and that number).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    threads: Option<Vec<usize>>,
+    /// Input sizes of the symmetric work.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_size, default_value = "4MiB,40MiB,160MiB")]
+    sizes: Vec<u64>,
+    /// Timed runs per measurement (the median is reported; public-key operations take at
+    /// least 10).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    repeat: usize,
+    /// Keys per RSA key-generation measurement.
+    #[arg(long, value_name = "N", default_value_t = RSA_KEYGEN_SAMPLES)]
+    keygen_samples: usize,
+    /// Where symmetric work runs: memory, file (file to file), or both.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "memory,file"
+    )]
+    modes: Vec<Mode>,
+    /// Chunk size of the symmetric work.
+    #[arg(long, value_name = "SIZE", value_parser = parse_usize, default_value_t = DEFAULT_CHUNK_SIZE)]
+    chunk_size: usize,
+    /// Run the same work through the `openssl` binary and show paracrypt's speed relative to it.
+    #[arg(long)]
+    compare_openssl: bool,
+    /// Write machine-readable results here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Draw speed-up against threads here (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Directory for the file-to-file runs (default: the system's temporary directory).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Show a progress bar even when stderr is not a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    progress: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn default_threads() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
+        .take_while(|&t| t < cores)
+        .collect();
+    threads.push(cores);
+    threads
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Runs `paracrypt bench`.
+pub fn run(args: BenchArgs) -> Result<ExitCode> {
+    let algorithms = measure::resolve(&args.algorithms)?;
+    let mut threads = args.threads.clone().unwrap_or_else(default_threads);
+    threads.sort_unstable();
+    threads.dedup();
+    if threads.first() == Some(&0) {
+        return usage("--threads must be at least 1");
+    }
+    if args.repeat == 0 || args.keygen_samples == 0 {
+        return usage("--repeat and --keygen-samples must be at least 1");
+    }
+    paracrypt_core::raw::RawCipher::check_chunk_size(args.chunk_size)?;
+    let mut modes = args.modes.clone();
+    modes.dedup();
+    let openssl_version = if args.compare_openssl {
+        let version = openssl::version();
+        if version.is_none() {
+            crate::cmd::warn(
+                "--compare-openssl: openssl is not installed; showing paracrypt alone",
+            );
+        }
+        version
+    } else {
+        None
+    };
+    let dir = match &args.dir {
+        Some(dir) => tempfile::tempdir_in(dir),
+        None => tempfile::tempdir(),
+    }
+    .context("cannot create a directory for the file-to-file runs")?;
+
+    let steps: u64 = algorithms
+        .iter()
+        .map(|a| match a {
+            Algorithm::Symmetric(_) => (args.sizes.len() * modes.len() * threads.len()) as u64,
+            Algorithm::PublicKey(_) => threads.len() as u64,
+        })
+        .sum();
+    let bar = progress::bar(
+        ProgressMode::from_flags(args.progress, args.quiet),
+        None,
+        "benchmarking",
+    );
+    bar.set_length(steps);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+
+    let settings = measure::Settings {
+        threads: &threads,
+        repeat: args.repeat,
+        chunk_size: args.chunk_size,
+        dir: dir.path(),
+    };
+    let mut measurements = Vec::new();
+    for algorithm in &algorithms {
+        bar.set_message(algorithm.name());
+        match algorithm {
+            Algorithm::Symmetric(workload) => {
+                for &size in &args.sizes {
+                    for &mode in &modes {
+                        let mut got =
+                            measure::symmetric(*workload, size, mode, &settings, || bar.inc(1))?;
+                        if openssl_version.is_some() {
+                            let input = dir.path().join("openssl-input");
+                            if mode == Mode::File {
+                                let prepared = workload.prepare(size as usize, args.chunk_size)?;
+                                std::fs::write(&input, prepared.input())?;
+                            }
+                            for m in &mut got {
+                                openssl::compare_symmetric(*workload, m, &input, dir.path());
+                            }
+                            let _ = std::fs::remove_file(&input);
+                        }
+                        measurements.extend(got);
+                    }
+                }
+            }
+            Algorithm::PublicKey(workload) => {
+                let mut got = measure::public_key(
+                    *workload,
+                    &threads,
+                    args.repeat,
+                    args.keygen_samples,
+                    || bar.inc(1),
+                )?;
+                if openssl_version.is_some() {
+                    for m in &mut got {
+                        openssl::compare_public_key(*workload, m);
+                    }
+                }
+                measurements.extend(got);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    measure::add_speedups(&mut measurements);
+    let report = Report {
+        schema: SCHEMA,
+        paracrypt: env!("CARGO_PKG_VERSION").to_string(),
+        machine: Machine {
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpu_model: cpu_model(),
+            openssl: openssl_version,
+        },
+        chunk_size: args.chunk_size,
+        measurements,
+    };
+    print!("{}", report::table(&report));
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report).context("encoding JSON")?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.plot {
+        plot::speedup_svg(&report, path)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

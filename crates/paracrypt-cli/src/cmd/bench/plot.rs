@@ -1,0 +1,101 @@
+//! `--plot`: speed-up against threads per algorithm, with the ideal line, as SVG (plotters).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use plotters::prelude::*;
+
+use super::report::Report;
+
+/// Draws one line per algorithm (and mode), at its largest size, plus the ideal `y = x`.
+pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut keys: Vec<(String, Option<super::measure::Mode>)> = Vec::new();
+    for m in &report.measurements {
+        let key = (m.algorithm.clone(), m.mode);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    for (algorithm, mode) in keys {
+        let rows: Vec<_> = report
+            .measurements
+            .iter()
+            .filter(|m| m.algorithm == algorithm && m.mode == mode)
+            .collect();
+        let largest = rows.iter().filter_map(|m| m.size).max();
+        let mut points: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|m| m.size == largest)
+            .filter_map(|m| Some((m.threads as f64, m.speedup?)))
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let label = match mode {
+            Some(super::measure::Mode::Memory) => format!("{algorithm} (memory)"),
+            Some(super::measure::Mode::File) => format!("{algorithm} (file)"),
+            None => algorithm,
+        };
+        series.push((label, points));
+    }
+    let max_threads = report
+        .measurements
+        .iter()
+        .map(|m| m.threads)
+        .max()
+        .unwrap_or(1) as f64;
+    let max_speedup = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|&(_, y)| y))
+        .fold(max_threads, f64::max);
+    let height = 480 + 18 * series.len() as u32;
+    let root = SVGBackend::new(path, (900, height)).into_drawing_area();
+    root.fill(&WHITE).context("drawing the plot")?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("paracrypt: speed-up against threads", ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(
+            0.8f64..max_threads + 0.2,
+            0f64..(max_speedup * 1.1).max(1.2),
+        )
+        .context("drawing the plot")?;
+    chart
+        .configure_mesh()
+        .x_desc("threads")
+        .y_desc("speed-up over the fewest threads")
+        .draw()
+        .context("drawing the plot")?;
+    chart
+        .draw_series(LineSeries::new(
+            [(1.0, 1.0), (max_threads, max_threads)],
+            BLACK.stroke_width(1),
+        ))
+        .context("drawing the plot")?
+        .label("ideal")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
+    for (i, (label, points)) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .context("drawing the plot")?
+            .label(label.as_str())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart
+            .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .context("drawing the plot")?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .context("drawing the plot")?;
+    root.present()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! `paracrypt bench` and `paracrypt generate`: the outputs are produced and well formed (the
+//! speed itself is never asserted).
+
+use crate::common::*;
+
+#[test]
+fn a_tiny_run_prints_the_table_and_writes_json_and_svg() {
+    let dir = scratch();
+    let d = dir.path();
+    let (json, svg) = (d.join("bench.json"), d.join("bench.svg"));
+    let mut cmd = paracrypt();
+    cmd.args([
+        "bench",
+        "--algorithms",
+        "raw/aes-256-ctr,container/aes-256-gcm,p256-verify-split",
+        "--sizes",
+        "64KiB",
+        "--threads",
+        "1,2",
+        "--repeat",
+        "1",
+        "--json",
+    ])
+    .arg(&json)
+    .arg("--plot")
+    .arg(&svg)
+    .arg("--dir")
+    .arg(d);
+    let table = String::from_utf8(ok(run(cmd))).unwrap();
+    for needle in [
+        "raw/aes-256-ctr/encrypt (in memory)",
+        "raw/aes-256-ctr/encrypt (file to file)",
+        "container/aes-256-gcm/encrypt (in memory)",
+        "p256-verify-split",
+        "1 thread",
+        "2 threads",
+        "64 KiB",
+        "MB/s",
+        "/op",
+    ] {
+        assert!(table.contains(needle), "{needle} missing from\n{table}");
+    }
+
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["schema"], 1);
+    assert!(report["machine"]["cpus"].as_u64().unwrap() >= 1);
+    let measurements = report["measurements"].as_array().unwrap();
+    // 2 symmetric algorithms × 1 size × 2 modes × 2 thread counts, and 1 public-key × 2.
+    assert_eq!(measurements.len(), 10);
+    for m in measurements {
+        assert!(m["stats"]["median_s"].as_f64().unwrap() > 0.0);
+        assert!(m["speedup"].as_f64().unwrap() > 0.0);
+        assert!(m["efficiency"].as_f64().is_some());
+        if m["algorithm"].as_str().unwrap().starts_with("raw/") {
+            assert!(m["mb_per_s"].as_f64().unwrap() > 0.0);
+            assert_eq!(m["size"], 65536);
+        }
+    }
+
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let labels: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    for needle in [
+        "ideal",
+        "raw/aes-256-ctr/encrypt (memory)",
+        "p256-verify-split",
+        "threads",
+    ] {
+        assert!(
+            labels.iter().any(|l| l.contains(needle)),
+            "{needle} not in the plot: {labels:?}"
+        );
+    }
+    assert!(
+        listing(d)
+            .iter()
+            .all(|f| f == "bench.json" || f == "bench.svg"),
+        "{:?}",
+        listing(d)
+    );
+}
+
+#[test]
+fn unknown_algorithms_and_bad_options_are_usage_errors() {
+    let mut cmd = paracrypt();
+    cmd.args(["bench", "--algorithms", "raw/aes-999"]);
+    let stderr = fails(run(cmd), 2, "unknown algorithm `raw/aes-999`");
+    assert!(
+        stderr.contains("container/aes-256-gcm/encrypt") && stderr.contains("rsa3072-keygen"),
+        "{stderr}"
+    );
+    let mut cmd = paracrypt();
+    cmd.args(["bench", "--threads", "0"]);
+    fails(run(cmd), 2, "--threads must be at least 1");
+    let mut cmd = paracrypt();
+    cmd.args(["bench", "--sizes", "12XB"]);
+    fails(run(cmd), 2, "size");
+}
+
+#[test]
+fn man_pages_and_completions_are_generated_from_the_cli() {
+    let dir = scratch();
+    let man = dir.path().join("man1");
+    let mut cmd = paracrypt();
+    cmd.args(["generate", "man", "-o"]).arg(&man);
+    ok(run(cmd));
+    let pages = listing(&man);
+    for page in [
+        "paracrypt.1",
+        "paracrypt-encrypt.1",
+        "paracrypt-raw.1",
+        "paracrypt-bench.1",
+        "paracrypt-rsa-keygen.1",
+    ] {
+        assert!(pages.contains(&page.to_string()), "{page} in {pages:?}");
+    }
+    let encrypt = std::fs::read_to_string(man.join("paracrypt-encrypt.1")).unwrap();
+    assert!(
+        encrypt.starts_with(".ie") || encrypt.contains(".TH"),
+        "roff"
+    );
+    assert!(
+        !encrypt.contains("fixed-salt"),
+        "hidden options stay hidden"
+    );
+    for shell in ["bash", "zsh", "fish"] {
+        let mut cmd = paracrypt();
+        cmd.args(["generate", "completions", shell]);
+        let script = String::from_utf8(ok(run(cmd))).unwrap();
+        assert!(
+            script.contains("paracrypt") && script.contains("encrypt"),
+            "{shell}"
+        );
+    }
+}
