@@ -43,16 +43,21 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
+    eprintln!("paracrypt: error: {}", one_line(error));
+    ExitCode::from(code(error))
+}
+
+/// The exit status `error` maps to: 2 for a usage error, 1 otherwise.
+pub fn code(error: &anyhow::Error) -> u8 {
     let usage = error.chain().any(|cause| {
         cause.is::<Usage>() || cause.downcast_ref::<CoreError>().is_some_and(is_usage)
     });
-    eprintln!("paracrypt: error: {}", one_line(error));
-    ExitCode::from(if usage { 2 } else { 1 })
+    if usage { 2 } else { 1 }
 }
 
 /// The error and its causes, joined by `: `, skipping a cause whose text the message already
 /// ends with (our core errors print their source themselves).
-fn one_line(error: &anyhow::Error) -> String {
+pub fn one_line(error: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in error.chain() {
         let text = cause.to_string();

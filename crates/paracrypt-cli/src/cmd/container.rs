@@ -20,27 +20,29 @@ use crate::size::{parse_size, parse_usize};
 pub struct CommonArgs {
     /// Input file, `-` for stdin.
     #[arg(value_name = "INPUT", default_value = "-")]
-    input: PathBuf,
+    pub(crate) input: PathBuf,
     /// Output file, `-` for stdout.
     #[arg(short, long, value_name = "OUTPUT", default_value = "-")]
-    output: PathBuf,
+    pub(crate) output: PathBuf,
     #[command(flatten)]
-    secret: SecretArgs,
+    pub(crate) secret: SecretArgs,
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
-    threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
     /// Overwrite OUTPUT if it exists.
     #[arg(short, long)]
-    force: bool,
+    pub(crate) force: bool,
     /// fsync OUTPUT before renaming it into place (for jobs that delete the input afterwards).
     #[arg(long)]
-    sync: bool,
+    pub(crate) sync: bool,
     /// Show a progress bar even when stderr is not a terminal.
     #[arg(long, conflicts_with = "quiet")]
-    progress: bool,
+    pub(crate) progress: bool,
     /// No progress bar and no warnings.
     #[arg(short, long)]
-    quiet: bool,
+    pub(crate) quiet: bool,
+    #[command(flatten)]
+    pub(crate) distributed: crate::cmd::distributed::DistributedArgs,
 }
 
 /// Arguments of `paracrypt encrypt`.
@@ -53,16 +55,16 @@ Without --key-file the password comes from --password-file, PARACRYPT_PASSWORD, 
 The format is specified in docs/FORMAT.md. Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct EncryptArgs {
     #[command(flatten)]
-    common: CommonArgs,
+    pub(crate) common: CommonArgs,
     /// Cipher suite.
     #[arg(short, long, value_name = "SUITE", default_value = "aes-256-gcm")]
-    cipher: String,
+    pub(crate) cipher: String,
     /// Plaintext bytes per chunk, a multiple of 16 (4096, 64KiB, 1MiB, ...).
     #[arg(long, value_name = "SIZE", value_parser = parse_usize, default_value_t = DEFAULT_CHUNK_SIZE)]
-    chunk_size: usize,
+    pub(crate) chunk_size: usize,
     /// Testing only: a fixed salt (hex, 32 bytes) for reproducible output. Never reuse a salt.
     #[arg(long, value_name = "HEX", hide = true)]
-    fixed_salt: Option<String>,
+    pub(crate) fixed_salt: Option<String>,
 }
 
 /// Arguments of `paracrypt decrypt`.
@@ -73,29 +75,25 @@ failed authentication, file truncated after chunk N, trailing data) and exits 1.
 appears only once everything verified; to stdout only verified chunks are written, in order.")]
 pub struct DecryptArgs {
     #[command(flatten)]
-    common: CommonArgs,
+    pub(crate) common: CommonArgs,
     /// Decrypt and verify only the chunks covering plaintext bytes OFFSET..OFFSET+LENGTH
     /// (sizes like 4096 or 1MiB; INPUT must be a file).
     #[arg(long, value_name = "OFFSET:LENGTH")]
-    range: Option<String>,
+    pub(crate) range: Option<String>,
 }
 
 /// Runs `paracrypt encrypt`.
 pub fn run_encrypt(args: EncryptArgs) -> Result<ExitCode> {
+    if args.common.distributed.distributed {
+        return crate::cmd::distributed::encrypt(args);
+    }
     let common = &args.common;
     let suite: Suite = args.cipher.parse()?;
     check_chunk_size(args.chunk_size)?;
-    let salt = match &args.fixed_salt {
-        Some(hex) => {
-            let bytes = decode_hex("--fixed-salt", hex)?;
-            let Ok(salt) = <[u8; SALT_LEN]>::try_from(bytes) else {
-                return usage(format!("--fixed-salt needs {SALT_LEN} bytes"));
-            };
-            warn("--fixed-salt makes the output reproducible and reuses nonces: for tests only");
-            Some(salt)
-        }
-        None => None,
-    };
+    let salt = fixed_salt(&args)?;
+    if salt.is_some() {
+        warn("--fixed-salt makes the output reproducible and reuses nonces: for tests only");
+    }
     if suite.is_legacy() && !common.quiet {
         warn(format!(
             "{suite} is a legacy suite, kept for compatibility studies; prefer aes-256-gcm"
@@ -128,6 +126,9 @@ pub fn run_encrypt(args: EncryptArgs) -> Result<ExitCode> {
 
 /// Runs `paracrypt decrypt`.
 pub fn run_decrypt(args: DecryptArgs) -> Result<ExitCode> {
+    if args.common.distributed.distributed {
+        return crate::cmd::distributed::decrypt(args);
+    }
     let common = &args.common;
     let range = args.range.as_deref().map(parse_range).transpose()?;
     let mut input = Input::open(&common.input)?;
@@ -162,7 +163,19 @@ pub fn run_decrypt(args: DecryptArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn policy(common: &CommonArgs, binary: bool) -> OutputPolicy {
+/// The `--fixed-salt` the arguments give, checked.
+pub(crate) fn fixed_salt(args: &EncryptArgs) -> Result<Option<[u8; SALT_LEN]>> {
+    let Some(hex) = &args.fixed_salt else {
+        return Ok(None);
+    };
+    let bytes = decode_hex("--fixed-salt", hex)?;
+    match <[u8; SALT_LEN]>::try_from(bytes) {
+        Ok(salt) => Ok(Some(salt)),
+        Err(_) => usage(format!("--fixed-salt needs {SALT_LEN} bytes")),
+    }
+}
+
+pub(crate) fn policy(common: &CommonArgs, binary: bool) -> OutputPolicy {
     OutputPolicy {
         force: common.force,
         binary,

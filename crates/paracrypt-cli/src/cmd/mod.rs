@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod container;
+pub mod distributed;
 pub mod ecdsa;
 pub mod generate;
 pub mod info;

@@ -31,79 +31,51 @@ Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct RawArgs {
     /// Encrypt INPUT.
     #[arg(short, long)]
-    encrypt: bool,
+    pub(crate) encrypt: bool,
     /// Decrypt INPUT.
     #[arg(short, long)]
-    decrypt: bool,
+    pub(crate) decrypt: bool,
     /// Cipher, by its OpenSSL name (e.g. aes-256-ctr).
     #[arg(short, long, value_name = "NAME")]
-    cipher: String,
+    pub(crate) cipher: String,
     /// Key as hex (16/24/32 bytes for AES, 8 for DES, 24 for 3DES, 4-56 for bf, 1-256 for rc4).
     #[arg(short = 'K', long, value_name = "HEX")]
-    key: String,
+    pub(crate) key: String,
     /// IV as hex (CBC and CTR: one block; ECB and RC4 take none).
     #[arg(long, value_name = "HEX")]
-    iv: Option<String>,
+    pub(crate) iv: Option<String>,
     /// No PKCS#7 padding (openssl -nopad): the input must be whole blocks.
     #[arg(long)]
-    no_pad: bool,
+    pub(crate) no_pad: bool,
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
-    threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
     /// Chunk size, a multiple of 16 bytes (4096, 64KiB, 1MiB, ...).
     #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_usize, default_value_t = DEFAULT_CHUNK_SIZE)]
-    chunk_size: usize,
+    pub(crate) chunk_size: usize,
     /// Overwrite OUTPUT if it exists.
     #[arg(short, long)]
-    force: bool,
+    pub(crate) force: bool,
     /// fsync OUTPUT before renaming it into place.
     #[arg(long)]
-    sync: bool,
+    pub(crate) sync: bool,
     /// Input file, `-` for stdin.
     #[arg(value_name = "INPUT", default_value = "-")]
-    input: PathBuf,
+    pub(crate) input: PathBuf,
     /// Output file, `-` for stdout.
     #[arg(short, long, value_name = "OUTPUT", default_value = "-")]
-    output: PathBuf,
+    pub(crate) output: PathBuf,
+    #[command(flatten)]
+    pub(crate) distributed: crate::cmd::distributed::DistributedArgs,
 }
 
 /// Runs `paracrypt raw`.
 pub fn run(args: RawArgs) -> Result<ExitCode> {
-    let direction = if args.encrypt {
-        Direction::Encrypt
-    } else {
-        Direction::Decrypt
-    };
-    let name: RawCipherName = args.cipher.parse()?;
-    let key = decode_hex("--key", &args.key)?;
-    let iv = args
-        .iv
-        .as_deref()
-        .map(|iv| decode_hex("--iv", iv))
-        .transpose()?;
-    let cipher = RawCipher::new(name, &key, iv.as_deref())?;
-    if args.no_pad && !name.is_padded_mode() {
-        return usage(format!(
-            "--no-pad applies to ECB and CBC only; {name} never pads"
-        ));
+    if args.distributed.distributed {
+        return crate::cmd::distributed::raw(args);
     }
-    let cipher = cipher.with_padding(!args.no_pad);
-    RawCipher::check_chunk_size(args.chunk_size)?;
-    for hazard in name.hazards() {
-        warn(match hazard {
-            Hazard::LegacyAlgorithm => {
-                format!(
-                    "{name} is a legacy cipher (broken or deprecated); use it only for compatibility"
-                )
-            }
-            Hazard::EcbMode => {
-                format!(
-                    "{name} uses ECB mode, which shows patterns in the data; use it only for compatibility"
-                )
-            }
-        });
-    }
-    warn("raw output has no integrity protection; `paracrypt encrypt` authenticates every chunk");
+    let (direction, cipher) = cipher(&args)?;
+    warn_hazards(cipher.name());
 
     let mut input = Input::open(&args.input)?;
     let policy = OutputPolicy {
@@ -133,4 +105,47 @@ pub fn run(args: RawArgs) -> Result<ExitCode> {
     })?;
     output.commit()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The direction and the cipher the arguments ask for, checked (no output is touched).
+pub(crate) fn cipher(args: &RawArgs) -> Result<(Direction, RawCipher)> {
+    let direction = if args.encrypt {
+        Direction::Encrypt
+    } else {
+        Direction::Decrypt
+    };
+    let name: RawCipherName = args.cipher.parse()?;
+    let key = decode_hex("--key", &args.key)?;
+    let iv = args
+        .iv
+        .as_deref()
+        .map(|iv| decode_hex("--iv", iv))
+        .transpose()?;
+    let cipher = RawCipher::new(name, &key, iv.as_deref())?;
+    if args.no_pad && !name.is_padded_mode() {
+        return usage(format!(
+            "--no-pad applies to ECB and CBC only; {name} never pads"
+        ));
+    }
+    RawCipher::check_chunk_size(args.chunk_size)?;
+    Ok((direction, cipher.with_padding(!args.no_pad)))
+}
+
+/// Warns about legacy ciphers, ECB and the lack of integrity protection.
+pub(crate) fn warn_hazards(name: RawCipherName) {
+    for hazard in name.hazards() {
+        warn(match hazard {
+            Hazard::LegacyAlgorithm => {
+                format!(
+                    "{name} is a legacy cipher (broken or deprecated); use it only for compatibility"
+                )
+            }
+            Hazard::EcbMode => {
+                format!(
+                    "{name} uses ECB mode, which shows patterns in the data; use it only for compatibility"
+                )
+            }
+        });
+    }
+    warn("raw output has no integrity protection; `paracrypt encrypt` authenticates every chunk");
 }

@@ -3,6 +3,7 @@
 mod bench;
 mod common;
 mod container;
+mod distributed;
 mod ecdsa;
 mod raw;
 mod rsa;

@@ -188,6 +188,28 @@ impl Encryptor {
         Ok(job(keys, plan, true))
     }
 
+    /// Prepares the encryption of `plaintext_len` bytes under a `header` that another
+    /// [`Encryptor::job`] with the same secret made (for example on MPI rank 0): the salt, suite
+    /// and chunk size are the header's, so every process seals every chunk identically. The
+    /// header is checked like a decryptor checks it (a different secret fails with
+    /// [`Error::WrongKey`]); no new salt is drawn.
+    ///
+    /// ```
+    /// use paracrypt_core::container::{Encryptor, Key};
+    ///
+    /// let encryptor = Encryptor::new(Key::generate()).chunk_size(4096);
+    /// let first = encryptor.job(10_000)?;
+    /// let again = encryptor.job_for_header(&first.header, 10_000)?;
+    /// assert_eq!(again.header, first.header);
+    /// assert_eq!(again.plan, first.plan);
+    /// # Ok::<(), paracrypt_core::Error>(())
+    /// ```
+    pub fn job_for_header(&self, header: &[u8], plaintext_len: u64) -> Result<Job> {
+        let keys = Keys::open(&self.secret, header)?;
+        let plan = ChunkPlan::new(seal_layout(keys.info.suite, keys.info.chunk_size)?, plaintext_len)?;
+        Ok(job(keys, plan, true))
+    }
+
     /// Encrypts `input` into `output` with positional I/O on every pool thread and sets
     /// `output`'s length. Returns the bytes written.
     pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {

@@ -161,6 +161,7 @@ fn far_apart(p: &BoxedUint, q: &BoxedUint, bits: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crypto_bigint::Resize;
 
     #[test]
     fn primes_close_together_are_refused() {

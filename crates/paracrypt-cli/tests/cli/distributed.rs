@@ -1,0 +1,472 @@
+//! `--distributed`: under a real `mpirun`, every rank count × schedule × transport writes
+//! exactly the bytes of one process; a failure on any rank is reported once, exits non-zero
+//! and leaves no OUTPUT. Without the `mpi` feature, `--distributed` is a usage error.
+
+const KEY: &str = "1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f";
+const IV: &str = "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf";
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn distributed_needs_a_build_with_mpi() {
+    use crate::common::*;
+    let dir = scratch();
+    let input = write(dir.path(), "in", &data(1000, 1));
+    let out = dir.path().join("out");
+    let mut cmd = paracrypt();
+    cmd.args([
+        "raw",
+        "-e",
+        "-c",
+        "aes-256-ctr",
+        "-K",
+        KEY,
+        "--iv",
+        IV,
+        "--distributed",
+    ])
+    .arg(&input)
+    .arg("-o")
+    .arg(&out);
+    fails(run(cmd), 2, "--features mpi");
+    assert!(!out.exists());
+}
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use std::ffi::OsStr;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Output};
+
+    use super::{IV, KEY};
+    use crate::common::*;
+
+    /// Chunk size for these tests: small, so that small files still have many chunks.
+    const CHUNK: usize = 4096;
+    const RANKS: [usize; 5] = [1, 2, 3, 4, 7];
+    const SCHEDULES: [&str; 2] = ["static", "dynamic"];
+    const TRANSPORTS: [&str; 2] = ["shared-fs", "messages"];
+    const SALT: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
+
+    /// Whether `mpirun` can be used here (CI installs Open MPI, so there it must be).
+    fn have_mpirun() -> bool {
+        let found = Command::new("mpirun")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "mpirun is required in CI (the README's test command installs Open MPI)"
+            );
+            eprintln!("mpirun not found: skipping distributed test");
+        }
+        found
+    }
+
+    /// `mpirun -n RANKS paracrypt ARGS --distributed`, oversubscribed (this machine has fewer
+    /// cores than ranks), allowed as root when we are root, killed if it hangs.
+    fn mpirun<S: AsRef<OsStr>>(ranks: usize, args: impl IntoIterator<Item = S>) -> Output {
+        let mut cmd = Command::new("timeout");
+        cmd.args(["600", "mpirun", "--oversubscribe"]);
+        let root = std::fs::metadata("/proc/self").is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid() == 0
+        });
+        if root {
+            cmd.arg("--allow-run-as-root");
+        }
+        cmd.args(["-n", &ranks.to_string(), env!("CARGO_BIN_EXE_paracrypt")]);
+        cmd.args(args).arg("--distributed");
+        cmd.env_remove("PARACRYPT_PASSWORD");
+        run(cmd)
+    }
+
+    fn layout(schedule: &str, transport: &str) -> [String; 4] {
+        [
+            "--schedule".into(),
+            schedule.into(),
+            "--transport".into(),
+            transport.into(),
+        ]
+    }
+
+    fn s(path: &Path) -> String {
+        path.to_str().unwrap().to_string()
+    }
+
+    /// Every layout this suite runs: rank counts × schedules × transports.
+    fn layouts() -> impl Iterator<Item = (usize, &'static str, &'static str)> {
+        RANKS.into_iter().flat_map(|n| {
+            SCHEDULES
+                .into_iter()
+                .flat_map(move |s| TRANSPORTS.into_iter().map(move |t| (n, s, t)))
+        })
+    }
+
+    /// `paracrypt: error:` must appear exactly once, whatever the number of ranks.
+    #[track_caller]
+    fn one_error(stderr: &str, needle: &str) {
+        assert_eq!(
+            stderr.matches("paracrypt: error:").count(),
+            1,
+            "one error line expected: {stderr}"
+        );
+        assert!(
+            stderr.contains(needle),
+            "stderr should mention `{needle}`: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    }
+
+    fn raw_encrypt_args(input: &Path, output: &Path) -> Vec<String> {
+        let mut args: Vec<String> = ["raw", "-e", "-c", "aes-256-ctr", "-K", KEY, "--iv", IV]
+            .map(String::from)
+            .into();
+        args.extend([
+            "--chunk-size".into(),
+            CHUNK.to_string(),
+            s(input),
+            "-o".into(),
+            s(output),
+        ]);
+        args
+    }
+
+    /// The raw AES-256-CTR reference: `openssl enc`, or one local process without openssl.
+    fn raw_reference(dir: &Path, input: &Path) -> Vec<u8> {
+        let reference = dir.join("reference");
+        match openssl() {
+            Some(_) => {
+                openssl_ok(&[
+                    "enc",
+                    "-e",
+                    "-aes-256-ctr",
+                    "-K",
+                    KEY,
+                    "-iv",
+                    IV,
+                    "-in",
+                    &s(input),
+                    "-out",
+                    &s(&reference),
+                ]);
+            }
+            None => {
+                let mut cmd = paracrypt();
+                cmd.args(raw_encrypt_args(input, &reference));
+                ok(run(cmd));
+            }
+        }
+        std::fs::read(&reference).unwrap()
+    }
+
+    #[test]
+    fn raw_ctr_equals_openssl_at_every_layout() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        // 73 whole chunks and a tail chunk.
+        let input = write(dir.path(), "plain", &data(73 * CHUNK + 1001, 7));
+        let reference = raw_reference(dir.path(), &input);
+        for (n, schedule, transport) in layouts() {
+            let output = dir.path().join(format!("ct-{n}-{schedule}-{transport}"));
+            let mut args = raw_encrypt_args(&input, &output);
+            args.extend(layout(schedule, transport));
+            ok(mpirun(n, args));
+            assert!(
+                std::fs::read(&output).unwrap() == reference,
+                "{n} ranks, {schedule}, {transport}: differs from openssl"
+            );
+        }
+        // Nothing but the outputs: every temporary file was renamed.
+        assert!(
+            listing(dir.path())
+                .iter()
+                .all(|f| !f.starts_with(".paracrypt"))
+        );
+    }
+
+    fn key_file(dir: &Path) -> PathBuf {
+        let key = dir.join("key");
+        let mut cmd = paracrypt();
+        cmd.args(["keygen", "-o"]).arg(&key);
+        ok(run(cmd));
+        key
+    }
+
+    fn encrypt_args(key: &Path, input: &Path, output: &Path) -> Vec<String> {
+        let mut args: Vec<String> = ["encrypt", "-q", "--fixed-salt", SALT, "--chunk-size"]
+            .map(String::from)
+            .into();
+        args.extend([
+            CHUNK.to_string(),
+            "-k".into(),
+            s(key),
+            s(input),
+            "-o".into(),
+            s(output),
+        ]);
+        args
+    }
+
+    fn decrypt_args(key: &Path, input: &Path, output: &Path) -> Vec<String> {
+        ["decrypt", "-q", "-k", &s(key), &s(input), "-o", &s(output)]
+            .map(String::from)
+            .into()
+    }
+
+    /// Encrypts `plain` locally (the reference), then under `ranks` for every schedule and
+    /// transport: byte-identical to the local run, and decrypting (distributed and locally)
+    /// gives `plain` back.
+    fn container_round_trips(dir: &Path, key: &Path, plain: &[u8], ranks: &[usize], tag: &str) {
+        let input = write(dir, &format!("plain-{tag}"), plain);
+        let reference = dir.join(format!("reference-{tag}"));
+        let mut cmd = paracrypt();
+        cmd.args(encrypt_args(key, &input, &reference));
+        ok(run(cmd));
+        let reference = std::fs::read(&reference).unwrap();
+        for &n in ranks {
+            for schedule in SCHEDULES {
+                for transport in TRANSPORTS {
+                    let what = format!("{tag}: {n} ranks, {schedule}, {transport}");
+                    let sealed = dir.join(format!("sealed-{tag}-{n}-{schedule}-{transport}"));
+                    let mut args = encrypt_args(key, &input, &sealed);
+                    args.extend(layout(schedule, transport));
+                    ok(mpirun(n, args));
+                    assert!(
+                        std::fs::read(&sealed).unwrap() == reference,
+                        "{what}: encryption differs"
+                    );
+
+                    let opened = dir.join(format!("opened-{tag}-{n}-{schedule}-{transport}"));
+                    let mut args = decrypt_args(key, &sealed, &opened);
+                    args.extend(layout(schedule, transport));
+                    ok(mpirun(n, args));
+                    assert!(
+                        std::fs::read(&opened).unwrap() == plain,
+                        "{what}: decryption differs"
+                    );
+                }
+            }
+        }
+        // The distributed output also opens on one process.
+        let opened = dir.join(format!("opened-{tag}-local"));
+        let sealed = dir.join(format!("sealed-{tag}-{}-dynamic-messages", ranks[0]));
+        let mut cmd = paracrypt();
+        cmd.args(decrypt_args(key, &sealed, &opened));
+        ok(run(cmd));
+        assert!(
+            std::fs::read(&opened).unwrap() == plain,
+            "{tag}: local decryption differs"
+        );
+    }
+
+    #[test]
+    fn container_equals_one_process_at_every_layout() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let key = key_file(dir.path());
+        container_round_trips(dir.path(), &key, &data(41 * CHUNK + 77, 3), &RANKS, "main");
+    }
+
+    #[test]
+    fn odd_sizes() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let key = key_file(dir.path());
+        // Empty; smaller than one chunk per rank; exactly one chunk; fewer chunks than ranks
+        // with a tail chunk.
+        for (len, tag) in [
+            (0, "empty"),
+            (100, "tiny"),
+            (CHUNK, "one"),
+            (3 * CHUNK + 5, "few"),
+        ] {
+            let plain = data(len, 9);
+            container_round_trips(dir.path(), &key, &plain, &[4], tag);
+
+            let input = write(dir.path(), &format!("raw-{tag}"), &plain);
+            let reference = raw_reference(dir.path(), &input);
+            for schedule in SCHEDULES {
+                for transport in TRANSPORTS {
+                    let output = dir.path().join(format!("raw-{tag}-{schedule}-{transport}"));
+                    let mut args = raw_encrypt_args(&input, &output);
+                    args.extend(layout(schedule, transport));
+                    ok(mpirun(4, args));
+                    assert!(
+                        std::fs::read(&output).unwrap() == reference,
+                        "raw {tag}, {schedule}, {transport}: differs from openssl"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn raw_cbc_both_ways() {
+        // CBC decryption is parallel with a padded last chunk; CBC encryption is serial and
+        // runs on rank 0 alone, with a warning.
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let plain = data(20 * CHUNK + 9, 5);
+        let input = write(dir.path(), "plain", &plain);
+        let cbc = |direction: &str, input: &Path, output: &Path| -> Vec<String> {
+            let mut args: Vec<String> =
+                ["raw", direction, "-c", "aes-256-cbc", "-K", KEY, "--iv", IV]
+                    .map(String::from)
+                    .into();
+            args.extend([
+                "--chunk-size".into(),
+                CHUNK.to_string(),
+                s(input),
+                "-o".into(),
+                s(output),
+            ]);
+            args
+        };
+        let sealed = dir.path().join("sealed");
+        let out = mpirun(3, cbc("-e", &input, &sealed));
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        ok(out);
+        assert!(stderr.contains("rank 0 runs it alone"), "{stderr}");
+        if openssl().is_some() {
+            let reference = openssl_ok(&[
+                "enc",
+                "-e",
+                "-aes-256-cbc",
+                "-K",
+                KEY,
+                "-iv",
+                IV,
+                "-in",
+                &s(&input),
+            ]);
+            assert!(std::fs::read(&sealed).unwrap() == reference);
+        }
+        for schedule in SCHEDULES {
+            for transport in TRANSPORTS {
+                let opened = dir.path().join(format!("opened-{schedule}-{transport}"));
+                let mut args = cbc("-d", &sealed, &opened);
+                args.extend(layout(schedule, transport));
+                ok(mpirun(3, args));
+                assert!(
+                    std::fs::read(&opened).unwrap() == plain,
+                    "{schedule} {transport}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_key_is_reported_once_and_leaves_no_output() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let key = key_file(dir.path());
+        let input = write(dir.path(), "plain", &data(10 * CHUNK, 1));
+        let sealed = dir.path().join("sealed");
+        let mut cmd = paracrypt();
+        cmd.args(encrypt_args(&key, &input, &sealed));
+        ok(run(cmd));
+        let other = dir.path().join("other-key");
+        let mut cmd = paracrypt();
+        cmd.args(["keygen", "-o"]).arg(&other);
+        ok(run(cmd));
+        let before = listing(dir.path());
+        for transport in TRANSPORTS {
+            let opened = dir.path().join("opened");
+            let mut args = decrypt_args(&other, &sealed, &opened);
+            args.extend(layout("static", transport));
+            let out = mpirun(3, args);
+            assert_ne!(out.status.code(), Some(0));
+            one_error(
+                &String::from_utf8_lossy(&out.stderr),
+                "wrong key or password",
+            );
+            assert_eq!(
+                listing(dir.path()),
+                before,
+                "{transport}: output left behind"
+            );
+        }
+    }
+
+    #[test]
+    fn tampered_chunk_is_reported_once_and_leaves_no_output() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let key = key_file(dir.path());
+        let input = write(dir.path(), "plain", &data(30 * CHUNK, 2));
+        let sealed = dir.path().join("sealed");
+        let mut cmd = paracrypt();
+        cmd.args(encrypt_args(&key, &input, &sealed));
+        ok(run(cmd));
+        // Flip a byte inside chunk 17 (header 116 bytes, sealed chunks of CHUNK + 16 bytes).
+        let mut bytes = std::fs::read(&sealed).unwrap();
+        bytes[116 + 17 * (CHUNK + 16) + 100] ^= 1;
+        std::fs::write(&sealed, bytes).unwrap();
+        let before = listing(dir.path());
+        for schedule in SCHEDULES {
+            for transport in TRANSPORTS {
+                let opened = dir.path().join("opened");
+                let mut args = decrypt_args(&key, &sealed, &opened);
+                args.extend(layout(schedule, transport));
+                let out = mpirun(3, args);
+                assert_ne!(out.status.code(), Some(0), "{schedule} {transport}");
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                one_error(&stderr, "chunk 17 failed authentication");
+                assert!(stderr.contains("rank "), "the rank is named: {stderr}");
+                assert_eq!(
+                    listing(dir.path()),
+                    before,
+                    "{schedule} {transport}: output left"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn distributed_refuses_pipes_and_prompts() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let input = write(dir.path(), "plain", &data(1000, 4));
+        // stdout is not a file.
+        let out = mpirun(
+            2,
+            [
+                "raw",
+                "-e",
+                "-c",
+                "aes-256-ctr",
+                "-K",
+                KEY,
+                "--iv",
+                IV,
+                &s(&input),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2));
+        one_error(
+            &String::from_utf8_lossy(&out.stderr),
+            "needs INPUT and OUTPUT to be files",
+        );
+        // No key source: every rank would have to prompt.
+        let output = dir.path().join("sealed");
+        let out = mpirun(2, ["encrypt", &s(&input), "-o", &s(&output)]);
+        assert_eq!(out.status.code(), Some(2));
+        one_error(&String::from_utf8_lossy(&out.stderr), "cannot prompt");
+        assert!(!output.exists());
+    }
+}

@@ -1,0 +1,236 @@
+//! MPI, started once, and the collective steps every rank takes together.
+//!
+//! Only the thread that called [`Cluster::init`] ever calls MPI (`MPI_THREAD_FUNNELED`): Rayon
+//! threads transform chunks and do file I/O, never messages. Every wait on MPI here polls a
+//! non-blocking request and sleeps between polls, because Open MPI's blocking calls spin a core
+//! that, on a busy or oversubscribed node, the rank's own Rayon threads need.
+
+use std::time::Duration;
+
+use mpi::Threading;
+use mpi::collective::SystemOperation;
+use mpi::environment::Universe;
+use mpi::request::{Request, Scope};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use crate::error::{Error, Failure, RankFailure, Result};
+use crate::protocol::TAG_LAYOUT;
+
+/// One process of an MPI job: its rank in the world and the collective steps.
+///
+/// Dropping it finalises MPI: keep it until the work and its agreement are done.
+pub struct Cluster {
+    world: SimpleCommunicator,
+    // Dropped last: finalises MPI.
+    _universe: Universe,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("rank", &self.rank())
+            .field("size", &self.size())
+            .finish()
+    }
+}
+
+/// Where one rank runs and with how many threads (for `--verbose`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankLayout {
+    /// The rank.
+    pub rank: usize,
+    /// The node's name as MPI gives it.
+    pub host: String,
+    /// The rank's Rayon threads.
+    pub threads: usize,
+    /// The cores the rank may run on (its CPU affinity, which `mpirun --bind-to` sets).
+    pub cores: usize,
+}
+
+impl Cluster {
+    /// Starts MPI (funneled threading: only this thread calls MPI). Fails when MPI is already
+    /// started in this process.
+    pub fn init() -> Result<Self> {
+        let (universe, _threading) =
+            mpi::initialize_with_threading(Threading::Funneled).ok_or(Error::Init)?;
+        let world = universe.world();
+        Ok(Cluster {
+            world,
+            _universe: universe,
+        })
+    }
+
+    /// This process's rank, from 0.
+    pub fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    /// Whether this is rank 0, the one that creates, renames and reports.
+    pub fn is_root(&self) -> bool {
+        self.rank() == 0
+    }
+
+    pub(crate) fn world(&self) -> &SimpleCommunicator {
+        &self.world
+    }
+
+    /// Gathers every rank's host, threads and cores on rank 0 (collective). Returns them, in
+    /// rank order, on rank 0 and `None` elsewhere.
+    pub fn layout(&self, threads: usize) -> Option<Vec<RankLayout>> {
+        let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mine = RankLayout {
+            rank: self.rank(),
+            host,
+            threads,
+            cores,
+        };
+        if !self.is_root() {
+            let mut message = Vec::new();
+            message.extend_from_slice(&(threads as u64).to_le_bytes());
+            message.extend_from_slice(&(cores as u64).to_le_bytes());
+            message.extend_from_slice(mine.host.as_bytes());
+            self.world
+                .process_at_rank(0)
+                .send_with_tag(&message[..], TAG_LAYOUT);
+            return None;
+        }
+        let mut all = vec![mine];
+        for rank in 1..self.size() {
+            let (message, _) = self
+                .world
+                .process_at_rank(rank as i32)
+                .receive_vec_with_tag::<u8>(TAG_LAYOUT);
+            let number = |at: usize| {
+                u64::from_le_bytes(message[at..at + 8].try_into().expect("8 bytes")) as usize
+            };
+            all.push(RankLayout {
+                rank,
+                threads: number(0),
+                cores: number(8),
+                host: String::from_utf8_lossy(&message[16..]).into_owned(),
+            });
+        }
+        Some(all)
+    }
+
+    /// Agrees on the outcome of a step every rank took (collective). When no rank failed, each
+    /// gets its own value back. Otherwise every rank gets the same [`Error::Rank`]: the failure
+    /// without a chunk, else with the lowest chunk, from the lowest rank that had it.
+    pub fn agree<T>(&self, local: std::result::Result<T, Failure>) -> Result<T> {
+        let key = match &local {
+            Ok(_) => u64::MAX,
+            Err(failure) => failure.key(),
+        };
+        let first = self.all_reduce(key, SystemOperation::min());
+        if first == u64::MAX {
+            return Ok(local.unwrap_or_else(|_| unreachable!("no rank failed")));
+        }
+        let candidate = if key == first {
+            self.rank() as u64
+        } else {
+            u64::MAX
+        };
+        let rank = self.all_reduce(candidate, SystemOperation::min()) as usize;
+        let (code, message) = match &local {
+            Err(failure) if rank == self.rank() => (failure.code, failure.message.clone()),
+            _ => (0, String::new()),
+        };
+        let code = self.broadcast_u64(rank, code as u32 as u64) as u32 as i32;
+        let message = self.broadcast_bytes(rank, message.into_bytes());
+        Err(Error::Rank(RankFailure {
+            rank,
+            chunk: (first > 0).then(|| first - 1),
+            message: String::from_utf8_lossy(&message).into_owned(),
+            code,
+        }))
+    }
+
+    /// The largest of every rank's `value` (collective).
+    pub fn all_max(&self, value: u64) -> u64 {
+        self.all_reduce(value, SystemOperation::max())
+    }
+
+    /// Rank `root`'s `bytes`, on every rank (collective; other ranks' `bytes` are ignored).
+    pub fn broadcast_bytes(&self, root: usize, bytes: Vec<u8>) -> Vec<u8> {
+        let len = self.broadcast_u64(root, bytes.len() as u64) as usize;
+        let mut buf = if self.rank() == root {
+            bytes
+        } else {
+            vec![0u8; len]
+        };
+        if len > 0 {
+            let root = self.world.process_at_rank(root as i32);
+            mpi::request::scope(|scope| {
+                poll(root.immediate_broadcast_into(scope, &mut buf[..]));
+            });
+        }
+        buf
+    }
+
+    /// Rank `root`'s `value`, on every rank (collective).
+    pub fn broadcast_u64(&self, root: usize, value: u64) -> u64 {
+        let mut value = value;
+        let root = self.world.process_at_rank(root as i32);
+        mpi::request::scope(|scope| {
+            poll(root.immediate_broadcast_into(scope, &mut value));
+        });
+        value
+    }
+
+    fn all_reduce(&self, value: u64, op: SystemOperation) -> u64 {
+        let mut out = 0u64;
+        mpi::request::scope(|scope| {
+            poll(
+                self.world
+                    .immediate_all_reduce_into(scope, &value, &mut out, op),
+            );
+        });
+        out
+    }
+}
+
+/// Waits for `request` by testing it and sleeping between tests.
+pub(crate) fn poll<'a, D: ?Sized, S: Scope<'a>>(mut request: Request<'a, D, S>) {
+    let mut backoff = Backoff::new();
+    loop {
+        match request.test() {
+            Ok(_) => return,
+            Err(pending) => {
+                request = pending;
+                backoff.snooze();
+            }
+        }
+    }
+}
+
+/// Sleeps a little longer each time nothing happened, up to a cap.
+pub(crate) struct Backoff {
+    wait: Duration,
+}
+
+impl Backoff {
+    const MIN: Duration = Duration::from_micros(10);
+    const MAX: Duration = Duration::from_micros(500);
+
+    pub(crate) fn new() -> Self {
+        Backoff { wait: Self::MIN }
+    }
+
+    /// Something happened: poll again soon.
+    pub(crate) fn reset(&mut self) {
+        self.wait = Self::MIN;
+    }
+
+    /// Nothing happened: sleep, then wait longer next time.
+    pub(crate) fn snooze(&mut self) {
+        std::thread::sleep(self.wait);
+        self.wait = (self.wait * 2).min(Self::MAX);
+    }
+}
