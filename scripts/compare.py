@@ -2,7 +2,8 @@
 """Times shell commands interleaved round-robin and prints medians and ratios.
 
 Used for the README's measured tables: interleaving makes every contender face the same
-machine state (writeback, other load), and medians resist outliers.
+machine state (writeback, reclaim, other load), the order is shuffled every round (seeded) so
+that no command always follows the same neighbour, and medians resist outliers.
 
 usage: compare.py [--rounds N] [--prepare CMD] NAME=COMMAND [NAME=COMMAND ...]
 """
@@ -18,12 +19,17 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--prepare", default="", help="run (untimed) before every command")
     parser.add_argument("--json", help="write the raw times here")
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("commands", nargs="+", metavar="NAME=COMMAND")
     args = parser.parse_args()
     named = [c.split("=", 1) for c in args.commands]
     times = {name: [] for name, _ in named}
+    import random
+    rng = random.Random(args.seed)
     for _ in range(args.rounds):
-        for name, command in named:
+        order = list(named)
+        rng.shuffle(order)
+        for name, command in order:
             if args.prepare:
                 subprocess.run(args.prepare, shell=True, check=True)
             start = time.perf_counter()

@@ -9,7 +9,8 @@ use super::{data, with_threads};
 /// RFC 6979, appendix A.2.5: the P-256 key and the SHA-256 signatures of "sample" and "test".
 #[test]
 fn rfc_6979_a_2_5_p256_sha256() {
-    let x = hex::decode("c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721").unwrap();
+    let x =
+        hex::decode("c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721").unwrap();
     let key = EcdsaPrivateKey::from_scalar_bytes(&x.try_into().unwrap()).unwrap();
     let cases = [
         (
@@ -26,10 +27,17 @@ fn rfc_6979_a_2_5_p256_sha256() {
     for (message, r, s) in cases {
         let der = key.sign_digest(&sha256(message.as_bytes()));
         let signature = p256::ecdsa::Signature::from_der(&der).unwrap();
-        assert_eq!(hex::encode(signature.to_bytes()), format!("{r}{s}"), "{message}");
+        assert_eq!(
+            hex::encode(signature.to_bytes()),
+            format!("{r}{s}"),
+            "{message}"
+        );
         assert_eq!(der[0], 0x30, "DER SEQUENCE");
         for how in [EcdsaVerify::Lincomb, EcdsaVerify::Split] {
-            assert!(key.public_key().verify_digest_with(how, &sha256(message.as_bytes()), &der));
+            assert!(
+                key.public_key()
+                    .verify_digest_with(how, &sha256(message.as_bytes()), &der)
+            );
         }
     }
 }
@@ -76,7 +84,12 @@ fn split_verification_agrees_with_p256_on_random_inputs() {
 fn garbage_signatures_do_not_verify() {
     let key = EcdsaPrivateKey::generate();
     let digest = sha256(b"m");
-    for signature in [&[][..], &[0x30, 0x00], &[0xff; 72], &key.sign_digest(&digest)[..40]] {
+    for signature in [
+        &[][..],
+        &[0x30, 0x00],
+        &[0xff; 72],
+        &key.sign_digest(&digest)[..40],
+    ] {
         assert!(!key.public_key().verify_digest(&digest, signature));
     }
 }
@@ -89,7 +102,11 @@ fn batch_sign_and_verify_keep_the_order() {
     for (digest, signature) in digests.iter().zip(&signatures) {
         assert_eq!(signature, &key.sign_digest(digest));
     }
-    let mut items: Vec<_> = digests.iter().zip(&signatures).map(|(d, s)| (*d, s.as_slice())).collect();
+    let mut items: Vec<_> = digests
+        .iter()
+        .zip(&signatures)
+        .map(|(d, s)| (*d, s.as_slice()))
+        .collect();
     // The first two signatures swapped: each is valid, but for the other digest.
     items[0].1 = &signatures[1];
     items[1].1 = &signatures[0];

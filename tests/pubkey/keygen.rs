@@ -1,10 +1,10 @@
 //! RSA key generation: the parallel search gives keys of the rsa crate's quality on any
 //! number of threads.
 
-use paracrypt::pubkey::Error;
-use paracrypt::pubkey::keygen::{PUBLIC_EXPONENT, generate_rsa};
 use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};
 use crypto_bigint::{Odd, Resize};
+use paracrypt::pubkey::Error;
+use paracrypt::pubkey::keygen::{PUBLIC_EXPONENT, generate_rsa};
 use rsa::BoxedUint;
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 
@@ -26,8 +26,15 @@ fn check_key(key: &rsa::RsaPrivateKey, bits: usize) {
         assert!(fermat_base_3(prime), "prime");
     }
     let (p, q) = (primes[0].as_ref(), primes[1].as_ref());
-    let diff = if p > q { p.wrapping_sub(q) } else { q.wrapping_sub(p) };
-    assert!(diff.bits() as usize > half - 100, "|p - q| > 2^(nlen/2 - 100)");
+    let diff = if p > q {
+        p.wrapping_sub(q)
+    } else {
+        q.wrapping_sub(p)
+    };
+    assert!(
+        diff.bits() as usize > half - 100,
+        "|p - q| > 2^(nlen/2 - 100)"
+    );
     assert!(key.d().bits() as usize > half, "d > 2^(nlen/2)");
 }
 
@@ -36,7 +43,7 @@ fn fermat_base_3(p: &BoxedUint) -> bool {
     let precision = p.bits_precision();
     let params = BoxedMontyParams::new(Odd::new(p.clone()).unwrap());
     let three = BoxedMontyForm::new(BoxedUint::from(3u32).resize_unchecked(precision), &params);
-    let p_minus_1 = p.wrapping_sub(&BoxedUint::one_with_precision(precision));
+    let p_minus_1 = p.wrapping_sub(BoxedUint::one_with_precision(precision));
     bool::from(three.pow(&p_minus_1).retrieve().is_one())
 }
 
@@ -58,7 +65,9 @@ fn rsa_3072_and_4096_keys() {
 
 #[test]
 fn every_key_is_new() {
-    let (a, b) = with_threads(2, || (generate_rsa(2048).unwrap(), generate_rsa(2048).unwrap()));
+    let (a, b) = with_threads(2, || {
+        (generate_rsa(2048).unwrap(), generate_rsa(2048).unwrap())
+    });
     assert_ne!(a.n(), b.n());
 }
 

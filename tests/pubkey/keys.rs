@@ -15,17 +15,28 @@ fn written_keys_read_back() {
     let rsa = rsa2048();
     let pem = rsa.to_pkcs8_pem().unwrap();
     assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----\n"));
-    assert_eq!(RsaPrivateKey::from_key_file(pem.as_bytes()).unwrap().as_rsa(), rsa.as_rsa());
+    assert_eq!(
+        RsaPrivateKey::from_key_file(pem.as_bytes())
+            .unwrap()
+            .as_rsa(),
+        rsa.as_rsa()
+    );
     let public = rsa.public_key().to_spki_pem().unwrap();
     assert!(public.starts_with("-----BEGIN PUBLIC KEY-----\n"));
-    assert_eq!(RsaPublicKey::from_key_file(public.as_bytes()).unwrap(), rsa.public_key());
+    assert_eq!(
+        RsaPublicKey::from_key_file(public.as_bytes()).unwrap(),
+        rsa.public_key()
+    );
 
     let ec = EcdsaPrivateKey::generate();
     let pem = ec.to_pkcs8_pem().unwrap();
     let back = EcdsaPrivateKey::from_key_file(pem.as_bytes()).unwrap();
     assert_eq!(back.public_key(), ec.public_key());
     let public = ec.public_key().to_spki_pem().unwrap();
-    assert_eq!(EcdsaPublicKey::from_key_file(public.as_bytes()).unwrap(), ec.public_key());
+    assert_eq!(
+        EcdsaPublicKey::from_key_file(public.as_bytes()).unwrap(),
+        ec.public_key()
+    );
 }
 
 #[test]
@@ -33,15 +44,30 @@ fn pkcs1_sec1_and_der_forms_are_read() {
     let rsa = rsa2048().as_rsa();
     let pkcs1 = rsa.to_pkcs1_pem(LineEnding::LF).unwrap();
     assert!(pkcs1.starts_with("-----BEGIN RSA PRIVATE KEY-----"));
-    assert!(matches!(parse(pkcs1.as_bytes()).unwrap(), KeyFile::RsaPrivate(_)));
+    assert!(matches!(
+        parse(pkcs1.as_bytes()).unwrap(),
+        KeyFile::RsaPrivate(_)
+    ));
     let pkcs1_public = rsa.to_public_key().to_pkcs1_pem(LineEnding::CRLF).unwrap();
-    assert!(matches!(parse(pkcs1_public.as_bytes()).unwrap(), KeyFile::RsaPublic(_)));
+    assert!(matches!(
+        parse(pkcs1_public.as_bytes()).unwrap(),
+        KeyFile::RsaPublic(_)
+    ));
     let der = rsa.to_pkcs8_der().unwrap();
-    assert!(matches!(parse(der.as_bytes()).unwrap(), KeyFile::RsaPrivate(_)));
+    assert!(matches!(
+        parse(der.as_bytes()).unwrap(),
+        KeyFile::RsaPrivate(_)
+    ));
     let der = rsa.to_pkcs1_der().unwrap();
-    assert!(matches!(parse(der.as_bytes()).unwrap(), KeyFile::RsaPrivate(_)));
+    assert!(matches!(
+        parse(der.as_bytes()).unwrap(),
+        KeyFile::RsaPrivate(_)
+    ));
     let der = rsa.to_public_key().to_public_key_der().unwrap();
-    assert!(matches!(parse(der.as_bytes()).unwrap(), KeyFile::RsaPublic(_)));
+    assert!(matches!(
+        parse(der.as_bytes()).unwrap(),
+        KeyFile::RsaPublic(_)
+    ));
 
     let secret = p256::SecretKey::from_slice(&[7; 32]).unwrap();
     let sec1 = secret.to_sec1_pem(LineEnding::LF).unwrap();
@@ -56,17 +82,26 @@ fn pkcs1_sec1_and_der_forms_are_read() {
     let der = secret.to_sec1_der().unwrap();
     assert!(matches!(parse(&der).unwrap(), KeyFile::EcPrivate(_)));
     let der = secret.public_key().to_public_key_der().unwrap();
-    assert!(matches!(parse(der.as_bytes()).unwrap(), KeyFile::EcPublic(_)));
+    assert!(matches!(
+        parse(der.as_bytes()).unwrap(),
+        KeyFile::EcPublic(_)
+    ));
 }
 
 #[test]
 fn public_keys_can_be_taken_from_private_key_files() {
     let rsa = rsa2048();
     let pem = rsa.to_pkcs8_pem().unwrap();
-    assert_eq!(RsaPublicKey::from_key_file(pem.as_bytes()).unwrap(), rsa.public_key());
+    assert_eq!(
+        RsaPublicKey::from_key_file(pem.as_bytes()).unwrap(),
+        rsa.public_key()
+    );
     let ec = EcdsaPrivateKey::generate();
     let pem = ec.to_pkcs8_pem().unwrap();
-    assert_eq!(EcdsaPublicKey::from_key_file(pem.as_bytes()).unwrap(), ec.public_key());
+    assert_eq!(
+        EcdsaPublicKey::from_key_file(pem.as_bytes()).unwrap(),
+        ec.public_key()
+    );
 }
 
 #[test]
@@ -106,14 +141,25 @@ fn garbage_is_not_a_key() {
 
 #[test]
 fn unsupported_keys_are_named() {
-    let encrypted = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n";
+    let encrypted =
+        "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n";
     let err = parse(encrypted.as_bytes()).unwrap_err();
     assert!(err.to_string().contains("encrypted"), "{err}");
     assert!(err.to_string().contains("openssl pkey"), "{err}");
     let traditional = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n";
-    assert!(parse(traditional.as_bytes()).unwrap_err().to_string().contains("encrypted"));
+    assert!(
+        parse(traditional.as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("encrypted")
+    );
     let cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
-    assert!(parse(cert.as_bytes()).unwrap_err().to_string().contains("certificate"));
+    assert!(
+        parse(cert.as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("certificate")
+    );
     // An Ed25519 key from `openssl genpkey -algorithm ed25519`.
     let ed25519 = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ/wYA65UAGpveJy6RG62jhRvfXoTdfGLTTuNezjdNfD\n-----END PRIVATE KEY-----\n";
     let err = parse(ed25519.as_bytes()).unwrap_err();

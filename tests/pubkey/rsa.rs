@@ -17,7 +17,8 @@ fn inputs(key: &RsaPrivateKey, count: u64) -> Vec<BoxedUint> {
     let mut out = vec![
         BoxedUint::zero_with_precision(precision),
         BoxedUint::one_with_precision(precision),
-        n.as_ref().wrapping_sub(&BoxedUint::one_with_precision(precision)),
+        n.as_ref()
+            .wrapping_sub(BoxedUint::one_with_precision(precision)),
     ];
     for seed in 0..count {
         let mut bytes = data(k, seed);
@@ -52,7 +53,10 @@ fn split_private_op_equals_the_rsa_crate_for_3072_bit_keys() {
     with_threads(2, || {
         for c in inputs(&key, 20) {
             let expected = crate_private_op(&key, &c);
-            assert_eq!(key.crt().private_op(&c, Parallelism::Split).unwrap(), expected);
+            assert_eq!(
+                key.crt().private_op(&c, Parallelism::Split).unwrap(),
+                expected
+            );
         }
     });
 }
@@ -77,7 +81,9 @@ fn pkcs1v15_signatures_from_every_path_equal_the_crate_signature() {
                 .sign(rsa::Pkcs1v15Sign::new::<sha2::Sha256>(), &digest)
                 .unwrap();
             for op in [PrivateOp::Split, PrivateOp::Serial, PrivateOp::Crate] {
-                let signature = key.sign_digest_with(RsaScheme::Pkcs1v15, &digest, op).unwrap();
+                let signature = key
+                    .sign_digest_with(RsaScheme::Pkcs1v15, &digest, op)
+                    .unwrap();
                 assert_eq!(signature, expected, "{op:?}");
             }
         }
@@ -92,7 +98,10 @@ fn signatures_verify_and_modified_ones_do_not() {
         let digest = sha256(b"the message");
         let signature = key.sign_digest(scheme, &digest).unwrap();
         assert_eq!(signature.len(), 256);
-        assert!(public.verify_digest(scheme, &digest, &signature), "{scheme}");
+        assert!(
+            public.verify_digest(scheme, &digest, &signature),
+            "{scheme}"
+        );
         assert!(!public.verify_digest(scheme, &sha256(b"another message"), &signature));
         let mut bad = signature.clone();
         bad[100] ^= 1;
@@ -121,14 +130,26 @@ fn pss_signatures_are_randomised() {
 fn batch_signatures_equal_one_by_one_signatures() {
     let key = rsa2048();
     let digests: Vec<_> = (0..16).map(|i| sha256(&data(10, i))).collect();
-    let batch = with_threads(2, || batch::sign_all(&key.signer(RsaScheme::Pkcs1v15), &digests)).unwrap();
+    let batch = with_threads(2, || {
+        batch::sign_all(&key.signer(RsaScheme::Pkcs1v15), &digests)
+    })
+    .unwrap();
     for (digest, signature) in digests.iter().zip(&batch) {
-        assert_eq!(signature, &key.sign_digest(RsaScheme::Pkcs1v15, digest).unwrap());
+        assert_eq!(
+            signature,
+            &key.sign_digest(RsaScheme::Pkcs1v15, digest).unwrap()
+        );
     }
     let public = key.public_key();
-    let mut items: Vec<_> = digests.iter().zip(&batch).map(|(d, s)| (*d, s.as_slice())).collect();
+    let mut items: Vec<_> = digests
+        .iter()
+        .zip(&batch)
+        .map(|(d, s)| (*d, s.as_slice()))
+        .collect();
     items[3].0 = sha256(b"not what was signed");
-    let results = with_threads(2, || batch::verify_all(&public.verifier(RsaScheme::Pkcs1v15), &items));
+    let results = with_threads(2, || {
+        batch::verify_all(&public.verifier(RsaScheme::Pkcs1v15), &items)
+    });
     let expected: Vec<bool> = (0..16).map(|i| i != 3).collect();
     assert_eq!(results, expected);
 }
@@ -151,19 +172,41 @@ fn oaep_refuses_long_messages_and_bad_ciphertexts() {
     let key = rsa2048();
     let public = key.public_key();
     let err = public.encrypt_oaep(&[0; 191]).unwrap_err();
-    assert!(matches!(err, Error::MessageTooLong { len: 191, max: 190, bits: 2048 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::MessageTooLong {
+                len: 191,
+                max: 190,
+                bits: 2048
+            }
+        ),
+        "{err}"
+    );
     let mut ciphertext = public.encrypt_oaep(b"secret").unwrap();
     ciphertext[10] ^= 0x40;
-    assert!(matches!(key.decrypt_oaep(&ciphertext), Err(Error::Decryption)));
-    assert!(matches!(key.decrypt_oaep(&ciphertext[1..]), Err(Error::Decryption)));
+    assert!(matches!(
+        key.decrypt_oaep(&ciphertext),
+        Err(Error::Decryption)
+    ));
+    assert!(matches!(
+        key.decrypt_oaep(&ciphertext[1..]),
+        Err(Error::Decryption)
+    ));
     let other = with_threads(2, || RsaPrivateKey::generate(2048)).unwrap();
     let ciphertext = public.encrypt_oaep(b"secret").unwrap();
-    assert!(matches!(other.decrypt_oaep(&ciphertext), Err(Error::Decryption)));
+    assert!(matches!(
+        other.decrypt_oaep(&ciphertext),
+        Err(Error::Decryption)
+    ));
 }
 
 #[test]
 fn scheme_names_parse() {
-    assert_eq!("pkcs1v15".parse::<RsaScheme>().unwrap(), RsaScheme::Pkcs1v15);
+    assert_eq!(
+        "pkcs1v15".parse::<RsaScheme>().unwrap(),
+        RsaScheme::Pkcs1v15
+    );
     assert_eq!("PSS".parse::<RsaScheme>().unwrap(), RsaScheme::Pss);
     let err = "oaep".parse::<RsaScheme>().unwrap_err();
     assert!(err.contains("valid: pkcs1v15, pss"));

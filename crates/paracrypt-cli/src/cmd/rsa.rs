@@ -192,8 +192,8 @@ fn encrypt(args: EncryptArgs) -> Result<ExitCode> {
 }
 
 fn decrypt(args: DecryptArgs) -> Result<ExitCode> {
-    let key = RsaPrivateKey::from_key_file(&read_key_file(&args.key)?)
-        .map_err(key_error(&args.key))?;
+    let key =
+        RsaPrivateKey::from_key_file(&read_key_file(&args.key)?).map_err(key_error(&args.key))?;
     let mut input = Input::open(&args.input)?;
     let policy = OutputPolicy {
         force: args.force,

@@ -68,8 +68,8 @@ pub struct VerifyFilesArgs {
 
 /// Reads a key file, refusing anything that cannot be one.
 pub fn read_key_file(path: &Path) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read key {}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read key {}", path.display()))?;
     let mut bytes = Vec::new();
     file.take(MAX_KEY_FILE + 1)
         .read_to_end(&mut bytes)
@@ -172,7 +172,9 @@ pub fn sign_files(signer: &dyn Signer, args: &SignFilesArgs) -> Result<ExitCode>
         .collect::<Result<Vec<_>>>()?;
     let pool = crate::io::thread_pool(args.threads)?;
     let signatures = pool.install(|| -> Result<Vec<Vec<u8>>> {
-        let digests = hash_files(&args.files).into_iter().collect::<Result<Vec<_>>>()?;
+        let digests = hash_files(&args.files)
+            .into_iter()
+            .collect::<Result<Vec<_>>>()?;
         Ok(batch::sign_all(signer, &digests)?)
     })?;
     for (target, signature) in targets.into_iter().zip(signatures) {

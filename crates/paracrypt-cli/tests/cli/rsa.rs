@@ -63,7 +63,17 @@ fn signatures_of_many_files_verify_with_openssl_and_paracrypt() {
     let files = files(dir.path());
     for scheme in ["pkcs1v15", "pss"] {
         ok(run(cmd_with_files(
-            &["rsa", "sign", "--key", s(&key), "--scheme", scheme, "--force", "-j", "2"],
+            &[
+                "rsa",
+                "sign",
+                "--key",
+                s(&key),
+                "--scheme",
+                scheme,
+                "--force",
+                "-j",
+                "2",
+            ],
             &files,
         )));
         let out = ok(run(cmd_with_files(
@@ -101,9 +111,23 @@ fn pkcs1v15_signatures_are_byte_identical_to_openssl() {
     let (key, _) = keygen(dir.path(), "rsa", &["--bits", "2048"]);
     let file = write(dir.path(), "m.txt", b"deterministic padding\n");
     let theirs = dir.path().join("openssl.sig");
-    openssl_ok(&["dgst", "-sha256", "-sign", s(&key), "-out", s(&theirs), s(&file)]);
-    ok(run(cmd_with_files(&["rsa", "sign", "--key", s(&key)], std::slice::from_ref(&file))));
-    assert_eq!(std::fs::read(signature_of(&file)).unwrap(), std::fs::read(&theirs).unwrap());
+    openssl_ok(&[
+        "dgst",
+        "-sha256",
+        "-sign",
+        s(&key),
+        "-out",
+        s(&theirs),
+        s(&file),
+    ]);
+    ok(run(cmd_with_files(
+        &["rsa", "sign", "--key", s(&key)],
+        std::slice::from_ref(&file),
+    )));
+    assert_eq!(
+        std::fs::read(signature_of(&file)).unwrap(),
+        std::fs::read(&theirs).unwrap()
+    );
 }
 
 #[test]
@@ -113,7 +137,15 @@ fn openssl_signatures_verify_in_paracrypt() {
     }
     let dir = scratch();
     let key = dir.path().join("k.pem");
-    openssl_ok(&["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", s(&key)]);
+    openssl_ok(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+        "-out",
+        s(&key),
+    ]);
     let public = dir.path().join("pub.pem");
     openssl_ok(&["pkey", "-in", s(&key), "-pubout", "-out", s(&public)]);
     let file = write(dir.path(), "m.bin", &data(100_000, 9));
@@ -121,7 +153,15 @@ fn openssl_signatures_verify_in_paracrypt() {
         ("pkcs1v15", vec![]),
         // OpenSSL 3.0 signs PSS with the largest salt; paracrypt accepts any salt length.
         ("pss", vec!["-sigopt", "rsa_padding_mode:pss"]),
-        ("pss", vec!["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:digest"]),
+        (
+            "pss",
+            vec![
+                "-sigopt",
+                "rsa_padding_mode:pss",
+                "-sigopt",
+                "rsa_pss_saltlen:digest",
+            ],
+        ),
     ] {
         let sig = dir.path().join("m.sig");
         let mut args = vec!["dgst", "-sha256", "-sign", s(&key), "-out", s(&sig)];
@@ -140,26 +180,42 @@ fn verify_reports_each_file_and_fails_if_any_fails() {
     let dir = scratch();
     let (key, public) = keygen(dir.path(), "rsa", &["--bits", "2048"]);
     let files = files(dir.path());
-    ok(run(cmd_with_files(&["rsa", "sign", "--key", s(&key)], &files)));
+    ok(run(cmd_with_files(
+        &["rsa", "sign", "--key", s(&key)],
+        &files,
+    )));
     // Damage one file and one signature; remove another signature.
     std::fs::write(&files[1], b"changed").unwrap();
     let mut sig = std::fs::read(signature_of(&files[2])).unwrap();
     sig[7] ^= 1;
     std::fs::write(signature_of(&files[2]), sig).unwrap();
     std::fs::remove_file(signature_of(&files[4])).unwrap();
-    let out = run(cmd_with_files(&["rsa", "verify", "--public", s(&public)], &files));
+    let out = run(cmd_with_files(
+        &["rsa", "verify", "--public", s(&public)],
+        &files,
+    ));
     let stdout = String::from_utf8(out.stdout.clone()).unwrap();
     let expected: String = files
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let verdict = if [1, 2, 4].contains(&i) { "FAILED" } else { "OK" };
+            let verdict = if [1, 2, 4].contains(&i) {
+                "FAILED"
+            } else {
+                "OK"
+            };
             format!("{}: {verdict}\n", f.display())
         })
         .collect();
     assert_eq!(stdout, expected);
     let stderr = fails(out, 1, "3 of 6 signatures did NOT verify");
-    assert!(stderr.contains(&format!("cannot read signature {}", signature_of(&files[4]))), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "cannot read signature {}",
+            signature_of(&files[4])
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -167,7 +223,10 @@ fn missing_signature_and_missing_file_are_clear_errors() {
     let dir = scratch();
     let (_, public) = keygen(dir.path(), "rsa", &["--bits", "2048"]);
     let file = write(dir.path(), "unsigned.txt", b"x");
-    let out = run(cmd_with_files(&["rsa", "verify", "--public", s(&public)], std::slice::from_ref(&file)));
+    let out = run(cmd_with_files(
+        &["rsa", "verify", "--public", s(&public)],
+        std::slice::from_ref(&file),
+    ));
     let stderr = fails(out, 1, "unsigned.txt.sig: No such file");
     assert_eq!(stderr.lines().count(), 2, "{stderr}");
     let out = run(cmd_with_files(
@@ -184,13 +243,38 @@ fn signature_option_takes_exactly_one_file() {
     let a = write(dir.path(), "a", b"a");
     let sig = dir.path().join("a.signature");
     let mut cmd = paracrypt();
-    cmd.args(["rsa", "sign", "--key", s(&key), "--signature", s(&sig), s(&a), s(&a)]);
+    cmd.args([
+        "rsa",
+        "sign",
+        "--key",
+        s(&key),
+        "--signature",
+        s(&sig),
+        s(&a),
+        s(&a),
+    ]);
     fails(run(cmd), 2, "exactly one FILE");
     let mut cmd = paracrypt();
-    cmd.args(["rsa", "sign", "--key", s(&key), "--signature", s(&sig), s(&a)]);
+    cmd.args([
+        "rsa",
+        "sign",
+        "--key",
+        s(&key),
+        "--signature",
+        s(&sig),
+        s(&a),
+    ]);
     ok(run(cmd));
     let mut cmd = paracrypt();
-    cmd.args(["rsa", "verify", "--public", s(&public), "--signature", s(&sig), s(&a)]);
+    cmd.args([
+        "rsa",
+        "verify",
+        "--public",
+        s(&public),
+        "--signature",
+        s(&sig),
+        s(&a),
+    ]);
     ok(run(cmd));
     // stdin needs --signature.
     let mut cmd = paracrypt();
@@ -207,13 +291,41 @@ fn keys_in_every_form_openssl_writes_are_read() {
     let d = dir.path();
     let traditional = d.join("pkcs1.pem");
     openssl_ok(&["genrsa", "-traditional", "-out", s(&traditional), "2048"]);
-    assert!(std::fs::read_to_string(&traditional).unwrap().starts_with("-----BEGIN RSA PRIVATE KEY-----"));
+    assert!(
+        std::fs::read_to_string(&traditional)
+            .unwrap()
+            .starts_with("-----BEGIN RSA PRIVATE KEY-----")
+    );
     let pkcs1_pub = d.join("pkcs1.pub.pem");
-    openssl_ok(&["rsa", "-in", s(&traditional), "-RSAPublicKey_out", "-out", s(&pkcs1_pub)]);
+    openssl_ok(&[
+        "rsa",
+        "-in",
+        s(&traditional),
+        "-RSAPublicKey_out",
+        "-out",
+        s(&pkcs1_pub),
+    ]);
     let der = d.join("key.der");
-    openssl_ok(&["pkey", "-in", s(&traditional), "-outform", "DER", "-out", s(&der)]);
+    openssl_ok(&[
+        "pkey",
+        "-in",
+        s(&traditional),
+        "-outform",
+        "DER",
+        "-out",
+        s(&der),
+    ]);
     let spki_der = d.join("pub.der");
-    openssl_ok(&["pkey", "-in", s(&traditional), "-pubout", "-outform", "DER", "-out", s(&spki_der)]);
+    openssl_ok(&[
+        "pkey",
+        "-in",
+        s(&traditional),
+        "-pubout",
+        "-outform",
+        "DER",
+        "-out",
+        s(&spki_der),
+    ]);
     let file = write(d, "m", b"message");
     for private in [&traditional, &der] {
         let mut cmd = paracrypt();
@@ -233,12 +345,22 @@ fn wrong_garbage_and_encrypted_keys_are_usage_errors_without_output() {
     let d = dir.path();
     let (ec_key, _) = keygen(d, "ecdsa", &[]);
     let (_, rsa_public) = keygen(d, "rsa", &["--bits", "2048"]);
-    let garbage = write(d, "garbage.pem", b"-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----\n");
+    let garbage = write(
+        d,
+        "garbage.pem",
+        b"-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----\n",
+    );
     let file = write(d, "m", b"message");
     let before = listing(d);
     for (key, needle) in [
-        (&ec_key, "expected an RSA private key, found an EC (P-256) private key"),
-        (&rsa_public, "expected an RSA private key, found an RSA public key"),
+        (
+            &ec_key,
+            "expected an RSA private key, found an EC (P-256) private key",
+        ),
+        (
+            &rsa_public,
+            "expected an RSA private key, found an RSA public key",
+        ),
         (&garbage, "not a key"),
     ] {
         let mut cmd = paracrypt();
@@ -257,7 +379,18 @@ fn wrong_garbage_and_encrypted_keys_are_usage_errors_without_output() {
         return;
     }
     let encrypted = d.join("enc.pem");
-    openssl_ok(&["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-aes256", "-pass", "pass:x", "-out", s(&encrypted)]);
+    openssl_ok(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+        "-aes256",
+        "-pass",
+        "pass:x",
+        "-out",
+        s(&encrypted),
+    ]);
     let mut cmd = paracrypt();
     cmd.args(["rsa", "sign", "--key", s(&encrypted), s(&file)]);
     fails(run(cmd), 2, "encrypted");
@@ -282,7 +415,15 @@ fn oaep_round_trips_and_interoperates_with_openssl_pkeyutl() {
     let message = write(d, "secret.key", &data(32, 3));
     let ct = d.join("secret.enc");
     let mut cmd = paracrypt();
-    cmd.args(["rsa", "encrypt", "--public", s(&public), s(&message), "-o", s(&ct)]);
+    cmd.args([
+        "rsa",
+        "encrypt",
+        "--public",
+        s(&public),
+        s(&message),
+        "-o",
+        s(&ct),
+    ]);
     ok(run(cmd));
     assert_eq!(std::fs::metadata(&ct).unwrap().len(), 256);
     let mut cmd = paracrypt();
@@ -298,7 +439,17 @@ fn oaep_round_trips_and_interoperates_with_openssl_pkeyutl() {
     // openssl → paracrypt, the longest message a 2048-bit key takes (190 bytes).
     let long = write(d, "long", &data(190, 4));
     let ct2 = d.join("long.enc");
-    let mut args = vec!["pkeyutl", "-encrypt", "-pubin", "-inkey", s(&public), "-in", s(&long), "-out", s(&ct2)];
+    let mut args = vec![
+        "pkeyutl",
+        "-encrypt",
+        "-pubin",
+        "-inkey",
+        s(&public),
+        "-in",
+        s(&long),
+        "-out",
+        s(&ct2),
+    ];
     args.extend(oaep_opts());
     openssl_ok(&args);
     let mut cmd = paracrypt();
@@ -314,7 +465,15 @@ fn oaep_refuses_long_messages_and_bad_ciphertexts_without_output() {
     let long = write(d, "long", &data(191, 1));
     let out_path = d.join("out");
     let mut cmd = paracrypt();
-    cmd.args(["rsa", "encrypt", "--public", s(&public), s(&long), "-o", s(&out_path)]);
+    cmd.args([
+        "rsa",
+        "encrypt",
+        "--public",
+        s(&public),
+        s(&long),
+        "-o",
+        s(&out_path),
+    ]);
     fails(run(cmd), 1, "at most 190 bytes");
     assert!(!out_path.exists());
     let ct = d.join("ct");
@@ -325,11 +484,27 @@ fn oaep_refuses_long_messages_and_bad_ciphertexts_without_output() {
     bytes[5] ^= 0x10;
     let damaged = write(d, "damaged", &bytes);
     let mut cmd = paracrypt();
-    cmd.args(["rsa", "decrypt", "--key", s(&key), s(&damaged), "-o", s(&out_path)]);
+    cmd.args([
+        "rsa",
+        "decrypt",
+        "--key",
+        s(&key),
+        s(&damaged),
+        "-o",
+        s(&out_path),
+    ]);
     fails(run(cmd), 1, "RSA-OAEP decryption failed");
     let short = write(d, "short", &bytes[..100]);
     let mut cmd = paracrypt();
-    cmd.args(["rsa", "decrypt", "--key", s(&key), s(&short), "-o", s(&out_path)]);
+    cmd.args([
+        "rsa",
+        "decrypt",
+        "--key",
+        s(&key),
+        s(&short),
+        "-o",
+        s(&out_path),
+    ]);
     fails(run(cmd), 1, "is 256 bytes, this is 100");
     let (other, _) = {
         let sub = d.join("other");
@@ -337,7 +512,15 @@ fn oaep_refuses_long_messages_and_bad_ciphertexts_without_output() {
         keygen(&sub, "rsa", &["--bits", "2048"])
     };
     let mut cmd = paracrypt();
-    cmd.args(["rsa", "decrypt", "--key", s(&other), s(&ct), "-o", s(&out_path)]);
+    cmd.args([
+        "rsa",
+        "decrypt",
+        "--key",
+        s(&other),
+        s(&ct),
+        "-o",
+        s(&out_path),
+    ]);
     fails(run(cmd), 1, "RSA-OAEP decryption failed");
     assert!(!out_path.exists(), "no partial output");
 }

@@ -12,9 +12,13 @@ pub fn s(path: &Path) -> &str {
 
 /// Makes a key pair with `paracrypt ALGO keygen [extra...]`: (private, public).
 pub fn keygen(dir: &Path, algo: &str, extra: &[&str]) -> (PathBuf, PathBuf) {
-    let (key, public) = (dir.join(format!("{algo}.pem")), dir.join(format!("{algo}.pub.pem")));
+    let (key, public) = (
+        dir.join(format!("{algo}.pem")),
+        dir.join(format!("{algo}.pub.pem")),
+    );
     let mut cmd = paracrypt();
-    cmd.args([algo, "keygen", "-o", s(&key), "--public-out", s(&public)]).args(extra);
+    cmd.args([algo, "keygen", "-o", s(&key), "--public-out", s(&public)])
+        .args(extra);
     ok(run(cmd));
     (key, public)
 }
@@ -42,5 +46,8 @@ pub fn cmd_with_files(args: &[&str], files: &[PathBuf]) -> std::process::Command
 
 /// The `FILE: OK` lines `verify` prints for `files`.
 pub fn all_ok(files: &[PathBuf]) -> String {
-    files.iter().map(|f| format!("{}: OK\n", f.display())).collect()
+    files
+        .iter()
+        .map(|f| format!("{}: OK\n", f.display()))
+        .collect()
 }

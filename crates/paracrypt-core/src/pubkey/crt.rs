@@ -101,8 +101,9 @@ impl Drop for CrtKey {
             half.params.zeroize();
             half.d.zeroize();
             // `NonZero` has no `Zeroize`; overwrite it with a public value of the same width.
-            half.modulus = NonZero::new(BoxedUint::one_with_precision(half.modulus.bits_precision()))
-                .expect("one is not zero");
+            half.modulus =
+                NonZero::new(BoxedUint::one_with_precision(half.modulus.bits_precision()))
+                    .expect("one is not zero");
         }
         self.qinv.zeroize();
         self.q_value.zeroize();
@@ -160,7 +161,7 @@ impl CrtKey {
     pub fn private_op(&self, c: &BoxedUint, parallelism: Parallelism) -> Result<BoxedUint> {
         let m = self.private_op_unchecked(c, parallelism)?;
         let check = rsa::hazmat::rsa_encrypt(&self.public, &m).map_err(Error::rsa("re-check"))?;
-        if &check != c {
+        if check != *c {
             return Err(Error::FaultDetected);
         }
         Ok(m)
@@ -183,7 +184,8 @@ impl CrtKey {
         let mut rng = rand::rng();
         loop {
             let mut r = BoxedUint::random_mod_vartime(&mut rng, n);
-            let (mp, mq) = parallelism.join(|| self.half(&self.p, c, &r), || self.half(&self.q, c, &r));
+            let (mp, mq) =
+                parallelism.join(|| self.half(&self.p, c, &r), || self.half(&self.q, c, &r));
             r.zeroize();
             // `None` only when r shares a factor with n (probability about 2^-1023): draw again.
             if let (Some(mp), Some(mq)) = (mp, mq) {
@@ -213,7 +215,9 @@ impl CrtKey {
         let mp = BoxedMontyForm::new(mp.clone(), params);
         let h = (&self.qinv * &(mp - mq_mod_p)).retrieve();
         let n_precision = self.public.n().bits_precision();
-        let hq = h.concatenating_mul(&self.q_value).resize_unchecked(n_precision);
+        let hq = h
+            .concatenating_mul(&self.q_value)
+            .resize_unchecked(n_precision);
         mq.clone().resize_unchecked(n_precision).wrapping_add(&hq)
     }
 }

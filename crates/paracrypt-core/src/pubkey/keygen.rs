@@ -161,7 +161,6 @@ fn far_apart(p: &BoxedUint, q: &BoxedUint, bits: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crypto_bigint::Resize;
 
     #[test]
     fn primes_close_together_are_refused() {
@@ -176,6 +175,9 @@ mod tests {
 
     #[test]
     fn other_sizes_are_refused() {
-        assert!(matches!(generate_rsa(1024), Err(Error::KeySize { bits: 1024 })));
+        assert!(matches!(
+            generate_rsa(1024),
+            Err(Error::KeySize { bits: 1024 })
+        ));
     }
 }

@@ -204,9 +204,14 @@ impl Prepared {
             (Workload::RsaSignBatch { .. }, State::Rsa { key, digests }) => {
                 batch::sign_all(&key.signer(RsaScheme::Pkcs1v15), digests).map(drop)
             }
-            (Workload::EcdsaVerify { how }, State::Ecdsa { key, digests, signatures }) => {
-                check(key.verify_digest_with(*how, &digests[0], &signatures[0]))
-            }
+            (
+                Workload::EcdsaVerify { how },
+                State::Ecdsa {
+                    key,
+                    digests,
+                    signatures,
+                },
+            ) => check(key.verify_digest_with(*how, &digests[0], &signatures[0])),
             (
                 Workload::EcdsaVerifyBatch { .. },
                 State::Ecdsa {
@@ -228,5 +233,9 @@ impl Prepared {
 }
 
 fn check(ok: bool) -> Result<()> {
-    if ok { Ok(()) } else { Err(Error::FaultDetected) }
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::FaultDetected)
+    }
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Reproduces the README's measured tables (issue targets of the raw engine and the container).
+#
+#   bash scripts/measure.sh            # 1 GiB, 15 shuffled rounds per comparison
+#   SIZE_MIB=256 ROUNDS=7 bash scripts/measure.sh
+#
+# Needs a release build (it makes one), openssl, age (`apt-get install -y age`), python3 and
+# GNU time. Every comparison runs its contenders interleaved in a shuffled order each round
+# (scripts/compare.py) and reports medians and minima: on a shared VM, writing fresh pages is
+# sometimes much slower for reasons outside the process, and interleaving spreads that over
+# every contender. The input stays in the page cache; each output is removed and `sync`ed away
+# before every timed run. Run it on an otherwise idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZE_MIB=${SIZE_MIB:-1024}
+ROUNDS=${ROUNDS:-15}
+DIR=${DIR:-$(mktemp -d /tmp/paracrypt-measure.XXXXXX)}
+N=$(nproc)
+cargo build --release -q -p paracrypt-cli
+P=$PWD/target/release/paracrypt
+K=$(printf '11%.0s' {1..32}); IV=$(printf 'ab%.0s' {1..16})
+mkdir -p "$DIR"
+head -c "${SIZE_MIB}M" /dev/urandom > "$DIR/in"
+cat "$DIR/in" > /dev/null
+rm -f "$DIR/key" "$DIR/age-key"
+"$P" keygen -o "$DIR/key"
+age-keygen -o "$DIR/age-key" 2>/dev/null
+R=$(age-keygen -y "$DIR/age-key")
+prep="rm -f $DIR/out; sync"
+
+echo "## Machine: $N cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(openssl version | cut -d' ' -f1-2)"
+echo
+echo "## raw aes-256-ctr, ${SIZE_MIB} MiB page-cached file to file"
+python3 scripts/compare.py --rounds "$ROUNDS" --prepare "$prep" \
+  "cp=cp $DIR/in $DIR/out" \
+  "paracrypt raw -j$N=$P raw -e -c aes-256-ctr -K $K --iv $IV -j$N $DIR/in -o $DIR/out" \
+  "paracrypt raw -j1=$P raw -e -c aes-256-ctr -K $K --iv $IV -j1 $DIR/in -o $DIR/out" \
+  "openssl enc -aes-256-ctr=openssl enc -e -aes-256-ctr -K $K -iv $IV -in $DIR/in -out $DIR/out"
+echo
+echo "## container aes-256-gcm, ${SIZE_MIB} MiB page-cached file to file"
+python3 scripts/compare.py --rounds "$ROUNDS" --prepare "$prep" \
+  "cp=cp $DIR/in $DIR/out" \
+  "paracrypt encrypt -j$N=$P encrypt -k $DIR/key -j$N $DIR/in -o $DIR/out" \
+  "paracrypt encrypt -j1=$P encrypt -k $DIR/key -j1 $DIR/in -o $DIR/out" \
+  "age -e=age -e -r $R -o $DIR/out $DIR/in" \
+  "openssl enc -aes-256-ctr=openssl enc -e -aes-256-ctr -K $K -iv $IV -in $DIR/in -out $DIR/out"
+echo
+echo "## ${SIZE_MIB} MiB stdin -> stdout, peak RSS"
+for j in 1 "$N"; do
+  /usr/bin/time -f "encrypt -j$j: %M KiB peak RSS" "$P" encrypt -k "$DIR/key" -j"$j" < "$DIR/in" > /dev/null
+  "$P" encrypt -k "$DIR/key" < "$DIR/in" > "$DIR/sealed"
+  /usr/bin/time -f "decrypt -j$j: %M KiB peak RSS" "$P" decrypt -k "$DIR/key" -j"$j" < "$DIR/sealed" > /dev/null
+done
+rm -f "$DIR/sealed"
+echo
+echo "## In memory, 64 MiB: every raw cipher and container suite, 1 vs $N threads"
+"$P" bench --algorithms symmetric --sizes 64MiB --modes memory --threads "1,$N" --repeat 5 -q --json "$DIR/symmetric.json" > "$DIR/symmetric.txt"
+python3 - "$DIR/symmetric.json" <<'PY'
+import json, sys
+rows = {}
+for m in json.load(open(sys.argv[1]))["measurements"]:
+    rows.setdefault(m["algorithm"], {})[m["threads"]] = m
+threads = sorted({t for r in rows.values() for t in r})
+print(f"| algorithm | 1 thread MB/s | {threads[-1]} threads MB/s | speed-up |")
+print("|---|---:|---:|---:|")
+for name, r in rows.items():
+    one, many = r[threads[0]], r[threads[-1]]
+    print(f"| {name} | {one['mb_per_s']:.0f} | {many['mb_per_s']:.0f} | {many['speedup']:.2f}× |")
+PY
+echo
+echo "## Single-thread AES-256-CTR in memory vs openssl speed (16 KiB blocks)"
+"$P" bench --algorithms raw/aes-256-ctr --sizes 64MiB --modes memory --threads 1 --repeat 9 -q --json "$DIR/ctr.json" > /dev/null
+openssl speed -evp aes-256-ctr -bytes 16384 -seconds 3 2>/dev/null > "$DIR/speed.txt"
+python3 - "$DIR/ctr.json" "$DIR/speed.txt" <<'PY'
+import json, sys
+ours = json.load(open(sys.argv[1]))["measurements"][0]["mb_per_s"]
+line = [l for l in open(sys.argv[2]) if l.lower().startswith("aes-256-ctr")][-1]
+theirs = float(line.split()[-1].rstrip("k")) / 1000
+print(f"paracrypt {ours:.0f} MB/s, openssl speed {theirs:.0f} MB/s: {100 * ours / theirs:.0f} %")
+PY
+rm -rf "$DIR"
