@@ -35,6 +35,30 @@ impl AlignedBuf {
     }
 }
 
+thread_local! {
+    /// The calling thread's scratch buffer, kept between uses (see [`with_scratch`]).
+    static SCRATCH: std::cell::Cell<Option<AlignedBuf>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with a page-aligned buffer of at least `len` bytes that belongs to the calling
+/// thread and is kept for its next use.
+///
+/// A pool thread thus allocates its chunk buffer once, not once per piece of work: a fresh
+/// 1 MiB buffer is a new `mmap` whose pages fault in one by one and whose `munmap` interrupts
+/// every other thread of the process (TLB shootdown), which cost a third of the throughput of
+/// two-thread AES-GCM in memory. The buffer is taken out while in use, so a nested call simply
+/// allocates its own. Memory stays at one chunk per thread that ever ran chunk work.
+pub fn with_scratch<T>(len: usize, f: impl FnOnce(&mut [u8]) -> T) -> T {
+    let mut buf = match SCRATCH.take() {
+        Some(buf) if buf.capacity() >= len => buf,
+        _ => AlignedBuf::new(len),
+    };
+    buf.len = len;
+    let out = f(&mut buf);
+    SCRATCH.set(Some(buf));
+    out
+}
+
 impl Deref for AlignedBuf {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
@@ -59,6 +83,24 @@ impl std::fmt::Debug for AlignedBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_is_reused_and_sized() {
+        let first = with_scratch(5000, |b| {
+            assert_eq!(b.len(), 5000);
+            b[4999] = 7;
+            b.as_ptr() as usize
+        });
+        let again = with_scratch(100, |b| {
+            assert_eq!(b.len(), 100);
+            b.as_ptr() as usize
+        });
+        assert_eq!(first, again, "the same allocation is reused");
+        let nested = with_scratch(10, |_| with_scratch(10, |b| b.as_ptr() as usize));
+        assert_ne!(nested, first, "a nested use gets its own buffer");
+        let bigger = with_scratch(1 << 20, |b| b.len());
+        assert_eq!(bigger, 1 << 20);
+    }
 
     #[test]
     fn is_page_aligned() {

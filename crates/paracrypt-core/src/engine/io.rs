@@ -18,6 +18,13 @@ pub trait Source: Sync {
 pub trait Sink: Sync {
     /// Writes chunk `index`'s output `data` at `offset`.
     fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> Result<()>;
+
+    /// Whether concurrent writes serialise anyway, so that the engine should write from one
+    /// thread while the others transform (true for files: Linux takes the inode lock for every
+    /// buffered write, and threads that collide on it spin instead of working).
+    fn single_writer(&self) -> bool {
+        false
+    }
 }
 
 /// Input in memory.
@@ -49,6 +56,10 @@ impl Sink for File {
     fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> Result<()> {
         self.write_all_at(data, offset)
             .map_err(|e| Error::io(format!("writing chunk {index} at byte {offset}"), e))
+    }
+
+    fn single_writer(&self) -> bool {
+        true
     }
 }
 

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use crate::buffer::AlignedBuf;
+use crate::buffer::{AlignedBuf, with_scratch};
 use crate::error::{Error, Result};
 use crate::plan::ChunkPlan;
 pub use io::{Sink, SliceSink, SliceSource, Source};
@@ -185,9 +185,12 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
 /// Runs the chunks `indices` of `plan` from `source` to `sink` and returns the output length if
 /// the last chunk was among them (the exact length, also for [`Tail::Unpad`](crate::plan::Tail)).
 ///
-/// Parallel work gives each pool thread one page-aligned buffer that holds one chunk at a time:
-/// the thread reads the chunk, transforms it and writes it, so memory stays at one chunk per
-/// thread whatever the input size. Serial work runs `indices` in order with one buffer.
+/// Parallel work uses each pool thread's page-aligned scratch buffer ([`with_scratch`]), which
+/// holds one chunk at a time: the thread reads the chunk, transforms it and writes it, so memory
+/// stays at one chunk per thread whatever the input size. When the sink is a file (whose
+/// writes serialise in the kernel), the pool reads and transforms and one writer thread writes,
+/// through a bounded ring of `2 × threads + 1` buffers. Serial work runs `indices` in order on
+/// the calling thread.
 pub fn run(
     plan: &ChunkPlan,
     work: Work<'_>,
@@ -198,8 +201,10 @@ pub fn run(
     assert!(indices.end <= plan.len(), "chunk range beyond the plan");
     let buffer_len = plan.layout().max_buffer();
     let ctx_len = work.context_len();
+    // Reads and transforms chunk `index` in `buf`: its output length and, for the last chunk,
+    // where the output ends.
     let one =
-        |buf: &mut AlignedBuf, index: u64, mut t: TransformRef<'_, '_>| -> Result<Option<u64>> {
+        |buf: &mut [u8], index: u64, mut t: TransformRef<'_, '_>| -> Result<(usize, Option<u64>)> {
             let chunk = plan.chunk(index);
             let input_len = chunk.input_len();
             source.read_chunk(index, chunk.input.start, &mut buf[..input_len])?;
@@ -216,41 +221,121 @@ pub fn run(
                 is_last: chunk.is_last,
                 context,
             };
-            let out_len = t.transform(&ctx, &mut buf[..], input_len)?;
-            sink.write_chunk(index, chunk.output.start, &buf[..out_len])?;
-            Ok(chunk.is_last.then_some(chunk.output.start + out_len as u64))
+            let out_len = t.transform(&ctx, buf, input_len)?;
+            Ok((out_len, chunk.is_last.then_some(chunk.output.start + out_len as u64)))
         };
     match work {
+        Work::Parallel(t) if sink.single_writer() && rayon::current_num_threads() > 1 => {
+            run_with_writer(plan, t, indices, buffer_len, &one, sink)
+        }
         Work::Parallel(t) => {
             // The lowest failing chunk is the one reported, whatever the thread count: chunks
             // above a known failure are skipped, chunks below it still run.
             let failed = AtomicU64::new(u64::MAX);
             indices
                 .into_par_iter()
-                .map_init(
-                    || AlignedBuf::new(buffer_len),
-                    |buf, index| {
-                        if index > failed.load(Ordering::Relaxed) {
-                            return Ok(None);
-                        }
-                        one(buf, index, TransformRef::Parallel(t)).map_err(|e| {
-                            failed.fetch_min(index, Ordering::Relaxed);
-                            (index, e)
-                        })
-                    },
-                )
+                .map(|index| {
+                    if index > failed.load(Ordering::Relaxed) {
+                        return Ok(None);
+                    }
+                    with_scratch(buffer_len, |buf| {
+                        let (out_len, end) = one(buf, index, TransformRef::Parallel(t))?;
+                        sink.write_chunk(index, plan.chunk(index).output.start, &buf[..out_len])?;
+                        Ok(end)
+                    })
+                    .map_err(|e| {
+                        failed.fetch_min(index, Ordering::Relaxed);
+                        (index, e)
+                    })
+                })
                 .reduce(|| Ok(None), lowest_error)
                 .map_err(|(_, e)| e)
         }
-        Work::Serial(t) => {
-            let mut buf = AlignedBuf::new(buffer_len);
+        Work::Serial(t) => with_scratch(buffer_len, |buf| {
             let mut end = None;
             for index in indices {
-                end = end.or(one(&mut buf, index, TransformRef::Serial(&mut *t))?);
+                let (out_len, chunk_end) = one(buf, index, TransformRef::Serial(&mut *t))?;
+                sink.write_chunk(index, plan.chunk(index).output.start, &buf[..out_len])?;
+                end = end.or(chunk_end);
             }
             Ok(end)
-        }
+        }),
     }
+}
+
+/// A transformed chunk on its way to the writer.
+struct Written {
+    index: u64,
+    buf: AlignedBuf,
+    len: usize,
+    end: Option<u64>,
+}
+
+/// Parallel work into a sink whose writes serialise (a file): the pool reads and transforms,
+/// one writer thread (outside the pool) writes. Nobody spins on the file's lock, and only one
+/// thread takes fresh page-cache pages. Buffers circulate between the two sides, at most
+/// `2 × threads + 1` of them, so memory stays bounded; a transformed chunk waits for the writer
+/// only when the writer is the bottleneck anyway.
+fn run_with_writer(
+    plan: &ChunkPlan,
+    t: &dyn ChunkTransform,
+    indices: Range<u64>,
+    buffer_len: usize,
+    one: &(dyn Fn(&mut [u8], u64, TransformRef<'_, '_>) -> Result<(usize, Option<u64>)> + Sync),
+    sink: &dyn Sink,
+) -> Result<Option<u64>> {
+    let buffers = 2 * rayon::current_num_threads() + 1;
+    let (full_tx, full_rx) = crossbeam_channel::bounded::<Written>(buffers);
+    let (free_tx, free_rx) = crossbeam_channel::bounded::<AlignedBuf>(buffers);
+    for _ in 0..buffers {
+        free_tx.send(AlignedBuf::new(buffer_len)).expect("the channel holds every buffer");
+    }
+    let failed = AtomicU64::new(u64::MAX);
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut result: std::result::Result<Option<u64>, (u64, Error)> = Ok(None);
+            // Drain until every sender is gone, also after a failure, so that no transforming
+            // thread ever waits for a buffer that will not come back.
+            for done in full_rx {
+                if let Ok(end) = &mut result {
+                    let offset = plan.chunk(done.index).output.start;
+                    match sink.write_chunk(done.index, offset, &done.buf[..done.len]) {
+                        Ok(()) => *end = end.or(done.end),
+                        Err(e) => {
+                            failed.fetch_min(done.index, Ordering::Relaxed);
+                            result = Err((done.index, e));
+                        }
+                    }
+                }
+                let _ = free_tx.send(done.buf);
+            }
+            result
+        });
+        let transformed = indices
+            .into_par_iter()
+            .map(|index| {
+                if index > failed.load(Ordering::Relaxed) {
+                    return Ok(None);
+                }
+                let mut buf = free_rx.recv().expect("the writer returns every buffer");
+                match one(&mut buf, index, TransformRef::Parallel(t)) {
+                    Ok((len, end)) => {
+                        let done = Written { index, buf, len, end };
+                        full_tx.send(done).expect("the writer runs until the senders are gone");
+                        Ok(None)
+                    }
+                    Err(e) => {
+                        failed.fetch_min(index, Ordering::Relaxed);
+                        let _ = free_tx.send(buf);
+                        Err((index, e))
+                    }
+                }
+            })
+            .reduce(|| Ok(None), lowest_error);
+        drop(full_tx);
+        let written = writer.join().expect("the writer thread does not panic");
+        lowest_error(transformed, written).map_err(|(_, e)| e)
+    })
 }
 
 /// Combines two chunk results: the error of the lowest chunk wins, else the last chunk's end.
