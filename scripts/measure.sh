@@ -6,10 +6,13 @@
 #
 # Needs a release build (it makes one), openssl, age (`apt-get install -y age`), python3 and
 # GNU time. Every comparison runs its contenders interleaved in a shuffled order each round
-# (scripts/compare.py) and reports medians and minima: on a shared VM, writing fresh pages is
-# sometimes much slower for reasons outside the process, and interleaving spreads that over
-# every contender. The input stays in the page cache; each output is removed and `sync`ed away
-# before every timed run. Run it on an otherwise idle machine.
+# (scripts/compare.py) and reports medians and minima. Before every timed run the previous
+# output is removed and `sync`ed away and the input is read back into the page cache.
+#
+# VMs that hand freed memory back to the host (virtio-balloon free page reporting) make writing
+# fresh pages randomly slow for every program, `cp` included (host page faults). When run as
+# root on such a VM, the script pauses the reporting for its duration and restores it after;
+# PAUSE_PAGE_REPORTING=0 keeps it on. Run it on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB=${SIZE_MIB:-1024}
@@ -19,6 +22,13 @@ N=$(nproc)
 cargo build --release -q -p paracrypt-cli
 P=$PWD/target/release/paracrypt
 K=$(printf '11%.0s' {1..32}); IV=$(printf 'ab%.0s' {1..16})
+REPORTING=/sys/module/page_reporting/parameters/page_reporting_order
+if [ "${PAUSE_PAGE_REPORTING:-1}" = 1 ] && [ -w "$REPORTING" ]; then
+  old_order=$(cat "$REPORTING")
+  trap 'echo "$old_order" > "$REPORTING"' EXIT
+  echo 11 > "$REPORTING"
+  echo "(free page reporting paused for the measurement; order $old_order restored at exit)"
+fi
 mkdir -p "$DIR"
 head -c "${SIZE_MIB}M" /dev/urandom > "$DIR/in"
 cat "$DIR/in" > /dev/null
@@ -26,7 +36,7 @@ rm -f "$DIR/key" "$DIR/age-key"
 "$P" keygen -o "$DIR/key"
 age-keygen -o "$DIR/age-key" 2>/dev/null
 R=$(age-keygen -y "$DIR/age-key")
-prep="rm -f $DIR/out; sync"
+prep="rm -f $DIR/out; sync; cat $DIR/in > /dev/null"
 
 echo "## Machine: $N cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(openssl version | cut -d' ' -f1-2)"
 echo
@@ -54,7 +64,7 @@ done
 rm -f "$DIR/sealed"
 echo
 echo "## In memory, 64 MiB: every raw cipher and container suite, 1 vs $N threads"
-"$P" bench --algorithms symmetric --sizes 64MiB --modes memory --threads "1,$N" --repeat 5 -q --json "$DIR/symmetric.json" > "$DIR/symmetric.txt"
+"$P" bench --algorithms symmetric --sizes 64MiB --modes memory --threads "1,$N" --repeat 9 -q --json "$DIR/symmetric.json" > "$DIR/symmetric.txt"
 python3 - "$DIR/symmetric.json" <<'PY'
 import json, sys
 rows = {}

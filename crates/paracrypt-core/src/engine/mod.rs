@@ -229,27 +229,15 @@ pub fn run(
             run_with_writer(plan, t, indices, buffer_len, &one, sink)
         }
         Work::Parallel(t) => {
-            // The lowest failing chunk is the one reported, whatever the thread count: chunks
-            // above a known failure are skipped, chunks below it still run.
             let failed = AtomicU64::new(u64::MAX);
-            indices
-                .into_par_iter()
-                .map(|index| {
-                    if index > failed.load(Ordering::Relaxed) {
-                        return Ok(None);
-                    }
-                    with_scratch(buffer_len, |buf| {
-                        let (out_len, end) = one(buf, index, TransformRef::Parallel(t))?;
-                        sink.write_chunk(index, plan.chunk(index).output.start, &buf[..out_len])?;
-                        Ok(end)
-                    })
-                    .map_err(|e| {
-                        failed.fetch_min(index, Ordering::Relaxed);
-                        (index, e)
-                    })
+            claim_each(indices, &failed, |index| {
+                with_scratch(buffer_len, |buf| {
+                    let (out_len, end) = one(buf, index, TransformRef::Parallel(t))?;
+                    sink.write_chunk(index, plan.chunk(index).output.start, &buf[..out_len])?;
+                    Ok(end)
                 })
-                .reduce(|| Ok(None), lowest_error)
-                .map_err(|(_, e)| e)
+            })
+            .map_err(|(_, e)| e)
         }
         Work::Serial(t) => with_scratch(buffer_len, |buf| {
             let mut end = None;
@@ -261,6 +249,39 @@ pub fn run(
             Ok(end)
         }),
     }
+}
+
+/// Runs `f` on the chunks of `indices` from every pool thread. Threads claim indices in
+/// increasing order from a shared counter (one atomic operation per chunk, no lock), so reads
+/// and writes stay nearly sequential — kernel readahead and writeback see one stream, not one
+/// per thread — and a slow chunk never holds up a pre-split share of the work.
+///
+/// The lowest failing chunk is the one reported, whatever the thread count: once chunk `i`
+/// fails, no chunk above `i` is started, and every chunk below it was claimed earlier and runs
+/// to completion.
+fn claim_each<T: Send>(
+    indices: Range<u64>,
+    failed: &AtomicU64,
+    f: impl Fn(u64) -> Result<Option<T>> + Sync,
+) -> std::result::Result<Option<T>, (u64, Error)> {
+    let next = AtomicU64::new(indices.start);
+    (0..rayon::current_num_threads())
+        .into_par_iter()
+        .map(|_| {
+            let mut result = Ok(None);
+            loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= indices.end || index > failed.load(Ordering::Relaxed) {
+                    return result;
+                }
+                let this = f(index).map_err(|e| {
+                    failed.fetch_min(index, Ordering::Relaxed);
+                    (index, e)
+                });
+                result = lowest_error(result, this);
+            }
+        })
+        .reduce(|| Ok(None), lowest_error)
 }
 
 /// A transformed chunk on its way to the writer.
@@ -311,27 +332,20 @@ fn run_with_writer(
             }
             result
         });
-        let transformed = indices
-            .into_par_iter()
-            .map(|index| {
-                if index > failed.load(Ordering::Relaxed) {
-                    return Ok(None);
+        let transformed = claim_each(indices, &failed, |index| {
+            let mut buf = free_rx.recv().expect("the writer returns every buffer");
+            match one(&mut buf, index, TransformRef::Parallel(t)) {
+                Ok((len, end)) => {
+                    let done = Written { index, buf, len, end };
+                    full_tx.send(done).expect("the writer runs until the senders are gone");
+                    Ok(None)
                 }
-                let mut buf = free_rx.recv().expect("the writer returns every buffer");
-                match one(&mut buf, index, TransformRef::Parallel(t)) {
-                    Ok((len, end)) => {
-                        let done = Written { index, buf, len, end };
-                        full_tx.send(done).expect("the writer runs until the senders are gone");
-                        Ok(None)
-                    }
-                    Err(e) => {
-                        failed.fetch_min(index, Ordering::Relaxed);
-                        let _ = free_tx.send(buf);
-                        Err((index, e))
-                    }
+                Err(e) => {
+                    let _ = free_tx.send(buf);
+                    Err(e)
                 }
-            })
-            .reduce(|| Ok(None), lowest_error);
+            }
+        });
         drop(full_tx);
         let written = writer.join().expect("the writer thread does not panic");
         lowest_error(transformed, written).map_err(|(_, e)| e)

@@ -49,16 +49,27 @@ pub fn pool(threads: usize) -> Result<rayon::ThreadPool> {
         .context("cannot start a thread pool")
 }
 
-/// Times `run` `samples` times after one untimed warm-up run.
-fn time(samples: usize, mut run: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
-    run()?;
-    (0..samples)
-        .map(|_| {
+/// Times `run(i)` for every thread count `i` of `pools`, `samples` rounds, interleaved: each
+/// round runs every thread count once, so a change in the machine's state (other load, a
+/// hypervisor's page handling) hits every thread count alike and the speed-up stays fair.
+/// Every pool gets one untimed warm-up run first. Returns the times per pool.
+fn time_interleaved(
+    pools: &[rayon::ThreadPool],
+    samples: usize,
+    mut run: impl FnMut(&rayon::ThreadPool) -> Result<()>,
+) -> Result<Vec<Vec<f64>>> {
+    for pool in pools {
+        run(pool)?;
+    }
+    let mut times = vec![Vec::with_capacity(samples); pools.len()];
+    for _ in 0..samples {
+        for (pool, times) in pools.iter().zip(&mut times) {
             let start = Instant::now();
-            run()?;
-            Ok(start.elapsed().as_secs_f64())
-        })
-        .collect()
+            run(pool)?;
+            times.push(start.elapsed().as_secs_f64());
+        }
+    }
+    Ok(times)
 }
 
 /// How symmetric measurements are taken.
@@ -97,33 +108,24 @@ pub fn symmetric(
         file.write_all(prepared.input())?;
         file.sync_all()?;
     }
+    let pools = threads.iter().map(|&n| pool(n)).collect::<Result<Vec<_>>>()?;
+    let times = match mode {
+        Mode::Memory => time_interleaved(&pools, repeat, |pool| {
+            pool.install(|| prepared.run_in_memory()).map_err(Into::into)
+        })?,
+        Mode::File => {
+            let input = std::fs::File::open(&input_path)?;
+            time_interleaved(&pools, repeat, |pool| {
+                // A new output file every run, as the CLI writes one.
+                let output = tempfile::tempfile_in(dir).context("creating a benchmark output")?;
+                pool.install(|| prepared.run_file(&input, &output))?;
+                Ok(())
+            })?
+        }
+    };
     let mut out = Vec::new();
-    for &n in threads {
-        let pool = pool(n)?;
-        let samples = match mode {
-            Mode::Memory => time(repeat, || {
-                pool.install(|| prepared.run_in_memory())
-                    .map_err(Into::into)
-            })?,
-            Mode::File => {
-                let input = std::fs::File::open(&input_path)?;
-                time(repeat, || {
-                    // A new output file every run, as the CLI writes one.
-                    let output =
-                        tempfile::tempfile_in(dir).context("creating a benchmark output")?;
-                    pool.install(|| prepared.run_file(&input, &output))?;
-                    Ok(())
-                })?
-            }
-        };
-        out.push(Measurement::new(
-            workload.name(),
-            Some(mode),
-            Some(size),
-            n,
-            1,
-            samples,
-        ));
+    for (&n, samples) in threads.iter().zip(times) {
+        out.push(Measurement::new(workload.name(), Some(mode), Some(size), n, 1, samples));
         tick();
     }
     let _ = std::fs::remove_file(&input_path);
@@ -146,20 +148,11 @@ pub fn public_key(
         Workload::RsaKeygen { .. } => keygen_samples,
         _ => repeat.max(10),
     };
+    let pools = threads.iter().map(|&n| pool(n)).collect::<Result<Vec<_>>>()?;
+    let times = time_interleaved(&pools, samples, |pool| pool.install(|| prepared.run()).map_err(Into::into))?;
     let mut out = Vec::new();
-    for &n in threads {
-        let pool = pool(n)?;
-        let times = time(samples, || {
-            pool.install(|| prepared.run()).map_err(Into::into)
-        })?;
-        out.push(Measurement::new(
-            workload.name(),
-            None,
-            None,
-            n,
-            workload.operations(),
-            times,
-        ));
+    for (&n, times) in threads.iter().zip(times) {
+        out.push(Measurement::new(workload.name(), None, None, n, workload.operations(), times));
         tick();
     }
     Ok(out)
