@@ -24,7 +24,10 @@ fn symmetric(c: &mut Criterion) {
         group.warm_up_time(Duration::from_millis(300));
         let mut prepared = workload.prepare(SIZE, DEFAULT_CHUNK_SIZE).unwrap();
         for &n in &threads {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap();
             group.bench_function(BenchmarkId::new("threads", n), |b| {
                 b.iter(|| pool.install(|| prepared.run_in_memory()).unwrap())
             });

@@ -15,8 +15,16 @@ fn every_symmetric_workload_runs_in_memory_and_file_to_file() {
         input.write_all(prepared.input()).unwrap();
         let output = tempfile::tempfile().unwrap();
         let written = prepared.run_file(&input, &output).unwrap();
-        assert_eq!(output.metadata().unwrap().len(), written, "{}", workload.name());
+        assert_eq!(
+            output.metadata().unwrap().len(),
+            written,
+            "{}",
+            workload.name()
+        );
     }
-    assert_eq!(Symmetric::from_name("raw/aes-256-ctr"), Symmetric::from_name("raw/aes-256-ctr/encrypt"));
+    assert_eq!(
+        Symmetric::from_name("raw/aes-256-ctr"),
+        Symmetric::from_name("raw/aes-256-ctr/encrypt")
+    );
     assert!(Symmetric::from_name("raw/nope").is_none());
 }

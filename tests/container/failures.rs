@@ -10,7 +10,11 @@ use super::{data, key};
 const CHUNK: usize = 1024;
 
 fn sealed(suite: Suite, len: usize) -> Vec<u8> {
-    Encryptor::new(key()).suite(suite).chunk_size(CHUNK).encrypt_vec(&data(len, 42)).unwrap()
+    Encryptor::new(key())
+        .suite(suite)
+        .chunk_size(CHUNK)
+        .encrypt_vec(&data(len, 42))
+        .unwrap()
 }
 
 fn open(bytes: &[u8]) -> Result<Vec<u8>, Error> {
@@ -25,15 +29,23 @@ fn chunk_at(suite: Suite, i: usize) -> usize {
 #[test]
 fn wrong_key_and_wrong_password_fail_before_any_chunk() {
     let file = sealed(Suite::Aes256Gcm, 5000);
-    let err = Decryptor::new(Key::generate()).decrypt_vec(&file).unwrap_err();
+    let err = Decryptor::new(Key::generate())
+        .decrypt_vec(&file)
+        .unwrap_err();
     assert_eq!(err.to_string(), "wrong key or password");
 
-    let pw = Encryptor::new(Secret::password("right")).encrypt_vec(b"x").unwrap();
-    let err = Decryptor::new(Secret::password("wrong")).decrypt_vec(&pw).unwrap_err();
+    let pw = Encryptor::new(Secret::password("right"))
+        .encrypt_vec(b"x")
+        .unwrap();
+    let err = Decryptor::new(Secret::password("wrong"))
+        .decrypt_vec(&pw)
+        .unwrap_err();
     assert!(matches!(err, Error::WrongKey));
     let err = Decryptor::new(key()).decrypt_vec(&pw).unwrap_err();
     assert_eq!(err.to_string(), "this file was encrypted with a password");
-    let err = Decryptor::new(Secret::password("x")).decrypt_vec(&file).unwrap_err();
+    let err = Decryptor::new(Secret::password("x"))
+        .decrypt_vec(&file)
+        .unwrap_err();
     assert_eq!(err.to_string(), "this file was encrypted with a key file");
 }
 
@@ -53,11 +65,24 @@ fn header_damage_is_named() {
     }
     // The MAC itself.
     for at in [84, 115] {
-        assert_eq!(flip(at), "header damaged: authentication failed", "byte {at}");
+        assert_eq!(
+            flip(at),
+            "header damaged: authentication failed",
+            "byte {at}"
+        );
     }
-    assert_eq!(open(&file[..50]).unwrap_err().to_string(), "header damaged: file shorter than a header");
-    assert_eq!(open(b"").unwrap_err().to_string(), "not a paracrypt file (no PARACRYPT header)");
-    assert_eq!(open(&file[..HEADER_LEN]).unwrap_err().to_string(), "file truncated after the header (no chunks)");
+    assert_eq!(
+        open(&file[..50]).unwrap_err().to_string(),
+        "header damaged: file shorter than a header"
+    );
+    assert_eq!(
+        open(b"").unwrap_err().to_string(),
+        "not a paracrypt file (no PARACRYPT header)"
+    );
+    assert_eq!(
+        open(&file[..HEADER_LEN]).unwrap_err().to_string(),
+        "file truncated after the header (no chunks)"
+    );
 }
 
 #[test]
@@ -69,7 +94,10 @@ fn a_forged_header_with_a_fixed_checksum_fails_its_mac() {
     file[15] = 0x10;
     let sum = Sha256::digest(&file[..76]);
     file[76..84].copy_from_slice(&sum[..8]);
-    assert_eq!(open(&file).unwrap_err().to_string(), "header damaged: authentication failed");
+    assert_eq!(
+        open(&file).unwrap_err().to_string(),
+        "header damaged: authentication failed"
+    );
 }
 
 #[test]
@@ -81,14 +109,20 @@ fn every_suite_names_the_damaged_chunk() {
                 let mut f = file.clone();
                 f[chunk_at(suite, chunk) + offset] ^= 0x80;
                 let err = open(&f).unwrap_err();
-                assert!(matches!(err, Error::ChunkAuth { index } if index == chunk as u64), "{suite} chunk {chunk}: {err}");
+                assert!(
+                    matches!(err, Error::ChunkAuth { index } if index == chunk as u64),
+                    "{suite} chunk {chunk}: {err}"
+                );
             }
         }
         // The tag at the very end.
         let mut f = file.clone();
         let n = f.len();
         f[n - 1] ^= 1;
-        assert!(matches!(open(&f).unwrap_err(), Error::ChunkAuth { index: 4 }), "{suite}");
+        assert!(
+            matches!(open(&f).unwrap_err(), Error::ChunkAuth { index: 4 }),
+            "{suite}"
+        );
     }
 }
 
@@ -99,15 +133,28 @@ fn truncation_is_detected_at_and_between_chunk_boundaries() {
         // Cut exactly after chunk 1 or 2: the rest authenticates, but not as the last chunk.
         for keep in [1, 2, 3] {
             let err = open(&file[..chunk_at(suite, keep)]).unwrap_err();
-            assert_eq!(err.to_string(), format!("file truncated after chunk {}", keep - 1), "{suite}");
+            assert_eq!(
+                err.to_string(),
+                format!("file truncated after chunk {}", keep - 1),
+                "{suite}"
+            );
         }
         // Cut inside a chunk.
         let err = open(&file[..chunk_at(suite, 2) + 100]).unwrap_err();
-        assert!(matches!(err, Error::ChunkAuth { index: 2 }), "{suite}: {err}");
+        assert!(
+            matches!(err, Error::ChunkAuth { index: 2 }),
+            "{suite}: {err}"
+        );
         let err = open(&file[..chunk_at(suite, 2) + 5]).unwrap_err();
-        assert!(matches!(err, Error::Truncated { index: 2 }), "{suite}: {err}");
+        assert!(
+            matches!(err, Error::Truncated { index: 2 }),
+            "{suite}: {err}"
+        );
         let err = open(&file[..file.len() - 1]).unwrap_err();
-        assert!(matches!(err, Error::ChunkAuth { index: 3 }), "{suite}: {err}");
+        assert!(
+            matches!(err, Error::ChunkAuth { index: 3 }),
+            "{suite}: {err}"
+        );
     }
 }
 
@@ -119,7 +166,11 @@ fn extension_swaps_and_splices_fail() {
         // A copy of the last chunk appended: the real last chunk now sits before the end.
         let mut longer = file.clone();
         longer.extend_from_slice(&file[chunk_at(suite, 3)..]);
-        assert_eq!(open(&longer).unwrap_err().to_string(), "trailing data after the last chunk (chunk 3)", "{suite}");
+        assert_eq!(
+            open(&longer).unwrap_err().to_string(),
+            "trailing data after the last chunk (chunk 3)",
+            "{suite}"
+        );
         // A few bytes appended.
         let mut longer = file.clone();
         longer.extend_from_slice(b"junk");
@@ -129,16 +180,25 @@ fn extension_swaps_and_splices_fail() {
         let (a, b) = (chunk_at(suite, 0), chunk_at(suite, 1));
         swapped[a..a + stride].copy_from_slice(&file[b..b + stride]);
         swapped[b..b + stride].copy_from_slice(&file[a..a + stride]);
-        assert!(matches!(open(&swapped).unwrap_err(), Error::ChunkAuth { index: 0 }), "{suite}");
+        assert!(
+            matches!(open(&swapped).unwrap_err(), Error::ChunkAuth { index: 0 }),
+            "{suite}"
+        );
         // Chunk 1 from another file encrypted with the same key (a different salt).
         let other = sealed(suite, 4 * CHUNK);
         let mut spliced = file.clone();
         spliced[b..b + stride].copy_from_slice(&other[b..b + stride]);
-        assert!(matches!(open(&spliced).unwrap_err(), Error::ChunkAuth { index: 1 }), "{suite}");
+        assert!(
+            matches!(open(&spliced).unwrap_err(), Error::ChunkAuth { index: 1 }),
+            "{suite}"
+        );
         // The other file's header with this file's chunks.
         let mut mixed = other[..HEADER_LEN].to_vec();
         mixed.extend_from_slice(&file[HEADER_LEN..]);
-        assert!(matches!(open(&mixed).unwrap_err(), Error::ChunkAuth { index: 0 }), "{suite}");
+        assert!(
+            matches!(open(&mixed).unwrap_err(), Error::ChunkAuth { index: 0 }),
+            "{suite}"
+        );
     }
 }
 
@@ -146,7 +206,10 @@ fn extension_swaps_and_splices_fail() {
 fn the_empty_file_is_one_final_empty_chunk() {
     for &suite in Suite::ALL {
         let file = sealed(suite, 0);
-        assert_eq!(file.len(), HEADER_LEN + suite.cbc_block().unwrap_or(0) + suite.tag_len());
+        assert_eq!(
+            file.len(),
+            HEADER_LEN + suite.cbc_block().unwrap_or(0) + suite.tag_len()
+        );
         assert_eq!(open(&file).unwrap(), b"");
     }
 }

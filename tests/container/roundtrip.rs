@@ -36,9 +36,15 @@ fn every_suite_and_size_round_trips_across_thread_counts() {
         for len in sizes() {
             let plain = data(len, len as u32);
             for (enc_threads, dec_threads) in [(1, 3), (2, 1), (3, 2)] {
-                let sealed = with_threads(enc_threads, || encryptor(suite).encrypt_vec(&plain)).unwrap();
-                let opened = with_threads(dec_threads, || Decryptor::new(key()).decrypt_vec(&sealed)).unwrap();
-                assert!(opened == plain, "{suite} {len} bytes, {enc_threads}→{dec_threads} threads");
+                let sealed =
+                    with_threads(enc_threads, || encryptor(suite).encrypt_vec(&plain)).unwrap();
+                let opened =
+                    with_threads(dec_threads, || Decryptor::new(key()).decrypt_vec(&sealed))
+                        .unwrap();
+                assert!(
+                    opened == plain,
+                    "{suite} {len} bytes, {enc_threads}→{dec_threads} threads"
+                );
             }
         }
     }
@@ -83,8 +89,12 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
                     assert!(read_all(dst) == reference, "{suite} {len} file t{threads}");
                     // Stream to stream.
                     let mut out = Vec::new();
-                    with_threads(threads, || enc.encrypt_stream(&mut &plain[..], &mut out)).unwrap();
-                    assert!(out == reference, "{suite} {len} stream t{threads} w{window}");
+                    with_threads(threads, || enc.encrypt_stream(&mut &plain[..], &mut out))
+                        .unwrap();
+                    assert!(
+                        out == reference,
+                        "{suite} {len} stream t{threads} w{window}"
+                    );
                     // Write adapter, fed in odd pieces.
                     let sealed = with_threads(threads, || {
                         let mut w = enc.writer(Vec::new()).unwrap();
@@ -93,16 +103,28 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
                         }
                         w.finish().unwrap()
                     });
-                    assert!(sealed == reference, "{suite} {len} writer t{threads} w{window}");
+                    assert!(
+                        sealed == reference,
+                        "{suite} {len} writer t{threads} w{window}"
+                    );
 
                     // And back, on every driver.
                     let dec = Decryptor::new(key()).window(window);
                     let (src, dst) = (temp_with(&reference), temp_with(&[0xee; 100_000]));
                     with_threads(threads, || dec.decrypt_file(&src, &dst)).unwrap();
-                    assert!(read_all(dst) == plain, "{suite} {len} decrypt file t{threads}");
+                    assert!(
+                        read_all(dst) == plain,
+                        "{suite} {len} decrypt file t{threads}"
+                    );
                     let mut out = Vec::new();
-                    with_threads(threads, || dec.decrypt_stream(&mut &reference[..], &mut out)).unwrap();
-                    assert!(out == plain, "{suite} {len} decrypt stream t{threads} w{window}");
+                    with_threads(threads, || {
+                        dec.decrypt_stream(&mut &reference[..], &mut out)
+                    })
+                    .unwrap();
+                    assert!(
+                        out == plain,
+                        "{suite} {len} decrypt stream t{threads} w{window}"
+                    );
                 }
             }
         }
@@ -120,10 +142,18 @@ fn a_fresh_salt_every_time() {
 #[test]
 fn passwords_round_trip_and_store_their_parameters() {
     let secret = Secret::password("correct horse battery staple");
-    let sealed = Encryptor::new(secret.clone()).chunk_size(CHUNK).encrypt_vec(b"secret").unwrap();
+    let sealed = Encryptor::new(secret.clone())
+        .chunk_size(CHUNK)
+        .encrypt_vec(b"secret")
+        .unwrap();
     let info = paracrypt::container::read_header(&mut &sealed[..]).unwrap();
-    assert!(matches!(info.kdf, paracrypt::container::Kdf::Argon2id(p) if p.m_cost == 19 * 1024 && p.t_cost == 2));
-    assert_eq!(Decryptor::new(secret).decrypt_vec(&sealed).unwrap(), b"secret");
+    assert!(
+        matches!(info.kdf, paracrypt::container::Kdf::Argon2id(p) if p.m_cost == 19 * 1024 && p.t_cost == 2)
+    );
+    assert_eq!(
+        Decryptor::new(secret).decrypt_vec(&sealed).unwrap(),
+        b"secret"
+    );
 }
 
 #[test]
@@ -134,14 +164,24 @@ fn random_access_reads_only_what_it_needs() {
         let file = temp_with(&sealed);
         let dec = Decryptor::new(key());
         let c = CHUNK as u64;
-        for (offset, len) in [(0u64, 1u64), (0, 10 * c + 123), (c - 1, 2), (5 * c + 7, 3 * c), (10 * c + 100, 1000), (10 * c + 123, 5), (17, 0)] {
+        for (offset, len) in [
+            (0u64, 1u64),
+            (0, 10 * c + 123),
+            (c - 1, 2),
+            (5 * c + 7, 3 * c),
+            (10 * c + 100, 1000),
+            (10 * c + 123, 5),
+            (17, 0),
+        ] {
             let mut out = Vec::new();
             with_threads(2, || dec.decrypt_range(&file, offset, len, &mut out)).unwrap();
             let from = (offset as usize).min(plain.len());
             let to = (offset + len).min(plain.len() as u64) as usize;
             assert!(out == plain[from..to], "{suite} range {offset}+{len}");
         }
-        let err = dec.decrypt_range(&file, 10 * CHUNK as u64 + 124, 1, &mut Vec::new()).unwrap_err();
+        let err = dec
+            .decrypt_range(&file, 10 * CHUNK as u64 + 124, 1, &mut Vec::new())
+            .unwrap_err();
         assert!(err.to_string().contains("beyond the end"), "{suite}: {err}");
 
         // A damaged chunk outside the range does not matter; inside it, it does.
@@ -152,8 +192,13 @@ fn random_access_reads_only_what_it_needs() {
         let mut out = Vec::new();
         dec.decrypt_range(&file, 0, CHUNK as u64, &mut out).unwrap();
         assert_eq!(out, plain[..CHUNK]);
-        let err = dec.decrypt_range(&file, 3 * CHUNK as u64, 1, &mut Vec::new()).unwrap_err();
-        assert_eq!(err.to_string(), "chunk 3 failed authentication (damaged, reordered or from another file)");
+        let err = dec
+            .decrypt_range(&file, 3 * CHUNK as u64, 1, &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "chunk 3 failed authentication (damaged, reordered or from another file)"
+        );
     }
 }
 
@@ -162,7 +207,10 @@ fn large_inputs_stream_with_bounded_memory() {
     // 64 chunks through a window of 2: the writer never holds more than the window.
     let plain = data(64 * CHUNK + 5, 11);
     let sealed = with_threads(2, || {
-        let mut w = encryptor(Suite::ChaCha20Poly1305).window(2).writer(Vec::new()).unwrap();
+        let mut w = encryptor(Suite::ChaCha20Poly1305)
+            .window(2)
+            .writer(Vec::new())
+            .unwrap();
         w.write_all(&plain).unwrap();
         w.finish().unwrap()
     });

@@ -15,15 +15,23 @@ fn run<A: AeadInOut + KeyInit>(set: &TestSet, key_bits: usize) -> usize {
             let aead = A::new_from_slice(&test.key).unwrap();
             let nonce = Nonce::<A>::try_from(&test.nonce[..]).unwrap();
             let mut buf = test.pt.to_vec();
-            let tag = aead.encrypt_inout_detached(&nonce, &test.aad, (&mut buf[..]).into()).unwrap();
+            let tag = aead
+                .encrypt_inout_detached(&nonce, &test.aad, (&mut buf[..]).into())
+                .unwrap();
             let matches = buf[..] == test.ct[..] && tag[..] == test.tag[..];
             let mut opened = test.ct.to_vec();
             let tag = Tag::<A>::try_from(&test.tag[..]).unwrap();
-            let verified = aead.decrypt_inout_detached(&nonce, &test.aad, (&mut opened[..]).into(), &tag).is_ok();
+            let verified = aead
+                .decrypt_inout_detached(&nonce, &test.aad, (&mut opened[..]).into(), &tag)
+                .is_ok();
             match test.result {
                 TestResult::Valid | TestResult::Acceptable => {
                     assert!(matches, "tcId {} encrypt", test.tc_id);
-                    assert!(verified && opened[..] == test.pt[..], "tcId {} decrypt", test.tc_id);
+                    assert!(
+                        verified && opened[..] == test.pt[..],
+                        "tcId {} decrypt",
+                        test.tc_id
+                    );
                 }
                 TestResult::Invalid => {
                     assert!(!verified, "tcId {} must not verify", test.tc_id);

@@ -21,7 +21,14 @@ fn chunks_past_4_gib_land_at_their_offsets() {
     let plan = cipher.plan(Direction::Encrypt, len, chunk).unwrap();
     let first = (4u64 << 30) / chunk as u64;
     let mut transform = cipher.transform(Direction::Encrypt, chunk);
-    let end = engine::run(&plan, transform.as_work(), first..plan.len(), &input, &output).unwrap();
+    let end = engine::run(
+        &plan,
+        transform.as_work(),
+        first..plan.len(),
+        &input,
+        &output,
+    )
+    .unwrap();
     assert_eq!(end, Some(len));
     assert_eq!(output.metadata().unwrap().len(), len);
 

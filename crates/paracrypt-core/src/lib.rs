@@ -19,9 +19,9 @@
 #![deny(missing_docs)]
 
 pub mod buffer;
+pub mod container;
 pub mod engine;
 mod error;
-pub mod container;
 pub mod plan;
 pub mod pubkey;
 pub mod raw;

@@ -242,7 +242,9 @@ impl ChunkPlan {
             start + layout.input_chunk as u64
         };
         let out_start = layout.output_start(index);
-        let out_len = layout.output_len((end - start) as usize, is_last).unwrap_or(0);
+        let out_len = layout
+            .output_len((end - start) as usize, is_last)
+            .unwrap_or(0);
         Chunk {
             index,
             input: start..end,
@@ -291,7 +293,17 @@ mod tests {
 
     #[test]
     fn padding_grows_only_the_last_chunk() {
-        let layout = ChunkLayout::framed(0, 32, 0, 32, Tail::Pad { block: 16, overhead: 0 }).unwrap();
+        let layout = ChunkLayout::framed(
+            0,
+            32,
+            0,
+            32,
+            Tail::Pad {
+                block: 16,
+                overhead: 0,
+            },
+        )
+        .unwrap();
         let plan = ChunkPlan::new(layout, 64).unwrap();
         assert_eq!(plan.chunk(0).output, 0..32);
         assert_eq!(plan.chunk(1).output, 32..80);

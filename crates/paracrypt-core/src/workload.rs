@@ -47,9 +47,15 @@ impl Symmetric {
     pub fn all() -> Vec<Symmetric> {
         let mut all = Vec::new();
         for &cipher in RawCipherName::ALL {
-            all.push(Symmetric::Raw { cipher, direction: Direction::Encrypt });
+            all.push(Symmetric::Raw {
+                cipher,
+                direction: Direction::Encrypt,
+            });
             if cipher.encrypts_in_parallel() != cipher.decrypts_in_parallel() {
-                all.push(Symmetric::Raw { cipher, direction: Direction::Decrypt });
+                all.push(Symmetric::Raw {
+                    cipher,
+                    direction: Direction::Decrypt,
+                });
             }
         }
         for &suite in Suite::ALL {
@@ -84,8 +90,14 @@ impl Symmetric {
     /// Whether the work can use more than one thread.
     pub fn is_parallel(&self) -> bool {
         match *self {
-            Symmetric::Raw { cipher, direction: Direction::Encrypt } => cipher.encrypts_in_parallel(),
-            Symmetric::Raw { cipher, direction: Direction::Decrypt } => cipher.decrypts_in_parallel(),
+            Symmetric::Raw {
+                cipher,
+                direction: Direction::Encrypt,
+            } => cipher.encrypts_in_parallel(),
+            Symmetric::Raw {
+                cipher,
+                direction: Direction::Decrypt,
+            } => cipher.decrypts_in_parallel(),
             Symmetric::Container { .. } => true,
         }
     }
@@ -105,18 +117,32 @@ impl Symmetric {
             }
             Symmetric::Container { suite, direction } => {
                 let key = Key::from_bytes([0x42; 32]);
-                let encryptor = Encryptor::new(key.clone()).suite(suite).chunk_size(chunk_size);
+                let encryptor = Encryptor::new(key.clone())
+                    .suite(suite)
+                    .chunk_size(chunk_size);
                 let decryptor = Decryptor::new(key);
-                Kind::Container { encryptor, decryptor, direction }
+                Kind::Container {
+                    encryptor,
+                    decryptor,
+                    direction,
+                }
             }
         };
         let input = match &kind {
-            Kind::Container { encryptor, direction: Direction::Decrypt, .. } => encryptor.encrypt_vec(&plaintext)?,
+            Kind::Container {
+                encryptor,
+                direction: Direction::Decrypt,
+                ..
+            } => encryptor.encrypt_vec(&plaintext)?,
             _ => plaintext,
         };
         let output = match &kind {
             Kind::Raw { .. } => Vec::new(),
-            Kind::Container { encryptor, decryptor, direction } => {
+            Kind::Container {
+                encryptor,
+                decryptor,
+                direction,
+            } => {
                 let job = match direction {
                     Direction::Encrypt => encryptor.job(input.len() as u64)?,
                     Direction::Decrypt => decryptor.job(&input, input.len() as u64)?,
@@ -180,8 +206,14 @@ impl Prepared {
     /// runs, so no run allocates.
     pub fn run_in_memory(&mut self) -> Result<()> {
         match &self.kind {
-            Kind::Raw { raw, direction } => raw.process_vec(*direction, &mut self.input, self.chunk_size),
-            Kind::Container { encryptor, decryptor, direction } => {
+            Kind::Raw { raw, direction } => {
+                raw.process_vec(*direction, &mut self.input, self.chunk_size)
+            }
+            Kind::Container {
+                encryptor,
+                decryptor,
+                direction,
+            } => {
                 let job: Job = match direction {
                     Direction::Encrypt => encryptor.job(self.input.len() as u64)?,
                     Direction::Decrypt => decryptor.job(&self.input, self.input.len() as u64)?,
@@ -189,7 +221,13 @@ impl Prepared {
                 let plan = &job.plan;
                 let base = plan.chunk(0).output.start as usize;
                 let sink = SliceSink::new(plan, 0..plan.len(), &mut self.output[base..]);
-                engine::run(plan, job.work(), 0..plan.len(), &SliceSource(&self.input), &sink)?;
+                engine::run(
+                    plan,
+                    job.work(),
+                    0..plan.len(),
+                    &SliceSource(&self.input),
+                    &sink,
+                )?;
                 Ok(())
             }
         }
@@ -198,9 +236,19 @@ impl Prepared {
     /// Runs once from `input` (holding [`Prepared::input`]) to `output`, file to file.
     pub fn run_file(&self, input: &File, output: &File) -> Result<u64> {
         match &self.kind {
-            Kind::Raw { raw, direction } => raw.process_file(*direction, input, output, self.chunk_size),
-            Kind::Container { encryptor, direction: Direction::Encrypt, .. } => encryptor.encrypt_file(input, output),
-            Kind::Container { decryptor, direction: Direction::Decrypt, .. } => decryptor.decrypt_file(input, output),
+            Kind::Raw { raw, direction } => {
+                raw.process_file(*direction, input, output, self.chunk_size)
+            }
+            Kind::Container {
+                encryptor,
+                direction: Direction::Encrypt,
+                ..
+            } => encryptor.encrypt_file(input, output),
+            Kind::Container {
+                decryptor,
+                direction: Direction::Decrypt,
+                ..
+            } => decryptor.decrypt_file(input, output),
         }
     }
 }

@@ -104,10 +104,13 @@ pub fn run_encrypt(args: EncryptArgs) -> Result<ExitCode> {
     let secret = common.secret.secret(true)?;
     let pool = thread_pool(common.threads)?;
     let bar = progress::bar(mode(common), input.len(), "encrypting");
-    let mut encryptor = Encryptor::new(secret).suite(suite).chunk_size(args.chunk_size).progress({
-        let bar = bar.clone();
-        move |n| bar.inc(n)
-    });
+    let mut encryptor = Encryptor::new(secret)
+        .suite(suite)
+        .chunk_size(args.chunk_size)
+        .progress({
+            let bar = bar.clone();
+            move |n| bar.inc(n)
+        });
     if let Some(salt) = salt {
         encryptor = encryptor.fixed_salt_for_tests(salt);
     }
@@ -193,5 +196,8 @@ fn parse_range(text: &str) -> Result<(u64, u64)> {
         return usage(format!("--range `{text}` is not OFFSET:LENGTH"));
     };
     let parse = |part: &str| parse_size(part).map_err(crate::exit::Usage);
-    Ok((parse(offset).context("--range offset")?, parse(len).context("--range length")?))
+    Ok((
+        parse(offset).context("--range offset")?,
+        parse(len).context("--range length")?,
+    ))
 }

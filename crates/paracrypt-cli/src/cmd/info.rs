@@ -24,7 +24,11 @@ pub fn run(args: InfoArgs) -> Result<ExitCode> {
     let info = read_header(&mut input.reader())?;
     println!("file:        {}", input.path().display());
     println!("format:      paracrypt version {}", info.version);
-    let legacy = if info.suite.is_legacy() { " (legacy)" } else { "" };
+    let legacy = if info.suite.is_legacy() {
+        " (legacy)"
+    } else {
+        ""
+    };
     println!("suite:       {}{legacy}", info.suite);
     println!("chunk size:  {} bytes", info.chunk_size);
     match info.kdf {

@@ -22,7 +22,10 @@ pub struct KeygenArgs {
 /// Runs `paracrypt keygen`.
 pub fn run(args: KeygenArgs) -> Result<ExitCode> {
     if args.output.exists() {
-        return usage(format!("{} already exists; keygen never overwrites a key", args.output.display()));
+        return usage(format!(
+            "{} already exists; keygen never overwrites a key",
+            args.output.display()
+        ));
     }
     let key = Key::generate();
     let mut file = std::fs::OpenOptions::new()

@@ -17,7 +17,12 @@ pub const PASSWORD_ENV: &str = "PARACRYPT_PASSWORD";
 #[derive(Debug, Args)]
 pub struct SecretArgs {
     /// Key file (from `paracrypt keygen`).
-    #[arg(short = 'k', long, value_name = "FILE", conflicts_with = "password_file")]
+    #[arg(
+        short = 'k',
+        long,
+        value_name = "FILE",
+        conflicts_with = "password_file"
+    )]
     pub key_file: Option<std::path::PathBuf>,
     /// File whose first line is the password (else PARACRYPT_PASSWORD, else a prompt).
     #[arg(short = 'p', long, value_name = "FILE")]
@@ -27,7 +32,8 @@ pub struct SecretArgs {
 /// Reads a key file.
 pub fn read_key_file(path: &Path) -> Result<Key> {
     let text = Zeroizing::new(
-        std::fs::read_to_string(path).with_context(|| format!("cannot read key file {}", path.display()))?,
+        std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read key file {}", path.display()))?,
     );
     Key::from_file_text(&text).with_context(|| format!("key file {}", path.display()))
 }

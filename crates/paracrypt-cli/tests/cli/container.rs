@@ -48,12 +48,23 @@ fn every_suite_round_trips_file_to_file_and_through_pipes() {
     let key = keygen(d, "k");
     let plain = data(300_000, 1);
     let input = write(d, "in", &plain);
-    let suites = ["aes-256-gcm", "aes-128-gcm", "chacha20-poly1305", "aes-256-ctr-hmac-sha256", "des-ede3-cbc-hmac-sha256", "bf-cbc-hmac-sha256", "rc4-hmac-sha256"];
+    let suites = [
+        "aes-256-gcm",
+        "aes-128-gcm",
+        "chacha20-poly1305",
+        "aes-256-ctr-hmac-sha256",
+        "des-ede3-cbc-hmac-sha256",
+        "bf-cbc-hmac-sha256",
+        "rc4-hmac-sha256",
+    ];
     for (i, suite) in suites.iter().enumerate() {
         let sealed = d.join(format!("{suite}.pcr"));
         let threads = ["1", "2", "3"][i % 3];
         ok(run({
-            let mut c = encrypt(&key, &["--cipher", suite, "--chunk-size", "64KiB", "-j", threads]);
+            let mut c = encrypt(
+                &key,
+                &["--cipher", suite, "--chunk-size", "64KiB", "-j", threads],
+            );
             c.arg(&input).arg("-o").arg(&sealed);
             c
         }));
@@ -66,7 +77,10 @@ fn every_suite_round_trips_file_to_file_and_through_pipes() {
         }));
         assert!(std::fs::read(&out).unwrap() == plain, "{suite}");
         // stdin to stdout, both ways.
-        let piped = ok(run_with_stdin(encrypt(&key, &["--cipher", suite, "--chunk-size", "16KiB", "-q"]), &plain));
+        let piped = ok(run_with_stdin(
+            encrypt(&key, &["--cipher", suite, "--chunk-size", "16KiB", "-q"]),
+            &plain,
+        ));
         let back = ok(run_with_stdin(decrypt(&key, &["-j", "3"]), &piped));
         assert!(back == plain, "{suite} pipes");
     }
@@ -83,13 +97,21 @@ fn fixed_salt_output_is_identical_at_any_thread_count_and_path() {
     let mut outputs = Vec::new();
     for threads in ["1", "2", "3", "8"] {
         let out = d.join(format!("o{threads}"));
+        let args = [
+            "--fixed-salt",
+            &salt,
+            "--chunk-size",
+            "64KiB",
+            "-j",
+            threads,
+        ];
         ok(run({
-            let mut c = encrypt(&key, &["--fixed-salt", &salt, "--chunk-size", "64KiB", "-j", threads]);
+            let mut c = encrypt(&key, &args);
             c.arg(&input).arg("-o").arg(&out);
             c
         }));
         outputs.push(std::fs::read(&out).unwrap());
-        outputs.push(ok(run_with_stdin(encrypt(&key, &["--fixed-salt", &salt, "--chunk-size", "64KiB", "-j", threads]), &plain)));
+        outputs.push(ok(run_with_stdin(encrypt(&key, &args), &plain)));
     }
     assert!(outputs.windows(2).all(|w| w[0] == w[1]));
     let help = ok(run({
@@ -97,7 +119,10 @@ fn fixed_salt_output_is_identical_at_any_thread_count_and_path() {
         c.args(["encrypt", "--help"]);
         c
     }));
-    assert!(!String::from_utf8_lossy(&help).contains("fixed-salt"), "a test-only option stays out of --help");
+    assert!(
+        !String::from_utf8_lossy(&help).contains("fixed-salt"),
+        "a test-only option stays out of --help"
+    );
 }
 
 #[test]
@@ -140,9 +165,17 @@ fn without_a_key_or_terminal_the_error_says_what_to_give() {
     }
     let dir = scratch();
     let mut cmd = Command::new("setsid");
-    cmd.arg("-w").arg(env!("CARGO_BIN_EXE_paracrypt")).arg("encrypt").arg("-o").arg(dir.path().join("x"));
+    cmd.arg("-w")
+        .arg(env!("CARGO_BIN_EXE_paracrypt"))
+        .arg("encrypt")
+        .arg("-o")
+        .arg(dir.path().join("x"));
     cmd.env_remove("PARACRYPT_PASSWORD");
-    fails(run_with_stdin(cmd, b"data"), 2, "no key given: use --key-file FILE, --password-file FILE or PARACRYPT_PASSWORD");
+    fails(
+        run_with_stdin(cmd, b"data"),
+        2,
+        "no key given: use --key-file FILE, --password-file FILE or PARACRYPT_PASSWORD",
+    );
     assert!(listing(dir.path()).is_empty());
 }
 
@@ -153,16 +186,51 @@ fn failures_name_the_problem_and_leave_no_output() {
     let key = keygen(d, "k");
     let other = keygen(d, "other");
     let plain = data(5 * 4096, 4);
-    let sealed = ok(run_with_stdin(encrypt(&key, &["--chunk-size", "4KiB"]), &plain));
+    let sealed = ok(run_with_stdin(
+        encrypt(&key, &["--chunk-size", "4KiB"]),
+        &plain,
+    ));
     let stride = 4096 + 16;
     let at = |i: usize| 116 + i * stride;
     let cases: Vec<(&str, Vec<u8>, &Path, &str)> = vec![
         ("wrong-key", sealed.clone(), &other, "wrong key or password"),
-        ("header", { let mut s = sealed.clone(); s[20] ^= 1; s }, &key, "header damaged"),
+        (
+            "header",
+            {
+                let mut s = sealed.clone();
+                s[20] ^= 1;
+                s
+            },
+            &key,
+            "header damaged",
+        ),
         ("not-ours", plain.clone(), &key, "not a paracrypt file"),
-        ("chunk", { let mut s = sealed.clone(); s[at(3) + 9] ^= 1; s }, &key, "chunk 3 failed authentication"),
-        ("cut", sealed[..at(4)].to_vec(), &key, "file truncated after chunk 3"),
-        ("extended", { let mut s = sealed.clone(); s.extend_from_slice(&sealed[at(4)..]); s }, &key, "trailing data after the last chunk (chunk 4)"),
+        (
+            "chunk",
+            {
+                let mut s = sealed.clone();
+                s[at(3) + 9] ^= 1;
+                s
+            },
+            &key,
+            "chunk 3 failed authentication",
+        ),
+        (
+            "cut",
+            sealed[..at(4)].to_vec(),
+            &key,
+            "file truncated after chunk 3",
+        ),
+        (
+            "extended",
+            {
+                let mut s = sealed.clone();
+                s.extend_from_slice(&sealed[at(4)..]);
+                s
+            },
+            &key,
+            "trailing data after the last chunk (chunk 4)",
+        ),
         ("empty", Vec::new(), &key, "not a paracrypt file"),
     ];
     for (name, bytes, key, message) in cases {
@@ -174,14 +242,20 @@ fn failures_name_the_problem_and_leave_no_output() {
             fails(run(c), 1, message);
             assert!(!out.exists(), "{name}: no output on failure");
         }
-        assert!(!listing(d).iter().any(|f| f.starts_with(".paracrypt-")), "{name}: temp file left");
+        assert!(
+            !listing(d).iter().any(|f| f.starts_with(".paracrypt-")),
+            "{name}: temp file left"
+        );
     }
     // To stdout, the verified chunks before the damaged one are written, in order, then exit 1.
     let mut damaged = sealed.clone();
     damaged[at(3) + 9] ^= 1;
     let out = run_with_stdin(decrypt(&key, &["-j", "2"]), &damaged);
     assert_eq!(out.status.code(), Some(1));
-    assert!(out.stdout == plain[..3 * 4096], "exactly chunks 0..3 reached stdout");
+    assert!(
+        out.stdout == plain[..3 * 4096],
+        "exactly chunks 0..3 reached stdout"
+    );
 }
 
 #[test]
@@ -203,7 +277,11 @@ fn outputs_are_checked_before_any_work() {
     fails(run(c), 2, "is the input file");
     let mut c = encrypt(&key, &["--cipher", "aes-512-gcm"]);
     c.arg(&input).arg("-o").arg(d.join("x"));
-    fails(run(c), 2, "unknown cipher `aes-512-gcm` (valid: aes-256-gcm, aes-128-gcm, chacha20-poly1305");
+    fails(
+        run(c),
+        2,
+        "unknown cipher `aes-512-gcm` (valid: aes-256-gcm, aes-128-gcm, chacha20-poly1305",
+    );
     let mut c = encrypt(&key, &["--chunk-size", "1000"]);
     c.arg(&input).arg("-o").arg(d.join("x"));
     fails(run(c), 2, "multiple of 16");
@@ -223,9 +301,15 @@ fn legacy_suites_warn() {
     let key = keygen(dir.path(), "k");
     let out = run_with_stdin(encrypt(&key, &["--cipher", "rc4-hmac-sha256"]), b"x");
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: rc4-hmac-sha256 is a legacy suite"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("warning: rc4-hmac-sha256 is a legacy suite")
+    );
     let out = run_with_stdin(encrypt(&key, &[]), b"x");
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -253,17 +337,32 @@ fn range_decrypts_only_what_is_asked() {
         c
     }));
     assert!(out == plain[16384..17408]);
-    fails(run_with_stdin(decrypt(&key, &["--range", "0:10"]), &std::fs::read(&sealed).unwrap()), 2, "--range needs INPUT to be a file");
-    fails(run({
-        let mut c = decrypt(&key, &["--range", "10"]);
-        c.arg(&sealed);
-        c
-    }), 2, "is not OFFSET:LENGTH");
-    fails(run({
-        let mut c = decrypt(&key, &["--range", "300000:1"]);
-        c.arg(&sealed);
-        c
-    }), 1, "beyond the end");
+    fails(
+        run_with_stdin(
+            decrypt(&key, &["--range", "0:10"]),
+            &std::fs::read(&sealed).unwrap(),
+        ),
+        2,
+        "--range needs INPUT to be a file",
+    );
+    fails(
+        run({
+            let mut c = decrypt(&key, &["--range", "10"]);
+            c.arg(&sealed);
+            c
+        }),
+        2,
+        "is not OFFSET:LENGTH",
+    );
+    fails(
+        run({
+            let mut c = decrypt(&key, &["--range", "300000:1"]);
+            c.arg(&sealed);
+            c
+        }),
+        1,
+        "beyond the end",
+    );
 }
 
 #[test]
@@ -274,7 +373,10 @@ fn info_reads_the_header_without_a_key() {
     let input = write(d, "in", &data(100_000, 6));
     let sealed = d.join("s");
     ok(run({
-        let mut c = encrypt(&key, &["--cipher", "chacha20-poly1305", "--chunk-size", "32KiB"]);
+        let mut c = encrypt(
+            &key,
+            &["--cipher", "chacha20-poly1305", "--chunk-size", "32KiB"],
+        );
         c.arg(&input).arg("-o").arg(&sealed);
         c
     }));
@@ -282,15 +384,26 @@ fn info_reads_the_header_without_a_key() {
         let mut c = paracrypt();
         c.arg("info").arg(&sealed);
         c
-    }))).unwrap();
-    for line in ["suite:       chacha20-poly1305", "chunk size:  32768 bytes", "secret:      key file", "size:        100180 bytes (4 chunks)", "plaintext:   100000 bytes"] {
+    })))
+    .unwrap();
+    for line in [
+        "suite:       chacha20-poly1305",
+        "chunk size:  32768 bytes",
+        "secret:      key file",
+        "size:        100180 bytes (4 chunks)",
+        "plaintext:   100000 bytes",
+    ] {
         assert!(out.contains(line), "{line} in {out}");
     }
-    fails(run({
-        let mut c = paracrypt();
-        c.arg("info").arg(&input);
-        c
-    }), 1, "not a paracrypt file");
+    fails(
+        run({
+            let mut c = paracrypt();
+            c.arg("info").arg(&input);
+            c
+        }),
+        1,
+        "not a paracrypt file",
+    );
 }
 
 #[test]

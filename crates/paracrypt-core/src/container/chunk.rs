@@ -46,12 +46,18 @@ pub(crate) trait ChunkCipher: Send + Sync {
 }
 
 /// The cipher for `suite` keyed with `payload` (from the key schedule), bound to `header_mac`.
-pub(crate) fn chunk_cipher(suite: Suite, payload: &[u8], header_mac: &[u8], chunk_size: usize) -> Box<dyn ChunkCipher> {
+pub(crate) fn chunk_cipher(
+    suite: Suite,
+    payload: &[u8],
+    header_mac: &[u8],
+    chunk_size: usize,
+) -> Box<dyn ChunkCipher> {
     let aad: [u8; 32] = header_mac.try_into().expect("header MAC is 32 bytes");
     let etm = |enc: Encryption, key_len: usize| -> Box<dyn ChunkCipher> {
         Box::new(EncryptThenMac {
             enc,
-            mac: <Hmac<Sha256> as KeyInit>::new_from_slice(&payload[key_len..]).expect("HMAC takes any key"),
+            mac: <Hmac<Sha256> as KeyInit>::new_from_slice(&payload[key_len..])
+                .expect("HMAC takes any key"),
             header_mac: aad,
         })
     };
@@ -80,15 +86,21 @@ pub(crate) fn chunk_cipher(suite: Suite, payload: &[u8], header_mac: &[u8], chun
             etm(Encryption::Ctr(ctr), 32)
         }
         Suite::DesEde3CbcHmacSha256 => etm(
-            Encryption::TripleDes(des::TdesEde3::new_from_slice(&payload[..24]).expect("24-byte key")),
+            Encryption::TripleDes(
+                des::TdesEde3::new_from_slice(&payload[..24]).expect("24-byte key"),
+            ),
             24,
         ),
         Suite::BfCbcHmacSha256 => etm(
-            Encryption::Blowfish(blowfish::Blowfish::new_from_slice(&payload[..16]).expect("16-byte key")),
+            Encryption::Blowfish(
+                blowfish::Blowfish::new_from_slice(&payload[..16]).expect("16-byte key"),
+            ),
             16,
         ),
         Suite::Rc4HmacSha256 => etm(
-            Encryption::SegmentedRc4(Hkdf::<Sha256>::from_prk(&payload[..32]).expect("32-byte PRK")),
+            Encryption::SegmentedRc4(
+                Hkdf::<Sha256>::from_prk(&payload[..32]).expect("32-byte PRK"),
+            ),
             32,
         ),
     }
@@ -112,7 +124,11 @@ impl<A: AeadInOut + Send + Sync> ChunkCipher for AeadChunks<A> {
     fn seal(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> usize {
         let tag = self
             .aead
-            .encrypt_inout_detached(&stream_nonce::<A>(index, last), &self.aad, (&mut buf[..len]).into())
+            .encrypt_inout_detached(
+                &stream_nonce::<A>(index, last),
+                &self.aad,
+                (&mut buf[..len]).into(),
+            )
             .expect("chunks are far below the AEAD's length limit");
         let tag_len = A::TagSize::USIZE;
         buf[len..len + tag_len].copy_from_slice(&tag);
@@ -124,7 +140,12 @@ impl<A: AeadInOut + Send + Sync> ChunkCipher for AeadChunks<A> {
         let (data, tag) = buf[..len].split_at_mut(data_len);
         let tag = Tag::<A>::try_from(&tag[..]).ok()?;
         self.aead
-            .decrypt_inout_detached(&stream_nonce::<A>(index, last), &self.aad, data.into(), &tag)
+            .decrypt_inout_detached(
+                &stream_nonce::<A>(index, last),
+                &self.aad,
+                data.into(),
+                &tag,
+            )
             .ok()?;
         Some(data_len)
     }
@@ -164,7 +185,11 @@ impl EncryptThenMac {
     fn crypt(&self, direction: Direction, index: u64, buf: &mut [u8], len: usize) -> Option<usize> {
         match &self.enc {
             Encryption::Ctr(ctr) => {
-                let ctx = ChunkCtx { index, is_last: false, context: &[] };
+                let ctx = ChunkCtx {
+                    index,
+                    is_last: false,
+                    context: &[],
+                };
                 ctr.transform(&ctx, buf, len).ok()
             }
             Encryption::TripleDes(c) => cbc_chunk(c, direction, index, buf, len),
@@ -172,7 +197,8 @@ impl EncryptThenMac {
             Encryption::SegmentedRc4(prk) => {
                 let mut key = zeroize::Zeroizing::new([0u8; 32]);
                 let info = [&b"paracrypt v1 rc4 chunk "[..], &index.to_be_bytes()].concat();
-                prk.expand(&info, &mut key[..]).expect("32 bytes is a valid HKDF length");
+                prk.expand(&info, &mut key[..])
+                    .expect("32 bytes is a valid HKDF length");
                 let mut rc4 = rc4::Rc4::new_from_slice(&key[..]).expect("32-byte RC4 key");
                 rc4.write_keystream(&mut [0u8; RC4_DROP]);
                 rc4.apply_keystream(&mut buf[..len]);
@@ -182,7 +208,13 @@ impl EncryptThenMac {
     }
 }
 
-fn cbc_chunk<C>(cipher: &C, direction: Direction, index: u64, buf: &mut [u8], len: usize) -> Option<usize>
+fn cbc_chunk<C>(
+    cipher: &C,
+    direction: Direction,
+    index: u64,
+    buf: &mut [u8],
+    len: usize,
+) -> Option<usize>
 where
     C: BlockCipherEncrypt + BlockCipherDecrypt + Clone,
 {
@@ -207,7 +239,10 @@ impl ChunkCipher for EncryptThenMac {
         let sealed = self
             .crypt(Direction::Encrypt, index, buf, len)
             .expect("the buffer has room for padding");
-        let tag = self.tag(index, last, &buf[..sealed]).finalize().into_bytes();
+        let tag = self
+            .tag(index, last, &buf[..sealed])
+            .finalize()
+            .into_bytes();
         buf[sealed..sealed + MAC_LEN].copy_from_slice(&tag);
         sealed + MAC_LEN
     }

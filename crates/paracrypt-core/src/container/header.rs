@@ -62,7 +62,7 @@ pub struct HeaderInfo {
 
 impl HeaderInfo {
     /// Parses and checks a header's fields (magic, version, checksum, suite, KDF, chunk size)
-    /// without any key. The MAC is checked later, by [`Keys::open`].
+    /// without any key. The MAC is checked later, by `Keys::open`.
     pub fn parse(bytes: &[u8]) -> Result<Self> {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(Error::NotAContainer);
@@ -81,16 +81,27 @@ impl HeaderInfo {
         let suite = Suite::from_id(bytes[10]).ok_or(Error::Header(HeaderFault::Field("suite")))?;
         let u32_at = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
         let chunk_size = u32_at(12) as usize;
-        check_chunk_size(chunk_size).map_err(|_| Error::Header(HeaderFault::Field("chunk size")))?;
+        check_chunk_size(chunk_size)
+            .map_err(|_| Error::Header(HeaderFault::Field("chunk size")))?;
         let params = Argon2Params {
             m_cost: u32_at(16),
             t_cost: u32_at(20),
             p_cost: u32_at(24),
         };
         let kdf = match bytes[11] {
-            0 if params == (Argon2Params { m_cost: 0, t_cost: 0, p_cost: 0 }) => Kdf::Key,
+            0 if params
+                == (Argon2Params {
+                    m_cost: 0,
+                    t_cost: 0,
+                    p_cost: 0,
+                }) =>
+            {
+                Kdf::Key
+            }
             1 => {
-                params.check().map_err(|_| Error::Header(HeaderFault::Field("Argon2 parameters")))?;
+                params
+                    .check()
+                    .map_err(|_| Error::Header(HeaderFault::Field("Argon2 parameters")))?;
                 Kdf::Argon2id(params)
             }
             _ => return Err(Error::Header(HeaderFault::Field("key derivation"))),
@@ -109,7 +120,10 @@ impl HeaderInfo {
 /// Checks a container chunk size: a multiple of 16 bytes from 16 B to 1 GiB.
 pub fn check_chunk_size(chunk_size: usize) -> Result<()> {
     crate::plan::check_chunk_size(chunk_size)?;
-    if chunk_size < MIN_CHUNK_SIZE || !chunk_size.is_multiple_of(16) || chunk_size > u32::MAX as usize {
+    if chunk_size < MIN_CHUNK_SIZE
+        || !chunk_size.is_multiple_of(16)
+        || chunk_size > u32::MAX as usize
+    {
         return Err(Error::ChunkSize {
             size: chunk_size as u64,
             reason: "must be a multiple of 16 bytes",
@@ -130,7 +144,9 @@ pub struct Keys {
 
 impl std::fmt::Debug for Keys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Keys").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("Keys")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -148,20 +164,31 @@ struct Derived {
 fn derive(secret: &Secret, info: &HeaderInfo) -> Result<Derived> {
     let ikm: Zeroizing<[u8; 32]> = match (secret, info.kdf) {
         (Secret::Key(key), _) => Zeroizing::new(*key.as_bytes()),
-        (Secret::Password(password, _), Kdf::Argon2id(params)) => argon2id(password, &info.salt, params)?,
-        (Secret::Password(..), Kdf::Key) => return Err(Error::WrongSecretKind { needs: "a key file" }),
+        (Secret::Password(password, _), Kdf::Argon2id(params)) => {
+            argon2id(password, &info.salt, params)?
+        }
+        (Secret::Password(..), Kdf::Key) => {
+            return Err(Error::WrongSecretKind {
+                needs: "a key file",
+            });
+        }
     };
     if matches!((secret, info.kdf), (Secret::Key(_), Kdf::Argon2id(_))) {
-        return Err(Error::WrongSecretKind { needs: "a password" });
+        return Err(Error::WrongSecretKind {
+            needs: "a password",
+        });
     }
     let hk = Hkdf::<Sha256>::new(Some(&info.salt), &ikm[..]);
     let mut key_check = [0u8; 16];
-    hk.expand(LABEL_KEY_CHECK, &mut key_check).expect("16 bytes is a valid HKDF length");
+    hk.expand(LABEL_KEY_CHECK, &mut key_check)
+        .expect("16 bytes is a valid HKDF length");
     let mut header_key = Zeroizing::new([0u8; 32]);
-    hk.expand(LABEL_HEADER, &mut header_key[..]).expect("32 bytes is a valid HKDF length");
+    hk.expand(LABEL_HEADER, &mut header_key[..])
+        .expect("32 bytes is a valid HKDF length");
     let mut payload = Zeroizing::new(vec![0u8; super::chunk::payload_key_len(info.suite)]);
     let label = [LABEL_PAYLOAD, info.suite.as_str().as_bytes()].concat();
-    hk.expand(&label, &mut payload).expect("payload keys are short");
+    hk.expand(&label, &mut payload)
+        .expect("payload keys are short");
     Ok(Derived {
         key_check,
         header_key,
@@ -170,7 +197,8 @@ fn derive(secret: &Secret, info: &HeaderInfo) -> Result<Derived> {
 }
 
 fn header_mac(key: &[u8; 32], bytes: &[u8]) -> [u8; 32] {
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+    let mut mac =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
     mac.update(bytes);
     mac.finalize().into_bytes().into()
 }
@@ -178,7 +206,12 @@ fn header_mac(key: &[u8; 32], bytes: &[u8]) -> [u8; 32] {
 impl Keys {
     /// Builds a new header for `suite` and `chunk_size` with a fresh random salt (or `salt`, for
     /// reproducible test output) and derives the file's keys.
-    pub fn seal(secret: &Secret, suite: Suite, chunk_size: usize, salt: Option<[u8; SALT_LEN]>) -> Result<Self> {
+    pub fn seal(
+        secret: &Secret,
+        suite: Suite,
+        chunk_size: usize,
+        salt: Option<[u8; SALT_LEN]>,
+    ) -> Result<Self> {
         check_chunk_size(chunk_size)?;
         let salt = salt.unwrap_or_else(|| {
             let mut salt = [0u8; SALT_LEN];

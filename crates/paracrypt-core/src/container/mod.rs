@@ -35,8 +35,10 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 pub use chunk::RC4_DROP;
-pub use header::{HEADER_LEN, HeaderInfo, Kdf, MAGIC, MIN_CHUNK_SIZE, SALT_LEN, VERSION, check_chunk_size};
 use header::Keys;
+pub use header::{
+    HEADER_LEN, HeaderInfo, Kdf, MAGIC, MIN_CHUNK_SIZE, SALT_LEN, VERSION, check_chunk_size,
+};
 pub use secret::{Argon2Params, Key, Secret};
 pub use stream_writer::StreamWriter;
 pub use suite::Suite;
@@ -206,7 +208,10 @@ impl Encryptor {
     /// ```
     pub fn job_for_header(&self, header: &[u8], plaintext_len: u64) -> Result<Job> {
         let keys = Keys::open(&self.secret, header)?;
-        let plan = ChunkPlan::new(seal_layout(keys.info.suite, keys.info.chunk_size)?, plaintext_len)?;
+        let plan = ChunkPlan::new(
+            seal_layout(keys.info.suite, keys.info.chunk_size)?,
+            plaintext_len,
+        )?;
         Ok(job(keys, plan, true))
     }
 
@@ -222,7 +227,11 @@ impl Encryptor {
     }
 
     /// Encrypts a stream through a bounded ordered window. Returns the bytes written.
-    pub fn encrypt_stream(&self, reader: &mut (dyn Read + Send), writer: &mut (dyn Write + Send)) -> Result<u64> {
+    pub fn encrypt_stream(
+        &self,
+        reader: &mut (dyn Read + Send),
+        writer: &mut (dyn Write + Send),
+    ) -> Result<u64> {
         let keys = self.keys()?;
         writer
             .write_all(&keys.header)
@@ -230,7 +239,13 @@ impl Encryptor {
         let layout = seal_layout(self.suite, self.chunk_size)?;
         let seal = chunk::Seal(cipher_for(&keys));
         let mut reader = Counting::new(reader, self.progress.as_ref());
-        let body = engine::stream::process_stream(&layout, Work::Parallel(&seal), &mut reader, writer, self.window)?;
+        let body = engine::stream::process_stream(
+            &layout,
+            Work::Parallel(&seal),
+            &mut reader,
+            writer,
+            self.window,
+        )?;
         Ok(HEADER_LEN as u64 + body)
     }
 
@@ -241,7 +256,13 @@ impl Encryptor {
         out[..HEADER_LEN].copy_from_slice(&job.header);
         let end = {
             let sink = SliceSink::new(&job.plan, 0..job.plan.len(), &mut out[HEADER_LEN..]);
-            engine::run(&job.plan, job.work(), 0..job.plan.len(), &SliceSource(plaintext), &sink)?
+            engine::run(
+                &job.plan,
+                job.work(),
+                0..job.plan.len(),
+                &SliceSource(plaintext),
+                &sink,
+            )?
         };
         out.truncate(end.expect("the last chunk was run") as usize);
         Ok(out)
@@ -255,7 +276,12 @@ impl Encryptor {
             .write_all(&keys.header)
             .map_err(|e| Error::io("writing the header", e))?;
         let layout = seal_layout(self.suite, self.chunk_size)?;
-        Ok(StreamWriter::new(inner, chunk::Seal(cipher_for(&keys)), layout, self.window))
+        Ok(StreamWriter::new(
+            inner,
+            chunk::Seal(cipher_for(&keys)),
+            layout,
+            self.window,
+        ))
     }
 }
 
@@ -302,7 +328,10 @@ impl Decryptor {
         if input_len == HEADER_LEN as u64 {
             return Err(Error::TruncatedAfterHeader);
         }
-        let plan = ChunkPlan::new(open_layout(keys.info.suite, keys.info.chunk_size)?, input_len)?;
+        let plan = ChunkPlan::new(
+            open_layout(keys.info.suite, keys.info.chunk_size)?,
+            input_len,
+        )?;
         Ok(job(keys, plan, false))
     }
 
@@ -324,7 +353,11 @@ impl Decryptor {
 
     /// Decrypts a stream through a bounded ordered window. Only verified chunks are written, in
     /// order; on failure the chunks before the failing one have been written.
-    pub fn decrypt_stream(&self, reader: &mut (dyn Read + Send), writer: &mut (dyn Write + Send)) -> Result<u64> {
+    pub fn decrypt_stream(
+        &self,
+        reader: &mut (dyn Read + Send),
+        writer: &mut (dyn Write + Send),
+    ) -> Result<u64> {
         let mut header = Vec::with_capacity(HEADER_LEN);
         (&mut *reader)
             .take(HEADER_LEN as u64)
@@ -340,7 +373,13 @@ impl Decryptor {
             return Err(Error::TruncatedAfterHeader);
         }
         let mut reader = std::io::Cursor::new(first).chain(reader);
-        engine::stream::process_stream(&layout, Work::Parallel(&open), &mut reader, writer, self.window)
+        engine::stream::process_stream(
+            &layout,
+            Work::Parallel(&open),
+            &mut reader,
+            writer,
+            self.window,
+        )
     }
 
     /// Decrypts a buffer in memory.
@@ -350,7 +389,13 @@ impl Decryptor {
         let mut out = vec![0u8; job.plan.output_len() as usize];
         let end = {
             let sink = SliceSink::new(&job.plan, 0..job.plan.len(), &mut out);
-            engine::run(&job.plan, job.work(), 0..job.plan.len(), &SliceSource(sealed), &sink)?
+            engine::run(
+                &job.plan,
+                job.work(),
+                0..job.plan.len(),
+                &SliceSource(sealed),
+                &sink,
+            )?
         };
         out.truncate(end.expect("the last chunk was run") as usize);
         Ok(out)
@@ -359,7 +404,13 @@ impl Decryptor {
     /// Decrypts and verifies only the chunks that cover plaintext bytes
     /// `offset..offset + len` and writes those bytes (fewer when the plaintext ends first).
     /// Returns the bytes written.
-    pub fn decrypt_range(&self, input: &File, offset: u64, len: u64, writer: &mut dyn Write) -> Result<u64> {
+    pub fn decrypt_range(
+        &self,
+        input: &File,
+        offset: u64,
+        len: u64,
+        writer: &mut dyn Write,
+    ) -> Result<u64> {
         let job = self.file_job(input)?;
         let plan = &job.plan;
         let upper = plan.output_len();
@@ -392,7 +443,9 @@ impl Decryptor {
             let from = offset.max(base);
             if stop > from {
                 let part = &buf[(from - base) as usize..(stop - base) as usize];
-                writer.write_all(part).map_err(|e| Error::io("writing output", e))?;
+                writer
+                    .write_all(part)
+                    .map_err(|e| Error::io("writing output", e))?;
                 written += part.len() as u64;
             }
             first = last;
@@ -412,7 +465,12 @@ pub fn read_header(reader: &mut dyn Read) -> Result<HeaderInfo> {
 }
 
 fn cipher_for(keys: &Keys) -> Box<dyn chunk::ChunkCipher> {
-    chunk::chunk_cipher(keys.info.suite, &keys.payload, keys.header_mac(), keys.info.chunk_size)
+    chunk::chunk_cipher(
+        keys.info.suite,
+        &keys.payload,
+        keys.header_mac(),
+        keys.info.chunk_size,
+    )
 }
 
 fn open_for(keys: &Keys) -> chunk::Open {
@@ -446,7 +504,10 @@ fn file_len(file: &File) -> Result<u64> {
 
 /// Runs every chunk of `job` from `input` to `output` and cuts `output` to the real length.
 fn run_to_file(job: &Job, input: &File, output: &File, progress: Option<&Progress>) -> Result<u64> {
-    let source = ProgressSource { inner: input, progress };
+    let source = ProgressSource {
+        inner: input,
+        progress,
+    };
     let end = engine::run(&job.plan, job.work(), 0..job.plan.len(), &source, output)?
         .expect("the whole plan includes its last chunk");
     output

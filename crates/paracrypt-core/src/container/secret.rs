@@ -57,12 +57,11 @@ impl Key {
         if lines.next().is_some() {
             return Err(Error::KeyFile("more than one key line".into()));
         }
-        let bytes = Zeroizing::new(
-            hex::decode(line).map_err(|e| Error::KeyFile(format!("bad hex: {e}")))?,
-        );
-        let bytes: [u8; 32] = bytes[..].try_into().map_err(|_| {
-            Error::KeyFile(format!("key is {} bytes, expected 32", bytes.len()))
-        })?;
+        let bytes =
+            Zeroizing::new(hex::decode(line).map_err(|e| Error::KeyFile(format!("bad hex: {e}")))?);
+        let bytes: [u8; 32] = bytes[..]
+            .try_into()
+            .map_err(|_| Error::KeyFile(format!("key is {} bytes, expected 32", bytes.len())))?;
         Ok(Key::from_bytes(bytes))
     }
 }
@@ -160,7 +159,11 @@ impl From<Key> for Secret {
 }
 
 /// Argon2id of `password` with `salt` into 32 bytes.
-pub(crate) fn argon2id(password: &str, salt: &[u8], params: Argon2Params) -> Result<Zeroizing<[u8; 32]>> {
+pub(crate) fn argon2id(
+    password: &str,
+    salt: &[u8],
+    params: Argon2Params,
+) -> Result<Zeroizing<[u8; 32]>> {
     params.check()?;
     let argon = argon2::Argon2::new(
         argon2::Algorithm::Argon2id,

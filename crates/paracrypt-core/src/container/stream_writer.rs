@@ -52,7 +52,11 @@ impl<W: Write> StreamWriter<W> {
             seal,
             chunk: layout.input_chunk,
             capacity: layout.max_buffer(),
-            window: if window == 0 { default_window() } else { window },
+            window: if window == 0 {
+                default_window()
+            } else {
+                window
+            },
             wave: Vec::new(),
             spare: Vec::new(),
             next_index: 0,

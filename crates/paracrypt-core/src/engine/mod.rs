@@ -20,7 +20,7 @@ pub mod io;
 pub mod stream;
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -161,7 +161,9 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
             .enumerate()
             .map(|(i, chunk)| {
                 let i = i as u64;
-                let len = t.transform(&ctx(i), chunk, input_len(i)).map_err(|e| (i, e))?;
+                let len = t
+                    .transform(&ctx(i), chunk, input_len(i))
+                    .map_err(|e| (i, e))?;
                 Ok((i == last.index).then_some(len))
             })
             .reduce(|| Ok(None), lowest_error)
@@ -182,14 +184,19 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
     Ok(last.output.start + last_len as u64)
 }
 
+/// A writer thread pays for itself (fresh buffers, a thread, a hand-off per chunk) only when
+/// each pool thread has several chunks to transform; below this many, threads write their own.
+const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
+
 /// Runs the chunks `indices` of `plan` from `source` to `sink` and returns the output length if
 /// the last chunk was among them (the exact length, also for [`Tail::Unpad`](crate::plan::Tail)).
 ///
 /// Parallel work uses each pool thread's page-aligned scratch buffer ([`with_scratch`]), which
 /// holds one chunk at a time: the thread reads the chunk, transforms it and writes it, so memory
 /// stays at one chunk per thread whatever the input size. When the sink is a file (whose
-/// writes serialise in the kernel), the pool reads and transforms and one writer thread writes,
-/// through a bounded ring of `2 × threads + 1` buffers. Serial work runs `indices` in order on
+/// writes serialise in the kernel) and there are at least four chunks per thread, the pool reads
+/// and transforms and one writer thread writes, through a bounded ring of `2 × threads + 1`
+/// buffers. Serial work runs `indices` in order on
 /// the calling thread.
 pub fn run(
     plan: &ChunkPlan,
@@ -222,10 +229,18 @@ pub fn run(
                 context,
             };
             let out_len = t.transform(&ctx, buf, input_len)?;
-            Ok((out_len, chunk.is_last.then_some(chunk.output.start + out_len as u64)))
+            Ok((
+                out_len,
+                chunk.is_last.then_some(chunk.output.start + out_len as u64),
+            ))
         };
     match work {
-        Work::Parallel(t) if sink.single_writer() && rayon::current_num_threads() > 1 => {
+        Work::Parallel(t)
+            if sink.single_writer()
+                && rayon::current_num_threads() > 1
+                && indices.end - indices.start
+                    >= WRITER_MIN_CHUNKS_PER_THREAD * rayon::current_num_threads() as u64 =>
+        {
             run_with_writer(plan, t, indices, buffer_len, &one, sink)
         }
         Work::Parallel(t) => {
@@ -284,6 +299,11 @@ fn claim_each<T: Send>(
         .reduce(|| Ok(None), lowest_error)
 }
 
+/// Reads chunk `index` into a buffer and transforms it there: its output length and, for the
+/// last chunk, where the output ends.
+type ReadTransform<'a> =
+    dyn Fn(&mut [u8], u64, TransformRef<'_, '_>) -> Result<(usize, Option<u64>)> + Sync + 'a;
+
 /// A transformed chunk on its way to the writer.
 struct Written {
     index: u64,
@@ -302,15 +322,20 @@ fn run_with_writer(
     t: &dyn ChunkTransform,
     indices: Range<u64>,
     buffer_len: usize,
-    one: &(dyn Fn(&mut [u8], u64, TransformRef<'_, '_>) -> Result<(usize, Option<u64>)> + Sync),
+    one: &ReadTransform<'_>,
     sink: &dyn Sink,
 ) -> Result<Option<u64>> {
     let buffers = 2 * rayon::current_num_threads() + 1;
     let (full_tx, full_rx) = crossbeam_channel::bounded::<Written>(buffers);
     let (free_tx, free_rx) = crossbeam_channel::bounded::<AlignedBuf>(buffers);
-    for _ in 0..buffers {
-        free_tx.send(AlignedBuf::new(buffer_len)).expect("the channel holds every buffer");
-    }
+    // Buffers are made on demand, up to `buffers`: a short run, or one whose writer keeps up,
+    // never pays for (and faults in) buffers it does not need.
+    let made = AtomicUsize::new(0);
+    let take = || match free_rx.try_recv() {
+        Ok(buf) => buf,
+        Err(_) if made.fetch_add(1, Ordering::Relaxed) < buffers => AlignedBuf::new(buffer_len),
+        Err(_) => free_rx.recv().expect("the writer returns every buffer"),
+    };
     let failed = AtomicU64::new(u64::MAX);
     std::thread::scope(|scope| {
         let writer = scope.spawn(|| {
@@ -333,11 +358,18 @@ fn run_with_writer(
             result
         });
         let transformed = claim_each(indices, &failed, |index| {
-            let mut buf = free_rx.recv().expect("the writer returns every buffer");
+            let mut buf = take();
             match one(&mut buf, index, TransformRef::Parallel(t)) {
                 Ok((len, end)) => {
-                    let done = Written { index, buf, len, end };
-                    full_tx.send(done).expect("the writer runs until the senders are gone");
+                    let done = Written {
+                        index,
+                        buf,
+                        len,
+                        end,
+                    };
+                    full_tx
+                        .send(done)
+                        .expect("the writer runs until the senders are gone");
                     Ok(None)
                 }
                 Err(e) => {

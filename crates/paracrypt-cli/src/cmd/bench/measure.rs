@@ -108,10 +108,14 @@ pub fn symmetric(
         file.write_all(prepared.input())?;
         file.sync_all()?;
     }
-    let pools = threads.iter().map(|&n| pool(n)).collect::<Result<Vec<_>>>()?;
+    let pools = threads
+        .iter()
+        .map(|&n| pool(n))
+        .collect::<Result<Vec<_>>>()?;
     let times = match mode {
         Mode::Memory => time_interleaved(&pools, repeat, |pool| {
-            pool.install(|| prepared.run_in_memory()).map_err(Into::into)
+            pool.install(|| prepared.run_in_memory())
+                .map_err(Into::into)
         })?,
         Mode::File => {
             let input = std::fs::File::open(&input_path)?;
@@ -125,7 +129,14 @@ pub fn symmetric(
     };
     let mut out = Vec::new();
     for (&n, samples) in threads.iter().zip(times) {
-        out.push(Measurement::new(workload.name(), Some(mode), Some(size), n, 1, samples));
+        out.push(Measurement::new(
+            workload.name(),
+            Some(mode),
+            Some(size),
+            n,
+            1,
+            samples,
+        ));
         tick();
     }
     let _ = std::fs::remove_file(&input_path);
@@ -148,11 +159,23 @@ pub fn public_key(
         Workload::RsaKeygen { .. } => keygen_samples,
         _ => repeat.max(10),
     };
-    let pools = threads.iter().map(|&n| pool(n)).collect::<Result<Vec<_>>>()?;
-    let times = time_interleaved(&pools, samples, |pool| pool.install(|| prepared.run()).map_err(Into::into))?;
+    let pools = threads
+        .iter()
+        .map(|&n| pool(n))
+        .collect::<Result<Vec<_>>>()?;
+    let times = time_interleaved(&pools, samples, |pool| {
+        pool.install(|| prepared.run()).map_err(Into::into)
+    })?;
     let mut out = Vec::new();
     for (&n, times) in threads.iter().zip(times) {
-        out.push(Measurement::new(workload.name(), None, None, n, workload.operations(), times));
+        out.push(Measurement::new(
+            workload.name(),
+            None,
+            None,
+            n,
+            workload.operations(),
+            times,
+        ));
         tick();
     }
     Ok(out)

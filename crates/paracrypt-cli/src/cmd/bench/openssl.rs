@@ -6,7 +6,12 @@
 //!   nearest cipher (AES-CTR, ChaCha20, 3DES-CBC, BF-CBC, RC4), which has no integrity at all.
 //! - Public key: `openssl speed -multi N rsa2048|ecdsap256` per-operation throughput, and
 //!   `openssl genpkey` for key generation.
+//!
+//! Each distinct openssl command is measured once per run and its result reused: `openssl enc`
+//! is one thread whatever paracrypt's thread count, so every thread count of a row is compared
+//! with the same openssl time rather than with a fresh, differently noisy one.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -49,17 +54,73 @@ fn legacy(name: &str) -> bool {
     name.starts_with("des") || name.starts_with("bf") || name == "rc4"
 }
 
-/// Fills `openssl_s` (and the command) in `m`, a measurement of `workload`.
-pub fn compare_symmetric(workload: Symmetric, m: &mut Measurement, input: &Path, dir: &Path) {
-    let (name, direction) = cipher(workload);
-    let result = match m.mode {
-        Some(Mode::File) => enc(name, direction, input, dir),
-        _ => speed_evp(name, direction, m.threads)
-            .map(|(bytes_per_s, cmd)| (m.size.unwrap_or(0) as f64 / bytes_per_s, cmd)),
-    };
-    if let Some((seconds, command)) = result {
-        m.openssl_s = Some(seconds);
-        m.openssl_command = Some(command);
+/// The `openssl` binary as a peer, remembering what it has measured in this run.
+#[derive(Default)]
+pub struct Peer {
+    /// Result of each measurement, keyed by what determines it.
+    seen: HashMap<String, Option<(f64, String)>>,
+}
+
+impl Peer {
+    /// Measures `key` with `measure` the first time, then answers from memory.
+    fn once(
+        &mut self,
+        key: String,
+        measure: impl FnOnce() -> Option<(f64, String)>,
+    ) -> Option<(f64, String)> {
+        self.seen.entry(key).or_insert_with(measure).clone()
+    }
+
+    /// Fills `openssl_s` (and the command) in `m`, a measurement of `workload`; `input` holds
+    /// the workload's input for file-to-file measurements.
+    pub fn compare_symmetric(
+        &mut self,
+        workload: Symmetric,
+        m: &mut Measurement,
+        input: &Path,
+        dir: &Path,
+    ) {
+        let (name, direction) = cipher(workload);
+        let size = m.size.unwrap_or(0);
+        let result = match m.mode {
+            Some(Mode::File) => self.once(format!("enc {name} {direction:?} {size}"), || {
+                enc(name, direction, input, dir)
+            }),
+            _ => self
+                .once(format!("speed {name} {direction:?} {}", m.threads), || {
+                    speed_evp(name, direction, m.threads)
+                })
+                .map(|(bytes_per_s, cmd)| (size as f64 / bytes_per_s, cmd)),
+        };
+        if let Some((seconds, command)) = result {
+            m.openssl_s = Some(seconds);
+            m.openssl_command = Some(command);
+        }
+    }
+
+    /// Fills `openssl_s` for a public-key workload.
+    pub fn compare_public_key(&mut self, workload: Workload, m: &mut Measurement) {
+        let ops = m.operations as f64;
+        // One operation split across threads is compared with one openssl process; a batch
+        // with as many processes as threads.
+        let threads = if ops > 1.0 { m.threads } else { 1 };
+        let result = match workload {
+            Workload::RsaKeygen { bits } => self.once(format!("genpkey {bits}"), || genpkey(bits)),
+            Workload::RsaSign { bits, .. } | Workload::RsaSignBatch { bits, .. } => self
+                .once(format!("rsa{bits} {threads}"), || {
+                    rate(&format!("rsa{bits}"), threads, "rsa", 4)
+                })
+                .map(|(per_s, cmd)| (ops / per_s, cmd)),
+            Workload::EcdsaVerify { .. } | Workload::EcdsaVerifyBatch { .. } => self
+                .once(format!("ecdsap256 {threads}"), || {
+                    rate("ecdsap256", threads, "ecdsa", 5)
+                })
+                .map(|(per_s, cmd)| (ops / per_s, cmd)),
+        };
+        if let Some((seconds, command)) = result {
+            m.openssl_s = Some(seconds);
+            m.openssl_command = Some(command);
+        }
     }
 }
 
@@ -166,26 +227,6 @@ fn speed_evp(name: &str, direction: Direction, threads: usize) -> Option<(f64, S
     Some((value * 1000.0, format!("openssl speed {}", args.join(" "))))
 }
 
-/// Fills `openssl_s` for a public-key workload.
-pub fn compare_public_key(workload: Workload, m: &mut Measurement) {
-    let ops = m.operations as f64;
-    let result = match workload {
-        Workload::RsaKeygen { bits } => genpkey(bits),
-        Workload::RsaSign { bits, .. } | Workload::RsaSignBatch { bits, .. } => {
-            let threads = if ops > 1.0 { m.threads } else { 1 };
-            rate(&format!("rsa{bits}"), threads, "rsa", 4).map(|(per_s, cmd)| (ops / per_s, cmd))
-        }
-        Workload::EcdsaVerify { .. } | Workload::EcdsaVerifyBatch { .. } => {
-            let threads = if ops > 1.0 { m.threads } else { 1 };
-            rate("ecdsap256", threads, "ecdsa", 5).map(|(per_s, cmd)| (ops / per_s, cmd))
-        }
-    };
-    if let Some((seconds, command)) = result {
-        m.openssl_s = Some(seconds);
-        m.openssl_command = Some(command);
-    }
-}
-
 /// Operations per second from `openssl speed -multi N ALG`: number `column` of the result line
 /// that mentions `prefix` ("rsa 2048 bits 0.000596s 0.000027s 1677.0 37453.0": sign/s is the
 /// 4th; "256 bits ecdsa (nistp256) 0.0000s 0.0001s 32710.0 11432.0": verify/s is the 5th).
@@ -208,7 +249,11 @@ fn rate(alg: &str, threads: usize, prefix: &str, column: usize) -> Option<(f64, 
     (value > 0.0).then(|| (value, format!("openssl speed {}", args.join(" "))))
 }
 
-/// Median seconds of `openssl genpkey` for an RSA key of `bits` (five keys).
+/// Keys `openssl genpkey` makes for its median: key generation time is widely spread.
+const GENPKEY_SAMPLES: usize = 15;
+
+/// Median seconds of `openssl genpkey` for an RSA key of `bits` over [`GENPKEY_SAMPLES`] keys,
+/// each including the process's start-up (a few milliseconds, small against a key).
 fn genpkey(bits: usize) -> Option<(f64, String)> {
     let args = [
         "genpkey",
@@ -220,7 +265,7 @@ fn genpkey(bits: usize) -> Option<(f64, String)> {
         "/dev/null",
     ];
     let mut times = Vec::new();
-    for _ in 0..5 {
+    for _ in 0..GENPKEY_SAMPLES {
         let start = Instant::now();
         if !Command::new("openssl")
             .args(args)
@@ -234,5 +279,11 @@ fn genpkey(bits: usize) -> Option<(f64, String)> {
         times.push(start.elapsed().as_secs_f64());
     }
     times.sort_by(f64::total_cmp);
-    Some((times[2], format!("openssl {}", args.join(" "))))
+    Some((
+        times[GENPKEY_SAMPLES / 2],
+        format!(
+            "openssl {} (median of {GENPKEY_SAMPLES} keys)",
+            args.join(" ")
+        ),
+    ))
 }

@@ -7,6 +7,25 @@ use plotters::prelude::*;
 
 use super::report::Report;
 
+/// Colours dark enough to read on white (Tableau 10 and a few more); series past the end reuse
+/// them in order.
+const PALETTE: [RGBColor; 14] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 0, 0),
+    RGBColor(0, 100, 0),
+    RGBColor(85, 85, 0),
+];
+
 /// Draws one line per algorithm (and mode), at its largest size, plus the ideal `y = x`.
 pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
@@ -51,7 +70,10 @@ pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
     let root = SVGBackend::new(path, (900, height)).into_drawing_area();
     root.fill(&WHITE).context("drawing the plot")?;
     let mut chart = ChartBuilder::on(&root)
-        .caption("paracrypt: speed-up against threads", ("sans-serif", 22))
+        .caption(
+            "paracrypt: speed-up against threads (largest size of each series)",
+            ("sans-serif", 22),
+        )
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(50)
@@ -75,7 +97,7 @@ pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
         .label("ideal")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
     for (i, (label, points)) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = PALETTE[i % PALETTE.len()];
         chart
             .draw_series(LineSeries::new(
                 points.iter().copied(),
