@@ -9,7 +9,7 @@ use super::report::Report;
 
 /// Colours dark enough to read on white (Tableau 10 and a few more); series past the end reuse
 /// them in order.
-const PALETTE: [RGBColor; 14] = [
+const PALETTE: [RGBColor; 16] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -24,6 +24,8 @@ const PALETTE: [RGBColor; 14] = [
     RGBColor(128, 0, 0),
     RGBColor(0, 100, 0),
     RGBColor(85, 85, 0),
+    RGBColor(0, 128, 128),
+    RGBColor(204, 0, 153),
 ];
 
 /// Draws one line per algorithm (and mode), at its largest size, plus the ideal `y = x`.
