@@ -56,7 +56,7 @@ fn split_verification_agrees_with_p256_on_random_inputs() {
     let key = EcdsaPrivateKey::generate();
     let public = key.public_key();
     with_threads(2, || {
-        for seed in 0..200u64 {
+        for seed in 0..200u32 {
             let digest = sha256(&data(20, seed));
             let signature = key.sign_digest(&digest);
             let mut damaged = signature.clone();

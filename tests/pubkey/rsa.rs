@@ -10,7 +10,7 @@ use rsa::traits::PublicKeyParts;
 use super::{data, rsa2048, with_threads};
 
 /// Random integers below n (and the edges 0, 1, n − 1), at the modulus precision.
-fn inputs(key: &RsaPrivateKey, count: u64) -> Vec<BoxedUint> {
+fn inputs(key: &RsaPrivateKey, count: u32) -> Vec<BoxedUint> {
     let n = key.as_rsa().n();
     let precision = n.bits_precision();
     let k = key.as_rsa().size();
@@ -160,7 +160,7 @@ fn oaep_round_trips_up_to_the_maximum_length() {
     let public = key.public_key();
     assert_eq!(public.max_oaep_len(), 256 - 66);
     for len in [0, 1, 32, 190] {
-        let message = data(len, len as u64);
+        let message = data(len, len as u32);
         let ciphertext = public.encrypt_oaep(&message).unwrap();
         assert_eq!(ciphertext.len(), 256);
         assert_eq!(&*key.decrypt_oaep(&ciphertext).unwrap(), &message);
