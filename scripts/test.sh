@@ -1,16 +1,38 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what the tests need when it is missing
 # (openssl for interop tests; Open MPI and libclang for the MPI crate), then runs every test.
+#
+# Every probe asks for exactly what the build or the tests use, never for a look-alike: a
+# fresh Debian image already holds libclang-cpp (a different library), but not libclang, which
+# bindgen loads for mpi-sys. On Debian the package database is the truth (`dpkg -s`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Debian package → why the suite needs it.
+declare -A why=(
+  [openssl]="interop tests run the openssl binary"
+  [openmpi-bin]="MPI tests run mpirun"
+  [libopenmpi-dev]="mpi-sys compiles against mpi.h (mpicc)"
+  [libclang-dev]="bindgen (mpi-sys) loads libclang.so and clang's headers"
+)
 need=()
-command -v openssl >/dev/null || need+=(openssl)
-command -v mpirun >/dev/null || need+=(openmpi-bin)
-[ -e /usr/include/x86_64-linux-gnu/openmpi/mpi.h ] || ls /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h >/dev/null 2>&1 || need+=(libopenmpi-dev)
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+if command -v dpkg-query >/dev/null; then
+  for pkg in "${!why[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || need+=("$pkg")
+  done
+else
+  # Not Debian: probe for the files themselves (install them with your package manager).
+  command -v openssl >/dev/null || need+=(openssl)
+  command -v mpirun >/dev/null || need+=(openmpi-bin)
+  command -v mpicc >/dev/null || need+=(libopenmpi-dev)
+  compgen -G '/usr/lib*/llvm*/lib/libclang.so' >/dev/null ||
+    compgen -G '/usr/lib*/libclang.so' >/dev/null ||
+    compgen -G '/usr/lib*/*/libclang.so' >/dev/null ||
+    [ -n "${LIBCLANG_PATH:-}" ] || need+=(libclang-dev)
+fi
 if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}"
+  for pkg in "${need[@]}"; do echo "installing $pkg: ${why[$pkg]}"; done
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
