@@ -1,7 +1,7 @@
 //! Known-answer tests. Each vector names its source; all of them also agree with
 //! `openssl enc -nopad` (checked when they were written down).
 
-use paracrypt::raw::{RawCipher, RawCipherName};
+use paracrypt_core::raw::{RawCipher, RawCipherName};
 
 use super::with_threads;
 

@@ -5,11 +5,14 @@
 //!
 //! `every_case_meets_its_expectation` reads the checked-in files; `testkit_is_up_to_date`
 //! rebuilds every case with a fixed salt and fails when the files differ (regenerate with
-//! `PARACRYPT_REGENERATE_TESTKIT=1 cargo test --test tests testkit`).
+//! `PARACRYPT_REGENERATE_TESTKIT=1 cargo test -p paracrypt-core --test tests testkit`).
+//!
+//! The vectors stay at the repository's root (`tests/testdata/container/`), beside no crate:
+//! they belong to the format, and readers in other languages use them too.
 
 use std::path::{Path, PathBuf};
 
-use paracrypt::container::{
+use paracrypt_core::container::{
     Argon2Params, Decryptor, Encryptor, HEADER_LEN, Key, SALT_LEN, Secret, Suite,
 };
 use sha2::{Digest, Sha256};
@@ -28,7 +31,7 @@ const SALT: [u8; SALT_LEN] = [0xa5; SALT_LEN];
 const OTHER_SALT: [u8; SALT_LEN] = [0x3c; SALT_LEN];
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/container")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/testdata/container")
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,7 @@
 
 use std::io::{Read, Seek, Write};
 
-use paracrypt::container::{Decryptor, Encryptor, HEADER_LEN, Secret, Suite};
+use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Secret, Suite};
 
 use super::{SALT, data, key, with_threads};
 
@@ -146,9 +146,9 @@ fn passwords_round_trip_and_store_their_parameters() {
         .chunk_size(CHUNK)
         .encrypt_vec(b"secret")
         .unwrap();
-    let info = paracrypt::container::read_header(&mut &sealed[..]).unwrap();
+    let info = paracrypt_core::container::read_header(&mut &sealed[..]).unwrap();
     assert!(
-        matches!(info.kdf, paracrypt::container::Kdf::Argon2id(p) if p.m_cost == 19 * 1024 && p.t_cost == 2)
+        matches!(info.kdf, paracrypt_core::container::Kdf::Argon2id(p) if p.m_cost == 19 * 1024 && p.t_cost == 2)
     );
     assert_eq!(
         Decryptor::new(secret).decrypt_vec(&sealed).unwrap(),

@@ -1,8 +1,8 @@
 //! Decryption names what went wrong — wrong key, damaged header, which chunk failed, cut
 //! after which chunk, trailing data — and never panics, whatever the damage.
 
-use paracrypt::Error;
-use paracrypt::container::{Decryptor, Encryptor, HEADER_LEN, Key, Secret, Suite};
+use paracrypt_core::Error;
+use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Key, Secret, Suite};
 use proptest::prelude::*;
 
 use super::{data, key};

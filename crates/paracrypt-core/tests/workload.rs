@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use paracrypt::workload::Symmetric;
+use paracrypt_core::workload::Symmetric;
 
 #[test]
 fn every_symmetric_workload_runs_in_memory_and_file_to_file() {

@@ -1,7 +1,7 @@
 //! Inputs that cannot be right are refused with an error that says why, before any work.
 
-use paracrypt::Error;
-use paracrypt::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::Error;
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
 use super::cipher;
 
@@ -106,7 +106,7 @@ fn padding_flag_does_not_apply_to_stream_modes() {
 
 #[test]
 fn legacy_ciphers_are_labelled() {
-    use paracrypt::raw::Hazard;
+    use paracrypt_core::raw::Hazard;
     assert!(RawCipherName::Aes256Ctr.hazards().is_empty());
     assert!(RawCipherName::Aes256Cbc.hazards().is_empty());
     assert_eq!(RawCipherName::Aes256Ecb.hazards(), vec![Hazard::EcbMode]);

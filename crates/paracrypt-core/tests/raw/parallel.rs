@@ -3,7 +3,7 @@
 
 use std::io::{Read, Seek, Write};
 
-use paracrypt::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
 use super::{cipher, data, with_threads};
 

@@ -5,7 +5,7 @@ mod large;
 mod parallel;
 mod validation;
 
-use paracrypt::raw::{RawCipher, RawCipherName};
+use paracrypt_core::raw::{RawCipher, RawCipherName};
 
 /// A cipher with a fixed key (its smallest accepted length, at least 16 bytes) and IV.
 pub fn cipher(name: RawCipherName) -> RawCipher {

@@ -3,8 +3,8 @@
 //! checked against RustCrypto's `ctr` seeked to the same byte.
 
 use aes::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
-use paracrypt::engine;
-use paracrypt::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::engine;
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 use std::os::unix::fs::FileExt;
 
 #[test]

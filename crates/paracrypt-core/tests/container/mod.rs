@@ -5,7 +5,7 @@ mod roundtrip;
 mod testkit;
 mod wycheproof_aead;
 
-use paracrypt::container::{Key, SALT_LEN};
+use paracrypt_core::container::{Key, SALT_LEN};
 
 /// The key every container test uses.
 pub fn key() -> Key {

@@ -1,0 +1,7 @@
+//! Integration tests of paracrypt-core (`cargo test -p paracrypt-core`): one test binary, a
+//! module per area.
+
+mod container;
+mod pubkey;
+mod raw;
+mod workload;
