@@ -2,6 +2,7 @@
 //! module per area.
 
 mod container;
+mod job;
 mod pubkey;
 mod raw;
 mod workload;

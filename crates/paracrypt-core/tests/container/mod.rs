@@ -15,4 +15,4 @@ pub fn key() -> Key {
 /// The salt every reproducible test uses.
 pub const SALT: [u8; SALT_LEN] = [0x5a; SALT_LEN];
 
-pub use super::raw::{data, with_threads};
+pub use super::raw::{chunk_size, data, with_threads};

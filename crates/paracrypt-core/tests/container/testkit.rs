@@ -17,6 +17,8 @@ use paracrypt_core::container::{
 };
 use sha2::{Digest, Sha256};
 
+use super::chunk_size;
+
 const CHUNK: usize = 64;
 const TESTKIT_KEY: [u8; 32] = *b"paracrypt testkit key (32 bytes)";
 const OTHER_KEY: [u8; 32] = [0x11; 32];
@@ -71,7 +73,7 @@ fn plaintext(len: usize) -> Vec<u8> {
 fn seal(suite: Suite, secret: &SecretSpec, salt: [u8; SALT_LEN], plain: &[u8]) -> Vec<u8> {
     Encryptor::new(secret.secret())
         .suite(suite)
-        .chunk_size(CHUNK)
+        .chunk_size(chunk_size(CHUNK))
         .fixed_salt_for_tests(salt)
         .encrypt_vec(plain)
         .unwrap()
