@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 # Debian package → why the suite needs it.
 declare -A why=(
   [openssl]="interop tests run the openssl binary"
+  [age]="age interop tests run the age and age-keygen binaries"
   [openmpi-bin]="MPI tests run mpirun"
   [libopenmpi-dev]="mpi-sys compiles against mpi.h (mpicc)"
   [libclang-dev]="bindgen (mpi-sys) loads libclang.so and clang's headers"
@@ -24,6 +25,7 @@ if command -v dpkg-query >/dev/null; then
 else
   # Not Debian: probe for the files themselves (install them with your package manager).
   command -v openssl >/dev/null || need+=(openssl)
+  command -v age >/dev/null || need+=(age)
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   command -v mpicc >/dev/null || need+=(libopenmpi-dev)
   compgen -G '/usr/lib*/llvm*/lib/libclang.so' >/dev/null ||
