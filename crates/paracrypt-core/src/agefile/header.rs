@@ -20,6 +20,7 @@ use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
 use crate::error::{Error, HeaderFault, Result};
+use crate::recipient::{read_stanzas, write_stanzas};
 
 /// What every age file starts with (then the version).
 pub const MAGIC: &[u8] = b"age-encryption.org/";
@@ -51,13 +52,7 @@ impl Header {
     /// A new header for `stanzas`, MACed with `file_key`.
     pub(crate) fn seal(stanzas: Vec<Stanza>, file_key: &FileKey) -> Self {
         let mut bytes = V1_LINE.to_vec();
-        for stanza in &stanzas {
-            let args: Vec<&str> = stanza.args.iter().map(String::as_str).collect();
-            let write = age_core::format::write::age_stanza(&stanza.tag, &args, &stanza.body);
-            bytes = cookie_factory::r#gen(write, bytes)
-                .expect("writing into a Vec cannot fail")
-                .0;
-        }
+        write_stanzas(&stanzas, &mut bytes);
         bytes.extend_from_slice(MAC_PREFIX);
         let mac = mac(file_key, &bytes);
         bytes.push(b' ');
@@ -101,25 +96,7 @@ impl Header {
             .iter()
             .rposition(|&b| b == b'\n')
             .expect("the version line ends in a newline");
-        let mut rest = &bytes[V1_LINE.len()..mac_line];
-        let mut stanzas = Vec::new();
-        while !rest.is_empty() {
-            match age_core::format::read::legacy_age_stanza(rest) {
-                Ok((after, stanza)) => {
-                    stanzas.push(Stanza::from(stanza));
-                    rest = after;
-                }
-                Err(_) => {
-                    return Err(Error::AgeHeader(format!(
-                        "recipient stanza {} is malformed",
-                        stanzas.len() + 1
-                    )));
-                }
-            }
-        }
-        if stanzas.is_empty() {
-            return Err(Error::AgeHeader("no recipient stanza".into()));
-        }
+        let stanzas = read_stanzas(&bytes[V1_LINE.len()..mac_line])?;
         let mac = &bytes[mac_line..];
         if mac.len() != MAC_PREFIX.len() + MAC_SUFFIX_LEN
             || mac[MAC_PREFIX.len()] != b' '

@@ -227,89 +227,14 @@ impl Identities {
     /// there are; `#` comments and blank lines skipped), an OpenSSH private key (ed25519 or
     /// RSA, unencrypted), or an RSA private key in PEM or DER.
     pub fn add_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-        if bytes
-            .windows(OPENSSH.len())
-            .any(|w| w == OPENSSH.as_bytes())
-        {
-            return self.add_openssh(name, bytes);
-        }
-        if let Some(key) = key_file(bytes) {
-            let identity = match key {
-                Ok(KeyFile::RsaPrivate(key)) => {
-                    let key = crate::pubkey::rsa::RsaPrivateKey::from_rsa(key)
-                        .map_err(|e| identity_error(name, e.to_string()))?;
-                    rsa::RsaIdentity::new(key)
-                }
-                Ok(KeyFile::EcPrivate(_) | KeyFile::EcPublic(_)) => {
-                    return Err(identity_error(name, EC_NOT_A_RECIPIENT));
-                }
-                Ok(other) => {
-                    return Err(identity_error(
-                        name,
-                        format!(
-                            "{} is not an identity (an identity is a private key)",
-                            other.describe()
-                        ),
-                    ));
-                }
-                Err(e) => return Err(identity_error(name, e.to_string())),
-            };
-            self.list.push(Box::new(identity));
-            return Ok(());
-        }
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| identity_error(name, format!("not text: {EXPECTED_IDENTITY}")))?;
-        let lines: Vec<(usize, &str)> = content_lines(text).collect();
-        if lines.is_empty() {
-            return Err(identity_error(name, "holds no identity"));
-        }
-        for &(n, line) in &lines {
-            let at = || format!("{name} line {n}");
-            if line.starts_with("AGE-PLUGIN-") {
-                return Err(identity_error(
-                    at(),
-                    "age plugin identities are not supported",
-                ));
-            }
-            let identity: age::x25519::Identity = line.parse().map_err(|_| {
-                let mut reason = format!("not an identity: {EXPECTED_IDENTITY}");
-                if line.starts_with("age1") || line.starts_with("ssh-") {
-                    reason = "a recipient (public key), not an identity (private key)".into();
-                } else if lines.len() == 1 {
-                    reason.push_str(" (is this a passphrase file?)");
-                }
-                identity_error(at(), reason)
-            })?;
-            self.list.push(Box::new(identity));
+        for entry in identity_file(name, bytes)? {
+            self.list.push(match entry {
+                IdentityEntry::X25519(identity) => Box::new(identity),
+                IdentityEntry::Ssh(identity) => Box::new(identity),
+                IdentityEntry::Rsa(key) => Box::new(rsa::RsaIdentity::new(key)),
+            });
         }
         Ok(())
-    }
-
-    fn add_openssh(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-        let parsed = age::ssh::Identity::from_buffer(bytes, Some(name.to_owned()))
-            .map_err(|e| identity_error(name, format!("bad OpenSSH private key: {e}")))?;
-        match parsed {
-            age::ssh::Identity::Unencrypted(_) => {
-                self.list.push(Box::new(parsed));
-                Ok(())
-            }
-            age::ssh::Identity::Encrypted(_) => Err(identity_error(
-                name,
-                "the SSH key is passphrase-protected; paracrypt reads unencrypted keys \
-                 (copy it and remove the passphrase with `ssh-keygen -p -N \"\" -f COPY`)",
-            )),
-            age::ssh::Identity::Unsupported(key) => {
-                struct Shown<'a>(&'a age::ssh::UnsupportedKey, &'a str);
-                impl fmt::Display for Shown<'_> {
-                    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        self.0.display(f, Some(self.1))
-                    }
-                }
-                let reason = Shown(&key, name).to_string();
-                let reason = reason.lines().next().unwrap_or("unsupported SSH key");
-                Err(identity_error(name, reason.to_owned()))
-            }
-        }
     }
 
     /// How many identities there are.
@@ -369,6 +294,153 @@ impl Identities {
                     .count(),
             },
         })
+    }
+}
+
+/// Appends `stanzas` in age's encoding (`-> TAG ARGS…`, then the body in base64, 64 columns,
+/// the last line short), as they appear in a header.
+pub fn write_stanzas(stanzas: &[Stanza], out: &mut Vec<u8>) {
+    for stanza in stanzas {
+        let args: Vec<&str> = stanza.args.iter().map(String::as_str).collect();
+        let write = age_core::format::write::age_stanza(&stanza.tag, &args, &stanza.body);
+        let (written, _) = cookie_factory::r#gen(write, std::mem::take(out))
+            .expect("writing into a Vec cannot fail");
+        *out = written;
+    }
+}
+
+/// Reads a block of stanzas in age's encoding (at least one; bodies in the legacy encoding
+/// that age and rage also read are accepted). Fails with [`Error::AgeHeader`] naming the first
+/// malformed stanza.
+pub fn read_stanzas(mut block: &[u8]) -> Result<Vec<Stanza>> {
+    let mut stanzas = Vec::new();
+    while !block.is_empty() {
+        match age_core::format::read::legacy_age_stanza(block) {
+            Ok((rest, stanza)) => {
+                stanzas.push(Stanza::from(stanza));
+                block = rest;
+            }
+            Err(_) => {
+                return Err(Error::AgeHeader(format!(
+                    "recipient stanza {} is malformed",
+                    stanzas.len() + 1
+                )));
+            }
+        }
+    }
+    if stanzas.is_empty() {
+        return Err(Error::AgeHeader("no recipient stanza".into()));
+    }
+    Ok(stanzas)
+}
+
+/// The recipient of every identity in an identity file, as recipient strings: `age1…` for
+/// X25519 identities, `ssh-ed25519 …`/`ssh-rsa …` for SSH and RSA keys (an RSA key in PEM is
+/// written in its OpenSSH form, which paracrypt and age both take). What `age-keygen -y`
+/// prints.
+pub fn recipients_of(name: &str, bytes: &[u8]) -> Result<Vec<String>> {
+    identity_file(name, bytes)?
+        .into_iter()
+        .map(|entry| match entry {
+            IdentityEntry::X25519(identity) => Ok(identity.to_public().to_string()),
+            IdentityEntry::Ssh(identity) => age::ssh::Recipient::try_from(identity)
+                .map(|r| r.to_string())
+                .map_err(|_| identity_error(name, "an SSH key without a usable public key")),
+            IdentityEntry::Rsa(key) => Ok(format!(
+                "ssh-rsa {}",
+                base64::Engine::encode(
+                    &base64::prelude::BASE64_STANDARD,
+                    rsa::ssh_encoding(key.public_key().as_rsa())
+                )
+            )),
+        })
+        .collect()
+}
+
+/// One identity of an identity file.
+enum IdentityEntry {
+    X25519(age::x25519::Identity),
+    Ssh(age::ssh::Identity),
+    Rsa(crate::pubkey::rsa::RsaPrivateKey),
+}
+
+/// The identities of a file named `name`, or what is wrong with it.
+fn identity_file(name: &str, bytes: &[u8]) -> Result<Vec<IdentityEntry>> {
+    if bytes
+        .windows(OPENSSH.len())
+        .any(|w| w == OPENSSH.as_bytes())
+    {
+        return openssh_identity(name, bytes).map(|identity| vec![IdentityEntry::Ssh(identity)]);
+    }
+    if let Some(key) = key_file(bytes) {
+        return match key {
+            Ok(KeyFile::RsaPrivate(key)) => crate::pubkey::rsa::RsaPrivateKey::from_rsa(key)
+                .map(|key| vec![IdentityEntry::Rsa(key)])
+                .map_err(|e| identity_error(name, e.to_string())),
+            Ok(KeyFile::EcPrivate(_) | KeyFile::EcPublic(_)) => {
+                Err(identity_error(name, EC_NOT_A_RECIPIENT))
+            }
+            Ok(other) => Err(identity_error(
+                name,
+                format!(
+                    "{} is not an identity (an identity is a private key)",
+                    other.describe()
+                ),
+            )),
+            Err(e) => Err(identity_error(name, e.to_string())),
+        };
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| identity_error(name, format!("not text: {EXPECTED_IDENTITY}")))?;
+    let lines: Vec<(usize, &str)> = content_lines(text).collect();
+    if lines.is_empty() {
+        return Err(identity_error(name, "holds no identity"));
+    }
+    lines
+        .iter()
+        .map(|&(n, line)| {
+            let at = || format!("{name} line {n}");
+            if line.starts_with("AGE-PLUGIN-") {
+                return Err(identity_error(
+                    at(),
+                    "age plugin identities are not supported",
+                ));
+            }
+            line.parse().map(IdentityEntry::X25519).map_err(|_| {
+                let mut reason = format!("not an identity: {EXPECTED_IDENTITY}");
+                if line.starts_with("age1") || line.starts_with("ssh-") {
+                    reason = "a recipient (public key), not an identity (private key)".into();
+                } else if lines.len() == 1 {
+                    reason.push_str(" (is this a passphrase file?)");
+                }
+                identity_error(at(), reason)
+            })
+        })
+        .collect()
+}
+
+/// An unencrypted OpenSSH private key (ed25519 or RSA).
+fn openssh_identity(name: &str, bytes: &[u8]) -> Result<age::ssh::Identity> {
+    let parsed = age::ssh::Identity::from_buffer(bytes, Some(name.to_owned()))
+        .map_err(|e| identity_error(name, format!("bad OpenSSH private key: {e}")))?;
+    match parsed {
+        age::ssh::Identity::Unencrypted(_) => Ok(parsed),
+        age::ssh::Identity::Encrypted(_) => Err(identity_error(
+            name,
+            "the SSH key is passphrase-protected; paracrypt reads unencrypted keys \
+             (copy it and remove the passphrase with `ssh-keygen -p -N \"\" -f COPY`)",
+        )),
+        age::ssh::Identity::Unsupported(key) => {
+            struct Shown<'a>(&'a age::ssh::UnsupportedKey, &'a str);
+            impl fmt::Display for Shown<'_> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    self.0.display(f, Some(self.1))
+                }
+            }
+            let reason = Shown(&key, name).to_string();
+            let reason = reason.lines().next().unwrap_or("unsupported SSH key");
+            Err(identity_error(name, reason.to_owned()))
+        }
     }
 }
 
@@ -587,6 +659,30 @@ mod tests {
         assert!(matches!(wrong.unwrap(&stanzas), Err(Error::WrongKey)));
         let right = Identities::passphrase(SecretString::from("pw".to_owned()), Some(4));
         assert_eq!(right.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
+    }
+
+    #[test]
+    fn recipients_of_an_identity_file_are_what_encrypts_to_it() {
+        let (a, a_pub) = x25519();
+        let (b, b_pub) = x25519();
+        let file = format!("{a}\n# second\n{b}\n");
+        assert_eq!(
+            recipients_of("keys", file.as_bytes()).unwrap(),
+            [a_pub, b_pub]
+        );
+        let rsa = crate::pubkey::rsa::RsaPrivateKey::generate(2048).unwrap();
+        let pem = rsa.to_pkcs8_pem().unwrap();
+        let [line] = &recipients_of("rsa.pem", pem.as_bytes()).unwrap()[..] else {
+            panic!("one recipient")
+        };
+        assert!(line.starts_with("ssh-rsa AAAA"));
+        // The ssh-rsa line encrypts to the PEM key.
+        let mut recipients = Recipients::new();
+        recipients.add(line, "recipient 1").unwrap();
+        let stanzas = recipients.wrap(&key()).unwrap();
+        let mut ids = Identities::new();
+        ids.add_file("rsa.pem", pem.as_bytes()).unwrap();
+        assert_eq!(ids.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
     }
 
     #[test]
