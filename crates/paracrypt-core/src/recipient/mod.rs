@@ -231,7 +231,7 @@ impl Identities {
             self.list.push(match entry {
                 IdentityEntry::X25519(identity) => Box::new(identity),
                 IdentityEntry::Ssh(identity) => Box::new(identity),
-                IdentityEntry::Rsa(key) => Box::new(rsa::RsaIdentity::new(key)),
+                IdentityEntry::Rsa(key) => Box::new(rsa::RsaIdentity::new(*key)),
             });
         }
         Ok(())
@@ -361,7 +361,7 @@ pub fn recipients_of(name: &str, bytes: &[u8]) -> Result<Vec<String>> {
 enum IdentityEntry {
     X25519(age::x25519::Identity),
     Ssh(age::ssh::Identity),
-    Rsa(crate::pubkey::rsa::RsaPrivateKey),
+    Rsa(Box<crate::pubkey::rsa::RsaPrivateKey>),
 }
 
 /// The identities of a file named `name`, or what is wrong with it.
@@ -375,7 +375,7 @@ fn identity_file(name: &str, bytes: &[u8]) -> Result<Vec<IdentityEntry>> {
     if let Some(key) = key_file(bytes) {
         return match key {
             Ok(KeyFile::RsaPrivate(key)) => crate::pubkey::rsa::RsaPrivateKey::from_rsa(key)
-                .map(|key| vec![IdentityEntry::Rsa(key)])
+                .map(|key| vec![IdentityEntry::Rsa(Box::new(key))])
                 .map_err(|e| identity_error(name, e.to_string())),
             Ok(KeyFile::EcPrivate(_) | KeyFile::EcPublic(_)) => {
                 Err(identity_error(name, EC_NOT_A_RECIPIENT))
