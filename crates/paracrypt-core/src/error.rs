@@ -95,7 +95,7 @@ pub enum Error {
     #[error("not a paracrypt file (no PARACRYPT header)")]
     NotAContainer,
     /// The container was written by a newer (or unknown) format version.
-    #[error("unsupported paracrypt format version {0} (this build reads version 1)")]
+    #[error("unsupported paracrypt format version {0} (this build reads versions 1 and 2)")]
     UnsupportedVersion(u8),
     /// The header is damaged or was altered.
     #[error("header damaged: {0}")]

@@ -39,7 +39,10 @@ use std::sync::Arc;
 
 pub use chunk::RC4_DROP;
 use header::Keys;
-pub use header::{HEADER_LEN, HeaderInfo, Kdf, MAGIC, SALT_LEN, VERSION};
+pub use header::{
+    HEADER_LEN, HeaderInfo, Kdf, MAGIC, MAX_RECIPIENT_BLOCK, SALT_LEN, VERSION, VERSION_RECIPIENTS,
+    header_len,
+};
 pub use secret::{Argon2Params, Key, Secret};
 pub use stream_writer::StreamWriter;
 pub use suite::Suite;
@@ -54,10 +57,9 @@ pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
 
 /// Where chunks go when sealing (`Encrypt`: plaintext chunks of `chunk_size`, sealed chunks
 /// after the header) or opening (`Decrypt`: the reverse).
-fn layout(suite: Suite, chunk_size: ChunkSize, direction: Direction) -> ChunkLayout {
+fn layout(suite: Suite, chunk_size: ChunkSize, direction: Direction, header: u64) -> ChunkLayout {
     let plain = chunk_size.get();
     let sealed = suite.sealed_chunk_len(plain);
-    let header = HEADER_LEN as u64;
     let layout = match (direction, suite.cbc_block()) {
         (Direction::Encrypt, Some(block)) => {
             let tail = Tail::Pad {
@@ -257,7 +259,7 @@ impl Decryptor {
     /// input of `input_len` bytes, header included (`None`: a stream, read after the header).
     pub fn job(&self, header: &[u8], input_len: Option<u64>) -> Result<Job> {
         let keys = Keys::open(&self.secret, header)?;
-        if input_len == Some(HEADER_LEN as u64) {
+        if input_len == Some(keys.header.len() as u64) {
             return Err(Error::TruncatedAfterHeader);
         }
         job(keys, Direction::Decrypt, input_len)
@@ -297,8 +299,7 @@ impl Decryptor {
 
     /// Decrypts a buffer in memory.
     pub fn decrypt_vec(&self, sealed: &[u8]) -> Result<Vec<u8>> {
-        let header = &sealed[..sealed.len().min(HEADER_LEN)];
-        let job = self.job(header, Some(sealed.len() as u64))?;
+        let job = self.job(sealed, Some(sealed.len() as u64))?;
         let mut plain = Vec::new();
         engine::run_in_memory(&job, sealed, &mut plain)?;
         Ok(plain)
@@ -362,14 +363,23 @@ pub fn read_header(reader: &mut dyn Read) -> Result<HeaderInfo> {
     HeaderInfo::parse(&read_header_bytes(reader)?)
 }
 
-/// The header's bytes from the start of `input`: [`HEADER_LEN`] of them, or all there are when
-/// the input is shorter (parsing then says what is wrong).
-fn read_header_bytes(input: impl Read) -> Result<Vec<u8>> {
+/// The header's bytes from the start of `input`: [`HEADER_LEN`] of them, and in version 2 the
+/// recipient block too, or all there are when the input is shorter (parsing then says what is
+/// wrong).
+fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
     let mut header = Vec::with_capacity(HEADER_LEN);
-    input
-        .take(HEADER_LEN as u64)
-        .read_to_end(&mut header)
-        .map_err(|e| Error::io("reading the header", e))?;
+    let mut read_up_to = |header: &mut Vec<u8>, len: usize| {
+        (&mut input)
+            .take((len - header.len()) as u64)
+            .read_to_end(header)
+            .map_err(|e| Error::io("reading the header", e))
+    };
+    read_up_to(&mut header, HEADER_LEN)?;
+    if let Ok(Some(len)) = header_len(&header)
+        && len > header.len()
+    {
+        read_up_to(&mut header, len)?;
+    }
     Ok(header)
 }
 
@@ -400,8 +410,12 @@ fn job(keys: Keys, direction: Direction, input_len: Option<u64>) -> Result<Job> 
             overhead: suite.chunk_overhead(),
         })),
     };
-    let job = Job::new(layout(suite, keys.info.chunk_size, direction), transform)
-        .with_header(keys.header);
+    let header_len = keys.header.len() as u64;
+    let job = Job::new(
+        layout(suite, keys.info.chunk_size, direction, header_len),
+        transform,
+    )
+    .with_header(keys.header);
     match input_len {
         Some(len) => job.with_input_len(len),
         None => Ok(job),

@@ -163,7 +163,7 @@ fn cases() -> Vec<Case> {
             "version byte 1 → 0",
             key.clone(),
             header,
-            "unsupported paracrypt format version 0 (this build reads version 1)".into(),
+            "unsupported paracrypt format version 0 (this build reads versions 1 and 2)".into(),
             flip(9),
         );
         fail(
