@@ -46,6 +46,7 @@ use zeroize::Zeroizing;
 pub use header::{Header, MAGIC, MAX_HEADER_LEN, NONCE_LEN};
 pub use payload::{CHUNK_SIZE, SEALED_CHUNK_LEN, TAG_LEN};
 
+use crate::engine::io::{Counting, PositionalReader, PositionalWriter, Progress, ProgressSource};
 use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
 use crate::raw::Direction;
@@ -89,6 +90,7 @@ pub struct Encryptor {
     recipients: Arc<Recipients>,
     armor: bool,
     window: usize,
+    progress: Option<Progress>,
     fixed: Option<([u8; 16], [u8; NONCE_LEN])>,
 }
 
@@ -103,11 +105,12 @@ impl std::fmt::Debug for Encryptor {
 
 impl Encryptor {
     /// An encryptor to `recipients` (or a passphrase: [`Recipients::passphrase`]).
-    pub fn new(recipients: Recipients) -> Self {
+    pub fn new(recipients: impl Into<Arc<Recipients>>) -> Self {
         Encryptor {
-            recipients: Arc::new(recipients),
+            recipients: recipients.into(),
             armor: false,
             window: 0,
+            progress: None,
             fixed: None,
         }
     }
@@ -122,6 +125,12 @@ impl Encryptor {
     /// Chunks per wave when streaming (0, the default: one per pool thread).
     pub fn window(mut self, window: usize) -> Self {
         self.window = window;
+        self
+    }
+
+    /// Calls `progress` with the input bytes taken in, as the work goes.
+    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
         self
     }
 
@@ -168,10 +177,15 @@ impl Encryptor {
             output
                 .set_len(0)
                 .map_err(|e| Error::io("truncating the output", e))?;
-            return self.encrypt_stream(&mut At::new(input), &mut At::new(output));
+            let mut reader = PositionalReader { file: input, at: 0 };
+            let mut writer = PositionalWriter {
+                file: output,
+                at: 0,
+            };
+            return self.encrypt_stream(&mut reader, &mut writer);
         }
         let job = self.job(Some(file_len(input)?))?;
-        engine::run_file(&job, input, output)
+        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
     }
 
     /// Encrypts a stream through a bounded ordered window. Returns the bytes written (of the
@@ -182,6 +196,7 @@ impl Encryptor {
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
         let job = self.job(None)?;
+        let reader = &mut Counting::new(reader, self.progress.as_ref());
         if !self.armor {
             return engine::stream::process_stream(&job, reader, writer, self.window);
         }
@@ -222,6 +237,7 @@ impl Encryptor {
 pub struct Decryptor {
     identities: Arc<Identities>,
     window: usize,
+    progress: Option<Progress>,
 }
 
 impl std::fmt::Debug for Decryptor {
@@ -234,16 +250,23 @@ impl std::fmt::Debug for Decryptor {
 
 impl Decryptor {
     /// A decryptor with `identities` (or a passphrase: [`Identities::passphrase`]).
-    pub fn new(identities: Identities) -> Self {
+    pub fn new(identities: impl Into<Arc<Identities>>) -> Self {
         Decryptor {
-            identities: Arc::new(identities),
+            identities: identities.into(),
             window: 0,
+            progress: None,
         }
     }
 
     /// Chunks per wave when streaming (0, the default: one per pool thread).
     pub fn window(mut self, window: usize) -> Self {
         self.window = window;
+        self
+    }
+
+    /// Calls `progress` with the input bytes taken in, as the work goes.
+    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
         self
     }
 
@@ -286,7 +309,7 @@ impl Decryptor {
     /// [`Decryptor::job`] for a binary age file: reads its header (with positional reads,
     /// leaving the file's cursor alone) and its length.
     pub fn file_job(&self, input: &File) -> Result<Job> {
-        let (job, _) = self.open(&mut BufReader::new(At::new(input)))?;
+        let (job, _) = self.open(&mut BufReader::new(PositionalReader { file: input, at: 0 }))?;
         job.with_input_len(file_len(input)?)
     }
 
@@ -301,10 +324,15 @@ impl Decryptor {
             output
                 .set_len(0)
                 .map_err(|e| Error::io("truncating the output", e))?;
-            return self.decrypt_stream(&mut At::new(input), &mut At::new(output));
+            let mut reader = PositionalReader { file: input, at: 0 };
+            let mut writer = PositionalWriter {
+                file: output,
+                at: 0,
+            };
+            return self.decrypt_stream(&mut reader, &mut writer);
         }
         let job = self.file_job(input)?;
-        engine::run_file(&job, input, output)
+        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
     }
 
     /// Decrypts a stream, binary or armored, through a bounded ordered window. Only verified
@@ -315,7 +343,8 @@ impl Decryptor {
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let mut input = BufReader::with_capacity(SEALED_CHUNK_LEN, reader);
+        let mut counted = Counting::new(reader, self.progress.as_ref());
+        let mut input = BufReader::with_capacity(SEALED_CHUNK_LEN, &mut counted);
         let start = input
             .fill_buf()
             .map_err(|e| Error::io("reading the age header", e))?;
@@ -354,7 +383,13 @@ impl Decryptor {
         writer: &mut dyn Write,
     ) -> Result<u64> {
         let job = self.file_job(input)?;
-        engine::run_range(&job, input, offset, len, writer)
+        engine::run_range(
+            &job,
+            &ProgressSource::new(input, &self.progress),
+            offset,
+            len,
+            writer,
+        )
     }
 }
 
@@ -394,38 +429,6 @@ fn file_len(file: &File) -> Result<u64> {
         .metadata()
         .map_err(|e| Error::io("reading input metadata", e))?
         .len())
-}
-
-/// `Read` and `Write` on a file with positional I/O from byte 0, leaving its cursor alone.
-struct At<'a> {
-    file: &'a File,
-    at: u64,
-}
-
-impl<'a> At<'a> {
-    fn new(file: &'a File) -> Self {
-        At { file, at: 0 }
-    }
-}
-
-impl Read for At<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.file.read_at(buf, self.at)?;
-        self.at += n as u64;
-        Ok(n)
-    }
-}
-
-impl Write for At<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.file.write_at(buf, self.at)?;
-        self.at += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// A writer whose `flush` does nothing: the armor writer is flushed by its `finish`.

@@ -34,7 +34,6 @@ mod suite;
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 pub use chunk::RC4_DROP;
@@ -47,13 +46,13 @@ pub use secret::{Argon2Params, Key, Secret};
 pub use stream_writer::StreamWriter;
 pub use suite::Suite;
 
-use crate::engine::{self, Job, Source, Transform};
+use crate::engine::io::{Counting, PositionalReader, ProgressSource};
+use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::raw::Direction;
 
-/// A progress callback: called with the number of input bytes just taken in.
-pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+pub use crate::engine::io::Progress;
 
 /// Where chunks go when sealing (`Encrypt`: plaintext chunks of `chunk_size`, sealed chunks
 /// after the header) or opening (`Decrypt`: the reverse).
@@ -383,20 +382,6 @@ fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
     Ok(header)
 }
 
-/// `Read` over a file with positional reads from `at`, leaving the file's cursor alone.
-struct PositionalReader<'a> {
-    file: &'a File,
-    at: u64,
-}
-
-impl Read for PositionalReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.file.read_at(buf, self.at)?;
-        self.at += n as u64;
-        Ok(n)
-    }
-}
-
 /// The job of one file: a transform that seals or opens chunks under `keys`, the plan when the
 /// length is known, and the header.
 fn job(keys: Keys, direction: Direction, input_len: Option<u64>) -> Result<Job> {
@@ -427,53 +412,6 @@ fn file_len(file: &File) -> Result<u64> {
         .metadata()
         .map_err(|e| Error::io("reading input metadata", e))?
         .len())
-}
-
-/// A source that reports the bytes read.
-struct ProgressSource<'a> {
-    inner: &'a dyn Source,
-    progress: Option<&'a Progress>,
-}
-
-impl<'a> ProgressSource<'a> {
-    fn new(inner: &'a dyn Source, progress: &'a Option<Progress>) -> Self {
-        ProgressSource {
-            inner,
-            progress: progress.as_ref(),
-        }
-    }
-}
-
-impl Source for ProgressSource<'_> {
-    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.inner.read_chunk(index, offset, buf)?;
-        if let Some(progress) = self.progress {
-            progress(buf.len() as u64);
-        }
-        Ok(())
-    }
-}
-
-/// A reader that reports the bytes read.
-struct Counting<'a, 'r> {
-    inner: &'r mut (dyn Read + Send),
-    progress: Option<&'a Progress>,
-}
-
-impl<'a, 'r> Counting<'a, 'r> {
-    fn new(inner: &'r mut (dyn Read + Send), progress: Option<&'a Progress>) -> Self {
-        Counting { inner, progress }
-    }
-}
-
-impl Read for Counting<'_, '_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if let Some(progress) = self.progress {
-            progress(n as u64);
-        }
-        Ok(n)
-    }
 }
 
 fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
