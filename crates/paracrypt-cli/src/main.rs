@@ -2,14 +2,22 @@
 //!
 //! The binary owns the terminal: it parses arguments, builds the thread pool, prints warnings,
 //! errors and progress, and maps failures to exit codes (see [`exit`]). The work itself is in
-//! `paracrypt-core`.
+//! `paracrypt-core` (and, for `--distributed`, `paracrypt-mpi`).
+//!
+//! Modules depend downward only: [`cmd`] (one per subcommand: its flags and how they resolve)
+//! → [`spec`] (a chunk job, resolved) → [`run`] (the local and the distributed runner) →
+//! [`io`], [`progress`], [`exit`]; [`flags`] declares the flags several subcommands share.
 #![forbid(unsafe_code)]
 
 mod cmd;
 mod exit;
+mod flags;
 mod io;
 mod progress;
+mod run;
+mod secret;
 mod size;
+mod spec;
 
 use std::process::ExitCode;
 

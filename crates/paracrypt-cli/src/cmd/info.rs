@@ -40,12 +40,12 @@ pub fn run(args: InfoArgs) -> Result<ExitCode> {
     }
     println!("salt:        {}", hex::encode(info.salt));
     if let Some(len) = len {
-        let stride = info.suite.sealed_chunk_len(info.chunk_size) as u64;
+        let stride = info.suite.sealed_chunk_len(info.chunk_size.get()) as u64;
         let payload = len.saturating_sub(HEADER_LEN as u64);
         let chunks = payload.div_ceil(stride).max(1);
         let last = payload - (chunks - 1) * stride;
         let tag = info.suite.tag_len() as u64;
-        let full = (chunks - 1) * info.chunk_size as u64;
+        let full = (chunks - 1) * info.chunk_size.get() as u64;
         let plaintext = match info.suite.cbc_block() {
             // The padding of the last CBC chunk is only known once it is decrypted.
             Some(block) => format!(

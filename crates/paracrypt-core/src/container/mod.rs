@@ -24,7 +24,7 @@
 //! stream ([`Encryptor::encrypt_stream`], a bounded ordered window) and through a
 //! [`StreamWriter`] that implements `Write`. Everything runs in the caller's Rayon pool. Each
 //! of them makes a [`Job`] ([`Encryptor::job`], [`Decryptor::job`]) and runs it with one of the
-//! [engine](crate::engine)'s drivers.
+//! drivers of the [`engine`].
 
 mod chunk;
 mod header;

@@ -31,7 +31,7 @@
 //! ```
 //!
 //! Every method builds a [`Job`] ([`RawCipher::job`]) and runs it with one of the
-//! [engine](crate::engine)'s drivers.
+//! drivers of the [`engine`].
 
 mod modes;
 mod name;

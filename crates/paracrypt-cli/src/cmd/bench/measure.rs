@@ -5,10 +5,12 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::pubkey::workload::{self as pk, Workload};
 use paracrypt_core::workload::Symmetric;
 
-use super::report::Measurement;
+use super::report::{Measurement, Mode};
+use crate::io::thread_pool;
 
 /// What one benchmark entry measures.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,24 +31,9 @@ impl Algorithm {
     }
 }
 
-/// Where symmetric work runs.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// A buffer in memory.
-    Memory,
-    /// A file to a new file (positional I/O, page cache).
-    File,
-}
-
 /// A pool of `threads` threads.
-pub fn pool(threads: usize) -> Result<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("cannot start a thread pool")
+fn pool(threads: usize) -> Result<rayon::ThreadPool> {
+    thread_pool(Some(threads))
 }
 
 /// Times `run(i)` for every thread count `i` of `pools`, `samples` rounds, interleaved: each
@@ -80,7 +67,7 @@ pub struct Settings<'a> {
     /// Timed runs per measurement.
     pub repeat: usize,
     /// Chunk size.
-    pub chunk_size: usize,
+    pub chunk_size: ChunkSize,
     /// Directory for file-to-file runs.
     pub dir: &'a Path,
 }

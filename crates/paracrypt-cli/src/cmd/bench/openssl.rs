@@ -21,8 +21,7 @@ use paracrypt_core::pubkey::workload::Workload;
 use paracrypt_core::raw::{Direction, RawCipherName};
 use paracrypt_core::workload::Symmetric;
 
-use super::measure::Mode;
-use super::report::Measurement;
+use super::report::{Measurement, Mode};
 
 /// `openssl version`, or `None` when openssl is not installed.
 pub fn version() -> Option<String> {

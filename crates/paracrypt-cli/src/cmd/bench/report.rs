@@ -3,7 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::measure::Mode;
+/// Where symmetric work runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// A buffer in memory.
+    Memory,
+    /// A file to a new file (positional I/O, page cache).
+    File,
+}
 
 /// Summary statistics of a sample of times, in seconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
