@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use paracrypt_core::plan::ChunkSize;
 
 use crate::io::{OutputPolicy, thread_pool};
-use crate::progress::Mode;
+use crate::progress::Show;
 use crate::size::parse_usize;
 
 /// `-j/--threads`.
@@ -86,8 +86,8 @@ pub struct ProgressFlags {
 
 impl ProgressFlags {
     /// When to draw a bar.
-    pub fn mode(self) -> Mode {
-        Mode::from_flags(self.progress, self.quiet)
+    pub fn show(self) -> Show {
+        Show::from_flags(self.progress, self.quiet)
     }
 }
 

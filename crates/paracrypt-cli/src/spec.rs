@@ -11,7 +11,7 @@ use paracrypt_core::raw::{Direction, RawCipher};
 
 use crate::flags::{FilesFlags, ThreadsFlag};
 use crate::io::OutputPolicy;
-use crate::progress::Mode;
+use crate::progress::Show;
 use crate::secret::SecretArgs;
 
 /// One input to one output through the chunk engine, as the command line asks for it.
@@ -28,7 +28,7 @@ pub struct JobSpec {
     /// `-f`, `--sync`, and whether the output is ciphertext.
     pub policy: OutputPolicy,
     /// When to draw a progress bar.
-    pub progress: Mode,
+    pub progress: Show,
     /// `-q`: no warnings either.
     pub quiet: bool,
     /// Warnings about the choices made (legacy ciphers, a fixed salt), printed once.
@@ -44,7 +44,7 @@ impl JobSpec {
             input: files.input.clone(),
             output: files.output.clone(),
             policy: files.policy(binary),
-            progress: Mode::Never,
+            progress: Show::Never,
             quiet: false,
             warnings: Vec::new(),
         }

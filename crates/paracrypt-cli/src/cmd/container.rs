@@ -32,7 +32,7 @@ impl CommonArgs {
     /// A spec for `task` with these options; `binary`: the output is ciphertext.
     fn spec(&self, task: Task, binary: bool) -> JobSpec {
         let mut spec = JobSpec::new(task, self.threads, &self.files, binary);
-        spec.progress = self.progress.mode();
+        spec.progress = self.progress.show();
         spec.quiet = self.progress.quiet;
         spec
     }

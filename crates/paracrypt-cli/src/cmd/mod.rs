@@ -8,4 +8,4 @@ pub mod info;
 pub mod keygen;
 pub mod raw;
 pub mod rsa;
-pub mod sign_common;
+pub mod signatures;

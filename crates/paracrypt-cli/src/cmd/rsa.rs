@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use paracrypt_core::pubkey::keygen::RSA_SIZES;
 use paracrypt_core::pubkey::rsa::{RsaPrivateKey, RsaPublicKey, RsaScheme};
 
-use crate::cmd::sign_common::{
+use crate::cmd::signatures::{
     KeyOutputArgs, SignFilesArgs, VerifyFilesArgs, key_error, read_key_file, sign_files,
     verify_files, write_key_pair,
 };

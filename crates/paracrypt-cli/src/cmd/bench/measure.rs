@@ -9,7 +9,7 @@ use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::pubkey::workload::{self as pk, Workload};
 use paracrypt_core::workload::Symmetric;
 
-use super::report::{Measurement, Mode};
+use super::report::{Measurement, Medium};
 use crate::io::thread_pool;
 
 /// What one benchmark entry measures.
@@ -76,7 +76,7 @@ pub struct Settings<'a> {
 pub fn symmetric(
     workload: Symmetric,
     size: u64,
-    mode: Mode,
+    mode: Medium,
     settings: &Settings<'_>,
     mut tick: impl FnMut(),
 ) -> Result<Vec<Measurement>> {
@@ -90,7 +90,7 @@ pub fn symmetric(
         .prepare(size as usize, chunk_size)
         .with_context(|| format!("preparing {}", workload.name()))?;
     let input_path = dir.join("input");
-    if mode == Mode::File {
+    if mode == Medium::File {
         let mut file = std::fs::File::create(&input_path).context("writing the benchmark input")?;
         file.write_all(prepared.input())?;
         file.sync_all()?;
@@ -100,11 +100,11 @@ pub fn symmetric(
         .map(|&n| pool(n))
         .collect::<Result<Vec<_>>>()?;
     let times = match mode {
-        Mode::Memory => time_interleaved(&pools, repeat, |pool| {
+        Medium::Memory => time_interleaved(&pools, repeat, |pool| {
             pool.install(|| prepared.run_in_memory())
                 .map_err(Into::into)
         })?,
-        Mode::File => {
+        Medium::File => {
             let input = std::fs::File::open(&input_path)?;
             time_interleaved(&pools, repeat, |pool| {
                 // A new output file every run, as the CLI writes one.

@@ -21,7 +21,7 @@ use crate::flags::{ChunkSizeFlag, ProgressFlags};
 use crate::progress;
 use crate::size::parse_size;
 use measure::Algorithm;
-use report::{Machine, Mode, Report, SCHEMA};
+use report::{Machine, Medium, Report, SCHEMA};
 
 /// Arguments of `paracrypt bench`.
 #[derive(Debug, Args)]
@@ -59,7 +59,7 @@ pub struct BenchArgs {
         value_delimiter = ',',
         default_value = "memory,file"
     )]
-    modes: Vec<Mode>,
+    modes: Vec<Medium>,
     #[command(flatten)]
     chunk_size: ChunkSizeFlag,
     /// Run the same work through the `openssl` binary and show paracrypt's speed relative to it.
@@ -136,7 +136,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
             Algorithm::PublicKey(_) => threads.len() as u64,
         })
         .sum();
-    let bar = progress::bar(args.progress.mode(), None, "benchmarking");
+    let bar = progress::bar(args.progress.show(), None, "benchmarking");
     bar.set_length(steps);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} eta {eta}")
@@ -162,7 +162,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
                             measure::symmetric(*workload, size, mode, &settings, || bar.inc(1))?;
                         if openssl_version.is_some() {
                             let input = dir.path().join("openssl-input");
-                            if mode == Mode::File {
+                            if mode == Medium::File {
                                 let prepared = workload.prepare(size as usize, chunk_size)?;
                                 std::fs::write(&input, prepared.input())?;
                             }
