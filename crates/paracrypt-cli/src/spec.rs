@@ -18,7 +18,7 @@ use crate::secret::SecretArgs;
 #[derive(Debug)]
 pub struct JobSpec {
     /// What to do.
-    pub task: Task,
+    pub operation: Operation,
     /// `-j`.
     pub threads: ThreadsFlag,
     /// INPUT (`-` is stdin).
@@ -36,10 +36,15 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
-    /// A spec for `task` over `files`; `binary`: the output is ciphertext.
-    pub fn new(task: Task, threads: ThreadsFlag, files: &FilesFlags, binary: bool) -> Self {
+    /// A spec for `operation` over `files`; `binary`: the output is ciphertext.
+    pub fn new(
+        operation: Operation,
+        threads: ThreadsFlag,
+        files: &FilesFlags,
+        binary: bool,
+    ) -> Self {
         JobSpec {
-            task,
+            operation,
             threads,
             input: files.input.clone(),
             output: files.output.clone(),
@@ -53,9 +58,9 @@ impl JobSpec {
 
 /// What a job does.
 #[derive(Clone, Debug)]
-pub enum Task {
+pub enum Operation {
     /// `paracrypt raw`.
-    Raw(RawTask),
+    Raw(RawSpec),
     /// `paracrypt encrypt`: the key or password is read when the job runs (after the output
     /// was checked, so a prompt never precedes a refusal).
     Encrypt {
@@ -79,7 +84,7 @@ pub enum Task {
 
 /// A raw cipher job: everything it needs but the data.
 #[derive(Clone, Debug)]
-pub struct RawTask {
+pub struct RawSpec {
     /// The cipher, key, IV and padding.
     pub cipher: RawCipher,
     /// Encrypt or decrypt.
@@ -88,24 +93,24 @@ pub struct RawTask {
     pub chunk_size: ChunkSize,
 }
 
-/// A task with its secret read: what a runner runs.
+/// An operation with its key or password read: what a runner runs.
 #[derive(Debug)]
-pub enum Work {
+pub enum Keyed {
     /// A raw cipher.
-    Raw(RawTask),
+    Raw(RawSpec),
     /// The container, encrypting.
     Encrypt(Encryptor),
     /// The container, decrypting (the range, if any).
     Decrypt(Decryptor, Option<(u64, u64)>),
 }
 
-impl Task {
-    /// Reads the key or password (`may_prompt`: on the terminal as a last resort) and makes
-    /// the work.
-    pub fn work(&self, may_prompt: bool) -> Result<Work> {
+impl Operation {
+    /// Reads the key or password (`may_prompt`: on the terminal as a last resort): the
+    /// operation, ready to run.
+    pub fn keyed(&self, may_prompt: bool) -> Result<Keyed> {
         Ok(match self {
-            Task::Raw(raw) => Work::Raw(raw.clone()),
-            Task::Encrypt {
+            Operation::Raw(raw) => Keyed::Raw(raw.clone()),
+            Operation::Encrypt {
                 suite,
                 chunk_size,
                 salt,
@@ -117,10 +122,10 @@ impl Task {
                 if let Some(salt) = salt {
                     encryptor = encryptor.fixed_salt_for_tests(*salt);
                 }
-                Work::Encrypt(encryptor)
+                Keyed::Encrypt(encryptor)
             }
-            Task::Decrypt { secret, range } => {
-                Work::Decrypt(Decryptor::new(secret.secret(false, may_prompt)?), *range)
+            Operation::Decrypt { secret, range } => {
+                Keyed::Decrypt(Decryptor::new(secret.secret(false, may_prompt)?), *range)
             }
         })
     }

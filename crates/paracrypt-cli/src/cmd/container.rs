@@ -11,7 +11,7 @@ use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, T
 use crate::io::decode_hex;
 use crate::secret::SecretArgs;
 use crate::size::parse_size;
-use crate::spec::{JobSpec, Task};
+use crate::spec::{JobSpec, Operation};
 
 /// Options shared by `encrypt` and `decrypt`.
 #[derive(Debug, Args)]
@@ -29,9 +29,9 @@ pub struct CommonArgs {
 }
 
 impl CommonArgs {
-    /// A spec for `task` with these options; `binary`: the output is ciphertext.
-    fn spec(&self, task: Task, binary: bool) -> JobSpec {
-        let mut spec = JobSpec::new(task, self.threads, &self.files, binary);
+    /// A spec for `operation` with these options; `binary`: the output is ciphertext.
+    fn spec(&self, operation: Operation, binary: bool) -> JobSpec {
+        let mut spec = JobSpec::new(operation, self.threads, &self.files, binary);
         spec.progress = self.progress.show();
         spec.quiet = self.progress.quiet;
         spec
@@ -87,13 +87,13 @@ pub fn run_decrypt(args: DecryptArgs) -> Result<ExitCode> {
 fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     let suite: Suite = args.cipher.parse()?;
     let salt = fixed_salt(args)?;
-    let task = Task::Encrypt {
+    let operation = Operation::Encrypt {
         suite,
         chunk_size: args.chunk_size.chunk_size,
         salt,
         secret: args.common.secret.clone(),
     };
-    let mut spec = args.common.spec(task, true);
+    let mut spec = args.common.spec(operation, true);
     if salt.is_some() {
         spec.warnings.push(
             "--fixed-salt makes the output reproducible and reuses nonces: for tests only".into(),
@@ -109,11 +109,11 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
 
 fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
     let range = args.range.as_deref().map(parse_range).transpose()?;
-    let task = Task::Decrypt {
+    let operation = Operation::Decrypt {
         secret: args.common.secret.clone(),
         range,
     };
-    Ok(args.common.spec(task, false))
+    Ok(args.common.spec(operation, false))
 }
 
 /// The `--fixed-salt` the arguments give, checked.

@@ -9,7 +9,7 @@ use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
 use crate::exit::{Usage, usage};
 use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ThreadsFlag};
 use crate::io::decode_hex;
-use crate::spec::{JobSpec, RawTask, Task};
+use crate::spec::{JobSpec, Operation, RawSpec};
 
 /// Arguments of `paracrypt raw`.
 #[derive(Debug, Args)]
@@ -84,12 +84,12 @@ fn spec(args: &RawArgs) -> Result<JobSpec> {
             "--no-pad applies to ECB and CBC only; {name} never pads"
         ));
     }
-    let task = Task::Raw(RawTask {
+    let operation = Operation::Raw(RawSpec {
         cipher: cipher.with_padding(!args.no_pad),
         direction,
         chunk_size: args.chunk_size.chunk_size,
     });
-    let mut spec = JobSpec::new(task, args.threads, &args.files, args.encrypt);
+    let mut spec = JobSpec::new(operation, args.threads, &args.files, args.encrypt);
     spec.warnings = warnings(name);
     Ok(spec)
 }

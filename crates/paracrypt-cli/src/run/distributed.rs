@@ -53,7 +53,7 @@ mod imp {
     use crate::exit::{self, usage, warn};
     use crate::flags::{ScheduleArg, TransportArg};
     use crate::io::{Output, OutputTarget};
-    use crate::spec::{RawTask, Task, Work};
+    use crate::spec::{Keyed, Operation, RawSpec};
 
     pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
         let cluster = Cluster::init()?;
@@ -81,10 +81,10 @@ mod imp {
     }
 
     /// What a rank checked and made before the run.
-    struct Prepared {
+    struct RankSetup {
         spec: JobSpec,
         pool: rayon::ThreadPool,
-        work: Work,
+        keyed: Keyed,
         /// Rank 0's checked output.
         target: Option<OutputTarget>,
     }
@@ -101,16 +101,16 @@ mod imp {
         let local = spec
             .and_then(|spec| prepare(spec, cluster.is_root()))
             .map_err(|e| failure(&e));
-        let Prepared {
+        let RankSetup {
             spec,
             pool,
-            work,
+            keyed,
             target,
         } = cluster.agree(local)?;
         let options = options(flags, spec.policy.sync);
         if cluster.is_root() {
             super::super::warn_all(&spec);
-            if is_serial(&spec.task) && cluster.size() > 1 && !spec.quiet {
+            if is_serial(&spec.operation) && cluster.size() > 1 && !spec.quiet {
                 warn(
                     "this mode is serial (CBC encryption, RC4): rank 0 runs it alone while the \
                      other ranks wait",
@@ -129,19 +129,19 @@ mod imp {
                 Ok(Box::new(TempOutput(output)) as Box<dyn MpiOutput>)
             }),
         });
-        let summary = paracrypt_mpi::distribute(cluster, &pool, options, &work, root)?;
+        let summary = paracrypt_mpi::distribute(cluster, &pool, options, &keyed, root)?;
         Ok((summary, layout))
     }
 
-    /// Whether the task's chunks must run in order, on one thread of rank 0 (CBC encryption,
+    /// Whether the operation's chunks must run in order, on one thread of rank 0 (CBC encryption,
     /// RC4).
-    fn is_serial(task: &Task) -> bool {
-        match task {
-            Task::Raw(raw) => match raw.direction {
+    fn is_serial(operation: &Operation) -> bool {
+        match operation {
+            Operation::Raw(raw) => match raw.direction {
                 Direction::Encrypt => !raw.cipher.name().encrypts_in_parallel(),
                 Direction::Decrypt => !raw.cipher.name().decrypts_in_parallel(),
             },
-            Task::Encrypt { .. } | Task::Decrypt { .. } => false,
+            Operation::Encrypt { .. } | Operation::Decrypt { .. } => false,
         }
     }
 
@@ -161,12 +161,12 @@ mod imp {
     }
 
     /// A rank's own checks: its pool, its arguments, its key; rank 0 also checks the output.
-    fn prepare(spec: JobSpec, root: bool) -> Result<Prepared> {
+    fn prepare(spec: JobSpec, root: bool) -> Result<RankSetup> {
         let pool = spec.threads.pool()?;
         if spec.input == Path::new("-") || spec.output == Path::new("-") {
             return usage("--distributed needs INPUT and OUTPUT to be files (not - or a pipe)");
         }
-        if matches!(spec.task, Task::Decrypt { range: Some(_), .. }) {
+        if matches!(spec.operation, Operation::Decrypt { range: Some(_), .. }) {
             return usage(
                 "--range reads only a few chunks and runs on one process: drop --distributed",
             );
@@ -177,11 +177,11 @@ mod imp {
             None
         };
         // On every rank, never from a prompt.
-        let work = spec.task.work(false)?;
-        Ok(Prepared {
+        let keyed = spec.operation.keyed(false)?;
+        Ok(RankSetup {
             spec,
             pool,
-            work,
+            keyed,
             target,
         })
     }
@@ -211,7 +211,7 @@ mod imp {
         }
     }
 
-    fn raw_recipe(raw: &RawTask) -> RawRecipe {
+    fn raw_recipe(raw: &RawSpec) -> RawRecipe {
         RawRecipe {
             cipher: raw.cipher.clone(),
             direction: raw.direction,
@@ -219,20 +219,20 @@ mod imp {
         }
     }
 
-    impl Recipe for Work {
+    impl Recipe for Keyed {
         fn first_job(&self, input: &File, input_len: u64) -> paracrypt_core::Result<Job> {
             match self {
-                Work::Raw(raw) => raw_recipe(raw).first_job(input, input_len),
-                Work::Encrypt(encryptor) => encryptor.first_job(input, input_len),
-                Work::Decrypt(decryptor, _) => decryptor.first_job(input, input_len),
+                Keyed::Raw(raw) => raw_recipe(raw).first_job(input, input_len),
+                Keyed::Encrypt(encryptor) => encryptor.first_job(input, input_len),
+                Keyed::Decrypt(decryptor, _) => decryptor.first_job(input, input_len),
             }
         }
 
         fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
             match self {
-                Work::Raw(raw) => raw_recipe(raw).job_from_header(header, input_len),
-                Work::Encrypt(encryptor) => encryptor.job_from_header(header, input_len),
-                Work::Decrypt(decryptor, _) => decryptor.job_from_header(header, input_len),
+                Keyed::Raw(raw) => raw_recipe(raw).job_from_header(header, input_len),
+                Keyed::Encrypt(encryptor) => encryptor.job_from_header(header, input_len),
+                Keyed::Decrypt(decryptor, _) => decryptor.job_from_header(header, input_len),
             }
         }
     }

@@ -9,22 +9,24 @@ use paracrypt_core::engine;
 use crate::exit::usage;
 use crate::io::{Input, OutputTarget};
 use crate::progress;
-use crate::spec::{JobSpec, Task, Work};
+use crate::spec::{JobSpec, Keyed, Operation};
 
 /// Runs `spec` in a pool of its `-j` threads.
 pub fn run(spec: JobSpec) -> Result<ExitCode> {
     super::warn_all(&spec);
     let mut input = Input::open(&spec.input)?;
-    if matches!(spec.task, Task::Decrypt { range: Some(_), .. }) && input.as_file().is_none() {
+    if matches!(spec.operation, Operation::Decrypt { range: Some(_), .. })
+        && input.as_file().is_none()
+    {
         return usage("--range needs INPUT to be a file (it reads only the chunks it needs)");
     }
     let target = OutputTarget::new(&spec.output, input.path(), spec.policy)?;
-    let work = spec.task.work(true)?;
+    let keyed = spec.operation.keyed(true)?;
     let pool = spec.threads.pool()?;
-    let label = match &work {
-        Work::Raw(_) => "",
-        Work::Encrypt(_) => "encrypting",
-        Work::Decrypt(..) => "decrypting",
+    let label = match &keyed {
+        Keyed::Raw(_) => "",
+        Keyed::Encrypt(_) => "encrypting",
+        Keyed::Decrypt(..) => "decrypting",
     };
     let bar = progress::bar(spec.progress, input.len(), label);
     let count = {
@@ -32,40 +34,40 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
         move |n| bar.inc(n)
     };
     // A raw job checks the input's length before any output exists.
-    let raw_job = match &work {
-        Work::Raw(raw) => Some(raw.cipher.job(raw.direction, input.len(), raw.chunk_size)?),
+    let raw_job = match &keyed {
+        Keyed::Raw(raw) => Some(raw.cipher.job(raw.direction, input.len(), raw.chunk_size)?),
         _ => None,
     };
     let mut output = target.create()?;
     pool.install(|| -> Result<()> {
-        match (work, input.as_file(), output.as_file()) {
-            (Work::Raw(_), Some(src), Some(dst)) => {
+        match (keyed, input.as_file(), output.as_file()) {
+            (Keyed::Raw(_), Some(src), Some(dst)) => {
                 let job = raw_job.expect("made above");
                 engine::run_file(&job, src, dst)?;
             }
-            (Work::Raw(_), ..) => {
+            (Keyed::Raw(_), ..) => {
                 let job = raw_job.expect("made above");
                 let mut reader = input.reader();
                 engine::stream::process_stream(&job, &mut *reader, &mut *output.writer(), 0)?;
             }
-            (Work::Encrypt(encryptor), Some(src), Some(dst)) => {
+            (Keyed::Encrypt(encryptor), Some(src), Some(dst)) => {
                 encryptor.progress(count).encrypt_file(src, dst)?;
             }
-            (Work::Encrypt(encryptor), ..) => {
+            (Keyed::Encrypt(encryptor), ..) => {
                 let mut reader = input.reader();
                 encryptor
                     .progress(count)
                     .encrypt_stream(&mut *reader, &mut *output.writer())?;
             }
-            (Work::Decrypt(decryptor, Some((offset, len))), Some(src), _) => {
+            (Keyed::Decrypt(decryptor, Some((offset, len))), Some(src), _) => {
                 decryptor
                     .progress(count)
                     .decrypt_range(src, offset, len, &mut *output.writer())?;
             }
-            (Work::Decrypt(decryptor, _), Some(src), Some(dst)) => {
+            (Keyed::Decrypt(decryptor, _), Some(src), Some(dst)) => {
                 decryptor.progress(count).decrypt_file(src, dst)?;
             }
-            (Work::Decrypt(decryptor, _), ..) => {
+            (Keyed::Decrypt(decryptor, _), ..) => {
                 let mut reader = input.reader();
                 decryptor
                     .progress(count)
