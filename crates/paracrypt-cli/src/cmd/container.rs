@@ -17,15 +17,15 @@ use crate::spec::{JobSpec, Operation};
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     #[command(flatten)]
-    pub(crate) files: FilesFlags,
+    files: FilesFlags,
     #[command(flatten)]
-    pub(crate) secret: SecretArgs,
+    secret: SecretArgs,
     #[command(flatten)]
-    pub(crate) threads: ThreadsFlag,
+    threads: ThreadsFlag,
     #[command(flatten)]
-    pub(crate) progress: ProgressFlags,
+    progress: ProgressFlags,
     #[command(flatten)]
-    pub(crate) distributed: DistributedFlags,
+    distributed: DistributedFlags,
 }
 
 impl CommonArgs {
@@ -48,15 +48,15 @@ Without --key-file the password comes from --password-file, PARACRYPT_PASSWORD, 
 The format is specified in docs/FORMAT.md. Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct EncryptArgs {
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    common: CommonArgs,
     /// Cipher suite.
     #[arg(short, long, value_name = "SUITE", default_value = "aes-256-gcm")]
-    pub(crate) cipher: String,
+    cipher: String,
     #[command(flatten)]
-    pub(crate) chunk_size: ChunkSizeFlag,
+    chunk_size: ChunkSizeFlag,
     /// Testing only: a fixed salt (hex, 32 bytes) for reproducible output. Never reuse a salt.
     #[arg(long, value_name = "HEX", hide = true)]
-    pub(crate) fixed_salt: Option<String>,
+    fixed_salt: Option<String>,
 }
 
 /// Arguments of `paracrypt decrypt`.
@@ -67,11 +67,11 @@ failed authentication, file truncated after chunk N, trailing data) and exits 1.
 appears only once everything verified; to stdout only verified chunks are written, in order.")]
 pub struct DecryptArgs {
     #[command(flatten)]
-    pub(crate) common: CommonArgs,
+    common: CommonArgs,
     /// Decrypt and verify only the chunks covering plaintext bytes OFFSET..OFFSET+LENGTH
     /// (sizes like 4096 or 1MiB; INPUT must be a file).
     #[arg(long, value_name = "OFFSET:LENGTH")]
-    pub(crate) range: Option<String>,
+    range: Option<String>,
 }
 
 /// Runs `paracrypt encrypt`.

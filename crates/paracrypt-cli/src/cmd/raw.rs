@@ -30,30 +30,30 @@ Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct RawArgs {
     /// Encrypt INPUT.
     #[arg(short, long)]
-    pub(crate) encrypt: bool,
+    encrypt: bool,
     /// Decrypt INPUT.
     #[arg(short, long)]
-    pub(crate) decrypt: bool,
+    decrypt: bool,
     /// Cipher, by its OpenSSL name (e.g. aes-256-ctr).
     #[arg(short, long, value_name = "NAME")]
-    pub(crate) cipher: String,
+    cipher: String,
     /// Key as hex (16/24/32 bytes for AES, 8 for DES, 24 for 3DES, 4-56 for bf, 1-256 for rc4).
     #[arg(short = 'K', long, value_name = "HEX")]
-    pub(crate) key: String,
+    key: String,
     /// IV as hex (CBC and CTR: one block; ECB and RC4 take none).
     #[arg(long, value_name = "HEX")]
-    pub(crate) iv: Option<String>,
+    iv: Option<String>,
     /// No PKCS#7 padding (openssl -nopad): the input must be whole blocks.
     #[arg(long)]
-    pub(crate) no_pad: bool,
+    no_pad: bool,
     #[command(flatten)]
-    pub(crate) threads: ThreadsFlag,
+    threads: ThreadsFlag,
     #[command(flatten)]
-    pub(crate) chunk_size: ChunkSizeFlag,
+    chunk_size: ChunkSizeFlag,
     #[command(flatten)]
-    pub(crate) files: FilesFlags,
+    files: FilesFlags,
     #[command(flatten)]
-    pub(crate) distributed: DistributedFlags,
+    distributed: DistributedFlags,
 }
 
 /// Runs `paracrypt raw`.

@@ -43,7 +43,6 @@ mod imp {
     use std::time::Instant;
 
     use paracrypt_core::engine::Job;
-    use paracrypt_core::raw::Direction;
     use paracrypt_mpi::{
         Cluster, Failure, Options, Output as MpiOutput, RankLayout, RawRecipe, Recipe, Root,
         Schedule, Summary, Transport,
@@ -137,10 +136,7 @@ mod imp {
     /// RC4).
     fn is_serial(operation: &Operation) -> bool {
         match operation {
-            Operation::Raw(raw) => match raw.direction {
-                Direction::Encrypt => !raw.cipher.name().encrypts_in_parallel(),
-                Direction::Decrypt => !raw.cipher.name().decrypts_in_parallel(),
-            },
+            Operation::Raw(raw) => !raw.cipher.name().runs_in_parallel(raw.direction),
             Operation::Encrypt { .. } | Operation::Decrypt { .. } => false,
         }
     }

@@ -278,14 +278,16 @@ impl ChunkTransform for Open {
         if len < self.tag_len {
             return Err(Error::Truncated { index });
         }
-        let flipped = ChunkCtx {
+        // A chunk that opens only as the other kind (last or not) was moved to the end or away
+        // from it: the file was cut, or extended.
+        let flipped = || ChunkCtx {
             is_last: !last,
             ..*ctx
         };
         match self.cipher.open(ctx, buf, len) {
             Some(n) if last || n + self.overhead == len => Ok(n),
             Some(_) => Err(Error::ChunkAuth { index }),
-            None if self.cipher.open(&flipped, buf, len).is_some() => Err(if last {
+            None if self.cipher.open(&flipped(), buf, len).is_some() => Err(if last {
                 Error::TruncatedAfter { index }
             } else {
                 Error::TrailingData { index }

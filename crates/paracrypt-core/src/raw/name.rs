@@ -162,6 +162,14 @@ impl RawCipherName {
         self.mode() != CipherMode::Stream
     }
 
+    /// Whether `direction` runs on many threads.
+    pub fn runs_in_parallel(self, direction: super::Direction) -> bool {
+        match direction {
+            super::Direction::Encrypt => self.encrypts_in_parallel(),
+            super::Direction::Decrypt => self.decrypts_in_parallel(),
+        }
+    }
+
     /// What makes this cipher a legacy choice (empty for AES in CBC or CTR mode).
     pub fn hazards(self) -> Vec<Hazard> {
         let mut hazards = Vec::new();
