@@ -120,6 +120,9 @@ fn with_header(file: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
     file
 }
 
+/// A header field case: name, comment, the edit, the message it must fail with.
+type FieldCase = (&'static str, &'static str, fn(&mut [u8]), String);
+
 /// Writes a big-endian u32 header field at `at`.
 fn set_u32(header: &mut [u8], at: usize, value: u32) {
     header[at..at + 4].copy_from_slice(&value.to_be_bytes());
@@ -443,7 +446,7 @@ fn cases() -> Vec<Case> {
 
     // Header check 5: field values, each behind a recomputed checksum.
     let invalid = |field: &str| format!("header damaged: invalid {field}");
-    let key_fields: [(&str, &str, fn(&mut [u8]), String); 12] = [
+    let key_fields: [FieldCase; 12] = [
         ("suite-zero", "suite 0", |h| h[10] = 0, invalid("suite")),
         ("suite-unknown", "suite 4", |h| h[10] = 4, invalid("suite")),
         (
