@@ -8,3 +8,4 @@ mod ecdsa;
 mod raw;
 mod rsa;
 mod sigfiles;
+mod testkit;

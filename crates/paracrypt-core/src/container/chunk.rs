@@ -263,13 +263,12 @@ impl ChunkTransform for Seal {
 
 /// The engine transform that opens chunks and, when one fails, says why: a chunk that
 /// authenticates only with the other last-chunk flag means the file was cut after it (or
-/// extended after it).
+/// extended after it). A chunk that authenticates but opens to a length no writer produces
+/// (not the chunk size before the last; more than the chunk size, or empty after chunk 0, as
+/// the last) fails like a damaged one, so every plaintext has exactly one encoding.
 pub(crate) struct Open {
     pub cipher: Box<dyn ChunkCipher>,
     pub tag_len: usize,
-    /// What a full chunk grows by when sealed: every chunk but the last opens to exactly its
-    /// sealed length less this.
-    pub overhead: usize,
 }
 
 impl ChunkTransform for Open {
@@ -284,8 +283,9 @@ impl ChunkTransform for Open {
             is_last: !last,
             ..*ctx
         };
+        let full = ctx.chunk_size;
         match self.cipher.open(ctx, buf, len) {
-            Some(n) if last || n + self.overhead == len => Ok(n),
+            Some(n) if n == full || (last && n < full && (n > 0 || index == 0)) => Ok(n),
             Some(_) => Err(Error::ChunkAuth { index }),
             None if self.cipher.open(&flipped(), buf, len).is_some() => Err(if last {
                 Error::TruncatedAfter { index }

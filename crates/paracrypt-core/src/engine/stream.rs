@@ -29,6 +29,8 @@ pub(crate) struct Slot {
     pub index: u64,
     /// Where the chunk's payload starts (see [`ChunkCtx::offset`]).
     pub offset: u64,
+    /// The layout's chunk size (see [`ChunkCtx::chunk_size`]).
+    pub chunk_size: usize,
     /// Input bytes in `buf`.
     pub input_len: usize,
     /// Whether this is the last chunk of the stream.
@@ -46,6 +48,7 @@ impl Slot {
             buf: AlignedBuf::new(capacity),
             index: 0,
             offset: 0,
+            chunk_size: 0,
             input_len: 0,
             is_last: false,
             context: [0; MAX_CONTEXT],
@@ -58,6 +61,7 @@ impl Slot {
     pub fn reset(&mut self, layout: &ChunkLayout, index: u64) {
         self.index = index;
         self.offset = layout.payload_start(index);
+        self.chunk_size = layout.payload_chunk();
         self.input_len = 0;
         self.is_last = false;
         self.context_len = 0;
@@ -68,6 +72,7 @@ impl Slot {
         let ctx = ChunkCtx {
             index: self.index,
             offset: self.offset,
+            chunk_size: self.chunk_size,
             is_last: self.is_last,
             context: &self.context[..self.context_len],
         };
