@@ -40,17 +40,16 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
     };
     let mut output = target.create()?;
     pool.install(|| -> Result<()> {
-        match (keyed, input.as_file(), output.as_file()) {
-            (Keyed::Raw(_), Some(src), Some(dst)) => {
-                let job = raw_job.expect("made above");
+        match (keyed, raw_job, input.as_file(), output.as_file()) {
+            (Keyed::Raw(_), Some(job), Some(src), Some(dst)) => {
                 engine::run_file(&job, src, dst)?;
             }
-            (Keyed::Raw(_), ..) => {
-                let job = raw_job.expect("made above");
+            (Keyed::Raw(_), Some(job), ..) => {
                 let mut reader = input.reader();
                 engine::stream::process_stream(&job, &mut *reader, &mut *output.writer(), 0)?;
             }
-            (Keyed::Encrypt(encryptor), Some(src), Some(dst)) => {
+            (Keyed::Raw(_), None, ..) => unreachable!("a raw job is made above"),
+            (Keyed::Encrypt(encryptor), _, Some(src), Some(dst)) => {
                 encryptor.progress(count).encrypt_file(src, dst)?;
             }
             (Keyed::Encrypt(encryptor), ..) => {
@@ -59,12 +58,12 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
                     .progress(count)
                     .encrypt_stream(&mut *reader, &mut *output.writer())?;
             }
-            (Keyed::Decrypt(decryptor, Some((offset, len))), Some(src), _) => {
+            (Keyed::Decrypt(decryptor, Some((offset, len))), _, Some(src), _) => {
                 decryptor
                     .progress(count)
                     .decrypt_range(src, offset, len, &mut *output.writer())?;
             }
-            (Keyed::Decrypt(decryptor, _), Some(src), Some(dst)) => {
+            (Keyed::Decrypt(decryptor, _), _, Some(src), Some(dst)) => {
                 decryptor.progress(count).decrypt_file(src, dst)?;
             }
             (Keyed::Decrypt(decryptor, _), ..) => {
