@@ -7,6 +7,7 @@
 
 mod cmd;
 mod exit;
+mod interrupt;
 mod io;
 mod progress;
 mod size;
@@ -48,6 +49,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = interrupt::install() {
+        cmd::warn(format!("cannot watch for interrupts: {error}"));
+    }
     let result = match cli.command {
         Command::Encrypt(args) => cmd::container::run_encrypt(args),
         Command::Decrypt(args) => cmd::container::run_decrypt(args),
