@@ -83,9 +83,16 @@ impl Pending {
     }
 }
 
-/// Starts the thread that turns SIGINT, SIGTERM and SIGHUP into a cleanup and an exit.
+/// Starts the thread that turns SIGINT, SIGTERM and SIGHUP into a cleanup and an exit. A signal
+/// the process was started with ignored stays ignored (`nohup` ignores SIGHUP; a shell without
+/// job control starts background jobs ignoring SIGINT).
 pub fn install() -> std::io::Result<()> {
-    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    let ignored = ignored_signals();
+    let watched: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|&signal| ignored & (1 << (signal - 1)) == 0)
+        .collect();
+    let mut signals = Signals::new(watched)?;
     std::thread::Builder::new()
         .name("paracrypt-signals".into())
         .spawn(move || {
@@ -98,4 +105,16 @@ pub fn install() -> std::io::Result<()> {
             }
         })?;
     Ok(())
+}
+
+/// The signals this process ignores, as the kernel reports them (`SigIgn` in
+/// `/proc/self/status`: bit N − 1 for signal N); none where that cannot be read.
+fn ignored_signals() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
+        })
+        .unwrap_or(0)
 }

@@ -145,10 +145,11 @@ const OPENSSL_SALTED: &[u8; 8] = b"Salted__";
 /// The input's first 8 bytes (fewer if it is shorter): read positionally from a file (which
 /// is then still read whole), consumed from a stream (the caller puts them back in front).
 fn read_head(input: &mut Input) -> Result<Vec<u8>> {
-    let mut head = vec![0u8; OPENSSL_SALTED.len()];
     let path = input.path().display().to_string();
+    let mut head = Vec::new();
     let read = match input.as_file() {
         Some(file) => {
+            head.resize(OPENSSL_SALTED.len(), 0);
             let mut n = 0;
             while n < head.len() {
                 match file.read_at(&mut head[n..], n as u64) {
@@ -161,7 +162,10 @@ fn read_head(input: &mut Input) -> Result<Vec<u8>> {
             head.truncate(n);
             return Ok(head);
         }
-        None => input.reader().take(8).read_to_end(&mut head),
+        None => input
+            .reader()
+            .take(OPENSSL_SALTED.len() as u64)
+            .read_to_end(&mut head),
     };
     read.map(|_| ())
         .with_context(|| format!("cannot read {path}"))?;

@@ -331,10 +331,14 @@ fn hidden_name() -> tempfile::Builder<'static, 'static> {
     builder
 }
 
+/// Set (to anything) to always use named temporary files, as filesystems without `O_TMPFILE`
+/// get: lets tests reach that path.
+pub const NO_TMPFILE_ENV: &str = "PARACRYPT_NO_TMPFILE";
+
 /// Whether an `O_TMPFILE` file can be linked into place: through `/proc/self/fd`, the way that
 /// needs no privilege.
 fn unnamed_supported() -> bool {
-    Path::new("/proc/self/fd").is_dir()
+    std::env::var_os(NO_TMPFILE_ENV).is_none() && Path::new("/proc/self/fd").is_dir()
 }
 
 /// The OS error alone: tempfile adds the temporary file's path to its errors, and that name

@@ -50,8 +50,8 @@ impl Key {
     pub fn from_file_text(text: &str) -> Result<Self> {
         if text.contains("-----BEGIN ") {
             return Err(Error::KeyFile(
-                "it is a PEM key (for `paracrypt rsa`/`ecdsa`), not a paracrypt key file \
-                 (make one with `paracrypt keygen`)"
+                "it is a PEM key (for `paracrypt rsa`/`ecdsa`); make a paracrypt key with \
+                 `paracrypt keygen`"
                     .into(),
             ));
         }
