@@ -367,10 +367,14 @@ mod tests {
         // Several chunks: a full chunk's input and output, whichever is longer.
         let layout = ChunkLayout::framed(0, 64, 0, 80, Tail::Fixed).unwrap();
         assert_eq!(ChunkPlan::new(layout, 130).unwrap().max_buffer(), 80);
-        // Never more than the layout's bound.
+        // Never more than the layout's bound (raw CBC: padding, no framing).
+        let raw_cbc = Tail::Pad {
+            block: 16,
+            overhead: 0,
+        };
         for len in [0, 1, 15, 16, 17, 63, 64, 65, 1000] {
             let plan =
-                ChunkPlan::new(ChunkLayout::framed(0, 64, 0, 64, pad(16)).unwrap(), len).unwrap();
+                ChunkPlan::new(ChunkLayout::framed(0, 64, 0, 64, raw_cbc).unwrap(), len).unwrap();
             assert!(plan.max_buffer() <= plan.layout().max_buffer());
             assert!(
                 plan.chunks()

@@ -142,42 +142,41 @@ pub(crate) fn cipher(args: &RawArgs) -> Result<(Direction, RawCipher)> {
 /// What `openssl enc` writes first when it derives the key from a password.
 const OPENSSL_SALTED: &[u8; 8] = b"Salted__";
 
-/// The input's first 8 bytes (fewer if it is shorter): read positionally from a file (which
-/// is then still read whole), consumed from a stream (the caller puts them back in front).
-fn read_head(input: &mut Input) -> Result<Vec<u8>> {
-    let path = input.path().display().to_string();
-    let mut head = Vec::new();
-    let read = match input.as_file() {
-        Some(file) => {
-            head.resize(OPENSSL_SALTED.len(), 0);
-            let mut n = 0;
-            while n < head.len() {
-                match file.read_at(&mut head[n..], n as u64) {
-                    Ok(0) => break,
-                    Ok(k) => n += k,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e).with_context(|| format!("cannot read {path}")),
-                }
+/// The input's first 8 bytes (fewer if it is shorter), and whether they were taken from it: a
+/// file is read positionally (and later read whole), a stream gives them up (the caller puts
+/// them back in front).
+fn read_head(input: &mut Input) -> Result<(Vec<u8>, bool)> {
+    let cannot = || format!("cannot read {}", input.path().display());
+    let mut head = vec![0u8; OPENSSL_SALTED.len()];
+    if let Some(file) = input.as_file() {
+        let mut n = 0;
+        while n < head.len() {
+            match file.read_at(&mut head[n..], n as u64) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e).with_context(cannot),
             }
-            head.truncate(n);
-            return Ok(head);
         }
-        None => input
-            .reader()
-            .take(OPENSSL_SALTED.len() as u64)
-            .read_to_end(&mut head),
-    };
-    read.map(|_| ())
-        .with_context(|| format!("cannot read {path}"))?;
-    Ok(head)
+        head.truncate(n);
+        return Ok((head, false));
+    }
+    head.clear();
+    let read = input
+        .reader()
+        .take(OPENSSL_SALTED.len() as u64)
+        .read_to_end(&mut head);
+    read.with_context(cannot)?;
+    Ok((head, true))
 }
 
 /// Refuses an input that `openssl enc` encrypted with a password, and says how to read it.
-/// Returns the bytes it read from a stream, which belong in front of the rest.
+/// Returns the bytes it took from a stream, which belong in front of the rest (none from a
+/// file).
 pub(crate) fn refuse_salted(input: &mut Input, cipher: RawCipherName) -> Result<Vec<u8>> {
-    let head = read_head(input)?;
+    let (head, taken) = read_head(input)?;
     if head != OPENSSL_SALTED {
-        return Ok(head);
+        return Ok(if taken { head } else { Vec::new() });
     }
     let (what, file) = match input.path() {
         path if path == Path::new("-") => ("the input".to_string(), "FILE".to_string()),

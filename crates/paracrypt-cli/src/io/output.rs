@@ -50,7 +50,7 @@ pub enum OutputTarget {
     /// Standard output.
     Stdout,
     /// An existing node that is not a regular file, written through.
-    Through(PathBuf),
+    Through(PathBuf, OutputPolicy),
     /// A regular file, created through a temporary file.
     File(FileTarget),
 }
@@ -148,7 +148,7 @@ impl OutputTarget {
             ));
         }
         if !kind.is_file() {
-            return Ok(OutputTarget::Through(path.to_path_buf()));
+            return Ok(OutputTarget::Through(path.to_path_buf(), policy));
         }
         Ok(OutputTarget::File(FileTarget {
             shown: path.to_path_buf(),
@@ -198,7 +198,7 @@ impl OutputTarget {
     fn create_with(self, named: bool) -> Result<Output> {
         match self {
             OutputTarget::Stdout => Ok(Output::Stdout(std::io::stdout())),
-            OutputTarget::Through(path) => Ok(Output::Through(through(&path)?)),
+            OutputTarget::Through(path, policy) => Ok(Output::Through(through(&path, policy)?)),
             OutputTarget::File(target) => {
                 let temp = target
                     .temp(named)
@@ -236,8 +236,9 @@ fn follow_links(path: &Path) -> Result<PathBuf> {
     ))
 }
 
-/// Opens an existing non-regular node for writing, without creating or truncating it.
-fn through(path: &Path) -> Result<Through> {
+/// Opens an existing non-regular node for writing, without creating or truncating it; refuses
+/// binary output to a terminal (`-o /dev/tty`) as on stdout.
+fn through(path: &Path, policy: OutputPolicy) -> Result<Through> {
     let cannot = || format!("cannot write {}", path.display());
     let meta = std::fs::metadata(path).with_context(cannot)?;
     if meta.file_type().is_socket() {
@@ -249,6 +250,12 @@ fn through(path: &Path) -> Result<Through> {
         .write(true)
         .open(path)
         .with_context(cannot)?;
+    if policy.binary && file.is_terminal() {
+        return usage(format!(
+            "refusing to write binary output to the terminal {}",
+            path.display()
+        ));
+    }
     Ok(Through::File(file))
 }
 

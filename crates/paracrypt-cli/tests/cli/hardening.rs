@@ -169,6 +169,25 @@ fn a_character_device_output_is_written_through_never_replaced() {
 }
 
 #[test]
+fn binary_output_to_a_terminal_device_is_refused() {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let terminal = PathBuf::from(ptsname(&master, Vec::new()).unwrap().into_string().unwrap());
+    let dir = scratch();
+    let key = keygen(dir.path());
+    let input = write(dir.path(), "in", b"data");
+    let mut cmd = encrypt(&key);
+    cmd.arg(&input).arg("-o").arg(&terminal);
+    fails(
+        run(cmd),
+        2,
+        "refusing to write binary output to the terminal",
+    );
+}
+
+#[test]
 fn a_fifo_output_is_written_through() {
     let dir = scratch();
     let d = dir.path();
@@ -616,9 +635,9 @@ fn thread_counts_have_a_ceiling() {
 }
 
 #[test]
-fn a_small_file_with_huge_chunks_takes_little_memory() {
+fn small_inputs_with_huge_chunks_take_little_memory() {
     // Under a 256 MiB data limit (prlimit, from util-linux), a 512 MiB chunk buffer cannot be
-    // allocated: the run passes only if buffers fit the input.
+    // allocated: the run passes only if buffers fit the input, file or stream.
     if Command::new("prlimit").arg("--version").output().is_err() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -631,13 +650,30 @@ fn a_small_file_with_huge_chunks_takes_little_memory() {
     let d = dir.path();
     let key = keygen(d);
     let input = write(d, "in", &data(1000, 8));
-    let limited = |args: &[&std::ffi::OsStr]| {
+    let limited_cmd = |args: &[&std::ffi::OsStr]| {
         let mut cmd = Command::new("prlimit");
         cmd.arg(format!("--data={}", 256 << 20))
             .arg(env!("CARGO_BIN_EXE_paracrypt"))
             .args(args);
-        run(cmd)
+        cmd
     };
+    let limited = |args: &[&std::ffi::OsStr]| run(limited_cmd(args));
+    // A stream: stdin to stdout, both ways.
+    let streamed = ok(run_with_stdin(
+        limited_cmd(&[
+            "encrypt".as_ref(),
+            "-k".as_ref(),
+            key.as_os_str(),
+            "--chunk-size".as_ref(),
+            "512MiB".as_ref(),
+        ]),
+        &data(100_000, 8),
+    ));
+    let back = ok(run_with_stdin(
+        limited_cmd(&["decrypt".as_ref(), "-k".as_ref(), key.as_os_str()]),
+        &streamed,
+    ));
+    assert!(back == data(100_000, 8));
     let sealed = d.join("in.pcr");
     ok(limited(&[
         "encrypt".as_ref(),
