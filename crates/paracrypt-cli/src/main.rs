@@ -19,7 +19,9 @@ use clap::{Parser, Subcommand};
 /// Chunked-parallel encryption on every core.
 #[derive(Debug, Parser)]
 #[command(name = "paracrypt", version, about, long_about = None)]
-#[command(after_help = "Exit status: 0 success, 1 failure, 2 usage error.")]
+#[command(
+    after_help = "Exit status: 0 success, 1 failure, 2 usage error, 128+N interrupted by signal N."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -146,7 +146,8 @@ const OPENSSL_SALTED: &[u8; 8] = b"Salted__";
 /// file is read positionally (and later read whole), a stream gives them up (the caller puts
 /// them back in front).
 fn read_head(input: &mut Input) -> Result<(Vec<u8>, bool)> {
-    let cannot = || format!("cannot read {}", input.path().display());
+    let path = input.path().display().to_string();
+    let cannot = || format!("cannot read {path}");
     let mut head = vec![0u8; OPENSSL_SALTED.len()];
     if let Some(file) = input.as_file() {
         let mut n = 0;
