@@ -487,14 +487,19 @@ fn a_fifo_input_is_opened_once_and_never_hangs() {
 /// A run in the middle of its input, and what keeps it there.
 struct Interrupted {
     child: Child,
-    /// Dropping it lets the feeder close the FIFO.
-    hold: std::sync::mpsc::Sender<()>,
+    /// Dropping it lets the feeder close the FIFO (the input ends).
+    hold: Option<std::sync::mpsc::Sender<()>>,
     feeder: std::thread::JoinHandle<()>,
     stderr: std::thread::JoinHandle<Vec<u8>>,
 }
 
 impl Interrupted {
-    /// Waits for the interrupted run; its status and stderr.
+    /// Ends the input: a run that was not interrupted then finishes.
+    fn release(&mut self) {
+        self.hold = None;
+    }
+
+    /// Waits for the run (then ends its input); its status and stderr.
     fn end(mut self) -> (std::process::ExitStatus, String) {
         let start = Instant::now();
         let status = loop {
@@ -516,12 +521,24 @@ impl Interrupted {
 
 /// Starts `encrypt --force FIFO -o out` with a progress bar, feeds it 4 MiB and keeps the FIFO
 /// open, and returns once the bar shows progress: the run is then in the middle of its input.
-fn interrupted_run(d: &Path, key: &Path, named: bool) -> Interrupted {
+///
+/// The run starts through coreutils' `env`, which sets the signals' dispositions first: SIGHUP,
+/// SIGINT and SIGTERM back to their defaults (the test itself may run under `nohup`, or as a
+/// background job that ignores SIGINT: a child inherits that), and `ignore` ignored.
+fn interrupted_run(d: &Path, key: &Path, named: bool, ignore: Option<&str>) -> Interrupted {
     let fifo = d.join("fifo");
     if !fifo.exists() {
         mkfifo(&fifo);
     }
-    let mut cmd = encrypt(key);
+    let mut cmd = Command::new("env");
+    cmd.arg("--default-signal=HUP,INT,TERM");
+    if let Some(signal) = ignore {
+        cmd.arg(format!("--ignore-signal={signal}"));
+    }
+    cmd.arg(env!("CARGO_BIN_EXE_paracrypt"))
+        .args(["encrypt", "--key-file"])
+        .arg(key)
+        .env_remove("PARACRYPT_PASSWORD");
     cmd.arg(&fifo).arg("-o").arg(d.join("out")).args([
         "--force",
         "--progress",
@@ -564,7 +581,7 @@ fn interrupted_run(d: &Path, key: &Path, named: bool) -> Interrupted {
     }
     Interrupted {
         child,
-        hold,
+        hold: Some(hold),
         feeder,
         stderr,
     }
@@ -579,7 +596,7 @@ fn interrupts_leave_no_temporary_file_and_the_old_output_intact() {
     for named in [true, false] {
         for signal in [Signal::TERM, Signal::INT, Signal::HUP] {
             std::fs::write(d.join("out"), b"the old output").unwrap();
-            let run = interrupted_run(d, &key, named);
+            let run = interrupted_run(d, &key, named, None);
             kill_process(Pid::from_child(&run.child), signal).unwrap();
             let (status, stderr) = run.end();
             assert_eq!(
@@ -600,11 +617,32 @@ fn interrupts_leave_no_temporary_file_and_the_old_output_intact() {
     }
     // Even SIGKILL, which no process can catch, leaves no temporary file: it has no name.
     std::fs::write(d.join("out"), b"the old output").unwrap();
-    let run = interrupted_run(d, &key, false);
+    let run = interrupted_run(d, &key, false, None);
     kill_process(Pid::from_child(&run.child), Signal::KILL).unwrap();
     run.end();
     assert_eq!(listing(d), ["fifo", "key", "out"]);
     assert_eq!(std::fs::read(d.join("out")).unwrap(), b"the old output");
+}
+
+#[test]
+fn a_signal_ignored_at_start_stays_ignored() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let dir = scratch();
+    let d = dir.path();
+    let key = keygen(d);
+    // As under `nohup`: SIGHUP does not end the run, which completes when its input ends.
+    std::fs::write(d.join("out"), b"the old output").unwrap();
+    let mut nohup = interrupted_run(d, &key, true, Some("HUP"));
+    kill_process(Pid::from_child(&nohup.child), Signal::HUP).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(listing(d).iter().any(|n| n.starts_with(".paracrypt-")));
+    nohup.release();
+    let (status, stderr) = nohup.end();
+    assert!(status.success(), "{status:?} {stderr}");
+    assert_eq!(listing(d), ["fifo", "key", "out"]);
+    let mut cmd = decrypt(&key);
+    cmd.arg(d.join("out"));
+    assert!(ok(run(cmd)) == data(4 << 20, 7));
 }
 
 #[test]
