@@ -63,8 +63,16 @@ pub struct FileTarget {
     /// Where the file goes: `shown` with symbolic links followed.
     dest: PathBuf,
     /// The file it replaces (with `--force`), whose mode and owner the new one keeps.
-    replaces: Option<Metadata>,
+    replaces: Option<Replaced>,
     policy: OutputPolicy,
+}
+
+/// What a replaced file passes on to the new one.
+#[derive(Clone, Copy, Debug)]
+struct Replaced {
+    uid: u32,
+    gid: u32,
+    mode: u32,
 }
 
 /// A file's identity: device and inode.
@@ -153,7 +161,11 @@ impl OutputTarget {
         Ok(OutputTarget::File(FileTarget {
             shown: path.to_path_buf(),
             dest: follow_links(path)?,
-            replaces: Some(meta),
+            replaces: Some(Replaced {
+                uid: meta.uid(),
+                gid: meta.gid(),
+                mode: meta.mode(),
+            }),
             policy,
         }))
     }
@@ -288,14 +300,14 @@ impl FileTarget {
                 Err(_) => self.named_temp()?,
             }
         };
-        if let (Some(old), false) = (&self.replaces, self.policy.private) {
+        if let (Some(old), false) = (self.replaces, self.policy.private) {
             let file = temp.file();
             // Keep the owner where we may (root), else at least the group; then the mode
             // (after chown, which may clear set-id bits).
-            if std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid())).is_err() {
-                let _ = std::os::unix::fs::fchown(file, None, Some(old.gid()));
+            if std::os::unix::fs::fchown(file, Some(old.uid), Some(old.gid)).is_err() {
+                let _ = std::os::unix::fs::fchown(file, None, Some(old.gid));
             }
-            file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o777))
+            file.set_permissions(std::fs::Permissions::from_mode(old.mode & 0o777))
                 .map_err(bare)?;
         }
         Ok(temp)
