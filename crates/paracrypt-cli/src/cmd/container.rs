@@ -183,6 +183,7 @@ pub(crate) fn policy(common: &CommonArgs, binary: bool) -> OutputPolicy {
         force: common.force,
         binary,
         sync: common.sync,
+        private: false,
     }
 }
 

@@ -206,6 +206,7 @@ mod imp {
                 force: args.force,
                 binary: args.encrypt,
                 sync: args.sync,
+                private: false,
             },
             quiet: false,
         };
@@ -454,14 +455,22 @@ mod imp {
         if common.input == Path::new("-") || common.output == Path::new("-") {
             return not_files();
         }
-        let input = Input::open(common.input)?;
+        let mut input = Input::open(common.input)?;
+        if let Task::Raw {
+            direction: Direction::Decrypt,
+            cipher,
+            ..
+        } = task
+        {
+            raw_cmd::refuse_salted(&mut input, cipher.name())?;
+        }
         let target = OutputTarget::new(common.output, input.path(), common.policy)?;
-        let Some(file) = input.as_file() else {
+        let Some(file) = input.as_file().filter(|_| target.is_file()) else {
             return not_files();
         };
         let len = input.len().unwrap_or(0);
         let prepared = task.prepare(len, &[], Some(file))?;
-        let output = target.create()?;
+        let output = target.create_named()?;
         if let (Task::Encrypt(_), Prepared::Container(job)) = (task, &prepared) {
             let out = output.as_file().expect("a file target");
             out.write_all_at(&job.header, 0)
@@ -483,10 +492,7 @@ mod imp {
     }
 
     fn temp_path(output: &Output) -> &Path {
-        match output {
-            Output::File { temp, .. } => temp.path(),
-            Output::Stdout(_) => Path::new("-"),
-        }
+        output.temp_path().unwrap_or(Path::new("-"))
     }
 
     fn absolute(path: &Path) -> Vec<u8> {
@@ -510,9 +516,10 @@ mod imp {
             );
         }
         let output = OpenOptions::new().write(true).open(temp).with_context(|| {
+            let dir = temp.parent().unwrap_or(Path::new("/"));
             format!(
-                "cannot open the output being written, {} ({hint})",
-                temp.display()
+                "cannot open the output being written in {} ({hint})",
+                dir.display()
             )
         })?;
         Ok((input_file, output))

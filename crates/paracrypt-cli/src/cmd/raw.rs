@@ -1,9 +1,11 @@
 //! `paracrypt raw`: OpenSSL-compatible raw ciphers over the chunk engine.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{ArgGroup, Args};
 use paracrypt_core::plan::DEFAULT_CHUNK_SIZE;
 use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
@@ -82,6 +84,7 @@ pub fn run(args: RawArgs) -> Result<ExitCode> {
         force: args.force,
         binary: direction == Direction::Encrypt,
         sync: args.sync,
+        private: false,
     };
     let target = OutputTarget::new(&args.output, input.path(), policy)?;
     let pool = thread_pool(args.threads)?;
@@ -89,6 +92,11 @@ pub fn run(args: RawArgs) -> Result<ExitCode> {
     if let Some(len) = input.len() {
         cipher.plan(direction, len, args.chunk_size)?;
     }
+    // What a stream's first bytes were, once read to look for openssl's `Salted__`.
+    let head = match direction {
+        Direction::Decrypt => refuse_salted(&mut input, cipher.name())?,
+        Direction::Encrypt => Vec::new(),
+    };
     let mut output = target.create()?;
     pool.install(|| -> Result<()> {
         match (input.as_file(), output.as_file()) {
@@ -96,9 +104,9 @@ pub fn run(args: RawArgs) -> Result<ExitCode> {
                 cipher.process_file(direction, src, dst, args.chunk_size)?;
             }
             _ => {
-                let mut reader = input.reader();
+                let mut reader = head.as_slice().chain(input.reader());
                 let mut writer = output.writer();
-                cipher.process_stream(direction, &mut *reader, &mut *writer, args.chunk_size, 0)?;
+                cipher.process_stream(direction, &mut reader, &mut *writer, args.chunk_size, 0)?;
             }
         }
         Ok(())
@@ -129,6 +137,60 @@ pub(crate) fn cipher(args: &RawArgs) -> Result<(Direction, RawCipher)> {
     }
     RawCipher::check_chunk_size(args.chunk_size)?;
     Ok((direction, cipher.with_padding(!args.no_pad)))
+}
+
+/// What `openssl enc` writes first when it derives the key from a password.
+const OPENSSL_SALTED: &[u8; 8] = b"Salted__";
+
+/// The input's first 8 bytes (fewer if it is shorter), and whether they were taken from it: a
+/// file is read positionally (and later read whole), a stream gives them up (the caller puts
+/// them back in front).
+fn read_head(input: &mut Input) -> Result<(Vec<u8>, bool)> {
+    let path = input.path().display().to_string();
+    let cannot = || format!("cannot read {path}");
+    let mut head = vec![0u8; OPENSSL_SALTED.len()];
+    if let Some(file) = input.as_file() {
+        let mut n = 0;
+        while n < head.len() {
+            match file.read_at(&mut head[n..], n as u64) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e).with_context(cannot),
+            }
+        }
+        head.truncate(n);
+        return Ok((head, false));
+    }
+    head.clear();
+    let read = input
+        .reader()
+        .take(OPENSSL_SALTED.len() as u64)
+        .read_to_end(&mut head);
+    read.with_context(cannot)?;
+    Ok((head, true))
+}
+
+/// Refuses an input that `openssl enc` encrypted with a password, and says how to read it.
+/// Returns the bytes it took from a stream, which belong in front of the rest (none from a
+/// file).
+pub(crate) fn refuse_salted(input: &mut Input, cipher: RawCipherName) -> Result<Vec<u8>> {
+    let (head, taken) = read_head(input)?;
+    if head != OPENSSL_SALTED {
+        return Ok(if taken { head } else { Vec::new() });
+    }
+    let (what, file) = match input.path() {
+        path if path == Path::new("-") => ("the input".to_string(), "FILE".to_string()),
+        path => (path.display().to_string(), path.display().to_string()),
+    };
+    let iv = if cipher.iv_len() > 0 { " --iv IV" } else { "" };
+    anyhow::bail!(
+        "{what} starts with `Salted__`: `openssl enc` encrypted it with a password, from which \
+         openssl derives the key and IV, while `paracrypt raw` takes them directly. Print them \
+         with `openssl enc -d -{cipher} -pbkdf2 -P -in {file}` (with the options used to \
+         encrypt), then decrypt what follows the 16-byte salt header: \
+         `tail -c +17 {file} | paracrypt raw -d -c {cipher} -K KEY{iv}`"
+    )
 }
 
 /// Warns about legacy ciphers, ECB and the lack of integrity protection.

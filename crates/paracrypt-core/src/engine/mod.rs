@@ -192,7 +192,8 @@ const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
 /// the last chunk was among them (the exact length, also for [`Tail::Unpad`](crate::plan::Tail)).
 ///
 /// Parallel work uses each pool thread's page-aligned scratch buffer ([`with_scratch`]), which
-/// holds one chunk at a time: the thread reads the chunk, transforms it and writes it, so memory
+/// holds one chunk at a time (sized by [`ChunkPlan::max_buffer`]: never more than the input
+/// needs): the thread reads the chunk, transforms it and writes it, so memory
 /// stays at one chunk per thread whatever the input size. When the sink is a file (whose
 /// writes serialise in the kernel) and there are at least four chunks per thread, the pool reads
 /// and transforms and one writer thread writes, through a bounded ring of `2 × threads + 1`
@@ -206,7 +207,7 @@ pub fn run(
     sink: &dyn Sink,
 ) -> Result<Option<u64>> {
     assert!(indices.end <= plan.len(), "chunk range beyond the plan");
-    let buffer_len = plan.layout().max_buffer();
+    let buffer_len = plan.max_buffer();
     let ctx_len = work.context_len();
     // Reads and transforms chunk `index` in `buf`: its output length and, for the last chunk,
     // where the output ends.
