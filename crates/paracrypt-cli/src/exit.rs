@@ -5,7 +5,8 @@
 //! |---|---|
 //! | 0 | success (also when stdout is closed early by the reader, e.g. `| head`) |
 //! | 1 | the work failed: unreadable input, bad padding, authentication failure, I/O error |
-//! | 2 | usage: bad arguments, unknown cipher, bad hex, wrong key or IV length, refused output |
+//! | 2 | usage: bad arguments, unknown cipher, bad hex, wrong key or IV length, a malformed key file, refused output |
+//! | 128 + N | killed by signal N (130 for Ctrl-C): nothing is left behind (see [`crate::interrupt`]) |
 
 use std::process::ExitCode;
 
@@ -78,6 +79,7 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
+    crate::interrupt::pending().clear_bar();
     eprintln!("paracrypt: error: {}", one_line(error));
     ExitCode::from(code(error))
 }

@@ -69,6 +69,7 @@ impl FilesFlags {
             force: self.force,
             binary,
             sync: self.sync,
+            private: false,
         }
     }
 }

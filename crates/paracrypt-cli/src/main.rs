@@ -12,6 +12,7 @@
 mod cmd;
 mod exit;
 mod flags;
+mod interrupt;
 mod io;
 mod progress;
 mod run;
@@ -26,7 +27,9 @@ use clap::{Parser, Subcommand};
 /// Chunked-parallel encryption on every core.
 #[derive(Debug, Parser)]
 #[command(name = "paracrypt", version, about, long_about = None)]
-#[command(after_help = "Exit status: 0 success, 1 failure, 2 usage error.")]
+#[command(
+    after_help = "Exit status: 0 success, 1 failure, 2 usage error, 128+N interrupted by signal N."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -56,6 +59,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = interrupt::install() {
+        exit::warn(format!("cannot watch for interrupts: {error}"));
+    }
     let result = match cli.command {
         Command::Encrypt(args) => cmd::container::run_encrypt(args),
         Command::Decrypt(args) => cmd::container::run_decrypt(args),

@@ -1,5 +1,6 @@
 //! Progress bars on stderr (indicatif): shown for long work when stderr is a terminal, forced
-//! with `--progress`, silenced with `--quiet`; never drawn into a pipe by default.
+//! with `--progress`, silenced with `--quiet`; never drawn into a pipe by default. A drawn bar is
+//! cleared before an error is printed and when the process is interrupted.
 
 use std::io::IsTerminal;
 
@@ -49,5 +50,7 @@ pub fn bar(show: Show, total: Option<u64>, label: &str) -> ProgressBar {
                 .expect("valid template"),
         ),
     };
-    bar.with_message(label.to_string())
+    let bar = bar.with_message(label.to_string());
+    crate::interrupt::pending().set_bar(bar.clone());
+    bar
 }

@@ -3,12 +3,15 @@
 
 use std::path::Path;
 
+use std::io::Read;
+
 use anyhow::{Context, Result};
 use clap::Args;
+use paracrypt_core::Error as CoreError;
 use paracrypt_core::container::{Key, Secret};
 use zeroize::Zeroizing;
 
-use crate::exit::usage;
+use crate::exit::{Usage, usage};
 
 /// The environment variable a password may come from.
 pub const PASSWORD_ENV: &str = "PARACRYPT_PASSWORD";
@@ -29,13 +32,37 @@ pub struct SecretArgs {
     pub password_file: Option<std::path::PathBuf>,
 }
 
-/// Reads a key file.
+/// The largest key or password file read: both are a line of text.
+const MAX_SECRET_FILE: u64 = 64 * 1024;
+
+/// Reads a small text file holding a secret (`what`: "key file", "password file"); anything
+/// larger or not UTF-8 text is a usage error naming the file.
+fn read_secret_text(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>> {
+    let cannot = || format!("cannot read {what} {}", path.display());
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    let mut bytes = Zeroizing::new(Vec::new());
+    file.take(MAX_SECRET_FILE + 1)
+        .read_to_end(&mut bytes)
+        .with_context(cannot)?;
+    if bytes.len() as u64 > MAX_SECRET_FILE {
+        return usage(format!("{what} {} is larger than 64 KiB", path.display()));
+    }
+    if std::str::from_utf8(&bytes).is_err() {
+        return usage(format!("{what} {} is not text (UTF-8)", path.display()));
+    }
+    Ok(bytes)
+}
+
+/// Reads a key file. A malformed one is a usage error, like a malformed `--key`.
 pub fn read_key_file(path: &Path) -> Result<Key> {
-    let text = Zeroizing::new(
-        std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read key file {}", path.display()))?,
-    );
-    Key::from_file_text(&text).with_context(|| format!("key file {}", path.display()))
+    let bytes = read_secret_text(path, "key file")?;
+    let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
+    Key::from_file_text(text).map_err(|e| match e {
+        CoreError::KeyFile(reason) => {
+            Usage(format!("key file {}: {reason}", path.display())).into()
+        }
+        other => other.into(),
+    })
 }
 
 impl SecretArgs {
@@ -47,10 +74,8 @@ impl SecretArgs {
             return Ok(Secret::Key(read_key_file(path)?));
         }
         let password = if let Some(path) = &self.password_file {
-            let text = Zeroizing::new(
-                std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read password file {}", path.display()))?,
-            );
+            let bytes = read_secret_text(path, "password file")?;
+            let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
             Zeroizing::new(text.lines().next().unwrap_or("").to_string())
         } else if let Ok(password) = std::env::var(PASSWORD_ENV) {
             Zeroizing::new(password)

@@ -3,7 +3,6 @@
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -83,15 +82,21 @@ pub fn key_error(path: &Path) -> impl FnOnce(pubkey::Error) -> anyhow::Error + '
     move |error| Usage(format!("{}: {error}", path.display())).into()
 }
 
-/// Writes the private key (mode 0600) and, if asked, the public key (mode 0644); neither
-/// file exists until it is complete.
+/// Writes the private key (mode 0600) and, if asked, the public key (mode 0666 & ~umask, like
+/// every other output); neither file exists until it is complete.
 pub fn write_key_pair(args: &KeyOutputArgs, private_pem: &str, public_pem: &str) -> Result<()> {
     let policy = OutputPolicy {
         force: args.force,
-        binary: false,
         ..OutputPolicy::default()
     };
-    let private = OutputTarget::new(&args.output, Path::new("-"), policy)?;
+    let private = OutputTarget::new(
+        &args.output,
+        Path::new("-"),
+        OutputPolicy {
+            private: true,
+            ..policy
+        },
+    )?;
     let public = match &args.public_out {
         Some(path) if path == &args.output && path != Path::new("-") => {
             return usage("--public-out must differ from --output");
@@ -99,19 +104,15 @@ pub fn write_key_pair(args: &KeyOutputArgs, private_pem: &str, public_pem: &str)
         Some(path) => Some(OutputTarget::new(path, Path::new("-"), policy)?),
         None => None,
     };
-    write_pem(private, private_pem, 0o600)?;
+    write_pem(private, private_pem)?;
     if let Some(public) = public {
-        write_pem(public, public_pem, 0o644)?;
+        write_pem(public, public_pem)?;
     }
     Ok(())
 }
 
-fn write_pem(target: OutputTarget, pem: &str, mode: u32) -> Result<()> {
+fn write_pem(target: OutputTarget, pem: &str) -> Result<()> {
     let mut output = target.create()?;
-    if let Some(file) = output.as_file() {
-        file.set_permissions(std::fs::Permissions::from_mode(mode))
-            .context("cannot set the key file's permissions")?;
-    }
     output
         .writer()
         .write_all(pem.as_bytes())

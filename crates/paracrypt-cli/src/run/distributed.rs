@@ -43,6 +43,7 @@ mod imp {
     use std::time::Instant;
 
     use paracrypt_core::engine::Job;
+    use paracrypt_core::raw::Direction;
     use paracrypt_mpi::{
         Cluster, Failure, Options, Output as MpiOutput, RankLayout, RawRecipe, Recipe, Root,
         Schedule, Summary, Transport,
@@ -51,7 +52,7 @@ mod imp {
     use super::*;
     use crate::exit::{self, usage, warn};
     use crate::flags::{ScheduleArg, TransportArg};
-    use crate::io::{Output, OutputTarget};
+    use crate::io::{Input, Output, OutputTarget};
     use crate::spec::{Keyed, Operation, RawSpec};
 
     pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
@@ -124,7 +125,7 @@ mod imp {
         let root = target.map(|target| Root {
             input: &spec.input,
             create_output: Box::new(move || {
-                let output = target.create().map_err(|e| failure(&e))?;
+                let output = target.create_named().map_err(|e| failure(&e))?;
                 Ok(Box::new(TempOutput(output)) as Box<dyn MpiOutput>)
             }),
         });
@@ -156,11 +157,14 @@ mod imp {
         }
     }
 
-    /// A rank's own checks: its pool, its arguments, its key; rank 0 also checks the output.
+    /// A rank's own checks: its pool, its arguments, its key; rank 0 also checks the input
+    /// and the output (both must be files every rank can open).
     fn prepare(spec: JobSpec, root: bool) -> Result<RankSetup> {
         let pool = spec.threads.pool()?;
+        let not_files =
+            || usage("--distributed needs INPUT and OUTPUT to be files (not - or a pipe)");
         if spec.input == Path::new("-") || spec.output == Path::new("-") {
-            return usage("--distributed needs INPUT and OUTPUT to be files (not - or a pipe)");
+            return not_files();
         }
         if matches!(spec.operation, Operation::Decrypt { range: Some(_), .. }) {
             return usage(
@@ -168,7 +172,17 @@ mod imp {
             );
         }
         let target = if root {
-            Some(OutputTarget::new(&spec.output, &spec.input, spec.policy)?)
+            let mut input = Input::open(&spec.input)?;
+            if let Operation::Raw(raw) = &spec.operation
+                && raw.direction == Direction::Decrypt
+            {
+                super::super::salted::refuse_salted(&mut input, raw.cipher.name())?;
+            }
+            let target = OutputTarget::new(&spec.output, input.path(), spec.policy)?;
+            if input.as_file().is_none() || !target.is_file() {
+                return not_files();
+            }
+            Some(target)
         } else {
             None
         };
@@ -196,10 +210,9 @@ mod imp {
         }
 
         fn path(&self) -> &Path {
-            match &self.0 {
-                Output::File { temp, .. } => temp.path(),
-                Output::Stdout(_) => Path::new("-"),
-            }
+            self.0
+                .temp_path()
+                .expect("a distributed output is a named temporary file")
         }
 
         fn commit(self: Box<Self>) -> std::result::Result<(), Failure> {

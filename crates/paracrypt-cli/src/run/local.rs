@@ -3,8 +3,11 @@
 
 use std::process::ExitCode;
 
+use std::io::Read;
+
 use anyhow::Result;
 use paracrypt_core::engine;
+use paracrypt_core::raw::Direction;
 
 use crate::exit::usage;
 use crate::io::{Input, OutputTarget};
@@ -33,10 +36,18 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
         let bar = bar.clone();
         move |n| bar.inc(n)
     };
-    // A raw job checks the input's length before any output exists.
-    let raw_job = match &keyed {
-        Keyed::Raw(raw) => Some(raw.cipher.job(raw.direction, input.len(), raw.chunk_size)?),
-        _ => None,
+    // A raw job checks the input's length before any output exists, and a raw decryption
+    // refuses openssl's password format (`head`: what it took from a stream, to put back).
+    let (raw_job, head) = match &keyed {
+        Keyed::Raw(raw) => {
+            let job = raw.cipher.job(raw.direction, input.len(), raw.chunk_size)?;
+            let head = match raw.direction {
+                Direction::Decrypt => super::salted::refuse_salted(&mut input, raw.cipher.name())?,
+                Direction::Encrypt => Vec::new(),
+            };
+            (Some(job), head)
+        }
+        _ => (None, Vec::new()),
     };
     let mut output = target.create()?;
     pool.install(|| -> Result<()> {
@@ -45,8 +56,8 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
                 engine::run_file(&job, src, dst)?;
             }
             (Keyed::Raw(_), Some(job), ..) => {
-                let mut reader = input.reader();
-                engine::stream::process_stream(&job, &mut *reader, &mut *output.writer(), 0)?;
+                let mut reader = head.as_slice().chain(input.reader());
+                engine::stream::process_stream(&job, &mut reader, &mut *output.writer(), 0)?;
             }
             (Keyed::Raw(_), None, ..) => unreachable!("a raw job is made above"),
             (Keyed::Encrypt(encryptor), _, Some(src), Some(dst)) => {

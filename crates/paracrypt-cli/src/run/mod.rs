@@ -3,6 +3,7 @@
 
 pub mod distributed;
 pub mod local;
+mod salted;
 
 use std::process::ExitCode;
 

@@ -295,7 +295,8 @@ fn outputs_are_checked_before_any_work() {
     let bad_key = write(d, "bad-key", b"not hex at all\n");
     let mut c = encrypt(&bad_key, &[]);
     c.arg(&input).arg("-o").arg(d.join("x"));
-    fails(run(c), 1, "bad key file: bad hex");
+    // A malformed key file is a usage error, like a malformed --key, with one prefix.
+    fails(run(c), 2, "bad-key: bad hex");
     assert!(!d.join("x").exists());
 }
 

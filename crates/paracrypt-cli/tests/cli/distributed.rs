@@ -78,6 +78,11 @@ mod with_mpi {
         cmd.args(["-n", &ranks.to_string(), env!("CARGO_BIN_EXE_paracrypt")]);
         cmd.args(args).arg("--distributed");
         cmd.env_remove("PARACRYPT_PASSWORD");
+        // Open MPI makes its session directory under TMPDIR by checking, then creating, and two
+        // mpirun starting at once (tests run in parallel) can fail with "File exists": give
+        // each run its own.
+        let session = scratch();
+        cmd.env("TMPDIR", session.path());
         run(cmd)
     }
 

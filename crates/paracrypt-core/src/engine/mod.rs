@@ -229,7 +229,8 @@ const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
 /// its index. Headers are the caller's: only chunks are read and written.
 ///
 /// Parallel work uses each pool thread's page-aligned scratch buffer ([`with_scratch`]), which
-/// holds one chunk at a time: the thread reads the chunk, transforms it and writes it, so memory
+/// holds one chunk at a time (sized by [`ChunkPlan::max_buffer`]: never more than the input
+/// needs): the thread reads the chunk, transforms it and writes it, so memory
 /// stays at one chunk per thread whatever the input size. When the sink is a file (whose
 /// writes serialise in the kernel) and there are at least four chunks per thread, the pool reads
 /// and transforms and one writer thread writes, through a bounded ring of `2 × threads + 1`
@@ -250,7 +251,7 @@ pub fn run(
         source,
         context_len: job.context_len(),
     };
-    let buffer_len = plan.layout().max_buffer();
+    let buffer_len = plan.max_buffer();
     match job.running() {
         Running::Parallel(t)
             if sink.single_writer()

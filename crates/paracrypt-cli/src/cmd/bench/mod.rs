@@ -9,6 +9,7 @@ mod openssl;
 mod plot;
 mod report;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -105,8 +106,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let mut threads = args.threads.clone().unwrap_or_else(default_threads);
     threads.sort_unstable();
     threads.dedup();
-    if threads.first() == Some(&0) {
-        return usage("--threads must be at least 1");
+    for &n in &threads {
+        crate::io::check_threads("--threads", n)?;
     }
     if args.repeat == 0 || args.keygen_samples == 0 {
         return usage("--repeat and --keygen-samples must be at least 1");
@@ -128,6 +129,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         None => tempfile::tempdir(),
     }
     .context("cannot create a directory for the file-to-file runs")?;
+    // Its files hold test data as large as the largest size: never leave them behind.
+    crate::interrupt::pending().add_dir(dir.path());
 
     let steps: u64 = algorithms
         .iter()
@@ -205,7 +208,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         chunk_size: chunk_size.get(),
         measurements,
     };
-    print!("{}", report::table(&report));
+    let mut stdout = std::io::stdout().lock();
+    write!(stdout, "{}", report::table(&report))
+        .and_then(|()| stdout.flush())
+        .context("writing to stdout")?;
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report).context("encoding JSON")?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
@@ -213,5 +219,6 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     if let Some(path) = &args.plot {
         plot::speedup_svg(&report, path)?;
     }
+    crate::interrupt::pending().forget_dir(dir.path());
     Ok(ExitCode::SUCCESS)
 }
