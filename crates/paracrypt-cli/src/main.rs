@@ -2,15 +2,23 @@
 //!
 //! The binary owns the terminal: it parses arguments, builds the thread pool, prints warnings,
 //! errors and progress, and maps failures to exit codes (see [`exit`]). The work itself is in
-//! `paracrypt-core`.
+//! `paracrypt-core` (and, for `--distributed`, `paracrypt-mpi`).
+//!
+//! Modules depend downward only: [`cmd`] (one per subcommand: its flags and how they resolve)
+//! → [`spec`] (a chunk job, resolved) → [`run`] (the local and the distributed runner) →
+//! [`io`], [`progress`], [`exit`]; [`flags`] declares the flags several subcommands share.
 #![forbid(unsafe_code)]
 
 mod cmd;
 mod exit;
+mod flags;
 mod interrupt;
 mod io;
 mod progress;
+mod run;
+mod secret;
 mod size;
+mod spec;
 
 use std::process::ExitCode;
 
@@ -52,7 +60,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(error) = interrupt::install() {
-        cmd::warn(format!("cannot watch for interrupts: {error}"));
+        exit::warn(format!("cannot watch for interrupts: {error}"));
     }
     let result = match cli.command {
         Command::Encrypt(args) => cmd::container::run_encrypt(args),

@@ -73,7 +73,7 @@ struct Sizes {
 
 impl Sizes {
     fn new(info: &HeaderInfo, len: u64) -> Self {
-        let stride = info.suite.sealed_chunk_len(info.chunk_size) as u64;
+        let stride = info.suite.sealed_chunk_len(info.chunk_size.get()) as u64;
         let payload = len.saturating_sub(HEADER_LEN as u64);
         let chunks = payload.div_ceil(stride).max(1);
         let last = payload - (chunks - 1) * stride;
@@ -85,7 +85,7 @@ impl Sizes {
         } else {
             None
         };
-        let full = (chunks - 1) * info.chunk_size as u64;
+        let full = (chunks - 1) * info.chunk_size.get() as u64;
         let plaintext = match info.suite.cbc_block() {
             // The padding of the last CBC chunk is only known once it is decrypted.
             Some(block) => format!(

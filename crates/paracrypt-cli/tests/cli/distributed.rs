@@ -462,7 +462,8 @@ mod with_mpi {
                 &s(&input),
             ],
         );
-        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
         one_error(
             &String::from_utf8_lossy(&out.stderr),
             "needs INPUT and OUTPUT to be files",
@@ -470,7 +471,8 @@ mod with_mpi {
         // No key source: every rank would have to prompt.
         let output = dir.path().join("sealed");
         let out = mpirun(2, ["encrypt", &s(&input), "-o", &s(&output)]);
-        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
         one_error(&String::from_utf8_lossy(&out.stderr), "cannot prompt");
         assert!(!output.exists());
     }

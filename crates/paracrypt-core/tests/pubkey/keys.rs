@@ -1,10 +1,10 @@
 //! Key files: what paracrypt writes reads back; every PEM and DER form of the crates' encoders
 //! is understood; wrong types, garbage and unsupported keys are clear errors.
 
-use paracrypt::pubkey::Error;
-use paracrypt::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey};
-use paracrypt::pubkey::pem::{KeyFile, parse};
-use paracrypt::pubkey::rsa::{RsaPrivateKey, RsaPublicKey};
+use paracrypt_core::pubkey::Error;
+use paracrypt_core::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey};
+use paracrypt_core::pubkey::pem::{KeyFile, parse};
+use paracrypt_core::pubkey::rsa::{RsaPrivateKey, RsaPublicKey};
 use rsa::pkcs1::{EncodeRsaPrivateKey, EncodeRsaPublicKey};
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 

@@ -1,9 +1,9 @@
 //! RSA: the split private operation equals the rsa crate's, PKCS#1 v1.5 signatures from the
 //! split path are byte-identical to the crate's, PSS and OAEP round-trip, bad inputs fail.
 
-use paracrypt::pubkey::crt::Parallelism;
-use paracrypt::pubkey::rsa::{PrivateOp, RsaPrivateKey, RsaScheme};
-use paracrypt::pubkey::{Error, batch, sha256};
+use paracrypt_core::pubkey::crt::Parallelism;
+use paracrypt_core::pubkey::rsa::{PrivateOp, RsaPrivateKey, RsaScheme};
+use paracrypt_core::pubkey::{Error, batch, sha256};
 use rsa::BoxedUint;
 use rsa::traits::PublicKeyParts;
 

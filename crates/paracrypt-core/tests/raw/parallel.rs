@@ -3,9 +3,9 @@
 
 use std::io::{Read, Seek, Write};
 
-use paracrypt::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
-use super::{cipher, data, with_threads};
+use super::{chunk_size, cipher, data, with_threads};
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * KIB;
@@ -14,7 +14,10 @@ const MIB: usize = 1024 * KIB;
 fn reference(cipher: &RawCipher, direction: Direction, input: &[u8]) -> Vec<u8> {
     let mut buf = input.to_vec();
     let chunk = (input.len().div_ceil(16) * 16).clamp(16, 1 << 30);
-    with_threads(1, || cipher.process_vec(direction, &mut buf, chunk)).unwrap();
+    with_threads(1, || {
+        cipher.process_vec(direction, &mut buf, chunk_size(chunk))
+    })
+    .unwrap();
     buf
 }
 
@@ -26,7 +29,10 @@ fn in_memory(
     threads: usize,
 ) -> Vec<u8> {
     let mut buf = input.to_vec();
-    with_threads(threads, || cipher.process_vec(direction, &mut buf, chunk)).unwrap();
+    with_threads(threads, || {
+        cipher.process_vec(direction, &mut buf, chunk_size(chunk))
+    })
+    .unwrap();
     buf
 }
 
@@ -43,7 +49,7 @@ fn file_to_file(
     // A stale longer output must be cut to the real length.
     dst.write_all(&vec![0xee; input.len() + 100]).unwrap();
     let written = with_threads(threads, || {
-        cipher.process_file(direction, &src, &dst, chunk)
+        cipher.process_file(direction, &src, &dst, chunk_size(chunk))
     })
     .unwrap();
     let mut out = Vec::new();
@@ -83,7 +89,7 @@ fn streamed(
     };
     let mut out = Vec::new();
     let written = with_threads(threads, || {
-        cipher.process_stream(direction, &mut reader, &mut out, chunk, window)
+        cipher.process_stream(direction, &mut reader, &mut out, chunk_size(chunk), window)
     })
     .unwrap();
     assert_eq!(written, out.len() as u64);

@@ -11,8 +11,8 @@ use clap::Args;
 use paracrypt_core::pubkey::{self, Digest, Signer, Verifier, batch};
 use rayon::prelude::*;
 
-use crate::cmd::warn;
-use crate::exit::{Usage, usage};
+use crate::exit::{Usage, one_line, usage, warn};
+use crate::flags::ThreadsFlag;
 use crate::io::{Input, OutputPolicy, OutputTarget};
 
 /// Largest key file read (a 4096-bit PEM private key is about 3.3 KB).
@@ -43,9 +43,8 @@ pub struct SignFilesArgs {
     /// Overwrite existing signature files.
     #[arg(short, long)]
     pub force: bool,
-    /// Worker threads (default: one per core).
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: ThreadsFlag,
     /// Files to sign; each gets FILE.sig beside it. `-` is stdin (needs --signature).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
@@ -57,9 +56,8 @@ pub struct VerifyFilesArgs {
     /// Read the signature from here instead of FILE.sig (one FILE only).
     #[arg(long, value_name = "SIG")]
     pub signature: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: ThreadsFlag,
     /// Files to verify against FILE.sig. `-` is stdin (needs --signature).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
@@ -171,7 +169,7 @@ pub fn sign_files(signer: &dyn Signer, args: &SignFilesArgs) -> Result<ExitCode>
         .zip(&sig_paths)
         .map(|(file, sig)| OutputTarget::new(sig, file, policy))
         .collect::<Result<Vec<_>>>()?;
-    let pool = crate::io::thread_pool(args.threads)?;
+    let pool = args.threads.pool()?;
     let signatures = pool.install(|| -> Result<Vec<Vec<u8>>> {
         let digests = hash_files(&args.files)
             .into_iter()
@@ -193,7 +191,7 @@ pub fn sign_files(signer: &dyn Signer, args: &SignFilesArgs) -> Result<ExitCode>
 /// `sha256sum -c`; exit 1 if any failed.
 pub fn verify_files(verifier: &dyn Verifier, args: &VerifyFilesArgs) -> Result<ExitCode> {
     let sig_paths = signature_paths(&args.files, args.signature.as_ref())?;
-    let pool = crate::io::thread_pool(args.threads)?;
+    let pool = args.threads.pool()?;
     let results: Vec<Result<bool>> = pool.install(|| {
         let digests = hash_files(&args.files);
         args.files
@@ -245,9 +243,4 @@ fn read_signature(path: &Path) -> Result<Vec<u8>> {
         anyhow::bail!("{}: not a signature (larger than 64 KiB)", path.display());
     }
     Ok(bytes)
-}
-
-/// An error and its causes on one line.
-fn one_line(error: &anyhow::Error) -> String {
-    format!("{error:#}").replace('\n', " ")
 }

@@ -17,7 +17,7 @@ use crate::exit::{Usage, usage};
 pub const PASSWORD_ENV: &str = "PARACRYPT_PASSWORD";
 
 /// `--key-file` / `--password-file`.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct SecretArgs {
     /// Key file (from `paracrypt keygen`).
     #[arg(
@@ -66,8 +66,10 @@ pub fn read_key_file(path: &Path) -> Result<Key> {
 }
 
 impl SecretArgs {
-    /// The secret, asking on the terminal as a last resort (`confirm`: ask twice).
-    pub fn secret(&self, confirm: bool) -> Result<Secret> {
+    /// The secret, asking on the terminal as a last resort when `may_prompt` (`confirm`: ask
+    /// twice). A distributed run may not prompt: only rank 0 has a terminal, and the secret
+    /// never crosses MPI.
+    pub fn secret(&self, confirm: bool, may_prompt: bool) -> Result<Secret> {
         if let Some(path) = &self.key_file {
             return Ok(Secret::Key(read_key_file(path)?));
         }
@@ -77,8 +79,13 @@ impl SecretArgs {
             Zeroizing::new(text.lines().next().unwrap_or("").to_string())
         } else if let Ok(password) = std::env::var(PASSWORD_ENV) {
             Zeroizing::new(password)
-        } else {
+        } else if may_prompt {
             prompt(confirm)?
+        } else {
+            return usage(format!(
+                "--distributed cannot prompt for a password: use --key-file FILE, --password-file \
+                 FILE or {PASSWORD_ENV} (pass it to every rank with mpirun -x {PASSWORD_ENV})"
+            ));
         };
         if password.is_empty() {
             return usage("the password is empty");

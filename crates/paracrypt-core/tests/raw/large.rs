@@ -3,8 +3,9 @@
 //! checked against RustCrypto's `ctr` seeked to the same byte.
 
 use aes::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
-use paracrypt::engine;
-use paracrypt::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::engine;
+use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 use std::os::unix::fs::FileExt;
 
 #[test]
@@ -18,17 +19,16 @@ fn chunks_past_4_gib_land_at_their_offsets() {
 
     let (key, iv) = ([7u8; 32], [9u8; 16]);
     let cipher = RawCipher::new(RawCipherName::Aes256Ctr, &key, Some(&iv)).unwrap();
-    let plan = cipher.plan(Direction::Encrypt, len, chunk).unwrap();
+    let job = cipher
+        .job(
+            Direction::Encrypt,
+            Some(len),
+            ChunkSize::new(chunk).unwrap(),
+        )
+        .unwrap();
     let first = (4u64 << 30) / chunk as u64;
-    let mut transform = cipher.transform(Direction::Encrypt, chunk);
-    let end = engine::run(
-        &plan,
-        transform.as_work(),
-        first..plan.len(),
-        &input,
-        &output,
-    )
-    .unwrap();
+    let chunks = job.plan().unwrap().len();
+    let end = engine::run(&job, first..chunks, &input, &output).unwrap();
     assert_eq!(end, Some(len));
     assert_eq!(output.metadata().unwrap().len(), len);
 

@@ -5,13 +5,15 @@
 
 use std::io::Write;
 
-use paracrypt::workload::Symmetric;
+use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::workload::Symmetric;
 
 #[test]
 fn every_symmetric_workload_runs_in_memory_and_file_to_file() {
     for workload in Symmetric::all() {
         assert_eq!(Symmetric::from_name(&workload.name()), Some(workload));
-        let mut prepared = workload.prepare(100_000, 16 * 1024).unwrap();
+        let chunk = ChunkSize::new(16 * 1024).unwrap();
+        let mut prepared = workload.prepare(100_000, chunk).unwrap();
         prepared.run_in_memory().unwrap();
         prepared.run_in_memory().unwrap();
         let mut input = tempfile::tempfile().unwrap();

@@ -9,7 +9,7 @@ mod wycheproof;
 
 use std::sync::OnceLock;
 
-use paracrypt::pubkey::rsa::RsaPrivateKey;
+use paracrypt_core::pubkey::rsa::RsaPrivateKey;
 
 pub use super::raw::{data, with_threads};
 

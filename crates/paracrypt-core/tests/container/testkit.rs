@@ -6,21 +6,24 @@
 //! `every_case_meets_its_expectation` reads the checked-in files and runs each through every
 //! decryption path (memory, stream, file to file, random access) at several thread counts;
 //! `testkit_is_up_to_date` rebuilds every case with a fixed salt and fails when the files differ
-//! (regenerate with `PARACRYPT_REGENERATE_TESTKIT=1 cargo test --test tests testkit`).
-//! `tests/reference/` holds a second reader, written in Python from `docs/FORMAT.md` alone,
-//! that runs the same files.
+//! (regenerate with `PARACRYPT_REGENERATE_TESTKIT=1 cargo test -p paracrypt-core --test tests
+//! testkit`). `tests/reference/` holds a second reader, written in Python from `docs/FORMAT.md`
+//! alone, that runs the same files.
+//!
+//! The vectors stay at the repository's root (`tests/testdata/container/`), beside no crate:
+//! they belong to the format, and readers in other languages use them too.
 
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use paracrypt::Error;
-use paracrypt::container::{
+use paracrypt_core::Error;
+use paracrypt_core::container::{
     Argon2Params, Decryptor, Encryptor, HEADER_LEN, Key, SALT_LEN, Secret, Suite,
 };
-use paracrypt::engine::ChunkCtx;
+use paracrypt_core::engine::ChunkCtx;
 use sha2::{Digest, Sha256};
 
-use super::with_threads;
+use super::{chunk_size, with_threads};
 
 const CHUNK: usize = 64;
 const TESTKIT_KEY: [u8; 32] = *b"paracrypt testkit key (32 bytes)";
@@ -36,7 +39,7 @@ const SALT: [u8; SALT_LEN] = [0xa5; SALT_LEN];
 const OTHER_SALT: [u8; SALT_LEN] = [0x3c; SALT_LEN];
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/container")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/testdata/container")
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -76,7 +79,7 @@ fn plaintext(len: usize) -> Vec<u8> {
 fn seal(suite: Suite, secret: &SecretSpec, salt: [u8; SALT_LEN], plain: &[u8]) -> Vec<u8> {
     Encryptor::new(secret.secret())
         .suite(suite)
-        .chunk_size(CHUNK)
+        .chunk_size(chunk_size(CHUNK))
         .fixed_salt_for_tests(salt)
         .encrypt_vec(plain)
         .unwrap()
@@ -88,23 +91,22 @@ fn seal(suite: Suite, secret: &SecretSpec, salt: [u8; SALT_LEN], plain: &[u8]) -
 fn forge(suite: Suite, secret: &SecretSpec, chunks: &[(u64, bool, Vec<u8>)]) -> Vec<u8> {
     let job = Encryptor::new(secret.secret())
         .suite(suite)
-        .chunk_size(CHUNK)
+        .chunk_size(chunk_size(CHUNK))
         .fixed_salt_for_tests(SALT)
-        .job(0)
+        .job(None)
         .unwrap();
-    let mut file = job.header.to_vec();
+    let mut file = job.header().to_vec();
     for (index, is_last, plain) in chunks {
         let mut buf = vec![0u8; suite.sealed_chunk_len(CHUNK)];
         buf[..plain.len()].copy_from_slice(plain);
         let ctx = ChunkCtx {
             index: *index,
+            offset: *index * CHUNK as u64,
+            chunk_size: CHUNK,
             is_last: *is_last,
             context: &[],
         };
-        let sealed = job
-            .transform()
-            .transform(&ctx, &mut buf, plain.len())
-            .unwrap();
+        let sealed = job.transform_chunk(&ctx, &mut buf, plain.len()).unwrap();
         file.extend_from_slice(&buf[..sealed]);
     }
     file

@@ -3,9 +3,9 @@
 
 use std::io::{Read, Seek, Write};
 
-use paracrypt::container::{Decryptor, Encryptor, HEADER_LEN, Secret, Suite};
+use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Secret, Suite};
 
-use super::{SALT, data, key, with_threads};
+use super::{SALT, chunk_size, data, key, with_threads};
 
 const CHUNK: usize = 4096;
 
@@ -14,7 +14,9 @@ fn sizes() -> [usize; 7] {
 }
 
 fn encryptor(suite: Suite) -> Encryptor {
-    Encryptor::new(key()).suite(suite).chunk_size(CHUNK)
+    Encryptor::new(key())
+        .suite(suite)
+        .chunk_size(chunk_size(CHUNK))
 }
 
 fn temp_with(bytes: &[u8]) -> std::fs::File {
@@ -143,12 +145,12 @@ fn a_fresh_salt_every_time() {
 fn passwords_round_trip_and_store_their_parameters() {
     let secret = Secret::password("correct horse battery staple");
     let sealed = Encryptor::new(secret.clone())
-        .chunk_size(CHUNK)
+        .chunk_size(chunk_size(CHUNK))
         .encrypt_vec(b"secret")
         .unwrap();
-    let info = paracrypt::container::read_header(&mut &sealed[..]).unwrap();
+    let info = paracrypt_core::container::read_header(&mut &sealed[..]).unwrap();
     assert!(
-        matches!(info.kdf, paracrypt::container::Kdf::Argon2id(p) if p.m_cost == 19 * 1024 && p.t_cost == 2)
+        matches!(info.kdf, paracrypt_core::container::Kdf::Argon2id(p) if p.m_cost == 19 * 1024 && p.t_cost == 2)
     );
     assert_eq!(
         Decryptor::new(secret).decrypt_vec(&sealed).unwrap(),

@@ -5,7 +5,7 @@ mod roundtrip;
 mod testkit;
 mod wycheproof_aead;
 
-use paracrypt::container::{Key, SALT_LEN};
+use paracrypt_core::container::{Key, SALT_LEN};
 
 /// The key every container test uses.
 pub fn key() -> Key {
@@ -15,4 +15,4 @@ pub fn key() -> Key {
 /// The salt every reproducible test uses.
 pub const SALT: [u8; SALT_LEN] = [0x5a; SALT_LEN];
 
-pub use super::raw::{data, with_threads};
+pub use super::raw::{chunk_size, data, with_threads};

@@ -1,8 +1,8 @@
 //! ECDSA P-256: RFC 6979 known answers, DER signatures, and the split verification agreeing
 //! with p256's own on valid and damaged signatures.
 
-use paracrypt::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaVerify};
-use paracrypt::pubkey::{batch, sha256};
+use paracrypt_core::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaVerify};
+use paracrypt_core::pubkey::{batch, sha256};
 
 use super::{data, with_threads};
 

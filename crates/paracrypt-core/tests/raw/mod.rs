@@ -5,7 +5,8 @@ mod large;
 mod parallel;
 mod validation;
 
-use paracrypt::raw::{RawCipher, RawCipherName};
+use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::raw::{RawCipher, RawCipherName};
 
 /// A cipher with a fixed key (its smallest accepted length, at least 16 bytes) and IV.
 pub fn cipher(name: RawCipherName) -> RawCipher {
@@ -27,6 +28,11 @@ pub fn data(len: usize, seed: u32) -> Vec<u8> {
             (x >> 24) as u8
         })
         .collect()
+}
+
+/// A chunk size the test knows to be valid.
+pub fn chunk_size(bytes: usize) -> ChunkSize {
+    ChunkSize::new(bytes).unwrap()
 }
 
 /// Runs `f` in a pool of `threads` threads.
