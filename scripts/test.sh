@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what the tests need when it is missing
-# (openssl for interop tests; Open MPI and libclang for the MPI crate), then runs every test.
+# (a C compiler to link; openssl for interop tests; Open MPI and libclang for the MPI crate),
+# then runs every test.
 #
 # Every probe asks for exactly what the build or the tests use, never for a look-alike: a
 # fresh Debian image already holds libclang-cpp (a different library), but not libclang, which
@@ -8,8 +9,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian package → why the suite needs it.
+# Debian package → why the suite needs it. Everything else the tests run is in every Debian
+# system (coreutils' timeout, util-linux's setsid and prlimit, a POSIX sh); the Rust toolchain
+# is the README's own prerequisite.
 declare -A why=(
+  [gcc]="rustc links through cc, and mpi-sys compiles C"
+  [libc6-dev]="the C library's headers and start files, for linking"
   [openssl]="interop tests run the openssl binary"
   [age]="age interop tests run the age and age-keygen binaries"
   [openmpi-bin]="MPI tests run mpirun"
@@ -23,7 +28,9 @@ if command -v dpkg-query >/dev/null; then
     [ "$status" = "install ok installed" ] || need+=("$pkg")
   done
 else
-  # Not Debian: probe for the files themselves (install them with your package manager).
+  # Not Debian: probe for the files themselves, and say what to install (no package manager
+  # is guessed).
+  command -v cc >/dev/null || need+=(gcc)
   command -v openssl >/dev/null || need+=(openssl)
   command -v age >/dev/null || need+=(age)
   command -v mpirun >/dev/null || need+=(openmpi-bin)
@@ -32,13 +39,44 @@ else
     compgen -G '/usr/lib*/libclang.so' >/dev/null ||
     compgen -G '/usr/lib*/*/libclang.so' >/dev/null ||
     [ -n "${LIBCLANG_PATH:-}" ] || need+=(libclang-dev)
+  if [ ${#need[@]} -gt 0 ]; then
+    for pkg in "${need[@]}"; do echo "missing (Debian name) $pkg: ${why[$pkg]}"; done
+    echo "install these with your package manager, then run this script again" >&2
+    exit 1
+  fi
 fi
 if [ ${#need[@]} -gt 0 ]; then
   for pkg in "${need[@]}"; do echo "installing $pkg: ${why[$pkg]}"; done
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "not root and no sudo: install ${need[*]} as root" >&2; exit 1; }
+    SUDO="sudo"
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
 export CI="${CI:-true}"
 cargo test --workspace --all-features --locked
+
+# The reference reader (tests/reference/): a second implementation of docs/FORMAT.md in Python,
+# run on every test vector and on fresh files from the binary. Its packages are pinned and go
+# into a local virtual environment; a missing one fails here, it never skips.
+venv=target/reference-venv
+requirements=tests/reference/requirements.txt
+if ! python3 -c 'import ensurepip, venv' 2>/dev/null && command -v apt-get >/dev/null; then
+  echo "installing python3-venv: the reference reader runs in a virtual environment"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+fi
+if ! cmp -s "$requirements" "$venv/requirements.txt"; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+    --only-binary=:all: --require-virtualenv -r "$requirements"
+  cp "$requirements" "$venv/requirements.txt"
+fi
+cargo build --workspace --all-features --locked --bins
+PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
+  "$venv/bin/python" -m pytest -q tests/reference

@@ -2,14 +2,23 @@
 //!
 //! The binary owns the terminal: it parses arguments, builds the thread pool, prints warnings,
 //! errors and progress, and maps failures to exit codes (see [`exit`]). The work itself is in
-//! `paracrypt-core`.
+//! `paracrypt-core` (and, for `--distributed`, `paracrypt-mpi`).
+//!
+//! Modules depend downward only: [`cmd`] (one per subcommand: its flags and how they resolve)
+//! → [`spec`] (a chunk job, resolved) → [`run`] (the local and the distributed runner) →
+//! [`io`], [`progress`], [`exit`]; [`flags`] declares the flags several subcommands share.
 #![forbid(unsafe_code)]
 
 mod cmd;
 mod exit;
+mod flags;
+mod interrupt;
 mod io;
 mod progress;
+mod run;
+mod secret;
 mod size;
+mod spec;
 
 use std::process::ExitCode;
 
@@ -18,7 +27,9 @@ use clap::{Parser, Subcommand};
 /// Chunked-parallel encryption on every core.
 #[derive(Debug, Parser)]
 #[command(name = "paracrypt", version, about, long_about = None)]
-#[command(after_help = "Exit status: 0 success, 1 failure, 2 usage error.")]
+#[command(
+    after_help = "Exit status: 0 success, 1 failure, 2 usage error, 128+N interrupted by signal N."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -48,6 +59,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = interrupt::install() {
+        exit::warn(format!("cannot watch for interrupts: {error}"));
+    }
     let result = match cli.command {
         Command::Encrypt(args) => cmd::container::run_encrypt(args),
         Command::Decrypt(args) => cmd::container::run_decrypt(args),

@@ -233,10 +233,10 @@ pub enum HeaderFault {
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The request cannot be carried out as made: an unknown cipher, a key or IV of the wrong
-    /// length, an unusable chunk size. Nothing was read.
+    /// length, a malformed key file, an unusable chunk size. Nothing was read.
     Usage,
     /// The data is not what it should be: a wrong key or password, a chunk that fails
-    /// authentication, bad padding, truncated or damaged input, an unusable key file.
+    /// authentication, bad padding, truncated or damaged input.
     Data,
     /// Reading or writing failed (or the system did: a cluster that cannot start).
     Io,
@@ -252,6 +252,7 @@ impl Error {
             | Error::MissingIv { .. }
             | Error::UnexpectedIv { .. }
             | Error::ChunkSize { .. }
+            | Error::KeyFile(_)
             | Error::Recipient { .. }
             | Error::Identity { .. }
             | Error::IncompatibleRecipients(_) => ErrorKind::Usage,

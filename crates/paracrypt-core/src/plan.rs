@@ -328,6 +328,27 @@ impl ChunkPlan {
         self.chunk(self.count - 1).output.end
     }
 
+    /// The largest buffer any chunk of this plan needs: room for its input and for its output.
+    ///
+    /// At most [`ChunkLayout::max_buffer`], and less when the input is shorter than one chunk:
+    /// a 1 KiB input planned with 512 MiB chunks needs a buffer of about 1 KiB.
+    ///
+    /// ```
+    /// use paracrypt_core::plan::ChunkPlan;
+    ///
+    /// assert_eq!(ChunkPlan::identity(1000, 1 << 29).unwrap().max_buffer(), 1000);
+    /// assert_eq!(ChunkPlan::identity(10_000, 4096).unwrap().max_buffer(), 4096);
+    /// ```
+    pub fn max_buffer(&self) -> usize {
+        let last = self.chunk(self.count - 1);
+        let last_needs = last.input_len().max(last.output_len());
+        if self.count == 1 {
+            last_needs
+        } else {
+            last_needs.max(self.layout.input_chunk.max(self.layout.output_chunk))
+        }
+    }
+
     /// Chunk `index`.
     ///
     /// # Panics
@@ -434,6 +455,37 @@ mod tests {
             ChunkPlan::new(layout, 5),
             Err(Error::Truncated { index: 0 })
         ));
+    }
+
+    #[test]
+    fn buffers_fit_the_largest_chunk_not_the_chunk_size() {
+        let pad = |block| Tail::Pad {
+            block,
+            overhead: 32,
+        };
+        let sealing = ChunkLayout::framed(0, 1 << 29, 116, (1 << 29) + 48, pad(16)).unwrap();
+        let small = ChunkPlan::new(sealing, 1000).unwrap();
+        assert_eq!(small.max_buffer(), 1008 + 32);
+        assert_eq!(small.max_buffer() as u64, small.chunk(0).output.end - 116);
+        let empty = ChunkPlan::new(sealing, 0).unwrap();
+        assert_eq!(empty.max_buffer(), 16 + 32);
+        // Several chunks: a full chunk's input and output, whichever is longer.
+        let layout = ChunkLayout::framed(0, 64, 0, 80, Tail::Fixed).unwrap();
+        assert_eq!(ChunkPlan::new(layout, 130).unwrap().max_buffer(), 80);
+        // Never more than the layout's bound (raw CBC: padding, no framing).
+        let raw_cbc = Tail::Pad {
+            block: 16,
+            overhead: 0,
+        };
+        for len in [0, 1, 15, 16, 17, 63, 64, 65, 1000] {
+            let plan =
+                ChunkPlan::new(ChunkLayout::framed(0, 64, 0, 64, raw_cbc).unwrap(), len).unwrap();
+            assert!(plan.max_buffer() <= plan.layout().max_buffer());
+            assert!(
+                plan.chunks()
+                    .all(|c| c.input_len().max(c.output_len()) <= plan.max_buffer())
+            );
+        }
     }
 
     #[test]

@@ -92,14 +92,7 @@ impl Symmetric {
     /// Whether the work can use more than one thread.
     pub fn is_parallel(&self) -> bool {
         match *self {
-            Symmetric::Raw {
-                cipher,
-                direction: Direction::Encrypt,
-            } => cipher.encrypts_in_parallel(),
-            Symmetric::Raw {
-                cipher,
-                direction: Direction::Decrypt,
-            } => cipher.decrypts_in_parallel(),
+            Symmetric::Raw { cipher, direction } => cipher.runs_in_parallel(direction),
             Symmetric::Container { .. } => true,
         }
     }

@@ -35,7 +35,7 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
-/// Where one rank runs and with how many threads (for `--verbose`).
+/// Where one rank runs and with how many threads (see [`Cluster::layout`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RankLayout {
     /// The rank.

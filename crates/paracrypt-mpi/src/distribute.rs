@@ -370,9 +370,10 @@ fn open_shared(
         )));
     }
     let output_file = OpenOptions::new().write(true).open(output).map_err(|e| {
+        let dir = output.parent().unwrap_or(Path::new("/"));
         failure(format!(
-            "cannot open the output being written, {}: {e}",
-            output.display()
+            "cannot open the output being written in {}: {e}",
+            dir.display()
         ))
     })?;
     Ok((input_file, output_file))

@@ -231,6 +231,11 @@ fn test() {
 }
 
 fn launch(mut cmd: Command, what: &str) {
+    // Open MPI makes its session directory under TMPDIR by checking, then creating: two MPI
+    // jobs starting at once (other tests, other users) can fail with "File exists". Each job
+    // gets its own.
+    let session = tempfile::tempdir().unwrap();
+    cmd.env("TMPDIR", session.path());
     let out = cmd.output().expect("start the MPI job");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

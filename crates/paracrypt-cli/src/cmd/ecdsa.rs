@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use paracrypt_core::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey};
 
-use crate::cmd::sign_common::{
+use crate::cmd::signatures::{
     KeyOutputArgs, SignFilesArgs, VerifyFilesArgs, key_error, read_key_file, sign_files,
     verify_files, write_key_pair,
 };

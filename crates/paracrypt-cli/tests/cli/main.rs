@@ -5,6 +5,8 @@ mod common;
 mod container;
 mod distributed;
 mod ecdsa;
+mod hardening;
 mod raw;
 mod rsa;
 mod sigfiles;
+mod testkit;

@@ -261,15 +261,21 @@ impl ChunkTransform for Seal {
     }
 }
 
+/// How many bytes in all the search for an early end ([`Open::ends_inside`]) may authenticate
+/// in one failed chunk: 256 MiB, a fraction of a second. It covers every length of a chunk of
+/// up to 16 KiB, and the last 256 lengths of a 1 MiB chunk (bytes appended after a short last
+/// chunk: `echo >> file`, or a file written twice).
+const END_SEARCH_BUDGET: usize = 256 << 20;
+
 /// The engine transform that opens chunks and, when one fails, says why: a chunk that
 /// authenticates only with the other last-chunk flag means the file was cut after it (or
-/// extended after it).
+/// extended after it), and a chunk whose beginning authenticates as the last chunk means bytes
+/// were appended after a short last chunk. A chunk that authenticates but opens to a length no
+/// writer produces (not the chunk size before the last; more than the chunk size, or empty after
+/// chunk 0, as the last) fails like a damaged one, so every plaintext has exactly one encoding.
 pub(crate) struct Open {
     pub cipher: Box<dyn ChunkCipher>,
     pub tag_len: usize,
-    /// What a full chunk grows by when sealed: every chunk but the last opens to exactly its
-    /// sealed length less this.
-    pub overhead: usize,
 }
 
 impl ChunkTransform for Open {
@@ -278,19 +284,48 @@ impl ChunkTransform for Open {
         if len < self.tag_len {
             return Err(Error::Truncated { index });
         }
-        let flipped = ChunkCtx {
+        // A chunk that opens only as the other kind (last or not) was moved to the end or away
+        // from it: the file was cut, or extended.
+        let flipped = || ChunkCtx {
             is_last: !last,
             ..*ctx
         };
+        let full = ctx.chunk_size;
         match self.cipher.open(ctx, buf, len) {
-            Some(n) if last || n + self.overhead == len => Ok(n),
+            Some(n) if n == full || (last && n < full && (n > 0 || index == 0)) => Ok(n),
             Some(_) => Err(Error::ChunkAuth { index }),
-            None if self.cipher.open(&flipped, buf, len).is_some() => Err(if last {
+            None if self.cipher.open(&flipped(), buf, len).is_some() => Err(if last {
                 Error::TruncatedAfter { index }
             } else {
                 Error::TrailingData { index }
             }),
+            None if self.ends_inside(ctx, buf, len) => Err(Error::TrailingData { index }),
             None => Err(Error::ChunkAuth { index }),
         }
+    }
+}
+
+impl Open {
+    /// Whether a shorter prefix of this failed chunk authenticates as the file's last chunk:
+    /// the file really ended inside it, and what follows was appended. Tries the longest
+    /// prefixes first, within [`END_SEARCH_BUDGET`]. A tag that does not match leaves `buf`
+    /// as it was (every suite checks the tag before decrypting), so each try sees the chunk's
+    /// bytes; the plaintext of a match is never used.
+    fn ends_inside(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> bool {
+        let as_last = ChunkCtx {
+            is_last: true,
+            ..*chunk
+        };
+        let mut budget = END_SEARCH_BUDGET;
+        for prefix in (self.tag_len..len).rev() {
+            match budget.checked_sub(prefix) {
+                Some(left) => budget = left,
+                None => return false,
+            }
+            if self.cipher.open(&as_last, buf, prefix).is_some() {
+                return true;
+            }
+        }
+        false
     }
 }

@@ -96,8 +96,9 @@ pub fn header_len(bytes: &[u8]) -> Result<Option<usize>> {
 }
 
 impl HeaderInfo {
-    /// Parses and checks a header's fields (magic, version, checksum, suite, KDF, chunk size)
-    /// without any key. The MAC is checked later, by `Keys::open`.
+    /// Parses and checks a header's fields (magic, version, length, checksum, suite, chunk
+    /// size, KDF) without any key, in `docs/FORMAT.md`'s order. The MAC is checked later, by
+    /// `Keys::open`.
     pub fn parse(bytes: &[u8]) -> Result<Self> {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(Error::NotAContainer);

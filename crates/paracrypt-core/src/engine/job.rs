@@ -2,7 +2,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use super::{ChunkTransform, SerialTransform};
+use super::{ChunkCtx, ChunkTransform, SerialTransform};
 use crate::error::Result;
 use crate::plan::{ChunkLayout, ChunkPlan};
 
@@ -153,6 +153,21 @@ impl Job {
         match &self.transform {
             Held::Parallel(t) => t.context_len(),
             Held::Serial(_) => 0,
+        }
+    }
+
+    /// Transforms one chunk in `buf` at the position `chunk` gives, as a driver would (a driver
+    /// takes the position from the plan). For tools and tests that make or check single chunks;
+    /// a serial transform sees the chunks in the order they are given.
+    pub fn transform_chunk(
+        &self,
+        chunk: &ChunkCtx<'_>,
+        buf: &mut [u8],
+        input_len: usize,
+    ) -> Result<usize> {
+        match self.running() {
+            Running::Parallel(t) => t.transform(chunk, buf, input_len),
+            Running::Serial(mut t) => t.transform(chunk, buf, input_len),
         }
     }
 

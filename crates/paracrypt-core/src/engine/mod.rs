@@ -2,7 +2,8 @@
 //! bytes around the chunks — in the caller's Rayon pool.
 //!
 //! A transform sees one chunk at a time, in a buffer that holds the chunk's input and has room
-//! for its output, with the chunk's position ([`ChunkCtx`]: its index and byte offset). A
+//! for its output, with the chunk's position ([`ChunkCtx`]: its index, byte offset and the
+//! plan's chunk size). A
 //! [`ChunkTransform`] is a pure function of the chunk (its position, its input and a few bytes
 //! of input just before it, which CBC decryption needs), so chunks may run in any order on any
 //! thread and the output is the same at any thread count. A [`SerialTransform`] (CBC
@@ -51,6 +52,11 @@ pub struct ChunkCtx<'a> {
     /// data of a raw cipher): what CTR seeks its keystream to and errors count from. See
     /// [`ChunkLayout::payload_start`](crate::plan::ChunkLayout::payload_start).
     pub offset: u64,
+    /// The plan's chunk size, in the same coordinate: the payload bytes of every chunk but the
+    /// last (which has at most this many). What a transform that checks framing compares with,
+    /// so that it never keeps a chunk size of its own. See
+    /// [`ChunkLayout::payload_chunk`](crate::plan::ChunkLayout::payload_chunk).
+    pub chunk_size: usize,
     /// Whether it is the last chunk.
     pub is_last: bool,
     /// The [`ChunkTransform::context_len`] input bytes just before the chunk; empty for chunk 0.
@@ -135,6 +141,7 @@ pub fn process_in_place(job: &Job, buf: &mut Vec<u8>) -> Result<(), ChunkError> 
     let ctx = |index: u64| ChunkCtx {
         index,
         offset: layout.payload_start(index),
+        chunk_size: layout.payload_chunk(),
         is_last: index == last.index,
         context: context(index),
     };
@@ -224,7 +231,8 @@ const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
 /// its index. Headers are the caller's: only chunks are read and written.
 ///
 /// Parallel work uses each pool thread's page-aligned scratch buffer ([`with_scratch`]), which
-/// holds one chunk at a time: the thread reads the chunk, transforms it and writes it, so memory
+/// holds one chunk at a time (sized by [`ChunkPlan::max_buffer`]: never more than the input
+/// needs): the thread reads the chunk, transforms it and writes it, so memory
 /// stays at one chunk per thread whatever the input size. When the sink is a file (whose
 /// writes serialise in the kernel) and there are at least four chunks per thread, the pool reads
 /// and transforms and one writer thread writes, through a bounded ring of `2 × threads + 1`
@@ -245,7 +253,7 @@ pub fn run(
         source,
         context_len: job.context_len(),
     };
-    let buffer_len = plan.layout().max_buffer();
+    let buffer_len = plan.max_buffer();
     match job.running() {
         Running::Parallel(t)
             if sink.single_writer()
@@ -319,9 +327,11 @@ impl Feed<'_> {
         } else {
             &[][..]
         };
+        let layout = self.plan.layout();
         let ctx = ChunkCtx {
             index,
-            offset: self.plan.layout().payload_start(index),
+            offset: layout.payload_start(index),
+            chunk_size: layout.payload_chunk(),
             is_last: chunk.is_last,
             context,
         };

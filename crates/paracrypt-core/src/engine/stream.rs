@@ -15,6 +15,9 @@ use crate::buffer::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::plan::ChunkLayout;
 
+/// The first buffer a stream's chunk gets (64 KiB); it doubles as data arrives.
+pub const FIRST_BUFFER: usize = 64 * 1024;
+
 /// The window used when the caller passes 0: one chunk per pool thread per wave.
 pub(crate) fn default_window() -> usize {
     rayon::current_num_threads()
@@ -29,6 +32,8 @@ pub(crate) struct Slot {
     pub index: u64,
     /// Where the chunk's payload starts (see [`ChunkCtx::offset`]).
     pub offset: u64,
+    /// The layout's chunk size (see [`ChunkCtx::chunk_size`]).
+    pub chunk_size: usize,
     /// Input bytes in `buf`.
     pub input_len: usize,
     /// Whether this is the last chunk of the stream.
@@ -46,6 +51,7 @@ impl Slot {
             buf: AlignedBuf::new(capacity),
             index: 0,
             offset: 0,
+            chunk_size: 0,
             input_len: 0,
             is_last: false,
             context: [0; MAX_CONTEXT],
@@ -58,6 +64,7 @@ impl Slot {
     pub fn reset(&mut self, layout: &ChunkLayout, index: u64) {
         self.index = index;
         self.offset = layout.payload_start(index);
+        self.chunk_size = layout.payload_chunk();
         self.input_len = 0;
         self.is_last = false;
         self.context_len = 0;
@@ -68,6 +75,7 @@ impl Slot {
         let ctx = ChunkCtx {
             index: self.index,
             offset: self.offset,
+            chunk_size: self.chunk_size,
             is_last: self.is_last,
             context: &self.context[..self.context_len],
         };
@@ -151,20 +159,35 @@ impl<'r> ChunkReader<'r> {
         }
     }
 
-    /// Reads the next chunk into `slot`. Returns `false` once the stream is exhausted.
+    /// Reads the next chunk into `slot`, growing its buffer as data arrives (doubling, from
+    /// [`FIRST_BUFFER`], up to the chunk size): a short stream read with huge chunks holds
+    /// about what it read, not a whole chunk. Returns `false` once the stream is exhausted.
     pub fn read_into(&mut self, slot: &mut Slot) -> Result<bool> {
         if self.done {
             return Ok(false);
         }
         let index = self.next_index;
-        let buf = &mut slot.buf[..self.layout.input_chunk];
+        let chunk = self.layout.input_chunk;
         let mut filled = 0;
         if let Some(byte) = self.carry.take() {
-            buf[0] = byte;
+            if slot.buf.is_empty() {
+                slot.buf.resize(FIRST_BUFFER.min(chunk));
+            }
+            slot.buf[0] = byte;
             filled = 1;
         }
-        filled += read_full(self.reader, &mut buf[filled..], index)?;
-        let is_last = if filled < self.layout.input_chunk {
+        while filled < chunk {
+            if slot.buf.len() <= filled {
+                slot.buf.resize((2 * filled).max(FIRST_BUFFER).min(chunk));
+            }
+            let end = slot.buf.len().min(chunk);
+            filled += read_full(self.reader, &mut slot.buf[filled..end], index)?;
+            if filled < end {
+                break; // the stream ended
+            }
+        }
+        let buf = &slot.buf[..];
+        let is_last = if filled < chunk {
             true
         } else {
             let mut peek = [0u8; 1];
@@ -189,8 +212,9 @@ impl<'r> ChunkReader<'r> {
         Ok(true)
     }
 
-    /// Reads up to `window` chunks, reusing the slots in `spare` and making new ones of
-    /// `capacity` bytes as needed.
+    /// Reads up to `window` chunks, reusing the slots in `spare` and making new ones as needed.
+    /// `capacity` is what a full chunk needs (input and output); each slot is left with room
+    /// for its own chunk's output.
     pub fn read_wave(
         &mut self,
         mut spare: Vec<Slot>,
@@ -199,8 +223,13 @@ impl<'r> ChunkReader<'r> {
     ) -> Result<Vec<Slot>> {
         let mut wave = Vec::with_capacity(window);
         while wave.len() < window && !self.done {
-            let mut slot = spare.pop().unwrap_or_else(|| Slot::new(capacity));
+            let mut slot = spare.pop().unwrap_or_else(|| Slot::new(0));
             self.read_into(&mut slot)?;
+            // A chunk's output is at most its input plus what a full chunk adds.
+            let room = (slot.input_len + capacity - self.layout.input_chunk).min(capacity);
+            if slot.buf.len() < room {
+                slot.buf.resize(room);
+            }
             wave.push(slot);
         }
         Ok(wave)

@@ -31,7 +31,7 @@
 //! ```
 //!
 //! Every method builds a [`Job`] ([`RawCipher::job`]) and runs it with one of the
-//! [engine](crate::engine)'s drivers.
+//! drivers of the [`engine`].
 
 mod modes;
 mod name;
@@ -48,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 pub use modes::Direction;
 use modes::{CbcDecrypt, CbcEncrypt, Ctr, Ecb, Framing, Rc4Stream};
-pub use name::{Algorithm, Hazard, Mode, RawCipherName};
+pub use name::{Algorithm, CipherMode, Hazard, RawCipherName};
 
 /// A raw cipher with its key, IV and padding choice: the whole description of a raw job but
 /// for the data and the chunk size.
@@ -246,9 +246,9 @@ impl RawCipher {
             };
         }
         match (self.name.algorithm(), mode) {
-            (Algorithm::Aes128, Mode::Ctr) => ctr_transform(build!(aes::Aes128), iv),
-            (Algorithm::Aes192, Mode::Ctr) => ctr_transform(build!(aes::Aes192), iv),
-            (Algorithm::Aes256, Mode::Ctr) => ctr_transform(build!(aes::Aes256), iv),
+            (Algorithm::Aes128, CipherMode::Ctr) => ctr_transform(build!(aes::Aes128), iv),
+            (Algorithm::Aes192, CipherMode::Ctr) => ctr_transform(build!(aes::Aes192), iv),
+            (Algorithm::Aes256, CipherMode::Ctr) => ctr_transform(build!(aes::Aes256), iv),
             (Algorithm::Aes128, _) => {
                 block_transform(build!(aes::Aes128), mode, direction, iv, framing)
             }
@@ -328,7 +328,7 @@ impl RawCipher {
 /// ECB and CBC for any block cipher.
 fn block_transform<C>(
     cipher: C,
-    mode: Mode,
+    mode: CipherMode,
     direction: Direction,
     iv: &[u8],
     framing: Framing,
@@ -338,23 +338,25 @@ where
 {
     let block_iv = || Array::try_from(iv).expect("IV length checked in RawCipher::new");
     match (mode, direction) {
-        (Mode::Cbc, Direction::Decrypt) => Transform::Parallel(Box::new(CbcDecrypt {
+        (CipherMode::Cbc, Direction::Decrypt) => Transform::Parallel(Box::new(CbcDecrypt {
             cipher,
             iv: block_iv(),
             framing,
         })),
-        (Mode::Cbc, Direction::Encrypt) => Transform::Serial(Box::new(CbcEncrypt {
+        (CipherMode::Cbc, Direction::Encrypt) => Transform::Serial(Box::new(CbcEncrypt {
             mode: cbc::Encryptor::inner_iv_init(cipher.clone(), &block_iv()),
             cipher,
             iv: block_iv(),
             framing,
         })),
-        (Mode::Ecb, direction) => Transform::Parallel(Box::new(Ecb {
+        (CipherMode::Ecb, direction) => Transform::Parallel(Box::new(Ecb {
             cipher,
             direction,
             framing,
         })),
-        (Mode::Ctr | Mode::Stream, _) => unreachable!("dispatched before block_transform"),
+        (CipherMode::Ctr | CipherMode::Stream, _) => {
+            unreachable!("dispatched before block_transform")
+        }
     }
 }
 

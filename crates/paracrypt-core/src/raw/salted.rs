@@ -36,7 +36,7 @@ use std::str::FromStr;
 use rand::Rng;
 use zeroize::Zeroizing;
 
-use super::{Algorithm, Direction, Mode, RawCipher, RawCipherName};
+use super::{Algorithm, CipherMode, Direction, RawCipher, RawCipherName};
 use crate::engine::{ChunkCtx, ChunkTransform, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::ChunkSize;
@@ -330,7 +330,7 @@ impl PasswordCipher {
 
     /// Whether decryption runs on many threads (all but RC4).
     pub fn decrypts_in_parallel(&self) -> bool {
-        self.name.mode() != Mode::Stream
+        self.name.mode() != CipherMode::Stream
     }
 }
 

@@ -3,7 +3,6 @@
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -12,8 +11,8 @@ use clap::Args;
 use paracrypt_core::pubkey::{self, Digest, Signer, Verifier, batch};
 use rayon::prelude::*;
 
-use crate::cmd::warn;
-use crate::exit::{Usage, usage};
+use crate::exit::{Usage, one_line, usage, warn};
+use crate::flags::ThreadsFlag;
 use crate::io::{Input, OutputPolicy, OutputTarget};
 
 /// Largest key file read (a 4096-bit PEM private key is about 3.3 KB).
@@ -44,9 +43,8 @@ pub struct SignFilesArgs {
     /// Overwrite existing signature files.
     #[arg(short, long)]
     pub force: bool,
-    /// Worker threads (default: one per core).
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: ThreadsFlag,
     /// Files to sign; each gets FILE.sig beside it. `-` is stdin (needs --signature).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
@@ -58,9 +56,8 @@ pub struct VerifyFilesArgs {
     /// Read the signature from here instead of FILE.sig (one FILE only).
     #[arg(long, value_name = "SIG")]
     pub signature: Option<PathBuf>,
-    /// Worker threads (default: one per core).
-    #[arg(short = 'j', long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: ThreadsFlag,
     /// Files to verify against FILE.sig. `-` is stdin (needs --signature).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
@@ -85,15 +82,21 @@ pub fn key_error(path: &Path) -> impl FnOnce(pubkey::Error) -> anyhow::Error + '
     move |error| Usage(format!("{}: {error}", path.display())).into()
 }
 
-/// Writes the private key (mode 0600) and, if asked, the public key (mode 0644); neither
-/// file exists until it is complete.
+/// Writes the private key (mode 0600) and, if asked, the public key (mode 0666 & ~umask, like
+/// every other output); neither file exists until it is complete.
 pub fn write_key_pair(args: &KeyOutputArgs, private_pem: &str, public_pem: &str) -> Result<()> {
     let policy = OutputPolicy {
         force: args.force,
-        binary: false,
         ..OutputPolicy::default()
     };
-    let private = OutputTarget::new(&args.output, Path::new("-"), policy)?;
+    let private = OutputTarget::new(
+        &args.output,
+        Path::new("-"),
+        OutputPolicy {
+            private: true,
+            ..policy
+        },
+    )?;
     let public = match &args.public_out {
         Some(path) if path == &args.output && path != Path::new("-") => {
             return usage("--public-out must differ from --output");
@@ -101,19 +104,15 @@ pub fn write_key_pair(args: &KeyOutputArgs, private_pem: &str, public_pem: &str)
         Some(path) => Some(OutputTarget::new(path, Path::new("-"), policy)?),
         None => None,
     };
-    write_pem(private, private_pem, 0o600)?;
+    write_pem(private, private_pem)?;
     if let Some(public) = public {
-        write_pem(public, public_pem, 0o644)?;
+        write_pem(public, public_pem)?;
     }
     Ok(())
 }
 
-fn write_pem(target: OutputTarget, pem: &str, mode: u32) -> Result<()> {
+fn write_pem(target: OutputTarget, pem: &str) -> Result<()> {
     let mut output = target.create()?;
-    if let Some(file) = output.as_file() {
-        file.set_permissions(std::fs::Permissions::from_mode(mode))
-            .context("cannot set the key file's permissions")?;
-    }
     output
         .writer()
         .write_all(pem.as_bytes())
@@ -170,7 +169,7 @@ pub fn sign_files(signer: &dyn Signer, args: &SignFilesArgs) -> Result<ExitCode>
         .zip(&sig_paths)
         .map(|(file, sig)| OutputTarget::new(sig, file, policy))
         .collect::<Result<Vec<_>>>()?;
-    let pool = crate::io::thread_pool(args.threads)?;
+    let pool = args.threads.pool()?;
     let signatures = pool.install(|| -> Result<Vec<Vec<u8>>> {
         let digests = hash_files(&args.files)
             .into_iter()
@@ -192,7 +191,7 @@ pub fn sign_files(signer: &dyn Signer, args: &SignFilesArgs) -> Result<ExitCode>
 /// `sha256sum -c`; exit 1 if any failed.
 pub fn verify_files(verifier: &dyn Verifier, args: &VerifyFilesArgs) -> Result<ExitCode> {
     let sig_paths = signature_paths(&args.files, args.signature.as_ref())?;
-    let pool = crate::io::thread_pool(args.threads)?;
+    let pool = args.threads.pool()?;
     let results: Vec<Result<bool>> = pool.install(|| {
         let digests = hash_files(&args.files);
         args.files
@@ -244,9 +243,4 @@ fn read_signature(path: &Path) -> Result<Vec<u8>> {
         anyhow::bail!("{}: not a signature (larger than 64 KiB)", path.display());
     }
     Ok(bytes)
-}
-
-/// An error and its causes on one line.
-fn one_line(error: &anyhow::Error) -> String {
-    format!("{error:#}").replace('\n', " ")
 }
