@@ -41,7 +41,9 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
     // A raw job checks the input's length before any output exists, and a raw decryption
     // refuses openssl's password format or, given the password, reads its header; a decryption
     // tells an age file from a container. `head`: what was taken from a stream that belongs
-    // in front of the rest.
+    // in front of the rest; `skip`: the bytes of a header a job was made from, which a file
+    // read as a stream still starts with.
+    let mut skip = 0;
     let (raw_job, head, age) = match &keyed {
         Keyed::Raw(raw) => {
             let job = raw.cipher.job(raw.direction, input.len(), raw.chunk_size)?;
@@ -58,8 +60,11 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
         ),
         Keyed::RawPassword(cipher, Direction::Decrypt, chunk) => {
             // The header is the job's: a stream goes on from the first chunk.
-            let (header, _) = super::salted::read_head(&mut input, salted::HEADER_LEN)?;
+            let (header, taken) = super::salted::read_head(&mut input, salted::HEADER_LEN)?;
             let job = cipher.decrypt_job(&header, input.len(), *chunk)?;
+            if !taken {
+                skip = header.len() as u64;
+            }
             (Some(job), Vec::new(), None)
         }
         Keyed::Decrypt(_, _, range) => {
@@ -79,7 +84,9 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
                 engine::run_file(&job, src, dst)?;
             }
             (Keyed::Raw(_) | Keyed::RawPassword(..), Some(job), ..) => {
-                let mut reader = head.as_slice().chain(input.reader());
+                let mut reader = input.reader();
+                std::io::copy(&mut (&mut reader).take(skip), &mut std::io::sink())?;
+                let mut reader = head.as_slice().chain(reader);
                 engine::stream::process_stream(&job, &mut reader, &mut *output.writer(), 0)?;
             }
             (Keyed::Raw(_) | Keyed::RawPassword(..), None, ..) => {
