@@ -6,6 +6,7 @@ mod container;
 mod distributed;
 mod ecdsa;
 mod hardening;
+mod people;
 mod raw;
 mod rsa;
 mod sigfiles;

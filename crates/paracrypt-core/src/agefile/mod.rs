@@ -401,7 +401,13 @@ fn armor_error(error: Error) -> Error {
                 .get_ref()
                 .is_some_and(|inner| inner.is::<ArmoredReadError>()) =>
         {
-            Error::Armor(source.to_string())
+            let inner = source
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<ArmoredReadError>());
+            Error::Armor(match inner {
+                Some(ArmoredReadError::Base64(_)) => "invalid base64 in the armor".into(),
+                _ => source.to_string(),
+            })
         }
         Error::Io { source, .. } if source.kind() == std::io::ErrorKind::UnexpectedEof => {
             Error::Armor("the armor ends early (no END line)".into())
