@@ -242,12 +242,14 @@ fn header_mac(key: &[u8; 32], bytes: &[u8]) -> [u8; 32] {
 
 impl Keys {
     /// Builds a new header for `suite` and `chunk_size` with a fresh random salt (or `salt`, for
-    /// reproducible test output) and derives the file's keys.
+    /// reproducible test output) and, encrypting to recipients, a fresh file key (or
+    /// `file_key`), and derives the file's keys.
     pub fn seal(
         secret: &Secret,
         suite: Suite,
         chunk_size: ChunkSize,
         salt: Option<[u8; SALT_LEN]>,
+        file_key: Option<[u8; 16]>,
     ) -> Result<Self> {
         let salt = salt.unwrap_or_else(|| {
             let mut salt = [0u8; SALT_LEN];
@@ -271,7 +273,10 @@ impl Keys {
         let mut block = Vec::new();
         let file_key = match secret {
             Secret::Recipients(recipients) => {
-                let key = FileKey::init_with_mut(|key| rand::rng().fill_bytes(key));
+                let key = FileKey::init_with_mut(|key| match file_key {
+                    Some(fixed) => *key = fixed,
+                    None => rand::rng().fill_bytes(key),
+                });
                 write_stanzas(&recipients.wrap(&key)?, &mut block);
                 if block.len() > MAX_RECIPIENT_BLOCK {
                     return Err(Error::IncompatibleRecipients(

@@ -87,6 +87,7 @@ pub struct Encryptor {
     chunk_size: ChunkSize,
     window: usize,
     salt: Option<[u8; SALT_LEN]>,
+    file_key: Option<[u8; 16]>,
     progress: Option<Progress>,
 }
 
@@ -108,6 +109,7 @@ impl Encryptor {
             chunk_size: ChunkSize::DEFAULT,
             window: 0,
             salt: None,
+            file_key: None,
             progress: None,
         }
     }
@@ -146,8 +148,23 @@ impl Encryptor {
         self
     }
 
+    /// **Testing only.** Encrypting to recipients, uses `file_key` instead of a fresh random
+    /// one (with [`Encryptor::fixed_salt_for_tests`] and recipients that wrap deterministically,
+    /// the output is reproducible). Reusing a file key leaks the data: never outside tests.
+    #[doc(hidden)]
+    pub fn fixed_file_key_for_tests(mut self, file_key: [u8; 16]) -> Self {
+        self.file_key = Some(file_key);
+        self
+    }
+
     fn keys(&self) -> Result<Keys> {
-        Keys::seal(&self.secret, self.suite, self.chunk_size, self.salt)
+        Keys::seal(
+            &self.secret,
+            self.suite,
+            self.chunk_size,
+            self.salt,
+            self.file_key,
+        )
     }
 
     /// Prepares the encryption of `plaintext_len` bytes (`None`: a stream of unknown length):

@@ -98,6 +98,12 @@ impl Recipients {
         }
     }
 
+    /// Adds a recipient of any kind that implements age's [`Recipient`](age::Recipient) trait
+    /// (a plugin's, or one of your own).
+    pub fn push(&mut self, recipient: Box<dyn age::Recipient + Send + Sync>) {
+        self.list.push(recipient);
+    }
+
     /// Adds one recipient string (`age1…`, `ssh-ed25519 …`, `ssh-rsa …`); `at` says where it
     /// was given, for the error.
     pub fn add(&mut self, text: &str, at: impl fmt::Display) -> Result<()> {
