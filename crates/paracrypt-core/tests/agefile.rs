@@ -11,26 +11,15 @@ use paracrypt_core::Error;
 use paracrypt_core::agefile::{Decryptor, Encryptor, Header, NONCE_LEN};
 use paracrypt_core::recipient::{Identities, Recipients};
 
-use crate::raw::{data, with_threads};
+use crate::raw::{data, have, with_threads};
 
 const K: usize = 64 * 1024;
 /// The sizes the issue names: around the 64 KiB chunk, and about 10 MiB.
 const SIZES: [usize; 7] = [0, 1, K - 1, K, K + 1, 3 * K, 10 * 1024 * 1024 + 5];
 
-/// The `age` binary, or `None` outside CI (where it is installed by scripts/test.sh).
-fn age() -> Option<&'static str> {
-    let found = Command::new("age")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "age is required in CI (scripts/test.sh installs it)"
-        );
-        eprintln!("age not found: skipping interop test");
-    }
-    found.then_some("age")
+/// Whether the `age` binary is there (in CI it must be).
+fn age() -> bool {
+    have("age", "--version")
 }
 
 fn run_age(args: &[&str], stdin: Option<&[u8]>) -> Vec<u8> {
@@ -164,7 +153,7 @@ fn both_ways(
 
 #[test]
 fn x25519_both_ways_with_age() {
-    if age().is_none() {
+    if !age() {
         return;
     }
     let dir = scratch();
@@ -183,24 +172,20 @@ fn x25519_both_ways_with_age() {
 /// so `ssh-keygen` makes one when it is installed; without it the test says so and passes.
 #[test]
 fn ssh_ed25519_both_ways_with_age() {
-    if age().is_none() {
+    if !age() {
         return;
     }
     let dir = scratch();
     let key = dir.path().join("id_ed25519");
+    if !have("ssh-keygen", "-?") {
+        return;
+    }
     let made = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])
         .arg(&key)
         .status()
         .is_ok_and(|s| s.success());
-    if !made {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "ssh-keygen is required in CI"
-        );
-        eprintln!("ssh-keygen not found: skipping the SSH interop test");
-        return;
-    }
+    assert!(made, "ssh-keygen -t ed25519");
     let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
     let private = std::fs::read(&key).unwrap();
     let mut ids = Identities::new();
@@ -217,7 +202,7 @@ fn ssh_ed25519_both_ways_with_age() {
 
 #[test]
 fn passphrase_both_ways_with_age() {
-    if age().is_none() {
+    if !age() {
         return;
     }
     // age reads the passphrase from a terminal only; `script` gives it one where present.
@@ -270,7 +255,7 @@ fn passphrase_both_ways_with_age() {
 /// every chunk) is age's byte for byte, at any thread count.
 #[test]
 fn payload_equals_age_s_for_the_same_key_and_nonce() {
-    if age().is_none() {
+    if !age() {
         return;
     }
     let (identity, recipient) = x25519();

@@ -174,15 +174,7 @@ impl Encryptor {
     /// order, sealing in parallel) and sets `output`'s length. Returns the bytes written.
     pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {
         if self.armor {
-            output
-                .set_len(0)
-                .map_err(|e| Error::io("truncating the output", e))?;
-            let mut reader = PositionalReader { file: input, at: 0 };
-            let mut writer = PositionalWriter {
-                file: output,
-                at: 0,
-            };
-            return self.encrypt_stream(&mut reader, &mut writer);
+            return in_order(input, output, |r, w| self.encrypt_stream(r, w));
         }
         let job = self.job(Some(file_len(input)?))?;
         engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
@@ -321,15 +313,7 @@ impl Decryptor {
         let mut start = [0u8; ARMOR_BEGIN.len()];
         let n = read_prefix(input, &mut start)?;
         if detect(&start[..n]) == Some(AgeFormat::Armored) {
-            output
-                .set_len(0)
-                .map_err(|e| Error::io("truncating the output", e))?;
-            let mut reader = PositionalReader { file: input, at: 0 };
-            let mut writer = PositionalWriter {
-                file: output,
-                at: 0,
-            };
-            return self.decrypt_stream(&mut reader, &mut writer);
+            return in_order(input, output, |r, w| self.decrypt_stream(r, w));
         }
         let job = self.file_job(input)?;
         engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
@@ -391,6 +375,24 @@ impl Decryptor {
             writer,
         )
     }
+}
+
+/// Runs `stream` from the start of `input` into `output`, emptied first, in order (armor is
+/// read and written front to back); positional I/O leaves both files' cursors alone.
+fn in_order(
+    input: &File,
+    output: &File,
+    stream: impl FnOnce(&mut (dyn Read + Send), &mut (dyn Write + Send)) -> Result<u64>,
+) -> Result<u64> {
+    output
+        .set_len(0)
+        .map_err(|e| Error::io("truncating the output", e))?;
+    let mut reader = PositionalReader { file: input, at: 0 };
+    let mut writer = PositionalWriter {
+        file: output,
+        at: 0,
+    };
+    stream(&mut reader, &mut writer)
 }
 
 /// An I/O error that carries damaged armor, as [`Error::Armor`]; anything else unchanged.

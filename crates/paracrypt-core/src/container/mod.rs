@@ -333,51 +333,13 @@ impl Decryptor {
         writer: &mut dyn Write,
     ) -> Result<u64> {
         let job = self.file_job(input)?;
-        let plan = job.plan().expect("a file's job has a plan");
-        let upper = plan.output_len();
-        if offset > upper {
-            return Err(Error::RangeOutOfBounds { offset, len: upper });
-        }
-        if len == 0 {
-            return Ok(0);
-        }
-        let wanted_end = offset.saturating_add(len);
-        let end = wanted_end.min(upper);
-        let mut chunks = plan.chunks_covering_output(offset..end);
-        if wanted_end >= upper {
-            // The last chunk's flag is what shows the file ends there, and it may cover no
-            // plaintext at all (the empty file's chunk, or one cut inside its tag).
-            chunks.end = plan.len();
-        }
-        // Bounded memory: at most two chunks per pool thread are decrypted at a time.
-        let batch = 2 * rayon::current_num_threads() as u64;
-        let mut written = 0;
-        let mut first = chunks.start;
-        while first < chunks.end {
-            let last = (first + batch).min(chunks.end);
-            let base = plan.chunk(first).output.start;
-            let batch_end = plan.chunk(last - 1).output.end;
-            let mut buf = vec![0u8; (batch_end - base) as usize];
-            let real_end = {
-                let sink = engine::SliceSink::new(plan, first..last, &mut buf);
-                engine::run(&job, first..last, input, &sink)?
-            };
-            // The last chunk's exact length is known once it is open (CBC padding).
-            let stop = real_end.map_or(end, |real| end.min(real)).min(batch_end);
-            if let Some(real) = real_end.filter(|&real| offset > real) {
-                return Err(Error::RangeOutOfBounds { offset, len: real });
-            }
-            let from = offset.max(base);
-            if stop > from {
-                let part = &buf[(from - base) as usize..(stop - base) as usize];
-                writer
-                    .write_all(part)
-                    .map_err(|e| Error::io("writing output", e))?;
-                written += part.len() as u64;
-            }
-            first = last;
-        }
-        Ok(written)
+        engine::run_range(
+            &job,
+            &ProgressSource::new(input, &self.progress),
+            offset,
+            len,
+            writer,
+        )
     }
 }
 
