@@ -5,6 +5,7 @@ mod common;
 mod container;
 mod distributed;
 mod ecdsa;
+mod providers;
 mod raw;
 mod rsa;
 mod sigfiles;

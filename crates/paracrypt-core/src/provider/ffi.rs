@@ -3,7 +3,6 @@
 //!
 //! - [`DesKey`]: DES and 3DES (EDE3) in ECB and CBC, keyed with `DES_set_key_unchecked`, so
 //!   weak and repeated keys work as `openssl enc` takes them (aws-lc-rs's DES refuses them).
-//! - [`BlowfishKey`]: Blowfish ECB and CBC (aws-lc's `decrepit` Blowfish).
 //! - [`Rc4Key`]: the RC4 keystream.
 //! - [`EvpEcb`]: AES-ECB through `EVP_CIPHER`, which pipelines blocks (aws-lc-rs's ECB calls
 //!   the one-block `AES_ecb_encrypt` per block, several times slower).
@@ -130,67 +129,6 @@ impl Drop for DesKey {
         for schedule in &mut self.schedules {
             schedule.subkeys.zeroize();
         }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Blowfish
-
-/// A Blowfish key schedule (4 KiB: boxed, so cipher values stay small).
-pub(crate) struct BlowfishKey(Box<sys::BF_KEY>);
-
-/// Blowfish's block size.
-pub(crate) const BF_BLOCK: usize = 8;
-
-impl BlowfishKey {
-    /// A key of 4 to 56 bytes (OpenSSL's range; `None` outside it).
-    pub(crate) fn new(key: &[u8]) -> Option<Self> {
-        if !(4..=56).contains(&key.len()) {
-            return None;
-        }
-        let mut schedule = Box::new(sys::BF_KEY {
-            P: [0; 18],
-            S: [0; 1024],
-        });
-        // SAFETY: `schedule` is a live, owned `BF_KEY`; `key` is valid for `key.len()` bytes.
-        unsafe { sys::BF_set_key(&mut *schedule, key.len(), key.as_ptr()) };
-        Some(BlowfishKey(schedule))
-    }
-
-    /// ECB over whole blocks, in place.
-    pub(crate) fn ecb(&self, encrypt: bool, data: &mut [u8]) {
-        debug_assert!(data.len().is_multiple_of(BF_BLOCK));
-        for chunk in data.chunks_exact_mut(BF_BLOCK) {
-            let block = chunk.as_mut_ptr();
-            // SAFETY: `block` is valid for 8 bytes; the input is loaded before the output is
-            // stored, so in place is allowed; the schedule is live.
-            unsafe { sys::BF_ecb_encrypt(block, block, &*self.0, enc_flag(encrypt)) };
-        }
-    }
-
-    /// CBC over whole blocks, in place; `iv` becomes the last ciphertext block.
-    pub(crate) fn cbc(&self, encrypt: bool, iv: &mut [u8; BF_BLOCK], data: &mut [u8]) {
-        debug_assert!(data.len().is_multiple_of(BF_BLOCK));
-        let buf = data.as_mut_ptr();
-        // SAFETY: `buf` is valid for `data.len()` bytes, a whole number of blocks; in place is
-        // supported; `iv` is our 8-byte IV, updated by C.
-        unsafe {
-            sys::BF_cbc_encrypt(
-                buf,
-                buf,
-                data.len(),
-                &*self.0,
-                iv.as_mut_ptr(),
-                enc_flag(encrypt),
-            )
-        };
-    }
-}
-
-impl Drop for BlowfishKey {
-    fn drop(&mut self) {
-        self.0.P.zeroize();
-        self.0.S.zeroize();
     }
 }
 

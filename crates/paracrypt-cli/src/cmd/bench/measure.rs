@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::workload::{self as pk, Workload};
 use paracrypt_core::workload::Symmetric;
 
@@ -147,14 +148,15 @@ pub fn symmetric(
 /// `keygen_samples` keys (its time is widely spread); the others `max(repeat, 10)` runs.
 pub fn public_key(
     workload: Workload,
+    provider: Provider,
     threads: &[usize],
     repeat: usize,
     keygen_samples: usize,
     mut tick: impl FnMut(),
 ) -> Result<Vec<Measurement>> {
     let prepared = workload
-        .prepare()
-        .with_context(|| format!("preparing {}", workload.name()))?;
+        .prepare_with(provider)
+        .with_context(|| format!("preparing {} on {provider}", workload.name()))?;
     let samples = match workload {
         Workload::RsaKeygen { .. } => keygen_samples,
         _ => repeat.max(10),
@@ -168,14 +170,9 @@ pub fn public_key(
     })?;
     let mut out = Vec::new();
     for (&n, times) in threads.iter().zip(times) {
-        out.push(Measurement::new(
-            workload.name(),
-            None,
-            None,
-            n,
-            workload.operations(),
-            times,
-        ));
+        let mut m = Measurement::new(workload.name(), None, None, n, workload.operations(), times);
+        m.provider = Some(provider.to_string());
+        out.push(m);
         tick();
     }
     Ok(out)
@@ -188,7 +185,12 @@ pub fn add_speedups(measurements: &mut [Measurement]) {
     for m in measurements.iter_mut() {
         let base = baselines
             .iter()
-            .filter(|b| b.algorithm == m.algorithm && b.mode == m.mode && b.size == m.size)
+            .filter(|b| {
+                b.algorithm == m.algorithm
+                    && b.provider == m.provider
+                    && b.mode == m.mode
+                    && b.size == m.size
+            })
             .min_by_key(|b| b.threads)
             .map(|b| (b.threads, b.stats.median_s));
         if let Some((base_threads, base_median)) = base {

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use paracrypt_core::plan::DEFAULT_CHUNK_SIZE;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::workload::RSA_KEYGEN_SAMPLES;
 
 use crate::exit::usage;
@@ -105,7 +106,10 @@ fn cpu_model() -> String {
 }
 
 /// Runs `paracrypt bench`.
-pub fn run(args: BenchArgs) -> Result<ExitCode> {
+///
+/// Public-key workloads run once per provider in `providers`; the symmetric ones on RustCrypto
+/// (the raw ciphers and suites are not yet switched by provider).
+pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
     let algorithms = measure::resolve(&args.algorithms)?;
     let mut threads = args.threads.clone().unwrap_or_else(default_threads);
     threads.sort_unstable();
@@ -140,7 +144,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         .iter()
         .map(|a| match a {
             Algorithm::Symmetric(_) => (args.sizes.len() * modes.len() * threads.len()) as u64,
-            Algorithm::PublicKey(_) => threads.len() as u64,
+            Algorithm::PublicKey(_) => (threads.len() * providers.len()) as u64,
         })
         .sum();
     let bar = progress::bar(
@@ -187,19 +191,22 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
                 }
             }
             Algorithm::PublicKey(workload) => {
-                let mut got = measure::public_key(
-                    *workload,
-                    &threads,
-                    args.repeat,
-                    args.keygen_samples,
-                    || bar.inc(1),
-                )?;
-                if openssl_version.is_some() {
-                    for m in &mut got {
-                        peer.compare_public_key(*workload, m);
+                for &provider in providers {
+                    let mut got = measure::public_key(
+                        *workload,
+                        provider,
+                        &threads,
+                        args.repeat,
+                        args.keygen_samples,
+                        || bar.inc(1),
+                    )?;
+                    if openssl_version.is_some() {
+                        for m in &mut got {
+                            peer.compare_public_key(*workload, m);
+                        }
                     }
+                    measurements.extend(got);
                 }
-                measurements.extend(got);
             }
         }
     }
