@@ -292,13 +292,6 @@ impl EcdsaSigner {
                 what: "ECDSA signing",
             })
     }
-
-    /// The public point, SEC1 uncompressed.
-    #[cfg(test)]
-    pub(crate) fn public_point(&self) -> Vec<u8> {
-        use aws_lc_rs::signature::KeyPair as _;
-        self.0.public_key().as_ref().to_vec()
-    }
 }
 
 /// aws-lc's parsed P-256 public key (SEC1 point).

@@ -116,21 +116,24 @@ impl EcdsaPrivateKey {
     }
 
     /// The same key, signing with `provider`.
-    pub fn with_provider(mut self, provider: Provider) -> Self {
-        #[cfg(feature = "aws-lc")]
-        {
-            self.lc = match provider {
-                Provider::AwsLc => self
+    pub fn with_provider(self, provider: Provider) -> Self {
+        let key = match provider {
+            #[cfg(feature = "aws-lc")]
+            Provider::AwsLc => {
+                let lc = self
                     .key
                     .to_pkcs8_der()
                     .ok()
                     .and_then(|der| aws_lc::EcdsaSigner::new(der.as_bytes()).ok())
-                    .map(std::sync::Arc::new),
-                _ => None,
-            };
-        }
-        let _ = provider;
-        self
+                    .map(std::sync::Arc::new);
+                EcdsaPrivateKey { lc, ..self }
+            }
+            #[cfg(feature = "aws-lc")]
+            Provider::RustCrypto => EcdsaPrivateKey { lc: None, ..self },
+            #[cfg(not(feature = "aws-lc"))]
+            Provider::RustCrypto => self,
+        };
+        key
     }
 
     /// The provider that signs with this key.
@@ -247,18 +250,19 @@ impl EcdsaPublicKey {
     }
 
     /// The same key, verifying with `provider`.
-    pub fn with_provider(mut self, provider: Provider) -> Self {
-        #[cfg(feature = "aws-lc")]
-        {
-            self.lc = match provider {
-                Provider::AwsLc => {
-                    aws_lc::ecdsa_public(self.key.to_sec1_point(false).as_bytes()).ok()
-                }
-                _ => None,
-            };
-        }
-        let _ = provider;
-        self
+    pub fn with_provider(self, provider: Provider) -> Self {
+        let key = match provider {
+            #[cfg(feature = "aws-lc")]
+            Provider::AwsLc => {
+                let lc = { aws_lc::ecdsa_public(self.key.to_sec1_point(false).as_bytes()).ok() };
+                EcdsaPublicKey { lc, ..self }
+            }
+            #[cfg(feature = "aws-lc")]
+            Provider::RustCrypto => EcdsaPublicKey { lc: None, ..self },
+            #[cfg(not(feature = "aws-lc"))]
+            Provider::RustCrypto => self,
+        };
+        key
     }
 
     /// The provider that verifies with this key.

@@ -190,18 +190,19 @@ impl RsaPrivateKey {
     /// # Errors
     ///
     /// [`Error::UnsupportedKey`] if aws-lc refuses a key the `rsa` crate accepted (not seen).
-    pub fn with_provider(mut self, provider: Provider) -> Result<Self> {
-        match provider {
+    pub fn with_provider(self, provider: Provider) -> Result<Self> {
+        let key = match provider {
             #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => self.lc = aws_lc::RsaKey::new(&self.key)?.map(Box::new),
-            _ => {
-                #[cfg(feature = "aws-lc")]
-                {
-                    self.lc = None;
-                }
+            Provider::AwsLc => {
+                let lc = aws_lc::RsaKey::new(&self.key)?.map(Box::new);
+                RsaPrivateKey { lc, ..self }
             }
-        }
-        Ok(self)
+            #[cfg(feature = "aws-lc")]
+            Provider::RustCrypto => RsaPrivateKey { lc: None, ..self },
+            #[cfg(not(feature = "aws-lc"))]
+            Provider::RustCrypto => self,
+        };
+        Ok(key)
     }
 
     /// The provider that runs this key's operations.
@@ -432,18 +433,19 @@ impl RsaPublicKey {
     /// # Errors
     ///
     /// [`Error::UnsupportedKey`] if aws-lc refuses a key the `rsa` crate accepted (not seen).
-    pub fn with_provider(mut self, provider: Provider) -> Result<Self> {
-        match provider {
+    pub fn with_provider(self, provider: Provider) -> Result<Self> {
+        let key = match provider {
             #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => self.lc = aws_lc::rsa_public(&self.key)?,
-            _ => {
-                #[cfg(feature = "aws-lc")]
-                {
-                    self.lc = None;
-                }
+            Provider::AwsLc => {
+                let lc = aws_lc::rsa_public(&self.key)?;
+                RsaPublicKey { lc, ..self }
             }
-        }
-        Ok(self)
+            #[cfg(feature = "aws-lc")]
+            Provider::RustCrypto => RsaPublicKey { lc: None, ..self },
+            #[cfg(not(feature = "aws-lc"))]
+            Provider::RustCrypto => self,
+        };
+        Ok(key)
     }
 
     /// The provider that verifies PKCS#1 v1.5 signatures with this key.
