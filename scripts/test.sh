@@ -42,6 +42,28 @@ export CI="${CI:-true}"
 # 1. The default build (aws-lc and RustCrypto providers) with every feature, MPI included.
 cargo test --workspace --all-features --locked
 
+# The reference reader (tests/reference/): a second implementation of docs/FORMAT.md in Python,
+# run on every test vector and on fresh files from the binary. Its packages are pinned and go
+# into a local virtual environment; a missing one fails here, it never skips.
+venv=target/reference-venv
+requirements=tests/reference/requirements.txt
+if ! python3 -c 'import ensurepip, venv' 2>/dev/null && command -v apt-get >/dev/null; then
+  echo "installing python3-venv: the reference reader runs in a virtual environment"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+fi
+if ! cmp -s "$requirements" "$venv/requirements.txt"; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+    --only-binary=:all: --require-virtualenv -r "$requirements"
+  cp "$requirements" "$venv/requirements.txt"
+fi
+cargo build --workspace --all-features --locked --bins
+PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
+  "$venv/bin/python" -m pytest -q tests/reference
+
 # 2. The pure-Rust build: RustCrypto only. It must not link aws-lc at all (checked on the
 # dependency graph, build scripts included), and the suite must pass on it too (the MPI crate
 # is left out here: it runs the same core code, already tested above).

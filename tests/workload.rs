@@ -1,4 +1,7 @@
-//! The benchmark workloads run (correctness only: timing is never asserted).
+//! The benchmark workloads: every one prepares, runs in memory and file to file without an
+//! error, and a file run writes as many bytes as it reports. Their output is not checked here
+//! (the ciphers and the container are, in `raw/` and `container/`), and timing is never
+//! asserted.
 
 use std::io::Write;
 

@@ -202,17 +202,92 @@ fn random_access_reads_only_what_it_needs() {
     }
 }
 
+/// A `Write` that keeps what reached it where the test can look while it runs.
+#[derive(Clone, Default)]
+struct SharedSink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Write for SharedSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[test]
-fn large_inputs_stream_with_bounded_memory() {
-    // 64 chunks through a window of 2: the writer never holds more than the window.
+fn the_writer_holds_at_most_one_window_of_chunks() {
+    // 64 chunks through a window of 2, written a chunk at a time: after every write, all but
+    // the last two chunks have been sealed and handed on, so memory does not grow with the
+    // input.
+    let suite = Suite::ChaCha20Poly1305;
+    let window = 2;
     let plain = data(64 * CHUNK + 5, 11);
+    let sink = SharedSink::default();
     let sealed = with_threads(2, || {
-        let mut w = encryptor(Suite::ChaCha20Poly1305)
-            .window(2)
-            .writer(Vec::new())
+        let mut w = encryptor(suite)
+            .window(window)
+            .writer(sink.clone())
             .unwrap();
-        w.write_all(&plain).unwrap();
-        w.finish().unwrap()
+        for (i, piece) in plain.chunks(CHUNK).enumerate() {
+            w.write_all(piece).unwrap();
+            let handed_on =
+                (sink.0.lock().unwrap().len() - HEADER_LEN) / suite.sealed_chunk_len(CHUNK);
+            let held = i + 1 - handed_on;
+            assert!(held <= window, "after chunk {i}: {held} chunks held");
+        }
+        w.finish().unwrap();
+        sink.0.lock().unwrap().clone()
     });
     assert_eq!(Decryptor::new(key()).decrypt_vec(&sealed).unwrap(), plain);
+}
+
+#[test]
+fn the_stream_decryptor_holds_at_most_two_windows_of_chunks() {
+    // Every read is checked against what has been written: a reader that takes in the whole
+    // input before writing would hold 64 chunks.
+    let suite = Suite::Aes256Gcm;
+    let window = 2;
+    let plain = data(64 * CHUNK + 5, 12);
+    let sealed = encryptor(suite).encrypt_vec(&plain).unwrap();
+    let sink = SharedSink::default();
+    let mut source = Watched {
+        rest: &sealed[..],
+        taken: 0,
+        check: |taken: usize| {
+            let sealed_chunk = suite.sealed_chunk_len(CHUNK);
+            let read = taken.saturating_sub(HEADER_LEN).div_ceil(sealed_chunk);
+            let written = sink.0.lock().unwrap().len() / CHUNK;
+            // Two waves, and the byte read ahead to learn whether a chunk is the last.
+            assert!(
+                read <= written + 2 * window + 1,
+                "{read} chunks read, {written} written"
+            );
+        },
+    };
+    let mut out = sink.clone();
+    with_threads(2, || {
+        Decryptor::new(key())
+            .window(window)
+            .decrypt_stream(&mut source, &mut out)
+    })
+    .unwrap();
+    assert!(*sink.0.lock().unwrap() == plain);
+}
+
+/// A reader that calls `check` with the bytes taken so far before every read.
+struct Watched<'a, F> {
+    rest: &'a [u8],
+    taken: usize,
+    check: F,
+}
+
+impl<F: FnMut(usize)> Read for Watched<'_, F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        (self.check)(self.taken);
+        let n = self.rest.read(buf)?;
+        self.taken += n;
+        Ok(n)
+    }
 }

@@ -3,16 +3,24 @@
 //! line, then the container bytes. The files are the format's test vectors: another
 //! implementation of `docs/FORMAT.md` can run them as they are.
 //!
-//! `every_case_meets_its_expectation` reads the checked-in files; `testkit_is_up_to_date`
-//! rebuilds every case with a fixed salt and fails when the files differ (regenerate with
-//! `PARACRYPT_REGENERATE_TESTKIT=1 cargo test --test tests testkit`).
+//! `every_case_meets_its_expectation` reads the checked-in files and runs each through every
+//! decryption path (memory, stream, file to file, random access) at several thread counts;
+//! `testkit_is_up_to_date` rebuilds every case with a fixed salt and fails when the files differ
+//! (regenerate with `PARACRYPT_REGENERATE_TESTKIT=1 cargo test --test tests testkit`).
+//! `tests/reference/` holds a second reader, written in Python from `docs/FORMAT.md` alone,
+//! that runs the same files.
 
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
+use paracrypt::Error;
 use paracrypt::container::{
     Argon2Params, Decryptor, Encryptor, HEADER_LEN, Key, SALT_LEN, Secret, Suite,
 };
+use paracrypt::engine::ChunkCtx;
 use sha2::{Digest, Sha256};
+
+use super::with_threads;
 
 const CHUNK: usize = 64;
 const TESTKIT_KEY: [u8; 32] = *b"paracrypt testkit key (32 bytes)";
@@ -72,6 +80,52 @@ fn seal(suite: Suite, secret: &SecretSpec, salt: [u8; SALT_LEN], plain: &[u8]) -
         .fixed_salt_for_tests(salt)
         .encrypt_vec(plain)
         .unwrap()
+}
+
+/// Seals chosen chunks with the suite's own chunk transform under the testkit header: files
+/// that no writer makes (chunk lengths only a key holder can forge), for the rule that every
+/// plaintext has exactly one encoding.
+fn forge(suite: Suite, secret: &SecretSpec, chunks: &[(u64, bool, Vec<u8>)]) -> Vec<u8> {
+    let job = Encryptor::new(secret.secret())
+        .suite(suite)
+        .chunk_size(CHUNK)
+        .fixed_salt_for_tests(SALT)
+        .job(0)
+        .unwrap();
+    let mut file = job.header.to_vec();
+    for (index, is_last, plain) in chunks {
+        let mut buf = vec![0u8; suite.sealed_chunk_len(CHUNK)];
+        buf[..plain.len()].copy_from_slice(plain);
+        let ctx = ChunkCtx {
+            index: *index,
+            is_last: *is_last,
+            context: &[],
+        };
+        let sealed = job
+            .transform()
+            .transform(&ctx, &mut buf, plain.len())
+            .unwrap();
+        file.extend_from_slice(&buf[..sealed]);
+    }
+    file
+}
+
+/// `file` with its header edited by `edit` and the checksum recomputed, so that the field
+/// check, not the checksum, is what sees the edit.
+fn with_header(file: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut file = file.to_vec();
+    edit(&mut file[..HEADER_LEN]);
+    let sum = Sha256::digest(&file[..76]);
+    file[76..84].copy_from_slice(&sum[..8]);
+    file
+}
+
+/// A header field case: name, comment, the edit, the message it must fail with.
+type FieldCase = (&'static str, &'static str, fn(&mut [u8]), String);
+
+/// Writes a big-endian u32 header field at `at`.
+fn set_u32(header: &mut [u8], at: usize, value: u32) {
+    header[at..at + 4].copy_from_slice(&value.to_be_bytes());
 }
 
 fn cases() -> Vec<Case> {
@@ -335,8 +389,256 @@ fn cases() -> Vec<Case> {
         key.clone(),
         "header failure",
         "this file was encrypted with a password".into(),
-        pw_file,
+        pw_file.clone(),
     );
+
+    // Header checks 1-3 on files too short for a header, and check 9 after a wrong key.
+    let file = seal(Suite::Aes256Gcm, &key, SALT, &plaintext(3 * CHUNK + 17));
+    let header = "header failure";
+    let not_paracrypt = || "not a paracrypt file (no PARACRYPT header)".to_string();
+    let short = || "header damaged: file shorter than a header".to_string();
+    for (name, comment, message, bytes) in [
+        ("empty-file", "no bytes at all", not_paracrypt(), Vec::new()),
+        (
+            "short-magic",
+            "the first 5 magic bytes only",
+            not_paracrypt(),
+            file[..5].to_vec(),
+        ),
+        (
+            "magic-only",
+            "the 9 magic bytes only",
+            short(),
+            file[..9].to_vec(),
+        ),
+        (
+            "truncated-version",
+            "cut inside the header, version 2: the version is checked before the length",
+            "unsupported paracrypt format version 2 (this build reads version 1)".into(),
+            with_header(&file, |h| h[9] = 2)[..HEADER_LEN - 1].to_vec(),
+        ),
+    ] {
+        fail(
+            format!("aes-256-gcm-header-{name}"),
+            comment,
+            key.clone(),
+            header,
+            message,
+            bytes,
+        );
+    }
+    fail(
+        "aes-256-gcm-header-only-wrong-key".into(),
+        "the header and no chunk, another key: the header checks come first",
+        SecretSpec::Key(OTHER_KEY),
+        header,
+        "wrong key or password".into(),
+        file[..HEADER_LEN].to_vec(),
+    );
+    fail(
+        "aes-256-gcm-key-file-given-password".into(),
+        "a password for a key-file file",
+        pw.clone(),
+        header,
+        "this file was encrypted with a key file".into(),
+        file.clone(),
+    );
+
+    // Header check 5: field values, each behind a recomputed checksum.
+    let invalid = |field: &str| format!("header damaged: invalid {field}");
+    let key_fields: [FieldCase; 12] = [
+        ("suite-zero", "suite 0", |h| h[10] = 0, invalid("suite")),
+        ("suite-unknown", "suite 4", |h| h[10] = 4, invalid("suite")),
+        (
+            "chunk-size-zero",
+            "chunk size 0",
+            |h| set_u32(h, 12, 0),
+            invalid("chunk size"),
+        ),
+        (
+            "chunk-size-unaligned",
+            "chunk size 72, not a multiple of 16",
+            |h| set_u32(h, 12, 72),
+            invalid("chunk size"),
+        ),
+        (
+            "chunk-size-over-limit",
+            "chunk size 2^30 + 16",
+            |h| set_u32(h, 12, (1 << 30) + 16),
+            invalid("chunk size"),
+        ),
+        (
+            "kdf-unknown",
+            "kdf 2",
+            |h| h[11] = 2,
+            invalid("key derivation"),
+        ),
+        (
+            "key-with-memory",
+            "kdf 0 with m_cost 64",
+            |h| set_u32(h, 16, 64),
+            invalid("key derivation"),
+        ),
+        (
+            "key-with-passes",
+            "kdf 0 with t_cost 1",
+            |h| set_u32(h, 20, 1),
+            invalid("key derivation"),
+        ),
+        (
+            "key-with-lanes",
+            "kdf 0 with p_cost 1",
+            |h| set_u32(h, 24, 1),
+            invalid("key derivation"),
+        ),
+        (
+            "order",
+            "suite 4, chunk size 0 and kdf 2: the suite is checked first",
+            |h| {
+                h[10] = 4;
+                h[11] = 2;
+                set_u32(h, 12, 0);
+            },
+            invalid("suite"),
+        ),
+        (
+            "chunk-size-limit",
+            "chunk size 2^30 is valid: the header MAC is what rejects the edit",
+            |h| set_u32(h, 12, 1 << 30),
+            "header damaged: authentication failed".into(),
+        ),
+        (
+            "chunk-size-smallest",
+            "chunk size 16 is valid: the header MAC is what rejects the edit",
+            |h| set_u32(h, 12, 16),
+            "header damaged: authentication failed".into(),
+        ),
+    ];
+    for (name, comment, edit, message) in key_fields {
+        fail(
+            format!("aes-256-gcm-field-{name}"),
+            comment,
+            key.clone(),
+            header,
+            message,
+            with_header(&file, edit),
+        );
+    }
+    fail(
+        "aes-256-gcm-field-before-key-check".into(),
+        "kdf 2, another key: the field check comes before the key check",
+        SecretSpec::Key(OTHER_KEY),
+        header,
+        invalid("key derivation"),
+        with_header(&file, |h| h[11] = 2),
+    );
+    // The password file's Argon2 costs (m, t, p): out of range, then at the limits. Valid costs
+    // pass the field check and change Argon2's output, so the key check is what fails.
+    let argon2_fields: [(&str, &str, [u32; 3], String); 8] = [
+        (
+            "memory-over-limit",
+            "m_cost 4 GiB + 1 KiB",
+            [(4 << 20) + 1, 1, 1],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "memory-under-lanes",
+            "m_cost 7 KiB with one lane (Argon2 needs 8 per lane)",
+            [7, 1, 1],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "passes-zero",
+            "t_cost 0",
+            [64, 0, 1],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "passes-over-limit",
+            "t_cost 65",
+            [64, 65, 1],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "lanes-zero",
+            "p_cost 0",
+            [64, 1, 0],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "lanes-over-limit",
+            "p_cost 65 (with 8 KiB per lane)",
+            [520, 1, 65],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "smallest",
+            "m=8 KiB, t=1, p=1 are valid: the key check is what fails",
+            [8, 1, 1],
+            "wrong key or password".into(),
+        ),
+        (
+            "most-passes-and-lanes",
+            "t=64, p=64 are valid: the key check is what fails",
+            [512, 64, 64],
+            "wrong key or password".into(),
+        ),
+    ];
+    for (name, comment, [m, t, p], message) in argon2_fields {
+        fail(
+            format!("aes-256-gcm-field-argon2-{name}"),
+            comment,
+            pw.clone(),
+            header,
+            message,
+            with_header(&pw_file, |h| {
+                set_u32(h, 16, m);
+                set_u32(h, 20, t);
+                set_u32(h, 24, p);
+            }),
+        );
+    }
+
+    // Chunks that authenticate but that no writer makes: every plaintext has one encoding.
+    let chunk_fail = |i: u64| {
+        format!("chunk {i} failed authentication (damaged, reordered or from another file)")
+    };
+    for &suite in Suite::ALL {
+        fail(
+            format!("{suite}-empty-last-chunk"),
+            "a full chunk, then an empty chunk flagged last (only the empty file has one)",
+            key.clone(),
+            "payload failure",
+            chunk_fail(1),
+            forge(
+                suite,
+                &key,
+                &[(0, false, plaintext(CHUNK)), (1, true, Vec::new())],
+            ),
+        );
+        if suite.cbc_block().is_some() {
+            fail(
+                format!("{suite}-long-last-chunk"),
+                "a last chunk of C + 3 bytes (a full chunk's length, with short padding)",
+                key.clone(),
+                "payload failure",
+                chunk_fail(0),
+                forge(suite, &key, &[(0, true, plaintext(CHUNK + 3))]),
+            );
+            fail(
+                format!("{suite}-long-chunk"),
+                "chunk 0 of C + 3 bytes (a full chunk's length, with short padding)",
+                key.clone(),
+                "payload failure",
+                chunk_fail(0),
+                forge(
+                    suite,
+                    &key,
+                    &[(0, false, plaintext(CHUNK + 3)), (1, true, plaintext(17))],
+                ),
+            );
+        }
+    }
     cases
 }
 
@@ -404,6 +706,75 @@ fn parse(bytes: &[u8]) -> (Vec<(String, String)>, &[u8]) {
     (fields, &bytes[split..])
 }
 
+/// The format failure kind a vector's `expect:` line names, from the error's variant.
+fn kind(err: &Error) -> &'static str {
+    match err {
+        Error::NotAContainer
+        | Error::UnsupportedVersion(_)
+        | Error::Header(_)
+        | Error::WrongSecretKind { .. }
+        | Error::WrongKey
+        | Error::TruncatedAfterHeader => "header failure",
+        Error::ChunkAuth { .. }
+        | Error::TruncatedAfter { .. }
+        | Error::TrailingData { .. }
+        | Error::Truncated { .. } => "payload failure",
+        other => panic!("not a format failure: {other}"),
+    }
+}
+
+/// The chunk a payload failure names: a streaming reader has written exactly the chunks
+/// before it.
+fn failing_chunk(err: &Error) -> u64 {
+    match *err {
+        Error::ChunkAuth { index }
+        | Error::TruncatedAfter { index }
+        | Error::TrailingData { index }
+        | Error::Truncated { index } => index,
+        _ => 0,
+    }
+}
+
+fn temp_with(bytes: &[u8]) -> std::fs::File {
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(bytes).unwrap();
+    file
+}
+
+fn read_back(mut file: std::fs::File) -> Vec<u8> {
+    let mut out = Vec::new();
+    file.rewind().unwrap();
+    file.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// One way of decrypting a whole file: the plaintext or the error, and for the stream the
+/// output written (before the error, if any).
+type DecryptPath = fn(&Decryptor, &[u8]) -> (Result<Vec<u8>, Error>, Option<Vec<u8>>);
+
+/// Every decryption path, each at a thread count of its own.
+fn paths() -> [(&'static str, usize, DecryptPath); 5] {
+    [
+        ("memory", 1, |d, body| (d.decrypt_vec(body), None)),
+        ("memory", 3, |d, body| (d.decrypt_vec(body), None)),
+        ("stream", 2, |d, body| {
+            let mut out = Vec::new();
+            let result = d.clone().window(1).decrypt_stream(&mut &body[..], &mut out);
+            (result.map(|_| out.clone()), Some(out))
+        }),
+        ("file to file", 3, |d, body| {
+            let (input, output) = (temp_with(body), tempfile::tempfile().unwrap());
+            let result = d.decrypt_file(&input, &output);
+            (result.map(|_| read_back(output)), None)
+        }),
+        ("whole range", 2, |d, body| {
+            let mut out = Vec::new();
+            let result = d.decrypt_range(&temp_with(body), 0, u64::MAX, &mut out);
+            (result.map(|_| out), None)
+        }),
+    ]
+}
+
 #[test]
 fn every_case_meets_its_expectation() {
     let mut count = 0;
@@ -423,30 +794,38 @@ fn every_case_meets_its_expectation() {
             other => panic!("unknown secret {other:?}"),
         };
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let result = Decryptor::new(secret.secret()).decrypt_vec(body);
-        let mut streamed = Vec::new();
-        let stream = Decryptor::new(secret.secret()).decrypt_stream(&mut &body[..], &mut streamed);
-        match get("expect").unwrap() {
-            "success" => {
-                let plain = result.unwrap_or_else(|e| panic!("{name}: {e}"));
-                let want = get("plaintext").unwrap();
-                let got = format!(
-                    "{} bytes, sha256 {}",
-                    plain.len(),
-                    hex::encode(Sha256::digest(&plain))
-                );
-                assert_eq!(got, want, "{name}");
-                stream.unwrap_or_else(|e| panic!("{name} (stream): {e}"));
-                assert_eq!(streamed, plain, "{name} (stream)");
+        let decryptor = Decryptor::new(secret.secret());
+        let expect = get("expect").unwrap();
+        for (route, threads, decrypt) in paths() {
+            let (result, streamed) = with_threads(threads, || decrypt(&decryptor, body));
+            let at = format!("{name} ({route}, {threads} threads)");
+            match expect {
+                "success" => {
+                    let plain = result.unwrap_or_else(|e| panic!("{at}: {e}"));
+                    let got = format!(
+                        "{} bytes, sha256 {}",
+                        plain.len(),
+                        hex::encode(Sha256::digest(&plain))
+                    );
+                    assert_eq!(got, get("plaintext").unwrap(), "{at}");
+                }
+                "header failure" | "payload failure" => {
+                    let err = result.err().unwrap_or_else(|| panic!("{at}: no error"));
+                    assert_eq!(err.to_string(), get("error").unwrap(), "{at}");
+                    assert_eq!(kind(&err), expect, "{at}: {err}");
+                    // A stream has written only the verified chunks before the failing one
+                    // (every testkit plaintext is a prefix of `plaintext(n)`).
+                    if let Some(streamed) = streamed {
+                        let verified = failing_chunk(&err) as usize * CHUNK;
+                        assert!(
+                            streamed == plaintext(verified),
+                            "{at}: wrote {} bytes before the error",
+                            streamed.len()
+                        );
+                    }
+                }
+                other => panic!("{name}: unknown expectation {other}"),
             }
-            "header failure" | "payload failure" => {
-                let message = get("error").unwrap();
-                let err = result.expect_err(&name);
-                assert_eq!(err.to_string(), message, "{name}");
-                let err = stream.expect_err(&name);
-                assert_eq!(err.to_string(), message, "{name} (stream)");
-            }
-            other => panic!("{name}: unknown expectation {other}"),
         }
         count += 1;
     }

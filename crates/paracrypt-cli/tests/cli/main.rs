@@ -9,3 +9,4 @@ mod providers;
 mod raw;
 mod rsa;
 mod sigfiles;
+mod testkit;

@@ -267,7 +267,9 @@ impl ChunkTransform for Seal {
 
 /// The engine transform that opens chunks and, when one fails, says why: a chunk that
 /// authenticates only with the other last-chunk flag means the file was cut after it (or
-/// extended after it).
+/// extended after it). A chunk that authenticates but opens to a length no writer produces
+/// (not `chunk_size` before the last; more than `chunk_size`, or empty after chunk 0, as the
+/// last) fails like a damaged one, so every plaintext has exactly one encoding.
 pub(crate) struct Open {
     pub cipher: Box<dyn ChunkCipher>,
     pub chunk_size: usize,
@@ -281,7 +283,12 @@ impl ChunkTransform for Open {
             return Err(Error::Truncated { index });
         }
         match self.cipher.open(index, last, buf, len) {
-            Some(n) if last || n == self.chunk_size => Ok(n),
+            Some(n)
+                if n == self.chunk_size
+                    || (last && n < self.chunk_size && (n > 0 || index == 0)) =>
+            {
+                Ok(n)
+            }
             Some(_) => Err(Error::ChunkAuth { index }),
             None if self.cipher.open(index, !last, buf, len).is_some() => Err(if last {
                 Error::TruncatedAfter { index }

@@ -61,19 +61,23 @@ pub struct HeaderInfo {
 }
 
 impl HeaderInfo {
-    /// Parses and checks a header's fields (magic, version, checksum, suite, KDF, chunk size)
-    /// without any key. The MAC is checked later, by `Keys::open`.
+    /// Parses and checks a header's fields (magic, version, length, checksum, suite, chunk
+    /// size, KDF) without any key, in `docs/FORMAT.md`'s order. The MAC is checked later, by
+    /// `Keys::open`.
     pub fn parse(bytes: &[u8]) -> Result<Self> {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(Error::NotAContainer);
+        }
+        // The version comes before the length: another version may have another header.
+        if let Some(&version) = bytes.get(MAGIC.len())
+            && version != VERSION
+        {
+            return Err(Error::UnsupportedVersion(version));
         }
         if bytes.len() < HEADER_LEN {
             return Err(Error::Header(HeaderFault::Truncated));
         }
         let version = bytes[9];
-        if version != VERSION {
-            return Err(Error::UnsupportedVersion(version));
-        }
         let checksum = &Sha256::digest(&bytes[..CHECKSUM_AT])[..8];
         if checksum != &bytes[CHECKSUM_AT..MAC_AT] {
             return Err(Error::Header(HeaderFault::Checksum));

@@ -403,7 +403,8 @@ impl Decryptor {
 
     /// Decrypts and verifies only the chunks that cover plaintext bytes
     /// `offset..offset + len` and writes those bytes (fewer when the plaintext ends first).
-    /// Returns the bytes written.
+    /// A range that reaches the end of the plaintext also verifies the last chunk, so a
+    /// truncated file fails here as it does everywhere else. Returns the bytes written.
     pub fn decrypt_range(
         &self,
         input: &File,
@@ -417,11 +418,17 @@ impl Decryptor {
         if offset > upper {
             return Err(Error::RangeOutOfBounds { offset, len: upper });
         }
-        let end = offset.saturating_add(len).min(upper);
-        if end == offset {
+        if len == 0 {
             return Ok(0);
         }
-        let chunks = plan.chunks_covering_output(offset..end);
+        let wanted_end = offset.saturating_add(len);
+        let end = wanted_end.min(upper);
+        let mut chunks = plan.chunks_covering_output(offset..end);
+        if wanted_end >= upper {
+            // The last chunk's flag is what shows the file ends there, and it may cover no
+            // plaintext at all (the empty file's chunk, or one cut inside its tag).
+            chunks.end = plan.len();
+        }
         // Bounded memory: at most two chunks per pool thread are decrypted at a time.
         let batch = 2 * rayon::current_num_threads() as u64;
         let mut written = 0;

@@ -1,0 +1,143 @@
+"""Fresh files from the `paracrypt` binary, read back by the reference reader.
+
+Every case draws its suite, chunk size, plaintext size, secret (key file or password, given
+through --password-file or PARACRYPT_PASSWORD), thread count and input path (file or stdin)
+from `random.Random(SEED + case)`. The seed is printed in every failure; rerun one with
+`PARACRYPT_READER_SEED=N`. The binary is $PARACRYPT_BIN (default target/debug/paracrypt); a
+missing binary fails the test, it never skips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import paracrypt_reader as reader
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = Path(os.environ.get("PARACRYPT_BIN", ROOT / "target" / "debug" / "paracrypt"))
+SEED = int(os.environ.get("PARACRYPT_READER_SEED", "20261123"))
+SUITE_NAMES = [s.name for s in reader.SUITES.values()]
+CASES_PER_SUITE = 10
+DEFAULT_CHUNK = 1 << 20  # what `encrypt` uses without --chunk-size
+# 3DES runs at ~15 MB/s, so its files stay small; the others go past several chunks of 64 KiB
+# (and, with the default chunk size, past a few MiB).
+MAX_SIZE = {"des-ede3-cbc-hmac-sha256": 40_000}
+
+
+def draw(case: int) -> dict:
+    rng = random.Random(SEED + case)
+    suite = SUITE_NAMES[case % len(SUITE_NAMES)]
+    chunk = rng.choice([16, 32, 48, 64, 80, 1008, 4096, 16 * rng.randint(1, 4096), 65536, None])
+    limit = MAX_SIZE.get(suite, 300_000 if chunk else 3 * DEFAULT_CHUNK)
+    chunk = chunk or DEFAULT_CHUNK
+    default_chunk = chunk == DEFAULT_CHUNK
+    # Sizes on the chunk boundaries (0, C-1, C, C+1, k*C, k*C+1) and anywhere.
+    k = rng.randint(2, 5)
+    candidates = [0, chunk - 1, chunk, chunk + 1, k * chunk, k * chunk + 1, rng.randint(0, limit)]
+    size = rng.choice([n for n in candidates if n <= limit] or [0])
+    return {
+        "suite": suite,
+        "chunk": chunk,
+        "default_chunk": default_chunk,
+        "size": size,
+        "secret": rng.choice(["key-file", "password-file", "password-env"]),
+        "threads": rng.randint(1, 4),
+        "stdin": rng.random() < 0.3,
+        "data_seed": rng.getrandbits(64),
+    }
+
+
+def paracrypt(*args: str, env: dict | None = None, stdin: bytes | None = None) -> bytes:
+    assert BINARY.is_file(), f"{BINARY} not built (cargo build, or set PARACRYPT_BIN)"
+    result = subprocess.run(
+        [str(BINARY), *args],
+        input=stdin,
+        check=False,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=600,
+    )
+    assert result.returncode == 0, f"paracrypt {' '.join(args)}: {result.stderr.decode()}"
+    return result.stdout
+
+
+@pytest.mark.parametrize("case", range(CASES_PER_SUITE * len(SUITE_NAMES)))
+def test_reader_decrypts_what_the_cli_wrote(case: int, tmp_path: Path) -> None:
+    p = draw(case)
+    where = f"seed {SEED + case} (PARACRYPT_READER_SEED={SEED}, case {case}): {p}"
+    plaintext = random.Random(p["data_seed"]).randbytes(p["size"])
+    (tmp_path / "plain").write_bytes(plaintext)
+    sealed = tmp_path / "sealed.pcr"
+    args = ["encrypt", "-q", "-c", p["suite"], "-j", str(p["threads"]), "-o", str(sealed)]
+    if not p["default_chunk"]:
+        args += ["--chunk-size", str(p["chunk"])]
+    env = {}
+    password = f"pass {p['data_seed']:x} ünïcode"
+    if p["secret"] == "key-file":
+        paracrypt("keygen", "-o", str(tmp_path / "key"))
+        args += ["-k", str(tmp_path / "key")]
+        secret = reader.parse_key_file((tmp_path / "key").read_text())
+    elif p["secret"] == "password-file":
+        (tmp_path / "password").write_text(password + "\n")
+        args += ["--password-file", str(tmp_path / "password")]
+        secret = reader.Password(password.encode())
+    else:
+        env["PARACRYPT_PASSWORD"] = password
+        secret = reader.Password(password.encode())
+    if p["stdin"]:
+        paracrypt(*args, "-", env=env, stdin=plaintext)
+    else:
+        paracrypt(*args, str(tmp_path / "plain"), env=env)
+
+    data = sealed.read_bytes()
+    header = reader.parse_header(data)
+    assert (header.suite.name, header.chunk_size) == (p["suite"], p["chunk"]), where
+    kdf = reader.KDF_KEY_FILE if p["secret"] == "key-file" else reader.KDF_ARGON2ID
+    assert header.kdf == kdf, where
+    chunks = max(1, -(-p["size"] // p["chunk"]))
+    last = p["size"] - (chunks - 1) * p["chunk"]
+    cbc = 8 - last % 8 if p["suite"] in reader.CBC_SUITES else 0
+    expected_len = (
+        reader.HEADER_LEN
+        + (chunks - 1) * header.suite.sealed_len(p["chunk"])
+        + last
+        + cbc
+        + header.suite.tag_len
+    )
+    assert len(data) == expected_len, where
+    try:
+        out = b"".join(reader.decrypt(io.BytesIO(data), secret))
+    except reader.FormatError as e:
+        pytest.fail(f"{where}: {e.kind}: {e.message}")
+    assert hashlib.sha256(out).digest() == hashlib.sha256(plaintext).digest(), where
+
+
+def test_reader_command_line(tmp_path: Path) -> None:
+    """The reader's own command line reads a key-file container written by the CLI."""
+    plaintext = random.Random(SEED).randbytes(100_000)
+    (tmp_path / "plain").write_bytes(plaintext)
+    paracrypt("keygen", "-o", str(tmp_path / "key"))
+    paracrypt(
+        "encrypt",
+        "-q",
+        "-k",
+        str(tmp_path / "key"),
+        "--chunk-size",
+        "4KiB",
+        str(tmp_path / "plain"),
+        "-o",
+        str(tmp_path / "sealed"),
+    )
+    assert (
+        reader.main(
+            ["-k", str(tmp_path / "key"), str(tmp_path / "sealed"), "-o", str(tmp_path / "out")]
+        )
+        == 0
+    )
+    assert (tmp_path / "out").read_bytes() == plaintext
