@@ -465,3 +465,70 @@ mod same_bytes {
         }
     }
 }
+
+/// Not a test: the per-primitive figures of the README's *Providers* table, one thread, MB/s
+/// (best of 5 over 16 MiB). Run with `cargo test --release -p paracrypt-core --lib
+/// measure_primitives -- --ignored --nocapture`; compare within a row, never across runs.
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn measure_primitives() {
+    use std::time::Instant;
+    const LEN: usize = 16 << 20;
+    let mb_per_s = |f: &mut dyn FnMut(&mut [u8])| -> f64 {
+        let mut data = vec![1u8; LEN];
+        let best = (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                f(&mut data);
+                std::hint::black_box(&data);
+                start.elapsed().as_secs_f64()
+            })
+            .fold(f64::MAX, f64::min);
+        LEN as f64 / best / 1e6
+    };
+    for &p in Provider::ALL {
+        let mut row = Vec::new();
+        for (alg, key_len) in [
+            (BlockAlg::Aes, 32),
+            (BlockAlg::Des, 8),
+            (BlockAlg::TripleDes, 24),
+            (BlockAlg::Blowfish, 16),
+        ] {
+            let c = p.block_cipher(alg, &vec![3u8; key_len]).unwrap();
+            let iv = vec![0u8; c.block_size()];
+            row.push(format!(
+                "{alg:?} ecb-enc {:.0} cbc-enc {:.0} cbc-dec {:.0}",
+                mb_per_s(&mut |d| c.ecb(true, d).unwrap()),
+                mb_per_s(&mut |d| c.cbc_encrypt(&mut iv.clone(), d).unwrap()),
+                mb_per_s(&mut |d| c.cbc_decrypt(&iv, d).unwrap()),
+            ));
+        }
+        let ctr = p.aes_ctr(&[3u8; 32]).unwrap();
+        row.push(format!(
+            "aes-256-ctr {:.0}",
+            mb_per_s(&mut |d| ctr.apply_keystream(&[0; 16], 0, d).unwrap())
+        ));
+        let mut rc4 = p.rc4(&[3u8; 16]).unwrap();
+        row.push(format!(
+            "rc4 {:.0}",
+            mb_per_s(&mut |d| rc4.apply_keystream(d))
+        ));
+        let mac = p.hmac_sha256(&[1; 32]);
+        row.push(format!(
+            "hmac-sha256 {:.0}",
+            mb_per_s(&mut |d| {
+                std::hint::black_box(mac.mac(&[d]));
+            })
+        ));
+        for alg in [AeadAlg::Aes256Gcm, AeadAlg::ChaCha20Poly1305] {
+            let aead = p.aead(alg, &[4u8; 32]).unwrap();
+            row.push(format!(
+                "{alg:?} seal {:.0}",
+                mb_per_s(&mut |d| {
+                    std::hint::black_box(aead.seal(&[0; 12], &[], d).unwrap());
+                })
+            ));
+        }
+        eprintln!("{p}: {}", row.join("; "));
+    }
+}

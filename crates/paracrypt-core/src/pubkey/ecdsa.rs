@@ -117,7 +117,7 @@ impl EcdsaPrivateKey {
 
     /// The same key, signing with `provider`.
     pub fn with_provider(self, provider: Provider) -> Self {
-        let key = match provider {
+        match provider {
             #[cfg(feature = "aws-lc")]
             Provider::AwsLc => {
                 let lc = self
@@ -132,8 +132,7 @@ impl EcdsaPrivateKey {
             Provider::RustCrypto => EcdsaPrivateKey { lc: None, ..self },
             #[cfg(not(feature = "aws-lc"))]
             Provider::RustCrypto => self,
-        };
-        key
+        }
     }
 
     /// The provider that signs with this key.
@@ -251,18 +250,17 @@ impl EcdsaPublicKey {
 
     /// The same key, verifying with `provider`.
     pub fn with_provider(self, provider: Provider) -> Self {
-        let key = match provider {
+        match provider {
             #[cfg(feature = "aws-lc")]
             Provider::AwsLc => {
-                let lc = { aws_lc::ecdsa_public(self.key.to_sec1_point(false).as_bytes()).ok() };
+                let lc = aws_lc::ecdsa_public(self.key.to_sec1_point(false).as_bytes()).ok();
                 EcdsaPublicKey { lc, ..self }
             }
             #[cfg(feature = "aws-lc")]
             Provider::RustCrypto => EcdsaPublicKey { lc: None, ..self },
             #[cfg(not(feature = "aws-lc"))]
             Provider::RustCrypto => self,
-        };
-        key
+        }
     }
 
     /// The provider that verifies with this key.
