@@ -93,19 +93,23 @@ pub enum PrivateOp {
 }
 
 impl PrivateOp {
-    /// The faster path for `provider` on this CPU: [`Split`](Self::Split), except under aws-lc
-    /// on a CPU with AVX-512 IFMA, where aws-lc's own fused exponentiation of both halves is
-    /// expected to beat two threads (see the README's *Providers* section).
+    /// The faster path for `provider`, by measurement (README, *Providers*): the
+    /// [`Split`](Self::Split) on RustCrypto; aws-lc's own path ([`Crate`](Self::Crate)) on
+    /// aws-lc, whose one-thread signature (both halves by `BN_mod_exp_mont_consttime_x2`: one
+    /// fused call on CPUs with AVX-512 IFMA, see [`has_avx512_ifma`]) beat the two-thread split
+    /// built on its big numbers, which pays for a blinding inversion in each half.
     pub fn preferred(provider: Provider) -> Self {
         match provider {
             #[cfg(feature = "aws-lc")]
-            Provider::AwsLc if has_avx512_ifma() => PrivateOp::Crate,
-            _ => PrivateOp::Split,
+            Provider::AwsLc => PrivateOp::Crate,
+            Provider::RustCrypto => PrivateOp::Split,
         }
     }
 }
 
-/// Whether this CPU has AVX-512 IFMA (with the AVX-512 VL aws-lc's RSAZ code needs).
+/// Whether this CPU has AVX-512 IFMA (with the AVX-512 VL aws-lc's RSAZ code needs): there,
+/// aws-lc computes both RSA CRT halves of a 2048/3072/4096-bit key in one fused call, which no
+/// two-thread split can beat by much. `paracrypt bench` records it with its figures.
 pub fn has_avx512_ifma() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -257,8 +261,8 @@ impl RsaPrivateKey {
     }
 
     /// Signs a SHA-256 digest: PKCS#1 v1.5 on the [preferred](PrivateOp::preferred) path
-    /// (the split private operation, but on aws-lc with AVX-512 IFMA), PSS on the provider's
-    /// own path (see the [module docs](self)).
+    /// (the split private operation on RustCrypto, aws-lc's own on aws-lc), PSS on the
+    /// provider's own path (see the [module docs](self)).
     ///
     /// # Errors
     ///

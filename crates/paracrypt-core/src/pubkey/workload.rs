@@ -15,7 +15,7 @@
 
 use super::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey, EcdsaVerify};
 use super::rsa::{PrivateOp, RsaPrivateKey, RsaScheme};
-use super::{Digest, Error, Result, batch, keygen, sha256};
+use super::{Digest, Error, Result, Verifier, batch, keygen, sha256};
 use crate::provider::Provider;
 
 /// RSA size of the key-generation benchmark.
@@ -51,7 +51,8 @@ pub enum Workload {
     },
     /// One P-256 verification by the given path.
     EcdsaVerify {
-        /// Lincomb (p256's own) or split.
+        /// Lincomb (the provider's own one-pass verification: p256's, or aws-lc's) or split
+        /// (p256's products on two threads; RustCrypto only).
         how: EcdsaVerify,
     },
     /// `n` P-256 verifications across the pool.
@@ -112,6 +113,18 @@ impl Workload {
             }
             Workload::EcdsaVerifyBatch { n } => format!("p256-verify-batch{n}"),
         }
+    }
+
+    /// Whether the workload means something on `provider`: the split P-256 verification is
+    /// p256's (RustCrypto) alone; every other workload runs on either provider.
+    pub fn runs_on(&self, provider: Provider) -> bool {
+        provider == Provider::RustCrypto
+            || !matches!(
+                self,
+                Workload::EcdsaVerify {
+                    how: EcdsaVerify::Split
+                }
+            )
     }
 
     /// Operations one [`Prepared::run`] performs (for per-operation times).
@@ -231,7 +244,11 @@ impl Prepared {
                     digests,
                     signatures,
                 },
-            ) => check(key.verify_digest_with(*how, &digests[0], &signatures[0])),
+            ) => check(match how {
+                // The provider's own one-pass verification: p256's lincomb, or aws-lc's.
+                EcdsaVerify::Lincomb => Verifier::verify_digest(key, &digests[0], &signatures[0]),
+                EcdsaVerify::Split => key.verify_digest_with(*how, &digests[0], &signatures[0]),
+            }),
             (
                 Workload::EcdsaVerifyBatch { .. },
                 State::Ecdsa {

@@ -144,7 +144,9 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
         .iter()
         .map(|a| match a {
             Algorithm::Symmetric(_) => (args.sizes.len() * modes.len() * threads.len()) as u64,
-            Algorithm::PublicKey(_) => (threads.len() * providers.len()) as u64,
+            Algorithm::PublicKey(w) => {
+                (threads.len() * providers.iter().filter(|&&p| w.runs_on(p)).count()) as u64
+            }
         })
         .sum();
     let bar = progress::bar(
@@ -191,7 +193,7 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
                 }
             }
             Algorithm::PublicKey(workload) => {
-                for &provider in providers {
+                for &provider in providers.iter().filter(|&&p| workload.runs_on(p)) {
                     let mut got = measure::public_key(
                         *workload,
                         provider,
@@ -219,6 +221,7 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             cpu_model: cpu_model(),
             openssl: openssl_version,
+            avx512_ifma: paracrypt_core::pubkey::rsa::has_avx512_ifma(),
         },
         chunk_size: args.chunk_size,
         measurements,

@@ -118,6 +118,9 @@ pub struct Machine {
     pub cpu_model: String,
     /// `openssl version`, when compared.
     pub openssl: Option<String>,
+    /// Whether the CPU has AVX-512 IFMA (aws-lc then fuses both RSA CRT halves in one call).
+    #[serde(default)]
+    pub avx512_ifma: bool,
 }
 
 /// A whole `paracrypt bench` run: what `--json` writes.
@@ -300,6 +303,7 @@ mod tests {
                 cpus: 2,
                 cpu_model: "test".into(),
                 openssl: Some("OpenSSL 3".into()),
+                avx512_ifma: false,
             },
             chunk_size: 1 << 20,
             measurements: vec![m, k],
