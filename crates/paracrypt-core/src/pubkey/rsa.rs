@@ -22,6 +22,11 @@
 //!   Manger-style padding oracles; it too is private to the crate, and re-implementing it is
 //!   exactly the risk the Marvin advisory is about (see [`pubkey`](super)).
 //!
+//! Under the aws-lc provider the same split runs on aws-lc's constant-time big numbers and is
+//! re-checked by aws-lc's verifier; PSS signing and OAEP decryption are aws-lc's own, and
+//! PKCS#1 v1.5 signing defaults to aws-lc's own path too ([`PrivateOp::preferred`]). PKCS#1
+//! v1.5 signatures are byte-identical whichever provider and path made them.
+//!
 //! In a batch every thread is already busy with a signature of its own, so the second half of
 //! each is rarely stolen and runs on the same thread: the split neither helps nor hurts there
 //! (measured: a batch of 64 on two threads is 1.95× one thread), and it still helps when there
@@ -169,7 +174,7 @@ impl RsaPrivateKey {
     ///
     /// [`Error::KeySize`] for another size.
     pub fn generate_with(bits: usize, provider: Provider) -> Result<Self> {
-        Self::from_rsa(keygen::generate_rsa_with(bits, provider)?)?.with_provider(provider)
+        Self::from_rsa_with(keygen::generate_rsa_with(bits, provider)?, provider)
     }
 
     /// Wraps a key of the `rsa` crate, run by the default provider.
@@ -178,6 +183,10 @@ impl RsaPrivateKey {
     ///
     /// [`Error::UnsupportedKey`] for a multi-prime key.
     pub fn from_rsa(key: rsa::RsaPrivateKey) -> Result<Self> {
+        Self::from_rsa_with(key, Provider::default())
+    }
+
+    fn from_rsa_with(key: rsa::RsaPrivateKey, provider: Provider) -> Result<Self> {
         let crt = CrtKey::new(&key)?;
         RsaPrivateKey {
             key,
@@ -185,7 +194,7 @@ impl RsaPrivateKey {
             #[cfg(feature = "aws-lc")]
             lc: None,
         }
-        .with_provider(Provider::default())
+        .with_provider(provider)
     }
 
     /// The same key, its operations run by `provider`. aws-lc takes RSA keys of 2048 bits and
