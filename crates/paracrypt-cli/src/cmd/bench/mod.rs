@@ -17,6 +17,7 @@ use clap::Args;
 use paracrypt_core::plan::DEFAULT_CHUNK_SIZE;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::workload::RSA_KEYGEN_SAMPLES;
+use paracrypt_core::pubkey::workload::Workload;
 
 use crate::exit::usage;
 use crate::progress::{self, Mode as ProgressMode};
@@ -105,6 +106,21 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// The providers `workload` runs on among `asked`: p256's split verification exists on
+/// RustCrypto only, and runs there when asked for under aws-lc alone (labelled so).
+fn providers_for(workload: Workload, asked: &[Provider]) -> Vec<Provider> {
+    let on: Vec<Provider> = asked
+        .iter()
+        .copied()
+        .filter(|&p| workload.runs_on(p))
+        .collect();
+    if on.is_empty() {
+        vec![Provider::RustCrypto]
+    } else {
+        on
+    }
+}
+
 /// Runs `paracrypt bench`.
 ///
 /// Public-key workloads run once per provider in `providers`; the symmetric ones on RustCrypto
@@ -144,9 +160,7 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
         .iter()
         .map(|a| match a {
             Algorithm::Symmetric(_) => (args.sizes.len() * modes.len() * threads.len()) as u64,
-            Algorithm::PublicKey(w) => {
-                (threads.len() * providers.iter().filter(|&&p| w.runs_on(p)).count()) as u64
-            }
+            Algorithm::PublicKey(w) => (threads.len() * providers_for(*w, providers).len()) as u64,
         })
         .sum();
     let bar = progress::bar(
@@ -193,7 +207,7 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
                 }
             }
             Algorithm::PublicKey(workload) => {
-                for &provider in providers.iter().filter(|&&p| workload.runs_on(p)) {
+                for provider in providers_for(*workload, providers) {
                     let mut got = measure::public_key(
                         *workload,
                         provider,
