@@ -10,15 +10,29 @@ use crate::sigfiles::*;
 
 /// The providers this build has (the pure-Rust build has only rustcrypto).
 fn providers() -> Vec<&'static str> {
-    let out = run({
-        let mut cmd = paracrypt();
-        cmd.args(["--provider", "aws-lc", "ecdsa", "keygen", "--help"]);
-        cmd
-    });
-    if out.status.success() {
+    if cfg!(feature = "aws-lc") {
         vec!["aws-lc", "rustcrypto"]
     } else {
         vec!["rustcrypto"]
+    }
+}
+
+#[test]
+fn the_build_names_its_providers() {
+    // The pure-Rust build refuses aws-lc by name, saying why.
+    let mut cmd = paracrypt();
+    cmd.args([
+        "--provider",
+        "aws-lc",
+        "ecdsa",
+        "keygen",
+        "-o",
+        "/nonexistent/k",
+    ]);
+    if cfg!(feature = "aws-lc") {
+        fails(run(cmd), 1, "/nonexistent");
+    } else {
+        fails(run(cmd), 2, "`aws-lc` is not compiled into this build");
     }
 }
 
