@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use paracrypt::plan::DEFAULT_CHUNK_SIZE;
+use paracrypt::plan::ChunkSize;
 use paracrypt::workload::Symmetric;
 
 const SIZE: usize = 64 << 20;
@@ -22,7 +22,7 @@ fn symmetric(c: &mut Criterion) {
         group.sample_size(10);
         group.measurement_time(Duration::from_secs(4));
         group.warm_up_time(Duration::from_millis(300));
-        let mut prepared = workload.prepare(SIZE, DEFAULT_CHUNK_SIZE).unwrap();
+        let mut prepared = workload.prepare(SIZE, ChunkSize::DEFAULT).unwrap();
         for &n in &threads {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(n)

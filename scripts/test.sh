@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what the tests need when it is missing
-# (openssl for interop tests; Open MPI and libclang for the MPI crate), then runs every test.
+# (a C compiler to link; openssl for interop tests; Open MPI and libclang for the MPI crate),
+# then runs every test.
 #
 # Every probe asks for exactly what the build or the tests use, never for a look-alike: a
 # fresh Debian image already holds libclang-cpp (a different library), but not libclang, which
@@ -8,8 +9,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian package → why the suite needs it.
+# Debian package → why the suite needs it. Everything else the tests run is in every Debian
+# system (coreutils' timeout, util-linux's setsid and prlimit, a POSIX sh); the Rust toolchain
+# is the README's own prerequisite.
 declare -A why=(
+  [gcc]="rustc links through cc, and mpi-sys compiles C"
+  [libc6-dev]="the C library's headers and start files, for linking"
   [openssl]="interop tests run the openssl binary"
   [openmpi-bin]="MPI tests run mpirun"
   [libopenmpi-dev]="mpi-sys compiles against mpi.h (mpicc)"
@@ -22,7 +27,9 @@ if command -v dpkg-query >/dev/null; then
     [ "$status" = "install ok installed" ] || need+=("$pkg")
   done
 else
-  # Not Debian: probe for the files themselves (install them with your package manager).
+  # Not Debian: probe for the files themselves, and say what to install (no package manager
+  # is guessed).
+  command -v cc >/dev/null || need+=(gcc)
   command -v openssl >/dev/null || need+=(openssl)
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   command -v mpicc >/dev/null || need+=(libopenmpi-dev)
@@ -30,10 +37,19 @@ else
     compgen -G '/usr/lib*/libclang.so' >/dev/null ||
     compgen -G '/usr/lib*/*/libclang.so' >/dev/null ||
     [ -n "${LIBCLANG_PATH:-}" ] || need+=(libclang-dev)
+  if [ ${#need[@]} -gt 0 ]; then
+    for pkg in "${need[@]}"; do echo "missing (Debian name) $pkg: ${why[$pkg]}"; done
+    echo "install these with your package manager, then run this script again" >&2
+    exit 1
+  fi
 fi
 if [ ${#need[@]} -gt 0 ]; then
   for pkg in "${need[@]}"; do echo "installing $pkg: ${why[$pkg]}"; done
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "not root and no sudo: install ${need[*]} as root" >&2; exit 1; }
+    SUDO="sudo"
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi

@@ -7,11 +7,12 @@
 //! a Rust project needs:
 //!
 //! ```
+//! use paracrypt::plan::ChunkSize;
 //! use paracrypt::raw::{RawCipher, RawCipherName};
 //!
 //! let cipher = RawCipher::new(RawCipherName::Aes256Ctr, &[7; 32], Some(&[0; 16]))?;
 //! let mut data = vec![0u8; 100_000];
-//! cipher.encrypt_vec(&mut data, 64 * 1024)?;
+//! cipher.encrypt_vec(&mut data, ChunkSize::new(64 * 1024)?)?;
 //! # Ok::<(), paracrypt::Error>(())
 //! ```
 #![forbid(unsafe_code)]

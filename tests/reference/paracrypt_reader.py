@@ -331,6 +331,24 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes:
     return b"".join(parts)
 
 
+# FORMAT.md lets a reader bound the search for an early end; this is paracrypt's bound.
+END_SEARCH_BUDGET = 256 << 20
+
+
+def ends_inside(opener: "ChunkOpener", index: int, sealed: bytes, tag_len: int) -> bool:
+    """Whether a shorter prefix of a failed chunk (still holding a tag) authenticates as the
+    last chunk: bytes were appended after a short last chunk. Longest prefixes first, within
+    the budget of bytes authenticated."""
+    budget = END_SEARCH_BUDGET
+    for prefix in range(len(sealed) - 1, tag_len - 1, -1):
+        if prefix > budget:
+            return False
+        budget -= prefix
+        if opener.open(index, True, sealed[:prefix]) is not None:
+            return True
+    return False
+
+
 def open_chunks(keys: FileKeys, stream: BinaryIO) -> Iterator[bytes]:
     """Verified plaintext chunks, in order, reading the sealed chunks that follow the header.
 
@@ -353,11 +371,13 @@ def open_chunks(keys: FileKeys, stream: BinaryIO) -> Iterator[bytes]:
             raise chunk_error(index, f"input truncated inside chunk {index}")
         plaintext = opener.open(index, last, current)
         if plaintext is None:
-            if opener.open(index, not last, current) is None:
-                raise chunk_auth_error(index)
-            if last:
-                raise chunk_error(index, f"file truncated after chunk {index}")
-            raise chunk_error(index, f"trailing data after the last chunk (chunk {index})")
+            if opener.open(index, not last, current) is not None:
+                if last:
+                    raise chunk_error(index, f"file truncated after chunk {index}")
+                raise chunk_error(index, f"trailing data after the last chunk (chunk {index})")
+            if ends_inside(opener, index, current, tag_len):
+                raise chunk_error(index, f"trailing data after the last chunk (chunk {index})")
+            raise chunk_auth_error(index)
         # Lengths no writer produces: every plaintext has exactly one encoding.
         if last:
             canonical = 0 < len(plaintext) <= chunk_size or (index == 0 and not plaintext)

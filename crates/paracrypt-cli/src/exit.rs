@@ -1,14 +1,16 @@
-//! Exit codes and how errors map to them.
+//! Errors and warnings on stderr, and the exit codes errors map to. The libraries sort their
+//! errors into kinds ([`ErrorKind`]); only here do kinds become exit codes.
 //!
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success (also when stdout is closed early by the reader, e.g. `| head`) |
 //! | 1 | the work failed: unreadable input, bad padding, authentication failure, I/O error |
-//! | 2 | usage: bad arguments, unknown cipher, bad hex, wrong key or IV length, refused output |
+//! | 2 | usage: bad arguments, unknown cipher, bad hex, wrong key or IV length, a malformed key file, refused output |
+//! | 128 + N | killed by signal N (130 for Ctrl-C): nothing is left behind (see [`crate::interrupt`]) |
 
 use std::process::ExitCode;
 
-use paracrypt_core::Error as CoreError;
+use paracrypt_core::ErrorKind;
 
 /// An error in how paracrypt was called (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -20,17 +22,51 @@ pub fn usage<T>(message: impl Into<String>) -> anyhow::Result<T> {
     Err(Usage(message.into()).into())
 }
 
-/// Whether a core error is about the arguments rather than the data.
-fn is_usage(error: &CoreError) -> bool {
-    matches!(
-        error,
-        CoreError::UnknownCipher { .. }
-            | CoreError::KeyLength { .. }
-            | CoreError::IvLength { .. }
-            | CoreError::MissingIv { .. }
-            | CoreError::UnexpectedIv { .. }
-            | CoreError::ChunkSize { .. }
-    )
+/// What kind of failure `error` is: a usage error when any of its causes is one (ours, or a
+/// library's), an I/O error when any cause is about I/O, else a failure of the data.
+pub fn kind(error: &anyhow::Error) -> ErrorKind {
+    let kinds: Vec<ErrorKind> = error
+        .chain()
+        .filter_map(|cause| {
+            if cause.is::<Usage>() {
+                Some(ErrorKind::Usage)
+            } else if let Some(core) = cause.downcast_ref::<paracrypt_core::Error>() {
+                Some(core.kind())
+            } else if let Some(chunk) = cause.downcast_ref::<paracrypt_core::ChunkError>() {
+                Some(chunk.kind())
+            } else if cause.is::<std::io::Error>() {
+                Some(ErrorKind::Io)
+            } else {
+                mpi_kind(cause)
+            }
+        })
+        .collect();
+    [ErrorKind::Usage, ErrorKind::Io]
+        .into_iter()
+        .find(|kind| kinds.contains(kind))
+        .unwrap_or(ErrorKind::Data)
+}
+
+#[cfg(feature = "mpi")]
+fn mpi_kind(cause: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    cause
+        .downcast_ref::<paracrypt_mpi::Error>()
+        .map(|e| e.kind())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_kind(_: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    None
+}
+
+/// The exit status of a kind of failure: 2 for a usage error, 1 otherwise.
+pub fn code_of(kind: ErrorKind) -> u8 {
+    if kind == ErrorKind::Usage { 2 } else { 1 }
+}
+
+/// Prints a warning line on stderr.
+pub fn warn(message: impl std::fmt::Display) {
+    eprintln!("paracrypt: warning: {message}");
 }
 
 /// Prints `error` on one line to stderr and returns its exit code.
@@ -43,16 +79,14 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
+    crate::interrupt::pending().clear_bar();
     eprintln!("paracrypt: error: {}", one_line(error));
     ExitCode::from(code(error))
 }
 
 /// The exit status `error` maps to: 2 for a usage error, 1 otherwise.
 pub fn code(error: &anyhow::Error) -> u8 {
-    let usage = error.chain().any(|cause| {
-        cause.is::<Usage>() || cause.downcast_ref::<CoreError>().is_some_and(is_usage)
-    });
-    if usage { 2 } else { 1 }
+    code_of(kind(error))
 }
 
 /// The error and its causes, joined by `: `, skipping a cause whose text the message already

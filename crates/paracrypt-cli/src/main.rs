@@ -2,14 +2,23 @@
 //!
 //! The binary owns the terminal: it parses arguments, builds the thread pool, prints warnings,
 //! errors and progress, and maps failures to exit codes (see [`exit`]). The work itself is in
-//! `paracrypt-core`.
+//! `paracrypt-core` (and, for `--distributed`, `paracrypt-mpi`).
+//!
+//! Modules depend downward only: [`cmd`] (one per subcommand: its flags and how they resolve)
+//! → [`spec`] (a chunk job, resolved) → [`run`] (the local and the distributed runner) →
+//! [`io`], [`progress`], [`exit`]; [`flags`] declares the flags several subcommands share.
 #![forbid(unsafe_code)]
 
 mod cmd;
 mod exit;
+mod flags;
+mod interrupt;
 mod io;
 mod progress;
+mod run;
+mod secret;
 mod size;
+mod spec;
 
 use std::process::ExitCode;
 
@@ -19,7 +28,9 @@ use paracrypt_core::provider::Provider;
 /// Chunked-parallel encryption on every core.
 #[derive(Debug, Parser)]
 #[command(name = "paracrypt", version, about, long_about = None)]
-#[command(after_help = "Exit status: 0 success, 1 failure, 2 usage error.")]
+#[command(
+    after_help = "Exit status: 0 success, 1 failure, 2 usage error, 128+N interrupted by signal N."
+)]
 pub struct Cli {
     /// Cryptographic provider: aws-lc (the default when compiled: assembly-optimised) or
     /// rustcrypto (pure Rust). Output bytes are the same with either. `bench` takes a
@@ -66,6 +77,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(error) = interrupt::install() {
+        exit::warn(format!("cannot watch for interrupts: {error}"));
+    }
     let provider = match cli.provider[..] {
         [] => Provider::default(),
         [one] => one,

@@ -1,5 +1,6 @@
 //! Progress bars on stderr (indicatif): shown for long work when stderr is a terminal, forced
-//! with `--progress`, silenced with `--quiet`; never drawn into a pipe by default.
+//! with `--progress`, silenced with `--quiet`; never drawn into a pipe by default. A drawn bar is
+//! cleared before an error is printed and when the process is interrupted.
 
 use std::io::IsTerminal;
 
@@ -7,7 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Whether to draw a bar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub enum Show {
     /// Only when stderr is a terminal.
     Auto,
     /// Always.
@@ -16,25 +17,25 @@ pub enum Mode {
     Never,
 }
 
-impl Mode {
+impl Show {
     /// From the `--progress` and `--quiet` flags.
     pub fn from_flags(progress: bool, quiet: bool) -> Self {
         match (progress, quiet) {
-            (_, true) => Mode::Never,
-            (true, false) => Mode::Always,
-            (false, false) => Mode::Auto,
+            (_, true) => Show::Never,
+            (true, false) => Show::Always,
+            (false, false) => Show::Auto,
         }
     }
 }
 
 /// A bar for `total` bytes (a byte counter when the total is unknown), or a hidden bar.
-pub fn bar(mode: Mode, total: Option<u64>, label: &str) -> ProgressBar {
-    let target = match mode {
-        Mode::Never => return ProgressBar::hidden(),
-        Mode::Auto if !std::io::stderr().is_terminal() => return ProgressBar::hidden(),
-        Mode::Auto => ProgressDrawTarget::stderr(),
+pub fn bar(show: Show, total: Option<u64>, label: &str) -> ProgressBar {
+    let target = match show {
+        Show::Never => return ProgressBar::hidden(),
+        Show::Auto if !std::io::stderr().is_terminal() => return ProgressBar::hidden(),
+        Show::Auto => ProgressDrawTarget::stderr(),
         // indicatif hides its stderr target when stderr is not a terminal: draw anyway.
-        Mode::Always => ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 4),
+        Show::Always => ProgressDrawTarget::term_like_with_hz(Box::new(console::Term::stderr()), 4),
     };
     let bar = match total {
         Some(total) => ProgressBar::with_draw_target(Some(total), target).with_style(
@@ -49,5 +50,7 @@ pub fn bar(mode: Mode, total: Option<u64>, label: &str) -> ProgressBar {
                 .expect("valid template"),
         ),
     };
-    bar.with_message(label.to_string())
+    let bar = bar.with_message(label.to_string());
+    crate::interrupt::pending().set_bar(bar.clone());
+    bar
 }

@@ -33,6 +33,16 @@ impl AlignedBuf {
     pub fn capacity(&self) -> usize {
         self.pages.len() * PAGE
     }
+
+    /// Makes the buffer `len` bytes long, keeping its first bytes (up to the old length) and
+    /// adding zeroed pages where the capacity is short.
+    pub fn resize(&mut self, len: usize) {
+        let pages = len.div_ceil(PAGE);
+        if pages > self.pages.len() {
+            self.pages.resize(pages, Page([0; PAGE]));
+        }
+        self.len = len;
+    }
 }
 
 thread_local! {
@@ -100,6 +110,21 @@ mod tests {
         assert_ne!(nested, first, "a nested use gets its own buffer");
         let bigger = with_scratch(1 << 20, |b| b.len());
         assert_eq!(bigger, 1 << 20);
+    }
+
+    #[test]
+    fn resize_keeps_the_content_and_grows_zeroed() {
+        let mut buf = AlignedBuf::new(0);
+        assert_eq!(buf.capacity(), 0);
+        buf.resize(10);
+        buf.copy_from_slice(b"0123456789");
+        buf.resize(3 * PAGE + 1);
+        assert_eq!(&buf[..10], b"0123456789");
+        assert!(buf[10..].iter().all(|&b| b == 0));
+        assert_eq!(buf.capacity(), 4 * PAGE);
+        assert_eq!(buf.as_ptr() as usize % PAGE, 0);
+        buf.resize(5);
+        assert_eq!((&buf[..], buf.capacity()), (&b"01234"[..], 4 * PAGE));
     }
 
     #[test]

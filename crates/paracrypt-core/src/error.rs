@@ -1,4 +1,5 @@
-//! The library's typed errors: each variant says what failed and, where it helps, which chunk.
+//! The library's typed errors: each variant says what failed and, where it helps, which chunk;
+//! [`Error::kind`] sorts them into bad requests, bad data and failed I/O.
 
 use std::io;
 
@@ -8,7 +9,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything paracrypt's core can fail with.
 ///
 /// Messages are one line, name the problem and, where there is a fixed set of valid choices,
-/// list them. The CLI prints them as they are.
+/// list them. They never name a command-line flag: the CLI prints them as they are and adds
+/// its flag names where it maps them.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -41,7 +43,7 @@ pub enum Error {
         got: usize,
     },
     /// The chosen mode needs an IV and none was given.
-    #[error("{cipher} needs an IV of {expected} bytes (--iv HEX)")]
+    #[error("{cipher} needs an IV of {expected} bytes")]
     MissingIv {
         /// The cipher's name.
         cipher: &'static str,
@@ -188,12 +190,111 @@ pub enum HeaderFault {
     Mac,
 }
 
+/// What kind of failure an [`Error`] is: what the caller asked for, the data, or the system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The request cannot be carried out as made: an unknown cipher, a key or IV of the wrong
+    /// length, a malformed key file, an unusable chunk size. Nothing was read.
+    Usage,
+    /// The data is not what it should be: a wrong key or password, a chunk that fails
+    /// authentication, bad padding, truncated or damaged input.
+    Data,
+    /// Reading or writing failed (or the system did: a cluster that cannot start).
+    Io,
+}
+
 impl Error {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::UnknownCipher { .. }
+            | Error::KeyLength { .. }
+            | Error::IvLength { .. }
+            | Error::MissingIv { .. }
+            | Error::UnexpectedIv { .. }
+            | Error::ChunkSize { .. }
+            | Error::KeyFile(_) => ErrorKind::Usage,
+            Error::Io { .. } => ErrorKind::Io,
+            _ => ErrorKind::Data,
+        }
+    }
+
     /// Wraps an I/O error with what was being done.
     pub fn io(context: impl Into<String>, source: io::Error) -> Self {
         Error::Io {
             context: context.into(),
             source,
         }
+    }
+}
+
+/// The failure of one chunk: its index in the plan, and the error.
+///
+/// What the positional engine ([`engine::run`](crate::engine::run)) returns, so that a caller
+/// spreading chunks over processes knows which chunk failed without parsing messages. It
+/// displays as its error, and converts into it with `?`.
+#[derive(Debug)]
+pub struct ChunkError {
+    /// The chunk's index: the lowest failing one of the run, whatever the thread count.
+    pub index: u64,
+    /// What went wrong.
+    pub source: Error,
+}
+
+impl ChunkError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.source.kind()
+    }
+}
+
+impl std::fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.source.fmt(f)
+    }
+}
+
+impl std::error::Error for ChunkError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.source)
+    }
+}
+
+impl From<ChunkError> for Error {
+    fn from(failed: ChunkError) -> Error {
+        failed.source
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds() {
+        let usage = Error::ChunkSize {
+            size: 3,
+            reason: "must be a multiple of 16 bytes",
+        };
+        assert_eq!(usage.kind(), ErrorKind::Usage);
+        assert_eq!(Error::WrongKey.kind(), ErrorKind::Data);
+        assert_eq!(Error::ChunkAuth { index: 3 }.kind(), ErrorKind::Data);
+        let io = Error::io("reading chunk 2", io::ErrorKind::UnexpectedEof.into());
+        assert_eq!(io.kind(), ErrorKind::Io);
+    }
+
+    #[test]
+    fn a_chunk_error_reads_as_its_error() {
+        let failed = ChunkError {
+            index: 7,
+            source: Error::ChunkAuth { index: 7 },
+        };
+        assert_eq!(
+            failed.to_string(),
+            Error::ChunkAuth { index: 7 }.to_string()
+        );
+        assert_eq!(failed.kind(), ErrorKind::Data);
+        assert!(matches!(Error::from(failed), Error::ChunkAuth { index: 7 }));
     }
 }

@@ -31,4 +31,4 @@ pub mod pubkey;
 pub mod raw;
 pub mod workload;
 
-pub use error::{Error, HeaderFault, Result};
+pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};

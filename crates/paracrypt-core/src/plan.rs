@@ -22,10 +22,94 @@ use std::ops::Range;
 use crate::error::{Error, Result};
 
 /// The largest chunk size accepted (1 GiB): beyond it a chunk no longer fits a bounded window.
+/// The limit is on the data a chunk carries; its framing (a tag, padding) comes on top.
 pub const MAX_CHUNK_SIZE: usize = 1 << 30;
 
 /// The chunk size used when the caller does not choose one (1 MiB).
 pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
+
+/// The most bytes of framing (tags, padding) a layout may add to a chunk's payload.
+pub const MAX_FRAMING: usize = 4096;
+
+/// The chunk size of a cipher job: whole 16-byte blocks (so that a chunk holds whole blocks of
+/// every cipher paracrypt has), from 16 bytes to 1 GiB. It counts the data a chunk carries; a
+/// container's framing (tag, padding) comes on top, so a sealed 1 GiB chunk is a little longer.
+///
+/// Checked once, when it is made; everything that takes one can rely on it.
+///
+/// ```
+/// use paracrypt_core::plan::ChunkSize;
+///
+/// let size = ChunkSize::new(64 * 1024)?;
+/// assert_eq!(size.get(), 65536);
+/// assert!(ChunkSize::new(1 << 30).is_ok());
+/// assert_eq!(
+///     ChunkSize::new(1000).unwrap_err().to_string(),
+///     "invalid chunk size 1000: must be a multiple of 16 bytes"
+/// );
+/// # Ok::<(), paracrypt_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChunkSize(usize);
+
+impl ChunkSize {
+    /// The smallest chunk size: one 16-byte block.
+    pub const MIN: ChunkSize = ChunkSize(16);
+    /// The largest chunk size: [`MAX_CHUNK_SIZE`].
+    pub const MAX: ChunkSize = ChunkSize(MAX_CHUNK_SIZE);
+    /// [`DEFAULT_CHUNK_SIZE`].
+    pub const DEFAULT: ChunkSize = ChunkSize(DEFAULT_CHUNK_SIZE);
+
+    /// Checks `bytes`: a multiple of 16, from 16 to [`MAX_CHUNK_SIZE`]. The error quotes
+    /// `bytes` and says which rule it breaks.
+    pub fn new(bytes: usize) -> Result<Self> {
+        let reason = if bytes > MAX_CHUNK_SIZE {
+            "must be at most 1 GiB"
+        } else if bytes == 0 {
+            "must be at least 16 bytes"
+        } else if !bytes.is_multiple_of(16) {
+            "must be a multiple of 16 bytes"
+        } else {
+            return Ok(ChunkSize(bytes));
+        };
+        Err(Error::ChunkSize {
+            size: bytes as u64,
+            reason,
+        })
+    }
+
+    /// The size in bytes.
+    pub const fn get(self) -> usize {
+        self.0
+    }
+}
+
+impl Default for ChunkSize {
+    fn default() -> Self {
+        ChunkSize::DEFAULT
+    }
+}
+
+impl TryFrom<usize> for ChunkSize {
+    type Error = Error;
+
+    fn try_from(bytes: usize) -> Result<Self> {
+        ChunkSize::new(bytes)
+    }
+}
+
+impl From<ChunkSize> for usize {
+    fn from(size: ChunkSize) -> usize {
+        size.0
+    }
+}
+
+impl std::fmt::Display for ChunkSize {
+    /// The size in bytes, as a number.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// How the last chunk's output length follows from its input length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +159,9 @@ impl ChunkLayout {
         Self::framed(0, chunk_size, 0, chunk_size, Tail::Fixed)
     }
 
-    /// A general layout; checks that the chunk sizes are usable.
+    /// A general layout. The smaller of the two chunk sizes is the chunk's payload (framing only
+    /// adds bytes): it must pass [`check_chunk_size`], and the other may exceed it by at most
+    /// [`MAX_FRAMING`] bytes.
     pub fn framed(
         input_offset: u64,
         input_chunk: usize,
@@ -83,8 +169,13 @@ impl ChunkLayout {
         output_chunk: usize,
         tail: Tail,
     ) -> Result<Self> {
-        for size in [input_chunk, output_chunk] {
-            check_chunk_size(size)?;
+        let payload = input_chunk.min(output_chunk);
+        check_chunk_size(payload)?;
+        if input_chunk.max(output_chunk) - payload > MAX_FRAMING {
+            return Err(Error::ChunkSize {
+                size: input_chunk.max(output_chunk) as u64,
+                reason: "frames its payload with more than 4096 bytes",
+            });
         }
         Ok(ChunkLayout {
             input_offset,
@@ -102,6 +193,19 @@ impl ChunkLayout {
             Tail::Fixed | Tail::Unpad { .. } => 0,
         };
         self.input_chunk.max(self.output_chunk) + pad
+    }
+
+    /// The payload bytes of every chunk but the last: the smaller of the input and output chunk
+    /// sizes (a seal adds framing to its input, an open removes it from its input).
+    pub fn payload_chunk(&self) -> usize {
+        self.input_chunk.min(self.output_chunk)
+    }
+
+    /// Where chunk `index`'s payload starts in the unframed data (the plaintext of a container,
+    /// the data itself for a raw cipher): the offset a transform sees in
+    /// [`ChunkCtx::offset`](crate::engine::ChunkCtx::offset).
+    pub fn payload_start(&self, index: u64) -> u64 {
+        index * self.payload_chunk() as u64
     }
 
     /// Where chunk `index` starts in the input.
@@ -128,7 +232,8 @@ impl ChunkLayout {
     }
 }
 
-/// Checks a chunk size against the engine's limits.
+/// Checks a layout's chunk size against the engine's limits: from 1 byte to [`MAX_CHUNK_SIZE`].
+/// (The ciphers ask for more: see [`ChunkSize`].)
 pub fn check_chunk_size(size: usize) -> Result<()> {
     let reason = if size == 0 {
         "must be at least 1 byte"
@@ -221,6 +326,27 @@ impl ChunkPlan {
     /// Total output length (for [`Tail::Unpad`], the largest it can be).
     pub fn output_len(&self) -> u64 {
         self.chunk(self.count - 1).output.end
+    }
+
+    /// The largest buffer any chunk of this plan needs: room for its input and for its output.
+    ///
+    /// At most [`ChunkLayout::max_buffer`], and less when the input is shorter than one chunk:
+    /// a 1 KiB input planned with 512 MiB chunks needs a buffer of about 1 KiB.
+    ///
+    /// ```
+    /// use paracrypt_core::plan::ChunkPlan;
+    ///
+    /// assert_eq!(ChunkPlan::identity(1000, 1 << 29).unwrap().max_buffer(), 1000);
+    /// assert_eq!(ChunkPlan::identity(10_000, 4096).unwrap().max_buffer(), 4096);
+    /// ```
+    pub fn max_buffer(&self) -> usize {
+        let last = self.chunk(self.count - 1);
+        let last_needs = last.input_len().max(last.output_len());
+        if self.count == 1 {
+            last_needs
+        } else {
+            last_needs.max(self.layout.input_chunk.max(self.layout.output_chunk))
+        }
     }
 
     /// Chunk `index`.
@@ -332,10 +458,76 @@ mod tests {
     }
 
     #[test]
+    fn buffers_fit_the_largest_chunk_not_the_chunk_size() {
+        let pad = |block| Tail::Pad {
+            block,
+            overhead: 32,
+        };
+        let sealing = ChunkLayout::framed(0, 1 << 29, 116, (1 << 29) + 48, pad(16)).unwrap();
+        let small = ChunkPlan::new(sealing, 1000).unwrap();
+        assert_eq!(small.max_buffer(), 1008 + 32);
+        assert_eq!(small.max_buffer() as u64, small.chunk(0).output.end - 116);
+        let empty = ChunkPlan::new(sealing, 0).unwrap();
+        assert_eq!(empty.max_buffer(), 16 + 32);
+        // Several chunks: a full chunk's input and output, whichever is longer.
+        let layout = ChunkLayout::framed(0, 64, 0, 80, Tail::Fixed).unwrap();
+        assert_eq!(ChunkPlan::new(layout, 130).unwrap().max_buffer(), 80);
+        // Never more than the layout's bound (raw CBC: padding, no framing).
+        let raw_cbc = Tail::Pad {
+            block: 16,
+            overhead: 0,
+        };
+        for len in [0, 1, 15, 16, 17, 63, 64, 65, 1000] {
+            let plan =
+                ChunkPlan::new(ChunkLayout::framed(0, 64, 0, 64, raw_cbc).unwrap(), len).unwrap();
+            assert!(plan.max_buffer() <= plan.layout().max_buffer());
+            assert!(
+                plan.chunks()
+                    .all(|c| c.input_len().max(c.output_len()) <= plan.max_buffer())
+            );
+        }
+    }
+
+    #[test]
     fn chunk_size_limits() {
         assert!(ChunkLayout::identity(0).is_err());
         assert!(ChunkLayout::identity(MAX_CHUNK_SIZE + 1).is_err());
         assert!(ChunkLayout::identity(MAX_CHUNK_SIZE).is_ok());
+    }
+
+    #[test]
+    fn framing_may_take_a_chunk_past_the_limit() {
+        // A sealed 1 GiB chunk (payload + tag) is a valid layout either way round.
+        let max = MAX_CHUNK_SIZE;
+        let seal = ChunkLayout::framed(0, max, 116, max + 40, Tail::Fixed).unwrap();
+        assert_eq!(seal.payload_chunk(), max);
+        assert_eq!(seal.payload_start(2), 2 * max as u64);
+        assert!(ChunkLayout::framed(116, max + 16, 0, max, Tail::Fixed).is_ok());
+        // The payload itself is bounded, and so is the framing.
+        assert!(ChunkLayout::framed(0, max + 16, 0, max + 32, Tail::Fixed).is_err());
+        assert!(ChunkLayout::framed(0, 4096, 0, 4096 + MAX_FRAMING + 1, Tail::Fixed).is_err());
+    }
+
+    #[test]
+    fn chunk_sizes_are_whole_blocks_up_to_1_gib() {
+        for good in [16, 4096, 1 << 20, MAX_CHUNK_SIZE] {
+            assert_eq!(ChunkSize::new(good).unwrap().get(), good);
+        }
+        for (bad, reason) in [
+            (0, "must be at least 16 bytes"),
+            (8, "must be a multiple of 16 bytes"),
+            (1000, "must be a multiple of 16 bytes"),
+            (MAX_CHUNK_SIZE + 16, "must be at most 1 GiB"),
+            (usize::MAX, "must be at most 1 GiB"),
+        ] {
+            let err = ChunkSize::new(bad).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("invalid chunk size {bad}: {reason}")
+            );
+        }
+        assert_eq!(ChunkSize::default(), ChunkSize::DEFAULT);
+        assert_eq!(ChunkSize::try_from(4096usize).unwrap().to_string(), "4096");
     }
 
     #[test]

@@ -1,15 +1,16 @@
-//! The symmetric benchmark workloads, defined once: the criterion benches (`benches/raw.rs`,
-//! `benches/container.rs`) and `paracrypt bench` run exactly these.
+//! The symmetric benchmark workloads, defined once: the criterion bench
+//! (`benches/symmetric.rs`) and `paracrypt bench` run exactly these.
 //!
-//! A [`Symmetric`] workload is prepared once for a size (keys, input data, output buffers) and
-//! then run many times in whatever Rayon pool the caller installs; its speed-up is its time in
-//! a one-thread pool over its time in an N-thread pool.
+//! A [`Symmetric`] workload is prepared once for a size (keys, the [`Job`], input data, output
+//! buffers) and then run many times in whatever Rayon pool the caller installs; its speed-up is
+//! its time in a one-thread pool over its time in an N-thread pool.
 //!
 //! ```
+//! use paracrypt_core::plan::ChunkSize;
 //! use paracrypt_core::workload::Symmetric;
 //!
 //! for workload in Symmetric::all().into_iter().take(3) {
-//!     let mut prepared = workload.prepare(64 * 1024, 16 * 1024)?;
+//!     let mut prepared = workload.prepare(64 * 1024, ChunkSize::new(16 * 1024)?)?;
 //!     prepared.run_in_memory()?;
 //! }
 //! # Ok::<(), paracrypt_core::Error>(())
@@ -17,9 +18,10 @@
 
 use std::fs::File;
 
-use crate::container::{Decryptor, Encryptor, Job, Key, Suite};
-use crate::engine::{self, SliceSink, SliceSource};
+use crate::container::{Decryptor, Encryptor, Key, Suite};
+use crate::engine::{self, Job};
 use crate::error::Result;
+use crate::plan::ChunkSize;
 use crate::raw::{Direction, RawCipher, RawCipherName};
 
 /// One symmetric workload: a raw cipher or a container suite, one direction.
@@ -90,93 +92,53 @@ impl Symmetric {
     /// Whether the work can use more than one thread.
     pub fn is_parallel(&self) -> bool {
         match *self {
-            Symmetric::Raw {
-                cipher,
-                direction: Direction::Encrypt,
-            } => cipher.encrypts_in_parallel(),
-            Symmetric::Raw {
-                cipher,
-                direction: Direction::Decrypt,
-            } => cipher.decrypts_in_parallel(),
+            Symmetric::Raw { cipher, direction } => cipher.runs_in_parallel(direction),
             Symmetric::Container { .. } => true,
         }
     }
 
-    /// Builds keys and `size` bytes of input (ciphertext, for decryption) in chunks of
+    /// Builds keys, the job and `size` bytes of input (ciphertext, for decryption) in chunks of
     /// `chunk_size` bytes.
-    pub fn prepare(&self, size: usize, chunk_size: usize) -> Result<Prepared> {
+    pub fn prepare(&self, size: usize, chunk_size: ChunkSize) -> Result<Prepared> {
         let plaintext = pattern(size);
-        let kind = match *self {
+        let len = Some(size as u64);
+        let (job, input) = match *self {
             Symmetric::Raw { cipher, direction } => {
                 let (min, max) = cipher.algorithm().key_lengths();
                 let key = vec![0x42; if min == max { min } else { 16 }];
                 let iv = vec![0x24; cipher.iv_len()];
                 let raw = RawCipher::new(cipher, &key, (!iv.is_empty()).then_some(&iv[..]))?
                     .with_padding(false);
-                Kind::Raw { raw, direction }
+                (raw.job(direction, len, chunk_size)?, plaintext)
             }
             Symmetric::Container { suite, direction } => {
                 let key = Key::from_bytes([0x42; 32]);
                 let encryptor = Encryptor::new(key.clone())
                     .suite(suite)
                     .chunk_size(chunk_size);
-                let decryptor = Decryptor::new(key);
-                Kind::Container {
-                    encryptor,
-                    decryptor,
-                    direction,
+                match direction {
+                    Direction::Encrypt => (encryptor.job(len)?, plaintext),
+                    Direction::Decrypt => {
+                        let sealed = encryptor.encrypt_vec(&plaintext)?;
+                        let job = Decryptor::new(key).job(&sealed, Some(sealed.len() as u64))?;
+                        (job, sealed)
+                    }
                 }
-            }
-        };
-        let input = match &kind {
-            Kind::Container {
-                encryptor,
-                direction: Direction::Decrypt,
-                ..
-            } => encryptor.encrypt_vec(&plaintext)?,
-            _ => plaintext,
-        };
-        let output = match &kind {
-            Kind::Raw { .. } => Vec::new(),
-            Kind::Container {
-                encryptor,
-                decryptor,
-                direction,
-            } => {
-                let job = match direction {
-                    Direction::Encrypt => encryptor.job(input.len() as u64)?,
-                    Direction::Decrypt => decryptor.job(&input, input.len() as u64)?,
-                };
-                vec![0u8; job.plan.output_len() as usize]
             }
         };
         Ok(Prepared {
             workload: *self,
-            kind,
-            chunk_size,
+            job,
             input,
-            output,
+            output: Vec::new(),
         })
     }
-}
-
-enum Kind {
-    Raw {
-        raw: RawCipher,
-        direction: Direction,
-    },
-    Container {
-        encryptor: Encryptor,
-        decryptor: Decryptor,
-        direction: Direction,
-    },
 }
 
 /// A workload ready to run.
 pub struct Prepared {
     workload: Symmetric,
-    kind: Kind,
-    chunk_size: usize,
+    job: Job,
     input: Vec<u8>,
     output: Vec<u8>,
 }
@@ -201,55 +163,22 @@ impl Prepared {
         &self.input
     }
 
-    /// Runs once in memory, in the current pool. Raw ciphers work in place (so repeated runs
-    /// keep transforming the same buffer); the container writes into a buffer kept between
-    /// runs, so no run allocates.
+    /// Runs once in memory, in the current pool. Raw ciphers work in place (unpadded, so
+    /// repeated runs keep transforming the same buffer); the container writes into a buffer
+    /// kept between runs, so no run allocates.
     pub fn run_in_memory(&mut self) -> Result<()> {
-        match &self.kind {
-            Kind::Raw { raw, direction } => {
-                raw.process_vec(*direction, &mut self.input, self.chunk_size)
-            }
-            Kind::Container {
-                encryptor,
-                decryptor,
-                direction,
-            } => {
-                let job: Job = match direction {
-                    Direction::Encrypt => encryptor.job(self.input.len() as u64)?,
-                    Direction::Decrypt => decryptor.job(&self.input, self.input.len() as u64)?,
-                };
-                let plan = &job.plan;
-                let base = plan.chunk(0).output.start as usize;
-                let sink = SliceSink::new(plan, 0..plan.len(), &mut self.output[base..]);
-                engine::run(
-                    plan,
-                    job.work(),
-                    0..plan.len(),
-                    &SliceSource(&self.input),
-                    &sink,
-                )?;
-                Ok(())
+        match self.workload {
+            Symmetric::Raw { .. } => engine::process_in_place(&self.job, &mut self.input)?,
+            Symmetric::Container { .. } => {
+                engine::run_in_memory(&self.job, &self.input, &mut self.output)?
             }
         }
+        Ok(())
     }
 
     /// Runs once from `input` (holding [`Prepared::input`]) to `output`, file to file.
     pub fn run_file(&self, input: &File, output: &File) -> Result<u64> {
-        match &self.kind {
-            Kind::Raw { raw, direction } => {
-                raw.process_file(*direction, input, output, self.chunk_size)
-            }
-            Kind::Container {
-                encryptor,
-                direction: Direction::Encrypt,
-                ..
-            } => encryptor.encrypt_file(input, output),
-            Kind::Container {
-                decryptor,
-                direction: Direction::Decrypt,
-                ..
-            } => decryptor.decrypt_file(input, output),
-        }
+        engine::run_file(&self.job, input, output)
     }
 }
 

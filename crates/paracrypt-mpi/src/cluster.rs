@@ -14,7 +14,7 @@ use mpi::request::{Request, Scope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use crate::error::{Error, Failure, RankFailure, Result};
+use crate::error::{Error, Failure, RankFailure, Result, kind_from_wire, kind_to_wire};
 use crate::protocol::TAG_LAYOUT;
 
 /// One process of an MPI job: its rank in the world and the collective steps.
@@ -35,7 +35,7 @@ impl std::fmt::Debug for Cluster {
     }
 }
 
-/// Where one rank runs and with how many threads (for `--verbose`).
+/// Where one rank runs and with how many threads (see [`Cluster::layout`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RankLayout {
     /// The rank.
@@ -52,9 +52,14 @@ impl Cluster {
     /// Starts MPI (funneled threading: only this thread calls MPI). Fails when MPI is already
     /// started in this process.
     pub fn init() -> Result<Self> {
-        let (universe, _threading) =
+        let (universe, threading) =
             mpi::initialize_with_threading(Threading::Funneled).ok_or(Error::Init)?;
         let world = universe.world();
+        log::debug!(
+            "rank {} of {}: MPI started ({threading:?} threading)",
+            world.rank(),
+            world.size()
+        );
         Ok(Cluster {
             world,
             _universe: universe,
@@ -138,18 +143,22 @@ impl Cluster {
             u64::MAX
         };
         let rank = self.all_reduce(candidate, SystemOperation::min()) as usize;
-        let (code, message) = match &local {
-            Err(failure) if rank == self.rank() => (failure.code, failure.message.clone()),
+        let (kind, message) = match &local {
+            Err(failure) if rank == self.rank() => {
+                (kind_to_wire(failure.kind), failure.message.clone())
+            }
             _ => (0, String::new()),
         };
-        let code = self.broadcast_u64(rank, code as u32 as u64) as u32 as i32;
+        let kind = kind_from_wire(self.broadcast_u64(rank, kind));
         let message = self.broadcast_bytes(rank, message.into_bytes());
-        Err(Error::Rank(RankFailure {
+        let failure = RankFailure {
             rank,
             chunk: (first > 0).then(|| first - 1),
             message: String::from_utf8_lossy(&message).into_owned(),
-            code,
-        }))
+            kind,
+        };
+        log::debug!("rank {}: the ranks agree on {failure:?}", self.rank());
+        Err(Error::Rank(failure))
     }
 
     /// The largest of every rank's `value` (collective).

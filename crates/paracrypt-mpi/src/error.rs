@@ -1,11 +1,9 @@
 //! Failures, local and agreed.
 
+use paracrypt_core::{ChunkError, ErrorKind};
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// The code [`run`](crate::run) gives the failures it finds (a chunk that failed, an I/O
-/// error): "the work failed", as opposed to a usage error the caller may code otherwise.
-pub const WORK_FAILED: i32 = 1;
 
 /// A failure on this rank, before the ranks agree on which one to report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,26 +13,17 @@ pub struct Failure {
     pub chunk: Option<u64>,
     /// The one-line message to report.
     pub message: String,
-    /// A code chosen by the caller (the CLI uses its exit status), carried to every rank.
-    pub code: i32,
+    /// What kind of failure it is (the caller decides what each kind means, e.g. an exit code).
+    pub kind: ErrorKind,
 }
 
 impl Failure {
     /// A failure about no particular chunk.
-    pub fn new(message: impl Into<String>, code: i32) -> Self {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Failure {
             chunk: None,
             message: message.into(),
-            code,
-        }
-    }
-
-    /// A failure of chunk `chunk` found by the engine.
-    pub(crate) fn chunk(chunk: u64, error: &paracrypt_core::Error) -> Self {
-        Failure {
-            chunk: Some(chunk),
-            message: error.to_string(),
-            code: WORK_FAILED,
+            kind,
         }
     }
 
@@ -42,6 +31,24 @@ impl Failure {
     pub(crate) fn key(&self) -> u64 {
         self.chunk
             .map_or(0, |c| c.saturating_add(1).min(u64::MAX - 1))
+    }
+}
+
+impl From<&paracrypt_core::Error> for Failure {
+    /// A core error about no particular chunk (making a job, say).
+    fn from(error: &paracrypt_core::Error) -> Self {
+        Failure::new(error.kind(), error.to_string())
+    }
+}
+
+impl From<&ChunkError> for Failure {
+    /// The engine's failure of one chunk.
+    fn from(failed: &ChunkError) -> Self {
+        Failure {
+            chunk: Some(failed.index),
+            message: failed.to_string(),
+            kind: failed.kind(),
+        }
     }
 }
 
@@ -55,8 +62,8 @@ pub struct RankFailure {
     pub chunk: Option<u64>,
     /// The failing rank's one-line message.
     pub message: String,
-    /// The failing rank's code (see [`Failure::code`]).
-    pub code: i32,
+    /// The failing rank's kind of failure.
+    pub kind: ErrorKind,
 }
 
 /// What can go wrong across ranks.
@@ -64,7 +71,7 @@ pub struct RankFailure {
 #[non_exhaustive]
 pub enum Error {
     /// MPI could not be started (or was already started in this process).
-    #[error("MPI could not be initialised (start paracrypt with mpirun or srun, once per process)")]
+    #[error("MPI could not be initialised (start under mpirun or srun, once per process)")]
     Init,
     /// A rank failed; every rank holds the same value.
     #[error("rank {}: {}", .0.rank, .0.message)]
@@ -78,5 +85,56 @@ impl Error {
             Error::Rank(failure) => Some(failure),
             Error::Init => None,
         }
+    }
+
+    /// What kind of failure this is: the failing rank's, or [`ErrorKind::Io`] when MPI did not
+    /// start.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Rank(failure) => failure.kind,
+            Error::Init => ErrorKind::Io,
+        }
+    }
+}
+
+/// A kind as it crosses MPI.
+pub(crate) fn kind_to_wire(kind: ErrorKind) -> u64 {
+    match kind {
+        ErrorKind::Usage => 0,
+        ErrorKind::Io => 2,
+        _ => 1,
+    }
+}
+
+/// A kind back from MPI.
+pub(crate) fn kind_from_wire(wire: u64) -> ErrorKind {
+    match wire {
+        0 => ErrorKind::Usage,
+        2 => ErrorKind::Io,
+        _ => ErrorKind::Data,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_cross_the_wire() {
+        for kind in [ErrorKind::Usage, ErrorKind::Data, ErrorKind::Io] {
+            assert_eq!(kind_from_wire(kind_to_wire(kind)), kind);
+        }
+    }
+
+    #[test]
+    fn setup_failures_come_before_chunk_failures() {
+        let setup = Failure::new(ErrorKind::Usage, "no key");
+        let chunk = Failure::from(&ChunkError {
+            index: 0,
+            source: paracrypt_core::Error::ChunkAuth { index: 0 },
+        });
+        assert_eq!(chunk.chunk, Some(0));
+        assert_eq!(chunk.kind, ErrorKind::Data);
+        assert!(setup.key() < chunk.key());
     }
 }

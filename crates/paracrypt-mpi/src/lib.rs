@@ -1,52 +1,65 @@
 //! # paracrypt-mpi
 //!
-//! paracrypt's [`ChunkPlan`](paracrypt_core::plan::ChunkPlan) spread over the ranks of an MPI
-//! job, started by the standard launcher (`mpirun`, `srun`). Every rank runs its chunks with the
+//! paracrypt's [`Job`](paracrypt_core::engine::Job) spread over the ranks of an MPI job,
+//! started by the standard launcher (`mpirun`, `srun`). Every rank runs its chunks with the
 //! core's engine in the caller's Rayon pool, so `N` ranks × `M` threads write exactly the bytes
 //! one process writes: chunk `i` is the same bytes whoever transforms it.
 //!
 //! - [`Cluster`]: MPI started once per process, the rank and size, the effective layout, and
 //!   collective agreement on failures ([`Cluster::agree`]) so that an error on any rank is
-//!   reported once and every rank exits the same way.
-//! - [`run`]: one plan over every rank, with a [`Schedule`] (contiguous blocks, or a task farm
-//!   where rank 0 hands out batches on request) and a [`Transport`] (every rank reads and writes
-//!   a shared filesystem in place, or only rank 0 touches files and chunks travel as messages).
+//!   reported once and every rank returns the same way.
+//! - [`distribute`]: a whole run of one job, from rank 0's input to its committed output: the
+//!   job made on rank 0 ([`Recipe`]: a container's header is made or read there) and again on
+//!   every other rank from its header, the files opened on every rank, the chunks spread with a
+//!   [`Schedule`] (contiguous blocks, or a task farm where rank 0 hands out batches on request)
+//!   and a [`Transport`] (every rank reads and writes a shared filesystem in place, or only
+//!   rank 0 touches files and chunks travel as messages), and the commit of the output
+//!   ([`Output`]) only once every rank succeeded.
 //!
 //! ```no_run
-//! use paracrypt_core::raw::{Direction, RawCipher};
-//! use paracrypt_mpi::{Cluster, Files, Options, Schedule, Transport};
+//! use paracrypt_core::container::{Encryptor, Key};
+//! use paracrypt_mpi::{Cluster, Options, Schedule, Transport};
+//! # struct Temp;
+//! # impl paracrypt_mpi::Output for Temp {
+//! #     fn file(&self) -> &std::fs::File { unimplemented!() }
+//! #     fn path(&self) -> &std::path::Path { unimplemented!() }
+//! #     fn commit(self: Box<Self>) -> Result<(), paracrypt_mpi::Failure> { Ok(()) }
+//! # }
+//! # fn create_temp_output() -> Result<Box<dyn paracrypt_mpi::Output>, paracrypt_mpi::Failure> {
+//! #     Ok(Box::new(Temp))
+//! # }
 //!
 //! let cluster = Cluster::init()?;
-//! let pool = rayon::ThreadPoolBuilder::new().build().unwrap();
-//! let cipher = RawCipher::new("aes-256-ctr".parse()?, &[7; 32], Some(&[9; 16]))?;
-//! let input = std::fs::File::open("/shared/in.bin").unwrap();
-//! let output = std::fs::OpenOptions::new().write(true).open("/shared/out.bin").unwrap();
-//! let plan = cipher.plan(Direction::Encrypt, input.metadata().unwrap().len(), 1 << 20)?;
-//! let mut transform = cipher.transform(Direction::Encrypt, 1 << 20);
-//! let options = Options { schedule: Schedule::Static, transport: Transport::SharedFs, sync: false };
-//! let files = Files { input: &input, output: &output };
-//! let end = paracrypt_mpi::run(&cluster, &pool, &plan, transform.as_work(), options, Some(files))?;
-//! if cluster.is_root() {
-//!     output.set_len(end).unwrap();
-//! }
+//! let pool = rayon::ThreadPoolBuilder::new().build()?;
+//! let encryptor = Encryptor::new(Key::from_file_text(&std::fs::read_to_string("my.key")?)?);
+//! let options = Options { schedule: Schedule::Dynamic, transport: Transport::SharedFs, sync: false };
+//! let root = cluster.is_root().then(|| paracrypt_mpi::Root {
+//!     input: std::path::Path::new("/shared/big.tar"),
+//!     create_output: Box::new(create_temp_output),
+//! });
+//! let summary = paracrypt_mpi::distribute(&cluster, &pool, options, &encryptor, root)?;
+//! println!("{} chunks", summary.chunks);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! This crate never prints: failures are typed values that the caller reports (the CLI prints
-//! them on rank 0 only). Library internals log with the `log` crate.
+//! This crate never prints: failures are typed values ([`Error`], with an
+//! [`ErrorKind`](paracrypt_core::ErrorKind)) that the caller reports (the CLI prints them on
+//! rank 0 only and maps the kind to its exit status). It logs its steps with the `log` crate
+//! (`debug`: each step and failure; `trace`: every batch rank 0 hands out).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod cluster;
+mod distribute;
 mod error;
+mod farm;
 mod protocol;
 mod run;
 mod schedule;
-mod track;
 
 pub use cluster::{Cluster, RankLayout};
-pub use error::{Error, Failure, RankFailure, Result, WORK_FAILED};
-pub use run::{Files, Options, run};
+pub use distribute::{CreateOutput, Options, Output, RawRecipe, Recipe, Root, Summary, distribute};
+pub use error::{Error, Failure, RankFailure, Result};
 
 /// How chunks are assigned to ranks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,17 +71,6 @@ pub enum Schedule {
     /// A task farm: rank 0 hands out batches of chunks to whichever rank asks (guided: large
     /// batches first, smaller towards the end), so a slow or busy rank takes less.
     Dynamic,
-}
-
-impl std::str::FromStr for Schedule {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "static" => Ok(Schedule::Static),
-            "dynamic" => Ok(Schedule::Dynamic),
-            _ => Err(format!("unknown schedule `{s}` (valid: static, dynamic)")),
-        }
-    }
 }
 
 impl std::fmt::Display for Schedule {
@@ -91,19 +93,6 @@ pub enum Transport {
     /// results it gets back at their place. For storage only one node sees; rank 0's link and
     /// disk bound the speed-up.
     Messages,
-}
-
-impl std::str::FromStr for Transport {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "shared-fs" => Ok(Transport::SharedFs),
-            "messages" => Ok(Transport::Messages),
-            _ => Err(format!(
-                "unknown transport `{s}` (valid: shared-fs, messages)"
-            )),
-        }
-    }
 }
 
 impl std::fmt::Display for Transport {

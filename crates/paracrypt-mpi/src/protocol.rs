@@ -11,7 +11,7 @@ use std::ops::Range;
 pub const TAG_REPORT: i32 = 11;
 /// Rank 0 → worker: a batch, or the end of the work.
 pub const TAG_ASSIGN: i32 = 12;
-/// Any rank → rank 0: the layout gathered for `--verbose`.
+/// Any rank → rank 0: the layout [`Cluster::layout`](crate::Cluster::layout) gathers.
 pub const TAG_LAYOUT: i32 = 13;
 
 /// Batches a worker holds at once (being transformed or on their way).

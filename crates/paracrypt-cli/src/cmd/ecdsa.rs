@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey};
 
-use crate::cmd::sign_common::{
+use crate::cmd::signatures::{
     KeyOutputArgs, SignFilesArgs, VerifyFilesArgs, key_error, read_key_file, sign_files,
     verify_files, write_key_pair,
 };

@@ -1,5 +1,6 @@
 //! `paracrypt generate`: the man pages and shell completions, from the clap definitions.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -46,7 +47,14 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode> {
                 .with_context(|| format!("writing man pages into {}", output.display()))?;
         }
         What::Completions { shell } => {
-            clap_complete::generate(shell, &mut command, "paracrypt", &mut std::io::stdout());
+            // clap_complete panics when its writer fails: generate in memory, then write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "paracrypt", &mut script);
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(&script)
+                .and_then(|()| stdout.flush())
+                .context("writing to stdout")?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,16 +1,15 @@
 //! `paracrypt raw`: OpenSSL-compatible raw ciphers over the chunk engine.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{ArgGroup, Args};
-use paracrypt_core::plan::DEFAULT_CHUNK_SIZE;
 use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
 
-use crate::cmd::warn;
-use crate::exit::usage;
-use crate::io::{Input, OutputPolicy, OutputTarget, decode_hex, thread_pool};
+use crate::exit::{Usage, usage};
+use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ThreadsFlag};
+use crate::io::decode_hex;
+use crate::spec::{JobSpec, Operation, RawSpec};
 
 /// Arguments of `paracrypt raw`.
 #[derive(Debug, Args)]
@@ -31,84 +30,39 @@ Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct RawArgs {
     /// Encrypt INPUT.
     #[arg(short, long)]
-    pub(crate) encrypt: bool,
+    encrypt: bool,
     /// Decrypt INPUT.
     #[arg(short, long)]
-    pub(crate) decrypt: bool,
+    decrypt: bool,
     /// Cipher, by its OpenSSL name (e.g. aes-256-ctr).
     #[arg(short, long, value_name = "NAME")]
-    pub(crate) cipher: String,
+    cipher: String,
     /// Key as hex (16/24/32 bytes for AES, 8 for DES, 24 for 3DES, 4-56 for bf, 1-256 for rc4).
     #[arg(short = 'K', long, value_name = "HEX")]
-    pub(crate) key: String,
+    key: String,
     /// IV as hex (CBC and CTR: one block; ECB and RC4 take none).
     #[arg(long, value_name = "HEX")]
-    pub(crate) iv: Option<String>,
+    iv: Option<String>,
     /// No PKCS#7 padding (openssl -nopad): the input must be whole blocks.
     #[arg(long)]
-    pub(crate) no_pad: bool,
-    /// Worker threads (default: one per core).
-    #[arg(short = 'j', long, value_name = "N")]
-    pub(crate) threads: Option<usize>,
-    /// Chunk size, a multiple of 16 bytes (4096, 64KiB, 1MiB, ...).
-    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_usize, default_value_t = DEFAULT_CHUNK_SIZE)]
-    pub(crate) chunk_size: usize,
-    /// Overwrite OUTPUT if it exists.
-    #[arg(short, long)]
-    pub(crate) force: bool,
-    /// fsync OUTPUT before renaming it into place.
-    #[arg(long)]
-    pub(crate) sync: bool,
-    /// Input file, `-` for stdin.
-    #[arg(value_name = "INPUT", default_value = "-")]
-    pub(crate) input: PathBuf,
-    /// Output file, `-` for stdout.
-    #[arg(short, long, value_name = "OUTPUT", default_value = "-")]
-    pub(crate) output: PathBuf,
+    no_pad: bool,
     #[command(flatten)]
-    pub(crate) distributed: crate::cmd::distributed::DistributedArgs,
+    threads: ThreadsFlag,
+    #[command(flatten)]
+    chunk_size: ChunkSizeFlag,
+    #[command(flatten)]
+    files: FilesFlags,
+    #[command(flatten)]
+    distributed: DistributedFlags,
 }
 
 /// Runs `paracrypt raw`.
 pub fn run(args: RawArgs) -> Result<ExitCode> {
-    if args.distributed.distributed {
-        return crate::cmd::distributed::raw(args);
-    }
-    let (direction, cipher) = cipher(&args)?;
-    warn_hazards(cipher.name());
-
-    let mut input = Input::open(&args.input)?;
-    let policy = OutputPolicy {
-        force: args.force,
-        binary: direction == Direction::Encrypt,
-        sync: args.sync,
-    };
-    let target = OutputTarget::new(&args.output, input.path(), policy)?;
-    let pool = thread_pool(args.threads)?;
-    // Fail on lengths that cannot be right before creating any output.
-    if let Some(len) = input.len() {
-        cipher.plan(direction, len, args.chunk_size)?;
-    }
-    let mut output = target.create()?;
-    pool.install(|| -> Result<()> {
-        match (input.as_file(), output.as_file()) {
-            (Some(src), Some(dst)) => {
-                cipher.process_file(direction, src, dst, args.chunk_size)?;
-            }
-            _ => {
-                let mut reader = input.reader();
-                let mut writer = output.writer();
-                cipher.process_stream(direction, &mut *reader, &mut *writer, args.chunk_size, 0)?;
-            }
-        }
-        Ok(())
-    })?;
-    output.commit()?;
-    Ok(ExitCode::SUCCESS)
+    crate::run::job(args.distributed, spec(&args))
 }
 
-/// The direction and the cipher the arguments ask for, checked (no output is touched).
-pub(crate) fn cipher(args: &RawArgs) -> Result<(Direction, RawCipher)> {
+/// The arguments, checked and resolved (no input or output is touched).
+fn spec(args: &RawArgs) -> Result<JobSpec> {
     let direction = if args.encrypt {
         Direction::Encrypt
     } else {
@@ -121,31 +75,42 @@ pub(crate) fn cipher(args: &RawArgs) -> Result<(Direction, RawCipher)> {
         .as_deref()
         .map(|iv| decode_hex("--iv", iv))
         .transpose()?;
-    let cipher = RawCipher::new(name, &key, iv.as_deref())?;
+    let cipher = RawCipher::new(name, &key, iv.as_deref()).map_err(|e| match e {
+        paracrypt_core::Error::MissingIv { .. } => Usage(format!("{e} (--iv HEX)")).into(),
+        other => anyhow::Error::from(other),
+    })?;
     if args.no_pad && !name.is_padded_mode() {
         return usage(format!(
             "--no-pad applies to ECB and CBC only; {name} never pads"
         ));
     }
-    RawCipher::check_chunk_size(args.chunk_size)?;
-    Ok((direction, cipher.with_padding(!args.no_pad)))
+    let operation = Operation::Raw(RawSpec {
+        cipher: cipher.with_padding(!args.no_pad),
+        direction,
+        chunk_size: args.chunk_size.chunk_size,
+    });
+    let mut spec = JobSpec::new(operation, args.threads, &args.files, args.encrypt);
+    spec.warnings = warnings(name);
+    Ok(spec)
 }
 
-/// Warns about legacy ciphers, ECB and the lack of integrity protection.
-pub(crate) fn warn_hazards(name: RawCipherName) {
-    for hazard in name.hazards() {
-        warn(match hazard {
-            Hazard::LegacyAlgorithm => {
-                format!(
-                    "{name} is a legacy cipher (broken or deprecated); use it only for compatibility"
-                )
-            }
-            Hazard::EcbMode => {
-                format!(
-                    "{name} uses ECB mode, which shows patterns in the data; use it only for compatibility"
-                )
-            }
-        });
-    }
-    warn("raw output has no integrity protection; `paracrypt encrypt` authenticates every chunk");
+/// Warnings about legacy ciphers, ECB and the lack of integrity protection.
+fn warnings(name: RawCipherName) -> Vec<String> {
+    let mut warnings: Vec<String> = name
+        .hazards()
+        .into_iter()
+        .map(|hazard| match hazard {
+            Hazard::LegacyAlgorithm => format!(
+                "{name} is a legacy cipher (broken or deprecated); use it only for compatibility"
+            ),
+            Hazard::EcbMode => format!(
+                "{name} uses ECB mode, which shows patterns in the data; use it only for compatibility"
+            ),
+        })
+        .collect();
+    warnings.push(
+        "raw output has no integrity protection; `paracrypt encrypt` authenticates every chunk"
+            .into(),
+    );
+    warnings
 }

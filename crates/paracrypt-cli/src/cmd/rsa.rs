@@ -10,11 +10,12 @@ use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::keygen::RSA_SIZES;
 use paracrypt_core::pubkey::rsa::{RsaPrivateKey, RsaPublicKey, RsaScheme};
 
-use crate::cmd::sign_common::{
+use crate::cmd::signatures::{
     KeyOutputArgs, SignFilesArgs, VerifyFilesArgs, key_error, read_key_file, sign_files,
     verify_files, write_key_pair,
 };
-use crate::io::{Input, OutputPolicy, OutputTarget, thread_pool};
+use crate::flags::ThreadsFlag;
+use crate::io::{Input, OutputPolicy, OutputTarget};
 
 /// Arguments of `paracrypt rsa`.
 #[derive(Debug, Args)]
@@ -59,9 +60,8 @@ struct KeygenArgs {
     bits: usize,
     #[command(flatten)]
     output: KeyOutputArgs,
-    /// Worker threads for the prime search (default: one per core).
-    #[arg(short = 'j', long, value_name = "N")]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: ThreadsFlag,
 }
 
 #[derive(Debug, Args)]
@@ -153,7 +153,7 @@ pub fn run(args: RsaArgs, provider: Provider) -> Result<ExitCode> {
 }
 
 fn keygen(args: KeygenArgs, provider: Provider) -> Result<ExitCode> {
-    let pool = thread_pool(args.threads)?;
+    let pool = args.threads.pool()?;
     let key = pool.install(|| RsaPrivateKey::generate_with(args.bits, provider))?;
     let private = key.to_pkcs8_pem()?;
     let public = key.public_key().to_spki_pem()?;

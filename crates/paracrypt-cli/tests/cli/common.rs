@@ -130,6 +130,16 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// This process's umask (its children inherit it), from `/proc/self/status`.
+pub fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .unwrap();
+    u32::from_str_radix(line.trim(), 8).unwrap()
+}
+
 /// Names of the files in `dir` (to check that nothing was left behind).
 pub fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

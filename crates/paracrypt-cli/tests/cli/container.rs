@@ -295,7 +295,8 @@ fn outputs_are_checked_before_any_work() {
     let bad_key = write(d, "bad-key", b"not hex at all\n");
     let mut c = encrypt(&bad_key, &[]);
     c.arg(&input).arg("-o").arg(d.join("x"));
-    fails(run(c), 1, "bad key file: bad hex");
+    // A malformed key file is a usage error, like a malformed --key, with one prefix.
+    fails(run(c), 2, "bad-key: bad hex");
     assert!(!d.join("x").exists());
 }
 
@@ -429,4 +430,55 @@ fn progress_is_never_drawn_into_a_pipe_unless_asked() {
     });
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("encrypting"));
+}
+
+#[test]
+fn the_largest_chunk_size_round_trips() {
+    // 1 GiB, the documented maximum: the sealed chunk (plus its tag) is larger, and that is
+    // the format's business, not the user's. (Buffers follow the input, so this is cheap.)
+    let dir = scratch();
+    let d = dir.path();
+    let key = keygen(d, "k");
+    let plain = data(70_000, 8);
+    let input = write(d, "in", &plain);
+    let sealed = d.join("sealed");
+    let mut c = encrypt(&key, &["--chunk-size", "1GiB"]);
+    c.arg(&input).arg("-o").arg(&sealed);
+    ok(run(c));
+    let info = String::from_utf8(ok(run({
+        let mut c = paracrypt();
+        c.arg("info").arg(&sealed);
+        c
+    })))
+    .unwrap();
+    assert!(info.contains("chunk size:  1073741824 bytes"), "{info}");
+    let opened = d.join("opened");
+    let mut c = decrypt(&key, &[]);
+    c.arg(&sealed).arg("-o").arg(&opened);
+    ok(run(c));
+    assert!(std::fs::read(&opened).unwrap() == plain);
+}
+
+#[test]
+fn size_errors_quote_what_was_typed() {
+    let dir = scratch();
+    let d = dir.path();
+    let key = keygen(d, "k");
+    let input = write(d, "in", &data(1000, 9));
+    for (flag, value, reason) in [
+        ("--chunk-size", "2GiB", "must be at most 1 GiB"),
+        ("--chunk-size", "1000", "must be a multiple of 16 bytes"),
+        ("--chunk-size", "0", "must be at least 16 bytes"),
+        ("--chunk-size", "1MB", "use KiB, MiB or GiB"),
+        ("--chunk-size", "99999999999G", "too large"),
+    ] {
+        let mut c = encrypt(&key, &[flag, value]);
+        c.arg(&input).arg("-o").arg(d.join("x"));
+        let stderr = fails(run(c), 2, reason);
+        assert!(stderr.contains(&format!("'{value}'")), "{value}: {stderr}");
+    }
+    let mut c = decrypt(&key, &["--range", "1XB:10"]);
+    c.arg(&input).arg("-o").arg(d.join("x"));
+    fails(run(c), 2, "`1XB`");
+    assert!(!d.join("x").exists());
 }

@@ -78,6 +78,11 @@ mod with_mpi {
         cmd.args(["-n", &ranks.to_string(), env!("CARGO_BIN_EXE_paracrypt")]);
         cmd.args(args).arg("--distributed");
         cmd.env_remove("PARACRYPT_PASSWORD");
+        // Open MPI makes its session directory under TMPDIR by checking, then creating, and two
+        // mpirun starting at once (tests run in parallel) can fail with "File exists": give
+        // each run its own.
+        let session = scratch();
+        cmd.env("TMPDIR", session.path());
         run(cmd)
     }
 
@@ -457,7 +462,8 @@ mod with_mpi {
                 &s(&input),
             ],
         );
-        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
         one_error(
             &String::from_utf8_lossy(&out.stderr),
             "needs INPUT and OUTPUT to be files",
@@ -465,7 +471,8 @@ mod with_mpi {
         // No key source: every rank would have to prompt.
         let output = dir.path().join("sealed");
         let out = mpirun(2, ["encrypt", &s(&input), "-o", &s(&output)]);
-        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
         one_error(&String::from_utf8_lossy(&out.stderr), "cannot prompt");
         assert!(!output.exists());
     }

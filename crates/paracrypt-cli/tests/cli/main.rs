@@ -5,6 +5,7 @@ mod common;
 mod container;
 mod distributed;
 mod ecdsa;
+mod hardening;
 mod providers;
 mod raw;
 mod rsa;

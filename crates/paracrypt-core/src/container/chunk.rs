@@ -18,9 +18,9 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use super::suite::Suite;
-use crate::engine::{ChunkCtx, ChunkTransform};
+use crate::engine::{ChunkCtx, ChunkTransform, Transform};
 use crate::error::{Error, Result};
-use crate::raw::{Direction, RawCipher, RawCipherName, RawTransform};
+use crate::raw::{Direction, RawCipher, RawCipherName};
 
 /// RC4 keystream bytes every segment discards (the RC4-drop\[3072\] recommendation).
 pub const RC4_DROP: usize = 3072;
@@ -36,13 +36,13 @@ pub(crate) fn payload_key_len(suite: Suite) -> usize {
     }
 }
 
-/// One suite's chunk operations.
+/// One suite's chunk operations, given the chunk's position (index, last-chunk flag, offset).
 pub(crate) trait ChunkCipher: Send + Sync {
     /// Encrypts `buf[..len]` in place and appends the tag; returns the sealed length.
-    fn seal(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> usize;
+    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> usize;
     /// Checks and decrypts `buf[..len]` (ciphertext and tag) in place; returns the plaintext
     /// length, or `None` when the chunk does not authenticate (then `buf` holds no plaintext).
-    fn open(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> Option<usize>;
+    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Option<usize>;
 }
 
 /// The cipher for `suite` keyed with `payload` (from the key schedule), bound to `header_mac`.
@@ -50,7 +50,6 @@ pub(crate) fn chunk_cipher(
     suite: Suite,
     payload: &[u8],
     header_mac: &[u8],
-    chunk_size: usize,
 ) -> Box<dyn ChunkCipher> {
     let aad: [u8; 32] = header_mac.try_into().expect("header MAC is 32 bytes");
     let etm = |enc: Encryption, key_len: usize| -> Box<dyn ChunkCipher> {
@@ -79,8 +78,8 @@ pub(crate) fn chunk_cipher(
             // each chunk seeking to its own offset: the raw engine's CTR transform.
             let ctr = RawCipher::new(RawCipherName::Aes256Ctr, &payload[..32], Some(&[0; 16]))
                 .expect("valid AES-256 key and IV")
-                .transform(Direction::Encrypt, chunk_size);
-            let RawTransform::Parallel(ctr) = ctr else {
+                .transform(Direction::Encrypt);
+            let Transform::Parallel(ctr) = ctr else {
                 unreachable!("CTR is parallel")
             };
             etm(Encryption::Ctr(ctr), 32)
@@ -121,11 +120,11 @@ struct AeadChunks<A> {
 }
 
 impl<A: AeadInOut + Send + Sync> ChunkCipher for AeadChunks<A> {
-    fn seal(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> usize {
+    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> usize {
         let tag = self
             .aead
             .encrypt_inout_detached(
-                &stream_nonce::<A>(index, last),
+                &stream_nonce::<A>(chunk.index, chunk.is_last),
                 &self.aad,
                 (&mut buf[..len]).into(),
             )
@@ -135,13 +134,13 @@ impl<A: AeadInOut + Send + Sync> ChunkCipher for AeadChunks<A> {
         len + tag_len
     }
 
-    fn open(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> Option<usize> {
+    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Option<usize> {
         let data_len = len.checked_sub(A::TagSize::USIZE)?;
         let (data, tag) = buf[..len].split_at_mut(data_len);
         let tag = Tag::<A>::try_from(&tag[..]).ok()?;
         self.aead
             .decrypt_inout_detached(
-                &stream_nonce::<A>(index, last),
+                &stream_nonce::<A>(chunk.index, chunk.is_last),
                 &self.aad,
                 data.into(),
                 &tag,
@@ -170,28 +169,28 @@ struct EncryptThenMac {
 const MAC_LEN: usize = 32;
 
 impl EncryptThenMac {
-    fn tag(&self, index: u64, last: bool, ciphertext: &[u8]) -> Hmac<Sha256> {
+    fn tag(&self, chunk: &ChunkCtx<'_>, ciphertext: &[u8]) -> Hmac<Sha256> {
         let mut mac = self.mac.clone();
         mac.update(&self.header_mac);
-        mac.update(&index.to_be_bytes());
-        mac.update(&[u8::from(last)]);
+        mac.update(&chunk.index.to_be_bytes());
+        mac.update(&[u8::from(chunk.is_last)]);
         mac.update(ciphertext);
         mac
     }
 
     /// Encrypts (or, for the stream ciphers, decrypts: the same operation) in place and returns
-    /// the output length. CBC pads every chunk; its IV is the chunk index encrypted under the
-    /// chunk key (NIST SP 800-38A, Appendix C).
-    fn crypt(&self, direction: Direction, index: u64, buf: &mut [u8], len: usize) -> Option<usize> {
+    /// the output length. CTR seeks to the chunk's plaintext offset; CBC pads every chunk, and
+    /// its IV is the chunk index encrypted under the chunk key (NIST SP 800-38A, Appendix C).
+    fn crypt(
+        &self,
+        direction: Direction,
+        chunk: &ChunkCtx<'_>,
+        buf: &mut [u8],
+        len: usize,
+    ) -> Option<usize> {
+        let index = chunk.index;
         match &self.enc {
-            Encryption::Ctr(ctr) => {
-                let ctx = ChunkCtx {
-                    index,
-                    is_last: false,
-                    context: &[],
-                };
-                ctr.transform(&ctx, buf, len).ok()
-            }
+            Encryption::Ctr(ctr) => ctr.transform(chunk, buf, len).ok(),
             Encryption::TripleDes(c) => cbc_chunk(c, direction, index, buf, len),
             Encryption::Blowfish(c) => cbc_chunk(c, direction, index, buf, len),
             Encryption::SegmentedRc4(prk) => {
@@ -235,24 +234,21 @@ where
 }
 
 impl ChunkCipher for EncryptThenMac {
-    fn seal(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> usize {
+    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> usize {
         let sealed = self
-            .crypt(Direction::Encrypt, index, buf, len)
+            .crypt(Direction::Encrypt, chunk, buf, len)
             .expect("the buffer has room for padding");
-        let tag = self
-            .tag(index, last, &buf[..sealed])
-            .finalize()
-            .into_bytes();
+        let tag = self.tag(chunk, &buf[..sealed]).finalize().into_bytes();
         buf[sealed..sealed + MAC_LEN].copy_from_slice(&tag);
         sealed + MAC_LEN
     }
 
-    fn open(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> Option<usize> {
+    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Option<usize> {
         let sealed = len.checked_sub(MAC_LEN)?;
-        self.tag(index, last, &buf[..sealed])
+        self.tag(chunk, &buf[..sealed])
             .verify_slice(&buf[sealed..len])
             .ok()?;
-        self.crypt(Direction::Decrypt, index, buf, sealed)
+        self.crypt(Direction::Decrypt, chunk, buf, sealed)
     }
 }
 
@@ -261,18 +257,24 @@ pub(crate) struct Seal(pub Box<dyn ChunkCipher>);
 
 impl ChunkTransform for Seal {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        Ok(self.0.seal(ctx.index, ctx.is_last, buf, len))
+        Ok(self.0.seal(ctx, buf, len))
     }
 }
 
+/// How many bytes in all the search for an early end ([`Open::ends_inside`]) may authenticate
+/// in one failed chunk: 256 MiB, a fraction of a second. It covers every length of a chunk of
+/// up to 16 KiB, and the last 256 lengths of a 1 MiB chunk (bytes appended after a short last
+/// chunk: `echo >> file`, or a file written twice).
+const END_SEARCH_BUDGET: usize = 256 << 20;
+
 /// The engine transform that opens chunks and, when one fails, says why: a chunk that
 /// authenticates only with the other last-chunk flag means the file was cut after it (or
-/// extended after it). A chunk that authenticates but opens to a length no writer produces
-/// (not `chunk_size` before the last; more than `chunk_size`, or empty after chunk 0, as the
-/// last) fails like a damaged one, so every plaintext has exactly one encoding.
+/// extended after it), and a chunk whose beginning authenticates as the last chunk means bytes
+/// were appended after a short last chunk. A chunk that authenticates but opens to a length no
+/// writer produces (not the chunk size before the last; more than the chunk size, or empty after
+/// chunk 0, as the last) fails like a damaged one, so every plaintext has exactly one encoding.
 pub(crate) struct Open {
     pub cipher: Box<dyn ChunkCipher>,
-    pub chunk_size: usize,
     pub tag_len: usize,
 }
 
@@ -282,20 +284,48 @@ impl ChunkTransform for Open {
         if len < self.tag_len {
             return Err(Error::Truncated { index });
         }
-        match self.cipher.open(index, last, buf, len) {
-            Some(n)
-                if n == self.chunk_size
-                    || (last && n < self.chunk_size && (n > 0 || index == 0)) =>
-            {
-                Ok(n)
-            }
+        // A chunk that opens only as the other kind (last or not) was moved to the end or away
+        // from it: the file was cut, or extended.
+        let flipped = || ChunkCtx {
+            is_last: !last,
+            ..*ctx
+        };
+        let full = ctx.chunk_size;
+        match self.cipher.open(ctx, buf, len) {
+            Some(n) if n == full || (last && n < full && (n > 0 || index == 0)) => Ok(n),
             Some(_) => Err(Error::ChunkAuth { index }),
-            None if self.cipher.open(index, !last, buf, len).is_some() => Err(if last {
+            None if self.cipher.open(&flipped(), buf, len).is_some() => Err(if last {
                 Error::TruncatedAfter { index }
             } else {
                 Error::TrailingData { index }
             }),
+            None if self.ends_inside(ctx, buf, len) => Err(Error::TrailingData { index }),
             None => Err(Error::ChunkAuth { index }),
         }
+    }
+}
+
+impl Open {
+    /// Whether a shorter prefix of this failed chunk authenticates as the file's last chunk:
+    /// the file really ended inside it, and what follows was appended. Tries the longest
+    /// prefixes first, within [`END_SEARCH_BUDGET`]. A tag that does not match leaves `buf`
+    /// as it was (every suite checks the tag before decrypting), so each try sees the chunk's
+    /// bytes; the plaintext of a match is never used.
+    fn ends_inside(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> bool {
+        let as_last = ChunkCtx {
+            is_last: true,
+            ..*chunk
+        };
+        let mut budget = END_SEARCH_BUDGET;
+        for prefix in (self.tag_len..len).rev() {
+            match budget.checked_sub(prefix) {
+                Some(left) => budget = left,
+                None => return false,
+            }
+            if self.cipher.open(&as_last, buf, prefix).is_some() {
+                return true;
+            }
+        }
+        false
     }
 }

@@ -11,6 +11,7 @@ use zeroize::Zeroizing;
 use super::secret::{Argon2Params, Secret, argon2id};
 use super::suite::Suite;
 use crate::error::{Error, HeaderFault, Result};
+use crate::plan::ChunkSize;
 
 /// The magic bytes every container starts with.
 pub const MAGIC: &[u8; 9] = b"PARACRYPT";
@@ -20,8 +21,6 @@ pub const VERSION: u8 = 1;
 pub const HEADER_LEN: usize = 116;
 /// Salt length in bytes.
 pub const SALT_LEN: usize = 32;
-/// The smallest chunk size a container may declare.
-pub const MIN_CHUNK_SIZE: usize = 16;
 
 const KEY_CHECK_AT: usize = 60;
 const CHECKSUM_AT: usize = 76;
@@ -53,7 +52,7 @@ pub struct HeaderInfo {
     /// Cipher suite.
     pub suite: Suite,
     /// Plaintext bytes per chunk.
-    pub chunk_size: usize,
+    pub chunk_size: ChunkSize,
     /// Key derivation.
     pub kdf: Kdf,
     /// The per-file random salt.
@@ -84,8 +83,7 @@ impl HeaderInfo {
         }
         let suite = Suite::from_id(bytes[10]).ok_or(Error::Header(HeaderFault::Field("suite")))?;
         let u32_at = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-        let chunk_size = u32_at(12) as usize;
-        check_chunk_size(chunk_size)
+        let chunk_size = ChunkSize::new(u32_at(12) as usize)
             .map_err(|_| Error::Header(HeaderFault::Field("chunk size")))?;
         let params = Argon2Params {
             m_cost: u32_at(16),
@@ -119,21 +117,6 @@ impl HeaderInfo {
             salt,
         })
     }
-}
-
-/// Checks a container chunk size: a multiple of 16 bytes from 16 B to 1 GiB.
-pub fn check_chunk_size(chunk_size: usize) -> Result<()> {
-    crate::plan::check_chunk_size(chunk_size)?;
-    if chunk_size < MIN_CHUNK_SIZE
-        || !chunk_size.is_multiple_of(16)
-        || chunk_size > u32::MAX as usize
-    {
-        return Err(Error::ChunkSize {
-            size: chunk_size as u64,
-            reason: "must be a multiple of 16 bytes",
-        });
-    }
-    Ok(())
 }
 
 /// The keys of one file, derived from the secret and the header's salt.
@@ -213,10 +196,9 @@ impl Keys {
     pub fn seal(
         secret: &Secret,
         suite: Suite,
-        chunk_size: usize,
+        chunk_size: ChunkSize,
         salt: Option<[u8; SALT_LEN]>,
     ) -> Result<Self> {
-        check_chunk_size(chunk_size)?;
         let salt = salt.unwrap_or_else(|| {
             let mut salt = [0u8; SALT_LEN];
             rand::rng().fill_bytes(&mut salt);
@@ -242,7 +224,8 @@ impl Keys {
         header[9] = VERSION;
         header[10] = suite.id();
         header[11] = kdf.id();
-        header[12..16].copy_from_slice(&(chunk_size as u32).to_be_bytes());
+        // At most 1 GiB: fits the field.
+        header[12..16].copy_from_slice(&(chunk_size.get() as u32).to_be_bytes());
         if let Kdf::Argon2id(p) = kdf {
             header[16..20].copy_from_slice(&p.m_cost.to_be_bytes());
             header[20..24].copy_from_slice(&p.t_cost.to_be_bytes());

@@ -8,11 +8,12 @@
 //!
 //! ```
 //! use paracrypt_core::container::{Decryptor, Encryptor, Key, Suite};
+//! use paracrypt_core::plan::ChunkSize;
 //!
 //! let key = Key::generate();
 //! let sealed = Encryptor::new(key.clone())
 //!     .suite(Suite::Aes256Gcm)
-//!     .chunk_size(64 * 1024)
+//!     .chunk_size(ChunkSize::new(64 * 1024)?)
 //!     .encrypt_vec(b"hello, many cores")?;
 //! let opened = Decryptor::new(key).decrypt_vec(&sealed)?;
 //! assert_eq!(opened, b"hello, many cores");
@@ -21,7 +22,9 @@
 //!
 //! The same works file to file ([`Encryptor::encrypt_file`], parallel positional I/O), stream to
 //! stream ([`Encryptor::encrypt_stream`], a bounded ordered window) and through a
-//! [`StreamWriter`] that implements `Write`. Everything runs in the caller's Rayon pool.
+//! [`StreamWriter`] that implements `Write`. Everything runs in the caller's Rayon pool. Each
+//! of them makes a [`Job`] ([`Encryptor::job`], [`Decryptor::job`]) and runs it with one of the
+//! drivers of the [`engine`].
 
 mod chunk;
 mod header;
@@ -36,79 +39,43 @@ use std::sync::Arc;
 
 pub use chunk::RC4_DROP;
 use header::Keys;
-pub use header::{
-    HEADER_LEN, HeaderInfo, Kdf, MAGIC, MIN_CHUNK_SIZE, SALT_LEN, VERSION, check_chunk_size,
-};
+pub use header::{HEADER_LEN, HeaderInfo, Kdf, MAGIC, SALT_LEN, VERSION};
 pub use secret::{Argon2Params, Key, Secret};
 pub use stream_writer::StreamWriter;
 pub use suite::Suite;
 
-use crate::engine::{self, ChunkTransform, SliceSink, SliceSource, Source, Work};
+use crate::engine::{self, Job, Source, Transform};
 use crate::error::{Error, Result};
-use crate::plan::{ChunkLayout, ChunkPlan, DEFAULT_CHUNK_SIZE, Tail};
+use crate::plan::{ChunkLayout, ChunkSize, Tail};
+use crate::raw::Direction;
 
 /// A progress callback: called with the number of input bytes just taken in.
 pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
 
-/// One file's prepared work: the header and, for the chunks, a plan and a transform. The local
-/// engine and the MPI ranks both run a `Job`.
-pub struct Job {
-    /// The header bytes (written at the start when encrypting; read from it when decrypting).
-    pub header: [u8; HEADER_LEN],
-    /// The header's fields.
-    pub info: HeaderInfo,
-    /// Where every chunk goes.
-    pub plan: ChunkPlan,
-    transform: Box<dyn ChunkTransform + Send>,
-}
-
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Job")
-            .field("info", &self.info)
-            .field("plan", &self.plan)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Job {
-    /// The per-chunk transform, as engine work.
-    pub fn work(&self) -> Work<'_> {
-        Work::Parallel(&*self.transform)
-    }
-
-    /// The per-chunk transform.
-    pub fn transform(&self) -> &dyn ChunkTransform {
-        &*self.transform
-    }
-}
-
-/// Where chunks go when sealing: plaintext chunks of `chunk_size`, sealed chunks after the
-/// header.
-pub fn seal_layout(suite: Suite, chunk_size: usize) -> Result<ChunkLayout> {
-    check_chunk_size(chunk_size)?;
-    let sealed = suite.sealed_chunk_len(chunk_size);
-    let tail = match suite.cbc_block() {
-        Some(block) => Tail::Pad {
-            block,
-            overhead: suite.tag_len(),
-        },
-        None => Tail::Fixed,
+/// Where chunks go when sealing (`Encrypt`: plaintext chunks of `chunk_size`, sealed chunks
+/// after the header) or opening (`Decrypt`: the reverse).
+fn layout(suite: Suite, chunk_size: ChunkSize, direction: Direction) -> ChunkLayout {
+    let plain = chunk_size.get();
+    let sealed = suite.sealed_chunk_len(plain);
+    let header = HEADER_LEN as u64;
+    let layout = match (direction, suite.cbc_block()) {
+        (Direction::Encrypt, Some(block)) => {
+            let tail = Tail::Pad {
+                block,
+                overhead: suite.tag_len(),
+            };
+            ChunkLayout::framed(0, plain, header, sealed, tail)
+        }
+        (Direction::Encrypt, None) => ChunkLayout::framed(0, plain, header, sealed, Tail::Fixed),
+        (Direction::Decrypt, Some(_)) => {
+            let tail = Tail::Unpad {
+                overhead: suite.tag_len(),
+            };
+            ChunkLayout::framed(header, sealed, 0, plain, tail)
+        }
+        (Direction::Decrypt, None) => ChunkLayout::framed(header, sealed, 0, plain, Tail::Fixed),
     };
-    ChunkLayout::framed(0, chunk_size, HEADER_LEN as u64, sealed, tail)
-}
-
-/// Where chunks go when opening: the reverse of [`seal_layout`].
-pub fn open_layout(suite: Suite, chunk_size: usize) -> Result<ChunkLayout> {
-    check_chunk_size(chunk_size)?;
-    let sealed = suite.sealed_chunk_len(chunk_size);
-    let tail = match suite.cbc_block() {
-        Some(_) => Tail::Unpad {
-            overhead: suite.tag_len(),
-        },
-        None => Tail::Fixed,
-    };
-    ChunkLayout::framed(HEADER_LEN as u64, sealed, 0, chunk_size, tail)
+    layout.expect("a ChunkSize and a suite's framing make a valid layout")
 }
 
 /// Encrypts into the container format.
@@ -116,7 +83,7 @@ pub fn open_layout(suite: Suite, chunk_size: usize) -> Result<ChunkLayout> {
 pub struct Encryptor {
     secret: Secret,
     suite: Suite,
-    chunk_size: usize,
+    chunk_size: ChunkSize,
     window: usize,
     salt: Option<[u8; SALT_LEN]>,
     progress: Option<Progress>,
@@ -137,7 +104,7 @@ impl Encryptor {
         Encryptor {
             secret: secret.into(),
             suite: Suite::default(),
-            chunk_size: DEFAULT_CHUNK_SIZE,
+            chunk_size: ChunkSize::DEFAULT,
             window: 0,
             salt: None,
             progress: None,
@@ -150,8 +117,8 @@ impl Encryptor {
         self
     }
 
-    /// Chooses the plaintext chunk size (a multiple of 16 bytes, 16 B to 1 GiB).
-    pub fn chunk_size(mut self, chunk_size: usize) -> Self {
+    /// Chooses the plaintext chunk size.
+    pub fn chunk_size(mut self, chunk_size: ChunkSize) -> Self {
         self.chunk_size = chunk_size;
         self
     }
@@ -182,12 +149,10 @@ impl Encryptor {
         Keys::seal(&self.secret, self.suite, self.chunk_size, self.salt)
     }
 
-    /// Prepares the encryption of `plaintext_len` bytes: derives the file's keys (a fresh salt
-    /// each call) and plans the chunks.
-    pub fn job(&self, plaintext_len: u64) -> Result<Job> {
-        let keys = self.keys()?;
-        let plan = ChunkPlan::new(seal_layout(self.suite, self.chunk_size)?, plaintext_len)?;
-        Ok(job(keys, plan, true))
+    /// Prepares the encryption of `plaintext_len` bytes (`None`: a stream of unknown length):
+    /// derives the file's keys (a fresh salt each call) and makes the header the job writes.
+    pub fn job(&self, plaintext_len: Option<u64>) -> Result<Job> {
+        job(self.keys()?, Direction::Encrypt, plaintext_len)
     }
 
     /// Prepares the encryption of `plaintext_len` bytes under a `header` that another
@@ -198,32 +163,28 @@ impl Encryptor {
     ///
     /// ```
     /// use paracrypt_core::container::{Encryptor, Key};
+    /// use paracrypt_core::plan::ChunkSize;
     ///
-    /// let encryptor = Encryptor::new(Key::generate()).chunk_size(4096);
-    /// let first = encryptor.job(10_000)?;
-    /// let again = encryptor.job_for_header(&first.header, 10_000)?;
-    /// assert_eq!(again.header, first.header);
-    /// assert_eq!(again.plan, first.plan);
+    /// let encryptor = Encryptor::new(Key::generate()).chunk_size(ChunkSize::new(4096)?);
+    /// let first = encryptor.job(Some(10_000))?;
+    /// let again = encryptor.job_for_header(first.header(), Some(10_000))?;
+    /// assert_eq!(again.header(), first.header());
+    /// assert_eq!(again.plan(), first.plan());
     /// # Ok::<(), paracrypt_core::Error>(())
     /// ```
-    pub fn job_for_header(&self, header: &[u8], plaintext_len: u64) -> Result<Job> {
-        let keys = Keys::open(&self.secret, header)?;
-        let plan = ChunkPlan::new(
-            seal_layout(keys.info.suite, keys.info.chunk_size)?,
+    pub fn job_for_header(&self, header: &[u8], plaintext_len: Option<u64>) -> Result<Job> {
+        job(
+            Keys::open(&self.secret, header)?,
+            Direction::Encrypt,
             plaintext_len,
-        )?;
-        Ok(job(keys, plan, true))
+        )
     }
 
     /// Encrypts `input` into `output` with positional I/O on every pool thread and sets
     /// `output`'s length. Returns the bytes written.
     pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        let len = file_len(input)?;
-        let job = self.job(len)?;
-        output
-            .write_all_at(&job.header, 0)
-            .map_err(|e| Error::io("writing the header", e))?;
-        run_to_file(&job, input, output, self.progress.as_ref())
+        let job = self.job(Some(file_len(input)?))?;
+        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
     }
 
     /// Encrypts a stream through a bounded ordered window. Returns the bytes written.
@@ -232,56 +193,27 @@ impl Encryptor {
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let keys = self.keys()?;
-        writer
-            .write_all(&keys.header)
-            .map_err(|e| Error::io("writing the header", e))?;
-        let layout = seal_layout(self.suite, self.chunk_size)?;
-        let seal = chunk::Seal(cipher_for(&keys));
+        let job = self.job(None)?;
         let mut reader = Counting::new(reader, self.progress.as_ref());
-        let body = engine::stream::process_stream(
-            &layout,
-            Work::Parallel(&seal),
-            &mut reader,
-            writer,
-            self.window,
-        )?;
-        Ok(HEADER_LEN as u64 + body)
+        engine::stream::process_stream(&job, &mut reader, writer, self.window)
     }
 
     /// Encrypts a buffer in memory.
     pub fn encrypt_vec(&self, plaintext: &[u8]) -> Result<Vec<u8>> {
-        let job = self.job(plaintext.len() as u64)?;
-        let mut out = vec![0u8; job.plan.output_len() as usize];
-        out[..HEADER_LEN].copy_from_slice(&job.header);
-        let end = {
-            let sink = SliceSink::new(&job.plan, 0..job.plan.len(), &mut out[HEADER_LEN..]);
-            engine::run(
-                &job.plan,
-                job.work(),
-                0..job.plan.len(),
-                &SliceSource(plaintext),
-                &sink,
-            )?
-        };
-        out.truncate(end.expect("the last chunk was run") as usize);
-        Ok(out)
+        let job = self.job(Some(plaintext.len() as u64))?;
+        let mut sealed = Vec::new();
+        engine::run_in_memory(&job, plaintext, &mut sealed)?;
+        Ok(sealed)
     }
 
     /// A `Write` adapter that encrypts everything written to it into `inner`. The header is
     /// written now; [`StreamWriter::finish`] must be called to seal the last chunk.
     pub fn writer<W: Write + Send>(&self, mut inner: W) -> Result<StreamWriter<W>> {
-        let keys = self.keys()?;
+        let job = self.job(None)?;
         inner
-            .write_all(&keys.header)
+            .write_all(job.output_header())
             .map_err(|e| Error::io("writing the header", e))?;
-        let layout = seal_layout(self.suite, self.chunk_size)?;
-        Ok(StreamWriter::new(
-            inner,
-            chunk::Seal(cipher_for(&keys)),
-            layout,
-            self.window,
-        ))
+        Ok(StreamWriter::new(inner, job, self.window))
     }
 }
 
@@ -321,34 +253,27 @@ impl Decryptor {
         self
     }
 
-    /// Checks `header` (a wrong key or password fails here) and plans the chunks of an input of
-    /// `input_len` bytes, header included.
-    pub fn job(&self, header: &[u8], input_len: u64) -> Result<Job> {
+    /// Checks `header` (a wrong key or password fails here) and prepares the decryption of an
+    /// input of `input_len` bytes, header included (`None`: a stream, read after the header).
+    pub fn job(&self, header: &[u8], input_len: Option<u64>) -> Result<Job> {
         let keys = Keys::open(&self.secret, header)?;
-        if input_len == HEADER_LEN as u64 {
+        if input_len == Some(HEADER_LEN as u64) {
             return Err(Error::TruncatedAfterHeader);
         }
-        let plan = ChunkPlan::new(
-            open_layout(keys.info.suite, keys.info.chunk_size)?,
-            input_len,
-        )?;
-        Ok(job(keys, plan, false))
+        job(keys, Direction::Decrypt, input_len)
     }
 
-    fn file_job(&self, input: &File) -> Result<Job> {
-        let len = file_len(input)?;
-        let mut header = vec![0u8; (len as usize).min(HEADER_LEN)];
-        input
-            .read_exact_at(&mut header, 0)
-            .map_err(|e| Error::io("reading the header", e))?;
-        self.job(&header, len)
+    /// [`Decryptor::job`] for a file: reads its header (with positional reads) and its length.
+    pub fn file_job(&self, input: &File) -> Result<Job> {
+        let header = read_header_bytes(PositionalReader { file: input, at: 0 })?;
+        self.job(&header, Some(file_len(input)?))
     }
 
     /// Decrypts `input` into `output` on every pool thread and sets `output`'s length. Every
     /// chunk is verified; on any failure the error names the chunk. Returns the bytes written.
     pub fn decrypt_file(&self, input: &File, output: &File) -> Result<u64> {
         let job = self.file_job(input)?;
-        run_to_file(&job, input, output, self.progress.as_ref())
+        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
     }
 
     /// Decrypts a stream through a bounded ordered window. Only verified chunks are written, in
@@ -358,14 +283,8 @@ impl Decryptor {
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let mut header = Vec::with_capacity(HEADER_LEN);
-        (&mut *reader)
-            .take(HEADER_LEN as u64)
-            .read_to_end(&mut header)
-            .map_err(|e| Error::io("reading the header", e))?;
-        let keys = Keys::open(&self.secret, &header)?;
-        let layout = open_layout(keys.info.suite, keys.info.chunk_size)?;
-        let open = open_for(&keys);
+        let header = read_header_bytes(&mut *reader)?;
+        let job = self.job(&header, None)?;
         let mut reader = Counting::new(reader, self.progress.as_ref());
         let mut first = [0u8; 1];
         let n = read_some(&mut reader, &mut first)?;
@@ -373,32 +292,16 @@ impl Decryptor {
             return Err(Error::TruncatedAfterHeader);
         }
         let mut reader = std::io::Cursor::new(first).chain(reader);
-        engine::stream::process_stream(
-            &layout,
-            Work::Parallel(&open),
-            &mut reader,
-            writer,
-            self.window,
-        )
+        engine::stream::process_stream(&job, &mut reader, writer, self.window)
     }
 
     /// Decrypts a buffer in memory.
     pub fn decrypt_vec(&self, sealed: &[u8]) -> Result<Vec<u8>> {
         let header = &sealed[..sealed.len().min(HEADER_LEN)];
-        let job = self.job(header, sealed.len() as u64)?;
-        let mut out = vec![0u8; job.plan.output_len() as usize];
-        let end = {
-            let sink = SliceSink::new(&job.plan, 0..job.plan.len(), &mut out);
-            engine::run(
-                &job.plan,
-                job.work(),
-                0..job.plan.len(),
-                &SliceSource(sealed),
-                &sink,
-            )?
-        };
-        out.truncate(end.expect("the last chunk was run") as usize);
-        Ok(out)
+        let job = self.job(header, Some(sealed.len() as u64))?;
+        let mut plain = Vec::new();
+        engine::run_in_memory(&job, sealed, &mut plain)?;
+        Ok(plain)
     }
 
     /// Decrypts and verifies only the chunks that cover plaintext bytes
@@ -413,7 +316,7 @@ impl Decryptor {
         writer: &mut dyn Write,
     ) -> Result<u64> {
         let job = self.file_job(input)?;
-        let plan = &job.plan;
+        let plan = job.plan().expect("a file's job has a plan");
         let upper = plan.output_len();
         if offset > upper {
             return Err(Error::RangeOutOfBounds { offset, len: upper });
@@ -439,8 +342,8 @@ impl Decryptor {
             let batch_end = plan.chunk(last - 1).output.end;
             let mut buf = vec![0u8; (batch_end - base) as usize];
             let real_end = {
-                let sink = SliceSink::new(plan, first..last, &mut buf);
-                engine::run(plan, job.work(), first..last, input, &sink)?
+                let sink = engine::SliceSink::new(plan, first..last, &mut buf);
+                engine::run(&job, first..last, input, &sink)?
             };
             // The last chunk's exact length is known once it is open (CBC padding).
             let stop = real_end.map_or(end, |real| end.min(real)).min(batch_end);
@@ -463,42 +366,51 @@ impl Decryptor {
 
 /// Reads a container's header without a key (for `paracrypt info`).
 pub fn read_header(reader: &mut dyn Read) -> Result<HeaderInfo> {
+    HeaderInfo::parse(&read_header_bytes(reader)?)
+}
+
+/// The header's bytes from the start of `input`: [`HEADER_LEN`] of them, or all there are when
+/// the input is shorter (parsing then says what is wrong).
+fn read_header_bytes(input: impl Read) -> Result<Vec<u8>> {
     let mut header = Vec::with_capacity(HEADER_LEN);
-    reader
+    input
         .take(HEADER_LEN as u64)
         .read_to_end(&mut header)
         .map_err(|e| Error::io("reading the header", e))?;
-    HeaderInfo::parse(&header)
+    Ok(header)
 }
 
-fn cipher_for(keys: &Keys) -> Box<dyn chunk::ChunkCipher> {
-    chunk::chunk_cipher(
-        keys.info.suite,
-        &keys.payload,
-        keys.header_mac(),
-        keys.info.chunk_size,
-    )
+/// `Read` over a file with positional reads from `at`, leaving the file's cursor alone.
+struct PositionalReader<'a> {
+    file: &'a File,
+    at: u64,
 }
 
-fn open_for(keys: &Keys) -> chunk::Open {
-    chunk::Open {
-        cipher: cipher_for(keys),
-        chunk_size: keys.info.chunk_size,
-        tag_len: keys.info.suite.tag_len(),
+impl Read for PositionalReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
     }
 }
 
-fn job(keys: Keys, plan: ChunkPlan, seal: bool) -> Job {
-    let transform: Box<dyn ChunkTransform + Send> = if seal {
-        Box::new(chunk::Seal(cipher_for(&keys)))
-    } else {
-        Box::new(open_for(&keys))
+/// The job of one file: a transform that seals or opens chunks under `keys`, the plan when the
+/// length is known, and the header.
+fn job(keys: Keys, direction: Direction, input_len: Option<u64>) -> Result<Job> {
+    let suite = keys.info.suite;
+    let cipher = chunk::chunk_cipher(suite, &keys.payload, keys.header_mac());
+    let transform: Transform = match direction {
+        Direction::Encrypt => Transform::Parallel(Box::new(chunk::Seal(cipher))),
+        Direction::Decrypt => Transform::Parallel(Box::new(chunk::Open {
+            cipher,
+            tag_len: suite.tag_len(),
+        })),
     };
-    Job {
-        header: keys.header,
-        info: keys.info,
-        plan,
-        transform,
+    let job = Job::new(layout(suite, keys.info.chunk_size, direction), transform)
+        .with_header(keys.header);
+    match input_len {
+        Some(len) => job.with_input_len(len),
+        None => Ok(job),
     }
 }
 
@@ -509,24 +421,19 @@ fn file_len(file: &File) -> Result<u64> {
         .len())
 }
 
-/// Runs every chunk of `job` from `input` to `output` and cuts `output` to the real length.
-fn run_to_file(job: &Job, input: &File, output: &File, progress: Option<&Progress>) -> Result<u64> {
-    let source = ProgressSource {
-        inner: input,
-        progress,
-    };
-    let end = engine::run(&job.plan, job.work(), 0..job.plan.len(), &source, output)?
-        .expect("the whole plan includes its last chunk");
-    output
-        .set_len(end)
-        .map_err(|e| Error::io("setting the output length", e))?;
-    Ok(end)
-}
-
 /// A source that reports the bytes read.
 struct ProgressSource<'a> {
     inner: &'a dyn Source,
     progress: Option<&'a Progress>,
+}
+
+impl<'a> ProgressSource<'a> {
+    fn new(inner: &'a dyn Source, progress: &'a Option<Progress>) -> Self {
+        ProgressSource {
+            inner,
+            progress: progress.as_ref(),
+        }
+    }
 }
 
 impl Source for ProgressSource<'_> {

@@ -45,8 +45,16 @@ impl Key {
     }
 
     /// Parses a key file: `#` comment lines and blank lines are skipped; exactly one line of
-    /// 64 hex digits must remain.
+    /// 64 hex digits must remain. A PEM key (an RSA or ECDSA key given by mistake) is named as
+    /// such.
     pub fn from_file_text(text: &str) -> Result<Self> {
+        if text.contains("-----BEGIN ") {
+            return Err(Error::KeyFile(
+                "it is a PEM key (for `paracrypt rsa`/`ecdsa`); make a paracrypt key with \
+                 `paracrypt keygen`"
+                    .into(),
+            ));
+        }
         let mut lines = text
             .lines()
             .map(str::trim)

@@ -2,10 +2,8 @@
 
 use std::io::{self, Write};
 
-use super::chunk::Seal;
-use crate::engine::Work;
+use crate::engine::Job;
 use crate::engine::stream::{Slot, default_window, transform_wave, write_wave};
-use crate::plan::ChunkLayout;
 
 /// Encrypts everything written to it into the inner writer, sealing a wave of chunks in
 /// parallel (in the current Rayon pool) whenever the wave is full and more data follows.
@@ -18,9 +16,11 @@ use crate::plan::ChunkLayout;
 /// ```
 /// use std::io::Write;
 /// use paracrypt_core::container::{Decryptor, Encryptor, Key};
+/// use paracrypt_core::plan::ChunkSize;
 ///
 /// let key = Key::generate();
-/// let mut writer = Encryptor::new(key.clone()).chunk_size(1024).writer(Vec::new())?;
+/// let chunk = ChunkSize::new(1024)?;
+/// let mut writer = Encryptor::new(key.clone()).chunk_size(chunk).writer(Vec::new())?;
 /// writer.write_all(&[7u8; 5000])?;
 /// let sealed = writer.finish()?;
 /// assert_eq!(Decryptor::new(key).decrypt_vec(&sealed)?, vec![7u8; 5000]);
@@ -28,8 +28,7 @@ use crate::plan::ChunkLayout;
 /// ```
 pub struct StreamWriter<W: Write> {
     inner: W,
-    seal: Seal,
-    chunk: usize,
+    job: Job,
     capacity: usize,
     window: usize,
     wave: Vec<Slot>,
@@ -46,12 +45,12 @@ impl<W: Write> std::fmt::Debug for StreamWriter<W> {
 }
 
 impl<W: Write> StreamWriter<W> {
-    pub(crate) fn new(inner: W, seal: Seal, layout: ChunkLayout, window: usize) -> Self {
+    /// Seals with `job` (whose header the caller has written) into `inner`.
+    pub(crate) fn new(inner: W, job: Job, window: usize) -> Self {
         StreamWriter {
             inner,
-            seal,
-            chunk: layout.input_chunk,
-            capacity: layout.max_buffer(),
+            capacity: job.layout().max_buffer(),
+            job,
             window: if window == 0 {
                 default_window()
             } else {
@@ -65,10 +64,7 @@ impl<W: Write> StreamWriter<W> {
 
     fn new_slot(&mut self) {
         let mut slot = self.spare.pop().unwrap_or_else(|| Slot::new(self.capacity));
-        slot.index = self.next_index;
-        slot.input_len = 0;
-        slot.is_last = false;
-        slot.result = None;
+        slot.reset(self.job.layout(), self.next_index);
         self.next_index += 1;
         self.wave.push(slot);
     }
@@ -78,7 +74,7 @@ impl<W: Write> StreamWriter<W> {
         if let Some(slot) = self.wave.last_mut() {
             slot.is_last = last;
         }
-        transform_wave(&mut self.wave, &mut Work::Parallel(&self.seal));
+        transform_wave(&mut self.wave, &self.job);
         write_wave(&mut self.wave, &mut self.inner).map_err(io::Error::other)?;
         self.spare.append(&mut self.wave);
         Ok(())
@@ -100,7 +96,8 @@ impl<W: Write> Write for StreamWriter<W> {
         if data.is_empty() {
             return Ok(0);
         }
-        let full = self.wave.last().is_none_or(|s| s.input_len == self.chunk);
+        let chunk = self.job.layout().input_chunk;
+        let full = self.wave.last().is_none_or(|s| s.input_len == chunk);
         if full {
             // More data follows, so every chunk held so far is not the last one.
             if self.wave.len() == self.window {
@@ -108,7 +105,6 @@ impl<W: Write> Write for StreamWriter<W> {
             }
             self.new_slot();
         }
-        let chunk = self.chunk;
         let slot = self.wave.last_mut().expect("a slot was just ensured");
         let n = data.len().min(chunk - slot.input_len);
         slot.buf[slot.input_len..slot.input_len + n].copy_from_slice(&data[..n]);

@@ -106,9 +106,15 @@ impl Suite {
         }
     }
 
+    /// Bytes a full chunk grows by when sealed: its tag, and for the CBC suites the block of
+    /// padding a whole number of blocks gets.
+    pub fn chunk_overhead(self) -> usize {
+        self.cbc_block().unwrap_or(0) + self.tag_len()
+    }
+
     /// Ciphertext bytes of a full chunk of `chunk_size` plaintext bytes.
     pub fn sealed_chunk_len(self, chunk_size: usize) -> usize {
-        chunk_size + self.cbc_block().unwrap_or(0) + self.tag_len()
+        chunk_size + self.chunk_overhead()
     }
 
     /// Every name, comma separated, for messages.

@@ -1,33 +1,42 @@
-//! The chunk engine: runs a per-chunk transform over a [`ChunkPlan`] in the caller's Rayon pool.
+//! The chunk engine: runs a [`Job`] — a [`ChunkPlan`], a per-chunk transform and the header
+//! bytes around the chunks — in the caller's Rayon pool.
 //!
 //! A transform sees one chunk at a time, in a buffer that holds the chunk's input and has room
-//! for its output. A [`ChunkTransform`] is a pure function of the chunk (its index, its input
-//! and a few bytes of input just before it, which CBC decryption needs), so chunks may run in any
-//! order on any thread and the output is the same at any thread count. A [`SerialTransform`]
-//! (CBC encryption, RC4) carries state from chunk to chunk and runs in order on one thread.
+//! for its output, with the chunk's position ([`ChunkCtx`]: its index, byte offset and the
+//! plan's chunk size). A
+//! [`ChunkTransform`] is a pure function of the chunk (its position, its input and a few bytes
+//! of input just before it, which CBC decryption needs), so chunks may run in any order on any
+//! thread and the output is the same at any thread count. A [`SerialTransform`] (CBC
+//! encryption, RC4) carries state from chunk to chunk and runs in order on one thread.
 //!
-//! Three drivers consume the same transforms:
-//! - [`process_in_place`]: a buffer in memory, chunk slices transformed where they are;
-//! - [`run`]: positional [`Source`] → [`Sink`] (files with `read_at`/`write_at`, or memory),
-//!   each worker owning one page-aligned buffer, so reading, transforming and writing of
-//!   different chunks overlap across threads and at most one chunk per thread is in memory;
+//! The drivers, all consuming a [`Job`]:
+//! - [`process_in_place`] and [`run_in_memory`]: buffers in memory;
+//! - [`run`]: any range of chunks from a positional [`Source`] to a [`Sink`] (files with
+//!   `read_at`/`write_at`, or memory), each worker owning one page-aligned buffer, so reading,
+//!   transforming and writing of different chunks overlap across threads and at most one chunk
+//!   per thread is in memory; a failure names its chunk ([`ChunkError`]). [`run_file`] runs a
+//!   whole job file to file;
 //! - [`stream::process_stream`]: `Read` → `Write` through a bounded, ordered window.
 //!
 //! None of them builds a thread pool: they run in whatever pool the caller `install`s (the
 //! global one otherwise), and a one-thread pool runs the very same code serially.
 
 pub mod io;
+mod job;
 pub mod stream;
 
+use std::fs::File;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
 use crate::buffer::{AlignedBuf, with_scratch};
-use crate::error::{Error, Result};
+use crate::error::{ChunkError, Error, Result};
 use crate::plan::ChunkPlan;
 pub use io::{Sink, SliceSink, SliceSource, Source};
+pub(crate) use job::Running;
+pub use job::{Job, Transform};
 
 /// The most bytes of preceding input a transform may ask for.
 pub const MAX_CONTEXT: usize = 64;
@@ -37,6 +46,15 @@ pub const MAX_CONTEXT: usize = 64;
 pub struct ChunkCtx<'a> {
     /// The chunk's index in the plan.
     pub index: u64,
+    /// Where the chunk's payload starts in the unframed data (the plaintext of a container, the
+    /// data of a raw cipher): what CTR seeks its keystream to and errors count from. See
+    /// [`ChunkLayout::payload_start`](crate::plan::ChunkLayout::payload_start).
+    pub offset: u64,
+    /// The plan's chunk size, in the same coordinate: the payload bytes of every chunk but the
+    /// last (which has at most this many). What a transform that checks framing compares with,
+    /// so that it never keeps a chunk size of its own. See
+    /// [`ChunkLayout::payload_chunk`](crate::plan::ChunkLayout::payload_chunk).
+    pub chunk_size: usize,
     /// Whether it is the last chunk.
     pub is_last: bool,
     /// The [`ChunkTransform::context_len`] input bytes just before the chunk; empty for chunk 0.
@@ -59,7 +77,8 @@ pub trait ChunkTransform: Sync {
 
 /// A transform that carries state from one chunk to the next and must see chunks in order.
 pub trait SerialTransform: Send {
-    /// As [`ChunkTransform::transform`]; called for chunks 0, 1, 2, … in order.
+    /// As [`ChunkTransform::transform`]; called for chunks 0, 1, 2, … in order. Chunk 0 starts
+    /// over from the initial state, so that a job can be run again.
     fn transform(
         &mut self,
         chunk: &ChunkCtx<'_>,
@@ -68,66 +87,36 @@ pub trait SerialTransform: Send {
     ) -> Result<usize>;
 }
 
-/// A transform together with how it may be scheduled.
-pub enum Work<'a> {
-    /// Chunks are independent and run in parallel.
-    Parallel(&'a dyn ChunkTransform),
-    /// Chunks run in order on one thread (CBC encryption, RC4).
-    Serial(&'a mut dyn SerialTransform),
-}
-
-impl Work<'_> {
-    /// Whether the work runs on more than one thread when the pool has them.
-    pub fn is_parallel(&self) -> bool {
-        matches!(self, Work::Parallel(_))
-    }
-
-    fn context_len(&self) -> usize {
-        match self {
-            Work::Parallel(t) => t.context_len(),
-            Work::Serial(_) => 0,
-        }
-    }
-}
-
-impl std::fmt::Debug for Work<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.is_parallel() {
-            "Work::Parallel"
-        } else {
-            "Work::Serial"
-        })
-    }
-}
-
-/// Transforms `buf` in place chunk by chunk and returns the output length.
+/// Runs `job` over `buf` in place, chunk by chunk: `buf` holds the input and ends up holding
+/// the output (grown by padding, or cut to the real length).
 ///
-/// The plan's layout must keep every chunk where it is (same offsets and chunk sizes in input
-/// and output), and `buf` must be at least [`ChunkPlan::output_len`] long, with the input in
-/// its first [`ChunkPlan::input_len`] bytes.
+/// The job's layout must keep every chunk where it is (same offsets and chunk sizes in input
+/// and output), and its plan must be for `buf.len()` bytes.
 ///
 /// # Panics
-/// If the layout moves chunks or `buf` is too short.
-pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Result<u64> {
+/// If the layout moves chunks, or the job was planned for another length.
+pub fn process_in_place(job: &Job, buf: &mut Vec<u8>) -> Result<(), ChunkError> {
+    let plan = job.planned();
     let layout = plan.layout();
     assert!(
         layout.input_offset == layout.output_offset && layout.input_chunk == layout.output_chunk,
         "process_in_place needs a layout that keeps chunks in place"
     );
-    assert!(
-        buf.len() as u64 >= plan.output_len(),
-        "buffer shorter than the plan's output"
+    assert_eq!(
+        buf.len() as u64,
+        plan.input_len(),
+        "the job was planned for another length"
     );
+    buf.resize(plan.output_len() as usize, 0);
     let offset = layout.output_offset as usize;
-    let buf = &mut buf[offset..plan.output_len() as usize];
     let full = layout.input_chunk;
     let last = plan.chunk(plan.len() - 1);
 
     // Context bytes are input: copy them out before any chunk overwrites its input.
-    let ctx_len = work.context_len();
+    let ctx_len = job.context_len();
     let contexts: Vec<u8> = (1..plan.len())
         .flat_map(|i| {
-            let at = i as usize * full;
+            let at = offset + i as usize * full;
             &buf[at - ctx_len..at]
         })
         .copied()
@@ -149,13 +138,17 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
     };
     let ctx = |index: u64| ChunkCtx {
         index,
+        offset: layout.payload_start(index),
+        chunk_size: layout.payload_chunk(),
         is_last: index == last.index,
         context: context(index),
     };
 
-    let (body, tail) = buf.split_at_mut((last.output.start - layout.output_offset) as usize);
-    let last_len = match work {
-        Work::Parallel(t) => body
+    let chunks = &mut buf[offset..plan.output_len() as usize];
+    let (body, tail) = chunks.split_at_mut((last.output.start - layout.output_offset) as usize);
+    let failed = |index: u64| move |source: Error| ChunkError { index, source };
+    let last_len = match job.running() {
+        Running::Parallel(t) => body
             .par_chunks_mut(full)
             .chain(rayon::iter::once(tail))
             .enumerate()
@@ -163,106 +156,189 @@ pub fn process_in_place(plan: &ChunkPlan, work: Work<'_>, buf: &mut [u8]) -> Res
                 let i = i as u64;
                 let len = t
                     .transform(&ctx(i), chunk, input_len(i))
-                    .map_err(|e| (i, e))?;
+                    .map_err(failed(i))?;
                 Ok((i == last.index).then_some(len))
             })
-            .reduce(|| Ok(None), lowest_error)
-            .map_err(|(_, e)| e)?
+            .reduce(|| Ok(None), lowest_error)?
             .expect("the last chunk is always transformed"),
-        Work::Serial(t) => {
+        Running::Serial(mut t) => {
             let mut len = 0;
             for (i, chunk) in body
                 .chunks_mut(full)
                 .chain(std::iter::once(tail))
                 .enumerate()
             {
-                len = t.transform(&ctx(i as u64), chunk, input_len(i as u64))?;
+                let i = i as u64;
+                len = t
+                    .transform(&ctx(i), chunk, input_len(i))
+                    .map_err(failed(i))?;
             }
             len
         }
     };
-    Ok(last.output.start + last_len as u64)
+    buf.truncate((last.output.start + last_len as u64) as usize);
+    Ok(())
+}
+
+/// Runs every chunk of `job` from `input` into `output`, which is resized to the output: the
+/// output header, then the chunks, cut to their real length. `output` keeps its allocation
+/// between runs.
+///
+/// # Panics
+/// If the job was made without the input's length, or `input` is shorter than its plan.
+pub fn run_in_memory(job: &Job, input: &[u8], output: &mut Vec<u8>) -> Result<(), ChunkError> {
+    let plan = job.planned();
+    output.resize(plan.output_len() as usize, 0);
+    let header = job.output_header();
+    output[..header.len()].copy_from_slice(header);
+    let base = plan.chunk(0).output.start as usize;
+    let end = {
+        let sink = SliceSink::new(plan, 0..plan.len(), &mut output[base..]);
+        run(job, 0..plan.len(), &SliceSource(input), &sink)?
+    };
+    output.truncate(end.expect("the whole plan includes its last chunk") as usize);
+    Ok(())
+}
+
+/// Runs every chunk of `job` from `input` to `output`, positional reads and writes on every pool
+/// thread: writes the output header, the chunks, and sets `output`'s length. Returns it.
+///
+/// # Panics
+/// If the job was made without the input's length.
+pub fn run_file(job: &Job, input: &dyn Source, output: &File) -> Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let plan = job.planned();
+    output
+        .write_all_at(job.output_header(), 0)
+        .map_err(|e| Error::io("writing the header", e))?;
+    let end =
+        run(job, 0..plan.len(), input, output)?.expect("the whole plan includes its last chunk");
+    output
+        .set_len(end)
+        .map_err(|e| Error::io("setting the output length", e))?;
+    Ok(end)
 }
 
 /// A writer thread pays for itself (fresh buffers, a thread, a hand-off per chunk) only when
 /// each pool thread has several chunks to transform; below this many, threads write their own.
 const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
 
-/// Runs the chunks `indices` of `plan` from `source` to `sink` and returns the output length if
-/// the last chunk was among them (the exact length, also for [`Tail::Unpad`](crate::plan::Tail)).
+/// Runs the chunks `indices` of `job`'s plan from `source` to `sink` and returns the output
+/// length if the last chunk was among them (the exact length, also for
+/// [`Tail::Unpad`](crate::plan::Tail)). On failure, the error of the lowest failing chunk, with
+/// its index. Headers are the caller's: only chunks are read and written.
 ///
 /// Parallel work uses each pool thread's page-aligned scratch buffer ([`with_scratch`]), which
-/// holds one chunk at a time: the thread reads the chunk, transforms it and writes it, so memory
+/// holds one chunk at a time (sized by [`ChunkPlan::max_buffer`]: never more than the input
+/// needs): the thread reads the chunk, transforms it and writes it, so memory
 /// stays at one chunk per thread whatever the input size. When the sink is a file (whose
 /// writes serialise in the kernel) and there are at least four chunks per thread, the pool reads
 /// and transforms and one writer thread writes, through a bounded ring of `2 × threads + 1`
-/// buffers. Serial work runs `indices` in order on
-/// the calling thread.
+/// buffers. Serial work runs `indices` in order on the calling thread.
+///
+/// # Panics
+/// If the job was made without the input's length, or `indices` go beyond its plan.
 pub fn run(
-    plan: &ChunkPlan,
-    work: Work<'_>,
+    job: &Job,
     indices: Range<u64>,
     source: &dyn Source,
     sink: &dyn Sink,
-) -> Result<Option<u64>> {
+) -> Result<Option<u64>, ChunkError> {
+    let plan = job.planned();
     assert!(indices.end <= plan.len(), "chunk range beyond the plan");
-    let buffer_len = plan.layout().max_buffer();
-    let ctx_len = work.context_len();
-    // Reads and transforms chunk `index` in `buf`: its output length and, for the last chunk,
-    // where the output ends.
-    let one =
-        |buf: &mut [u8], index: u64, mut t: TransformRef<'_, '_>| -> Result<(usize, Option<u64>)> {
-            let chunk = plan.chunk(index);
-            let input_len = chunk.input_len();
-            source.read_chunk(index, chunk.input.start, &mut buf[..input_len])?;
-            let mut context = [0u8; MAX_CONTEXT];
-            let context = if index > 0 && ctx_len > 0 {
-                let at = chunk.input.start - ctx_len as u64;
-                source.read_chunk(index, at, &mut context[..ctx_len])?;
-                &context[..ctx_len]
-            } else {
-                &[][..]
-            };
-            let ctx = ChunkCtx {
-                index,
-                is_last: chunk.is_last,
-                context,
-            };
-            let out_len = t.transform(&ctx, buf, input_len)?;
-            Ok((
-                out_len,
-                chunk.is_last.then_some(chunk.output.start + out_len as u64),
-            ))
-        };
-    match work {
-        Work::Parallel(t)
+    let feed = Feed {
+        plan,
+        source,
+        context_len: job.context_len(),
+    };
+    let buffer_len = plan.max_buffer();
+    match job.running() {
+        Running::Parallel(t)
             if sink.single_writer()
                 && rayon::current_num_threads() > 1
                 && indices.end - indices.start
                     >= WRITER_MIN_CHUNKS_PER_THREAD * rayon::current_num_threads() as u64 =>
         {
-            run_with_writer(plan, t, indices, buffer_len, &one, sink)
+            run_with_writer(&feed, t, indices, buffer_len, sink)
         }
-        Work::Parallel(t) => {
+        Running::Parallel(t) => {
             let failed = AtomicU64::new(u64::MAX);
             claim_each(indices, &failed, |index| {
                 with_scratch(buffer_len, |buf| {
-                    let (out_len, end) = one(buf, index, TransformRef::Parallel(t))?;
-                    sink.write_chunk(index, plan.chunk(index).output.start, &buf[..out_len])?;
-                    Ok(end)
+                    let done =
+                        feed.read_and_transform(buf, index, |c, b, n| t.transform(c, b, n))?;
+                    sink.write_chunk(index, done.output_start, &buf[..done.len])?;
+                    Ok(done.end)
                 })
             })
-            .map_err(|(_, e)| e)
         }
-        Work::Serial(t) => with_scratch(buffer_len, |buf| {
+        Running::Serial(mut t) => with_scratch(buffer_len, |buf| {
             let mut end = None;
             for index in indices {
-                let (out_len, chunk_end) = one(buf, index, TransformRef::Serial(&mut *t))?;
-                sink.write_chunk(index, plan.chunk(index).output.start, &buf[..out_len])?;
-                end = end.or(chunk_end);
+                let done = feed
+                    .read_and_transform(buf, index, |c, b, n| t.transform(c, b, n))
+                    .map_err(|source| ChunkError { index, source })?;
+                sink.write_chunk(index, done.output_start, &buf[..done.len])
+                    .map_err(|source| ChunkError { index, source })?;
+                end = end.or(done.end);
             }
             Ok(end)
         }),
+    }
+}
+
+/// Feeds a plan's chunks from a source, each with its context.
+struct Feed<'a> {
+    plan: &'a ChunkPlan,
+    source: &'a dyn Source,
+    context_len: usize,
+}
+
+/// A chunk transformed in its buffer.
+struct Transformed {
+    /// Its output length.
+    len: usize,
+    /// Where its output goes.
+    output_start: u64,
+    /// For the last chunk, where the output ends.
+    end: Option<u64>,
+}
+
+impl Feed<'_> {
+    /// Reads chunk `index` (and its context) into `buf` and transforms it there.
+    fn read_and_transform(
+        &self,
+        buf: &mut [u8],
+        index: u64,
+        transform: impl FnOnce(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>,
+    ) -> Result<Transformed> {
+        let chunk = self.plan.chunk(index);
+        let input_len = chunk.input_len();
+        self.source
+            .read_chunk(index, chunk.input.start, &mut buf[..input_len])?;
+        let mut context = [0u8; MAX_CONTEXT];
+        let ctx_len = self.context_len;
+        let context = if index > 0 && ctx_len > 0 {
+            let at = chunk.input.start - ctx_len as u64;
+            self.source.read_chunk(index, at, &mut context[..ctx_len])?;
+            &context[..ctx_len]
+        } else {
+            &[][..]
+        };
+        let layout = self.plan.layout();
+        let ctx = ChunkCtx {
+            index,
+            offset: layout.payload_start(index),
+            chunk_size: layout.payload_chunk(),
+            is_last: chunk.is_last,
+            context,
+        };
+        let len = transform(&ctx, buf, input_len)?;
+        Ok(Transformed {
+            len,
+            output_start: chunk.output.start,
+            end: chunk.is_last.then_some(chunk.output.start + len as u64),
+        })
     }
 }
 
@@ -278,7 +354,7 @@ fn claim_each<T: Send>(
     indices: Range<u64>,
     failed: &AtomicU64,
     f: impl Fn(u64) -> Result<Option<T>> + Sync,
-) -> std::result::Result<Option<T>, (u64, Error)> {
+) -> Result<Option<T>, ChunkError> {
     let next = AtomicU64::new(indices.start);
     (0..rayon::current_num_threads())
         .into_par_iter()
@@ -289,9 +365,9 @@ fn claim_each<T: Send>(
                 if index >= indices.end || index > failed.load(Ordering::Relaxed) {
                     return result;
                 }
-                let this = f(index).map_err(|e| {
+                let this = f(index).map_err(|source| {
                     failed.fetch_min(index, Ordering::Relaxed);
-                    (index, e)
+                    ChunkError { index, source }
                 });
                 result = lowest_error(result, this);
             }
@@ -299,17 +375,11 @@ fn claim_each<T: Send>(
         .reduce(|| Ok(None), lowest_error)
 }
 
-/// Reads chunk `index` into a buffer and transforms it there: its output length and, for the
-/// last chunk, where the output ends.
-type ReadTransform<'a> =
-    dyn Fn(&mut [u8], u64, TransformRef<'_, '_>) -> Result<(usize, Option<u64>)> + Sync + 'a;
-
 /// A transformed chunk on its way to the writer.
-struct Written {
+struct Outgoing {
     index: u64,
     buf: AlignedBuf,
-    len: usize,
-    end: Option<u64>,
+    chunk: Transformed,
 }
 
 /// Parallel work into a sink whose writes serialise (a file): the pool reads and transforms,
@@ -318,15 +388,14 @@ struct Written {
 /// `2 × threads + 1` of them, so memory stays bounded; a transformed chunk waits for the writer
 /// only when the writer is the bottleneck anyway.
 fn run_with_writer(
-    plan: &ChunkPlan,
+    feed: &Feed<'_>,
     t: &dyn ChunkTransform,
     indices: Range<u64>,
     buffer_len: usize,
-    one: &ReadTransform<'_>,
     sink: &dyn Sink,
-) -> Result<Option<u64>> {
+) -> Result<Option<u64>, ChunkError> {
     let buffers = 2 * rayon::current_num_threads() + 1;
-    let (full_tx, full_rx) = crossbeam_channel::bounded::<Written>(buffers);
+    let (full_tx, full_rx) = crossbeam_channel::bounded::<Outgoing>(buffers);
     let (free_tx, free_rx) = crossbeam_channel::bounded::<AlignedBuf>(buffers);
     // Buffers are made on demand, up to `buffers`: a short run, or one whose writer keeps up,
     // never pays for (and faults in) buffers it does not need.
@@ -339,36 +408,33 @@ fn run_with_writer(
     let failed = AtomicU64::new(u64::MAX);
     std::thread::scope(|scope| {
         let writer = scope.spawn(|| {
-            let mut result: std::result::Result<Option<u64>, (u64, Error)> = Ok(None);
+            let mut result: Result<Option<u64>, ChunkError> = Ok(None);
             // Drain until every sender is gone, also after a failure, so that no transforming
             // thread ever waits for a buffer that will not come back.
-            for done in full_rx {
+            for out in full_rx {
                 if let Ok(end) = &mut result {
-                    let offset = plan.chunk(done.index).output.start;
-                    match sink.write_chunk(done.index, offset, &done.buf[..done.len]) {
-                        Ok(()) => *end = end.or(done.end),
-                        Err(e) => {
-                            failed.fetch_min(done.index, Ordering::Relaxed);
-                            result = Err((done.index, e));
+                    let data = &out.buf[..out.chunk.len];
+                    match sink.write_chunk(out.index, out.chunk.output_start, data) {
+                        Ok(()) => *end = end.or(out.chunk.end),
+                        Err(source) => {
+                            failed.fetch_min(out.index, Ordering::Relaxed);
+                            result = Err(ChunkError {
+                                index: out.index,
+                                source,
+                            });
                         }
                     }
                 }
-                let _ = free_tx.send(done.buf);
+                let _ = free_tx.send(out.buf);
             }
             result
         });
         let transformed = claim_each(indices, &failed, |index| {
             let mut buf = take();
-            match one(&mut buf, index, TransformRef::Parallel(t)) {
-                Ok((len, end)) => {
-                    let done = Written {
-                        index,
-                        buf,
-                        len,
-                        end,
-                    };
+            match feed.read_and_transform(&mut buf, index, |c, b, n| t.transform(c, b, n)) {
+                Ok(chunk) => {
                     full_tx
-                        .send(done)
+                        .send(Outgoing { index, buf, chunk })
                         .expect("the writer runs until the senders are gone");
                     Ok(None)
                 }
@@ -380,32 +446,18 @@ fn run_with_writer(
         });
         drop(full_tx);
         let written = writer.join().expect("the writer thread does not panic");
-        lowest_error(transformed, written).map_err(|(_, e)| e)
+        lowest_error(transformed, written)
     })
 }
 
 /// Combines two chunk results: the error of the lowest chunk wins, else the last chunk's end.
 fn lowest_error<T>(
-    a: std::result::Result<Option<T>, (u64, Error)>,
-    b: std::result::Result<Option<T>, (u64, Error)>,
-) -> std::result::Result<Option<T>, (u64, Error)> {
+    a: Result<Option<T>, ChunkError>,
+    b: Result<Option<T>, ChunkError>,
+) -> Result<Option<T>, ChunkError> {
     match (a, b) {
-        (Err(x), Err(y)) => Err(if x.0 <= y.0 { x } else { y }),
+        (Err(x), Err(y)) => Err(if x.index <= y.index { x } else { y }),
         (Err(x), Ok(_)) | (Ok(_), Err(x)) => Err(x),
         (Ok(x), Ok(y)) => Ok(x.or(y)),
-    }
-}
-
-enum TransformRef<'a, 'b> {
-    Parallel(&'a dyn ChunkTransform),
-    Serial(&'a mut (dyn SerialTransform + 'b)),
-}
-
-impl TransformRef<'_, '_> {
-    fn transform(&mut self, ctx: &ChunkCtx<'_>, buf: &mut [u8], input_len: usize) -> Result<usize> {
-        match self {
-            TransformRef::Parallel(t) => t.transform(ctx, buf, input_len),
-            TransformRef::Serial(t) => t.transform(ctx, buf, input_len),
-        }
     }
 }

@@ -10,23 +10,30 @@ use std::io::{ErrorKind, Read, Write};
 
 use rayon::prelude::*;
 
-use super::{ChunkCtx, MAX_CONTEXT, Work};
+use super::{ChunkCtx, Job, MAX_CONTEXT, Running};
 use crate::buffer::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::plan::ChunkLayout;
 
+/// The first buffer a stream's chunk gets (64 KiB); it doubles as data arrives.
+pub const FIRST_BUFFER: usize = 64 * 1024;
+
 /// The window used when the caller passes 0: one chunk per pool thread per wave.
-pub fn default_window() -> usize {
+pub(crate) fn default_window() -> usize {
     rayon::current_num_threads()
 }
 
 /// One chunk in flight: its buffer, what it holds and, once transformed, its result.
 #[derive(Debug)]
-pub struct Slot {
+pub(crate) struct Slot {
     /// Holds the input, then the output.
     pub buf: AlignedBuf,
     /// The chunk's index.
     pub index: u64,
+    /// Where the chunk's payload starts (see [`ChunkCtx::offset`]).
+    pub offset: u64,
+    /// The layout's chunk size (see [`ChunkCtx::chunk_size`]).
+    pub chunk_size: usize,
     /// Input bytes in `buf`.
     pub input_len: usize,
     /// Whether this is the last chunk of the stream.
@@ -43,6 +50,8 @@ impl Slot {
         Slot {
             buf: AlignedBuf::new(capacity),
             index: 0,
+            offset: 0,
+            chunk_size: 0,
             input_len: 0,
             is_last: false,
             context: [0; MAX_CONTEXT],
@@ -51,9 +60,22 @@ impl Slot {
         }
     }
 
+    /// Makes the slot chunk `index` of `layout`, empty and not yet transformed.
+    pub fn reset(&mut self, layout: &ChunkLayout, index: u64) {
+        self.index = index;
+        self.offset = layout.payload_start(index);
+        self.chunk_size = layout.payload_chunk();
+        self.input_len = 0;
+        self.is_last = false;
+        self.context_len = 0;
+        self.result = None;
+    }
+
     fn transform_with(&mut self, f: impl FnOnce(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>) {
         let ctx = ChunkCtx {
             index: self.index,
+            offset: self.offset,
+            chunk_size: self.chunk_size,
             is_last: self.is_last,
             context: &self.context[..self.context_len],
         };
@@ -69,12 +91,12 @@ impl Slot {
 
 /// Transforms every slot of a wave: in parallel for parallel work, in order for serial work
 /// (stopping at the first failure, since later chunks depend on the state it left).
-pub fn transform_wave(slots: &mut [Slot], work: &mut Work<'_>) {
-    match work {
-        Work::Parallel(t) => slots
+pub(crate) fn transform_wave(slots: &mut [Slot], job: &Job) {
+    match job.running() {
+        Running::Parallel(t) => slots
             .par_iter_mut()
             .for_each(|slot| slot.transform_with(|c, b, n| t.transform(c, b, n))),
-        Work::Serial(t) => {
+        Running::Serial(mut t) => {
             for slot in slots {
                 slot.transform_with(|c, b, n| t.transform(c, b, n));
                 if matches!(slot.result, Some(Err(_))) {
@@ -87,7 +109,7 @@ pub fn transform_wave(slots: &mut [Slot], work: &mut Work<'_>) {
 
 /// Writes transformed slots in order; stops at the first failed (or untransformed) chunk and
 /// returns its error. Returns the bytes written.
-pub fn write_wave(slots: &mut [Slot], writer: &mut dyn Write) -> Result<u64> {
+pub(crate) fn write_wave(slots: &mut [Slot], writer: &mut dyn Write) -> Result<u64> {
     let mut written = 0;
     for slot in slots {
         match slot.result.take() {
@@ -111,9 +133,9 @@ pub fn write_wave(slots: &mut [Slot], writer: &mut dyn Write) -> Result<u64> {
 
 /// Reads a stream chunk by chunk and knows which chunk is the last: a short read is the last
 /// chunk, and a full chunk is the last when one byte of look-ahead finds the end.
-pub struct ChunkReader<'r> {
+pub(crate) struct ChunkReader<'r> {
     reader: &'r mut (dyn Read + Send),
-    chunk: usize,
+    layout: ChunkLayout,
     context_len: usize,
     carry: Option<u8>,
     tail: [u8; MAX_CONTEXT],
@@ -122,13 +144,13 @@ pub struct ChunkReader<'r> {
 }
 
 impl<'r> ChunkReader<'r> {
-    /// Reads chunks of `chunk` bytes; keeps the last `context_len` bytes of each chunk as the
-    /// next chunk's context.
-    pub fn new(reader: &'r mut (dyn Read + Send), chunk: usize, context_len: usize) -> Self {
-        assert!(context_len <= MAX_CONTEXT && context_len <= chunk);
+    /// Reads the input chunks of `layout`; keeps the last `context_len` bytes of each chunk as
+    /// the next chunk's context.
+    pub fn new(reader: &'r mut (dyn Read + Send), layout: ChunkLayout, context_len: usize) -> Self {
+        assert!(context_len <= MAX_CONTEXT && context_len <= layout.input_chunk);
         ChunkReader {
             reader,
-            chunk,
+            layout,
             context_len,
             carry: None,
             tail: [0; MAX_CONTEXT],
@@ -137,39 +159,48 @@ impl<'r> ChunkReader<'r> {
         }
     }
 
-    /// Whether the last chunk has been read.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// Reads the next chunk into `slot`. Returns `false` once the stream is exhausted.
+    /// Reads the next chunk into `slot`, growing its buffer as data arrives (doubling, from
+    /// [`FIRST_BUFFER`], up to the chunk size): a short stream read with huge chunks holds
+    /// about what it read, not a whole chunk. Returns `false` once the stream is exhausted.
     pub fn read_into(&mut self, slot: &mut Slot) -> Result<bool> {
         if self.done {
             return Ok(false);
         }
         let index = self.next_index;
-        let buf = &mut slot.buf[..self.chunk];
+        let chunk = self.layout.input_chunk;
         let mut filled = 0;
         if let Some(byte) = self.carry.take() {
-            buf[0] = byte;
+            if slot.buf.is_empty() {
+                slot.buf.resize(FIRST_BUFFER.min(chunk));
+            }
+            slot.buf[0] = byte;
             filled = 1;
         }
-        filled += read_full(self.reader, &mut buf[filled..], index)?;
-        let is_last = if filled < self.chunk {
+        while filled < chunk {
+            if slot.buf.len() <= filled {
+                slot.buf.resize((2 * filled).max(FIRST_BUFFER).min(chunk));
+            }
+            let end = slot.buf.len().min(chunk);
+            filled += read_full(self.reader, &mut slot.buf[filled..end], index)?;
+            if filled < end {
+                break; // the stream ended
+            }
+        }
+        let buf = &slot.buf[..];
+        let is_last = if filled < chunk {
             true
         } else {
-            let mut one = [0u8; 1];
-            let n = read_full(self.reader, &mut one, index + 1)?;
-            self.carry = (n == 1).then_some(one[0]);
+            let mut peek = [0u8; 1];
+            let n = read_full(self.reader, &mut peek, index + 1)?;
+            self.carry = (n == 1).then_some(peek[0]);
             n == 0
         };
         let mut tail = [0u8; MAX_CONTEXT];
         let keep = self.context_len.min(filled);
         tail[..keep].copy_from_slice(&buf[filled - keep..filled]);
-        slot.index = index;
+        slot.reset(&self.layout, index);
         slot.input_len = filled;
         slot.is_last = is_last;
-        slot.result = None;
         slot.set_context(if index == 0 {
             &[]
         } else {
@@ -181,8 +212,9 @@ impl<'r> ChunkReader<'r> {
         Ok(true)
     }
 
-    /// Reads up to `window` chunks, reusing the slots in `spare` and making new ones of
-    /// `capacity` bytes as needed.
+    /// Reads up to `window` chunks, reusing the slots in `spare` and making new ones as needed.
+    /// `capacity` is what a full chunk needs (input and output); each slot is left with room
+    /// for its own chunk's output.
     pub fn read_wave(
         &mut self,
         mut spare: Vec<Slot>,
@@ -191,8 +223,13 @@ impl<'r> ChunkReader<'r> {
     ) -> Result<Vec<Slot>> {
         let mut wave = Vec::with_capacity(window);
         while wave.len() < window && !self.done {
-            let mut slot = spare.pop().unwrap_or_else(|| Slot::new(capacity));
+            let mut slot = spare.pop().unwrap_or_else(|| Slot::new(0));
             self.read_into(&mut slot)?;
+            // A chunk's output is at most its input plus what a full chunk adds.
+            let room = (slot.input_len + capacity - self.layout.input_chunk).min(capacity);
+            if slot.buf.len() < room {
+                slot.buf.resize(room);
+            }
             wave.push(slot);
         }
         Ok(wave)
@@ -213,14 +250,14 @@ fn read_full(reader: &mut (dyn Read + Send), buf: &mut [u8], index: u64) -> Resu
     Ok(filled)
 }
 
-/// Streams `reader` through `work` into `writer`, chunked by `layout`, and returns the bytes
-/// written. `window` is the number of chunks per wave (0: one per pool thread); at most
-/// `2 × window` chunks are in memory.
+/// Streams `reader` through `job` into `writer`: writes the job's output header, then every
+/// chunk in order, and returns the bytes written. `window` is the number of chunks per wave (0:
+/// one per pool thread); at most `2 × window` chunks are in memory.
 ///
-/// The layout's offsets are ignored: a caller with a header reads or writes it first.
+/// `reader` starts at the first chunk: a header in the input was read before (the job was
+/// made from it). The job needs no plan: a stream's length is found as it ends.
 pub fn process_stream(
-    layout: &ChunkLayout,
-    mut work: Work<'_>,
+    job: &Job,
     reader: &mut (dyn Read + Send),
     writer: &mut (dyn Write + Send),
     window: usize,
@@ -230,18 +267,23 @@ pub fn process_stream(
     } else {
         window
     };
+    let header = job.output_header();
+    writer
+        .write_all(header)
+        .map_err(|e| Error::io("writing the header", e))?;
+    let layout = job.layout();
     let capacity = layout.max_buffer();
-    let mut chunks = ChunkReader::new(reader, layout.input_chunk, work.context_len());
+    let mut chunks = ChunkReader::new(reader, *layout, job.context_len());
     let mut current = chunks.read_wave(Vec::new(), window, capacity)?;
     let mut done: Vec<Slot> = Vec::new();
-    let mut written = 0;
+    let mut written = header.len() as u64;
     while !current.is_empty() {
         let (io, ()) = rayon::join(
             || -> Result<Vec<Slot>> {
                 written += write_wave(&mut done, writer)?;
                 chunks.read_wave(std::mem::take(&mut done), window, capacity)
             },
-            || transform_wave(&mut current, &mut work),
+            || transform_wave(&mut current, job),
         );
         let next = io?;
         done = std::mem::replace(&mut current, next);

@@ -15,18 +15,23 @@
 //! | RC4 | serial (one keystream) | serial |
 //!
 //! ```
+//! use paracrypt_core::plan::ChunkSize;
 //! use paracrypt_core::raw::{Direction, RawCipher};
 //!
 //! let key = [0x11; 32];
 //! let iv = [0x22; 16];
 //! let cipher = RawCipher::new("aes-256-cbc".parse()?, &key, Some(&iv))?;
 //! let mut data = b"attack at dawn".to_vec();
-//! cipher.encrypt_vec(&mut data, 4096)?;
+//! let chunk = ChunkSize::new(4096)?;
+//! cipher.encrypt_vec(&mut data, chunk)?;
 //! assert_eq!(data.len(), 16);
-//! cipher.decrypt_vec(&mut data, 4096)?;
+//! cipher.decrypt_vec(&mut data, chunk)?;
 //! assert_eq!(data, b"attack at dawn");
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
+//!
+//! Every method builds a [`Job`] ([`RawCipher::job`]) and runs it with one of the
+//! drivers of the [`engine`].
 
 mod modes;
 mod name;
@@ -37,12 +42,12 @@ use std::io::{Read, Write};
 use cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, InnerIvInit, KeyInit};
 use zeroize::Zeroizing;
 
-use crate::engine::{self, ChunkTransform, SerialTransform, Work};
+use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
-use crate::plan::{self, ChunkLayout, ChunkPlan, Tail};
+use crate::plan::{ChunkLayout, ChunkSize, Tail};
 pub use modes::Direction;
 use modes::{CbcDecrypt, CbcEncrypt, Ctr, Ecb, Framing, Rc4Stream};
-pub use name::{Algorithm, Hazard, Mode, RawCipherName};
+pub use name::{Algorithm, CipherMode, Hazard, RawCipherName};
 
 /// A raw cipher with its key, IV and padding choice: the whole description of a raw job but
 /// for the data and the chunk size.
@@ -122,22 +127,32 @@ impl RawCipher {
         self.padding
     }
 
-    /// Checks that `chunk_size` suits this cipher: within the engine's limits and a multiple of
-    /// 16 bytes, so a chunk always holds whole blocks of every cipher.
-    pub fn check_chunk_size(chunk_size: usize) -> Result<()> {
-        plan::check_chunk_size(chunk_size)?;
-        if !chunk_size.is_multiple_of(16) {
-            return Err(Error::ChunkSize {
-                size: chunk_size as u64,
-                reason: "must be a multiple of 16 bytes",
-            });
+    /// The job for `direction` in chunks of `chunk_size`, for an input of `input_len` bytes
+    /// when it is known (positional work: files, memory) or of unknown length (a stream).
+    ///
+    /// A known length is checked before any work: a partial block without padding, or padded
+    /// ciphertext that is not whole blocks, fails here.
+    pub fn job(
+        &self,
+        direction: Direction,
+        input_len: Option<u64>,
+        chunk_size: ChunkSize,
+    ) -> Result<Job> {
+        let job = Job::new(
+            self.layout(direction, chunk_size),
+            self.transform(direction),
+        );
+        match input_len {
+            Some(len) => {
+                self.check_len(direction, len)?;
+                job.with_input_len(len)
+            }
+            None => Ok(job),
         }
-        Ok(())
     }
 
     /// Where each chunk goes: in place, the last chunk padded or unpadded.
-    pub fn layout(&self, direction: Direction, chunk_size: usize) -> Result<ChunkLayout> {
-        Self::check_chunk_size(chunk_size)?;
+    fn layout(&self, direction: Direction, chunk_size: ChunkSize) -> ChunkLayout {
         let tail = match (self.padding, direction) {
             (false, _) => Tail::Fixed,
             (true, Direction::Encrypt) => Tail::Pad {
@@ -146,17 +161,13 @@ impl RawCipher {
             },
             (true, Direction::Decrypt) => Tail::Unpad { overhead: 0 },
         };
-        ChunkLayout::framed(0, chunk_size, 0, chunk_size, tail)
+        let chunk = chunk_size.get();
+        ChunkLayout::framed(0, chunk, 0, chunk, tail).expect("a ChunkSize is a valid chunk")
     }
 
-    /// The plan for `input_len` bytes. Fails before any work when the length cannot be right:
-    /// a partial block without padding, or padded ciphertext that is not whole blocks.
-    pub fn plan(
-        &self,
-        direction: Direction,
-        input_len: u64,
-        chunk_size: usize,
-    ) -> Result<ChunkPlan> {
+    /// Fails on an input length that cannot be right: a partial block without padding, or
+    /// padded ciphertext that is not whole blocks.
+    fn check_len(&self, direction: Direction, input_len: u64) -> Result<()> {
         let bs = self.name.algorithm().block_size() as u64;
         let must_be_whole =
             self.name.is_padded_mode() && (!self.padding || direction == Direction::Decrypt);
@@ -172,13 +183,13 @@ impl RawCipher {
                 what: "padded ciphertext holds at least one block",
             });
         }
-        ChunkPlan::new(self.layout(direction, chunk_size)?, input_len)
+        Ok(())
     }
 
-    /// The per-chunk transform for `direction` with chunks of `chunk_size` bytes.
-    pub fn transform(&self, direction: Direction, chunk_size: usize) -> RawTransform {
+    /// The per-chunk transform for `direction`: parallel for ECB, CTR and CBC decryption,
+    /// serial otherwise.
+    pub(crate) fn transform(&self, direction: Direction) -> Transform {
         let framing = Framing {
-            chunk_size,
             padding: self.padding,
         };
         let key = &self.key[..];
@@ -191,9 +202,9 @@ impl RawCipher {
             };
         }
         match (self.name.algorithm(), mode) {
-            (Algorithm::Aes128, Mode::Ctr) => ctr_transform(build!(aes::Aes128), iv, chunk_size),
-            (Algorithm::Aes192, Mode::Ctr) => ctr_transform(build!(aes::Aes192), iv, chunk_size),
-            (Algorithm::Aes256, Mode::Ctr) => ctr_transform(build!(aes::Aes256), iv, chunk_size),
+            (Algorithm::Aes128, CipherMode::Ctr) => ctr_transform(build!(aes::Aes128), iv),
+            (Algorithm::Aes192, CipherMode::Ctr) => ctr_transform(build!(aes::Aes192), iv),
+            (Algorithm::Aes256, CipherMode::Ctr) => ctr_transform(build!(aes::Aes256), iv),
             (Algorithm::Aes128, _) => {
                 block_transform(build!(aes::Aes128), mode, direction, iv, framing)
             }
@@ -210,17 +221,20 @@ impl RawCipher {
             (Algorithm::Blowfish, _) => {
                 block_transform(build!(blowfish::Blowfish), mode, direction, iv, framing)
             }
-            (Algorithm::Rc4, _) => RawTransform::Serial(Box::new(Rc4Stream(build!(rc4::Rc4)))),
+            (Algorithm::Rc4, _) => Transform::Serial(Box::new(Rc4Stream {
+                key: self.key.clone(),
+                state: build!(rc4::Rc4),
+            })),
         }
     }
 
     /// Encrypts `data` in place, growing it by the padding. Runs in the current Rayon pool.
-    pub fn encrypt_vec(&self, data: &mut Vec<u8>, chunk_size: usize) -> Result<()> {
+    pub fn encrypt_vec(&self, data: &mut Vec<u8>, chunk_size: ChunkSize) -> Result<()> {
         self.process_vec(Direction::Encrypt, data, chunk_size)
     }
 
     /// Decrypts `data` in place, shrinking it by the padding. Runs in the current Rayon pool.
-    pub fn decrypt_vec(&self, data: &mut Vec<u8>, chunk_size: usize) -> Result<()> {
+    pub fn decrypt_vec(&self, data: &mut Vec<u8>, chunk_size: ChunkSize) -> Result<()> {
         self.process_vec(Direction::Decrypt, data, chunk_size)
     }
 
@@ -229,14 +243,10 @@ impl RawCipher {
         &self,
         direction: Direction,
         data: &mut Vec<u8>,
-        chunk_size: usize,
+        chunk_size: ChunkSize,
     ) -> Result<()> {
-        let plan = self.plan(direction, data.len() as u64, chunk_size)?;
-        data.resize(plan.output_len() as usize, 0);
-        let mut transform = self.transform(direction, chunk_size);
-        let len = engine::process_in_place(&plan, transform.as_work(), data)?;
-        data.truncate(len as usize);
-        Ok(())
+        let job = self.job(direction, Some(data.len() as u64), chunk_size)?;
+        Ok(engine::process_in_place(&job, data)?)
     }
 
     /// Encrypts or decrypts `input` into `output` with positional I/O, in parallel where the mode
@@ -246,20 +256,14 @@ impl RawCipher {
         direction: Direction,
         input: &File,
         output: &File,
-        chunk_size: usize,
+        chunk_size: ChunkSize,
     ) -> Result<u64> {
         let len = input
             .metadata()
             .map_err(|e| Error::io("reading input metadata", e))?
             .len();
-        let plan = self.plan(direction, len, chunk_size)?;
-        let mut transform = self.transform(direction, chunk_size);
-        let written = engine::run(&plan, transform.as_work(), 0..plan.len(), input, output)?
-            .expect("the whole plan includes its last chunk");
-        output
-            .set_len(written)
-            .map_err(|e| Error::io("setting output length", e))?;
-        Ok(written)
+        let job = self.job(direction, Some(len), chunk_size)?;
+        engine::run_file(&job, input, output)
     }
 
     /// Encrypts or decrypts a stream through a bounded ordered window (`window` chunks per wave,
@@ -269,82 +273,54 @@ impl RawCipher {
         direction: Direction,
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
-        chunk_size: usize,
+        chunk_size: ChunkSize,
         window: usize,
     ) -> Result<u64> {
-        let layout = self.layout(direction, chunk_size)?;
-        let mut transform = self.transform(direction, chunk_size);
-        engine::stream::process_stream(&layout, transform.as_work(), reader, writer, window)
-    }
-}
-
-/// A raw cipher's transform, owned: parallel for ECB, CTR and CBC decryption, serial otherwise.
-pub enum RawTransform {
-    /// Chunks are independent.
-    Parallel(Box<dyn ChunkTransform + Send>),
-    /// Chunks chain in order.
-    Serial(Box<dyn SerialTransform>),
-}
-
-impl RawTransform {
-    /// Borrows the transform as engine work.
-    pub fn as_work(&mut self) -> Work<'_> {
-        match self {
-            RawTransform::Parallel(t) => Work::Parallel(&**t),
-            RawTransform::Serial(t) => Work::Serial(&mut **t),
-        }
-    }
-}
-
-impl std::fmt::Debug for RawTransform {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            RawTransform::Parallel(_) => "RawTransform::Parallel",
-            RawTransform::Serial(_) => "RawTransform::Serial",
-        })
+        let job = self.job(direction, None, chunk_size)?;
+        engine::stream::process_stream(&job, reader, writer, window)
     }
 }
 
 /// ECB and CBC for any block cipher.
 fn block_transform<C>(
     cipher: C,
-    mode: Mode,
+    mode: CipherMode,
     direction: Direction,
     iv: &[u8],
     framing: Framing,
-) -> RawTransform
+) -> Transform
 where
     C: BlockCipherEncrypt + BlockCipherDecrypt + Clone + Send + Sync + 'static,
 {
     let block_iv = || Array::try_from(iv).expect("IV length checked in RawCipher::new");
     match (mode, direction) {
-        (Mode::Cbc, Direction::Decrypt) => RawTransform::Parallel(Box::new(CbcDecrypt {
+        (CipherMode::Cbc, Direction::Decrypt) => Transform::Parallel(Box::new(CbcDecrypt {
             cipher,
             iv: block_iv(),
             framing,
         })),
-        (Mode::Cbc, Direction::Encrypt) => RawTransform::Serial(Box::new(CbcEncrypt {
-            mode: cbc::Encryptor::inner_iv_init(cipher, &block_iv()),
+        (CipherMode::Cbc, Direction::Encrypt) => Transform::Serial(Box::new(CbcEncrypt {
+            mode: cbc::Encryptor::inner_iv_init(cipher.clone(), &block_iv()),
+            cipher,
+            iv: block_iv(),
             framing,
         })),
-        (Mode::Ecb, direction) => RawTransform::Parallel(Box::new(Ecb {
+        (CipherMode::Ecb, direction) => Transform::Parallel(Box::new(Ecb {
             cipher,
             direction,
             framing,
         })),
-        (Mode::Ctr | Mode::Stream, _) => unreachable!("dispatched before block_transform"),
+        (CipherMode::Ctr | CipherMode::Stream, _) => {
+            unreachable!("dispatched before block_transform")
+        }
     }
 }
 
 /// CTR, which RustCrypto's `ctr` defines for 16-byte blocks (AES).
-fn ctr_transform<C>(cipher: C, iv: &[u8], chunk_size: usize) -> RawTransform
+fn ctr_transform<C>(cipher: C, iv: &[u8]) -> Transform
 where
     C: BlockCipherEncrypt<BlockSize = cipher::consts::U16> + Clone + Send + Sync + 'static,
 {
     let iv = Array::try_from(iv).expect("IV length checked in RawCipher::new");
-    RawTransform::Parallel(Box::new(Ctr {
-        cipher,
-        iv,
-        chunk_size,
-    }))
+    Transform::Parallel(Box::new(Ctr { cipher, iv }))
 }

@@ -12,7 +12,9 @@ use cipher::{
     consts::U16, typenum::Unsigned,
 };
 
+use cipher::KeyInit;
 use cipher::common::InnerInit;
+use zeroize::Zeroizing;
 
 use crate::engine::{ChunkCtx, ChunkTransform, SerialTransform};
 use crate::error::{Error, Result};
@@ -26,11 +28,10 @@ pub enum Direction {
     Decrypt,
 }
 
-/// What every block transform needs besides its cipher: the chunk geometry (to name absolute
-/// lengths in errors) and whether PKCS#7 padding applies.
+/// What every block transform needs besides its cipher: whether PKCS#7 padding applies.
+/// (Errors name absolute lengths from the chunk's offset.)
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Framing {
-    pub chunk_size: usize,
     pub padding: bool,
 }
 
@@ -50,7 +51,7 @@ impl Framing {
     fn whole_blocks(&self, bs: usize, ctx: &ChunkCtx<'_>, len: usize) -> Result<usize> {
         if !len.is_multiple_of(bs) {
             return Err(Error::PartialBlock {
-                len: ctx.index * self.chunk_size as u64 + len as u64,
+                len: ctx.offset + len as u64,
                 block_size: bs,
             });
         }
@@ -64,7 +65,7 @@ impl Framing {
         }
         if len < bs {
             return Err(Error::TooShort {
-                len: ctx.index * self.chunk_size as u64 + len as u64,
+                len: ctx.offset + len as u64,
                 what: "padded ciphertext holds at least one block",
             });
         }
@@ -139,17 +140,23 @@ where
     }
 }
 
-/// CBC encryption: each block chains on the previous ciphertext block, so chunks run in order.
+/// CBC encryption: each block chains on the previous ciphertext block, so chunks run in order;
+/// chunk 0 starts the chain from the IV again.
 pub(crate) struct CbcEncrypt<C: BlockCipherEncrypt> {
+    pub cipher: C,
+    pub iv: Block<C>,
     pub mode: cbc::Encryptor<C>,
     pub framing: Framing,
 }
 
 impl<C> SerialTransform for CbcEncrypt<C>
 where
-    C: BlockCipherEncrypt + Send,
+    C: BlockCipherEncrypt + Clone + Send,
 {
     fn transform(&mut self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
+        if ctx.index == 0 {
+            self.mode = cbc::Encryptor::inner_iv_init(self.cipher.clone(), &self.iv);
+        }
         let len = self.framing.pad(C::BlockSize::USIZE, ctx, buf, len)?;
         self.mode.encrypt_blocks(blocks::<C>(&mut buf[..len]));
         Ok(len)
@@ -168,11 +175,10 @@ fn xor_in_place(data: &mut [u8], keystream: &[u8]) {
     }
 }
 
-/// CTR in either direction: chunk `i` seeks the keystream to byte `i × chunk_size`.
+/// CTR in either direction: each chunk seeks the keystream to its offset.
 pub(crate) struct Ctr<C> {
     pub cipher: C,
     pub iv: Array<u8, U16>,
-    pub chunk_size: usize,
 }
 
 impl<C> ChunkTransform for Ctr<C>
@@ -183,7 +189,7 @@ where
         let core =
             ctr::CtrCore::<C, ctr::flavors::Ctr128BE>::inner_iv_init(self.cipher.clone(), &self.iv);
         let mut stream: Ctr128Be<C> = StreamCipherCoreWrapper::from_core(core);
-        stream.seek(ctx.index * self.chunk_size as u64);
+        stream.seek(ctx.offset);
         // `ctr` writes keystream at close to the block cipher's speed, but its in-place XOR
         // path runs at about 60 % of that (measured, aes 0.9 / ctr 0.10 with VAES): so take
         // the keystream in L1-sized pieces and XOR them in a loop the compiler vectorises.
@@ -197,12 +203,18 @@ where
     }
 }
 
-/// RC4: one keystream from the start, so chunks run in order.
-pub(crate) struct Rc4Stream(pub rc4::Rc4);
+/// RC4: one keystream from the start, so chunks run in order; chunk 0 starts it over.
+pub(crate) struct Rc4Stream {
+    pub key: Zeroizing<Vec<u8>>,
+    pub state: rc4::Rc4,
+}
 
 impl SerialTransform for Rc4Stream {
-    fn transform(&mut self, _ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        self.0.apply_keystream(&mut buf[..len]);
+    fn transform(&mut self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
+        if ctx.index == 0 {
+            self.state = rc4::Rc4::new_from_slice(&self.key).expect("key length checked");
+        }
+        self.state.apply_keystream(&mut buf[..len]);
         Ok(len)
     }
 }

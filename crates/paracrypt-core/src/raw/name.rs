@@ -26,7 +26,7 @@ pub enum Algorithm {
 
 /// How the cipher is applied to the data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Mode {
+pub enum CipherMode {
     /// Each block on its own: leaks equal blocks, for compatibility only.
     Ecb,
     /// Cipher block chaining: encryption is serial by nature, decryption is parallel.
@@ -67,8 +67,8 @@ macro_rules! names {
             }
 
             /// The mode.
-            pub fn mode(self) -> Mode {
-                match self { $(RawCipherName::$variant => Mode::$mode,)* }
+            pub fn mode(self) -> CipherMode {
+                match self { $(RawCipherName::$variant => CipherMode::$mode,)* }
             }
         }
     };
@@ -142,24 +142,32 @@ impl RawCipherName {
     /// IV length in bytes (0 for ECB and RC4).
     pub fn iv_len(self) -> usize {
         match self.mode() {
-            Mode::Cbc | Mode::Ctr => self.algorithm().block_size(),
-            Mode::Ecb | Mode::Stream => 0,
+            CipherMode::Cbc | CipherMode::Ctr => self.algorithm().block_size(),
+            CipherMode::Ecb | CipherMode::Stream => 0,
         }
     }
 
     /// Whether PKCS#7 padding applies (ECB and CBC).
     pub fn is_padded_mode(self) -> bool {
-        matches!(self.mode(), Mode::Ecb | Mode::Cbc)
+        matches!(self.mode(), CipherMode::Ecb | CipherMode::Cbc)
     }
 
     /// Whether encryption runs on many threads (CBC encryption and RC4 cannot).
     pub fn encrypts_in_parallel(self) -> bool {
-        matches!(self.mode(), Mode::Ecb | Mode::Ctr)
+        matches!(self.mode(), CipherMode::Ecb | CipherMode::Ctr)
     }
 
     /// Whether decryption runs on many threads (RC4 cannot).
     pub fn decrypts_in_parallel(self) -> bool {
-        self.mode() != Mode::Stream
+        self.mode() != CipherMode::Stream
+    }
+
+    /// Whether `direction` runs on many threads.
+    pub fn runs_in_parallel(self, direction: super::Direction) -> bool {
+        match direction {
+            super::Direction::Encrypt => self.encrypts_in_parallel(),
+            super::Direction::Decrypt => self.decrypts_in_parallel(),
+        }
     }
 
     /// What makes this cipher a legacy choice (empty for AES in CBC or CTR mode).
@@ -171,7 +179,7 @@ impl RawCipherName {
         ) {
             hazards.push(Hazard::LegacyAlgorithm);
         }
-        if self.mode() == Mode::Ecb {
+        if self.mode() == CipherMode::Ecb {
             hazards.push(Hazard::EcbMode);
         }
         hazards

@@ -5,11 +5,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::workload::{self as pk, Workload};
 use paracrypt_core::workload::Symmetric;
 
-use super::report::Measurement;
+use super::report::{Measurement, Medium};
+use crate::io::thread_pool;
 
 /// What one benchmark entry measures.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,24 +32,9 @@ impl Algorithm {
     }
 }
 
-/// Where symmetric work runs.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// A buffer in memory.
-    Memory,
-    /// A file to a new file (positional I/O, page cache).
-    File,
-}
-
 /// A pool of `threads` threads.
-pub fn pool(threads: usize) -> Result<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("cannot start a thread pool")
+fn pool(threads: usize) -> Result<rayon::ThreadPool> {
+    thread_pool(Some(threads))
 }
 
 /// Times `run(i)` for every thread count `i` of `pools`, `samples` rounds, interleaved: each
@@ -81,7 +68,7 @@ pub struct Settings<'a> {
     /// Timed runs per measurement.
     pub repeat: usize,
     /// Chunk size.
-    pub chunk_size: usize,
+    pub chunk_size: ChunkSize,
     /// Directory for file-to-file runs.
     pub dir: &'a Path,
 }
@@ -90,7 +77,7 @@ pub struct Settings<'a> {
 pub fn symmetric(
     workload: Symmetric,
     size: u64,
-    mode: Mode,
+    mode: Medium,
     settings: &Settings<'_>,
     mut tick: impl FnMut(),
 ) -> Result<Vec<Measurement>> {
@@ -104,7 +91,7 @@ pub fn symmetric(
         .prepare(size as usize, chunk_size)
         .with_context(|| format!("preparing {}", workload.name()))?;
     let input_path = dir.join("input");
-    if mode == Mode::File {
+    if mode == Medium::File {
         let mut file = std::fs::File::create(&input_path).context("writing the benchmark input")?;
         file.write_all(prepared.input())?;
         file.sync_all()?;
@@ -114,11 +101,11 @@ pub fn symmetric(
         .map(|&n| pool(n))
         .collect::<Result<Vec<_>>>()?;
     let times = match mode {
-        Mode::Memory => time_interleaved(&pools, repeat, |pool| {
+        Medium::Memory => time_interleaved(&pools, repeat, |pool| {
             pool.install(|| prepared.run_in_memory())
                 .map_err(Into::into)
         })?,
-        Mode::File => {
+        Medium::File => {
             let input = std::fs::File::open(&input_path)?;
             time_interleaved(&pools, repeat, |pool| {
                 // A new output file every run, as the CLI writes one.

@@ -9,21 +9,22 @@ mod openssl;
 mod plot;
 mod report;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use paracrypt_core::plan::DEFAULT_CHUNK_SIZE;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::workload::RSA_KEYGEN_SAMPLES;
 use paracrypt_core::pubkey::workload::Workload;
 
-use crate::exit::usage;
-use crate::progress::{self, Mode as ProgressMode};
-use crate::size::{parse_size, parse_usize};
-use measure::{Algorithm, Mode};
-use report::{Machine, Report, SCHEMA};
+use crate::exit::{usage, warn};
+use crate::flags::{ChunkSizeFlag, ProgressFlags};
+use crate::progress;
+use crate::size::parse_size;
+use measure::Algorithm;
+use report::{Machine, Medium, Report, SCHEMA};
 
 /// Arguments of `paracrypt bench`.
 #[derive(Debug, Args)]
@@ -61,10 +62,9 @@ pub struct BenchArgs {
         value_delimiter = ',',
         default_value = "memory,file"
     )]
-    modes: Vec<Mode>,
-    /// Chunk size of the symmetric work.
-    #[arg(long, value_name = "SIZE", value_parser = parse_usize, default_value_t = DEFAULT_CHUNK_SIZE)]
-    chunk_size: usize,
+    modes: Vec<Medium>,
+    #[command(flatten)]
+    chunk_size: ChunkSizeFlag,
     /// Run the same work through the `openssl` binary and show paracrypt's speed relative to it.
     #[arg(long)]
     compare_openssl: bool,
@@ -77,12 +77,8 @@ pub struct BenchArgs {
     /// Directory for the file-to-file runs (default: the system's temporary directory).
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-    /// Show a progress bar even when stderr is not a terminal.
-    #[arg(long, conflicts_with = "quiet")]
-    progress: bool,
-    /// No progress bar.
-    #[arg(short, long)]
-    quiet: bool,
+    #[command(flatten)]
+    progress: ProgressFlags,
 }
 
 fn default_threads() -> Vec<usize> {
@@ -130,21 +126,19 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
     let mut threads = args.threads.clone().unwrap_or_else(default_threads);
     threads.sort_unstable();
     threads.dedup();
-    if threads.first() == Some(&0) {
-        return usage("--threads must be at least 1");
+    for &n in &threads {
+        crate::io::check_threads("--threads", n)?;
     }
     if args.repeat == 0 || args.keygen_samples == 0 {
         return usage("--repeat and --keygen-samples must be at least 1");
     }
-    paracrypt_core::raw::RawCipher::check_chunk_size(args.chunk_size)?;
+    let chunk_size = args.chunk_size.chunk_size;
     let mut modes = args.modes.clone();
     modes.dedup();
     let openssl_version = if args.compare_openssl {
         let version = openssl::version();
-        if version.is_none() {
-            crate::cmd::warn(
-                "--compare-openssl: openssl is not installed; showing paracrypt alone",
-            );
+        if version.is_none() && !args.progress.quiet {
+            warn("--compare-openssl: openssl is not installed; showing paracrypt alone");
         }
         version
     } else {
@@ -155,6 +149,8 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
         None => tempfile::tempdir(),
     }
     .context("cannot create a directory for the file-to-file runs")?;
+    // Its files hold test data as large as the largest size: never leave them behind.
+    crate::interrupt::pending().add_dir(dir.path());
 
     let steps: u64 = algorithms
         .iter()
@@ -163,11 +159,7 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
             Algorithm::PublicKey(w) => (threads.len() * providers_for(*w, providers).len()) as u64,
         })
         .sum();
-    let bar = progress::bar(
-        ProgressMode::from_flags(args.progress, args.quiet),
-        None,
-        "benchmarking",
-    );
+    let bar = progress::bar(args.progress.show(), None, "benchmarking");
     bar.set_length(steps);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} eta {eta}")
@@ -178,7 +170,7 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
     let settings = measure::Settings {
         threads: &threads,
         repeat: args.repeat,
-        chunk_size: args.chunk_size,
+        chunk_size,
         dir: dir.path(),
     };
     let mut measurements = Vec::new();
@@ -193,8 +185,8 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
                             measure::symmetric(*workload, size, mode, &settings, || bar.inc(1))?;
                         if openssl_version.is_some() {
                             let input = dir.path().join("openssl-input");
-                            if mode == Mode::File {
-                                let prepared = workload.prepare(size as usize, args.chunk_size)?;
+                            if mode == Medium::File {
+                                let prepared = workload.prepare(size as usize, chunk_size)?;
                                 std::fs::write(&input, prepared.input())?;
                             }
                             for m in &mut got {
@@ -237,10 +229,13 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
             openssl: openssl_version,
             avx512_ifma: paracrypt_core::pubkey::rsa::has_avx512_ifma(),
         },
-        chunk_size: args.chunk_size,
+        chunk_size: chunk_size.get(),
         measurements,
     };
-    print!("{}", report::table(&report));
+    let mut stdout = std::io::stdout().lock();
+    write!(stdout, "{}", report::table(&report))
+        .and_then(|()| stdout.flush())
+        .context("writing to stdout")?;
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report).context("encoding JSON")?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
@@ -248,5 +243,6 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
     if let Some(path) = &args.plot {
         plot::speedup_svg(&report, path)?;
     }
+    crate::interrupt::pending().forget_dir(dir.path());
     Ok(ExitCode::SUCCESS)
 }

@@ -21,8 +21,7 @@ use paracrypt_core::pubkey::workload::Workload;
 use paracrypt_core::raw::{Direction, RawCipherName};
 use paracrypt_core::workload::Symmetric;
 
-use super::measure::Mode;
-use super::report::Measurement;
+use super::report::{Measurement, Medium};
 
 /// `openssl version`, or `None` when openssl is not installed.
 pub fn version() -> Option<String> {
@@ -83,7 +82,7 @@ impl Peer {
         let (name, direction) = cipher(workload);
         let size = m.size.unwrap_or(0);
         let result = match m.mode {
-            Some(Mode::File) => self.once(format!("enc {name} {direction:?} {size}"), || {
+            Some(Medium::File) => self.once(format!("enc {name} {direction:?} {size}"), || {
                 enc(name, direction, input, dir)
             }),
             _ => self

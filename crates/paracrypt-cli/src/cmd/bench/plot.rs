@@ -31,7 +31,7 @@ const PALETTE: [RGBColor; 16] = [
 /// Draws one line per algorithm (and mode), at its largest size, plus the ideal `y = x`.
 pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    let mut keys: Vec<(String, Option<String>, Option<super::measure::Mode>)> = Vec::new();
+    let mut keys: Vec<(String, Option<String>, Option<super::report::Medium>)> = Vec::new();
     for m in &report.measurements {
         let key = (m.algorithm.clone(), m.provider.clone(), m.mode);
         if !keys.contains(&key) {
@@ -56,8 +56,8 @@ pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let label = match mode {
-            Some(super::measure::Mode::Memory) => format!("{algorithm} (memory)"),
-            Some(super::measure::Mode::File) => format!("{algorithm} (file)"),
+            Some(super::report::Medium::Memory) => format!("{algorithm} (memory)"),
+            Some(super::report::Medium::File) => format!("{algorithm} (file)"),
             None => algorithm,
         };
         series.push((label, points));

@@ -3,7 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::measure::Mode;
+/// Where symmetric work runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Medium {
+    /// A buffer in memory.
+    Memory,
+    /// A file to a new file (positional I/O, page cache).
+    File,
+}
 
 /// Summary statistics of a sample of times, in seconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,7 +62,7 @@ pub struct Measurement {
     #[serde(default)]
     pub provider: Option<String>,
     /// Memory or file to file (symmetric only).
-    pub mode: Option<Mode>,
+    pub mode: Option<Medium>,
     /// Input bytes (symmetric only).
     pub size: Option<u64>,
     /// Threads in the pool.
@@ -79,7 +87,7 @@ impl Measurement {
     /// A measurement from raw times.
     pub fn new(
         algorithm: String,
-        mode: Option<Mode>,
+        mode: Option<Medium>,
         size: Option<u64>,
         threads: usize,
         operations: usize,
@@ -166,7 +174,7 @@ pub fn table(report: &Report) -> String {
     let mut threads: Vec<usize> = report.measurements.iter().map(|m| m.threads).collect();
     threads.sort_unstable();
     threads.dedup();
-    let mut keys: Vec<(String, Option<String>, Option<Mode>)> = Vec::new();
+    let mut keys: Vec<(String, Option<String>, Option<Medium>)> = Vec::new();
     for m in &report.measurements {
         let key = (m.algorithm.clone(), m.provider.clone(), m.mode);
         if !keys.contains(&key) {
@@ -182,8 +190,8 @@ pub fn table(report: &Report) -> String {
             .collect();
         let provider_text = provider.map(|p| format!(" [{p}]")).unwrap_or_default();
         let mode_text = match mode {
-            Some(Mode::Memory) => " (in memory)",
-            Some(Mode::File) => " (file to file)",
+            Some(Medium::Memory) => " (in memory)",
+            Some(Medium::File) => " (file to file)",
             None => "",
         };
         let ops = rows[0].operations;
@@ -279,7 +287,7 @@ mod tests {
     fn sample() -> Report {
         let mut m = Measurement::new(
             "raw/aes-256-ctr/encrypt".into(),
-            Some(Mode::Memory),
+            Some(Medium::Memory),
             Some(4 << 20),
             2,
             1,

@@ -1,0 +1,151 @@
+//! Flags that several subcommands share, each declared once here and flattened where it is
+//! used: `-j`, `--chunk-size`, INPUT/`-o`/`-f`/`--sync`, `--progress`/`-q` and the
+//! `--distributed` group. Each resolves to the value the rest of the program uses.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use paracrypt_core::plan::ChunkSize;
+
+use crate::io::{OutputPolicy, thread_pool};
+use crate::progress::Show;
+use crate::size::parse_usize;
+
+/// `-j/--threads`.
+#[derive(Clone, Copy, Debug, Args)]
+pub struct ThreadsFlag {
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+impl ThreadsFlag {
+    /// The command's thread pool.
+    pub fn pool(self) -> Result<rayon::ThreadPool> {
+        thread_pool(self.threads)
+    }
+}
+
+/// `--chunk-size`.
+#[derive(Clone, Copy, Debug, Args)]
+pub struct ChunkSizeFlag {
+    /// Bytes per chunk: a multiple of 16, at most 1GiB (4096, 64KiB, 1MiB, ...).
+    #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size, default_value_t = ChunkSize::DEFAULT)]
+    pub chunk_size: ChunkSize,
+}
+
+/// Parses a chunk size (`64KiB`): the error quotes what was typed (clap adds the value).
+pub fn parse_chunk_size(text: &str) -> Result<ChunkSize, String> {
+    let bytes = parse_usize(text)?;
+    ChunkSize::new(bytes).map_err(|e| match e {
+        paracrypt_core::Error::ChunkSize { reason, .. } => reason.to_string(),
+        other => other.to_string(),
+    })
+}
+
+/// INPUT, `-o/--output`, `-f/--force` and `--sync` of a command that turns one input into one
+/// output.
+#[derive(Clone, Debug, Args)]
+pub struct FilesFlags {
+    /// Input file, `-` for stdin.
+    #[arg(value_name = "INPUT", default_value = "-")]
+    pub input: PathBuf,
+    /// Output file, `-` for stdout.
+    #[arg(short, long, value_name = "OUTPUT", default_value = "-")]
+    pub output: PathBuf,
+    /// Overwrite OUTPUT if it exists.
+    #[arg(short, long)]
+    pub force: bool,
+    /// fsync OUTPUT before renaming it into place (for jobs that delete the input afterwards).
+    #[arg(long)]
+    pub sync: bool,
+}
+
+impl FilesFlags {
+    /// The output policy, for ciphertext (`binary`) or not.
+    pub fn policy(&self, binary: bool) -> OutputPolicy {
+        OutputPolicy {
+            force: self.force,
+            binary,
+            sync: self.sync,
+            private: false,
+        }
+    }
+}
+
+/// `--progress` / `-q/--quiet`.
+#[derive(Clone, Copy, Debug, Args)]
+pub struct ProgressFlags {
+    /// Show a progress bar even when stderr is not a terminal.
+    #[arg(long, conflicts_with = "quiet")]
+    pub progress: bool,
+    /// No progress bar and no warnings.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl ProgressFlags {
+    /// When to draw a bar.
+    pub fn show(self) -> Show {
+        Show::from_flags(self.progress, self.quiet)
+    }
+}
+
+/// `--distributed` and its options, shared by `raw`, `encrypt` and `decrypt`.
+#[derive(Clone, Copy, Debug, Args)]
+#[command(next_help_heading = "Distributed (MPI)")]
+pub struct DistributedFlags {
+    /// Run across the ranks of an MPI job: `mpirun -n N paracrypt ... --distributed` (needs a
+    /// build with `--features mpi`; INPUT and OUTPUT must be files).
+    #[arg(long)]
+    pub distributed: bool,
+    /// Which rank gets which chunks: contiguous blocks, or batches rank 0 hands out on request.
+    #[arg(long, value_enum, value_name = "SCHEDULE", default_value_t = ScheduleArg::Static, requires = "distributed")]
+    pub schedule: ScheduleArg,
+    /// How chunks reach the ranks: every rank reads and writes the files on a filesystem all
+    /// ranks see, or only rank 0 touches files and chunks travel as MPI messages.
+    #[arg(long, value_enum, value_name = "TRANSPORT", default_value_t = TransportArg::SharedFs, requires = "distributed")]
+    pub transport: TransportArg,
+    /// Print the effective layout (ranks, hosts, threads and cores per rank) on stderr.
+    #[arg(long, requires = "distributed")]
+    pub verbose: bool,
+}
+
+/// `--schedule`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScheduleArg {
+    /// Contiguous blocks of chunks, one per rank.
+    Static,
+    /// A task farm: rank 0 hands out batches to whichever rank asks.
+    Dynamic,
+}
+
+/// `--transport`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    /// Every rank reads and writes the files in place (no file data crosses MPI).
+    SharedFs,
+    /// Only rank 0 touches files; chunks travel as messages.
+    Messages,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_sizes_up_to_1_gib() {
+        assert_eq!(parse_chunk_size("1GiB").unwrap().get(), 1 << 30);
+        assert_eq!(parse_chunk_size("64KiB").unwrap().get(), 64 << 10);
+        assert_eq!(
+            parse_chunk_size("2GiB").unwrap_err(),
+            "must be at most 1 GiB"
+        );
+        assert_eq!(
+            parse_chunk_size("1000").unwrap_err(),
+            "must be a multiple of 16 bytes"
+        );
+        assert!(parse_chunk_size("1MB").unwrap_err().contains("`1MB`"));
+    }
+}

@@ -1,0 +1,120 @@
+//! Interrupts: SIGINT (Ctrl-C), SIGTERM and SIGHUP end the process without leaving anything
+//! behind.
+//!
+//! The CLI installs the handler once, in `main` (the libraries never touch signals). A
+//! dedicated thread receives the signals (signal-hook), so the cleanup is ordinary code, not
+//! code in a signal handler. It removes every temporary file and directory still registered
+//! here, clears the progress bar, and then ends the process the way the signal would have, so a
+//! shell still sees "killed by SIGINT" (status 130, 143 or 129).
+//!
+//! Registration and cleanup share one lock. An output that commits (links or renames its
+//! temporary file into place) holds the lock for the whole commit, so an interrupt either lands
+//! before it (the temporary file is removed, the old destination is untouched) or after it (the
+//! new output is complete); never in between.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use indicatif::ProgressBar;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+/// What an interrupted run must undo.
+#[derive(Debug, Default)]
+pub struct Pending {
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+    bar: Option<ProgressBar>,
+}
+
+static PENDING: Mutex<Pending> = Mutex::new(Pending {
+    files: Vec::new(),
+    dirs: Vec::new(),
+    bar: None,
+});
+
+/// Takes the lock that cleanup runs under (also after a panic elsewhere: the lists stay valid).
+pub fn pending() -> MutexGuard<'static, Pending> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Pending {
+    /// Removes `path` if the process is interrupted before [`Pending::forget_file`].
+    pub fn add_file(&mut self, path: &Path) {
+        self.files.push(path.to_path_buf());
+    }
+
+    /// `path` is no longer temporary (committed or removed).
+    pub fn forget_file(&mut self, path: &Path) {
+        self.files.retain(|p| p != path);
+    }
+
+    /// Removes the directory `path` and everything in it if the process is interrupted before
+    /// [`Pending::forget_dir`].
+    pub fn add_dir(&mut self, path: &Path) {
+        self.dirs.push(path.to_path_buf());
+    }
+
+    /// `path` is no longer temporary.
+    pub fn forget_dir(&mut self, path: &Path) {
+        self.dirs.retain(|p| p != path);
+    }
+
+    /// Clears `bar` on an interrupt or an error.
+    pub fn set_bar(&mut self, bar: ProgressBar) {
+        self.bar = Some(bar);
+    }
+
+    /// Clears the progress bar, if one is drawn.
+    pub fn clear_bar(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn clean_up(&mut self) {
+        self.clear_bar();
+        for file in self.files.drain(..) {
+            let _ = std::fs::remove_file(file);
+        }
+        for dir in self.dirs.drain(..) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Starts the thread that turns SIGINT, SIGTERM and SIGHUP into a cleanup and an exit. A signal
+/// the process was started with ignored stays ignored (`nohup` ignores SIGHUP; a shell without
+/// job control starts background jobs ignoring SIGINT).
+pub fn install() -> std::io::Result<()> {
+    let ignored = ignored_signals();
+    let watched: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|&signal| ignored & (1 << (signal - 1)) == 0)
+        .collect();
+    let mut signals = Signals::new(watched)?;
+    std::thread::Builder::new()
+        .name("paracrypt-signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                // Held until the process ends: nothing commits after this point.
+                let mut pending = pending();
+                pending.clean_up();
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                std::process::exit(128 + signal);
+            }
+        })?;
+    Ok(())
+}
+
+/// The signals this process ignores, as the kernel reports them (`SigIgn` in
+/// `/proc/self/status`: bit N − 1 for signal N); none where that cannot be read.
+fn ignored_signals() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
+        })
+        .unwrap_or(0)
+}

@@ -1,0 +1,118 @@
+//! Where input comes from: stdin, or a path opened exactly once.
+//!
+//! Only a regular file whose size can be trusted is read with positional I/O (every thread
+//! reading its own chunks). Everything else is read as a stream, front to back: pipes, FIFOs,
+//! character devices, and the regular files of /proc, /sys and their kin, which report a size of
+//! 0 or 4096 whatever they hold.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+/// Where input comes from.
+#[derive(Debug)]
+pub enum Input {
+    /// Standard input.
+    Stdin,
+    /// A path, opened once.
+    File {
+        /// The open file.
+        file: File,
+        /// The path as given.
+        path: PathBuf,
+        /// The length, when the file is a regular file whose size can be trusted.
+        len: Option<u64>,
+    },
+}
+
+impl Input {
+    /// Opens `path`, `-` meaning stdin. A FIFO is opened here and only here (opening it waits
+    /// for a writer, as `cat` does).
+    pub fn open(path: &Path) -> Result<Self> {
+        if path == Path::new("-") {
+            return Ok(Input::Stdin);
+        }
+        let cannot = || format!("cannot read {}", path.display());
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+            anyhow::bail!("cannot read {}: it is a socket", path.display());
+        }
+        let file = File::open(path).with_context(cannot)?;
+        let meta = file.metadata().with_context(cannot)?;
+        if meta.is_dir() {
+            anyhow::bail!("cannot read {}: it is a directory", path.display());
+        }
+        let len = (meta.is_file() && size_is_trustworthy(&file)).then_some(meta.len());
+        Ok(Input::File {
+            file,
+            path: path.to_path_buf(),
+            len,
+        })
+    }
+
+    /// The file, when the input supports positional reads (a regular file of known size).
+    pub fn as_file(&self) -> Option<&File> {
+        match self {
+            Input::File {
+                file, len: Some(_), ..
+            } => Some(file),
+            _ => None,
+        }
+    }
+
+    /// The input's length when it is a regular file of known size.
+    pub fn len(&self) -> Option<u64> {
+        match self {
+            Input::File { len, .. } => *len,
+            Input::Stdin => None,
+        }
+    }
+
+    /// The path, or `-`.
+    pub fn path(&self) -> &Path {
+        match self {
+            Input::Stdin => Path::new("-"),
+            Input::File { path, .. } => path,
+        }
+    }
+
+    /// A sequential reader over the input.
+    pub fn reader(&mut self) -> Box<dyn Read + Send + '_> {
+        match self {
+            Input::Stdin => Box::new(std::io::stdin()),
+            Input::File { file, .. } => Box::new(file),
+        }
+    }
+}
+
+/// Filesystems whose regular files make up their content when read, so that their reported
+/// size means nothing (values of `f_type`, from linux/magic.h).
+const SYNTHETIC_FILESYSTEMS: [u32; 14] = [
+    0x9fa0,      // proc
+    0x6265_6572, // sysfs
+    0x6462_6720, // debugfs
+    0x7472_6163, // tracefs
+    0x7363_6673, // securityfs
+    0x0027_e0eb, // cgroup
+    0x6367_7270, // cgroup2
+    0x6265_6570, // configfs
+    0xde5e_81e4, // efivarfs
+    0x6165_676c, // pstore
+    0xcafe_4a11, // bpf
+    0xf97c_ff8c, // selinuxfs
+    0x4341_5d53, // smackfs
+    0x6573_5543, // fusectl
+];
+
+/// Whether `file`'s size says how many bytes reading it gives: false on the synthetic
+/// filesystems above (`/proc/cpuinfo` has size 0 and hundreds of bytes).
+fn size_is_trustworthy(file: &File) -> bool {
+    match rustix::fs::fstatfs(file.as_fd()) {
+        // `f_type` is a signed word whose low 32 bits are the magic number.
+        Ok(stat) => !SYNTHETIC_FILESYSTEMS.contains(&(stat.f_type as u32)),
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,288 @@
+//! `--distributed`: a job across the ranks of an MPI job (`mpirun -n N paracrypt ...
+//! --distributed`), through `paracrypt_mpi::distribute`, which owns the protocol.
+//!
+//! What is left here is the command line's part: the flags mapped to `paracrypt-mpi`'s options,
+//! the checks every rank makes of its own arguments (agreed on before anything starts), rank
+//! 0's output as the CLI makes it (a temporary file beside OUTPUT, renamed on commit), and the
+//! report: an agreed failure is printed once, by rank 0, and every rank exits with the same
+//! status.
+//!
+//! Built without the `mpi` feature, `--distributed` is a usage error that says how to build
+//! with MPI.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::flags::DistributedFlags;
+use crate::spec::JobSpec;
+
+/// Runs `spec` across the ranks of the MPI job this process belongs to.
+pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
+    imp::run(flags, spec)
+}
+
+#[cfg(not(feature = "mpi"))]
+mod imp {
+    use super::*;
+    use crate::exit::usage;
+
+    const NOT_BUILT: &str = "--distributed needs paracrypt built with MPI support: \
+        cargo build --release -p paracrypt-cli --features mpi \
+        (needs Open MPI and libclang: apt-get install libopenmpi-dev openmpi-bin libclang-dev)";
+
+    pub fn run(_: DistributedFlags, _: Result<JobSpec>) -> Result<ExitCode> {
+        usage(NOT_BUILT)
+    }
+}
+
+#[cfg(feature = "mpi")]
+mod imp {
+    use std::fs::File;
+    use std::path::Path;
+    use std::time::Instant;
+
+    use paracrypt_core::engine::Job;
+    use paracrypt_core::raw::Direction;
+    use paracrypt_mpi::{
+        Cluster, Failure, Options, Output as MpiOutput, RankLayout, RawRecipe, Recipe, Root,
+        Schedule, Summary, Transport,
+    };
+
+    use super::*;
+    use crate::exit::{self, usage, warn};
+    use crate::flags::{ScheduleArg, TransportArg};
+    use crate::io::{Input, Output, OutputTarget};
+    use crate::spec::{Keyed, Operation, RawSpec};
+
+    pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
+        let cluster = Cluster::init()?;
+        let start = Instant::now();
+        match steps(&cluster, flags, spec) {
+            Ok((summary, layout)) => {
+                if let Some(layout) = layout {
+                    print_layout(&layout, flags, &summary, start);
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(paracrypt_mpi::Error::Rank(failure)) => {
+                if cluster.is_root() {
+                    let who = if cluster.size() > 1 {
+                        format!("rank {}: ", failure.rank)
+                    } else {
+                        String::new()
+                    };
+                    eprintln!("paracrypt: error: {who}{}", failure.message);
+                }
+                Ok(ExitCode::from(exit::code_of(failure.kind)))
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// What a rank checked and made before the run.
+    struct RankSetup {
+        spec: JobSpec,
+        pool: rayon::ThreadPool,
+        keyed: Keyed,
+        /// Rank 0's checked output.
+        target: Option<OutputTarget>,
+    }
+
+    /// The agreed preparation, then the run. Returns the summary and, with `--verbose`, rank
+    /// 0's view of the layout.
+    fn steps(
+        cluster: &Cluster,
+        flags: DistributedFlags,
+        spec: Result<JobSpec>,
+    ) -> paracrypt_mpi::Result<(Summary, Option<Vec<RankLayout>>)> {
+        // Every rank checks its own arguments and reads the key; rank 0 also checks the output.
+        // A failure anywhere is agreed on before anything starts.
+        let local = spec
+            .and_then(|spec| prepare(spec, cluster.is_root()))
+            .map_err(|e| failure(&e));
+        let RankSetup {
+            spec,
+            pool,
+            keyed,
+            target,
+        } = cluster.agree(local)?;
+        let options = options(flags, spec.policy.sync);
+        if cluster.is_root() {
+            super::super::warn_all(&spec);
+            if is_serial(&spec.operation) && cluster.size() > 1 && !spec.quiet {
+                warn(
+                    "this mode is serial (CBC encryption, RC4): rank 0 runs it alone while the \
+                     other ranks wait",
+                );
+            }
+        }
+        let layout = if flags.verbose {
+            cluster.layout(pool.current_num_threads())
+        } else {
+            None
+        };
+        let root = target.map(|target| Root {
+            input: &spec.input,
+            create_output: Box::new(move || {
+                let output = target.create_named().map_err(|e| failure(&e))?;
+                Ok(Box::new(TempOutput(output)) as Box<dyn MpiOutput>)
+            }),
+        });
+        let summary = paracrypt_mpi::distribute(cluster, &pool, options, &keyed, root)?;
+        Ok((summary, layout))
+    }
+
+    /// Whether the operation's chunks must run in order, on one thread of rank 0 (CBC encryption,
+    /// RC4).
+    fn is_serial(operation: &Operation) -> bool {
+        match operation {
+            Operation::Raw(raw) => !raw.cipher.name().runs_in_parallel(raw.direction),
+            Operation::Encrypt { .. } | Operation::Decrypt { .. } => false,
+        }
+    }
+
+    /// The flags, as `paracrypt-mpi`'s options.
+    fn options(flags: DistributedFlags, sync: bool) -> Options {
+        Options {
+            schedule: match flags.schedule {
+                ScheduleArg::Static => Schedule::Static,
+                ScheduleArg::Dynamic => Schedule::Dynamic,
+            },
+            transport: match flags.transport {
+                TransportArg::SharedFs => Transport::SharedFs,
+                TransportArg::Messages => Transport::Messages,
+            },
+            sync,
+        }
+    }
+
+    /// A rank's own checks: its pool, its arguments, its key; rank 0 also checks the input
+    /// and the output (both must be files every rank can open).
+    fn prepare(spec: JobSpec, root: bool) -> Result<RankSetup> {
+        let pool = spec.threads.pool()?;
+        let not_files =
+            || usage("--distributed needs INPUT and OUTPUT to be files (not - or a pipe)");
+        if spec.input == Path::new("-") || spec.output == Path::new("-") {
+            return not_files();
+        }
+        if matches!(spec.operation, Operation::Decrypt { range: Some(_), .. }) {
+            return usage(
+                "--range reads only a few chunks and runs on one process: drop --distributed",
+            );
+        }
+        let target = if root {
+            let mut input = Input::open(&spec.input)?;
+            if let Operation::Raw(raw) = &spec.operation
+                && raw.direction == Direction::Decrypt
+            {
+                super::super::salted::refuse_salted(&mut input, raw.cipher.name())?;
+            }
+            let target = OutputTarget::new(&spec.output, input.path(), spec.policy)?;
+            if input.as_file().is_none() || !target.is_file() {
+                return not_files();
+            }
+            Some(target)
+        } else {
+            None
+        };
+        // On every rank, never from a prompt.
+        let keyed = spec.operation.keyed(false)?;
+        Ok(RankSetup {
+            spec,
+            pool,
+            keyed,
+            target,
+        })
+    }
+
+    /// A local error, as a failure to agree on.
+    fn failure(error: &anyhow::Error) -> Failure {
+        Failure::new(exit::kind(error), exit::one_line(error))
+    }
+
+    /// Rank 0's output: the CLI's temporary file beside OUTPUT.
+    struct TempOutput(Output);
+
+    impl MpiOutput for TempOutput {
+        fn file(&self) -> &File {
+            self.0.as_file().expect("a file target")
+        }
+
+        fn path(&self) -> &Path {
+            self.0
+                .temp_path()
+                .expect("a distributed output is a named temporary file")
+        }
+
+        fn commit(self: Box<Self>) -> std::result::Result<(), Failure> {
+            self.0.commit().map_err(|e| failure(&e))
+        }
+    }
+
+    fn raw_recipe(raw: &RawSpec) -> RawRecipe {
+        RawRecipe {
+            cipher: raw.cipher.clone(),
+            direction: raw.direction,
+            chunk_size: raw.chunk_size,
+        }
+    }
+
+    impl Recipe for Keyed {
+        fn first_job(&self, input: &File, input_len: u64) -> paracrypt_core::Result<Job> {
+            match self {
+                Keyed::Raw(raw) => raw_recipe(raw).first_job(input, input_len),
+                Keyed::Encrypt(encryptor) => encryptor.first_job(input, input_len),
+                Keyed::Decrypt(decryptor, _) => decryptor.first_job(input, input_len),
+            }
+        }
+
+        fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
+            match self {
+                Keyed::Raw(raw) => raw_recipe(raw).job_from_header(header, input_len),
+                Keyed::Encrypt(encryptor) => encryptor.job_from_header(header, input_len),
+                Keyed::Decrypt(decryptor, _) => decryptor.job_from_header(header, input_len),
+            }
+        }
+    }
+
+    fn print_layout(
+        layout: &[RankLayout],
+        flags: DistributedFlags,
+        summary: &Summary,
+        start: Instant,
+    ) {
+        let options = options(flags, false);
+        eprintln!(
+            "paracrypt: distributed: {} ranks, schedule {}, transport {}, {} bytes in {} chunks",
+            layout.len(),
+            options.schedule,
+            options.transport,
+            summary.input_len,
+            summary.chunks,
+        );
+        for rank in layout {
+            eprintln!(
+                "paracrypt:   rank {} on {}: {} thread{} ({} core{} allowed)",
+                rank.rank,
+                rank.host,
+                rank.threads,
+                if rank.threads == 1 { "" } else { "s" },
+                rank.cores,
+                if rank.cores == 1 { "" } else { "s" },
+            );
+        }
+        if layout.len() > 1 && layout.iter().all(|r| r.cores == 1) {
+            eprintln!(
+                "paracrypt:   each rank is bound to one core (Open MPI's default): for threads \
+                 inside ranks, run one rank per node with `mpirun --map-by ppr:1:node --bind-to \
+                 none`, or `--bind-to none` with -j N"
+            );
+        }
+        eprintln!(
+            "paracrypt: distributed: chunks in {:.3} s, {:.3} s from MPI start to rename",
+            summary.chunk_time.as_secs_f64(),
+            start.elapsed().as_secs_f64()
+        );
+    }
+}

@@ -1,0 +1,33 @@
+//! The runners that carry out a [`JobSpec`]: on this machine, or across the ranks of an MPI
+//! job (`--distributed`).
+
+pub mod distributed;
+pub mod local;
+mod salted;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::flags::DistributedFlags;
+use crate::spec::JobSpec;
+
+/// Runs `spec` locally, or across MPI ranks when `--distributed` was given. A distributed run
+/// takes the spec's resolution even when it failed: every rank resolves its own flags, and a
+/// failure on any of them must be agreed on, then reported once.
+pub fn job(distributed: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
+    if distributed.distributed {
+        distributed::run(distributed, spec)
+    } else {
+        local::run(spec?)
+    }
+}
+
+/// Prints the spec's warnings (unless `-q`).
+fn warn_all(spec: &JobSpec) {
+    if !spec.quiet {
+        for warning in &spec.warnings {
+            crate::exit::warn(warning);
+        }
+    }
+}

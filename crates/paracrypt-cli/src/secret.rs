@@ -1,0 +1,116 @@
+//! Where a container's key or password comes from: `--key-file`, else `--password-file`, else
+//! `PARACRYPT_PASSWORD`, else a no-echo prompt on the terminal (asked twice when encrypting).
+
+use std::path::Path;
+
+use std::io::Read;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use paracrypt_core::Error as CoreError;
+use paracrypt_core::container::{Key, Secret};
+use zeroize::Zeroizing;
+
+use crate::exit::{Usage, usage};
+
+/// The environment variable a password may come from.
+pub const PASSWORD_ENV: &str = "PARACRYPT_PASSWORD";
+
+/// `--key-file` / `--password-file`.
+#[derive(Clone, Debug, Args)]
+pub struct SecretArgs {
+    /// Key file (from `paracrypt keygen`).
+    #[arg(
+        short = 'k',
+        long,
+        value_name = "FILE",
+        conflicts_with = "password_file"
+    )]
+    pub key_file: Option<std::path::PathBuf>,
+    /// File whose first line is the password (else PARACRYPT_PASSWORD, else a prompt).
+    #[arg(short = 'p', long, value_name = "FILE")]
+    pub password_file: Option<std::path::PathBuf>,
+}
+
+/// The largest key or password file read: both are a line of text.
+const MAX_SECRET_FILE: u64 = 64 * 1024;
+
+/// Reads a small text file holding a secret (`what`: "key file", "password file"); anything
+/// larger or not UTF-8 text is a usage error naming the file.
+fn read_secret_text(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>> {
+    let cannot = || format!("cannot read {what} {}", path.display());
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    let mut bytes = Zeroizing::new(Vec::new());
+    file.take(MAX_SECRET_FILE + 1)
+        .read_to_end(&mut bytes)
+        .with_context(cannot)?;
+    if bytes.len() as u64 > MAX_SECRET_FILE {
+        return usage(format!("{what} {} is larger than 64 KiB", path.display()));
+    }
+    if std::str::from_utf8(&bytes).is_err() {
+        return usage(format!("{what} {} is not text (UTF-8)", path.display()));
+    }
+    Ok(bytes)
+}
+
+/// Reads a key file. A malformed one is a usage error, like a malformed `--key`.
+pub fn read_key_file(path: &Path) -> Result<Key> {
+    let bytes = read_secret_text(path, "key file")?;
+    let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
+    Key::from_file_text(text).map_err(|e| match e {
+        CoreError::KeyFile(reason) => {
+            Usage(format!("key file {}: {reason}", path.display())).into()
+        }
+        other => other.into(),
+    })
+}
+
+impl SecretArgs {
+    /// The secret, asking on the terminal as a last resort when `may_prompt` (`confirm`: ask
+    /// twice). A distributed run may not prompt: only rank 0 has a terminal, and the secret
+    /// never crosses MPI.
+    pub fn secret(&self, confirm: bool, may_prompt: bool) -> Result<Secret> {
+        if let Some(path) = &self.key_file {
+            return Ok(Secret::Key(read_key_file(path)?));
+        }
+        let password = if let Some(path) = &self.password_file {
+            let bytes = read_secret_text(path, "password file")?;
+            let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
+            Zeroizing::new(text.lines().next().unwrap_or("").to_string())
+        } else if let Ok(password) = std::env::var(PASSWORD_ENV) {
+            Zeroizing::new(password)
+        } else if may_prompt {
+            prompt(confirm)?
+        } else {
+            return usage(format!(
+                "--distributed cannot prompt for a password: use --key-file FILE, --password-file \
+                 FILE or {PASSWORD_ENV} (pass it to every rank with mpirun -x {PASSWORD_ENV})"
+            ));
+        };
+        if password.is_empty() {
+            return usage("the password is empty");
+        }
+        Ok(Secret::password(password.to_string()))
+    }
+}
+
+fn prompt(confirm: bool) -> Result<Zeroizing<String>> {
+    let no_terminal = || {
+        usage::<Zeroizing<String>>(format!(
+            "no key given: use --key-file FILE, --password-file FILE or {PASSWORD_ENV}, or run on a terminal"
+        ))
+    };
+    let Ok(first) = rpassword::prompt_password("Password: ") else {
+        return no_terminal();
+    };
+    let first = Zeroizing::new(first);
+    if confirm {
+        let Ok(again) = rpassword::prompt_password("Password (again): ") else {
+            return no_terminal();
+        };
+        if *first != again {
+            return usage("the passwords do not match");
+        }
+    }
+    Ok(first)
+}

@@ -1,0 +1,192 @@
+//! A job: everything the drivers need to run one input through a transform, as one value.
+
+use std::sync::{Mutex, MutexGuard};
+
+use super::{ChunkCtx, ChunkTransform, SerialTransform};
+use crate::error::Result;
+use crate::plan::{ChunkLayout, ChunkPlan};
+
+/// A transform together with how it may be scheduled.
+pub enum Transform {
+    /// Chunks are independent and run in parallel (ECB, CTR, CBC decryption, the container).
+    Parallel(Box<dyn ChunkTransform + Send>),
+    /// Chunks run in order on one thread (CBC encryption, RC4).
+    Serial(Box<dyn SerialTransform>),
+}
+
+impl std::fmt::Debug for Transform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Transform::Parallel(_) => "Transform::Parallel",
+            Transform::Serial(_) => "Transform::Serial",
+        })
+    }
+}
+
+/// One input's work: where every chunk goes (the layout and, once the input's length is known,
+/// the plan), the transform that runs on each chunk, and the header bytes outside the chunks.
+///
+/// Raw ciphers ([`RawCipher::job`](crate::raw::RawCipher::job)) and the container
+/// ([`Encryptor::job`](crate::container::Encryptor::job),
+/// [`Decryptor::job`](crate::container::Decryptor::job)) make one; every driver (in memory, file
+/// to file, stream to stream, and `paracrypt-mpi`'s ranks) runs one. A job can be run more
+/// than once, and shared between threads: a serial transform starts over at chunk 0.
+///
+/// ```
+/// use paracrypt_core::engine::{self, Job};
+/// use paracrypt_core::plan::ChunkSize;
+/// use paracrypt_core::raw::{Direction, RawCipher};
+///
+/// let cipher = RawCipher::new("aes-128-ctr".parse()?, &[1; 16], Some(&[2; 16]))?;
+/// let job: Job = cipher.job(Direction::Encrypt, Some(10_000), ChunkSize::new(4096)?)?;
+/// assert_eq!(job.plan().map(|plan| plan.len()), Some(3));
+/// assert!(job.is_parallel() && job.header().is_empty());
+///
+/// let mut out = Vec::new();
+/// engine::run_in_memory(&job, &[0u8; 10_000], &mut out)?;
+/// assert_eq!(out.len(), 10_000);
+/// # Ok::<(), paracrypt_core::Error>(())
+/// ```
+pub struct Job {
+    layout: ChunkLayout,
+    plan: Option<ChunkPlan>,
+    transform: Held,
+    header: Box<[u8]>,
+}
+
+/// The transform as the job holds it: a serial one behind a lock, so that a job is shared by
+/// reference (the lock is taken once per run, never per chunk).
+enum Held {
+    Parallel(Box<dyn ChunkTransform + Send>),
+    Serial(Mutex<Box<dyn SerialTransform>>),
+}
+
+/// A job's transform, ready to run: borrowed for a parallel one, locked for a serial one.
+pub(crate) enum Running<'a> {
+    Parallel(&'a dyn ChunkTransform),
+    Serial(MutexGuard<'a, Box<dyn SerialTransform>>),
+}
+
+impl Job {
+    /// A job of `transform` over chunks laid out by `layout`, for input of unknown length (a
+    /// stream) and without a header. See [`Job::with_input_len`] and [`Job::with_header`].
+    pub fn new(layout: ChunkLayout, transform: Transform) -> Self {
+        let transform = match transform {
+            Transform::Parallel(t) => Held::Parallel(t),
+            Transform::Serial(t) => Held::Serial(Mutex::new(t)),
+        };
+        Job {
+            layout,
+            plan: None,
+            transform,
+            header: Box::default(),
+        }
+    }
+
+    /// Plans the job for an input of `input_len` bytes (the whole input, header included), as
+    /// positional work needs. Fails when the input is shorter than the layout's offset.
+    pub fn with_input_len(mut self, input_len: u64) -> Result<Self> {
+        self.plan = Some(ChunkPlan::new(self.layout, input_len)?);
+        Ok(self)
+    }
+
+    /// Sets the header: the bytes before the first chunk, in the output (when the layout's
+    /// output offset is their length: a header the job writes) or in the input (a header it
+    /// was made from).
+    ///
+    /// # Panics
+    /// If `header` fills neither offset.
+    pub fn with_header(mut self, header: impl Into<Box<[u8]>>) -> Self {
+        let header = header.into();
+        let len = header.len() as u64;
+        assert!(
+            len == self.layout.output_offset || len == self.layout.input_offset,
+            "a {len}-byte header fills neither the input's nor the output's offset"
+        );
+        self.header = header;
+        self
+    }
+
+    /// Where every chunk goes, whatever the input's length.
+    pub fn layout(&self) -> &ChunkLayout {
+        &self.layout
+    }
+
+    /// The plan, when the job was made for an input of known length.
+    pub fn plan(&self) -> Option<&ChunkPlan> {
+        self.plan.as_ref()
+    }
+
+    /// The plan of a positional driver.
+    ///
+    /// # Panics
+    /// If the job was made without the input's length.
+    pub(crate) fn planned(&self) -> &ChunkPlan {
+        self.plan
+            .as_ref()
+            .expect("positional work needs a job made with the input's length")
+    }
+
+    /// The header (empty for a raw cipher): what `paracrypt-mpi`'s rank 0 sends the other ranks
+    /// so that they make the same job.
+    pub fn header(&self) -> &[u8] {
+        &self.header
+    }
+
+    /// The bytes the output starts with, before its first chunk: the header when the job
+    /// writes one (sealing), nothing otherwise.
+    pub fn output_header(&self) -> &[u8] {
+        if self.header.len() as u64 == self.layout.output_offset {
+            &self.header
+        } else {
+            &[]
+        }
+    }
+
+    /// Whether the chunks may run on more than one thread.
+    pub fn is_parallel(&self) -> bool {
+        matches!(self.transform, Held::Parallel(_))
+    }
+
+    /// How many input bytes just before each chunk the transform needs.
+    pub fn context_len(&self) -> usize {
+        match &self.transform {
+            Held::Parallel(t) => t.context_len(),
+            Held::Serial(_) => 0,
+        }
+    }
+
+    /// Transforms one chunk in `buf` at the position `chunk` gives, as a driver would (a driver
+    /// takes the position from the plan). For tools and tests that make or check single chunks;
+    /// a serial transform sees the chunks in the order they are given.
+    pub fn transform_chunk(
+        &self,
+        chunk: &ChunkCtx<'_>,
+        buf: &mut [u8],
+        input_len: usize,
+    ) -> Result<usize> {
+        match self.running() {
+            Running::Parallel(t) => t.transform(chunk, buf, input_len),
+            Running::Serial(mut t) => t.transform(chunk, buf, input_len),
+        }
+    }
+
+    /// The transform, ready to run (a serial one stays locked until the result is dropped).
+    pub(crate) fn running(&self) -> Running<'_> {
+        match &self.transform {
+            Held::Parallel(t) => Running::Parallel(&**t),
+            Held::Serial(t) => Running::Serial(t.lock().unwrap_or_else(|e| e.into_inner())),
+        }
+    }
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job")
+            .field("layout", &self.layout)
+            .field("plan", &self.plan)
+            .field("parallel", &self.is_parallel())
+            .field("header", &self.header.len())
+            .finish()
+    }
+}

@@ -1,0 +1,18 @@
+//! The authenticated container: round trips, reproducibility, failures, vectors.
+
+mod failures;
+mod roundtrip;
+mod testkit;
+mod wycheproof_aead;
+
+use paracrypt_core::container::{Key, SALT_LEN};
+
+/// The key every container test uses.
+pub fn key() -> Key {
+    Key::from_bytes(*b"paracrypt test key, 32 bytes ok!")
+}
+
+/// The salt every reproducible test uses.
+pub const SALT: [u8; SALT_LEN] = [0x5a; SALT_LEN];
+
+pub use super::raw::{chunk_size, data, with_threads};

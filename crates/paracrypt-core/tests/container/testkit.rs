@@ -1,0 +1,836 @@
+//! The container testkit (age's testkit is the model): one file per case under
+//! `tests/testdata/container/`, each a text header saying what decryption must do, a blank
+//! line, then the container bytes. The files are the format's test vectors: another
+//! implementation of `docs/FORMAT.md` can run them as they are.
+//!
+//! `every_case_meets_its_expectation` reads the checked-in files and runs each through every
+//! decryption path (memory, stream, file to file, random access) at several thread counts;
+//! `testkit_is_up_to_date` rebuilds every case with a fixed salt and fails when the files differ
+//! (regenerate with `PARACRYPT_REGENERATE_TESTKIT=1 cargo test -p paracrypt-core --test tests
+//! testkit`). `tests/reference/` holds a second reader, written in Python from `docs/FORMAT.md`
+//! alone, that runs the same files.
+//!
+//! The vectors stay at the repository's root (`tests/testdata/container/`), beside no crate:
+//! they belong to the format, and readers in other languages use them too.
+
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use paracrypt_core::Error;
+use paracrypt_core::container::{
+    Argon2Params, Decryptor, Encryptor, HEADER_LEN, Key, SALT_LEN, Secret, Suite,
+};
+use paracrypt_core::engine::ChunkCtx;
+use sha2::{Digest, Sha256};
+
+use super::{chunk_size, with_threads};
+
+const CHUNK: usize = 64;
+const TESTKIT_KEY: [u8; 32] = *b"paracrypt testkit key (32 bytes)";
+const OTHER_KEY: [u8; 32] = [0x11; 32];
+const PASSWORD: &str = "paracrypt testkit password";
+/// Small Argon2 costs keep the vectors fast to check; real files use Argon2's defaults.
+const TEST_ARGON2: Argon2Params = Argon2Params {
+    m_cost: 64,
+    t_cost: 1,
+    p_cost: 1,
+};
+const SALT: [u8; SALT_LEN] = [0xa5; SALT_LEN];
+const OTHER_SALT: [u8; SALT_LEN] = [0x3c; SALT_LEN];
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/testdata/container")
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum SecretSpec {
+    Key([u8; 32]),
+    Password(String),
+}
+
+impl SecretSpec {
+    fn secret(&self) -> Secret {
+        match self {
+            SecretSpec::Key(k) => Secret::Key(Key::from_bytes(*k)),
+            SecretSpec::Password(p) => Secret::password_with_params(p.clone(), TEST_ARGON2),
+        }
+    }
+    fn header_line(&self) -> String {
+        match self {
+            SecretSpec::Key(k) => format!("secret: key {}", hex::encode(k)),
+            SecretSpec::Password(p) => format!("secret: password {p}"),
+        }
+    }
+}
+
+struct Case {
+    name: String,
+    comment: &'static str,
+    secret: SecretSpec,
+    /// `Ok(plaintext)` or `Err((kind, message))`.
+    expect: Result<Vec<u8>, (&'static str, String)>,
+    bytes: Vec<u8>,
+}
+
+fn plaintext(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+fn seal(suite: Suite, secret: &SecretSpec, salt: [u8; SALT_LEN], plain: &[u8]) -> Vec<u8> {
+    Encryptor::new(secret.secret())
+        .suite(suite)
+        .chunk_size(chunk_size(CHUNK))
+        .fixed_salt_for_tests(salt)
+        .encrypt_vec(plain)
+        .unwrap()
+}
+
+/// Seals chosen chunks with the suite's own chunk transform under the testkit header: files
+/// that no writer makes (chunk lengths only a key holder can forge), for the rule that every
+/// plaintext has exactly one encoding.
+fn forge(suite: Suite, secret: &SecretSpec, chunks: &[(u64, bool, Vec<u8>)]) -> Vec<u8> {
+    let job = Encryptor::new(secret.secret())
+        .suite(suite)
+        .chunk_size(chunk_size(CHUNK))
+        .fixed_salt_for_tests(SALT)
+        .job(None)
+        .unwrap();
+    let mut file = job.header().to_vec();
+    for (index, is_last, plain) in chunks {
+        let mut buf = vec![0u8; suite.sealed_chunk_len(CHUNK)];
+        buf[..plain.len()].copy_from_slice(plain);
+        let ctx = ChunkCtx {
+            index: *index,
+            offset: *index * CHUNK as u64,
+            chunk_size: CHUNK,
+            is_last: *is_last,
+            context: &[],
+        };
+        let sealed = job.transform_chunk(&ctx, &mut buf, plain.len()).unwrap();
+        file.extend_from_slice(&buf[..sealed]);
+    }
+    file
+}
+
+/// `file` with its header edited by `edit` and the checksum recomputed, so that the field
+/// check, not the checksum, is what sees the edit.
+fn with_header(file: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut file = file.to_vec();
+    edit(&mut file[..HEADER_LEN]);
+    let sum = Sha256::digest(&file[..76]);
+    file[76..84].copy_from_slice(&sum[..8]);
+    file
+}
+
+/// A header field case: name, comment, the edit, the message it must fail with.
+type FieldCase = (&'static str, &'static str, fn(&mut [u8]), String);
+
+/// Writes a big-endian u32 header field at `at`.
+fn set_u32(header: &mut [u8], at: usize, value: u32) {
+    header[at..at + 4].copy_from_slice(&value.to_be_bytes());
+}
+
+fn cases() -> Vec<Case> {
+    let key = SecretSpec::Key(TESTKIT_KEY);
+    let mut cases = Vec::new();
+    let mut ok = |name: String, comment, secret: SecretSpec, plain: Vec<u8>, bytes| {
+        cases.push(Case {
+            name,
+            comment,
+            secret,
+            expect: Ok(plain),
+            bytes,
+        });
+    };
+    for &suite in Suite::ALL {
+        let plain = plaintext(3 * CHUNK + 17);
+        ok(
+            format!("{suite}-success"),
+            "three full chunks and a short last one",
+            key.clone(),
+            plain.clone(),
+            seal(suite, &key, SALT, &plain),
+        );
+        ok(
+            format!("{suite}-empty"),
+            "the empty file: one empty final chunk",
+            key.clone(),
+            Vec::new(),
+            seal(suite, &key, SALT, &[]),
+        );
+        let aligned = plaintext(2 * CHUNK);
+        ok(
+            format!("{suite}-aligned"),
+            "two full chunks, the second flagged last",
+            key.clone(),
+            aligned.clone(),
+            seal(suite, &key, SALT, &aligned),
+        );
+    }
+    let pw = SecretSpec::Password(PASSWORD.into());
+    let plain = plaintext(100);
+    ok(
+        "aes-256-gcm-password-success".into(),
+        "Argon2id password (m=64 KiB, t=1, p=1)",
+        pw.clone(),
+        plain.clone(),
+        seal(Suite::Aes256Gcm, &pw, SALT, &plain),
+    );
+
+    let mut fail = |name: String, comment, secret: SecretSpec, kind, message: String, bytes| {
+        cases.push(Case {
+            name,
+            comment,
+            secret,
+            expect: Err((kind, message)),
+            bytes,
+        });
+    };
+    for &suite in Suite::ALL {
+        let plain = plaintext(3 * CHUNK + 17);
+        let file = seal(suite, &key, SALT, &plain);
+        let stride = suite.sealed_chunk_len(CHUNK);
+        let at = |i: usize| HEADER_LEN + i * stride;
+        let flip = |i: usize| {
+            let mut f = file.clone();
+            f[i] ^= 0x01;
+            f
+        };
+        let chunk_fail = |i: u64| {
+            format!("chunk {i} failed authentication (damaged, reordered or from another file)")
+        };
+        let header = "header failure";
+        let payload = "payload failure";
+        fail(
+            format!("{suite}-header-magic"),
+            "first magic byte flipped",
+            key.clone(),
+            header,
+            "not a paracrypt file (no PARACRYPT header)".into(),
+            flip(0),
+        );
+        fail(
+            format!("{suite}-header-version"),
+            "version byte 1 → 0",
+            key.clone(),
+            header,
+            "unsupported paracrypt format version 0 (this build reads version 1)".into(),
+            flip(9),
+        );
+        fail(
+            format!("{suite}-header-suite"),
+            "suite byte flipped",
+            key.clone(),
+            header,
+            "header damaged: checksum mismatch".into(),
+            flip(10),
+        );
+        fail(
+            format!("{suite}-header-chunk-size"),
+            "chunk size flipped",
+            key.clone(),
+            header,
+            "header damaged: checksum mismatch".into(),
+            flip(15),
+        );
+        fail(
+            format!("{suite}-header-salt"),
+            "salt flipped",
+            key.clone(),
+            header,
+            "header damaged: checksum mismatch".into(),
+            flip(40),
+        );
+        fail(
+            format!("{suite}-header-mac"),
+            "header MAC flipped",
+            key.clone(),
+            header,
+            "header damaged: authentication failed".into(),
+            flip(100),
+        );
+        fail(
+            format!("{suite}-header-truncated"),
+            "cut inside the header",
+            key.clone(),
+            header,
+            "header damaged: file shorter than a header".into(),
+            file[..HEADER_LEN - 1].to_vec(),
+        );
+        fail(
+            format!("{suite}-header-only"),
+            "the header and no chunk",
+            key.clone(),
+            header,
+            "file truncated after the header (no chunks)".into(),
+            file[..HEADER_LEN].to_vec(),
+        );
+        fail(
+            format!("{suite}-wrong-key"),
+            "another key",
+            SecretSpec::Key(OTHER_KEY),
+            header,
+            "wrong key or password".into(),
+            file.clone(),
+        );
+        fail(
+            format!("{suite}-body-chunk0"),
+            "first ciphertext byte of chunk 0 flipped",
+            key.clone(),
+            payload,
+            chunk_fail(0),
+            flip(at(0)),
+        );
+        fail(
+            format!("{suite}-body-chunk2"),
+            "a byte in the middle of chunk 2 flipped",
+            key.clone(),
+            payload,
+            chunk_fail(2),
+            flip(at(2) + 30),
+        );
+        fail(
+            format!("{suite}-body-last-tag"),
+            "last byte of the file (the last tag) flipped",
+            key.clone(),
+            payload,
+            chunk_fail(3),
+            flip(file.len() - 1),
+        );
+        fail(
+            format!("{suite}-truncated-boundary"),
+            "last chunk removed",
+            key.clone(),
+            payload,
+            "file truncated after chunk 2".into(),
+            file[..at(3)].to_vec(),
+        );
+        fail(
+            format!("{suite}-truncated-mid-chunk"),
+            "cut 40 bytes into chunk 1",
+            key.clone(),
+            payload,
+            chunk_fail(1),
+            file[..at(1) + 40].to_vec(),
+        );
+        fail(
+            format!("{suite}-truncated-in-tag"),
+            "cut 3 bytes into the last chunk",
+            key.clone(),
+            payload,
+            "input truncated inside chunk 3".into(),
+            file[..at(3) + 3].to_vec(),
+        );
+        let mut extended = file.clone();
+        extended.extend_from_slice(&file[at(3)..]);
+        // Chunk 3 is short: with its copy it fails as a full chunk, but its beginning still
+        // authenticates as the last chunk.
+        fail(
+            format!("{suite}-extended-copy"),
+            "the last chunk appended again",
+            key.clone(),
+            payload,
+            "trailing data after the last chunk (chunk 3)".into(),
+            extended,
+        );
+        let aligned = seal(suite, &key, SALT, &plaintext(2 * CHUNK));
+        let mut extended = aligned.clone();
+        extended.extend_from_slice(&aligned[HEADER_LEN + stride..]);
+        fail(
+            format!("{suite}-extended-after-last"),
+            "a full last chunk appended again",
+            key.clone(),
+            payload,
+            "trailing data after the last chunk (chunk 1)".into(),
+            extended,
+        );
+        let mut junk = file.clone();
+        junk.extend_from_slice(&[0u8; 40]);
+        fail(
+            format!("{suite}-extended-junk"),
+            "40 zero bytes appended",
+            key.clone(),
+            payload,
+            "trailing data after the last chunk (chunk 3)".into(),
+            junk,
+        );
+        let mut swapped = file.clone();
+        swapped[at(0)..at(1)].copy_from_slice(&file[at(1)..at(2)]);
+        swapped[at(1)..at(2)].copy_from_slice(&file[at(0)..at(1)]);
+        fail(
+            format!("{suite}-chunk-swap"),
+            "chunks 0 and 1 swapped",
+            key.clone(),
+            payload,
+            chunk_fail(0),
+            swapped,
+        );
+        let other = seal(suite, &key, OTHER_SALT, &plaintext(3 * CHUNK + 17));
+        let mut spliced = file.clone();
+        spliced[at(1)..at(2)].copy_from_slice(&other[at(1)..at(2)]);
+        fail(
+            format!("{suite}-chunk-from-other-file"),
+            "chunk 1 from a file with the same key and another salt",
+            key.clone(),
+            payload,
+            chunk_fail(1),
+            spliced,
+        );
+    }
+    let pw_file = seal(Suite::Aes256Gcm, &pw, SALT, &plaintext(100));
+    fail(
+        "aes-256-gcm-wrong-password".into(),
+        "another password",
+        SecretSpec::Password("not the password".into()),
+        "header failure",
+        "wrong key or password".into(),
+        pw_file.clone(),
+    );
+    fail(
+        "aes-256-gcm-password-given-key".into(),
+        "a key for a password file",
+        key.clone(),
+        "header failure",
+        "this file was encrypted with a password".into(),
+        pw_file.clone(),
+    );
+
+    // Header checks 1-3 on files too short for a header, and check 9 after a wrong key.
+    let file = seal(Suite::Aes256Gcm, &key, SALT, &plaintext(3 * CHUNK + 17));
+    let header = "header failure";
+    let not_paracrypt = || "not a paracrypt file (no PARACRYPT header)".to_string();
+    let short = || "header damaged: file shorter than a header".to_string();
+    for (name, comment, message, bytes) in [
+        ("empty-file", "no bytes at all", not_paracrypt(), Vec::new()),
+        (
+            "short-magic",
+            "the first 5 magic bytes only",
+            not_paracrypt(),
+            file[..5].to_vec(),
+        ),
+        (
+            "magic-only",
+            "the 9 magic bytes only",
+            short(),
+            file[..9].to_vec(),
+        ),
+        (
+            "truncated-version",
+            "cut inside the header, version 2: the version is checked before the length",
+            "unsupported paracrypt format version 2 (this build reads version 1)".into(),
+            with_header(&file, |h| h[9] = 2)[..HEADER_LEN - 1].to_vec(),
+        ),
+    ] {
+        fail(
+            format!("aes-256-gcm-header-{name}"),
+            comment,
+            key.clone(),
+            header,
+            message,
+            bytes,
+        );
+    }
+    fail(
+        "aes-256-gcm-header-only-wrong-key".into(),
+        "the header and no chunk, another key: the header checks come first",
+        SecretSpec::Key(OTHER_KEY),
+        header,
+        "wrong key or password".into(),
+        file[..HEADER_LEN].to_vec(),
+    );
+    fail(
+        "aes-256-gcm-key-file-given-password".into(),
+        "a password for a key-file file",
+        pw.clone(),
+        header,
+        "this file was encrypted with a key file".into(),
+        file.clone(),
+    );
+
+    // Header check 5: field values, each behind a recomputed checksum.
+    let invalid = |field: &str| format!("header damaged: invalid {field}");
+    let key_fields: [FieldCase; 12] = [
+        ("suite-zero", "suite 0", |h| h[10] = 0, invalid("suite")),
+        ("suite-unknown", "suite 4", |h| h[10] = 4, invalid("suite")),
+        (
+            "chunk-size-zero",
+            "chunk size 0",
+            |h| set_u32(h, 12, 0),
+            invalid("chunk size"),
+        ),
+        (
+            "chunk-size-unaligned",
+            "chunk size 72, not a multiple of 16",
+            |h| set_u32(h, 12, 72),
+            invalid("chunk size"),
+        ),
+        (
+            "chunk-size-over-limit",
+            "chunk size 2^30 + 16",
+            |h| set_u32(h, 12, (1 << 30) + 16),
+            invalid("chunk size"),
+        ),
+        (
+            "kdf-unknown",
+            "kdf 2",
+            |h| h[11] = 2,
+            invalid("key derivation"),
+        ),
+        (
+            "key-with-memory",
+            "kdf 0 with m_cost 64",
+            |h| set_u32(h, 16, 64),
+            invalid("key derivation"),
+        ),
+        (
+            "key-with-passes",
+            "kdf 0 with t_cost 1",
+            |h| set_u32(h, 20, 1),
+            invalid("key derivation"),
+        ),
+        (
+            "key-with-lanes",
+            "kdf 0 with p_cost 1",
+            |h| set_u32(h, 24, 1),
+            invalid("key derivation"),
+        ),
+        (
+            "order",
+            "suite 4, chunk size 0 and kdf 2: the suite is checked first",
+            |h| {
+                h[10] = 4;
+                h[11] = 2;
+                set_u32(h, 12, 0);
+            },
+            invalid("suite"),
+        ),
+        (
+            "chunk-size-limit",
+            "chunk size 2^30 is valid: the header MAC is what rejects the edit",
+            |h| set_u32(h, 12, 1 << 30),
+            "header damaged: authentication failed".into(),
+        ),
+        (
+            "chunk-size-smallest",
+            "chunk size 16 is valid: the header MAC is what rejects the edit",
+            |h| set_u32(h, 12, 16),
+            "header damaged: authentication failed".into(),
+        ),
+    ];
+    for (name, comment, edit, message) in key_fields {
+        fail(
+            format!("aes-256-gcm-field-{name}"),
+            comment,
+            key.clone(),
+            header,
+            message,
+            with_header(&file, edit),
+        );
+    }
+    fail(
+        "aes-256-gcm-field-before-key-check".into(),
+        "kdf 2, another key: the field check comes before the key check",
+        SecretSpec::Key(OTHER_KEY),
+        header,
+        invalid("key derivation"),
+        with_header(&file, |h| h[11] = 2),
+    );
+    // The password file's Argon2 costs (m, t, p): out of range, then at the limits. Valid costs
+    // pass the field check and change Argon2's output, so the key check is what fails.
+    let argon2_fields: [(&str, &str, [u32; 3], String); 8] = [
+        (
+            "memory-over-limit",
+            "m_cost 4 GiB + 1 KiB",
+            [(4 << 20) + 1, 1, 1],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "memory-under-lanes",
+            "m_cost 7 KiB with one lane (Argon2 needs 8 per lane)",
+            [7, 1, 1],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "passes-zero",
+            "t_cost 0",
+            [64, 0, 1],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "passes-over-limit",
+            "t_cost 65",
+            [64, 65, 1],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "lanes-zero",
+            "p_cost 0",
+            [64, 1, 0],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "lanes-over-limit",
+            "p_cost 65 (with 8 KiB per lane)",
+            [520, 1, 65],
+            invalid("Argon2 parameters"),
+        ),
+        (
+            "smallest",
+            "m=8 KiB, t=1, p=1 are valid: the key check is what fails",
+            [8, 1, 1],
+            "wrong key or password".into(),
+        ),
+        (
+            "most-passes-and-lanes",
+            "t=64, p=64 are valid: the key check is what fails",
+            [512, 64, 64],
+            "wrong key or password".into(),
+        ),
+    ];
+    for (name, comment, [m, t, p], message) in argon2_fields {
+        fail(
+            format!("aes-256-gcm-field-argon2-{name}"),
+            comment,
+            pw.clone(),
+            header,
+            message,
+            with_header(&pw_file, |h| {
+                set_u32(h, 16, m);
+                set_u32(h, 20, t);
+                set_u32(h, 24, p);
+            }),
+        );
+    }
+
+    // Chunks that authenticate but that no writer makes: every plaintext has one encoding.
+    let chunk_fail = |i: u64| {
+        format!("chunk {i} failed authentication (damaged, reordered or from another file)")
+    };
+    for &suite in Suite::ALL {
+        fail(
+            format!("{suite}-empty-last-chunk"),
+            "a full chunk, then an empty chunk flagged last (only the empty file has one)",
+            key.clone(),
+            "payload failure",
+            chunk_fail(1),
+            forge(
+                suite,
+                &key,
+                &[(0, false, plaintext(CHUNK)), (1, true, Vec::new())],
+            ),
+        );
+        if suite.cbc_block().is_some() {
+            fail(
+                format!("{suite}-long-last-chunk"),
+                "a last chunk of C + 3 bytes (a full chunk's length, with short padding)",
+                key.clone(),
+                "payload failure",
+                chunk_fail(0),
+                forge(suite, &key, &[(0, true, plaintext(CHUNK + 3))]),
+            );
+            fail(
+                format!("{suite}-long-chunk"),
+                "chunk 0 of C + 3 bytes (a full chunk's length, with short padding)",
+                key.clone(),
+                "payload failure",
+                chunk_fail(0),
+                forge(
+                    suite,
+                    &key,
+                    &[(0, false, plaintext(CHUNK + 3)), (1, true, plaintext(17))],
+                ),
+            );
+        }
+    }
+    cases
+}
+
+fn render(case: &Case) -> Vec<u8> {
+    let mut text = match &case.expect {
+        Ok(plain) => format!(
+            "expect: success\nplaintext: {} bytes, sha256 {}\n",
+            plain.len(),
+            hex::encode(Sha256::digest(plain))
+        ),
+        Err((kind, message)) => format!("expect: {kind}\nerror: {message}\n"),
+    };
+    text.push_str(&case.secret.header_line());
+    text.push('\n');
+    text.push_str(&format!("comment: {}\n\n", case.comment));
+    let mut out = text.into_bytes();
+    out.extend_from_slice(&case.bytes);
+    out
+}
+
+#[test]
+fn testkit_is_up_to_date() {
+    let regenerate = std::env::var_os("PARACRYPT_REGENERATE_TESTKIT").is_some();
+    let mut stale = Vec::new();
+    let cases = cases();
+    for case in &cases {
+        let path = dir().join(&case.name);
+        let expected = render(case);
+        if std::fs::read(&path).ok().as_deref() != Some(&expected[..]) {
+            if regenerate {
+                std::fs::write(&path, &expected).unwrap();
+            } else {
+                stale.push(case.name.clone());
+            }
+        }
+    }
+    let names: Vec<String> = cases.iter().map(|c| c.name.clone()).collect();
+    let extra: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !names.contains(n))
+        .collect();
+    assert!(extra.is_empty(), "files with no case: {extra:?}");
+    assert!(
+        stale.is_empty(),
+        "testkit files out of date (regenerate with PARACRYPT_REGENERATE_TESTKIT=1): {stale:?}"
+    );
+}
+
+/// Parses a testkit file into its header fields and body.
+fn parse(bytes: &[u8]) -> (Vec<(String, String)>, &[u8]) {
+    let split = bytes
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .expect("blank line")
+        + 2;
+    let header = std::str::from_utf8(&bytes[..split - 2]).unwrap();
+    let fields = header
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once(": ").unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    (fields, &bytes[split..])
+}
+
+/// The format failure kind a vector's `expect:` line names, from the error's variant.
+fn kind(err: &Error) -> &'static str {
+    match err {
+        Error::NotAContainer
+        | Error::UnsupportedVersion(_)
+        | Error::Header(_)
+        | Error::WrongSecretKind { .. }
+        | Error::WrongKey
+        | Error::TruncatedAfterHeader => "header failure",
+        Error::ChunkAuth { .. }
+        | Error::TruncatedAfter { .. }
+        | Error::TrailingData { .. }
+        | Error::Truncated { .. } => "payload failure",
+        other => panic!("not a format failure: {other}"),
+    }
+}
+
+/// The chunk a payload failure names: a streaming reader has written exactly the chunks
+/// before it.
+fn failing_chunk(err: &Error) -> u64 {
+    match *err {
+        Error::ChunkAuth { index }
+        | Error::TruncatedAfter { index }
+        | Error::TrailingData { index }
+        | Error::Truncated { index } => index,
+        _ => 0,
+    }
+}
+
+fn temp_with(bytes: &[u8]) -> std::fs::File {
+    let mut file = tempfile::tempfile().unwrap();
+    file.write_all(bytes).unwrap();
+    file
+}
+
+fn read_back(mut file: std::fs::File) -> Vec<u8> {
+    let mut out = Vec::new();
+    file.rewind().unwrap();
+    file.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// One way of decrypting a whole file: the plaintext or the error, and for the stream the
+/// output written (before the error, if any).
+type DecryptPath = fn(&Decryptor, &[u8]) -> (Result<Vec<u8>, Error>, Option<Vec<u8>>);
+
+/// Every decryption path, each at a thread count of its own.
+fn paths() -> [(&'static str, usize, DecryptPath); 5] {
+    [
+        ("memory", 1, |d, body| (d.decrypt_vec(body), None)),
+        ("memory", 3, |d, body| (d.decrypt_vec(body), None)),
+        ("stream", 2, |d, body| {
+            let mut out = Vec::new();
+            let result = d.clone().window(1).decrypt_stream(&mut &body[..], &mut out);
+            (result.map(|_| out.clone()), Some(out))
+        }),
+        ("file to file", 3, |d, body| {
+            let (input, output) = (temp_with(body), tempfile::tempfile().unwrap());
+            let result = d.decrypt_file(&input, &output);
+            (result.map(|_| read_back(output)), None)
+        }),
+        ("whole range", 2, |d, body| {
+            let mut out = Vec::new();
+            let result = d.decrypt_range(&temp_with(body), 0, u64::MAX, &mut out);
+            (result.map(|_| out), None)
+        }),
+    ]
+}
+
+#[test]
+fn every_case_meets_its_expectation() {
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let (fields, body) = parse(&bytes);
+        let get = |k: &str| {
+            fields
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        let secret = match get("secret").unwrap().split_once(' ').unwrap() {
+            ("key", hex_key) => SecretSpec::Key(hex::decode(hex_key).unwrap().try_into().unwrap()),
+            ("password", p) => SecretSpec::Password(p.to_string()),
+            other => panic!("unknown secret {other:?}"),
+        };
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let decryptor = Decryptor::new(secret.secret());
+        let expect = get("expect").unwrap();
+        for (route, threads, decrypt) in paths() {
+            let (result, streamed) = with_threads(threads, || decrypt(&decryptor, body));
+            let at = format!("{name} ({route}, {threads} threads)");
+            match expect {
+                "success" => {
+                    let plain = result.unwrap_or_else(|e| panic!("{at}: {e}"));
+                    let got = format!(
+                        "{} bytes, sha256 {}",
+                        plain.len(),
+                        hex::encode(Sha256::digest(&plain))
+                    );
+                    assert_eq!(got, get("plaintext").unwrap(), "{at}");
+                }
+                "header failure" | "payload failure" => {
+                    let err = result.err().unwrap_or_else(|| panic!("{at}: no error"));
+                    assert_eq!(err.to_string(), get("error").unwrap(), "{at}");
+                    assert_eq!(kind(&err), expect, "{at}: {err}");
+                    // A stream has written only the verified chunks before the failing one
+                    // (every testkit plaintext is a prefix of `plaintext(n)`).
+                    if let Some(streamed) = streamed {
+                        let verified = failing_chunk(&err) as usize * CHUNK;
+                        assert!(
+                            streamed == plaintext(verified),
+                            "{at}: wrote {} bytes before the error",
+                            streamed.len()
+                        );
+                    }
+                }
+                other => panic!("{name}: unknown expectation {other}"),
+            }
+        }
+        count += 1;
+    }
+    assert!(count > 100, "only {count} testkit files");
+}

@@ -1,0 +1,142 @@
+//! The job: one value per input that every driver runs — its plan, its transform and its
+//! header — and what the positional engine says when a chunk fails.
+
+use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, HeaderInfo};
+use paracrypt_core::engine::{self, SliceSink, SliceSource};
+use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::raw::{Direction, RawCipherName};
+use paracrypt_core::{Error, ErrorKind};
+
+use crate::container::key;
+use crate::raw::{chunk_size, cipher, data, with_threads};
+
+#[test]
+fn a_job_runs_again_with_the_same_bytes_serial_ones_too() {
+    // CBC encryption and RC4 carry state from chunk to chunk: a second run starts over.
+    for name in [RawCipherName::Aes128Cbc, RawCipherName::Rc4] {
+        let input = data(50_000, 1);
+        let job = cipher(name)
+            .job(
+                Direction::Encrypt,
+                Some(input.len() as u64),
+                chunk_size(4096),
+            )
+            .unwrap();
+        assert!(!job.is_parallel(), "{name}");
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        engine::run_in_memory(&job, &input, &mut first).unwrap();
+        with_threads(3, || engine::run_in_memory(&job, &input, &mut second)).unwrap();
+        assert!(first == second, "{name}: a second run differs");
+        let mut in_place = input.clone();
+        engine::process_in_place(&job, &mut in_place).unwrap();
+        assert!(in_place == first, "{name}: in place differs");
+    }
+}
+
+#[test]
+fn the_container_job_carries_its_header_and_plan() {
+    let plain = data(10_000, 2);
+    let encryptor = Encryptor::new(key()).chunk_size(chunk_size(4096));
+    let job = encryptor.job(Some(plain.len() as u64)).unwrap();
+    assert_eq!(job.header().len(), HEADER_LEN);
+    assert_eq!(
+        job.output_header(),
+        job.header(),
+        "sealing writes the header"
+    );
+    assert_eq!(job.plan().unwrap().len(), 3);
+    let mut sealed = Vec::new();
+    engine::run_in_memory(&job, &plain, &mut sealed).unwrap();
+    assert_eq!(&sealed[..HEADER_LEN], job.header());
+
+    // Another process makes the same job from the header alone.
+    let again = encryptor
+        .job_for_header(job.header(), Some(plain.len() as u64))
+        .unwrap();
+    let mut resealed = Vec::new();
+    engine::run_in_memory(&again, &plain, &mut resealed).unwrap();
+    assert!(resealed == sealed);
+
+    let open = Decryptor::new(key())
+        .job(job.header(), Some(sealed.len() as u64))
+        .unwrap();
+    assert!(open.output_header().is_empty(), "opening reads the header");
+    let mut opened = Vec::new();
+    engine::run_in_memory(&open, &sealed, &mut opened).unwrap();
+    assert!(opened == plain);
+
+    // A job for a stream has no plan: its length is found as it ends.
+    assert!(encryptor.job(None).unwrap().plan().is_none());
+}
+
+#[test]
+fn the_engine_names_the_lowest_failing_chunk() {
+    let chunk = 4096;
+    let plain = data(20 * chunk, 3);
+    let sealed = Encryptor::new(key())
+        .chunk_size(chunk_size(chunk))
+        .encrypt_vec(&plain)
+        .unwrap();
+    let mut tampered = sealed.clone();
+    for bad in [13, 6, 17] {
+        tampered[HEADER_LEN + bad * (chunk + 16) + 5] ^= 1;
+    }
+    let job = Decryptor::new(key())
+        .job(&tampered, Some(tampered.len() as u64))
+        .unwrap();
+    let plan = job.plan().unwrap();
+    for threads in [1, 2, 5] {
+        for range in [0..plan.len(), 7..plan.len(), 10..14] {
+            let mut out = vec![0u8; plan.output_len() as usize];
+            let base = plan.chunk(range.start).output.start as usize;
+            let sink = SliceSink::new(plan, range.clone(), &mut out[base..]);
+            let failed = with_threads(threads, || {
+                engine::run(&job, range.clone(), &SliceSource(&tampered), &sink)
+            })
+            .unwrap_err();
+            let lowest = [13, 6, 17]
+                .into_iter()
+                .filter(|&i| range.contains(&i))
+                .min()
+                .unwrap();
+            assert_eq!(failed.index, lowest, "{threads} threads, {range:?}");
+            assert!(matches!(failed.source, Error::ChunkAuth { index } if index == lowest));
+            assert_eq!(failed.kind(), ErrorKind::Data);
+            assert_eq!(failed.to_string(), failed.source.to_string());
+        }
+    }
+}
+
+#[test]
+fn the_largest_chunk_size_is_accepted_with_its_framing() {
+    // 1 GiB of plaintext per chunk is the documented maximum; its sealed chunk (plus the tag)
+    // is larger, and that is fine.
+    let max = ChunkSize::new(1 << 30).unwrap();
+    assert_eq!(max, ChunkSize::MAX);
+    let job = Encryptor::new(key())
+        .chunk_size(max)
+        .job(Some(3 << 30))
+        .unwrap();
+    let plan = job.plan().unwrap();
+    assert_eq!(plan.len(), 3);
+    assert_eq!(
+        plan.chunk(1).output.start,
+        HEADER_LEN as u64 + (1 << 30) + 16
+    );
+    assert_eq!(HeaderInfo::parse(job.header()).unwrap().chunk_size, max);
+    let sealed_len = plan.output_len();
+    let open = Decryptor::new(key())
+        .job(job.header(), Some(sealed_len))
+        .unwrap();
+    assert_eq!(open.plan().unwrap().output_len(), 3 << 30);
+    let raw = cipher(RawCipherName::Aes256Ctr);
+    assert!(raw.job(Direction::Encrypt, Some(1 << 31), max).is_ok());
+
+    // A small input runs with it too (buffers follow the input, not the chunk size).
+    let plain = data(5000, 4);
+    let sealed = Encryptor::new(key())
+        .chunk_size(max)
+        .encrypt_vec(&plain)
+        .unwrap();
+    assert_eq!(Decryptor::new(key()).decrypt_vec(&sealed).unwrap(), plain);
+}

@@ -1,0 +1,45 @@
+//! Raw ciphers: known answers, parallel equals serial on every driver, input checks.
+
+mod kat;
+mod large;
+mod parallel;
+mod validation;
+
+use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::raw::{RawCipher, RawCipherName};
+
+/// A cipher with a fixed key (its smallest accepted length, at least 16 bytes) and IV.
+pub fn cipher(name: RawCipherName) -> RawCipher {
+    let (min, max) = name.algorithm().key_lengths();
+    let len = if min == max { min } else { 16 };
+    let key: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(37) ^ 0x5c).collect();
+    let iv: Vec<u8> = (0..name.iv_len() as u8).map(|i| 0xf0 ^ i).collect();
+    RawCipher::new(name, &key, (!iv.is_empty()).then_some(&iv[..])).unwrap()
+}
+
+/// Deterministic pseudo-random bytes.
+pub fn data(len: usize, seed: u32) -> Vec<u8> {
+    let mut x = 0x9e37_79b9u32 ^ seed;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// A chunk size the test knows to be valid.
+pub fn chunk_size(bytes: usize) -> ChunkSize {
+    ChunkSize::new(bytes).unwrap()
+}
+
+/// Runs `f` in a pool of `threads` threads.
+pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}

@@ -1,0 +1,8 @@
+//! Integration tests of paracrypt-core (`cargo test -p paracrypt-core`): one test binary, a
+//! module per area.
+
+mod container;
+mod job;
+mod pubkey;
+mod raw;
+mod workload;

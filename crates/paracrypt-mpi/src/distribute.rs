@@ -1,0 +1,392 @@
+//! A whole distributed run of one job: from rank 0's input to a committed output, or to one
+//! agreed failure and no output.
+//!
+//! 1. Rank 0 opens the input, makes the job ([`Recipe::first_job`]: a container header is made
+//!    or read here, so a wrong key fails before any output), creates the output and writes the
+//!    job's output header into it.
+//! 2. Rank 0 broadcasts the input's length, the job's header and both paths.
+//! 3. The other ranks make the same job from the header ([`Recipe::job_from_header`]) and,
+//!    under the shared-fs transport, open the input and the output.
+//! 4. Every rank runs its chunks.
+//! 5. Rank 0 sets the output's length and commits it ([`Output::commit`]).
+//!
+//! Each step ends with an agreement ([`Cluster::agree`]): when any rank fails, every rank
+//! returns the same [`Error::Rank`](crate::Error::Rank) and rank 0 drops the output
+//! uncommitted, so no output is left.
+
+use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use paracrypt_core::ErrorKind;
+use paracrypt_core::container::{Decryptor, Encryptor};
+use paracrypt_core::engine::Job;
+use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::raw::{Direction, RawCipher};
+use rayon::ThreadPool;
+
+use crate::cluster::Cluster;
+use crate::error::{Failure, Result};
+use crate::run::{Files, run};
+use crate::{Schedule, Transport};
+
+/// How [`distribute`] spreads the work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Which rank gets which chunks.
+    pub schedule: Schedule,
+    /// How chunk data reaches the ranks.
+    pub transport: Transport,
+    /// Under [`Transport::SharedFs`], every rank but 0 `fsync`s the output before reporting
+    /// success, so that its data is durable (and, on NFS, on the server, with any write error
+    /// reported) before rank 0 commits the output. Rank 0's own writes are its
+    /// [`Output::commit`]'s to sync.
+    pub sync: bool,
+}
+
+/// How every rank gets the same [`Job`]: rank 0 makes it from the input, the others from rank
+/// 0's job's header. Implemented for [`Encryptor`], [`Decryptor`] and [`RawRecipe`].
+pub trait Recipe {
+    /// Rank 0's job for `input` (`input_len` bytes): a container header is made here when
+    /// encrypting (a fresh salt), or read from the input and checked when decrypting.
+    fn first_job(&self, input: &File, input_len: u64) -> paracrypt_core::Result<Job>;
+
+    /// The same job on another rank, from the header of rank 0's job.
+    fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job>;
+}
+
+impl Recipe for Encryptor {
+    fn first_job(&self, _input: &File, input_len: u64) -> paracrypt_core::Result<Job> {
+        self.job(Some(input_len))
+    }
+
+    fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
+        self.job_for_header(header, Some(input_len))
+    }
+}
+
+impl Recipe for Decryptor {
+    fn first_job(&self, input: &File, _input_len: u64) -> paracrypt_core::Result<Job> {
+        self.file_job(input)
+    }
+
+    fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
+        self.job(header, Some(input_len))
+    }
+}
+
+/// A raw cipher's job: the same on every rank, with no header.
+#[derive(Clone, Debug)]
+pub struct RawRecipe {
+    /// The cipher, key and IV.
+    pub cipher: RawCipher,
+    /// Encrypt or decrypt.
+    pub direction: Direction,
+    /// The chunk size.
+    pub chunk_size: ChunkSize,
+}
+
+impl Recipe for RawRecipe {
+    fn first_job(&self, _input: &File, input_len: u64) -> paracrypt_core::Result<Job> {
+        self.cipher
+            .job(self.direction, Some(input_len), self.chunk_size)
+    }
+
+    fn job_from_header(&self, _header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
+        self.cipher
+            .job(self.direction, Some(input_len), self.chunk_size)
+    }
+}
+
+/// Rank 0's output, as its caller manages it: for example a temporary file beside the
+/// destination, renamed into place by [`Output::commit`] and removed when dropped uncommitted.
+pub trait Output {
+    /// The file the chunks are written into.
+    fn file(&self) -> &File;
+
+    /// Where the other ranks open [`Output::file`] for writing under [`Transport::SharedFs`].
+    fn path(&self) -> &Path;
+
+    /// Makes the output final, once every rank succeeded and its length is set. Dropping an
+    /// output without committing it must leave nothing behind.
+    fn commit(self: Box<Self>) -> std::result::Result<(), Failure>;
+}
+
+/// Creates rank 0's output (called once its job is made).
+pub type CreateOutput<'a> =
+    Box<dyn FnOnce() -> std::result::Result<Box<dyn Output + 'a>, Failure> + 'a>;
+
+/// What only rank 0 is given.
+pub struct Root<'a> {
+    /// The input file. Rank 0 reads it; under [`Transport::SharedFs`] the other ranks open it
+    /// too, by the absolute path rank 0 sends them.
+    pub input: &'a Path,
+    /// Creates the output, after rank 0's job is made.
+    pub create_output: CreateOutput<'a>,
+}
+
+impl std::fmt::Debug for Root<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Root")
+            .field("input", &self.input)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a distributed run did: the same on every rank but for the times.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// Input bytes.
+    pub input_len: u64,
+    /// Output bytes.
+    pub output_len: u64,
+    /// Chunks in the plan.
+    pub chunks: u64,
+    /// Whether the chunks ran on every rank (false: a serial job, which rank 0 ran alone).
+    pub parallel: bool,
+    /// This rank's time from the start of the chunks to their agreed end.
+    pub chunk_time: Duration,
+}
+
+/// Runs one job across the ranks of `cluster`, from rank 0's input to its output: every rank
+/// calls it (collective) with an equal `recipe` and its own `pool`; rank 0 gives `root`, the
+/// others `None`. Returns the same [`Summary`] on every rank once rank 0 committed the output.
+///
+/// When anything fails on any rank — the input, the job (a wrong key), a chunk, the output's
+/// commit — every rank returns the same [`Error::Rank`](crate::Error::Rank), naming the rank,
+/// and for a chunk the lowest failing one (the one a single process reports); rank 0's output
+/// is dropped uncommitted.
+///
+/// ```no_run
+/// use std::path::Path;
+/// use paracrypt_core::plan::ChunkSize;
+/// use paracrypt_core::raw::{Direction, RawCipher};
+/// use paracrypt_mpi::{Cluster, Failure, Options, Output, RawRecipe, Root};
+///
+/// /// The output file itself (a real caller writes a temporary file and renames it).
+/// struct Plain(std::fs::File, &'static Path);
+///
+/// impl Output for Plain {
+///     fn file(&self) -> &std::fs::File { &self.0 }
+///     fn path(&self) -> &Path { self.1 }
+///     fn commit(self: Box<Self>) -> Result<(), Failure> { Ok(()) }
+/// }
+///
+/// let cluster = Cluster::init()?;
+/// let pool = rayon::ThreadPoolBuilder::new().build()?; // the caller owns the pool
+/// let recipe = RawRecipe {
+///     cipher: RawCipher::new("aes-256-ctr".parse()?, &[7; 32], Some(&[9; 16]))?,
+///     direction: Direction::Encrypt,
+///     chunk_size: ChunkSize::new(1 << 20)?,
+/// };
+/// let root = cluster.is_root().then(|| Root {
+///     input: Path::new("/shared/in.bin"),
+///     create_output: Box::new(|| {
+///         let path = Path::new("/shared/out.bin");
+///         let file = std::fs::File::create(path).map_err(|e| {
+///             Failure::new(paracrypt_core::ErrorKind::Io, e.to_string())
+///         })?;
+///         Ok(Box::new(Plain(file, path)) as Box<dyn Output>)
+///     }),
+/// });
+/// let summary = paracrypt_mpi::distribute(&cluster, &pool, Options::default(), &recipe, root)?;
+/// assert_eq!(summary.output_len, summary.input_len);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn distribute(
+    cluster: &Cluster,
+    pool: &ThreadPool,
+    options: Options,
+    recipe: &dyn Recipe,
+    root: Option<Root<'_>>,
+) -> Result<Summary> {
+    let rank = cluster.rank();
+    let shared = options.transport == Transport::SharedFs;
+
+    // 1. Rank 0: the input, the job, the output with the job's output header.
+    let local = match (cluster.is_root(), root) {
+        (true, Some(root)) => root_setup(root, recipe).map(Some),
+        (true, None) => Err(Failure::new(
+            ErrorKind::Usage,
+            "rank 0 was given no input and output",
+        )),
+        (false, _) => Ok(None),
+    };
+    let mut setup = cluster.agree(local)?;
+
+    // 2. What the other ranks cannot see for themselves.
+    let (len, header, input_path, output_path) = match &setup {
+        Some(s) => (
+            s.input_len,
+            s.job.header().to_vec(),
+            absolute(&s.input_path),
+            absolute(s.output.path()),
+        ),
+        None => (0, Vec::new(), Vec::new(), Vec::new()),
+    };
+    let len = cluster.broadcast_u64(0, len);
+    let header = cluster.broadcast_bytes(0, header);
+    let input_path = path_from(cluster.broadcast_bytes(0, input_path));
+    let output_path = path_from(cluster.broadcast_bytes(0, output_path));
+
+    // 3. The other ranks: the same job, and the files under the shared-fs transport.
+    let local = if setup.is_some() {
+        Ok(None)
+    } else {
+        (|| {
+            let job = recipe
+                .job_from_header(&header, len)
+                .map_err(|e| Failure::from(&e))?;
+            let files = if shared {
+                Some(open_shared(&input_path, &output_path, len)?)
+            } else {
+                None
+            };
+            Ok(Some((job, files)))
+        })()
+    };
+    let other = cluster.agree(local)?;
+
+    // 4. The chunks, on every rank.
+    let start = Instant::now();
+    let (job, end) = match (&setup, &other) {
+        (Some(s), _) => {
+            let files = Files {
+                input: &s.input,
+                output: s.output.file(),
+            };
+            (&s.job, run(cluster, pool, &s.job, options, Some(files))?)
+        }
+        (None, Some((job, files))) => {
+            let files = files
+                .as_ref()
+                .map(|(input, output)| Files { input, output });
+            (job, run(cluster, pool, job, options, files)?)
+        }
+        (None, None) => unreachable!("every rank but 0 made its job"),
+    };
+    let chunk_time = start.elapsed();
+    let plan = job.plan().expect("a distributed job has a plan");
+    let summary = Summary {
+        input_len: len,
+        output_len: end,
+        chunks: plan.len(),
+        parallel: job.is_parallel(),
+        chunk_time,
+    };
+    log::debug!("rank {rank}: chunks done: {summary:?}");
+
+    // 5. Rank 0 cuts the output to its length and commits it; every rank learns whether that
+    //    worked, so that all return alike.
+    let local = match setup.take() {
+        Some(s) => s
+            .output
+            .file()
+            .set_len(end)
+            .map_err(|e| Failure::new(ErrorKind::Io, format!("setting the output's length: {e}")))
+            .and_then(|()| s.output.commit()),
+        None => Ok(()),
+    };
+    cluster.agree(local)?;
+    Ok(summary)
+}
+
+/// What rank 0 sets up before the others can start.
+struct RootSetup<'a> {
+    input: File,
+    input_path: PathBuf,
+    input_len: u64,
+    job: Job,
+    output: Box<dyn Output + 'a>,
+}
+
+fn root_setup<'a>(
+    root: Root<'a>,
+    recipe: &dyn Recipe,
+) -> std::result::Result<RootSetup<'a>, Failure> {
+    let path = root.input;
+    let input = File::open(path).map_err(|e| {
+        Failure::new(
+            ErrorKind::Io,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    let metadata = input.metadata().map_err(|e| {
+        Failure::new(
+            ErrorKind::Io,
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    if !metadata.is_file() {
+        return Err(Failure::new(
+            ErrorKind::Usage,
+            format!(
+                "{} is not a regular file (every rank reads its chunks with positional reads)",
+                path.display()
+            ),
+        ));
+    }
+    let input_len = metadata.len();
+    let job = recipe
+        .first_job(&input, input_len)
+        .map_err(|e| Failure::from(&e))?;
+    let output = (root.create_output)()?;
+    output
+        .file()
+        .write_all_at(job.output_header(), 0)
+        .map_err(|e| Failure::new(ErrorKind::Io, format!("writing the header: {e}")))?;
+    log::debug!(
+        "rank 0: {} bytes in {} chunks",
+        input_len,
+        job.plan().map_or(0, |plan| plan.len())
+    );
+    Ok(RootSetup {
+        input,
+        input_path: path.to_path_buf(),
+        input_len,
+        job,
+        output,
+    })
+}
+
+/// Opens the input and rank 0's output on a filesystem every rank should see.
+fn open_shared(
+    input: &Path,
+    output: &Path,
+    len: u64,
+) -> std::result::Result<(File, File), Failure> {
+    let hint = "is it on a filesystem every rank sees? Else use the messages transport";
+    let failure = |message: String| Failure::new(ErrorKind::Io, format!("{message} ({hint})"));
+    let input_file =
+        File::open(input).map_err(|e| failure(format!("cannot read {}: {e}", input.display())))?;
+    let seen = input_file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    if seen != len {
+        return Err(failure(format!(
+            "{} is {seen} bytes here but {len} bytes on rank 0",
+            input.display()
+        )));
+    }
+    let output_file = OpenOptions::new().write(true).open(output).map_err(|e| {
+        let dir = output.parent().unwrap_or(Path::new("/"));
+        failure(format!(
+            "cannot open the output being written in {}: {e}",
+            dir.display()
+        ))
+    })?;
+    Ok((input_file, output_file))
+}
+
+fn absolute(path: &Path) -> Vec<u8> {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .into_os_string()
+        .as_bytes()
+        .to_vec()
+}
+
+fn path_from(bytes: Vec<u8>) -> PathBuf {
+    PathBuf::from(OsStr::from_bytes(&bytes))
+}

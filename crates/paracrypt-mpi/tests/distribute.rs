@@ -1,0 +1,384 @@
+//! `distribute` end to end, as an MPI job: a container job and raw jobs (parallel, with CBC
+//! context, and serial), both schedules and both transports, at 1 rank (an MPI singleton,
+//! started without `mpirun`) and 3 ranks (under `mpirun`). Every output must be the bytes the
+//! local engine writes; a failing chunk on any rank, and a wrong key, must be agreed on by every
+//! rank and leave no output.
+//!
+//! MPI starts once per process and only its starting thread may call it, which a test harness
+//! of many threads cannot promise. So this is a plain program (`harness = false`): run by
+//! `cargo test`, it writes the inputs and the expected outputs, then starts itself as the MPI
+//! job — once alone, once under `mpirun -n 3` — and compares what the job wrote. Started with
+//! `PARACRYPT_MPI_TEST_DIR` set, it is one rank of that job.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use paracrypt_core::ErrorKind;
+use paracrypt_core::container::{Decryptor, Encryptor, Key, SALT_LEN};
+use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_mpi::{
+    Cluster, Error, Failure, Options, Output, RawRecipe, Recipe, Root, Schedule, Transport,
+};
+
+/// Where the inputs are and the outputs go; set for the ranks of the MPI job.
+const DIR_ENV: &str = "PARACRYPT_MPI_TEST_DIR";
+const CHUNK: usize = 4096;
+/// 41 whole chunks and a short last one.
+const LEN: usize = 41 * CHUNK + 77;
+const TAMPERED: [u64; 2] = [29, 17];
+const SALT: [u8; SALT_LEN] = [0x5a; SALT_LEN];
+const LAYOUTS: [(Schedule, Transport); 4] = [
+    (Schedule::Static, Transport::SharedFs),
+    (Schedule::Static, Transport::Messages),
+    (Schedule::Dynamic, Transport::SharedFs),
+    (Schedule::Dynamic, Transport::Messages),
+];
+
+fn main() {
+    match std::env::var_os(DIR_ENV) {
+        Some(dir) => rank(Path::new(&dir)),
+        None => test(),
+    }
+}
+
+fn chunk_size() -> ChunkSize {
+    ChunkSize::new(CHUNK).unwrap()
+}
+
+fn key() -> Key {
+    Key::from_bytes(*b"paracrypt-mpi test key, 32 bytes")
+}
+
+fn raw(name: RawCipherName) -> RawCipher {
+    let key: Vec<u8> = (0..32u8).collect();
+    RawCipher::new(name, &key, Some(&[0xa5; 16])).unwrap()
+}
+
+fn data(len: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9u32;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// What a scenario must end with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expect {
+    /// The output holds the expected file's bytes.
+    Output,
+    /// Every rank returns this failure, and no output is left.
+    Fails { chunk: Option<u64>, kind: ErrorKind },
+}
+
+/// One job, run at every layout.
+struct Scenario {
+    name: &'static str,
+    /// The input file's name in the test directory.
+    input: &'static str,
+    recipe: Box<dyn Recipe>,
+    /// The expected output file's name (for [`Expect::Output`]).
+    expected: &'static str,
+    expect: Expect,
+}
+
+/// The same list on every rank and in the test.
+fn scenarios() -> Vec<Scenario> {
+    let encryptor = Encryptor::new(key())
+        .chunk_size(chunk_size())
+        .fixed_salt_for_tests(SALT);
+    let raw = |name, direction| -> Box<dyn Recipe> {
+        Box::new(RawRecipe {
+            cipher: raw(name),
+            direction,
+            chunk_size: chunk_size(),
+        })
+    };
+    vec![
+        Scenario {
+            name: "container-encrypt",
+            input: "plain",
+            recipe: Box::new(encryptor),
+            expected: "sealed",
+            expect: Expect::Output,
+        },
+        Scenario {
+            name: "container-decrypt",
+            input: "sealed",
+            recipe: Box::new(Decryptor::new(key())),
+            expected: "plain",
+            expect: Expect::Output,
+        },
+        Scenario {
+            name: "raw-ctr-encrypt",
+            input: "plain",
+            recipe: raw(RawCipherName::Aes256Ctr, Direction::Encrypt),
+            expected: "ctr",
+            expect: Expect::Output,
+        },
+        Scenario {
+            // Parallel, each chunk chaining from the ciphertext block before it.
+            name: "raw-cbc-decrypt",
+            input: "cbc",
+            recipe: raw(RawCipherName::Aes256Cbc, Direction::Decrypt),
+            expected: "plain",
+            expect: Expect::Output,
+        },
+        Scenario {
+            // Serial: rank 0 runs it alone.
+            name: "raw-cbc-encrypt",
+            input: "plain",
+            recipe: raw(RawCipherName::Aes256Cbc, Direction::Encrypt),
+            expected: "cbc",
+            expect: Expect::Output,
+        },
+        Scenario {
+            name: "tampered",
+            input: "tampered",
+            recipe: Box::new(Decryptor::new(key())),
+            expected: "",
+            expect: Expect::Fails {
+                chunk: Some(TAMPERED[1]),
+                kind: ErrorKind::Data,
+            },
+        },
+        Scenario {
+            name: "wrong-key",
+            input: "sealed",
+            recipe: Box::new(Decryptor::new(Key::from_bytes([7; 32]))),
+            expected: "",
+            expect: Expect::Fails {
+                chunk: None,
+                kind: ErrorKind::Data,
+            },
+        },
+    ]
+}
+
+fn output_name(ranks: usize, scenario: &str, schedule: Schedule, transport: Transport) -> String {
+    format!("out-{ranks}-{scenario}-{schedule}-{transport}")
+}
+
+/// The rank that owns `chunk` under the static schedule: blocks of `chunks / ranks`, give or
+/// take one.
+fn static_owner(chunk: u64, chunks: u64, ranks: usize) -> usize {
+    (0..ranks)
+        .find(|&r| chunk < chunks * (r as u64 + 1) / ranks as u64)
+        .unwrap()
+}
+
+// ---- The test: inputs, expected outputs, the two MPI jobs, the comparison. ----
+
+fn test() {
+    let dir = tempfile::Builder::new()
+        .prefix("paracrypt-mpi-test-")
+        .tempdir()
+        .unwrap();
+    let d = dir.path();
+    let plain = data(LEN);
+    let sealed = Encryptor::new(key())
+        .chunk_size(chunk_size())
+        .fixed_salt_for_tests(SALT)
+        .encrypt_vec(&plain)
+        .unwrap();
+    let mut tampered = sealed.clone();
+    for chunk in TAMPERED {
+        tampered[116 + chunk as usize * (CHUNK + 16) + 9] ^= 0x40;
+    }
+    let mut ctr = plain.clone();
+    raw(RawCipherName::Aes256Ctr)
+        .encrypt_vec(&mut ctr, chunk_size())
+        .unwrap();
+    let mut cbc = plain.clone();
+    raw(RawCipherName::Aes256Cbc)
+        .encrypt_vec(&mut cbc, chunk_size())
+        .unwrap();
+    for (name, bytes) in [
+        ("plain", &plain),
+        ("sealed", &sealed),
+        ("tampered", &tampered),
+        ("ctr", &ctr),
+        ("cbc", &cbc),
+    ] {
+        std::fs::write(d.join(name), bytes).unwrap();
+    }
+
+    // One rank, started without mpirun: an MPI singleton.
+    let mut alone = Command::new(std::env::current_exe().unwrap());
+    alone.env(DIR_ENV, d);
+    launch(alone, "1 rank (singleton)");
+    check(d, 1);
+
+    if have_mpirun() {
+        let mut cmd = Command::new("timeout");
+        cmd.args(["600", "mpirun", "--oversubscribe"]);
+        if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+            cmd.arg("--allow-run-as-root");
+        }
+        cmd.args(["-n", "3", "-x", DIR_ENV]);
+        cmd.arg(std::env::current_exe().unwrap());
+        cmd.env(DIR_ENV, d);
+        launch(cmd, "3 ranks (mpirun)");
+        check(d, 3);
+    }
+    println!("paracrypt-mpi distribute: every scenario at every layout, 1 and 3 ranks: ok");
+}
+
+fn launch(mut cmd: Command, what: &str) {
+    // Open MPI makes its session directory under TMPDIR by checking, then creating: two MPI
+    // jobs starting at once (other tests, other users) can fail with "File exists". Each job
+    // gets its own.
+    let session = tempfile::tempdir().unwrap();
+    cmd.env("TMPDIR", session.path());
+    let out = cmd.output().expect("start the MPI job");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what}: the MPI job failed ({:?})\nstdout: {}\nstderr: {stderr}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+    );
+}
+
+/// Every output of the job with `ranks` ranks is the expected bytes, and the failing scenarios
+/// left nothing.
+fn check(d: &Path, ranks: usize) {
+    for scenario in scenarios() {
+        for (schedule, transport) in LAYOUTS {
+            let what = format!("{ranks} ranks, {}, {schedule}, {transport}", scenario.name);
+            let out = d.join(output_name(ranks, scenario.name, schedule, transport));
+            match scenario.expect {
+                Expect::Output => {
+                    let expected = std::fs::read(d.join(scenario.expected)).unwrap();
+                    let got = std::fs::read(&out).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert!(got == expected, "{what}: not the local engine's bytes");
+                }
+                Expect::Fails { .. } => assert!(!out.exists(), "{what}: output left behind"),
+            }
+        }
+    }
+    let leftovers: Vec<PathBuf> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+/// Whether `mpirun` can be used here (CI installs Open MPI, so there it must be).
+fn have_mpirun() -> bool {
+    let found = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "mpirun is required in CI (scripts/test.sh installs Open MPI)"
+        );
+        eprintln!("mpirun not found: skipping the 3-rank job");
+    }
+    found
+}
+
+// ---- One rank of the MPI job. ----
+
+/// The output as the CLI makes it: a temporary file beside the destination, renamed onto it
+/// by `commit`, removed when dropped uncommitted.
+struct TempOutput {
+    temp: tempfile::NamedTempFile,
+    destination: PathBuf,
+}
+
+impl Output for TempOutput {
+    fn file(&self) -> &std::fs::File {
+        self.temp.as_file()
+    }
+
+    fn path(&self) -> &Path {
+        self.temp.path()
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), Failure> {
+        self.temp
+            .persist_noclobber(&self.destination)
+            .map(drop)
+            .map_err(|e| Failure::new(ErrorKind::Io, e.to_string()))
+    }
+}
+
+fn create_output(destination: &Path) -> Result<Box<dyn Output>, Failure> {
+    let temp = tempfile::Builder::new()
+        .suffix(".tmp")
+        .tempfile_in(destination.parent().unwrap())
+        .map_err(|e| Failure::new(ErrorKind::Io, e.to_string()))?;
+    Ok(Box::new(TempOutput {
+        temp,
+        destination: destination.to_path_buf(),
+    }))
+}
+
+fn rank(d: &Path) {
+    let cluster = Cluster::init().expect("MPI starts");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let ranks = cluster.size();
+    let chunks = LEN.div_ceil(CHUNK) as u64;
+    let mut wrong = Vec::new();
+    for scenario in scenarios() {
+        for (schedule, transport) in LAYOUTS {
+            let what = format!(
+                "rank {} of {ranks}, {}, {schedule}, {transport}",
+                cluster.rank(),
+                scenario.name
+            );
+            let out = d.join(output_name(ranks, scenario.name, schedule, transport));
+            let input = d.join(scenario.input);
+            let root = cluster.is_root().then(|| Root {
+                input: &input,
+                create_output: Box::new(|| create_output(&out)),
+            });
+            let options = Options {
+                schedule,
+                transport,
+                sync: true,
+            };
+            let result =
+                paracrypt_mpi::distribute(&cluster, &pool, options, scenario.recipe.as_ref(), root);
+            match (result, scenario.expect) {
+                (Ok(summary), Expect::Output) => {
+                    let serial = scenario.name == "raw-cbc-encrypt";
+                    if summary.chunks != chunks || summary.parallel == serial {
+                        wrong.push(format!("{what}: {summary:?}"));
+                    }
+                }
+                (Err(Error::Rank(failure)), Expect::Fails { chunk, kind })
+                    if failure.chunk == chunk && failure.kind == kind =>
+                {
+                    let owner = match (chunk, schedule) {
+                        (None, _) => Some(0),
+                        (Some(c), Schedule::Static) => Some(static_owner(c, chunks, ranks)),
+                        (Some(_), Schedule::Dynamic) => None,
+                    };
+                    if owner.is_some_and(|owner| owner != failure.rank) {
+                        wrong.push(format!("{what}: failed on the wrong rank: {failure:?}"));
+                    }
+                }
+                (result, expect) => wrong.push(format!("{what}: {result:?}, expected {expect:?}")),
+            }
+        }
+    }
+    for line in &wrong {
+        eprintln!("{line}");
+    }
+    drop(cluster);
+    std::process::exit(i32::from(!wrong.is_empty()));
+}
