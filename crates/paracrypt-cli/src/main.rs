@@ -101,7 +101,7 @@ fn main() -> ExitCode {
         Command::Info(args) => cmd::info::run(args),
         Command::Bench(args) => cmd::bench::run(args, &providers),
         Command::Generate(args) => cmd::generate::run(args),
-        Command::Raw(args) => cmd::raw::run(args),
+        Command::Raw(args) => cmd::raw::run(args, provider),
         Command::Rsa(args) => cmd::rsa::run(args, provider),
         Command::Ecdsa(args) => cmd::ecdsa::run(args, provider),
     };

@@ -8,15 +8,6 @@ use std::path::Path;
 use crate::common::*;
 use crate::sigfiles::*;
 
-/// The providers this build has (the pure-Rust build has only rustcrypto).
-fn providers() -> Vec<&'static str> {
-    if cfg!(feature = "aws-lc") {
-        vec!["aws-lc", "rustcrypto"]
-    } else {
-        vec!["rustcrypto"]
-    }
-}
-
 #[test]
 fn the_build_names_its_providers() {
     // The pure-Rust build refuses aws-lc by name, saying why.

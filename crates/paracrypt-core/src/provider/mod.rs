@@ -22,9 +22,8 @@
 //! primitive stays on RustCrypto where aws-lc measured no faster on the reference machine
 //! (the README's *Providers* section has the figures): Blowfish.
 
-// The symmetric half of the interface (block ciphers, CTR, RC4, AEADs, HMAC, HKDF) is wired into
-// the raw ciphers and the container suites after the engine refactor of issue #12 lands (the
-// transforms it rewrites are the ones that call it); until then only the unit tests call it.
+// The raw ciphers run on the block ciphers, CTR and RC4 of this interface; the AEADs, HMAC and
+// HKDF wait for the container suites to move onto it (until then only the unit tests call them).
 #![cfg_attr(not(test), allow(dead_code))]
 
 #[cfg(feature = "aws-lc")]
