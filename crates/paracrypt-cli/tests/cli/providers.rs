@@ -172,7 +172,11 @@ fn bench_measures_every_provider_given() {
         "--provider",
         &list,
         "--algorithms",
-        "p256-verify-batch64",
+        "p256-verify-batch64,raw/aes-256-ctr,container/aes-256-gcm",
+        "--sizes",
+        "64KiB",
+        "--modes",
+        "memory",
         "--threads",
         "1,2",
         "--repeat",
@@ -193,6 +197,14 @@ fn bench_measures_every_provider_given() {
             .iter()
             .filter(|m| m["provider"] == provider)
             .count();
-        assert_eq!(rows, 2, "{provider}: one row per thread count");
+        // p256 and raw: one row per thread count on each provider; the container suites run
+        // on RustCrypto only (not switched yet).
+        let container = usize::from(provider == "rustcrypto") * 2;
+        assert_eq!(rows, 4 + container, "{provider}: rows");
+        assert!(
+            table.contains(&format!("raw/aes-256-ctr/encrypt [{provider}] (in memory)")),
+            "{table}"
+        );
     }
+    assert!(table.contains("container/aes-256-gcm/encrypt [rustcrypto] (in memory)"));
 }

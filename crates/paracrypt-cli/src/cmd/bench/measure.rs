@@ -76,6 +76,7 @@ pub struct Settings<'a> {
 /// Measures a symmetric workload at one size, in one mode, at every thread count.
 pub fn symmetric(
     workload: Symmetric,
+    provider: Provider,
     size: u64,
     mode: Medium,
     settings: &Settings<'_>,
@@ -88,8 +89,8 @@ pub fn symmetric(
         dir,
     } = *settings;
     let mut prepared = workload
-        .prepare(size as usize, chunk_size)
-        .with_context(|| format!("preparing {}", workload.name()))?;
+        .prepare_with(size as usize, chunk_size, provider)
+        .with_context(|| format!("preparing {} on {provider}", workload.name()))?;
     let input_path = dir.join("input");
     if mode == Medium::File {
         let mut file = std::fs::File::create(&input_path).context("writing the benchmark input")?;
@@ -117,14 +118,9 @@ pub fn symmetric(
     };
     let mut out = Vec::new();
     for (&n, samples) in threads.iter().zip(times) {
-        out.push(Measurement::new(
-            workload.name(),
-            Some(mode),
-            Some(size),
-            n,
-            1,
-            samples,
-        ));
+        let mut m = Measurement::new(workload.name(), Some(mode), Some(size), n, 1, samples);
+        m.provider = Some(provider.to_string());
+        out.push(m);
         tick();
     }
     let _ = std::fs::remove_file(&input_path);

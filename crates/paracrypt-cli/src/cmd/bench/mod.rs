@@ -17,7 +17,6 @@ use anyhow::{Context, Result};
 use clap::Args;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::workload::RSA_KEYGEN_SAMPLES;
-use paracrypt_core::pubkey::workload::Workload;
 
 use crate::exit::{usage, warn};
 use crate::flags::{ChunkSizeFlag, ProgressFlags};
@@ -102,14 +101,11 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// The providers `workload` runs on among `asked`: p256's split verification exists on
-/// RustCrypto only, and runs there when asked for under aws-lc alone (labelled so).
-fn providers_for(workload: Workload, asked: &[Provider]) -> Vec<Provider> {
-    let on: Vec<Provider> = asked
-        .iter()
-        .copied()
-        .filter(|&p| workload.runs_on(p))
-        .collect();
+/// The providers a workload runs on among `asked`: p256's split verification and the container
+/// suites (not yet switched) exist on RustCrypto only, and run there when asked for under
+/// aws-lc alone (labelled so).
+fn providers_for(runs_on: impl Fn(Provider) -> bool, asked: &[Provider]) -> Vec<Provider> {
+    let on: Vec<Provider> = asked.iter().copied().filter(|&p| runs_on(p)).collect();
     if on.is_empty() {
         vec![Provider::RustCrypto]
     } else {
@@ -155,8 +151,13 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
     let steps: u64 = algorithms
         .iter()
         .map(|a| match a {
-            Algorithm::Symmetric(_) => (args.sizes.len() * modes.len() * threads.len()) as u64,
-            Algorithm::PublicKey(w) => (threads.len() * providers_for(*w, providers).len()) as u64,
+            Algorithm::Symmetric(w) => {
+                let on = providers_for(|p| w.runs_on(p), providers).len();
+                (args.sizes.len() * modes.len() * threads.len() * on) as u64
+            }
+            Algorithm::PublicKey(w) => {
+                (threads.len() * providers_for(|p| w.runs_on(p), providers).len()) as u64
+            }
         })
         .sum();
     let bar = progress::bar(args.progress.show(), None, "benchmarking");
@@ -179,27 +180,34 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
         bar.set_message(algorithm.name());
         match algorithm {
             Algorithm::Symmetric(workload) => {
+                let on = providers_for(|p| workload.runs_on(p), providers);
+                let mut runs = Vec::new();
                 for &size in &args.sizes {
                     for &mode in &modes {
-                        let mut got =
-                            measure::symmetric(*workload, size, mode, &settings, || bar.inc(1))?;
-                        if openssl_version.is_some() {
-                            let input = dir.path().join("openssl-input");
-                            if mode == Medium::File {
-                                let prepared = workload.prepare(size as usize, chunk_size)?;
-                                std::fs::write(&input, prepared.input())?;
-                            }
-                            for m in &mut got {
-                                peer.compare_symmetric(*workload, m, &input, dir.path());
-                            }
-                            let _ = std::fs::remove_file(&input);
-                        }
-                        measurements.extend(got);
+                        runs.extend(on.iter().map(|&provider| (size, mode, provider)));
                     }
+                }
+                for (size, mode, provider) in runs {
+                    let mut got =
+                        measure::symmetric(*workload, provider, size, mode, &settings, || {
+                            bar.inc(1)
+                        })?;
+                    if openssl_version.is_some() {
+                        let input = dir.path().join("openssl-input");
+                        if mode == Medium::File {
+                            let prepared = workload.prepare(size as usize, chunk_size)?;
+                            std::fs::write(&input, prepared.input())?;
+                        }
+                        for m in &mut got {
+                            peer.compare_symmetric(*workload, m, &input, dir.path());
+                        }
+                        let _ = std::fs::remove_file(&input);
+                    }
+                    measurements.extend(got);
                 }
             }
             Algorithm::PublicKey(workload) => {
-                for provider in providers_for(*workload, providers) {
+                for provider in providers_for(|p| workload.runs_on(p), providers) {
                     let mut got = measure::public_key(
                         *workload,
                         provider,
