@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{ArgGroup, Args};
+use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
 
 use crate::exit::{Usage, usage};
@@ -57,12 +58,12 @@ pub struct RawArgs {
 }
 
 /// Runs `paracrypt raw`.
-pub fn run(args: RawArgs) -> Result<ExitCode> {
-    crate::run::job(args.distributed, spec(&args))
+pub fn run(args: RawArgs, provider: Provider) -> Result<ExitCode> {
+    crate::run::job(args.distributed, spec(&args, provider))
 }
 
 /// The arguments, checked and resolved (no input or output is touched).
-fn spec(args: &RawArgs) -> Result<JobSpec> {
+fn spec(args: &RawArgs, provider: Provider) -> Result<JobSpec> {
     let direction = if args.encrypt {
         Direction::Encrypt
     } else {
@@ -85,7 +86,7 @@ fn spec(args: &RawArgs) -> Result<JobSpec> {
         ));
     }
     let operation = Operation::Raw(RawSpec {
-        cipher: cipher.with_padding(!args.no_pad),
+        cipher: cipher.with_padding(!args.no_pad).with_provider(provider),
         direction,
         chunk_size: args.chunk_size.chunk_size,
     });

@@ -149,3 +149,12 @@ pub fn listing(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// The providers this build has (the pure-Rust build has only rustcrypto).
+pub fn providers() -> Vec<&'static str> {
+    if cfg!(feature = "aws-lc") {
+        vec!["aws-lc", "rustcrypto"]
+    } else {
+        vec!["rustcrypto"]
+    }
+}
