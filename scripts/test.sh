@@ -59,6 +59,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 export CI="${CI:-true}"
+# 1. The default build (aws-lc and RustCrypto providers) with every feature, MPI included.
 cargo test --workspace --all-features --locked
 
 # The reference reader (tests/reference/): a second implementation of docs/FORMAT.md in Python,
@@ -82,3 +83,14 @@ fi
 cargo build --workspace --all-features --locked --bins
 PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   "$venv/bin/python" -m pytest -q tests/reference
+
+# 2. The pure-Rust build: RustCrypto only. It must not link aws-lc at all (checked on the
+# dependency graph, build scripts included), and the suite must pass on it too (the MPI crate
+# is left out here: it runs the same core code, already tested above).
+pure=(--no-default-features --features rustcrypto --locked)
+if cargo tree -e normal,build "${pure[@]}" -p paracrypt-cli -p paracrypt | grep -q 'aws-lc'; then
+  echo "the pure-Rust build depends on aws-lc:" >&2
+  cargo tree -e normal,build "${pure[@]}" -p paracrypt-cli -p paracrypt -i aws-lc-sys >&2
+  exit 1
+fi
+cargo test --workspace --exclude paracrypt-mpi "${pure[@]}"

@@ -24,6 +24,7 @@ mod spec;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use paracrypt_core::provider::Provider;
 
 /// Chunked-parallel encryption on every core.
 #[derive(Debug, Parser)]
@@ -32,8 +33,25 @@ use clap::{Parser, Subcommand};
     after_help = "Exit status: 0 success, 1 failure, 2 usage error, 128+N interrupted by signal N."
 )]
 pub struct Cli {
+    /// Cryptographic provider: aws-lc (the default when compiled: assembly-optimised) or
+    /// rustcrypto (pure Rust). Output bytes are the same with either. `bench` takes a
+    /// comma-separated list and measures each.
+    #[arg(
+        long,
+        global = true,
+        env = "PARACRYPT_PROVIDER",
+        value_name = "NAME",
+        value_delimiter = ',',
+        value_parser = parse_provider
+    )]
+    provider: Vec<Provider>,
     #[command(subcommand)]
     command: Command,
+}
+
+fn parse_provider(text: &str) -> Result<Provider, String> {
+    text.parse()
+        .map_err(|e: paracrypt_core::Error| e.to_string())
 }
 
 #[derive(Debug, Subcommand)]
@@ -65,16 +83,30 @@ fn main() -> ExitCode {
     if let Err(error) = interrupt::install() {
         exit::warn(format!("cannot watch for interrupts: {error}"));
     }
+    let provider = match cli.provider[..] {
+        [] => Provider::default(),
+        [one] => one,
+        _ if matches!(cli.command, Command::Bench(_)) => Provider::default(),
+        _ => {
+            eprintln!("paracrypt: --provider takes one provider (a list only for `bench`)");
+            return ExitCode::from(2);
+        }
+    };
+    let providers = if cli.provider.is_empty() {
+        vec![provider]
+    } else {
+        cli.provider.clone()
+    };
     let result = match cli.command {
         Command::Encrypt(args) => cmd::container::run_encrypt(args),
         Command::Decrypt(args) => cmd::container::run_decrypt(args),
         Command::Keygen(args) => cmd::keygen::run(args),
         Command::Info(args) => cmd::info::run(args),
-        Command::Bench(args) => cmd::bench::run(args),
+        Command::Bench(args) => cmd::bench::run(args, &providers),
         Command::Generate(args) => cmd::generate::run(args),
-        Command::Raw(args) => cmd::raw::run(args),
-        Command::Rsa(args) => cmd::rsa::run(args),
-        Command::Ecdsa(args) => cmd::ecdsa::run(args),
+        Command::Raw(args) => cmd::raw::run(args, provider),
+        Command::Rsa(args) => cmd::rsa::run(args, provider),
+        Command::Ecdsa(args) => cmd::ecdsa::run(args, provider),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use paracrypt_core::agefile;
 use paracrypt_core::container::{Decryptor, Encryptor, SALT_LEN, Secret, Suite};
 use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 use paracrypt_core::recipient::{Identities, Recipients};
@@ -106,6 +107,8 @@ pub struct PasswordSpec {
     pub kdf: PasswordKdf,
     /// PKCS#7 padding (off with `--no-pad`).
     pub padding: bool,
+    /// `--provider`.
+    pub provider: Provider,
     /// Encrypt or decrypt.
     pub direction: Direction,
     /// Bytes per chunk.
@@ -151,7 +154,8 @@ impl Operation {
                 let confirm = spec.direction == Direction::Encrypt;
                 let password = spec.secret.password(confirm, may_prompt)?;
                 let cipher = PasswordCipher::new(spec.name, password.as_bytes(), spec.kdf)
-                    .with_padding(spec.padding);
+                    .with_padding(spec.padding)
+                    .with_provider(spec.provider);
                 Keyed::RawPassword(cipher, spec.direction, spec.chunk_size)
             }
             Operation::Encrypt {

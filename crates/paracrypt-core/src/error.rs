@@ -208,6 +208,23 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// A provider name that is not known, or not compiled into this build.
+    #[error("unknown provider `{name}` (valid: {valid}){note}")]
+    UnknownProvider {
+        /// What the user asked for.
+        name: String,
+        /// The compiled providers, comma separated.
+        valid: String,
+        /// Why a known name is refused (not compiled), or empty.
+        note: String,
+    },
+    /// The cryptographic provider failed internally (an allocation in aws-lc, say): not a
+    /// problem with the input.
+    #[error("cryptographic provider failure: {what}")]
+    Provider {
+        /// Which call failed.
+        what: &'static str,
+    },
 }
 
 /// What is wrong with a container header.

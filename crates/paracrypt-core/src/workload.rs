@@ -22,6 +22,7 @@ use crate::container::{Decryptor, Encryptor, Key, Suite};
 use crate::engine::{self, Job};
 use crate::error::Result;
 use crate::plan::ChunkSize;
+use crate::provider::Provider;
 use crate::raw::{Direction, RawCipher, RawCipherName};
 
 /// One symmetric workload: a raw cipher or a container suite, one direction.
@@ -97,9 +98,28 @@ impl Symmetric {
         }
     }
 
+    /// Whether the workload runs on `provider`: the raw ciphers run on either; the container
+    /// suites are not switched to the provider yet and run on RustCrypto.
+    pub fn runs_on(&self, provider: Provider) -> bool {
+        match self {
+            Symmetric::Raw { .. } => true,
+            Symmetric::Container { .. } => provider == Provider::RustCrypto,
+        }
+    }
+
     /// Builds keys, the job and `size` bytes of input (ciphertext, for decryption) in chunks of
-    /// `chunk_size` bytes.
+    /// `chunk_size` bytes, on the default provider.
     pub fn prepare(&self, size: usize, chunk_size: ChunkSize) -> Result<Prepared> {
+        self.prepare_with(size, chunk_size, Provider::default())
+    }
+
+    /// [`prepare`](Self::prepare) with the raw cipher on `provider`.
+    pub fn prepare_with(
+        &self,
+        size: usize,
+        chunk_size: ChunkSize,
+        provider: Provider,
+    ) -> Result<Prepared> {
         let plaintext = pattern(size);
         let len = Some(size as u64);
         let (job, input) = match *self {
@@ -108,7 +128,8 @@ impl Symmetric {
                 let key = vec![0x42; if min == max { min } else { 16 }];
                 let iv = vec![0x24; cipher.iv_len()];
                 let raw = RawCipher::new(cipher, &key, (!iv.is_empty()).then_some(&iv[..]))?
-                    .with_padding(false);
+                    .with_padding(false)
+                    .with_provider(provider);
                 (raw.job(direction, len, chunk_size)?, plaintext)
             }
             Symmetric::Container { suite, direction } => {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey};
 
 use crate::cmd::signatures::{
@@ -57,10 +58,10 @@ struct VerifyArgs {
 }
 
 /// Runs `paracrypt ecdsa`.
-pub fn run(args: EcdsaArgs) -> Result<ExitCode> {
+pub fn run(args: EcdsaArgs, provider: Provider) -> Result<ExitCode> {
     match args.command {
         EcdsaCommand::Keygen(output) => {
-            let key = EcdsaPrivateKey::generate();
+            let key = EcdsaPrivateKey::generate().with_provider(provider);
             let private = key.to_pkcs8_pem()?;
             let public = key.public_key().to_spki_pem()?;
             write_key_pair(&output, &private, &public)?;
@@ -68,12 +69,14 @@ pub fn run(args: EcdsaArgs) -> Result<ExitCode> {
         }
         EcdsaCommand::Sign(args) => {
             let key = EcdsaPrivateKey::from_key_file(&read_key_file(&args.key)?)
-                .map_err(key_error(&args.key))?;
+                .map_err(key_error(&args.key))?
+                .with_provider(provider);
             sign_files(&key, &args.files)
         }
         EcdsaCommand::Verify(args) => {
             let key = EcdsaPublicKey::from_key_file(&read_key_file(&args.public)?)
-                .map_err(key_error(&args.public))?;
+                .map_err(key_error(&args.public))?
+                .with_provider(provider);
             verify_files(&key, &args.files)
         }
     }

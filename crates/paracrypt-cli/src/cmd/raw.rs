@@ -6,6 +6,7 @@ use anyhow::Result;
 use clap::{ArgGroup, Args};
 use std::path::PathBuf;
 
+use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::{DEFAULT_ITER, Digest, PasswordKdf};
 use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
 
@@ -83,12 +84,12 @@ pub struct RawArgs {
 }
 
 /// Runs `paracrypt raw`.
-pub fn run(args: RawArgs) -> Result<ExitCode> {
-    crate::run::job(args.distributed, spec(&args))
+pub fn run(args: RawArgs, provider: Provider) -> Result<ExitCode> {
+    crate::run::job(args.distributed, spec(&args, provider))
 }
 
 /// The arguments, checked and resolved (no input or output is touched).
-fn spec(args: &RawArgs) -> Result<JobSpec> {
+fn spec(args: &RawArgs, provider: Provider) -> Result<JobSpec> {
     let direction = if args.encrypt {
         Direction::Encrypt
     } else {
@@ -96,7 +97,7 @@ fn spec(args: &RawArgs) -> Result<JobSpec> {
     };
     let name: RawCipherName = args.cipher.parse()?;
     if let Some(password_file) = &args.password_file {
-        return password_spec(args, name, direction, password_file);
+        return password_spec(args, name, direction, password_file, provider);
     }
     let key = decode_hex("--key", args.key.as_deref().unwrap_or_default())?;
     let iv = args
@@ -114,7 +115,7 @@ fn spec(args: &RawArgs) -> Result<JobSpec> {
         ));
     }
     let operation = Operation::Raw(RawSpec {
-        cipher: cipher.with_padding(!args.no_pad),
+        cipher: cipher.with_padding(!args.no_pad).with_provider(provider),
         direction,
         chunk_size: args.chunk_size.chunk_size,
     });
@@ -129,6 +130,7 @@ fn password_spec(
     name: RawCipherName,
     direction: Direction,
     password_file: &std::path::Path,
+    provider: Provider,
 ) -> Result<JobSpec> {
     let md: Digest = match &args.md {
         Some(md) => md.parse().map_err(|_| {
@@ -163,6 +165,7 @@ fn password_spec(
         name,
         kdf,
         padding: !args.no_pad,
+        provider,
         direction,
         chunk_size: args.chunk_size.chunk_size,
         secret: SecretArgs {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::keygen::RSA_SIZES;
 use paracrypt_core::pubkey::rsa::{RsaPrivateKey, RsaPublicKey, RsaScheme};
 
@@ -131,27 +132,29 @@ fn parse_scheme(text: &str) -> Result<RsaScheme, String> {
 }
 
 /// Runs `paracrypt rsa`.
-pub fn run(args: RsaArgs) -> Result<ExitCode> {
+pub fn run(args: RsaArgs, provider: Provider) -> Result<ExitCode> {
     match args.command {
-        RsaCommand::Keygen(args) => keygen(args),
+        RsaCommand::Keygen(args) => keygen(args, provider),
         RsaCommand::Sign(args) => {
             let key = RsaPrivateKey::from_key_file(&read_key_file(&args.key)?)
+                .and_then(|key| key.with_provider(provider))
                 .map_err(key_error(&args.key))?;
             sign_files(&key.signer(args.scheme), &args.files)
         }
         RsaCommand::Verify(args) => {
             let key = RsaPublicKey::from_key_file(&read_key_file(&args.public)?)
+                .and_then(|key| key.with_provider(provider))
                 .map_err(key_error(&args.public))?;
             verify_files(&key.verifier(args.scheme), &args.files)
         }
         RsaCommand::Encrypt(args) => encrypt(args),
-        RsaCommand::Decrypt(args) => decrypt(args),
+        RsaCommand::Decrypt(args) => decrypt(args, provider),
     }
 }
 
-fn keygen(args: KeygenArgs) -> Result<ExitCode> {
+fn keygen(args: KeygenArgs, provider: Provider) -> Result<ExitCode> {
     let pool = args.threads.pool()?;
-    let key = pool.install(|| RsaPrivateKey::generate(args.bits))?;
+    let key = pool.install(|| RsaPrivateKey::generate_with(args.bits, provider))?;
     let private = key.to_pkcs8_pem()?;
     let public = key.public_key().to_spki_pem()?;
     write_key_pair(&args.output, &private, &public)?;
@@ -191,9 +194,10 @@ fn encrypt(args: EncryptArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn decrypt(args: DecryptArgs) -> Result<ExitCode> {
-    let key =
-        RsaPrivateKey::from_key_file(&read_key_file(&args.key)?).map_err(key_error(&args.key))?;
+fn decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
+    let key = RsaPrivateKey::from_key_file(&read_key_file(&args.key)?)
+        .and_then(|key| key.with_provider(provider))
+        .map_err(key_error(&args.key))?;
     let mut input = Input::open(&args.input)?;
     let policy = OutputPolicy {
         force: args.force,

@@ -164,3 +164,12 @@ pub fn have(tool: &str, arg: &str) -> bool {
     }
     found
 }
+
+/// The providers this build has (the pure-Rust build has only rustcrypto).
+pub fn providers() -> Vec<&'static str> {
+    if cfg!(feature = "aws-lc") {
+        vec!["aws-lc", "rustcrypto"]
+    } else {
+        vec!["rustcrypto"]
+    }
+}

@@ -7,6 +7,7 @@ mod distributed;
 mod ecdsa;
 mod hardening;
 mod people;
+mod providers;
 mod raw;
 mod rsa;
 mod sigfiles;

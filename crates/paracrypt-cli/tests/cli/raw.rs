@@ -85,15 +85,23 @@ fn raw_cmd(
 }
 
 #[test]
-fn byte_identical_to_openssl_enc_both_ways() {
+fn byte_identical_to_openssl_enc_both_ways_on_every_provider() {
     if openssl().is_none() {
         return;
     }
     let dir = scratch();
     let d = dir.path();
     let sizes = [0, 1, 15, 16, 17, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5];
-    for (cipher, key, iv) in ciphers() {
+    for ((cipher, key, iv), provider) in ciphers()
+        .into_iter()
+        .flat_map(|c| providers().into_iter().map(move |p| (c.clone(), p)))
+    {
         let iv = iv.as_deref();
+        let raw_cmd = |direction, extra| {
+            let mut cmd = raw_cmd(direction, cipher, &key, iv, extra);
+            cmd.env("PARACRYPT_PROVIDER", provider);
+            cmd
+        };
         for (n, &len) in sizes.iter().enumerate() {
             let plain = data(len, n as u8);
             let pt = write(d, "pt", &plain);
@@ -104,32 +112,29 @@ fn byte_identical_to_openssl_enc_both_ways() {
 
             // Alternate file-to-file (positional, parallel) and stdin-to-stdout (streaming).
             if n % 2 == 0 {
-                let mut cmd = raw_cmd("-e", cipher, &key, iv, &["-j", "3"]);
+                let mut cmd = raw_cmd("-e", &["-j", "3"]);
                 cmd.arg(&pt).arg("-o").arg(&ours);
                 ok(run(cmd));
                 assert!(
                     std::fs::read(&ours).unwrap() == expected,
-                    "{cipher} encrypt {len} bytes (file)"
+                    "{cipher} on {provider}: encrypt {len} bytes (file)"
                 );
-                let mut cmd = raw_cmd("-d", cipher, &key, iv, &["-j", "2"]);
+                let mut cmd = raw_cmd("-d", &["-j", "2"]);
                 cmd.arg(&theirs);
                 assert!(
                     ok(run(cmd)) == plain,
-                    "{cipher} decrypt {len} bytes of openssl output (file → stdout)"
+                    "{cipher} on {provider}: decrypt {len} bytes of openssl output (file → stdout)"
                 );
             } else {
-                let out = ok(run_with_stdin(raw_cmd("-e", cipher, &key, iv, &[]), &plain));
+                let out = ok(run_with_stdin(raw_cmd("-e", &[]), &plain));
                 assert!(
                     out == expected,
-                    "{cipher} encrypt {len} bytes (stdin → stdout)"
+                    "{cipher} on {provider}: encrypt {len} bytes (stdin → stdout)"
                 );
-                let out = ok(run_with_stdin(
-                    raw_cmd("-d", cipher, &key, iv, &[]),
-                    &expected,
-                ));
+                let out = ok(run_with_stdin(raw_cmd("-d", &[]), &expected));
                 assert!(
                     out == plain,
-                    "{cipher} decrypt {len} bytes of openssl output (stdin → stdout)"
+                    "{cipher} on {provider}: decrypt {len} bytes of openssl output (stdin → stdout)"
                 );
             }
         }

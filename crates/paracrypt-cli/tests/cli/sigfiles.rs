@@ -51,3 +51,15 @@ pub fn all_ok(files: &[PathBuf]) -> String {
         .map(|f| format!("{}: OK\n", f.display()))
         .collect()
 }
+
+/// Whether `openssl dgst -sha256 -verify PUBLIC -signature FILE.sig [-sigopt pss] FILE` says
+/// `Verified OK` (call only when `openssl()` is there).
+pub fn openssl_verifies(public: &Path, file: &Path, pss: bool) -> bool {
+    let sig = format!("{}.sig", file.display());
+    let mut args = vec!["dgst", "-sha256", "-verify", s(public), "-signature", &sig];
+    if pss {
+        args.extend(["-sigopt", "rsa_padding_mode:pss"]);
+    }
+    args.push(s(file));
+    openssl_ok(&args) == b"Verified OK\n"
+}

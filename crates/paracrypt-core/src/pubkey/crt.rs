@@ -49,7 +49,7 @@ pub enum Parallelism {
 
 impl Parallelism {
     /// Runs `a` and `b`, in parallel or one after the other.
-    fn join<A, B, RA, RB>(self, a: A, b: B) -> (RA, RB)
+    pub(crate) fn join<A, B, RA, RB>(self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
         B: FnOnce() -> RB + Send,

@@ -69,6 +69,13 @@ pub enum Error {
         #[source]
         source: rsa::Error,
     },
+    /// The cryptographic provider failed internally (an allocation in aws-lc, say): not a
+    /// problem with the key or the input.
+    #[error("cryptographic provider failure: {what}")]
+    Provider {
+        /// Which call failed.
+        what: &'static str,
+    },
     /// An I/O error, with what was being done.
     #[error("{context}: {source}")]
     Io {

@@ -27,6 +27,7 @@ use crypto_primes::{Flavor, is_prime};
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 
 use super::{Error, Result};
+use crate::provider::Provider;
 
 /// The public exponent of every generated key.
 pub const PUBLIC_EXPONENT: u32 = 65_537;
@@ -56,12 +57,26 @@ pub const RSA_SIZES: [usize; 3] = [2048, 3072, 4096];
 /// [`Error::KeySize`] for any other size; [`Error::Rsa`] if the crate rejects the key (not seen
 /// in practice: every condition it checks is checked here first).
 pub fn generate_rsa(bits: usize) -> Result<rsa::RsaPrivateKey> {
+    generate_rsa_with(bits, Provider::default())
+}
+
+/// [`generate_rsa`] with the candidates drawn and tested by `provider`: crypto-primes (sieve,
+/// then Miller–Rabin base 2 and a strong Lucas test) for RustCrypto; aws-lc's
+/// `BN_generate_prime_ex` (random start with the two top bits set, small-prime sieve, then
+/// Miller–Rabin with aws-lc's round count for the size) for aws-lc, each thread's search
+/// abandoned through its `BN_GENCB` callback as soon as the race is over. The race, the
+/// checks on top and the key's construction are the same for both.
+///
+/// # Errors
+///
+/// As [`generate_rsa`]; [`Error::Provider`] if aws-lc fails.
+pub fn generate_rsa_with(bits: usize, provider: Provider) -> Result<rsa::RsaPrivateKey> {
     if !RSA_SIZES.contains(&bits) {
         return Err(Error::KeySize { bits });
     }
     let prime_bits = u32::try_from(bits / 2).expect("RSA sizes fit in u32");
     loop {
-        let (p, q) = two_primes(prime_bits);
+        let (p, q) = two_primes(prime_bits, provider)?;
         let key = rsa::RsaPrivateKey::from_p_q(p, q, BoxedUint::from(PUBLIC_EXPONENT))
             .map_err(Error::rsa("key construction"))?;
         // Both checks hold for all but a negligible fraction of keys; retry rather than assume.
@@ -75,15 +90,20 @@ pub fn generate_rsa(bits: usize) -> Result<rsa::RsaPrivateKey> {
 /// The shared state of one search: the primes found so far and the flag that ends it.
 struct Race {
     bits: u32,
+    provider: Provider,
     found: Mutex<Vec<BoxedUint>>,
+    /// The first provider failure (it ends the race too).
+    failed: Mutex<Option<Error>>,
     done: AtomicBool,
 }
 
 /// Finds two primes of `bits` bits on every thread of the current pool (see the module docs).
-fn two_primes(bits: u32) -> (BoxedUint, BoxedUint) {
+fn two_primes(bits: u32, provider: Provider) -> Result<(BoxedUint, BoxedUint)> {
     let race = Race {
         bits,
+        provider,
         found: Mutex::new(Vec::with_capacity(2)),
+        failed: Mutex::new(None),
         done: AtomicBool::new(false),
     };
     let threads = rayon::current_num_threads();
@@ -93,15 +113,51 @@ fn two_primes(bits: u32) -> (BoxedUint, BoxedUint) {
         }
         race.run();
     });
+    if let Some(error) = race.failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(error);
+    }
     let mut found = race.found.into_inner().unwrap_or_else(|e| e.into_inner());
     let q = found.pop().expect("the race ends with two primes");
     let p = found.pop().expect("the race ends with two primes");
-    (p, q)
+    Ok((p, q))
 }
 
 impl Race {
-    /// One thread's part: test candidates from random sieves until two primes are found.
+    /// One thread's part: search until two primes are found.
     fn run(&self) {
+        match self.provider {
+            #[cfg(feature = "aws-lc")]
+            Provider::AwsLc => self.run_aws_lc(),
+            Provider::RustCrypto => self.run_rustcrypto(),
+        }
+    }
+
+    /// aws-lc: one `BN_generate_prime_ex` per prime, each from a fresh random start.
+    #[cfg(feature = "aws-lc")]
+    fn run_aws_lc(&self) {
+        let e = u64::from(PUBLIC_EXPONENT);
+        while !self.done.load(Ordering::Acquire) {
+            match super::aws_lc::prime(self.bits, &self.done) {
+                // p ≡ 1 (mod e) would make e share a factor with p − 1: no inverse d.
+                Ok(Some(prime))
+                    if prime.rem_limb(NonZero::new(Limb(e)).expect("e")) != Limb::ONE =>
+                {
+                    self.offer(prime)
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(error) => {
+                    let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+                    failed.get_or_insert(error);
+                    self.done.store(true, Ordering::Release);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// RustCrypto: test candidates from random sieves.
+    fn run_rustcrypto(&self) {
         let mut rng = rand::rng();
         let mut factory =
             SmallFactorsSieveFactory::<BoxedUint>::new(Flavor::Any, self.bits, SetBits::TwoMsb)

@@ -2,8 +2,11 @@
 //! signing with the private operation split over its two CRT halves, ECDSA P-256 with split
 //! verification, and batches of signatures across the pool.
 //!
-//! All primitives are RustCrypto's (`rsa`, `p256`, `crypto-primes`, `crypto-bigint`, `sha2`);
-//! paracrypt only decides what runs on which thread. Like the rest of this crate, nothing here
+//! The primitives are the [provider](crate::provider)'s: aws-lc's (aws-lc-rs, and its big
+//! numbers for the split RSA operation and the prime race) by default, RustCrypto's (`rsa`,
+//! `p256`, `crypto-primes`, `crypto-bigint`) otherwise or for keys aws-lc does not take; key
+//! files are read and written by the RustCrypto crates for both. paracrypt only decides what
+//! runs on which thread. Like the rest of this crate, nothing here
 //! builds a thread pool: every function runs in the caller's current Rayon pool.
 //!
 //! - [`keygen`]: RSA 2048/3072/4096, all threads racing for each prime.
@@ -42,6 +45,8 @@
 //!   decryption) behind a network service where an attacker can submit ciphertexts and time
 //!   the answers. For such a service, prefer ECDSA/ECDH or a hardened, audited TLS stack.
 
+#[cfg(feature = "aws-lc")]
+mod aws_lc;
 pub mod batch;
 pub mod crt;
 pub mod ecdsa;

@@ -22,6 +22,11 @@
 //!   Manger-style padding oracles; it too is private to the crate, and re-implementing it is
 //!   exactly the risk the Marvin advisory is about (see [`pubkey`](super)).
 //!
+//! Under the aws-lc provider the same split runs on aws-lc's constant-time big numbers and is
+//! re-checked by aws-lc's verifier; PSS signing and OAEP decryption are aws-lc's own, and
+//! PKCS#1 v1.5 signing defaults to aws-lc's own path too ([`PrivateOp::preferred`]). PKCS#1
+//! v1.5 signatures are byte-identical whichever provider and path made them.
+//!
 //! In a batch every thread is already busy with a signature of its own, so the second half of
 //! each is rarely stolen and runs on the same thread: the split neither helps nor hurts there
 //! (measured: a batch of 64 on two threads is 1.95× one thread), and it still helps when there
@@ -33,8 +38,11 @@ use rsa::traits::PublicKeyParts;
 use rsa::{BoxedUint, Oaep, Pkcs1v15Sign, Pss};
 use zeroize::Zeroizing;
 
+#[cfg(feature = "aws-lc")]
+use super::aws_lc;
 use super::crt::{CrtKey, Parallelism};
 use super::{Digest, Error, Result, Signer, Verifier, keygen, pem};
+use crate::provider::Provider;
 
 /// The RSA signature scheme; both hash with SHA-256.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -84,8 +92,39 @@ pub enum PrivateOp {
     Split,
     /// The same operation with both halves on the calling thread.
     Serial,
-    /// The `rsa` crate's own signing path.
+    /// The provider's own one-thread signing path: the `rsa` crate's, or aws-lc's (which, on
+    /// CPUs with AVX-512 IFMA, computes both CRT halves in one fused call).
     Crate,
+}
+
+impl PrivateOp {
+    /// The faster path for `provider`, by measurement (README, *Providers*): the
+    /// [`Split`](Self::Split) on RustCrypto; aws-lc's own path ([`Crate`](Self::Crate)) on
+    /// aws-lc, whose one-thread signature (both halves by `BN_mod_exp_mont_consttime_x2`: one
+    /// fused call on CPUs with AVX-512 IFMA, see [`has_avx512_ifma`]) beat the two-thread split
+    /// built on its big numbers, which pays for a blinding inversion in each half.
+    pub fn preferred(provider: Provider) -> Self {
+        match provider {
+            #[cfg(feature = "aws-lc")]
+            Provider::AwsLc => PrivateOp::Crate,
+            Provider::RustCrypto => PrivateOp::Split,
+        }
+    }
+}
+
+/// Whether this CPU has AVX-512 IFMA (with the AVX-512 VL aws-lc's RSAZ code needs): there,
+/// aws-lc computes both RSA CRT halves of a 2048/3072/4096-bit key in one fused call, which no
+/// two-thread split can beat by much. `paracrypt bench` records it with its figures.
+pub fn has_avx512_ifma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512ifma")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 /// An RSA private key, with the CRT parts the split private operation uses.
@@ -100,10 +139,21 @@ pub enum PrivateOp {
 /// assert!(key.public_key().verify_digest(RsaScheme::Pkcs1v15, &digest, &signature));
 /// # Ok::<(), paracrypt_core::pubkey::Error>(())
 /// ```
-#[derive(Debug)]
 pub struct RsaPrivateKey {
     key: rsa::RsaPrivateKey,
     crt: CrtKey,
+    /// aws-lc's copy of the key, when the aws-lc provider runs it.
+    #[cfg(feature = "aws-lc")]
+    lc: Option<Box<aws_lc::RsaKey>>,
+}
+
+impl std::fmt::Debug for RsaPrivateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RsaPrivateKey")
+            .field("bits", &self.bits())
+            .field("provider", &self.provider())
+            .finish_non_exhaustive()
+    }
 }
 
 impl RsaPrivateKey {
@@ -114,17 +164,67 @@ impl RsaPrivateKey {
     ///
     /// [`Error::KeySize`] for another size.
     pub fn generate(bits: usize) -> Result<Self> {
-        Self::from_rsa(keygen::generate_rsa(bits)?)
+        Self::generate_with(bits, Provider::default())
     }
 
-    /// Wraps a key of the `rsa` crate.
+    /// [`generate`](Self::generate) with the prime search, and then every operation of the
+    /// key, on `provider`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeySize`] for another size.
+    pub fn generate_with(bits: usize, provider: Provider) -> Result<Self> {
+        Self::from_rsa_with(keygen::generate_rsa_with(bits, provider)?, provider)
+    }
+
+    /// Wraps a key of the `rsa` crate, run by the default provider.
     ///
     /// # Errors
     ///
     /// [`Error::UnsupportedKey`] for a multi-prime key.
     pub fn from_rsa(key: rsa::RsaPrivateKey) -> Result<Self> {
+        Self::from_rsa_with(key, Provider::default())
+    }
+
+    fn from_rsa_with(key: rsa::RsaPrivateKey, provider: Provider) -> Result<Self> {
         let crt = CrtKey::new(&key)?;
-        Ok(RsaPrivateKey { key, crt })
+        RsaPrivateKey {
+            key,
+            crt,
+            #[cfg(feature = "aws-lc")]
+            lc: None,
+        }
+        .with_provider(provider)
+    }
+
+    /// The same key, its operations run by `provider`. aws-lc takes RSA keys of 2048 bits and
+    /// more: a smaller key stays on RustCrypto (see [`provider`](Self::provider)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedKey`] if aws-lc refuses a key the `rsa` crate accepted (not seen).
+    pub fn with_provider(self, provider: Provider) -> Result<Self> {
+        let key = match provider {
+            #[cfg(feature = "aws-lc")]
+            Provider::AwsLc => {
+                let lc = aws_lc::RsaKey::new(&self.key)?.map(Box::new);
+                RsaPrivateKey { lc, ..self }
+            }
+            #[cfg(feature = "aws-lc")]
+            Provider::RustCrypto => RsaPrivateKey { lc: None, ..self },
+            #[cfg(not(feature = "aws-lc"))]
+            Provider::RustCrypto => self,
+        };
+        Ok(key)
+    }
+
+    /// The provider that runs this key's operations.
+    pub fn provider(&self) -> Provider {
+        #[cfg(feature = "aws-lc")]
+        if self.lc.is_some() {
+            return Provider::AwsLc;
+        }
+        Provider::RustCrypto
     }
 
     /// Reads the key from a key file's bytes (PEM or DER, PKCS#8 or PKCS#1).
@@ -149,7 +249,9 @@ impl RsaPrivateKey {
 
     /// The public key.
     pub fn public_key(&self) -> RsaPublicKey {
-        RsaPublicKey(self.key.to_public_key())
+        RsaPublicKey::from_rsa(self.key.to_public_key())
+            .with_provider(self.provider())
+            .expect("aws-lc took the private key, so it takes its public half")
     }
 
     /// The modulus size in bits.
@@ -167,15 +269,16 @@ impl RsaPrivateKey {
         &self.crt
     }
 
-    /// Signs a SHA-256 digest: PKCS#1 v1.5 with the split private operation, PSS on the
-    /// crate's path (see the [module docs](self)).
+    /// Signs a SHA-256 digest: PKCS#1 v1.5 on the [preferred](PrivateOp::preferred) path
+    /// (the split private operation on RustCrypto, aws-lc's own on aws-lc), PSS on the
+    /// provider's own path (see the [module docs](self)).
     ///
     /// # Errors
     ///
     /// [`Error::FaultDetected`] if the signature fails its re-check; [`Error::Rsa`] if the
-    /// crate fails.
+    /// crate fails; [`Error::Provider`] if aws-lc fails.
     pub fn sign_digest(&self, scheme: RsaScheme, digest: &Digest) -> Result<Vec<u8>> {
-        self.sign_digest_with(scheme, digest, PrivateOp::Split)
+        self.sign_digest_with(scheme, digest, PrivateOp::preferred(self.provider()))
     }
 
     /// [`sign_digest`](Self::sign_digest) with a chosen private-operation path: all three give
@@ -190,6 +293,21 @@ impl RsaPrivateKey {
         digest: &Digest,
         op: PrivateOp,
     ) -> Result<Vec<u8>> {
+        #[cfg(feature = "aws-lc")]
+        if let Some(lc) = &self.lc {
+            let parallelism = match op {
+                PrivateOp::Split => Parallelism::Split,
+                PrivateOp::Serial => Parallelism::Serial,
+                PrivateOp::Crate => return lc.sign(scheme == RsaScheme::Pss, digest),
+            };
+            if scheme == RsaScheme::Pkcs1v15 {
+                let em = self.emsa_pkcs1_v15(digest);
+                if let Some(signature) = lc.sign_pkcs1v15_split(&em, digest, parallelism) {
+                    return signature;
+                }
+            }
+            return lc.sign(scheme == RsaScheme::Pss, digest);
+        }
         let mut rng = rand::rng();
         match (scheme, op) {
             (RsaScheme::Pkcs1v15, PrivateOp::Crate) => self
@@ -211,20 +329,27 @@ impl RsaPrivateKey {
 
     /// PKCS#1 v1.5 through the split operation, verified by the crate before it is returned.
     fn sign_pkcs1v15(&self, digest: &Digest, parallelism: Parallelism) -> Result<Vec<u8>> {
-        let scheme = Pkcs1v15Sign::new::<Sha256>();
-        let k = self.key.size();
-        let em = emsa_pkcs1_v15(&scheme.prefix, digest, k);
-        let em = BoxedUint::from_be_slice(&em, self.key.n_bits_precision())
-            .expect("k bytes fit the modulus precision");
+        let em =
+            BoxedUint::from_be_slice(&self.emsa_pkcs1_v15(digest), self.key.n_bits_precision())
+                .expect("k bytes fit the modulus precision");
         let s = self.crt.private_op_unchecked(&em, parallelism)?;
-        let signature = i2osp(&s, k);
+        let signature = i2osp(&s, self.key.size());
         // The public-key re-check, by the crate's verifier: s^e mod n must be exactly the
         // encoding the crate expects for this digest.
         self.key
             .as_public_key()
-            .verify(scheme, digest, &signature)
+            .verify(Pkcs1v15Sign::new::<Sha256>(), digest, &signature)
             .map_err(|_| Error::FaultDetected)?;
         Ok(signature)
+    }
+
+    /// The PKCS#1 v1.5 encoding of `digest` (with the `rsa` crate's SHA-256 `DigestInfo`).
+    fn emsa_pkcs1_v15(&self, digest: &Digest) -> Vec<u8> {
+        emsa_pkcs1_v15(
+            &Pkcs1v15Sign::new::<Sha256>().prefix,
+            digest,
+            self.key.size(),
+        )
     }
 
     /// Decrypts RSA-OAEP (SHA-256, MGF1-SHA-256, empty label) on the `rsa` crate's blinded path.
@@ -246,6 +371,10 @@ impl RsaPrivateKey {
         ciphertext: &[u8],
         label: &[u8],
     ) -> Result<Zeroizing<Vec<u8>>> {
+        #[cfg(feature = "aws-lc")]
+        if let Some(lc) = &self.lc {
+            return lc.decrypt_oaep(ciphertext, label).map(Zeroizing::new);
+        }
         let padding = Oaep::<Sha256>::new_with_label(label.to_vec());
         self.key
             .decrypt_blinded(&mut rand::rng(), padding, ciphertext)
@@ -273,13 +402,72 @@ impl Signer for RsaSigner<'_> {
 }
 
 /// An RSA public key.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RsaPublicKey(rsa::RsaPublicKey);
+#[derive(Clone)]
+pub struct RsaPublicKey {
+    key: rsa::RsaPublicKey,
+    /// aws-lc's parsed key, when the aws-lc provider verifies PKCS#1 v1.5 signatures.
+    #[cfg(feature = "aws-lc")]
+    lc: Option<aws_lc_rs::signature::ParsedPublicKey>,
+}
+
+impl std::fmt::Debug for RsaPublicKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RsaPublicKey")
+            .field("key", &self.key)
+            .field("provider", &self.provider())
+            .finish()
+    }
+}
+
+impl PartialEq for RsaPublicKey {
+    /// Keys are equal when their numbers are, whichever provider runs them.
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for RsaPublicKey {}
 
 impl RsaPublicKey {
-    /// Wraps a key of the `rsa` crate.
+    /// Wraps a key of the `rsa` crate, run by RustCrypto (see
+    /// [`with_provider`](Self::with_provider)).
     pub fn from_rsa(key: rsa::RsaPublicKey) -> Self {
-        RsaPublicKey(key)
+        RsaPublicKey {
+            key,
+            #[cfg(feature = "aws-lc")]
+            lc: None,
+        }
+    }
+
+    /// The same key, PKCS#1 v1.5 verification run by `provider` (PSS verification, which
+    /// accepts any salt length, and OAEP encryption stay on the `rsa` crate). aws-lc takes
+    /// keys of 2048 bits and more: a smaller key stays on RustCrypto.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedKey`] if aws-lc refuses a key the `rsa` crate accepted (not seen).
+    pub fn with_provider(self, provider: Provider) -> Result<Self> {
+        let key = match provider {
+            #[cfg(feature = "aws-lc")]
+            Provider::AwsLc => {
+                let lc = aws_lc::rsa_public(&self.key)?;
+                RsaPublicKey { lc, ..self }
+            }
+            #[cfg(feature = "aws-lc")]
+            Provider::RustCrypto => RsaPublicKey { lc: None, ..self },
+            #[cfg(not(feature = "aws-lc"))]
+            Provider::RustCrypto => self,
+        };
+        Ok(key)
+    }
+
+    /// The provider that verifies PKCS#1 v1.5 signatures with this key.
+    pub fn provider(&self) -> Provider {
+        #[cfg(feature = "aws-lc")]
+        if self.lc.is_some() {
+            return Provider::AwsLc;
+        }
+        Provider::RustCrypto
     }
 
     /// Reads the key from a key file's bytes: a public key (SPKI or PKCS#1), or the public
@@ -289,7 +477,8 @@ impl RsaPublicKey {
     ///
     /// See [`pem::parse`]; [`Error::WrongKeyType`] for any other kind of key.
     pub fn from_key_file(bytes: &[u8]) -> Result<Self> {
-        Ok(RsaPublicKey(pem::parse(bytes)?.into_rsa_public()?))
+        RsaPublicKey::from_rsa(pem::parse(bytes)?.into_rsa_public()?)
+            .with_provider(Provider::default())
     }
 
     /// The key as SPKI PEM (`-----BEGIN PUBLIC KEY-----`), as `openssl pkey -pubout` writes.
@@ -298,19 +487,19 @@ impl RsaPublicKey {
     ///
     /// [`Error::KeyFormat`] if encoding fails (it does not for keys paracrypt reads).
     pub fn to_spki_pem(&self) -> Result<String> {
-        self.0
+        self.key
             .to_public_key_pem(LineEnding::LF)
             .map_err(|e| Error::format(format!("cannot encode the key: {e}")))
     }
 
     /// The modulus size in bits.
     pub fn bits(&self) -> usize {
-        self.0.n().bits() as usize
+        self.key.n().bits() as usize
     }
 
     /// The `rsa` crate's key.
     pub fn as_rsa(&self) -> &rsa::RsaPublicKey {
-        &self.0
+        &self.key
     }
 
     /// Whether `signature` is a valid `scheme` signature of the SHA-256 `digest`.
@@ -320,8 +509,13 @@ impl RsaPublicKey {
     /// with a 32-byte one. Use [`verify_pss_digest`](Self::verify_pss_digest) to require one.
     pub fn verify_digest(&self, scheme: RsaScheme, digest: &Digest, signature: &[u8]) -> bool {
         match scheme {
+            #[cfg(feature = "aws-lc")]
+            RsaScheme::Pkcs1v15 if self.lc.is_some() => {
+                let lc = self.lc.as_ref().expect("checked");
+                aws_lc::verify_pkcs1v15(lc, digest, signature)
+            }
             RsaScheme::Pkcs1v15 => self
-                .0
+                .key
                 .verify(Pkcs1v15Sign::new::<Sha256>(), digest, signature)
                 .is_ok(),
             RsaScheme::Pss => self.verify_pss_digest(digest, signature, None),
@@ -340,12 +534,12 @@ impl RsaPublicKey {
             salt_len,
             ..Pss::new()
         };
-        self.0.verify(pss, digest, signature).is_ok()
+        self.key.verify(pss, digest, signature).is_ok()
     }
 
     /// The longest message RSA-OAEP-SHA256 can encrypt with this key: `k − 2·32 − 2` bytes.
     pub fn max_oaep_len(&self) -> usize {
-        self.0.size().saturating_sub(2 * 32 + 2)
+        self.key.size().saturating_sub(2 * 32 + 2)
     }
 
     /// Encrypts `message` with RSA-OAEP (SHA-256, MGF1-SHA-256, empty label), as
@@ -373,7 +567,7 @@ impl RsaPublicKey {
                 bits: self.bits(),
             });
         }
-        self.0
+        self.key
             .encrypt(
                 &mut rand::rng(),
                 Oaep::<Sha256>::new_with_label(label.to_vec()),

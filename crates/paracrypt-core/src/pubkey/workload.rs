@@ -15,7 +15,8 @@
 
 use super::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey, EcdsaVerify};
 use super::rsa::{PrivateOp, RsaPrivateKey, RsaScheme};
-use super::{Digest, Error, Result, batch, keygen, sha256};
+use super::{Digest, Error, Result, Verifier, batch, keygen, sha256};
+use crate::provider::Provider;
 
 /// RSA size of the key-generation benchmark.
 pub const RSA_KEYGEN_BITS: usize = 3072;
@@ -50,7 +51,8 @@ pub enum Workload {
     },
     /// One P-256 verification by the given path.
     EcdsaVerify {
-        /// Lincomb (p256's own) or split.
+        /// Lincomb (the provider's own one-pass verification: p256's, or aws-lc's) or split
+        /// (p256's products on two threads; RustCrypto only).
         how: EcdsaVerify,
     },
     /// `n` P-256 verifications across the pool.
@@ -113,6 +115,18 @@ impl Workload {
         }
     }
 
+    /// Whether the workload means something on `provider`: the split P-256 verification is
+    /// p256's (RustCrypto) alone; every other workload runs on either provider.
+    pub fn runs_on(&self, provider: Provider) -> bool {
+        provider == Provider::RustCrypto
+            || !matches!(
+                self,
+                Workload::EcdsaVerify {
+                    how: EcdsaVerify::Split
+                }
+            )
+    }
+
     /// Operations one [`Prepared::run`] performs (for per-operation times).
     pub fn operations(&self) -> usize {
         match *self {
@@ -122,12 +136,22 @@ impl Workload {
     }
 
     /// Makes the keys, digests and signatures the workload needs (RSA keys are generated in
-    /// the current pool).
+    /// the current pool), run by the default provider.
     ///
     /// # Errors
     ///
     /// Key generation or signing errors (not expected).
     pub fn prepare(&self) -> Result<Prepared> {
+        self.prepare_with(Provider::default())
+    }
+
+    /// [`prepare`](Self::prepare) with every operation, key generation included, run by
+    /// `provider`.
+    ///
+    /// # Errors
+    ///
+    /// Key generation or signing errors (not expected).
+    pub fn prepare_with(&self, provider: Provider) -> Result<Prepared> {
         let digests = |n: usize| -> Vec<Digest> {
             (0..n)
                 .map(|i| sha256(format!("paracrypt workload message {i}").as_bytes()))
@@ -141,11 +165,11 @@ impl Workload {
                 State::None
             }
             Workload::RsaSign { bits, .. } | Workload::RsaSignBatch { bits, .. } => State::Rsa {
-                key: Box::new(RsaPrivateKey::generate(bits)?),
+                key: Box::new(RsaPrivateKey::generate_with(bits, provider)?),
                 digests: digests(self.operations()),
             },
             Workload::EcdsaVerify { .. } | Workload::EcdsaVerifyBatch { .. } => {
-                let key = EcdsaPrivateKey::generate();
+                let key = EcdsaPrivateKey::generate().with_provider(provider);
                 let digests = digests(self.operations());
                 let signatures = digests.iter().map(|d| key.sign_digest(d)).collect();
                 State::Ecdsa {
@@ -157,6 +181,7 @@ impl Workload {
         };
         Ok(Prepared {
             workload: *self,
+            provider,
             state,
         })
     }
@@ -166,6 +191,7 @@ impl Workload {
 #[derive(Debug)]
 pub struct Prepared {
     workload: Workload,
+    provider: Provider,
     state: State,
 }
 
@@ -189,6 +215,11 @@ impl Prepared {
         self.workload
     }
 
+    /// The provider that runs it.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
     /// Runs the workload once, in the current Rayon pool.
     ///
     /// # Errors
@@ -197,7 +228,9 @@ impl Prepared {
     /// workload fails (which would mean a bug).
     pub fn run(&self) -> Result<()> {
         match (&self.workload, &self.state) {
-            (Workload::RsaKeygen { bits }, _) => keygen::generate_rsa(*bits).map(drop),
+            (Workload::RsaKeygen { bits }, _) => {
+                keygen::generate_rsa_with(*bits, self.provider).map(drop)
+            }
             (Workload::RsaSign { op, .. }, State::Rsa { key, digests }) => key
                 .sign_digest_with(RsaScheme::Pkcs1v15, &digests[0], *op)
                 .map(drop),
@@ -211,7 +244,11 @@ impl Prepared {
                     digests,
                     signatures,
                 },
-            ) => check(key.verify_digest_with(*how, &digests[0], &signatures[0])),
+            ) => check(match how {
+                // The provider's own one-pass verification: p256's lincomb, or aws-lc's.
+                EcdsaVerify::Lincomb => Verifier::verify_digest(key, &digests[0], &signatures[0]),
+                EcdsaVerify::Split => key.verify_digest_with(*how, &digests[0], &signatures[0]),
+            }),
             (
                 Workload::EcdsaVerifyBatch { .. },
                 State::Ecdsa {

@@ -40,12 +40,12 @@ pub mod salted;
 use std::fs::File;
 use std::io::{Read, Write};
 
-use cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt, InnerIvInit, KeyInit};
 use zeroize::Zeroizing;
 
 use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
+use crate::provider::{BlockAlg, Provider};
 pub use modes::Direction;
 use modes::{CbcDecrypt, CbcEncrypt, Ctr, Ecb, Framing, Rc4Stream};
 pub use name::{Algorithm, CipherMode, Hazard, RawCipherName};
@@ -58,6 +58,7 @@ pub struct RawCipher {
     key: Zeroizing<Vec<u8>>,
     iv: Vec<u8>,
     padding: bool,
+    provider: Provider,
 }
 
 impl std::fmt::Debug for RawCipher {
@@ -65,6 +66,7 @@ impl std::fmt::Debug for RawCipher {
         f.debug_struct("RawCipher")
             .field("name", &self.name)
             .field("padding", &self.padding)
+            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }
@@ -108,6 +110,7 @@ impl RawCipher {
             key: Zeroizing::new(key.to_vec()),
             iv,
             padding: name.is_padded_mode(),
+            provider: Provider::default(),
         })
     }
 
@@ -116,6 +119,18 @@ impl RawCipher {
     pub fn with_padding(mut self, padding: bool) -> Self {
         self.padding = padding && self.name.is_padded_mode();
         self
+    }
+
+    /// The same cipher computed by `provider` (the default is the fastest compiled one). The
+    /// output bytes are the same whichever provider runs.
+    pub fn with_provider(mut self, provider: Provider) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// The provider that computes the cipher.
+    pub fn provider(&self) -> Provider {
+        self.provider
     }
 
     /// The cipher's name.
@@ -233,42 +248,47 @@ impl RawCipher {
     /// The per-chunk transform for `direction`: parallel for ECB, CTR and CBC decryption,
     /// serial otherwise.
     pub(crate) fn transform(&self, direction: Direction) -> Transform {
+        // The key and IV lengths were checked in `new`, so building the cipher cannot fail.
+        const CHECKED: &str = "key and IV lengths checked in RawCipher::new";
+        let (provider, key, iv) = (self.provider, &self.key[..], &self.iv[..]);
+        let block_alg = match self.name.algorithm() {
+            Algorithm::Aes128 | Algorithm::Aes192 | Algorithm::Aes256 => BlockAlg::Aes,
+            Algorithm::Des => BlockAlg::Des,
+            Algorithm::TripleDes => BlockAlg::TripleDes,
+            Algorithm::Blowfish => BlockAlg::Blowfish,
+            Algorithm::Rc4 => {
+                return Transform::Serial(Box::new(Rc4Stream {
+                    provider,
+                    key: self.key.clone(),
+                    state: provider.rc4(key).expect(CHECKED),
+                }));
+            }
+        };
         let framing = Framing {
             padding: self.padding,
         };
-        let key = &self.key[..];
-        let iv = &self.iv[..];
-        let mode = self.name.mode();
-        // The key and IV lengths were checked in `new`, so building the cipher cannot fail.
-        macro_rules! build {
-            ($cipher:ty) => {
-                <$cipher>::new_from_slice(key).expect("key length checked in RawCipher::new")
-            };
-        }
-        match (self.name.algorithm(), mode) {
-            (Algorithm::Aes128, CipherMode::Ctr) => ctr_transform(build!(aes::Aes128), iv),
-            (Algorithm::Aes192, CipherMode::Ctr) => ctr_transform(build!(aes::Aes192), iv),
-            (Algorithm::Aes256, CipherMode::Ctr) => ctr_transform(build!(aes::Aes256), iv),
-            (Algorithm::Aes128, _) => {
-                block_transform(build!(aes::Aes128), mode, direction, iv, framing)
-            }
-            (Algorithm::Aes192, _) => {
-                block_transform(build!(aes::Aes192), mode, direction, iv, framing)
-            }
-            (Algorithm::Aes256, _) => {
-                block_transform(build!(aes::Aes256), mode, direction, iv, framing)
-            }
-            (Algorithm::Des, _) => block_transform(build!(des::Des), mode, direction, iv, framing),
-            (Algorithm::TripleDes, _) => {
-                block_transform(build!(des::TdesEde3), mode, direction, iv, framing)
-            }
-            (Algorithm::Blowfish, _) => {
-                block_transform(build!(blowfish::Blowfish), mode, direction, iv, framing)
-            }
-            (Algorithm::Rc4, _) => Transform::Serial(Box::new(Rc4Stream {
-                key: self.key.clone(),
-                state: build!(rc4::Rc4),
+        match (self.name.mode(), direction) {
+            (CipherMode::Ctr, _) => Transform::Parallel(Box::new(Ctr {
+                cipher: provider.aes_ctr(key).expect(CHECKED),
+                iv: iv.try_into().expect(CHECKED),
             })),
+            (CipherMode::Cbc, Direction::Decrypt) => Transform::Parallel(Box::new(CbcDecrypt {
+                cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
+                iv: iv.to_vec(),
+                framing,
+            })),
+            (CipherMode::Cbc, Direction::Encrypt) => Transform::Serial(Box::new(CbcEncrypt {
+                cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
+                iv: iv.to_vec(),
+                chain: iv.to_vec(),
+                framing,
+            })),
+            (CipherMode::Ecb, direction) => Transform::Parallel(Box::new(Ecb {
+                cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
+                direction,
+                framing,
+            })),
+            (CipherMode::Stream, _) => unreachable!("only RC4 is a stream cipher"),
         }
     }
 
@@ -323,48 +343,4 @@ impl RawCipher {
         let job = self.job(direction, None, chunk_size)?;
         engine::stream::process_stream(&job, reader, writer, window)
     }
-}
-
-/// ECB and CBC for any block cipher.
-fn block_transform<C>(
-    cipher: C,
-    mode: CipherMode,
-    direction: Direction,
-    iv: &[u8],
-    framing: Framing,
-) -> Transform
-where
-    C: BlockCipherEncrypt + BlockCipherDecrypt + Clone + Send + Sync + 'static,
-{
-    let block_iv = || Array::try_from(iv).expect("IV length checked in RawCipher::new");
-    match (mode, direction) {
-        (CipherMode::Cbc, Direction::Decrypt) => Transform::Parallel(Box::new(CbcDecrypt {
-            cipher,
-            iv: block_iv(),
-            framing,
-        })),
-        (CipherMode::Cbc, Direction::Encrypt) => Transform::Serial(Box::new(CbcEncrypt {
-            mode: cbc::Encryptor::inner_iv_init(cipher.clone(), &block_iv()),
-            cipher,
-            iv: block_iv(),
-            framing,
-        })),
-        (CipherMode::Ecb, direction) => Transform::Parallel(Box::new(Ecb {
-            cipher,
-            direction,
-            framing,
-        })),
-        (CipherMode::Ctr | CipherMode::Stream, _) => {
-            unreachable!("dispatched before block_transform")
-        }
-    }
-}
-
-/// CTR, which RustCrypto's `ctr` defines for 16-byte blocks (AES).
-fn ctr_transform<C>(cipher: C, iv: &[u8]) -> Transform
-where
-    C: BlockCipherEncrypt<BlockSize = cipher::consts::U16> + Clone + Send + Sync + 'static,
-{
-    let iv = Array::try_from(iv).expect("IV length checked in RawCipher::new");
-    Transform::Parallel(Box::new(Ctr { cipher, iv }))
 }

@@ -1,23 +1,17 @@
-//! The per-chunk transforms behind the raw ciphers, generic over any RustCrypto block cipher.
+//! The per-chunk transforms behind the raw ciphers, on the [provider](crate::provider)'s
+//! whole-chunk interface.
 //!
-//! Every chunk is handed to the mode crates' batch methods (`encrypt_blocks`,
-//! `apply_keystream`) as a whole, so each thread keeps the cipher's instruction-level
+//! Every chunk is handed to the provider in one call (ECB or CBC over all its blocks, CTR's
+//! keystream from the chunk's offset), so each thread keeps the cipher's instruction-level
 //! parallelism (AES-NI/VAES pipelines 8 or more blocks at once); Rayon threads are a second,
 //! separate level on top.
 
 use cipher::block_padding::{Padding, Pkcs7};
-use cipher::{
-    Array, Block, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt,
-    BlockSizeUser, InnerIvInit, StreamCipher, StreamCipherCoreWrapper, StreamCipherSeek,
-    consts::U16, typenum::Unsigned,
-};
-
-use cipher::KeyInit;
-use cipher::common::InnerInit;
 use zeroize::Zeroizing;
 
 use crate::engine::{ChunkCtx, ChunkTransform, SerialTransform};
 use crate::error::{Error, Result};
+use crate::provider::{BlockCipher, CtrCipher, Provider, StreamCipher as Keystream};
 
 /// Encrypt or decrypt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,36 +68,25 @@ impl Framing {
     }
 }
 
-fn blocks<C: BlockSizeUser>(buf: &mut [u8]) -> &mut [Block<C>] {
-    let (blocks, rest) = Array::slice_as_chunks_mut(buf);
-    debug_assert!(rest.is_empty());
-    blocks
-}
-
 /// ECB in either direction: every block independent.
-pub(crate) struct Ecb<C> {
-    pub cipher: C,
+pub(crate) struct Ecb {
+    pub cipher: Box<dyn BlockCipher>,
     pub direction: Direction,
     pub framing: Framing,
 }
 
-impl<C> ChunkTransform for Ecb<C>
-where
-    C: BlockCipherEncrypt + BlockCipherDecrypt + Clone + Sync,
-{
+impl ChunkTransform for Ecb {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        let bs = C::BlockSize::USIZE;
+        let bs = self.cipher.block_size();
         match self.direction {
             Direction::Encrypt => {
                 let len = self.framing.pad(bs, ctx, buf, len)?;
-                ecb::Encryptor::<C>::inner_init(self.cipher.clone())
-                    .encrypt_blocks(blocks::<C>(&mut buf[..len]));
+                self.cipher.ecb(true, &mut buf[..len])?;
                 Ok(len)
             }
             Direction::Decrypt => {
                 let len = self.framing.whole_blocks(bs, ctx, len)?;
-                ecb::Decryptor::<C>::inner_init(self.cipher.clone())
-                    .decrypt_blocks(blocks::<C>(&mut buf[..len]));
+                self.cipher.ecb(false, &mut buf[..len])?;
                 self.framing.unpad(bs, ctx, buf, len)
             }
         }
@@ -112,107 +95,76 @@ where
 
 /// CBC decryption: chunk `i` starts its chain from the last ciphertext block of chunk `i - 1`
 /// (the context the engine hands over), or from the IV for chunk 0.
-pub(crate) struct CbcDecrypt<C: BlockSizeUser> {
-    pub cipher: C,
-    pub iv: Block<C>,
+pub(crate) struct CbcDecrypt {
+    pub cipher: Box<dyn BlockCipher>,
+    pub iv: Vec<u8>,
     pub framing: Framing,
 }
 
-impl<C> ChunkTransform for CbcDecrypt<C>
-where
-    C: BlockCipherDecrypt + Clone + Sync,
-{
+impl ChunkTransform for CbcDecrypt {
     fn context_len(&self) -> usize {
-        C::BlockSize::USIZE
+        self.cipher.block_size()
     }
 
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        let bs = C::BlockSize::USIZE;
+        let bs = self.cipher.block_size();
         let len = self.framing.whole_blocks(bs, ctx, len)?;
         let iv = if ctx.index == 0 {
-            &self.iv
+            &self.iv[..]
         } else {
-            Array::slice_as_array(ctx.context).expect("context is one block")
+            ctx.context
         };
-        cbc::Decryptor::<C>::inner_iv_init(self.cipher.clone(), iv)
-            .decrypt_blocks(blocks::<C>(&mut buf[..len]));
+        self.cipher.cbc_decrypt(iv, &mut buf[..len])?;
         self.framing.unpad(bs, ctx, buf, len)
     }
 }
 
 /// CBC encryption: each block chains on the previous ciphertext block, so chunks run in order;
 /// chunk 0 starts the chain from the IV again.
-pub(crate) struct CbcEncrypt<C: BlockCipherEncrypt> {
-    pub cipher: C,
-    pub iv: Block<C>,
-    pub mode: cbc::Encryptor<C>,
+pub(crate) struct CbcEncrypt {
+    pub cipher: Box<dyn BlockCipher>,
+    pub iv: Vec<u8>,
+    /// The last ciphertext block so far (the IV before chunk 0).
+    pub chain: Vec<u8>,
     pub framing: Framing,
 }
 
-impl<C> SerialTransform for CbcEncrypt<C>
-where
-    C: BlockCipherEncrypt + Clone + Send,
-{
+impl SerialTransform for CbcEncrypt {
     fn transform(&mut self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
         if ctx.index == 0 {
-            self.mode = cbc::Encryptor::inner_iv_init(self.cipher.clone(), &self.iv);
+            self.chain.copy_from_slice(&self.iv);
         }
-        let len = self.framing.pad(C::BlockSize::USIZE, ctx, buf, len)?;
-        self.mode.encrypt_blocks(blocks::<C>(&mut buf[..len]));
+        let len = self.framing.pad(self.cipher.block_size(), ctx, buf, len)?;
+        self.cipher.cbc_encrypt(&mut self.chain, &mut buf[..len])?;
         Ok(len)
     }
 }
 
-type Ctr128Be<C> = StreamCipherCoreWrapper<ctr::CtrCore<C, ctr::flavors::Ctr128BE>>;
-
-/// Keystream generated per step of the CTR loop: fits L1 with the data it is XORed into.
-const KEYSTREAM_PIECE: usize = 16 * 1024;
-
-/// `data ^= keystream`, written so that it vectorises.
-fn xor_in_place(data: &mut [u8], keystream: &[u8]) {
-    for (d, k) in data.iter_mut().zip(keystream) {
-        *d ^= k;
-    }
+/// CTR in either direction: each chunk XORs the keystream from its own offset.
+pub(crate) struct Ctr {
+    pub cipher: Box<dyn CtrCipher>,
+    pub iv: [u8; 16],
 }
 
-/// CTR in either direction: each chunk seeks the keystream to its offset.
-pub(crate) struct Ctr<C> {
-    pub cipher: C,
-    pub iv: Array<u8, U16>,
-}
-
-impl<C> ChunkTransform for Ctr<C>
-where
-    C: BlockCipherEncrypt<BlockSize = U16> + Clone + Sync,
-{
+impl ChunkTransform for Ctr {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        let core =
-            ctr::CtrCore::<C, ctr::flavors::Ctr128BE>::inner_iv_init(self.cipher.clone(), &self.iv);
-        let mut stream: Ctr128Be<C> = StreamCipherCoreWrapper::from_core(core);
-        stream.seek(ctx.offset);
-        // `ctr` writes keystream at close to the block cipher's speed, but its in-place XOR
-        // path runs at about 60 % of that (measured, aes 0.9 / ctr 0.10 with VAES): so take
-        // the keystream in L1-sized pieces and XOR them in a loop the compiler vectorises.
-        let mut keystream = [0u8; KEYSTREAM_PIECE];
-        for piece in buf[..len].chunks_mut(KEYSTREAM_PIECE) {
-            let keystream = &mut keystream[..piece.len()];
-            stream.write_keystream(keystream);
-            xor_in_place(piece, keystream);
-        }
+        self.cipher
+            .apply_keystream(&self.iv, ctx.offset, &mut buf[..len])?;
         Ok(len)
     }
 }
 
 /// RC4: one keystream from the start, so chunks run in order; chunk 0 starts it over.
 pub(crate) struct Rc4Stream {
+    pub provider: Provider,
     pub key: Zeroizing<Vec<u8>>,
-    pub state: rc4::Rc4,
+    pub state: Box<dyn Keystream>,
 }
 
 impl SerialTransform for Rc4Stream {
     fn transform(&mut self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
         if ctx.index == 0 {
-            self.state = rc4::Rc4::new_from_slice(&self.key).expect("key length checked");
+            self.state = self.provider.rc4(&self.key).expect("key length checked");
         }
         self.state.apply_keystream(&mut buf[..len]);
         Ok(len)

@@ -40,6 +40,7 @@ use super::{Algorithm, CipherMode, Direction, RawCipher, RawCipherName};
 use crate::engine::{ChunkCtx, ChunkTransform, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::ChunkSize;
+use crate::provider::Provider;
 
 /// What a password file starts with.
 pub const MAGIC: &[u8; 8] = b"Salted__";
@@ -238,6 +239,7 @@ pub struct PasswordCipher {
     password: Zeroizing<Vec<u8>>,
     kdf: PasswordKdf,
     padding: bool,
+    provider: Provider,
     salt: Option<[u8; SALT_LEN]>,
 }
 
@@ -259,8 +261,15 @@ impl PasswordCipher {
             password: Zeroizing::new(password.to_vec()),
             kdf,
             padding: name.is_padded_mode(),
+            provider: Provider::default(),
             salt: None,
         }
+    }
+
+    /// Runs the cipher on `provider` (the default: the fastest compiled).
+    pub fn with_provider(mut self, provider: Provider) -> Self {
+        self.provider = provider;
+        self
     }
 
     /// Turns PKCS#7 padding on or off (`openssl enc -nopad`).
@@ -289,7 +298,9 @@ impl PasswordCipher {
         self.kdf.derive(&self.password, salt, &mut material)?;
         let (key, iv) = material.split_at(key_len);
         let iv = (iv_len > 0).then_some(iv);
-        Ok(RawCipher::new(self.name, key, iv)?.with_padding(self.padding))
+        Ok(RawCipher::new(self.name, key, iv)?
+            .with_padding(self.padding)
+            .with_provider(self.provider))
     }
 
     /// The encryption of `input_len` bytes (`None`: a stream): a fresh salt, and the job that

@@ -4,6 +4,7 @@
 mod ecdsa;
 mod keygen;
 mod keys;
+mod providers;
 mod rsa;
 mod wycheproof;
 

@@ -3,6 +3,7 @@
 mod kat;
 mod large;
 mod parallel;
+mod providers;
 mod salted;
 mod validation;
 

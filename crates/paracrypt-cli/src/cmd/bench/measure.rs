@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::workload::{self as pk, Workload};
 use paracrypt_core::workload::Symmetric;
 
@@ -75,6 +76,7 @@ pub struct Settings<'a> {
 /// Measures a symmetric workload at one size, in one mode, at every thread count.
 pub fn symmetric(
     workload: Symmetric,
+    provider: Provider,
     size: u64,
     mode: Medium,
     settings: &Settings<'_>,
@@ -87,8 +89,8 @@ pub fn symmetric(
         dir,
     } = *settings;
     let mut prepared = workload
-        .prepare(size as usize, chunk_size)
-        .with_context(|| format!("preparing {}", workload.name()))?;
+        .prepare_with(size as usize, chunk_size, provider)
+        .with_context(|| format!("preparing {} on {provider}", workload.name()))?;
     let input_path = dir.join("input");
     if mode == Medium::File {
         let mut file = std::fs::File::create(&input_path).context("writing the benchmark input")?;
@@ -116,14 +118,9 @@ pub fn symmetric(
     };
     let mut out = Vec::new();
     for (&n, samples) in threads.iter().zip(times) {
-        out.push(Measurement::new(
-            workload.name(),
-            Some(mode),
-            Some(size),
-            n,
-            1,
-            samples,
-        ));
+        let mut m = Measurement::new(workload.name(), Some(mode), Some(size), n, 1, samples);
+        m.provider = Some(provider.to_string());
+        out.push(m);
         tick();
     }
     let _ = std::fs::remove_file(&input_path);
@@ -134,14 +131,15 @@ pub fn symmetric(
 /// `keygen_samples` keys (its time is widely spread); the others `max(repeat, 10)` runs.
 pub fn public_key(
     workload: Workload,
+    provider: Provider,
     threads: &[usize],
     repeat: usize,
     keygen_samples: usize,
     mut tick: impl FnMut(),
 ) -> Result<Vec<Measurement>> {
     let prepared = workload
-        .prepare()
-        .with_context(|| format!("preparing {}", workload.name()))?;
+        .prepare_with(provider)
+        .with_context(|| format!("preparing {} on {provider}", workload.name()))?;
     let samples = match workload {
         Workload::RsaKeygen { .. } => keygen_samples,
         _ => repeat.max(10),
@@ -155,14 +153,9 @@ pub fn public_key(
     })?;
     let mut out = Vec::new();
     for (&n, times) in threads.iter().zip(times) {
-        out.push(Measurement::new(
-            workload.name(),
-            None,
-            None,
-            n,
-            workload.operations(),
-            times,
-        ));
+        let mut m = Measurement::new(workload.name(), None, None, n, workload.operations(), times);
+        m.provider = Some(provider.to_string());
+        out.push(m);
         tick();
     }
     Ok(out)
@@ -175,7 +168,12 @@ pub fn add_speedups(measurements: &mut [Measurement]) {
     for m in measurements.iter_mut() {
         let base = baselines
             .iter()
-            .filter(|b| b.algorithm == m.algorithm && b.mode == m.mode && b.size == m.size)
+            .filter(|b| {
+                b.algorithm == m.algorithm
+                    && b.provider == m.provider
+                    && b.mode == m.mode
+                    && b.size == m.size
+            })
             .min_by_key(|b| b.threads)
             .map(|b| (b.threads, b.stats.median_s));
         if let Some((base_threads, base_median)) = base {

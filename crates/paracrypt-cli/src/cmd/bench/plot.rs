@@ -31,19 +31,23 @@ const PALETTE: [RGBColor; 16] = [
 /// Draws one line per algorithm (and mode), at its largest size, plus the ideal `y = x`.
 pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    let mut keys: Vec<(String, Option<super::report::Medium>)> = Vec::new();
+    let mut keys: Vec<(String, Option<String>, Option<super::report::Medium>)> = Vec::new();
     for m in &report.measurements {
-        let key = (m.algorithm.clone(), m.mode);
+        let key = (m.algorithm.clone(), m.provider.clone(), m.mode);
         if !keys.contains(&key) {
             keys.push(key);
         }
     }
-    for (algorithm, mode) in keys {
+    for (algorithm, provider, mode) in keys {
         let rows: Vec<_> = report
             .measurements
             .iter()
-            .filter(|m| m.algorithm == algorithm && m.mode == mode)
+            .filter(|m| m.algorithm == algorithm && m.provider == provider && m.mode == mode)
             .collect();
+        let algorithm = match provider {
+            Some(p) => format!("{algorithm} [{p}]"),
+            None => algorithm,
+        };
         let largest = rows.iter().filter_map(|m| m.size).max();
         let mut points: Vec<(f64, f64)> = rows
             .iter()

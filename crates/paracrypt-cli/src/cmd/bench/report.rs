@@ -57,6 +57,10 @@ impl Stats {
 pub struct Measurement {
     /// Workload name (`raw/aes-256-ctr/encrypt`, `rsa2048-sign-split`, …).
     pub algorithm: String,
+    /// The provider that ran it (`aws-lc`, `rustcrypto`); absent in reports from before
+    /// providers existed.
+    #[serde(default)]
+    pub provider: Option<String>,
     /// Memory or file to file (symmetric only).
     pub mode: Option<Medium>,
     /// Input bytes (symmetric only).
@@ -93,6 +97,7 @@ impl Measurement {
         let mb_per_s = size.map(|s| s as f64 / stats.median_s / 1e6);
         Measurement {
             algorithm,
+            provider: None,
             mode,
             size,
             threads,
@@ -121,6 +126,9 @@ pub struct Machine {
     pub cpu_model: String,
     /// `openssl version`, when compared.
     pub openssl: Option<String>,
+    /// Whether the CPU has AVX-512 IFMA (aws-lc then fuses both RSA CRT halves in one call).
+    #[serde(default)]
+    pub avx512_ifma: bool,
 }
 
 /// A whole `paracrypt bench` run: what `--json` writes.
@@ -166,20 +174,21 @@ pub fn table(report: &Report) -> String {
     let mut threads: Vec<usize> = report.measurements.iter().map(|m| m.threads).collect();
     threads.sort_unstable();
     threads.dedup();
-    let mut keys: Vec<(String, Option<Medium>)> = Vec::new();
+    let mut keys: Vec<(String, Option<String>, Option<Medium>)> = Vec::new();
     for m in &report.measurements {
-        let key = (m.algorithm.clone(), m.mode);
+        let key = (m.algorithm.clone(), m.provider.clone(), m.mode);
         if !keys.contains(&key) {
             keys.push(key);
         }
     }
     let compared = report.measurements.iter().any(|m| m.openssl_s.is_some());
-    for (algorithm, mode) in keys {
+    for (algorithm, provider, mode) in keys {
         let rows: Vec<&Measurement> = report
             .measurements
             .iter()
-            .filter(|m| m.algorithm == algorithm && m.mode == mode)
+            .filter(|m| m.algorithm == algorithm && m.provider == provider && m.mode == mode)
             .collect();
+        let provider_text = provider.map(|p| format!(" [{p}]")).unwrap_or_default();
         let mode_text = match mode {
             Some(Medium::Memory) => " (in memory)",
             Some(Medium::File) => " (file to file)",
@@ -191,7 +200,7 @@ pub fn table(report: &Report) -> String {
         } else {
             String::new()
         };
-        out.push_str(&format!("{algorithm}{mode_text}{per_op}\n"));
+        out.push_str(&format!("{algorithm}{provider_text}{mode_text}{per_op}\n"));
         let mut header = format!("  {:<9}", if mode.is_some() { "size" } else { "" });
         for t in &threads {
             let label = if *t == 1 {
@@ -302,6 +311,7 @@ mod tests {
                 cpus: 2,
                 cpu_model: "test".into(),
                 openssl: Some("OpenSSL 3".into()),
+                avx512_ifma: false,
             },
             chunk_size: 1 << 20,
             measurements: vec![m, k],

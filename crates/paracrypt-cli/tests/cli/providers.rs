@@ -1,0 +1,210 @@
+//! `--provider` and `PARACRYPT_PROVIDER`: keys made by either provider load in `openssl pkey
+//! -check` and in the other provider; signatures made by either verify with the other and with
+//! openssl; PKCS#1 v1.5 signatures are byte-identical; bad names are usage errors; `bench`
+//! measures every provider it is given.
+
+use std::path::Path;
+
+use crate::common::*;
+use crate::sigfiles::*;
+
+#[test]
+fn the_build_names_its_providers() {
+    // The pure-Rust build refuses aws-lc by name, saying why.
+    let mut cmd = paracrypt();
+    cmd.args([
+        "--provider",
+        "aws-lc",
+        "ecdsa",
+        "keygen",
+        "-o",
+        "/nonexistent/k",
+    ]);
+    if cfg!(feature = "aws-lc") {
+        fails(run(cmd), 1, "/nonexistent");
+    } else {
+        fails(run(cmd), 2, "`aws-lc` is not compiled into this build");
+    }
+}
+
+fn sign(algo: &str, provider: &str, key: &Path, extra: &[&str], file: &Path) {
+    let mut cmd = paracrypt();
+    cmd.args([
+        "--provider",
+        provider,
+        algo,
+        "sign",
+        "--key",
+        s(key),
+        "--force",
+    ])
+    .args(extra)
+    .arg(file);
+    ok(run(cmd));
+}
+
+fn verify(algo: &str, provider: &str, public: &Path, extra: &[&str], file: &Path) {
+    let mut cmd = paracrypt();
+    // The environment variable chooses too.
+    cmd.env("PARACRYPT_PROVIDER", provider)
+        .args([algo, "verify", "--public", s(public)])
+        .args(extra)
+        .arg(file);
+    ok(run(cmd));
+}
+
+#[test]
+fn rsa_keys_and_signatures_cross_providers_and_openssl() {
+    let dir = scratch();
+    let file = write(dir.path(), "data.bin", &data(100_000, 3));
+    let mut pkcs1 = Vec::new();
+    for keygen_provider in providers() {
+        let (key, public) = keygen(
+            dir.path(),
+            "rsa",
+            &[
+                "--bits",
+                "2048",
+                "-j",
+                "2",
+                "-f",
+                "--provider",
+                keygen_provider,
+            ],
+        );
+        if openssl().is_some() {
+            let check = openssl_ok(&["pkey", "-in", s(&key), "-check", "-noout"]);
+            assert!(
+                String::from_utf8_lossy(&check).contains("valid"),
+                "{keygen_provider}"
+            );
+        }
+        for scheme in ["pkcs1v15", "pss"] {
+            let mut signatures = Vec::new();
+            for signer in providers() {
+                sign("rsa", signer, &key, &["--scheme", scheme], &file);
+                let sig = std::fs::read(format!("{}.sig", file.display())).unwrap();
+                for verifier in providers() {
+                    verify("rsa", verifier, &public, &["--scheme", scheme], &file);
+                }
+                if openssl().is_some() {
+                    let pss = scheme == "pss";
+                    assert!(
+                        openssl_verifies(&public, &file, pss),
+                        "{scheme} by {signer}"
+                    );
+                }
+                signatures.push(sig);
+            }
+            if scheme == "pkcs1v15" {
+                assert!(
+                    signatures.windows(2).all(|w| w[0] == w[1]),
+                    "byte-identical"
+                );
+                pkcs1.push(signatures);
+            }
+        }
+    }
+    assert!(!pkcs1.is_empty());
+}
+
+#[test]
+fn ecdsa_signatures_cross_providers_and_openssl() {
+    let dir = scratch();
+    let file = write(dir.path(), "data.bin", &data(5_000, 4));
+    for keygen_provider in providers() {
+        let (key, public) = keygen(dir.path(), "ecdsa", &["-f", "--provider", keygen_provider]);
+        if openssl().is_some() {
+            openssl_ok(&["pkey", "-in", s(&key), "-check", "-noout"]);
+        }
+        for signer in providers() {
+            sign("ecdsa", signer, &key, &[], &file);
+            for verifier in providers() {
+                verify("ecdsa", verifier, &public, &[], &file);
+            }
+            if openssl().is_some() {
+                assert!(
+                    openssl_verifies(&public, &file, false),
+                    "signed by {signer}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn unknown_providers_and_lists_outside_bench_are_usage_errors() {
+    let mut cmd = paracrypt();
+    cmd.args([
+        "--provider",
+        "openssl",
+        "ecdsa",
+        "keygen",
+        "-o",
+        "/nonexistent/k",
+    ]);
+    let err = fails(run(cmd), 2, "unknown provider `openssl`");
+    assert!(err.contains("rustcrypto"), "{err}");
+    let mut cmd = paracrypt();
+    cmd.env("PARACRYPT_PROVIDER", "nope")
+        .args(["ecdsa", "keygen", "-o", "/nonexistent/k"]);
+    fails(run(cmd), 2, "unknown provider `nope`");
+    let mut cmd = paracrypt();
+    cmd.args([
+        "--provider",
+        "rustcrypto,rustcrypto",
+        "ecdsa",
+        "keygen",
+        "-o",
+        "/nonexistent/k",
+    ]);
+    fails(run(cmd), 2, "--provider takes one provider");
+}
+
+#[test]
+fn bench_measures_every_provider_given() {
+    let list = providers().join(",");
+    let dir = scratch();
+    let json = dir.path().join("bench.json");
+    let mut cmd = paracrypt();
+    cmd.args([
+        "bench",
+        "--provider",
+        &list,
+        "--algorithms",
+        "p256-verify-batch64,raw/aes-256-ctr,container/aes-256-gcm",
+        "--sizes",
+        "64KiB",
+        "--modes",
+        "memory",
+        "--threads",
+        "1,2",
+        "--repeat",
+        "1",
+        "--json",
+    ])
+    .arg(&json);
+    let table = String::from_utf8(ok(run(cmd))).unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for provider in providers() {
+        assert!(
+            table.contains(&format!("p256-verify-batch64 [{provider}]")),
+            "{table}"
+        );
+        let rows = report["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["provider"] == provider)
+            .count();
+        // p256 and raw: one row per thread count on each provider; the container suites run
+        // on RustCrypto only (not switched yet).
+        let container = usize::from(provider == "rustcrypto") * 2;
+        assert_eq!(rows, 4 + container, "{provider}: rows");
+        assert!(
+            table.contains(&format!("raw/aes-256-ctr/encrypt [{provider}] (in memory)")),
+            "{table}"
+        );
+    }
+    assert!(table.contains("container/aes-256-gcm/encrypt [rustcrypto] (in memory)"));
+}

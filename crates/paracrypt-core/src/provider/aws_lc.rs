@@ -1,0 +1,274 @@
+//! The aws-lc provider: aws-lc-rs's safe API for AES-CBC, AES-CTR, the AEADs, HMAC and HKDF;
+//! the [`ffi`](super::ffi) module for AES-ECB (pipelined through `EVP`), DES, 3DES and RC4.
+
+use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
+use aws_lc_rs::cipher::{
+    self, DecryptingKey, DecryptionContext, EncryptingKey, EncryptionContext, UnboundCipherKey,
+};
+use aws_lc_rs::iv::FixedLength;
+use aws_lc_rs::{hkdf, hmac};
+
+use super::ffi::{self, DesKey, EvpEcb, FfiError, Rc4Key};
+use super::{
+    Aead, AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, NONCE_LEN, StreamCipher, TAG_LEN,
+};
+use crate::error::{Error, Result};
+
+impl From<FfiError> for Error {
+    fn from(e: FfiError) -> Self {
+        Error::Provider { what: e.0 }
+    }
+}
+
+/// aws-lc-rs's errors carry nothing: say which call failed.
+fn failed(what: &'static str) -> impl FnOnce(aws_lc_rs::error::Unspecified) -> Error {
+    move |_| Error::Provider { what }
+}
+
+pub(super) fn block_cipher(alg: BlockAlg, key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+    match alg {
+        BlockAlg::Aes => Aes::new(key).map(|c| Box::new(c) as Box<dyn BlockCipher>),
+        BlockAlg::Des if key.len() == 8 => Some(Box::new(Des(DesKey::new(key)?))),
+        BlockAlg::TripleDes if key.len() == 24 => Some(Box::new(Des(DesKey::new(key)?))),
+        _ => None,
+    }
+}
+
+/// AES: ECB through `EVP` (pipelined), CBC through aws-lc-rs (`AES_cbc_encrypt`, whose
+/// decryption pipelines too).
+struct Aes {
+    ecb_enc: EvpEcb,
+    ecb_dec: EvpEcb,
+    cbc_enc: EncryptingKey,
+    cbc_dec: DecryptingKey,
+}
+
+impl Aes {
+    fn new(key: &[u8]) -> Option<Self> {
+        let alg = match key.len() {
+            16 => &cipher::AES_128,
+            24 => &cipher::AES_192,
+            32 => &cipher::AES_256,
+            _ => return None,
+        };
+        let unbound = || UnboundCipherKey::new(alg, key).ok();
+        Some(Aes {
+            ecb_enc: EvpEcb::aes(key, true).ok()??,
+            ecb_dec: EvpEcb::aes(key, false).ok()??,
+            cbc_enc: EncryptingKey::cbc(unbound()?).ok()?,
+            cbc_dec: DecryptingKey::cbc(unbound()?).ok()?,
+        })
+    }
+}
+
+fn iv128(iv: &[u8]) -> FixedLength<16> {
+    FixedLength::try_from(iv).expect("AES IVs are 16 bytes")
+}
+
+impl BlockCipher for Aes {
+    fn block_size(&self) -> usize {
+        16
+    }
+
+    fn ecb(&self, encrypt: bool, data: &mut [u8]) -> Result<()> {
+        let ecb = if encrypt {
+            &self.ecb_enc
+        } else {
+            &self.ecb_dec
+        };
+        Ok(ecb.apply(data)?)
+    }
+
+    fn cbc_encrypt(&self, iv: &mut [u8], data: &mut [u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.cbc_enc
+            .less_safe_encrypt(data, EncryptionContext::Iv128(iv128(iv)))
+            .map_err(failed("AES-CBC encryption"))?;
+        iv.copy_from_slice(&data[data.len() - 16..]);
+        Ok(())
+    }
+
+    fn cbc_decrypt(&self, iv: &[u8], data: &mut [u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.cbc_dec
+            .decrypt(data, DecryptionContext::Iv128(iv128(iv)))
+            .map_err(failed("AES-CBC decryption"))?;
+        Ok(())
+    }
+}
+
+/// DES and 3DES (FFI: aws-lc-rs's DES refuses weak and repeated keys, `openssl enc` does not).
+struct Des(DesKey);
+
+impl BlockCipher for Des {
+    fn block_size(&self) -> usize {
+        ffi::DES_BLOCK
+    }
+
+    fn ecb(&self, encrypt: bool, data: &mut [u8]) -> Result<()> {
+        self.0.ecb(encrypt, data);
+        Ok(())
+    }
+
+    fn cbc_encrypt(&self, iv: &mut [u8], data: &mut [u8]) -> Result<()> {
+        let iv: &mut [u8; 8] = iv.try_into().expect("DES IVs are 8 bytes");
+        self.0.cbc(true, iv, data);
+        Ok(())
+    }
+
+    fn cbc_decrypt(&self, iv: &[u8], data: &mut [u8]) -> Result<()> {
+        let mut iv: [u8; 8] = iv.try_into().expect("DES IVs are 8 bytes");
+        self.0.cbc(false, &mut iv, data);
+        Ok(())
+    }
+}
+
+pub(super) fn aes_ctr(key: &[u8]) -> Option<Box<dyn CtrCipher>> {
+    let alg = match key.len() {
+        16 => &cipher::AES_128,
+        24 => &cipher::AES_192,
+        32 => &cipher::AES_256,
+        _ => return None,
+    };
+    let key = UnboundCipherKey::new(alg, key).ok()?;
+    Some(Box::new(Ctr(EncryptingKey::ctr(key).ok()?)))
+}
+
+/// AES-CTR through aws-lc-rs (`AES_ctr128_encrypt`: a 128-bit counter, carried past 32 bits).
+struct Ctr(EncryptingKey);
+
+impl CtrCipher for Ctr {
+    fn apply_keystream(&self, iv: &[u8; 16], offset: u64, data: &mut [u8]) -> Result<()> {
+        let mut counter = super::ctr_add(iv, u128::from(offset / 16));
+        let skip = (offset % 16) as usize;
+        let mut rest = data;
+        if skip != 0 && !rest.is_empty() {
+            // The first, partial block: its keystream from byte `skip` on.
+            let take = rest.len().min(16 - skip);
+            let mut block = [0u8; 16];
+            block[skip..skip + take].copy_from_slice(&rest[..take]);
+            self.encrypt(counter, &mut block)?;
+            rest[..take].copy_from_slice(&block[skip..skip + take]);
+            rest = &mut rest[take..];
+            counter = super::ctr_add(&counter, 1);
+        }
+        if rest.is_empty() {
+            return Ok(());
+        }
+        self.encrypt(counter, rest)
+    }
+}
+
+impl Ctr {
+    fn encrypt(&self, counter: [u8; 16], data: &mut [u8]) -> Result<()> {
+        self.0
+            .less_safe_encrypt(data, EncryptionContext::Iv128(FixedLength::from(counter)))
+            .map_err(failed("AES-CTR"))?;
+        Ok(())
+    }
+}
+
+pub(super) fn rc4(key: &[u8]) -> Option<Box<dyn StreamCipher>> {
+    Some(Box::new(Rc4(Rc4Key::new(key)?)))
+}
+
+struct Rc4(Rc4Key);
+
+impl StreamCipher for Rc4 {
+    fn apply_keystream(&mut self, data: &mut [u8]) {
+        self.0.apply(data);
+    }
+}
+
+pub(super) fn aead(alg: AeadAlg, key: &[u8]) -> Option<Box<dyn Aead>> {
+    let alg = match alg {
+        AeadAlg::Aes128Gcm => &aead::AES_128_GCM,
+        AeadAlg::Aes256Gcm => &aead::AES_256_GCM,
+        AeadAlg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
+    };
+    let key = UnboundKey::new(alg, key).ok()?;
+    Some(Box::new(AeadImpl(LessSafeKey::new(key))))
+}
+
+struct AeadImpl(LessSafeKey);
+
+impl Aead for AeadImpl {
+    fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], data: &mut [u8]) -> Result<[u8; TAG_LEN]> {
+        let tag = self
+            .0
+            .seal_in_place_separate_tag(Nonce::assume_unique_for_key(*nonce), Aad::from(aad), data)
+            .map_err(failed("AEAD seal"))?;
+        Ok(tag.as_ref().try_into().expect("16-byte tags"))
+    }
+
+    fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        data: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> bool {
+        // aws-lc decrypts while it authenticates and zeroes the output when the tag is wrong,
+        // so the ciphertext would be lost for a second try (the container's diagnosis of a
+        // truncated or extended file). Keep a copy in this thread's scratch buffer, put back
+        // on failure: one memcpy of the chunk, far cheaper than the AEAD.
+        SCRATCH.with_borrow_mut(|saved| {
+            saved.clear();
+            saved.extend_from_slice(data);
+            let opened = self
+                .0
+                .open_in_place_separate_tag(
+                    Nonce::assume_unique_for_key(*nonce),
+                    Aad::from(aad),
+                    tag,
+                    data,
+                )
+                .is_ok();
+            if !opened {
+                data.copy_from_slice(saved);
+            }
+            opened
+        })
+    }
+}
+
+thread_local! {
+    /// The ciphertext of the chunk being opened on this thread (one chunk per thread).
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+pub(super) fn hmac_sha256(key: &[u8]) -> Box<dyn HmacSha256> {
+    Box::new(Hmac256(hmac::Key::new(hmac::HMAC_SHA256, key)))
+}
+
+struct Hmac256(hmac::Key);
+
+impl HmacSha256 for Hmac256 {
+    fn mac(&self, parts: &[&[u8]]) -> [u8; 32] {
+        let mut ctx = hmac::Context::with_key(&self.0);
+        for part in parts {
+            ctx.update(part);
+        }
+        ctx.sign().as_ref().try_into().expect("32-byte HMAC-SHA256")
+    }
+}
+
+/// The output length for aws-lc-rs's HKDF.
+struct Len(usize);
+
+impl hkdf::KeyType for Len {
+    fn len(&self) -> usize {
+        self.0
+    }
+}
+
+pub(super) fn hkdf_sha256_expand(prk: &[u8], info: &[&[u8]], out: &mut [u8]) {
+    hkdf::Prk::new_less_safe(hkdf::HKDF_SHA256, prk)
+        .expand(info, Len(out.len()))
+        .and_then(|okm| okm.fill(out))
+        .expect("output within HKDF's limit");
+}
