@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the README's measured tables (issue targets of the raw engine and the container).
+# Reproduces the README's measured tables (issue targets of the raw engine, the container, age
+# files and openssl password files).
 #
 #   bash scripts/measure.sh            # 1 GiB, 15 shuffled rounds per comparison
 #   SIZE_MIB=256 ROUNDS=7 bash scripts/measure.sh
@@ -54,6 +55,30 @@ python3 scripts/compare.py --rounds "$ROUNDS" --prepare "$prep" \
   "paracrypt encrypt -j1=$P encrypt -k $DIR/key -j1 $DIR/in -o $DIR/out" \
   "age -e=age -e -r $R -o $DIR/out $DIR/in" \
   "openssl enc -aes-256-ctr=openssl enc -e -aes-256-ctr -K $K -iv $IV -in $DIR/in -out $DIR/out"
+echo
+echo "## age files, ${SIZE_MIB} MiB page-cached file to file (issue #13)"
+rm -f "$DIR/theirs.age"
+age -e -r "$R" -o "$DIR/theirs.age" "$DIR/in"
+cat "$DIR/theirs.age" > /dev/null
+python3 scripts/compare.py --rounds "$ROUNDS" --prepare "$prep" \
+  "paracrypt encrypt --format age -j$N=$P encrypt --format age -r $R -j$N $DIR/in -o $DIR/out" \
+  "paracrypt encrypt --format age -j1=$P encrypt --format age -r $R -j1 $DIR/in -o $DIR/out" \
+  "age -e=age -e -r $R -o $DIR/out $DIR/in"
+python3 scripts/compare.py --rounds "$ROUNDS" --prepare "$prep" \
+  "paracrypt decrypt -j$N (age's file)=$P decrypt -i $DIR/age-key -j$N $DIR/theirs.age -o $DIR/out" \
+  "paracrypt decrypt -j1 (age's file)=$P decrypt -i $DIR/age-key -j1 $DIR/theirs.age -o $DIR/out" \
+  "age -d=age -d -i $DIR/age-key -o $DIR/out $DIR/theirs.age"
+rm -f "$DIR/theirs.age"
+echo
+echo "## openssl enc -aes-256-cbc -pbkdf2 file, ${SIZE_MIB} MiB page-cached, decrypted (issue #13)"
+echo "measure" > "$DIR/pw"
+openssl enc -aes-256-cbc -pbkdf2 -pass "file:$DIR/pw" -in "$DIR/in" -out "$DIR/in.enc"
+cat "$DIR/in.enc" > /dev/null
+python3 scripts/compare.py --rounds "$ROUNDS" --prepare "$prep" \
+  "paracrypt raw -d --password-file -j$N=$P raw -d -c aes-256-cbc --password-file $DIR/pw --pbkdf2 -j$N $DIR/in.enc -o $DIR/out" \
+  "paracrypt raw -d --password-file -j1=$P raw -d -c aes-256-cbc --password-file $DIR/pw --pbkdf2 -j1 $DIR/in.enc -o $DIR/out" \
+  "openssl enc -d -pbkdf2=openssl enc -d -aes-256-cbc -pbkdf2 -pass file:$DIR/pw -in $DIR/in.enc -out $DIR/out"
+rm -f "$DIR/in.enc" "$DIR/pw"
 echo
 echo "## ${SIZE_MIB} MiB stdin -> stdout, peak RSS"
 for j in 1 "$N"; do

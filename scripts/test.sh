@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what the tests need when it is missing
-# (a C compiler to link; openssl for interop tests; Open MPI and libclang for the MPI crate),
-# then runs every test.
+# (a C compiler to link; openssl, age and ssh-keygen for interop tests; Open MPI and libclang
+# for the MPI crate), then runs every test.
 #
 # Every probe asks for exactly what the build or the tests use, never for a look-alike: a
 # fresh Debian image already holds libclang-cpp (a different library), but not libclang, which
@@ -10,12 +10,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian package → why the suite needs it. Everything else the tests run is in every Debian
-# system (coreutils' timeout, util-linux's setsid and prlimit, a POSIX sh); the Rust toolchain
+# system (coreutils' timeout, util-linux's setsid, prlimit and script, a POSIX sh); the Rust toolchain
 # is the README's own prerequisite.
 declare -A why=(
   [gcc]="rustc links through cc, and mpi-sys compiles C"
   [libc6-dev]="the C library's headers and start files, for linking"
   [openssl]="interop tests run the openssl binary"
+  [age]="age interop tests run the age and age-keygen binaries"
+  [openssh-client]="recipient tests make SSH keys with ssh-keygen"
   [openmpi-bin]="MPI tests run mpirun"
   [libopenmpi-dev]="mpi-sys compiles against mpi.h (mpicc)"
   [libclang-dev]="bindgen (mpi-sys) loads libclang.so and clang's headers"
@@ -31,6 +33,8 @@ else
   # is guessed).
   command -v cc >/dev/null || need+=(gcc)
   command -v openssl >/dev/null || need+=(openssl)
+  command -v age >/dev/null || need+=(age)
+  command -v ssh-keygen >/dev/null || need+=(openssh-client)
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   command -v mpicc >/dev/null || need+=(libopenmpi-dev)
   compgen -G '/usr/lib*/llvm*/lib/libclang.so' >/dev/null ||

@@ -5,12 +5,14 @@ OpenSSL), to prove that the document is enough to read what paracrypt writes. It
 encrypts: every byte it checks was written by paracrypt (the test vectors and the CLI).
 
     python paracrypt_reader.py --key-file my.key big.tar.pcr -o big.tar
+    python paracrypt_reader.py -i me.key to-me.pcr -o plain
     PARACRYPT_PASSWORD=... python paracrypt_reader.py big.tar.pcr > big.tar
 
 The structure follows the document: `parse_header` (header checks 1-5, no secret needed),
 `open_header` (checks 6-8 and the key schedule), `open_chunks` (the chunk framing of every
 suite and the failure rules of "What a reader reports"). The header is one function on purpose:
-when the format's header changes, that is where the reader changes.
+when the format's header changes, that is where the reader changes. Version 2 (files encrypted
+to recipients) adds the recipient block; its stanzas are read and opened in `recipients.py`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
+
+import recipients
 
 # ---------------------------------------------------------------------------------------------
 # Errors: the two kinds a test vector's `expect:` line names, each with its exact message.
@@ -71,13 +75,16 @@ def chunk_auth_error(index: int) -> FormatError:
 
 MAGIC = b"PARACRYPT"
 VERSION = 1
-HEADER_LEN = 116
+VERSION_RECIPIENTS = 2
+HEADER_LEN = 116  # version 1; version 2 is 116 + R
+MAX_RECIPIENT_BLOCK = 1 << 20
 MAX_CHUNK = 1 << 30
 MAX_M_COST_KIB = 4 * 1024 * 1024  # 4 GiB in KiB
 MAX_T_COST = 64
 MAX_P_COST = 64
 KDF_KEY_FILE = 0
 KDF_ARGON2ID = 1
+KDF_RECIPIENTS = 2
 
 
 @dataclass(frozen=True)
@@ -132,22 +139,41 @@ class Header:
     salt: bytes
     key_check: bytes
     mac: bytes
+    stanzas: list  # version 2: the recipient block's stanzas
+
+
+def header_length(raw: bytes) -> int | None:
+    """The header's length once the first bytes say it: 116 for version 1; 116 + R for version
+    2, R being the block length at bytes 16..20 (checked: 1 to 1 MiB)."""
+    if len(raw) <= len(MAGIC):
+        return None
+    if raw[len(MAGIC)] != VERSION_RECIPIENTS:
+        return HEADER_LEN
+    if len(raw) < 20:
+        return None
+    (block,) = struct.unpack(">I", raw[16:20])
+    if not 1 <= block <= MAX_RECIPIENT_BLOCK:
+        raise header_error("header damaged: invalid recipient block length")
+    return HEADER_LEN + block
 
 
 def parse_header(raw: bytes) -> Header:
-    """FORMAT.md's header checks 1-5, in order, on the file's first bytes (at most 116):
-    everything that needs no secret."""
+    """FORMAT.md's header checks 1-5, in order, on the file's first bytes (at least the whole
+    header when the file has one): everything that needs no secret."""
     if raw[: len(MAGIC)] != MAGIC:
         raise header_error("not a paracrypt file (no PARACRYPT header)")
-    if len(raw) > len(MAGIC) and raw[len(MAGIC)] != VERSION:
+    if len(raw) > len(MAGIC) and raw[len(MAGIC)] not in (VERSION, VERSION_RECIPIENTS):
         raise header_error(
             f"unsupported paracrypt format version {raw[len(MAGIC)]} "
-            f"(this build reads version {VERSION})"
+            f"(this build reads versions {VERSION} and {VERSION_RECIPIENTS})"
         )
-    if len(raw) < HEADER_LEN:
+    length = header_length(raw)
+    if length is None or len(raw) < length:
         raise header_error("header damaged: file shorter than a header")
-    raw = raw[:HEADER_LEN]
-    if hashlib.sha256(raw[0:76]).digest()[:8] != raw[76:84]:
+    raw = raw[:length]
+    version = raw[len(MAGIC)]
+    checksum_at = length - 40
+    if hashlib.sha256(raw[0:checksum_at]).digest()[:8] != raw[checksum_at : checksum_at + 8]:
         raise header_error("header damaged: checksum mismatch")
     suite_id, kdf = raw[10], raw[11]
     chunk_size, m_cost, t_cost, p_cost = struct.unpack(">IIII", raw[12:28])
@@ -156,14 +182,23 @@ def parse_header(raw: bytes) -> Header:
         raise header_error("header damaged: invalid suite")
     if chunk_size % 16 != 0 or not 16 <= chunk_size <= MAX_CHUNK:
         raise header_error("header damaged: invalid chunk size")
-    if kdf == KDF_KEY_FILE and (m_cost, t_cost, p_cost) != (0, 0, 0) or kdf > KDF_ARGON2ID:
-        raise header_error("header damaged: invalid key derivation")
-    if kdf == KDF_ARGON2ID and not (
-        1 <= t_cost <= MAX_T_COST
-        and 1 <= p_cost <= MAX_P_COST
-        and 8 * p_cost <= m_cost <= MAX_M_COST_KIB
-    ):
-        raise header_error("header damaged: invalid Argon2 parameters")
+    stanzas = []
+    if version == VERSION_RECIPIENTS:
+        if kdf != KDF_RECIPIENTS or raw[20:28] != bytes(8):
+            raise header_error("header damaged: invalid key derivation")
+        try:
+            stanzas = recipients.parse_stanzas(raw[76:checksum_at])
+        except (ValueError, UnicodeDecodeError):
+            raise header_error("header damaged: invalid recipient block") from None
+    else:
+        if kdf == KDF_KEY_FILE and (m_cost, t_cost, p_cost) != (0, 0, 0) or kdf > KDF_ARGON2ID:
+            raise header_error("header damaged: invalid key derivation")
+        if kdf == KDF_ARGON2ID and not (
+            1 <= t_cost <= MAX_T_COST
+            and 1 <= p_cost <= MAX_P_COST
+            and 8 * p_cost <= m_cost <= MAX_M_COST_KIB
+        ):
+            raise header_error("header damaged: invalid Argon2 parameters")
     return Header(
         raw=raw,
         suite=suite,
@@ -174,7 +209,8 @@ def parse_header(raw: bytes) -> Header:
         p_cost=p_cost,
         salt=raw[28:60],
         key_check=raw[60:76],
-        mac=raw[84:116],
+        mac=raw[length - 32 : length],
+        stanzas=stanzas,
     )
 
 
@@ -196,7 +232,14 @@ class Password:
     bytes: bytes
 
 
-Secret = Key | Password
+@dataclass(frozen=True)
+class Identities:
+    """Identities (version 2): the private keys an identity file holds."""
+
+    identities: list
+
+
+Secret = Key | Password | Identities
 
 
 def parse_key_file(text: str) -> Key:
@@ -229,7 +272,19 @@ class FileKeys:
 def open_header(header: Header, secret: Secret) -> FileKeys:
     """Header checks 6-8: the secret's kind, the key check, the header MAC (and the key
     schedule they need)."""
-    if header.kdf == KDF_KEY_FILE:
+    if header.kdf == KDF_RECIPIENTS:
+        if not isinstance(secret, Identities):
+            raise header_error(
+                "this file was encrypted with public keys (decrypt it with an identity)"
+            )
+        ikm = recipients.unwrap(secret.identities, header.stanzas)
+        if ikm is None:
+            n = sum(1 for stanza in header.stanzas if not stanza.type.endswith("-grease"))
+            raise header_error(
+                f"no identity matches this file; it was encrypted to {n} recipient"
+                + ("" if n == 1 else "s")
+            )
+    elif header.kdf == KDF_KEY_FILE:
         if not isinstance(secret, Key):
             raise header_error("this file was encrypted with a key file")
         ikm = secret.bytes
@@ -248,7 +303,7 @@ def open_header(header: Header, secret: Secret) -> FileKeys:
     if not hmac.compare_digest(key_check, header.key_check):
         raise header_error("wrong key or password")
     header_key = hkdf_expand(prk, b"paracrypt v1 header mac", 32)
-    mac = hmac.new(header_key, header.raw[0:84], hashlib.sha256).digest()
+    mac = hmac.new(header_key, header.raw[0 : len(header.raw) - 32], hashlib.sha256).digest()
     if not hmac.compare_digest(mac, header.mac):
         raise header_error("header damaged: authentication failed")
     info = b"paracrypt v1 payload " + header.suite.name.encode("ascii")
@@ -393,7 +448,11 @@ def open_chunks(keys: FileKeys, stream: BinaryIO) -> Iterator[bytes]:
 
 def decrypt(stream: BinaryIO, secret: Secret) -> Iterator[bytes]:
     """The whole reader: header checks 1-8, then the verified chunks in order."""
-    header = parse_header(_read_exact(stream, HEADER_LEN))
+    raw = _read_exact(stream, HEADER_LEN)
+    length = header_length(raw)
+    if length is not None and length > len(raw):
+        raw += _read_exact(stream, length - len(raw))
+    header = parse_header(raw)
     keys = open_header(header, secret)
     return open_chunks(keys, stream)
 
@@ -403,6 +462,12 @@ def decrypt(stream: BinaryIO, secret: Secret) -> Iterator[bytes]:
 
 
 def _secret_from_args(args: argparse.Namespace) -> Secret:
+    if args.identity:
+        found = []
+        for path in args.identity:
+            with open(path, "rb") as f:
+                found += recipients.load_identities(f.read())
+        return Identities(found)
     if args.key_file:
         with open(args.key_file, encoding="utf-8") as f:
             return parse_key_file(f.read())
@@ -424,6 +489,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("-o", "--output", default="-", help="plaintext file, or - for stdout")
     parser.add_argument("-k", "--key-file")
     parser.add_argument("--password-file")
+    parser.add_argument("-i", "--identity", action="append", help="an identity file (version 2)")
     args = parser.parse_args(argv)
     try:
         secret = _secret_from_args(args)

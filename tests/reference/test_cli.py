@@ -141,3 +141,43 @@ def test_reader_command_line(tmp_path: Path) -> None:
         == 0
     )
     assert (tmp_path / "out").read_bytes() == plaintext
+
+
+def identity_kinds(tmp_path: Path) -> list:
+    """(kind, recipient arguments of `paracrypt encrypt`, identity file) for every recipient
+    kind: an X25519 identity from `paracrypt keygen`, an RSA key from `paracrypt rsa keygen`
+    (its public key in PEM through -R), and an ssh-ed25519 key from ssh-keygen."""
+    x25519 = tmp_path / "x.key"
+    paracrypt("keygen", "--kind", "x25519", "-o", str(x25519))
+    x_pub = paracrypt("keygen", "-y", str(x25519)).decode().strip()
+    rsa, rsa_pub = tmp_path / "rsa.pem", tmp_path / "rsa.pub.pem"
+    paracrypt("rsa", "keygen", "--bits", "2048", "-o", str(rsa), "--public-out", str(rsa_pub))
+    ed = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ed)], check=True)
+    ed_pub = (tmp_path / "id_ed25519.pub").read_text().strip()
+    return [
+        ("X25519", ["-r", x_pub], x25519),
+        ("RSA PEM", ["-R", str(rsa_pub)], rsa),
+        ("ssh-ed25519", ["-r", ed_pub], ed),
+    ]
+
+
+def test_reader_decrypts_files_to_recipients(tmp_path: Path) -> None:
+    """Version 2: the CLI encrypts to every recipient kind, and to all three at once; the
+    reader's own command line opens each with its identity."""
+    kinds = identity_kinds(tmp_path)
+    rng = random.Random(SEED)
+    plaintext = rng.randbytes(3 * 4096 + 17)
+    (tmp_path / "plain").write_bytes(plaintext)
+    everyone = [arg for _, args, _ in kinds for arg in args]
+    for kind, args, identity in kinds:
+        for to, name in [(args, kind), (everyone, "all three")]:
+            sealed = tmp_path / "sealed.pcr"
+            sealed.unlink(missing_ok=True)
+            plain = str(tmp_path / "plain")
+            paracrypt("encrypt", "-q", "--chunk-size", "4KiB", *to, plain, "-o", str(sealed))
+            assert reader.parse_header(sealed.read_bytes()).kdf == reader.KDF_RECIPIENTS
+            out = tmp_path / "out"
+            out.unlink(missing_ok=True)
+            assert reader.main(["-i", str(identity), str(sealed), "-o", str(out)]) == 0, name
+            assert out.read_bytes() == plaintext, f"{kind}, to {name}"

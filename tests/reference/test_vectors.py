@@ -44,6 +44,9 @@ def parse_vector(path: Path) -> Vector:
     secret = {
         "key": lambda: reader.Key(bytes.fromhex(value)),
         "password": lambda: reader.Password(value.encode("utf-8")),
+        "identity": lambda: reader.Identities(
+            reader.recipients.load_identities(value.encode("ascii"))
+        ),
     }[kind]()
     fields.pop("comment")
     vector = Vector(path.name, expect, secret, container)
@@ -94,13 +97,19 @@ def test_vector(path: Path) -> None:
 
 
 def test_every_suite_has_every_expect() -> None:
-    """The walk above is not vacuous: each suite has success, header and payload cases."""
+    """The walk above is not vacuous: each suite, and version 2 (`recipients-*`), has success,
+    header and payload cases."""
     seen = {}
     for path in all_vectors():
         vector = parse_vector(path)
-        suite = next(s.name for s in reader.SUITES.values() if path.name.startswith(s.name + "-"))
-        seen.setdefault(suite, set()).add(vector.expect)
-    assert set(seen) == {s.name for s in reader.SUITES.values()}
+        if path.name.startswith("recipients-"):
+            group = "recipients"
+        else:
+            group = next(
+                s.name for s in reader.SUITES.values() if path.name.startswith(s.name + "-")
+            )
+        seen.setdefault(group, set()).add(vector.expect)
+    assert set(seen) == {s.name for s in reader.SUITES.values()} | {"recipients"}
     assert all(kinds == set(EXPECTS) for kinds in seen.values()), seen
 
 

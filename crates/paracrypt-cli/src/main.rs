@@ -14,6 +14,7 @@ mod exit;
 mod flags;
 mod interrupt;
 mod io;
+mod people;
 mod progress;
 mod run;
 mod secret;
@@ -55,11 +56,13 @@ fn parse_provider(text: &str) -> Result<Provider, String> {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Encrypt with the authenticated chunked container (AES-256-GCM by default).
+    /// Encrypt with the authenticated chunked container (AES-256-GCM by default), to a key,
+    /// a password or people (-r/-R), or as an age file (--format age).
     Encrypt(cmd::container::EncryptArgs),
-    /// Decrypt and verify a paracrypt file.
+    /// Decrypt and verify a paracrypt file or an age file (binary or armored).
     Decrypt(cmd::container::DecryptArgs),
-    /// Create a new random 256-bit key file (mode 0600).
+    /// Create a new random 256-bit key file or age X25519 identity (mode 0600); -y prints an
+    /// identity file's recipients.
     Keygen(cmd::keygen::KeygenArgs),
     /// Measure time, throughput, speed-up and efficiency against threads and sizes.
     Bench(cmd::bench::BenchArgs),

@@ -73,6 +73,13 @@ impl SecretArgs {
         if let Some(path) = &self.key_file {
             return Ok(Secret::Key(read_key_file(path)?));
         }
+        let password = self.password(confirm, may_prompt)?;
+        Ok(Secret::password(password.to_string()))
+    }
+
+    /// The password: `--password-file`'s first line, else PARACRYPT_PASSWORD, else (when
+    /// `may_prompt`) a prompt on the terminal, asked twice when `confirm`.
+    pub fn password(&self, confirm: bool, may_prompt: bool) -> Result<Zeroizing<String>> {
         let password = if let Some(path) = &self.password_file {
             let bytes = read_secret_text(path, "password file")?;
             let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
@@ -90,7 +97,7 @@ impl SecretArgs {
         if password.is_empty() {
             return usage("the password is empty");
         }
-        Ok(Secret::password(password.to_string()))
+        Ok(password)
     }
 }
 

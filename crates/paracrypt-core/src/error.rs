@@ -95,7 +95,7 @@ pub enum Error {
     #[error("not a paracrypt file (no PARACRYPT header)")]
     NotAContainer,
     /// The container was written by a newer (or unknown) format version.
-    #[error("unsupported paracrypt format version {0} (this build reads version 1)")]
+    #[error("unsupported paracrypt format version {0} (this build reads versions 1 and 2)")]
     UnsupportedVersion(u8),
     /// The header is damaged or was altered.
     #[error("header damaged: {0}")]
@@ -143,6 +143,61 @@ pub enum Error {
         offset: u64,
         /// The plaintext length.
         len: u64,
+    },
+    /// A recipient (a public key to encrypt to) that cannot be used: where it was given, and
+    /// what was expected instead.
+    #[error("{at}: {reason}")]
+    Recipient {
+        /// Where: `recipient 2 (age1qyz…)`, `team.txt line 3`, `bob.pem`.
+        at: String,
+        /// What is wrong, and what was expected.
+        reason: String,
+    },
+    /// An identity (a private key to decrypt with) that cannot be used.
+    #[error("{at}: {reason}")]
+    Identity {
+        /// Where: the identity file, and the line when it has lines.
+        at: String,
+        /// What is wrong, and what was expected.
+        reason: String,
+    },
+    /// The recipients cannot be combined in one file (a passphrase with public keys, or
+    /// recipients whose kinds forbid each other).
+    #[error("cannot encrypt to these recipients together: {0}")]
+    IncompatibleRecipients(&'static str),
+    /// None of the identities unwraps the file key.
+    #[error(
+        "no identity matches this file; it was encrypted to {recipients} recipient{}",
+        if *recipients == 1 { "" } else { "s" }
+    )]
+    NoIdentityMatches {
+        /// How many recipients the file names (greasing stanzas not counted).
+        recipients: usize,
+    },
+    /// The file's recipient block or age header is malformed.
+    #[error("invalid age header: {0}")]
+    AgeHeader(String),
+    /// An age file of another version than v1.
+    #[error("unsupported age format version `{0}` (this build reads v1)")]
+    UnsupportedAgeVersion(String),
+    /// ASCII armor that is damaged.
+    #[error("damaged armor: {0}")]
+    Armor(String),
+    /// A STREAM last chunk that is empty although chunks come before it (age forbids it).
+    #[error("chunk {index} is an empty last chunk after data (not allowed)")]
+    EmptyLastChunk {
+        /// The chunk's index.
+        index: u64,
+    },
+    /// The input is not an `openssl enc` password file.
+    #[error("not a password-based openssl file (no Salted__ header)")]
+    NotSalted,
+    /// The password (or the derivation options) do not open an `openssl enc` password file.
+    #[error("bad password or not a {kdf} file")]
+    BadPassword {
+        /// The derivation that was tried, as openssl's options: `-pbkdf2 (-iter 10000, -md
+        /// sha256)` or `legacy (-md sha256)`.
+        kdf: String,
     },
     /// An I/O error, with what was being done.
     #[error("{context}: {source}")]
@@ -214,7 +269,10 @@ impl Error {
             | Error::MissingIv { .. }
             | Error::UnexpectedIv { .. }
             | Error::ChunkSize { .. }
-            | Error::KeyFile(_) => ErrorKind::Usage,
+            | Error::KeyFile(_)
+            | Error::Recipient { .. }
+            | Error::Identity { .. }
+            | Error::IncompatibleRecipients(_) => ErrorKind::Usage,
             Error::Io { .. } => ErrorKind::Io,
             _ => ErrorKind::Data,
         }

@@ -13,6 +13,9 @@
 //! - [`provider`]: who computes the primitives: aws-lc (default) or RustCrypto (pure Rust).
 //! - [`pubkey`]: RSA key generation with a parallel prime search, RSA signing with the private
 //!   operation split mod p ‖ mod q, ECDSA P-256, batch sign/verify, openssl-compatible keys.
+//! - [`recipient`]: encrypting to people: age recipients and identities (X25519, SSH, RSA, a
+//!   passphrase), through the `age` crate.
+//! - [`agefile`]: age v1 files, binary and armored, sealed and opened on every core.
 //!
 //! This crate never prints and never builds a thread pool: wrap calls in
 //! `rayon::ThreadPool::install` to choose the thread count.
@@ -21,6 +24,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod agefile;
 pub mod buffer;
 pub mod container;
 pub mod engine;
@@ -29,6 +33,7 @@ pub mod plan;
 pub mod provider;
 pub mod pubkey;
 pub mod raw;
+pub mod recipient;
 pub mod workload;
 
 pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};

@@ -1,6 +1,7 @@
 //! Integration tests of paracrypt-core (`cargo test -p paracrypt-core`): one test binary, a
 //! module per area.
 
+mod agefile;
 mod container;
 mod job;
 mod pubkey;

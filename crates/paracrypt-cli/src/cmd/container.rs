@@ -9,6 +9,7 @@ use paracrypt_core::container::{SALT_LEN, Suite};
 use crate::exit::usage;
 use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, ThreadsFlag};
 use crate::io::decode_hex;
+use crate::people::{IdentityFlags, RecipientFlags};
 use crate::secret::SecretArgs;
 use crate::size::parse_size;
 use crate::spec::{JobSpec, Operation};
@@ -44,11 +45,27 @@ impl CommonArgs {
 Suites: aes-256-gcm (default), aes-128-gcm, chacha20-poly1305; legacy (warned):
   aes-256-ctr-hmac-sha256, des-ede3-cbc-hmac-sha256, bf-cbc-hmac-sha256, rc4-hmac-sha256
   (segmented RC4: a key per chunk, not RC4-compatible).
-Without --key-file the password comes from --password-file, PARACRYPT_PASSWORD, or a prompt.
+Without --key-file or recipients (-r/-R) the password comes from --password-file,
+PARACRYPT_PASSWORD, or a prompt. Recipients: age1… (X25519, from `paracrypt keygen --kind
+x25519` or age-keygen), ssh-ed25519 and ssh-rsa public keys, RSA public keys in PEM or DER.
+--format age writes an age v1 file (`age -d` reads it) to recipients or with --passphrase.
 The format is specified in docs/FORMAT.md. Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct EncryptArgs {
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    to: RecipientFlags,
+    /// The file format: paracrypt's container, or age v1 (64 KiB ChaCha20-Poly1305 chunks,
+    /// sealed on every core).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = FormatArg::Paracrypt)]
+    format: FormatArg,
+    /// With --format age: write ASCII armor (as `age -a`).
+    #[arg(short, long, requires = "format")]
+    armor: bool,
+    /// With --format age: encrypt with a passphrase (age's scrypt recipient), read from
+    /// --password-file, PARACRYPT_PASSWORD or a prompt.
+    #[arg(long, conflicts_with_all = ["recipients", "recipient_files", "key_file"])]
+    passphrase: bool,
     /// Cipher suite.
     #[arg(short, long, value_name = "SUITE", default_value = "aes-256-gcm")]
     cipher: String,
@@ -59,15 +76,28 @@ pub struct EncryptArgs {
     fixed_salt: Option<String>,
 }
 
+/// `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// paracrypt's authenticated container (docs/FORMAT.md).
+    Paracrypt,
+    /// age v1 (age-encryption.org/v1).
+    Age,
+}
+
 /// Arguments of `paracrypt decrypt`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Every chunk is verified; a failure names it (wrong key or password, header damaged, chunk N
 failed authentication, file truncated after chunk N, trailing data) and exits 1. A file OUTPUT
-appears only once everything verified; to stdout only verified chunks are written, in order.")]
+appears only once everything verified; to stdout only verified chunks are written, in order.
+age files (binary or armored) are recognised and decrypted on every core, with -i or a
+passphrase.")]
 pub struct DecryptArgs {
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    identities: IdentityFlags,
     /// Decrypt and verify only the chunks covering plaintext bytes OFFSET..OFFSET+LENGTH
     /// (sizes like 4096 or 1MiB; INPUT must be a file).
     #[arg(long, value_name = "OFFSET:LENGTH")]
@@ -87,11 +117,29 @@ pub fn run_decrypt(args: DecryptArgs) -> Result<ExitCode> {
 fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     let suite: Suite = args.cipher.parse()?;
     let salt = fixed_salt(args)?;
+    let to_people = !args.to.is_empty();
+    if to_people
+        && (args.common.secret.key_file.is_some() || args.common.secret.password_file.is_some())
+    {
+        return usage("encrypt to recipients (-r/-R) or with a key or password, not both");
+    }
+    let age = match args.format {
+        FormatArg::Age if !to_people && !args.passphrase => {
+            return usage("--format age needs recipients (-r RECIPIENT, -R FILE) or --passphrase");
+        }
+        FormatArg::Age => Some(args.armor),
+        FormatArg::Paracrypt if args.armor => {
+            return usage("--armor applies to --format age");
+        }
+        FormatArg::Paracrypt => None,
+    };
     let operation = Operation::Encrypt {
         suite,
         chunk_size: args.chunk_size.chunk_size,
         salt,
         secret: args.common.secret.clone(),
+        to: args.to.clone(),
+        age,
     };
     let mut spec = args.common.spec(operation, true);
     if salt.is_some() {
@@ -109,8 +157,14 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
 
 fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
     let range = args.range.as_deref().map(parse_range).transpose()?;
+    if !args.identities.is_empty()
+        && (args.common.secret.key_file.is_some() || args.common.secret.password_file.is_some())
+    {
+        return usage("decrypt with identities (-i) or with a key or password, not both");
+    }
     let operation = Operation::Decrypt {
         secret: args.common.secret.clone(),
+        identities: args.identities.clone(),
         range,
     };
     Ok(args.common.spec(operation, false))

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use paracrypt_core::Error as CoreError;
-use paracrypt_core::container::{HEADER_LEN, HeaderInfo, Kdf, read_header};
+use paracrypt_core::container::{HeaderInfo, Kdf, read_header};
 
 use crate::io::Input;
 
@@ -59,6 +59,12 @@ fn print(out: &mut dyn Write, path: &Path, info: &HeaderInfo) -> std::io::Result
             "secret:      password (Argon2id, m={} KiB, t={}, p={})",
             p.m_cost, p.t_cost, p.p_cost
         )?,
+        Kdf::Recipients => writeln!(
+            out,
+            "secret:      {} recipient{} (decrypt with an identity)",
+            info.recipients,
+            if info.recipients == 1 { "" } else { "s" }
+        )?,
     }
     writeln!(out, "salt:        {}", hex::encode(info.salt))
 }
@@ -74,7 +80,7 @@ struct Sizes {
 impl Sizes {
     fn new(info: &HeaderInfo, len: u64) -> Self {
         let stride = info.suite.sealed_chunk_len(info.chunk_size.get()) as u64;
-        let payload = len.saturating_sub(HEADER_LEN as u64);
+        let payload = len.saturating_sub(info.len as u64);
         let chunks = payload.div_ceil(stride).max(1);
         let last = payload - (chunks - 1) * stride;
         let tag = info.suite.tag_len() as u64;

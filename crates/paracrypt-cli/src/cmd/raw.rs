@@ -4,13 +4,17 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{ArgGroup, Args};
+use std::path::PathBuf;
+
 use paracrypt_core::provider::Provider;
+use paracrypt_core::raw::salted::{DEFAULT_ITER, Digest, PasswordKdf};
 use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
 
 use crate::exit::{Usage, usage};
 use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ThreadsFlag};
 use crate::io::decode_hex;
-use crate::spec::{JobSpec, Operation, RawSpec};
+use crate::secret::SecretArgs;
+use crate::spec::{JobSpec, Operation, PasswordSpec, RawSpec};
 
 /// Arguments of `paracrypt raw`.
 #[derive(Debug, Args)]
@@ -26,7 +30,10 @@ keystream and runs on one thread.
 Raw output has no integrity protection: prefer `paracrypt encrypt`. DES, 3DES, Blowfish, RC4
 and ECB are legacy and print a warning.
 
-The output is byte-identical to `openssl enc -e -CIPHER -K KEY -iv IV [-nopad]`.
+The output is byte-identical to `openssl enc -e -CIPHER -K KEY -iv IV [-nopad]`. With
+--password-file the key and IV come from a password and a random salt, as `openssl enc -pass
+file:FILE -pbkdf2 [-iter N] [-md MD]` (a `Salted__` header first); without --pbkdf2 openssl's
+legacy EVP_BytesToKey (weak: one hash per guess) is used to read old files.
 Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct RawArgs {
     /// Encrypt INPUT.
@@ -39,8 +46,27 @@ pub struct RawArgs {
     #[arg(short, long, value_name = "NAME")]
     cipher: String,
     /// Key as hex (16/24/32 bytes for AES, 8 for DES, 24 for 3DES, 4-56 for bf, 1-256 for rc4).
-    #[arg(short = 'K', long, value_name = "HEX")]
-    key: String,
+    #[arg(
+        short = 'K',
+        long,
+        value_name = "HEX",
+        required_unless_present = "password_file"
+    )]
+    key: Option<String>,
+    /// Derive the key and IV from the password on FILE's first line, as `openssl enc -pass
+    /// file:FILE` (openssl's `Salted__` files).
+    #[arg(short = 'p', long, value_name = "FILE", conflicts_with_all = ["key", "iv"])]
+    password_file: Option<PathBuf>,
+    /// With --password-file: PBKDF2, as `openssl enc -pbkdf2`.
+    #[arg(long, requires = "password_file")]
+    pbkdf2: bool,
+    /// PBKDF2 iterations (as `openssl enc -iter`, which implies -pbkdf2; default 10000).
+    #[arg(long, value_name = "N", requires = "password_file")]
+    iter: Option<u32>,
+    /// The derivation's digest, as `openssl enc -md`: md5, sha1, sha256 (default), sha384,
+    /// sha512.
+    #[arg(long, value_name = "NAME", requires = "password_file")]
+    md: Option<String>,
     /// IV as hex (CBC and CTR: one block; ECB and RC4 take none).
     #[arg(long, value_name = "HEX")]
     iv: Option<String>,
@@ -70,7 +96,10 @@ fn spec(args: &RawArgs, provider: Provider) -> Result<JobSpec> {
         Direction::Decrypt
     };
     let name: RawCipherName = args.cipher.parse()?;
-    let key = decode_hex("--key", &args.key)?;
+    if let Some(password_file) = &args.password_file {
+        return password_spec(args, name, direction, password_file, provider);
+    }
+    let key = decode_hex("--key", args.key.as_deref().unwrap_or_default())?;
     let iv = args
         .iv
         .as_deref()
@@ -92,6 +121,67 @@ fn spec(args: &RawArgs, provider: Provider) -> Result<JobSpec> {
     });
     let mut spec = JobSpec::new(operation, args.threads, &args.files, args.encrypt);
     spec.warnings = warnings(name);
+    Ok(spec)
+}
+
+/// `--password-file`: an `openssl enc` password file.
+fn password_spec(
+    args: &RawArgs,
+    name: RawCipherName,
+    direction: Direction,
+    password_file: &std::path::Path,
+    provider: Provider,
+) -> Result<JobSpec> {
+    let md: Digest = match &args.md {
+        Some(md) => md.parse().map_err(|_| {
+            Usage(format!(
+                "--md: unknown digest `{md}` (valid: md5, sha1, sha256, sha384, sha512)"
+            ))
+        })?,
+        None => Digest::Sha256,
+    };
+    let kdf = if args.pbkdf2 || args.iter.is_some() {
+        let iter = args.iter.unwrap_or(DEFAULT_ITER);
+        if iter == 0 {
+            return usage("--iter needs at least 1 iteration");
+        }
+        PasswordKdf::Pbkdf2 { iter, md }
+    } else {
+        PasswordKdf::Legacy { md }
+    };
+    if args.no_pad && !name.is_padded_mode() {
+        return usage(format!(
+            "--no-pad applies to ECB and CBC only; {name} never pads"
+        ));
+    }
+    if kdf.is_weak() && direction == Direction::Encrypt {
+        return usage(
+            "--password-file without --pbkdf2 would use openssl's legacy EVP_BytesToKey \
+             derivation, which is weak (one hash per password guess); paracrypt reads such \
+             files but writes only --pbkdf2 ones",
+        );
+    }
+    let operation = Operation::RawPassword(PasswordSpec {
+        name,
+        kdf,
+        padding: !args.no_pad,
+        provider,
+        direction,
+        chunk_size: args.chunk_size.chunk_size,
+        secret: SecretArgs {
+            key_file: None,
+            password_file: Some(password_file.to_path_buf()),
+        },
+    });
+    let mut spec = JobSpec::new(operation, args.threads, &args.files, args.encrypt);
+    spec.warnings = warnings(name);
+    if kdf.is_weak() {
+        spec.warnings.push(
+            "without --pbkdf2 the key comes from openssl's legacy EVP_BytesToKey, which is weak \
+             (one hash per password guess): re-encrypt the data with --pbkdf2"
+                .into(),
+        );
+    }
     Ok(spec)
 }
 

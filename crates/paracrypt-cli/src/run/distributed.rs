@@ -138,6 +138,7 @@ mod imp {
     fn is_serial(operation: &Operation) -> bool {
         match operation {
             Operation::Raw(raw) => !raw.cipher.name().runs_in_parallel(raw.direction),
+            Operation::RawPassword(raw) => !raw.name.runs_in_parallel(raw.direction),
             Operation::Encrypt { .. } | Operation::Decrypt { .. } => false,
         }
     }
@@ -171,8 +172,39 @@ mod imp {
                 "--range reads only a few chunks and runs on one process: drop --distributed",
             );
         }
+        match &spec.operation {
+            Operation::RawPassword(_) => {
+                return usage(
+                    "--distributed does not read or write password files (--password-file) yet: drop --distributed",
+                );
+            }
+            Operation::Encrypt { age: Some(_), .. } => {
+                return usage(
+                    "--distributed writes paracrypt containers: drop --distributed to write an age file",
+                );
+            }
+            Operation::Encrypt { to, .. } if !to.is_empty() => {
+                return usage(
+                    "--distributed cannot encrypt to recipients (every rank would need the file \
+                     key, which only rank 0 draws): drop --distributed",
+                );
+            }
+            _ => {}
+        }
         let target = if root {
             let mut input = Input::open(&spec.input)?;
+            if matches!(spec.operation, Operation::Decrypt { .. })
+                && let Some(file) = input.as_file()
+            {
+                let mut start = [0u8; paracrypt_core::agefile::ARMOR_BEGIN.len()];
+                let n = std::os::unix::fs::FileExt::read_at(file, &mut start, 0).unwrap_or(0);
+                if paracrypt_core::agefile::detect(&start[..n]).is_some() {
+                    return usage(
+                        "this is an age file: --distributed reads paracrypt containers (drop \
+                         --distributed; age files decrypt on every core of one machine)",
+                    );
+                }
+            }
             if let Operation::Raw(raw) = &spec.operation
                 && raw.direction == Direction::Decrypt
             {
@@ -233,7 +265,10 @@ mod imp {
             match self {
                 Keyed::Raw(raw) => raw_recipe(raw).first_job(input, input_len),
                 Keyed::Encrypt(encryptor) => encryptor.first_job(input, input_len),
-                Keyed::Decrypt(decryptor, _) => decryptor.first_job(input, input_len),
+                Keyed::Decrypt(decryptor, ..) => decryptor.first_job(input, input_len),
+                Keyed::RawPassword(..) | Keyed::EncryptAge(_) => {
+                    unreachable!("refused before the run")
+                }
             }
         }
 
@@ -241,7 +276,10 @@ mod imp {
             match self {
                 Keyed::Raw(raw) => raw_recipe(raw).job_from_header(header, input_len),
                 Keyed::Encrypt(encryptor) => encryptor.job_from_header(header, input_len),
-                Keyed::Decrypt(decryptor, _) => decryptor.job_from_header(header, input_len),
+                Keyed::Decrypt(decryptor, ..) => decryptor.job_from_header(header, input_len),
+                Keyed::RawPassword(..) | Keyed::EncryptAge(_) => {
+                    unreachable!("refused before the run")
+                }
             }
         }
     }

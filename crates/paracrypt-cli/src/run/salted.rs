@@ -1,5 +1,5 @@
-//! Raw decryption refuses what `openssl enc` encrypted with a password (it starts with
-//! `Salted__`) and says how to read it.
+//! Raw decryption with a key refuses what `openssl enc` encrypted with a password (it starts
+//! with `Salted__`) and says how to read it: with `--password-file`, which reads the header.
 
 use std::io::Read;
 use std::os::unix::fs::FileExt;
@@ -13,13 +13,13 @@ use crate::io::Input;
 /// What `openssl enc` writes first when it derives the key from a password.
 const OPENSSL_SALTED: &[u8; 8] = b"Salted__";
 
-/// The input's first 8 bytes (fewer if it is shorter), and whether they were taken from it: a
-/// file is read positionally (and later read whole), a stream gives them up (the caller puts
-/// them back in front).
-fn read_head(input: &mut Input) -> Result<(Vec<u8>, bool)> {
+/// The input's first `len` bytes (fewer if it is shorter), and whether they were taken from it:
+/// a file is read positionally (and later read whole), a stream gives them up (the caller puts
+/// them back in front, or goes on after them).
+pub(super) fn read_head(input: &mut Input, len: usize) -> Result<(Vec<u8>, bool)> {
     let path = input.path().display().to_string();
     let cannot = || format!("cannot read {path}");
-    let mut head = vec![0u8; OPENSSL_SALTED.len()];
+    let mut head = vec![0u8; len];
     if let Some(file) = input.as_file() {
         let mut n = 0;
         while n < head.len() {
@@ -34,10 +34,7 @@ fn read_head(input: &mut Input) -> Result<(Vec<u8>, bool)> {
         return Ok((head, false));
     }
     head.clear();
-    let read = input
-        .reader()
-        .take(OPENSSL_SALTED.len() as u64)
-        .read_to_end(&mut head);
+    let read = input.reader().take(len as u64).read_to_end(&mut head);
     read.with_context(cannot)?;
     Ok((head, true))
 }
@@ -46,7 +43,7 @@ fn read_head(input: &mut Input) -> Result<(Vec<u8>, bool)> {
 /// Returns the bytes it took from a stream, which belong in front of the rest (none from a
 /// file).
 pub(super) fn refuse_salted(input: &mut Input, cipher: RawCipherName) -> Result<Vec<u8>> {
-    let (head, taken) = read_head(input)?;
+    let (head, taken) = read_head(input, OPENSSL_SALTED.len())?;
     if head != OPENSSL_SALTED {
         return Ok(if taken { head } else { Vec::new() });
     }
@@ -54,12 +51,11 @@ pub(super) fn refuse_salted(input: &mut Input, cipher: RawCipherName) -> Result<
         path if path == Path::new("-") => ("the input".to_string(), "FILE".to_string()),
         path => (path.display().to_string(), path.display().to_string()),
     };
-    let iv = if cipher.iv_len() > 0 { " --iv IV" } else { "" };
     anyhow::bail!(
         "{what} starts with `Salted__`: `openssl enc` encrypted it with a password, from which \
-         openssl derives the key and IV, while `paracrypt raw` takes them directly. Print them \
-         with `openssl enc -d -{cipher} -pbkdf2 -P -in {file}` (with the options used to \
-         encrypt), then decrypt what follows the 16-byte salt header: \
-         `tail -c +17 {file} | paracrypt raw -d -c {cipher} -K KEY{iv}`"
+         openssl derives the key and IV; give paracrypt the password instead of -K: \
+         `paracrypt raw -d -c {cipher} --password-file PASSWORD_FILE --pbkdf2 {file}` (with the \
+         --iter and --md it was encrypted with; without --pbkdf2 for a file from `openssl enc` \
+         without -pbkdf2)"
     )
 }

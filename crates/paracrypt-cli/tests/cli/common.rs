@@ -150,6 +150,21 @@ pub fn listing(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Whether the external `tool` is installed (`tool ARG` runs). Outside CI a missing tool skips
+/// the test that needs it, which says so; in CI it fails the test (scripts/test.sh installs
+/// them).
+pub fn have(tool: &str, arg: &str) -> bool {
+    let found = Command::new(tool).arg(arg).output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{tool} is required in CI (scripts/test.sh installs it)"
+        );
+        eprintln!("{tool} not found: skipping");
+    }
+    found
+}
+
 /// The providers this build has (the pure-Rust build has only rustcrypto).
 pub fn providers() -> Vec<&'static str> {
     if cfg!(feature = "aws-lc") {

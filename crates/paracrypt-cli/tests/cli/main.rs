@@ -6,6 +6,7 @@ mod container;
 mod distributed;
 mod ecdsa;
 mod hardening;
+mod people;
 mod providers;
 mod raw;
 mod rsa;

@@ -31,7 +31,7 @@ fn parse(bytes: &[u8]) -> (Vec<(String, String)>, &[u8]) {
     (fields, &bytes[split + 2..])
 }
 
-/// `paracrypt decrypt` with the vector's secret (a key file in `dir`, or the password through
+/// `paracrypt decrypt` with the vector's secret (a key file or an identity file in `dir`, or the password through
 /// the environment).
 fn decrypt(dir: &Path, secret: &str) -> Command {
     let mut cmd = paracrypt();
@@ -40,6 +40,10 @@ fn decrypt(dir: &Path, secret: &str) -> Command {
         ("key", hex_key) => {
             let key = write(dir, "key", format!("# testkit key\n{hex_key}\n").as_bytes());
             cmd.arg("--key-file").arg(key);
+        }
+        ("identity", identity) => {
+            let file = write(dir, "identity", format!("{identity}\n").as_bytes());
+            cmd.arg("-i").arg(file);
         }
         ("password", password) => {
             cmd.env("PARACRYPT_PASSWORD", password);

@@ -12,19 +12,28 @@ use super::secret::{Argon2Params, Secret, argon2id};
 use super::suite::Suite;
 use crate::error::{Error, HeaderFault, Result};
 use crate::plan::ChunkSize;
+use crate::recipient::{FileKey, read_stanzas, write_stanzas};
 
 /// The magic bytes every container starts with.
 pub const MAGIC: &[u8; 9] = b"PARACRYPT";
-/// The format version this code writes and reads.
+/// The format version of files encrypted with a key file or a password.
 pub const VERSION: u8 = 1;
-/// Header length in bytes.
+/// The format version of files encrypted to recipients: the header carries a recipient block.
+pub const VERSION_RECIPIENTS: u8 = 2;
+/// Length of a version 1 header; a version 2 header is this plus its recipient block.
 pub const HEADER_LEN: usize = 116;
+/// The largest recipient block (1 MiB: thousands of recipients), so that a damaged or hostile
+/// header cannot make a reader buffer without bound.
+pub const MAX_RECIPIENT_BLOCK: usize = 1 << 20;
 /// Salt length in bytes.
 pub const SALT_LEN: usize = 32;
 
+const BLOCK_LEN_AT: usize = 16;
 const KEY_CHECK_AT: usize = 60;
-const CHECKSUM_AT: usize = 76;
-const MAC_AT: usize = 84;
+/// Where a version 2 header's recipient block starts (and a version 1 header's checksum).
+const BLOCK_AT: usize = 76;
+const CHECKSUM_LEN: usize = 8;
+const MAC_LEN: usize = 32;
 
 /// How the key was derived.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +42,9 @@ pub enum Kdf {
     Key,
     /// A password through Argon2id with these parameters.
     Argon2id(Argon2Params),
+    /// A random file key, wrapped for each recipient in the header's recipient block
+    /// (version 2).
+    Recipients,
 }
 
 impl Kdf {
@@ -40,6 +52,7 @@ impl Kdf {
         match self {
             Kdf::Key => 0,
             Kdf::Argon2id(_) => 1,
+            Kdf::Recipients => 2,
         }
     }
 }
@@ -57,6 +70,29 @@ pub struct HeaderInfo {
     pub kdf: Kdf,
     /// The per-file random salt.
     pub salt: [u8; SALT_LEN],
+    /// The header's length: [`HEADER_LEN`], plus the recipient block in version 2.
+    pub len: usize,
+    /// How many recipient stanzas the header holds (version 2; 0 otherwise).
+    pub recipients: usize,
+}
+
+/// The length of the header that `bytes` starts with, from its version (and, in version 2,
+/// its recipient block's length), once `bytes` holds enough to tell.
+pub fn header_len(bytes: &[u8]) -> Result<Option<usize>> {
+    match bytes.get(MAGIC.len()) {
+        Some(&VERSION_RECIPIENTS) => {
+            let Some(field) = bytes.get(BLOCK_LEN_AT..BLOCK_LEN_AT + 4) else {
+                return Ok(None);
+            };
+            let block = u32::from_be_bytes(field.try_into().expect("4 bytes")) as usize;
+            if block == 0 || block > MAX_RECIPIENT_BLOCK {
+                return Err(Error::Header(HeaderFault::Field("recipient block length")));
+            }
+            Ok(Some(HEADER_LEN + block))
+        }
+        Some(_) => Ok(Some(HEADER_LEN)),
+        None => Ok(None),
+    }
 }
 
 impl HeaderInfo {
@@ -67,18 +103,22 @@ impl HeaderInfo {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(Error::NotAContainer);
         }
-        // The version comes before the length: another version may have another header.
+        // The version comes before the length: another version has another header.
         if let Some(&version) = bytes.get(MAGIC.len())
             && version != VERSION
+            && version != VERSION_RECIPIENTS
         {
             return Err(Error::UnsupportedVersion(version));
         }
-        if bytes.len() < HEADER_LEN {
-            return Err(Error::Header(HeaderFault::Truncated));
-        }
+        let len = match header_len(bytes)? {
+            Some(len) if bytes.len() >= len => len,
+            _ => return Err(Error::Header(HeaderFault::Truncated)),
+        };
+        let bytes = &bytes[..len];
         let version = bytes[9];
-        let checksum = &Sha256::digest(&bytes[..CHECKSUM_AT])[..8];
-        if checksum != &bytes[CHECKSUM_AT..MAC_AT] {
+        let (checksum_at, mac_at) = (len - MAC_LEN - CHECKSUM_LEN, len - MAC_LEN);
+        let checksum = &Sha256::digest(&bytes[..checksum_at])[..CHECKSUM_LEN];
+        if checksum != &bytes[checksum_at..mac_at] {
             return Err(Error::Header(HeaderFault::Checksum));
         }
         let suite = Suite::from_id(bytes[10]).ok_or(Error::Header(HeaderFault::Field("suite")))?;
@@ -90,21 +130,29 @@ impl HeaderInfo {
             t_cost: u32_at(20),
             p_cost: u32_at(24),
         };
-        let kdf = match bytes[11] {
-            0 if params
-                == (Argon2Params {
-                    m_cost: 0,
-                    t_cost: 0,
-                    p_cost: 0,
-                }) =>
+        let mut recipients = 0;
+        let kdf = match (version, bytes[11]) {
+            (VERSION, 0)
+                if params
+                    == (Argon2Params {
+                        m_cost: 0,
+                        t_cost: 0,
+                        p_cost: 0,
+                    }) =>
             {
                 Kdf::Key
             }
-            1 => {
+            (VERSION, 1) => {
                 params
                     .check()
                     .map_err(|_| Error::Header(HeaderFault::Field("Argon2 parameters")))?;
                 Kdf::Argon2id(params)
+            }
+            (VERSION_RECIPIENTS, 2) if bytes[20..28] == [0; 8] => {
+                recipients = read_stanzas(&bytes[BLOCK_AT..checksum_at])
+                    .map_err(|_| Error::Header(HeaderFault::Field("recipient block")))?
+                    .len();
+                Kdf::Recipients
             }
             _ => return Err(Error::Header(HeaderFault::Field("key derivation"))),
         };
@@ -115,6 +163,8 @@ impl HeaderInfo {
             chunk_size,
             kdf,
             salt,
+            len,
+            recipients,
         })
     }
 }
@@ -122,7 +172,7 @@ impl HeaderInfo {
 /// The keys of one file, derived from the secret and the header's salt.
 pub struct Keys {
     /// The header as written, MAC included.
-    pub header: [u8; HEADER_LEN],
+    pub header: Vec<u8>,
     /// The header's fields.
     pub info: HeaderInfo,
     /// Key material for the suite (see `docs/FORMAT.md`).
@@ -148,23 +198,23 @@ struct Derived {
     payload: Zeroizing<Vec<u8>>,
 }
 
-fn derive(secret: &Secret, info: &HeaderInfo) -> Result<Derived> {
-    let ikm: Zeroizing<[u8; 32]> = match (secret, info.kdf) {
-        (Secret::Key(key), _) => Zeroizing::new(*key.as_bytes()),
-        (Secret::Password(password, _), Kdf::Argon2id(params)) => {
-            argon2id(password, &info.salt, params)?
+/// The key schedule's input: the key file's key, the password through Argon2id, or the
+/// unwrapped `file_key` of a file encrypted to recipients.
+fn derive(secret: &Secret, info: &HeaderInfo, file_key: Option<&FileKey>) -> Result<Derived> {
+    use age_core::secrecy::ExposeSecret;
+    let wrong = |needs| Err(Error::WrongSecretKind { needs });
+    let ikm: Zeroizing<Vec<u8>> = match (secret, info.kdf, file_key) {
+        (Secret::Key(key), Kdf::Key, _) => Zeroizing::new(key.as_bytes().to_vec()),
+        (Secret::Password(password, _), Kdf::Argon2id(params), _) => {
+            Zeroizing::new(argon2id(password, &info.salt, params)?.to_vec())
         }
-        (Secret::Password(..), Kdf::Key) => {
-            return Err(Error::WrongSecretKind {
-                needs: "a key file",
-            });
+        (Secret::Recipients(_) | Secret::Identities(_), Kdf::Recipients, Some(key)) => {
+            Zeroizing::new(key.expose_secret().to_vec())
         }
+        (_, Kdf::Key, _) => return wrong("a key file"),
+        (_, Kdf::Argon2id(_), _) => return wrong("a password"),
+        (_, Kdf::Recipients, _) => return wrong("public keys (decrypt it with an identity)"),
     };
-    if matches!((secret, info.kdf), (Secret::Key(_), Kdf::Argon2id(_))) {
-        return Err(Error::WrongSecretKind {
-            needs: "a password",
-        });
-    }
     let hk = Hkdf::<Sha256>::new(Some(&info.salt), &ikm[..]);
     let mut key_check = [0u8; 16];
     hk.expand(LABEL_KEY_CHECK, &mut key_check)
@@ -192,51 +242,90 @@ fn header_mac(key: &[u8; 32], bytes: &[u8]) -> [u8; 32] {
 
 impl Keys {
     /// Builds a new header for `suite` and `chunk_size` with a fresh random salt (or `salt`, for
-    /// reproducible test output) and derives the file's keys.
+    /// reproducible test output) and, encrypting to recipients, a fresh file key (or
+    /// `file_key`), and derives the file's keys.
     pub fn seal(
         secret: &Secret,
         suite: Suite,
         chunk_size: ChunkSize,
         salt: Option<[u8; SALT_LEN]>,
+        file_key: Option<[u8; 16]>,
     ) -> Result<Self> {
         let salt = salt.unwrap_or_else(|| {
             let mut salt = [0u8; SALT_LEN];
             rand::rng().fill_bytes(&mut salt);
             salt
         });
-        let kdf = match secret {
-            Secret::Key(_) => Kdf::Key,
+        let (kdf, version) = match secret {
+            Secret::Key(_) => (Kdf::Key, VERSION),
             Secret::Password(_, params) => {
                 params.check()?;
-                Kdf::Argon2id(*params)
+                (Kdf::Argon2id(*params), VERSION)
+            }
+            Secret::Recipients(_) => (Kdf::Recipients, VERSION_RECIPIENTS),
+            Secret::Identities(_) => {
+                return Err(Error::WrongSecretKind {
+                    needs: "recipients (public keys) to encrypt to",
+                });
             }
         };
+        // Encrypting to recipients: a fresh file key, wrapped for each of them.
+        let mut block = Vec::new();
+        let file_key = match secret {
+            Secret::Recipients(recipients) => {
+                let key = FileKey::init_with_mut(|key| match file_key {
+                    Some(fixed) => *key = fixed,
+                    None => rand::rng().fill_bytes(key),
+                });
+                write_stanzas(&recipients.wrap(&key)?, &mut block);
+                if block.len() > MAX_RECIPIENT_BLOCK {
+                    return Err(Error::IncompatibleRecipients(
+                        "their stanzas exceed the header's 1 MiB recipient block",
+                    ));
+                }
+                Some(key)
+            }
+            _ => None,
+        };
+        let len = HEADER_LEN + block.len();
         let info = HeaderInfo {
-            version: VERSION,
+            version,
             suite,
             chunk_size,
             kdf,
             salt,
+            len,
+            recipients: 0,
         };
-        let derived = derive(secret, &info)?;
-        let mut header = [0u8; HEADER_LEN];
+        let derived = derive(secret, &info, file_key.as_ref())?;
+        let mut header = vec![0u8; len];
         header[..9].copy_from_slice(MAGIC);
-        header[9] = VERSION;
+        header[9] = version;
         header[10] = suite.id();
         header[11] = kdf.id();
         // At most 1 GiB: fits the field.
         header[12..16].copy_from_slice(&(chunk_size.get() as u32).to_be_bytes());
-        if let Kdf::Argon2id(p) = kdf {
-            header[16..20].copy_from_slice(&p.m_cost.to_be_bytes());
-            header[20..24].copy_from_slice(&p.t_cost.to_be_bytes());
-            header[24..28].copy_from_slice(&p.p_cost.to_be_bytes());
+        match kdf {
+            Kdf::Argon2id(p) => {
+                header[16..20].copy_from_slice(&p.m_cost.to_be_bytes());
+                header[20..24].copy_from_slice(&p.t_cost.to_be_bytes());
+                header[24..28].copy_from_slice(&p.p_cost.to_be_bytes());
+            }
+            Kdf::Recipients => {
+                header[BLOCK_LEN_AT..BLOCK_LEN_AT + 4]
+                    .copy_from_slice(&(block.len() as u32).to_be_bytes());
+                header[BLOCK_AT..BLOCK_AT + block.len()].copy_from_slice(&block);
+            }
+            Kdf::Key => {}
         }
         header[28..60].copy_from_slice(&salt);
-        header[KEY_CHECK_AT..CHECKSUM_AT].copy_from_slice(&derived.key_check);
-        let checksum = Sha256::digest(&header[..CHECKSUM_AT]);
-        header[CHECKSUM_AT..MAC_AT].copy_from_slice(&checksum[..8]);
-        let mac = header_mac(&derived.header_key, &header[..MAC_AT]);
-        header[MAC_AT..].copy_from_slice(&mac);
+        header[KEY_CHECK_AT..BLOCK_AT].copy_from_slice(&derived.key_check);
+        let (checksum_at, mac_at) = (len - MAC_LEN - CHECKSUM_LEN, len - MAC_LEN);
+        let checksum = Sha256::digest(&header[..checksum_at]);
+        header[checksum_at..mac_at].copy_from_slice(&checksum[..CHECKSUM_LEN]);
+        let mac = header_mac(&derived.header_key, &header[..mac_at]);
+        header[mac_at..].copy_from_slice(&mac);
+        let info = HeaderInfo::parse(&header).expect("a header just written parses");
         Ok(Keys {
             header,
             info,
@@ -248,16 +337,31 @@ impl Keys {
     /// password fails here, before any output), then its MAC.
     pub fn open(secret: &Secret, bytes: &[u8]) -> Result<Self> {
         let info = HeaderInfo::parse(bytes)?;
-        let derived = derive(secret, &info)?;
-        if !bool::from(derived.key_check.ct_eq(&bytes[KEY_CHECK_AT..CHECKSUM_AT])) {
+        let bytes = &bytes[..info.len];
+        let mac_at = info.len - MAC_LEN;
+        let file_key = match (secret, info.kdf) {
+            (Secret::Identities(identities), Kdf::Recipients) => {
+                let block = &bytes[BLOCK_AT..mac_at - CHECKSUM_LEN];
+                let stanzas = read_stanzas(block).expect("checked by parse");
+                Some(identities.unwrap(&stanzas)?)
+            }
+            (Secret::Recipients(_), Kdf::Recipients) => {
+                return Err(Error::WrongSecretKind {
+                    needs: "public keys (decrypt it with an identity)",
+                });
+            }
+            _ => None,
+        };
+        let derived = derive(secret, &info, file_key.as_ref())?;
+        if !bool::from(derived.key_check.ct_eq(&bytes[KEY_CHECK_AT..BLOCK_AT])) {
             return Err(Error::WrongKey);
         }
-        let mac = header_mac(&derived.header_key, &bytes[..MAC_AT]);
-        if !bool::from(mac.ct_eq(&bytes[MAC_AT..HEADER_LEN])) {
+        let mac = header_mac(&derived.header_key, &bytes[..mac_at]);
+        if !bool::from(mac.ct_eq(&bytes[mac_at..])) {
             return Err(Error::Header(HeaderFault::Mac));
         }
         Ok(Keys {
-            header: bytes[..HEADER_LEN].try_into().expect("checked length"),
+            header: bytes.to_vec(),
             info,
             payload: derived.payload,
         })
@@ -265,6 +369,6 @@ impl Keys {
 
     /// The header's MAC, which every chunk's authentication also covers.
     pub fn header_mac(&self) -> &[u8] {
-        &self.header[MAC_AT..]
+        &self.header[self.header.len() - MAC_LEN..]
     }
 }

@@ -34,30 +34,31 @@ mod suite;
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 pub use chunk::RC4_DROP;
 use header::Keys;
-pub use header::{HEADER_LEN, HeaderInfo, Kdf, MAGIC, SALT_LEN, VERSION};
+pub use header::{
+    HEADER_LEN, HeaderInfo, Kdf, MAGIC, MAX_RECIPIENT_BLOCK, SALT_LEN, VERSION, VERSION_RECIPIENTS,
+    header_len,
+};
 pub use secret::{Argon2Params, Key, Secret};
 pub use stream_writer::StreamWriter;
 pub use suite::Suite;
 
-use crate::engine::{self, Job, Source, Transform};
+use crate::engine::io::{Counting, PositionalReader, ProgressSource};
+use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::raw::Direction;
 
-/// A progress callback: called with the number of input bytes just taken in.
-pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+pub use crate::engine::io::Progress;
 
 /// Where chunks go when sealing (`Encrypt`: plaintext chunks of `chunk_size`, sealed chunks
 /// after the header) or opening (`Decrypt`: the reverse).
-fn layout(suite: Suite, chunk_size: ChunkSize, direction: Direction) -> ChunkLayout {
+fn layout(suite: Suite, chunk_size: ChunkSize, direction: Direction, header: u64) -> ChunkLayout {
     let plain = chunk_size.get();
     let sealed = suite.sealed_chunk_len(plain);
-    let header = HEADER_LEN as u64;
     let layout = match (direction, suite.cbc_block()) {
         (Direction::Encrypt, Some(block)) => {
             let tail = Tail::Pad {
@@ -86,6 +87,7 @@ pub struct Encryptor {
     chunk_size: ChunkSize,
     window: usize,
     salt: Option<[u8; SALT_LEN]>,
+    file_key: Option<[u8; 16]>,
     progress: Option<Progress>,
 }
 
@@ -107,6 +109,7 @@ impl Encryptor {
             chunk_size: ChunkSize::DEFAULT,
             window: 0,
             salt: None,
+            file_key: None,
             progress: None,
         }
     }
@@ -145,8 +148,23 @@ impl Encryptor {
         self
     }
 
+    /// **Testing only.** Encrypting to recipients, uses `file_key` instead of a fresh random
+    /// one (with [`Encryptor::fixed_salt_for_tests`] and recipients that wrap deterministically,
+    /// the output is reproducible). Reusing a file key leaks the data: never outside tests.
+    #[doc(hidden)]
+    pub fn fixed_file_key_for_tests(mut self, file_key: [u8; 16]) -> Self {
+        self.file_key = Some(file_key);
+        self
+    }
+
     fn keys(&self) -> Result<Keys> {
-        Keys::seal(&self.secret, self.suite, self.chunk_size, self.salt)
+        Keys::seal(
+            &self.secret,
+            self.suite,
+            self.chunk_size,
+            self.salt,
+            self.file_key,
+        )
     }
 
     /// Prepares the encryption of `plaintext_len` bytes (`None`: a stream of unknown length):
@@ -257,7 +275,7 @@ impl Decryptor {
     /// input of `input_len` bytes, header included (`None`: a stream, read after the header).
     pub fn job(&self, header: &[u8], input_len: Option<u64>) -> Result<Job> {
         let keys = Keys::open(&self.secret, header)?;
-        if input_len == Some(HEADER_LEN as u64) {
+        if input_len == Some(keys.header.len() as u64) {
             return Err(Error::TruncatedAfterHeader);
         }
         job(keys, Direction::Decrypt, input_len)
@@ -297,8 +315,7 @@ impl Decryptor {
 
     /// Decrypts a buffer in memory.
     pub fn decrypt_vec(&self, sealed: &[u8]) -> Result<Vec<u8>> {
-        let header = &sealed[..sealed.len().min(HEADER_LEN)];
-        let job = self.job(header, Some(sealed.len() as u64))?;
+        let job = self.job(sealed, Some(sealed.len() as u64))?;
         let mut plain = Vec::new();
         engine::run_in_memory(&job, sealed, &mut plain)?;
         Ok(plain)
@@ -316,51 +333,13 @@ impl Decryptor {
         writer: &mut dyn Write,
     ) -> Result<u64> {
         let job = self.file_job(input)?;
-        let plan = job.plan().expect("a file's job has a plan");
-        let upper = plan.output_len();
-        if offset > upper {
-            return Err(Error::RangeOutOfBounds { offset, len: upper });
-        }
-        if len == 0 {
-            return Ok(0);
-        }
-        let wanted_end = offset.saturating_add(len);
-        let end = wanted_end.min(upper);
-        let mut chunks = plan.chunks_covering_output(offset..end);
-        if wanted_end >= upper {
-            // The last chunk's flag is what shows the file ends there, and it may cover no
-            // plaintext at all (the empty file's chunk, or one cut inside its tag).
-            chunks.end = plan.len();
-        }
-        // Bounded memory: at most two chunks per pool thread are decrypted at a time.
-        let batch = 2 * rayon::current_num_threads() as u64;
-        let mut written = 0;
-        let mut first = chunks.start;
-        while first < chunks.end {
-            let last = (first + batch).min(chunks.end);
-            let base = plan.chunk(first).output.start;
-            let batch_end = plan.chunk(last - 1).output.end;
-            let mut buf = vec![0u8; (batch_end - base) as usize];
-            let real_end = {
-                let sink = engine::SliceSink::new(plan, first..last, &mut buf);
-                engine::run(&job, first..last, input, &sink)?
-            };
-            // The last chunk's exact length is known once it is open (CBC padding).
-            let stop = real_end.map_or(end, |real| end.min(real)).min(batch_end);
-            if let Some(real) = real_end.filter(|&real| offset > real) {
-                return Err(Error::RangeOutOfBounds { offset, len: real });
-            }
-            let from = offset.max(base);
-            if stop > from {
-                let part = &buf[(from - base) as usize..(stop - base) as usize];
-                writer
-                    .write_all(part)
-                    .map_err(|e| Error::io("writing output", e))?;
-                written += part.len() as u64;
-            }
-            first = last;
-        }
-        Ok(written)
+        engine::run_range(
+            &job,
+            &ProgressSource::new(input, &self.progress),
+            offset,
+            len,
+            writer,
+        )
     }
 }
 
@@ -369,29 +348,24 @@ pub fn read_header(reader: &mut dyn Read) -> Result<HeaderInfo> {
     HeaderInfo::parse(&read_header_bytes(reader)?)
 }
 
-/// The header's bytes from the start of `input`: [`HEADER_LEN`] of them, or all there are when
-/// the input is shorter (parsing then says what is wrong).
-fn read_header_bytes(input: impl Read) -> Result<Vec<u8>> {
+/// The header's bytes from the start of `input`: [`HEADER_LEN`] of them, and in version 2 the
+/// recipient block too, or all there are when the input is shorter (parsing then says what is
+/// wrong).
+fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
     let mut header = Vec::with_capacity(HEADER_LEN);
-    input
-        .take(HEADER_LEN as u64)
-        .read_to_end(&mut header)
-        .map_err(|e| Error::io("reading the header", e))?;
-    Ok(header)
-}
-
-/// `Read` over a file with positional reads from `at`, leaving the file's cursor alone.
-struct PositionalReader<'a> {
-    file: &'a File,
-    at: u64,
-}
-
-impl Read for PositionalReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.file.read_at(buf, self.at)?;
-        self.at += n as u64;
-        Ok(n)
+    let mut read_up_to = |header: &mut Vec<u8>, len: usize| {
+        (&mut input)
+            .take((len - header.len()) as u64)
+            .read_to_end(header)
+            .map_err(|e| Error::io("reading the header", e))
+    };
+    read_up_to(&mut header, HEADER_LEN)?;
+    if let Ok(Some(len)) = header_len(&header)
+        && len > header.len()
+    {
+        read_up_to(&mut header, len)?;
     }
+    Ok(header)
 }
 
 /// The job of one file: a transform that seals or opens chunks under `keys`, the plan when the
@@ -406,8 +380,12 @@ fn job(keys: Keys, direction: Direction, input_len: Option<u64>) -> Result<Job> 
             tag_len: suite.tag_len(),
         })),
     };
-    let job = Job::new(layout(suite, keys.info.chunk_size, direction), transform)
-        .with_header(keys.header);
+    let header_len = keys.header.len() as u64;
+    let job = Job::new(
+        layout(suite, keys.info.chunk_size, direction, header_len),
+        transform,
+    )
+    .with_header(keys.header);
     match input_len {
         Some(len) => job.with_input_len(len),
         None => Ok(job),
@@ -419,53 +397,6 @@ fn file_len(file: &File) -> Result<u64> {
         .metadata()
         .map_err(|e| Error::io("reading input metadata", e))?
         .len())
-}
-
-/// A source that reports the bytes read.
-struct ProgressSource<'a> {
-    inner: &'a dyn Source,
-    progress: Option<&'a Progress>,
-}
-
-impl<'a> ProgressSource<'a> {
-    fn new(inner: &'a dyn Source, progress: &'a Option<Progress>) -> Self {
-        ProgressSource {
-            inner,
-            progress: progress.as_ref(),
-        }
-    }
-}
-
-impl Source for ProgressSource<'_> {
-    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.inner.read_chunk(index, offset, buf)?;
-        if let Some(progress) = self.progress {
-            progress(buf.len() as u64);
-        }
-        Ok(())
-    }
-}
-
-/// A reader that reports the bytes read.
-struct Counting<'a, 'r> {
-    inner: &'r mut (dyn Read + Send),
-    progress: Option<&'a Progress>,
-}
-
-impl<'a, 'r> Counting<'a, 'r> {
-    fn new(inner: &'r mut (dyn Read + Send), progress: Option<&'a Progress>) -> Self {
-        Counting { inner, progress }
-    }
-}
-
-impl Read for Counting<'_, '_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if let Some(progress) = self.progress {
-            progress(n as u64);
-        }
-        Ok(n)
-    }
 }
 
 fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {

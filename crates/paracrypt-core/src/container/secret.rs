@@ -1,10 +1,14 @@
-//! What a container is opened with: a 256-bit key (from a key file) or a password (through
-//! Argon2id). Both zeroize on drop.
+//! What a container is opened with: a 256-bit key (from a key file), a password (through
+//! Argon2id), or, for files encrypted to recipients, identities. Keys and passwords zeroize on
+//! drop.
+
+use std::sync::Arc;
 
 use rand::Rng;
 use zeroize::Zeroizing;
 
 use crate::error::{Error, Result};
+use crate::recipient::{Identities, Recipients};
 
 /// The first line of a key file.
 const KEY_FILE_COMMENT: &str = "# paracrypt key (256-bit, hex): keep this file secret";
@@ -129,7 +133,8 @@ impl Default for Argon2Params {
     }
 }
 
-/// A key or a password: what the container's key schedule starts from.
+/// A key, a password, or recipients and identities: what the container's key schedule starts
+/// from.
 #[derive(Clone)]
 pub enum Secret {
     /// A 256-bit key, used as HKDF input directly.
@@ -137,6 +142,11 @@ pub enum Secret {
     /// A password, stretched with Argon2id (parameters used when encrypting; decryption takes
     /// them from the header).
     Password(Zeroizing<String>, Argon2Params),
+    /// Encrypting to people: a fresh random file key is wrapped for each recipient in the
+    /// header (format version 2).
+    Recipients(Arc<Recipients>),
+    /// Decrypting a file encrypted to recipients: the first identity that unwraps the file key.
+    Identities(Arc<Identities>),
 }
 
 impl Secret {
@@ -156,6 +166,8 @@ impl std::fmt::Debug for Secret {
         match self {
             Secret::Key(_) => f.write_str("Secret::Key(..)"),
             Secret::Password(_, params) => write!(f, "Secret::Password(.., {params:?})"),
+            Secret::Recipients(r) => write!(f, "Secret::Recipients({} recipients)", r.len()),
+            Secret::Identities(i) => write!(f, "Secret::Identities({} identities)", i.len()),
         }
     }
 }
@@ -163,6 +175,18 @@ impl std::fmt::Debug for Secret {
 impl From<Key> for Secret {
     fn from(key: Key) -> Self {
         Secret::Key(key)
+    }
+}
+
+impl From<Recipients> for Secret {
+    fn from(recipients: Recipients) -> Self {
+        Secret::Recipients(Arc::new(recipients))
+    }
+}
+
+impl From<Identities> for Secret {
+    fn from(identities: Identities) -> Self {
+        Secret::Identities(Arc::new(identities))
     }
 }
 

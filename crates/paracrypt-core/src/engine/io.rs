@@ -2,8 +2,9 @@
 //! number of threads read and write one file at once) and memory.
 
 use std::fs::File;
+use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
 use crate::plan::ChunkPlan;
@@ -97,5 +98,87 @@ impl Sink for SliceSink<'_> {
         debug_assert!(offset >= self.base);
         slot[..data.len()].copy_from_slice(data);
         Ok(())
+    }
+}
+
+/// A progress callback: called with the number of input bytes just taken in.
+pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+
+/// `Read` over a file with positional reads from `at`, leaving the file's cursor alone.
+pub(crate) struct PositionalReader<'a> {
+    pub(crate) file: &'a File,
+    pub(crate) at: u64,
+}
+
+impl Read for PositionalReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// `Write` into a file with positional writes from `at`, leaving the file's cursor alone.
+pub(crate) struct PositionalWriter<'a> {
+    pub(crate) file: &'a File,
+    pub(crate) at: u64,
+}
+
+impl Write for PositionalWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write_at(buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A source that reports the bytes read.
+pub(crate) struct ProgressSource<'a> {
+    inner: &'a dyn Source,
+    progress: Option<&'a Progress>,
+}
+
+impl<'a> ProgressSource<'a> {
+    pub(crate) fn new(inner: &'a dyn Source, progress: &'a Option<Progress>) -> Self {
+        ProgressSource {
+            inner,
+            progress: progress.as_ref(),
+        }
+    }
+}
+
+impl Source for ProgressSource<'_> {
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner.read_chunk(index, offset, buf)?;
+        if let Some(progress) = self.progress {
+            progress(buf.len() as u64);
+        }
+        Ok(())
+    }
+}
+
+/// A reader that reports the bytes read.
+pub(crate) struct Counting<'a, 'r> {
+    inner: &'r mut (dyn Read + Send),
+    progress: Option<&'a Progress>,
+}
+
+impl<'a, 'r> Counting<'a, 'r> {
+    pub(crate) fn new(inner: &'r mut (dyn Read + Send), progress: Option<&'a Progress>) -> Self {
+        Counting { inner, progress }
+    }
+}
+
+impl Read for Counting<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(progress) = self.progress {
+            progress(n as u64);
+        }
+        Ok(n)
     }
 }

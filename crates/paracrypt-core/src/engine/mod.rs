@@ -23,6 +23,7 @@
 
 pub mod io;
 mod job;
+mod range;
 pub mod stream;
 
 use std::fs::File;
@@ -37,6 +38,7 @@ use crate::plan::ChunkPlan;
 pub use io::{Sink, SliceSink, SliceSource, Source};
 pub(crate) use job::Running;
 pub use job::{Job, Transform};
+pub use range::run_range;
 
 /// The most bytes of preceding input a transform may ask for.
 pub const MAX_CONTEXT: usize = 64;

@@ -550,6 +550,15 @@ impl RsaPublicKey {
     ///
     /// [`Error::MessageTooLong`] past [`max_oaep_len`](Self::max_oaep_len).
     pub fn encrypt_oaep(&self, message: &[u8]) -> Result<Vec<u8>> {
+        self.encrypt_oaep_with_label(message, &[])
+    }
+
+    /// [`encrypt_oaep`](Self::encrypt_oaep) with an OAEP label.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MessageTooLong`] past [`max_oaep_len`](Self::max_oaep_len).
+    pub fn encrypt_oaep_with_label(&self, message: &[u8], label: &[u8]) -> Result<Vec<u8>> {
         let max = self.max_oaep_len();
         if message.len() > max {
             return Err(Error::MessageTooLong {
@@ -559,7 +568,11 @@ impl RsaPublicKey {
             });
         }
         self.key
-            .encrypt(&mut rand::rng(), Oaep::<Sha256>::new(), message)
+            .encrypt(
+                &mut rand::rng(),
+                Oaep::<Sha256>::new_with_label(label.to_vec()),
+                message,
+            )
             .map_err(Error::rsa("OAEP encryption"))
     }
 

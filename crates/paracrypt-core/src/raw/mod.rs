@@ -35,6 +35,7 @@
 
 mod modes;
 mod name;
+pub mod salted;
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -153,21 +154,59 @@ impl RawCipher {
         input_len: Option<u64>,
         chunk_size: ChunkSize,
     ) -> Result<Job> {
-        let job = Job::new(
-            self.layout(direction, chunk_size),
+        self.job_with_header(direction, input_len, chunk_size, &[])
+    }
+
+    /// [`RawCipher::job`] for data behind a `header`: one the output starts with when
+    /// encrypting, one the input starts with (and `input_len` counts) when decrypting, as
+    /// openssl's `Salted__` header ([`salted`]).
+    pub fn job_with_header(
+        &self,
+        direction: Direction,
+        input_len: Option<u64>,
+        chunk_size: ChunkSize,
+        header: &[u8],
+    ) -> Result<Job> {
+        self.framed_job(
+            direction,
+            input_len,
+            chunk_size,
+            header,
             self.transform(direction),
-        );
+        )
+    }
+
+    /// The job of `transform` (this cipher's, perhaps wrapped) behind `header`.
+    pub(crate) fn framed_job(
+        &self,
+        direction: Direction,
+        input_len: Option<u64>,
+        chunk_size: ChunkSize,
+        header: &[u8],
+        transform: Transform,
+    ) -> Result<Job> {
+        let header_len = header.len() as u64;
+        let job =
+            Job::new(self.layout(direction, chunk_size, header_len), transform).with_header(header);
         match input_len {
             Some(len) => {
-                self.check_len(direction, len)?;
+                let data_len = match direction {
+                    Direction::Encrypt => len,
+                    Direction::Decrypt => len.checked_sub(header_len).ok_or(Error::TooShort {
+                        len,
+                        what: "the input is shorter than its header",
+                    })?,
+                };
+                self.check_len(direction, data_len)?;
                 job.with_input_len(len)
             }
             None => Ok(job),
         }
     }
 
-    /// Where each chunk goes: in place, the last chunk padded or unpadded.
-    fn layout(&self, direction: Direction, chunk_size: ChunkSize) -> ChunkLayout {
+    /// Where each chunk goes: after `header_len` bytes of header (in the output when
+    /// encrypting, in the input when decrypting), the last chunk padded or unpadded.
+    fn layout(&self, direction: Direction, chunk_size: ChunkSize, header_len: u64) -> ChunkLayout {
         let tail = match (self.padding, direction) {
             (false, _) => Tail::Fixed,
             (true, Direction::Encrypt) => Tail::Pad {
@@ -176,8 +215,13 @@ impl RawCipher {
             },
             (true, Direction::Decrypt) => Tail::Unpad { overhead: 0 },
         };
+        let (input_offset, output_offset) = match direction {
+            Direction::Encrypt => (0, header_len),
+            Direction::Decrypt => (header_len, 0),
+        };
         let chunk = chunk_size.get();
-        ChunkLayout::framed(0, chunk, 0, chunk, tail).expect("a ChunkSize is a valid chunk")
+        ChunkLayout::framed(input_offset, chunk, output_offset, chunk, tail)
+            .expect("a ChunkSize is a valid chunk")
     }
 
     /// Fails on an input length that cannot be right: a partial block without padding, or

@@ -1,6 +1,7 @@
 //! The authenticated container: round trips, reproducibility, failures, vectors.
 
 mod failures;
+mod recipients;
 mod roundtrip;
 mod testkit;
 mod wycheproof_aead;

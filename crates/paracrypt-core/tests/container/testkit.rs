@@ -20,7 +20,11 @@ use paracrypt_core::Error;
 use paracrypt_core::container::{
     Argon2Params, Decryptor, Encryptor, HEADER_LEN, Key, SALT_LEN, Secret, Suite,
 };
+use std::collections::HashSet;
+
+use age_core::primitives::{aead_encrypt, hkdf};
 use paracrypt_core::engine::ChunkCtx;
+use paracrypt_core::recipient::{Identities, Recipients, Stanza};
 use sha2::{Digest, Sha256};
 
 use super::{chunk_size, with_threads};
@@ -36,6 +40,8 @@ const TEST_ARGON2: Argon2Params = Argon2Params {
     p_cost: 1,
 };
 const SALT: [u8; SALT_LEN] = [0xa5; SALT_LEN];
+/// The file key of the version 2 vectors.
+const FILE_KEY: [u8; 16] = *b"testkit file key";
 const OTHER_SALT: [u8; SALT_LEN] = [0x3c; SALT_LEN];
 
 fn dir() -> PathBuf {
@@ -46,6 +52,8 @@ fn dir() -> PathBuf {
 enum SecretSpec {
     Key([u8; 32]),
     Password(String),
+    /// An identity file of one line (`AGE-SECRET-KEY-1…`).
+    Identity(String),
 }
 
 impl SecretSpec {
@@ -53,12 +61,18 @@ impl SecretSpec {
         match self {
             SecretSpec::Key(k) => Secret::Key(Key::from_bytes(*k)),
             SecretSpec::Password(p) => Secret::password_with_params(p.clone(), TEST_ARGON2),
+            SecretSpec::Identity(text) => {
+                let mut identities = Identities::new();
+                identities.add_file("identity", text.as_bytes()).unwrap();
+                Secret::from(identities)
+            }
         }
     }
     fn header_line(&self) -> String {
         match self {
             SecretSpec::Key(k) => format!("secret: key {}", hex::encode(k)),
             SecretSpec::Password(p) => format!("secret: password {p}"),
+            SecretSpec::Identity(text) => format!("secret: identity {text}"),
         }
     }
 }
@@ -70,6 +84,72 @@ struct Case {
     /// `Ok(plaintext)` or `Err((kind, message))`.
     expect: Result<Vec<u8>, (&'static str, String)>,
     bytes: Vec<u8>,
+}
+
+/// An X25519 identity made from fixed bytes: (identity file line, public key).
+fn fixed_identity(secret: [u8; 32]) -> (String, [u8; 32]) {
+    let hrp = bech32::Hrp::parse("age-secret-key-").unwrap();
+    let line = bech32::encode::<bech32::Bech32>(hrp, &secret)
+        .unwrap()
+        .to_uppercase();
+    let public = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from(secret));
+    (line, public.to_bytes())
+}
+
+/// age's X25519 recipient with a fixed ephemeral key, so that its stanza, and with a fixed
+/// salt and file key the whole file, is reproducible (age draws a fresh ephemeral key).
+struct FixedX25519 {
+    public: [u8; 32],
+    ephemeral: [u8; 32],
+}
+
+impl age::Recipient for FixedX25519 {
+    fn wrap_file_key(
+        &self,
+        file_key: &paracrypt_core::recipient::FileKey,
+    ) -> Result<(Vec<Stanza>, HashSet<String>), age::EncryptError> {
+        use age::secrecy::ExposeSecret;
+        use base64::Engine;
+        let ephemeral = x25519_dalek::StaticSecret::from(self.ephemeral);
+        let share = x25519_dalek::PublicKey::from(&ephemeral);
+        let shared = ephemeral.diffie_hellman(&x25519_dalek::PublicKey::from(self.public));
+        let salt = [share.as_bytes(), &self.public[..]].concat();
+        let key = hkdf(&salt, b"age-encryption.org/v1/X25519", shared.as_bytes());
+        let stanza = Stanza {
+            tag: "X25519".into(),
+            args: vec![base64::prelude::BASE64_STANDARD_NO_PAD.encode(share.as_bytes())],
+            body: aead_encrypt(&key, file_key.expose_secret()),
+        };
+        Ok((vec![stanza], HashSet::new()))
+    }
+}
+
+/// Seals `plain` to the fixed X25519 keys `publics` (version 2), reproducibly.
+fn seal_to(suite: Suite, publics: &[[u8; 32]], plain: &[u8]) -> Vec<u8> {
+    let mut recipients = Recipients::new();
+    for (i, public) in publics.iter().enumerate() {
+        recipients.push(Box::new(FixedX25519 {
+            public: *public,
+            ephemeral: [0x40 + i as u8; 32],
+        }));
+    }
+    Encryptor::new(recipients)
+        .suite(suite)
+        .chunk_size(chunk_size(CHUNK))
+        .fixed_salt_for_tests(SALT)
+        .fixed_file_key_for_tests(FILE_KEY)
+        .encrypt_vec(plain)
+        .unwrap()
+}
+
+/// A version 2 `file` with its header edited by `edit` and the checksum recomputed.
+fn with_v2_header(file: &[u8], edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut file = file.to_vec();
+    let len = HEADER_LEN + u32::from_be_bytes(file[16..20].try_into().unwrap()) as usize;
+    edit(&mut file[..len]);
+    let sum = Sha256::digest(&file[..len - 40]);
+    file[len - 40..len - 32].copy_from_slice(&sum[..8]);
+    file
 }
 
 fn plaintext(len: usize) -> Vec<u8> {
@@ -214,7 +294,7 @@ fn cases() -> Vec<Case> {
             "version byte 1 → 0",
             key.clone(),
             header,
-            "unsupported paracrypt format version 0 (this build reads version 1)".into(),
+            "unsupported paracrypt format version 0 (this build reads versions 1 and 2)".into(),
             flip(9),
         );
         fail(
@@ -416,9 +496,9 @@ fn cases() -> Vec<Case> {
         ),
         (
             "truncated-version",
-            "cut inside the header, version 2: the version is checked before the length",
-            "unsupported paracrypt format version 2 (this build reads version 1)".into(),
-            with_header(&file, |h| h[9] = 2)[..HEADER_LEN - 1].to_vec(),
+            "cut inside the header, version 3: the version is checked before the length",
+            "unsupported paracrypt format version 3 (this build reads versions 1 and 2)".into(),
+            with_header(&file, |h| h[9] = 3)[..HEADER_LEN - 1].to_vec(),
         ),
     ] {
         fail(
@@ -642,7 +722,172 @@ fn cases() -> Vec<Case> {
             );
         }
     }
+    recipient_cases(&mut cases);
     cases
+}
+
+/// Version 2: files encrypted to recipients (docs/FORMAT.md, "Version 2").
+fn recipient_cases(cases: &mut Vec<Case>) {
+    let (me, my_public) = fixed_identity([0x01; 32]);
+    let (_, their_public) = fixed_identity([0x02; 32]);
+    let (stranger, _) = fixed_identity([0x03; 32]);
+    let me = SecretSpec::Identity(me);
+    let mut add = |name: &str, comment, secret: &SecretSpec, expect, bytes| {
+        cases.push(Case {
+            name: format!("recipients-{name}"),
+            comment,
+            secret: secret.clone(),
+            expect,
+            bytes,
+        });
+    };
+    let plain = plaintext(3 * CHUNK + 17);
+    let one = seal_to(Suite::Aes256Gcm, &[my_public], &plain);
+    let two = seal_to(Suite::ChaCha20Poly1305, &[their_public, my_public], &plain);
+    add(
+        "success",
+        "aes-256-gcm to one X25519 recipient",
+        &me,
+        Ok(plain.clone()),
+        one.clone(),
+    );
+    add(
+        "second-of-two",
+        "chacha20-poly1305 to two recipients, opened by the second",
+        &me,
+        Ok(plain.clone()),
+        two.clone(),
+    );
+    add(
+        "empty",
+        "the empty file, to one recipient",
+        &me,
+        Ok(Vec::new()),
+        seal_to(Suite::Aes256Gcm, &[my_public], &[]),
+    );
+    let header = "header failure";
+    let invalid = |field: &str| Err((header, format!("header damaged: invalid {field}")));
+    add(
+        "wrong-identity",
+        "no stanza opens with this identity",
+        &SecretSpec::Identity(stranger),
+        Err((
+            header,
+            "no identity matches this file; it was encrypted to 2 recipients".into(),
+        )),
+        two.clone(),
+    );
+    add(
+        "key-given",
+        "a key for a file encrypted to recipients",
+        &SecretSpec::Key(TESTKIT_KEY),
+        Err((
+            header,
+            "this file was encrypted with public keys (decrypt it with an identity)".into(),
+        )),
+        one.clone(),
+    );
+    add(
+        "identity-given-key-file",
+        "an identity for a key-file file (version 1)",
+        &me,
+        Err((header, "this file was encrypted with a key file".into())),
+        seal(
+            Suite::Aes256Gcm,
+            &SecretSpec::Key(TESTKIT_KEY),
+            SALT,
+            &plain,
+        ),
+    );
+    let len = HEADER_LEN + u32::from_be_bytes(one[16..20].try_into().unwrap()) as usize;
+    let mut zero = one.clone();
+    zero[16..20].copy_from_slice(&0u32.to_be_bytes());
+    add(
+        "block-length-zero",
+        "a recipient block of 0 bytes",
+        &me,
+        invalid("recipient block length"),
+        zero,
+    );
+    let mut over = one.clone();
+    over[16..20].copy_from_slice(&((1u32 << 20) + 1).to_be_bytes());
+    add(
+        "block-length-over-limit",
+        "a recipient block of 1 MiB + 1 byte",
+        &me,
+        invalid("recipient block length"),
+        over,
+    );
+    add(
+        "truncated-header",
+        "cut inside the recipient block",
+        &me,
+        Err((header, "header damaged: file shorter than a header".into())),
+        one[..len - 50].to_vec(),
+    );
+    let mut damaged = one.clone();
+    damaged[80] ^= 0x01;
+    add(
+        "checksum",
+        "a bit of the recipient block flipped",
+        &me,
+        Err((header, "header damaged: checksum mismatch".into())),
+        damaged,
+    );
+    add(
+        "reserved",
+        "a reserved byte set (checksum recomputed)",
+        &me,
+        invalid("key derivation"),
+        with_v2_header(&one, |h| h[25] = 1),
+    );
+    add(
+        "kdf",
+        "version 2 with kdf 0 (checksum recomputed)",
+        &me,
+        invalid("key derivation"),
+        with_v2_header(&one, |h| h[11] = 0),
+    );
+    add(
+        "block-malformed",
+        "the stanza's arrow replaced (checksum recomputed)",
+        &me,
+        invalid("recipient block"),
+        with_v2_header(&one, |h| h[76] = b'='),
+    );
+    // Two stanzas of the same length swapped: each still opens, so the key check passes and
+    // the header MAC is what catches the edit.
+    let block = &two[76..len_of(&two) - 40];
+    let half = block.len() / 2;
+    let swapped = with_v2_header(&two, |h| {
+        let (a, b) = block.split_at(half);
+        h[76..76 + half].copy_from_slice(b);
+        h[76 + half..76 + 2 * half].copy_from_slice(a);
+    });
+    add(
+        "stanzas-swapped",
+        "the two stanzas swapped (checksum recomputed)",
+        &me,
+        Err((header, "header damaged: authentication failed".into())),
+        swapped,
+    );
+    let mut flipped = one.clone();
+    flipped[len + 5] ^= 0x01;
+    add(
+        "body-chunk0",
+        "a bit of chunk 0 flipped",
+        &me,
+        Err((
+            "payload failure",
+            "chunk 0 failed authentication (damaged, reordered or from another file)".into(),
+        )),
+        flipped,
+    );
+}
+
+/// A version 2 file's header length.
+fn len_of(file: &[u8]) -> usize {
+    HEADER_LEN + u32::from_be_bytes(file[16..20].try_into().unwrap()) as usize
 }
 
 fn render(case: &Case) -> Vec<u8> {
@@ -717,6 +962,7 @@ fn kind(err: &Error) -> &'static str {
         | Error::Header(_)
         | Error::WrongSecretKind { .. }
         | Error::WrongKey
+        | Error::NoIdentityMatches { .. }
         | Error::TruncatedAfterHeader => "header failure",
         Error::ChunkAuth { .. }
         | Error::TruncatedAfter { .. }
@@ -794,6 +1040,7 @@ fn every_case_meets_its_expectation() {
         let secret = match get("secret").unwrap().split_once(' ').unwrap() {
             ("key", hex_key) => SecretSpec::Key(hex::decode(hex_key).unwrap().try_into().unwrap()),
             ("password", p) => SecretSpec::Password(p.to_string()),
+            ("identity", text) => SecretSpec::Identity(text.to_string()),
             other => panic!("unknown secret {other:?}"),
         };
         let name = path.file_name().unwrap().to_string_lossy().into_owned();

@@ -4,6 +4,7 @@ mod kat;
 mod large;
 mod parallel;
 mod providers;
+mod salted;
 mod validation;
 
 use paracrypt_core::plan::ChunkSize;
@@ -43,4 +44,19 @@ pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T 
         .build()
         .unwrap()
         .install(f)
+}
+
+/// Whether the external `tool` is installed (`tool ARG` runs). Outside CI a missing tool skips
+/// the test that needs it, which says so; in CI it fails the test (scripts/test.sh installs
+/// them).
+pub fn have(tool: &str, arg: &str) -> bool {
+    let found = std::process::Command::new(tool).arg(arg).output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{tool} is required in CI (scripts/test.sh installs it)"
+        );
+        eprintln!("{tool} not found: skipping");
+    }
+    found
 }

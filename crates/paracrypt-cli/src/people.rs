@@ -1,0 +1,93 @@
+//! Who a file is encrypted to and what decrypts it: `-r`, `-R`, `-i`, and the passphrase of an
+//! age file. Each flag resolves, once, into the core's [`Recipients`] or [`Identities`].
+
+use std::path::{Path, PathBuf};
+
+use age::secrecy::SecretString;
+use anyhow::{Context, Result};
+use clap::Args;
+use paracrypt_core::recipient::{Identities, Recipients};
+
+/// The most bytes a recipients or identity file may hold (as age: 16 MiB).
+const MAX_FILE: u64 = 16 << 20;
+
+/// `-r/--recipient` and `-R/--recipients-file`.
+#[derive(Clone, Debug, Default, Args)]
+#[command(next_help_heading = "Recipients (encrypt to public keys)")]
+pub struct RecipientFlags {
+    /// Encrypt to RECIPIENT: an age1… X25519 public key, or an `ssh-ed25519 AAAA…` or
+    /// `ssh-rsa AAAA…` public key line (repeatable).
+    #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
+    pub recipients: Vec<String>,
+    /// Encrypt to the recipients in FILE, one a line (as age's -R), or to the RSA public key
+    /// FILE holds (PEM or DER) (repeatable).
+    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    pub recipient_files: Vec<PathBuf>,
+}
+
+impl RecipientFlags {
+    /// Whether no recipient was given.
+    pub fn is_empty(&self) -> bool {
+        self.recipients.is_empty() && self.recipient_files.is_empty()
+    }
+
+    /// Every recipient, parsed: a malformed one names its position and what was expected.
+    pub fn read(&self) -> Result<Recipients> {
+        let mut recipients = Recipients::new();
+        for (n, text) in self.recipients.iter().enumerate() {
+            recipients.add(text, format!("recipient {}", n + 1))?;
+        }
+        for path in &self.recipient_files {
+            let bytes = read_small(path, "recipients file")?;
+            recipients.add_file(&path.display().to_string(), &bytes)?;
+        }
+        Ok(recipients)
+    }
+}
+
+/// `-i/--identity`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct IdentityFlags {
+    /// Decrypt with the identities in FILE: AGE-SECRET-KEY-1… lines (`paracrypt keygen --kind
+    /// x25519`, age-keygen), an OpenSSH private key, or an RSA private key in PEM or DER
+    /// (repeatable).
+    #[arg(short = 'i', long = "identity", value_name = "FILE")]
+    pub identity_files: Vec<PathBuf>,
+}
+
+impl IdentityFlags {
+    /// Whether no identity was given.
+    pub fn is_empty(&self) -> bool {
+        self.identity_files.is_empty()
+    }
+
+    /// Every identity of every file.
+    pub fn read(&self) -> Result<Identities> {
+        let mut identities = Identities::new();
+        for path in &self.identity_files {
+            let bytes = zeroize::Zeroizing::new(read_small(path, "identity file")?);
+            identities.add_file(&path.display().to_string(), &bytes)?;
+        }
+        Ok(identities)
+    }
+}
+
+/// A passphrase as the age crate takes it.
+pub fn passphrase(password: &str) -> SecretString {
+    SecretString::from(password.to_owned())
+}
+
+/// Reads a small file (at most 16 MiB), saying which kind of file it was meant to be.
+fn read_small(path: &Path, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if bytes.len() as u64 > MAX_FILE {
+        anyhow::bail!("{what} {} is larger than 16 MiB", path.display());
+    }
+    Ok(bytes)
+}

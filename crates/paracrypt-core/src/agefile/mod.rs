@@ -1,0 +1,471 @@
+//! age v1 files (`age-encryption.org/v1`), written and read on every core.
+//!
+//! An age file is a text header that wraps a random 16-byte file key for each recipient,
+//! a 16-byte nonce, and the payload: STREAM over ChaCha20-Poly1305 in 64 KiB chunks, each
+//! sealed under its own nonce (the chunk's counter and a last-chunk flag). age and rage seal
+//! and open those chunks one after the other; here each chunk is a chunk of the
+//! [engine], so every core takes chunks, and the bytes are age's: `age -d`
+//! reads what [`Encryptor`] writes and [`Decryptor`] reads what `age -e` writes, binary or
+//! ASCII-armored.
+//!
+//! Recipients and identities are [`crate::recipient`]'s (X25519, SSH, RSA, a passphrase).
+//!
+//! ```
+//! use age::secrecy::ExposeSecret;
+//! use paracrypt_core::agefile::{Decryptor, Encryptor};
+//! use paracrypt_core::recipient::{Identities, Recipients};
+//!
+//! let me = age::x25519::Identity::generate();
+//! let mut recipients = Recipients::new();
+//! recipients.add(&me.to_public().to_string(), "recipient 1")?;
+//! let sealed = Encryptor::new(recipients).encrypt_vec(&[42; 200_000])?;
+//! assert!(sealed.starts_with(b"age-encryption.org/v1\n"));
+//!
+//! let mut identities = Identities::new();
+//! identities.add_file("me.key", me.to_string().expose_secret().as_bytes())?;
+//! assert_eq!(Decryptor::new(identities).decrypt_vec(&sealed)?, vec![42; 200_000]);
+//! # Ok::<(), paracrypt_core::Error>(())
+//! ```
+//!
+//! Random access ([`Decryptor::decrypt_range`]) reads and opens only the chunks a byte range
+//! needs, as for paracrypt's own container; it needs the binary form (armor is read in order).
+
+mod header;
+mod payload;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use age::armor::{ArmoredReadError, ArmoredReader, ArmoredWriter, Format};
+use age_core::format::FileKey;
+use rand::Rng;
+use zeroize::Zeroizing;
+
+pub use header::{Header, MAGIC, MAX_HEADER_LEN, NONCE_LEN};
+pub use payload::{CHUNK_SIZE, SEALED_CHUNK_LEN, TAG_LEN};
+
+use crate::engine::io::{Counting, PositionalReader, PositionalWriter, Progress, ProgressSource};
+use crate::engine::{self, Job, Transform};
+use crate::error::{Error, Result};
+use crate::raw::Direction;
+use crate::recipient::{Identities, Recipients};
+
+/// How an armored age file begins.
+pub const ARMOR_BEGIN: &[u8] = b"-----BEGIN AGE ENCRYPTED FILE-----";
+
+/// The two forms of an age file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgeFormat {
+    /// The binary file: header, nonce, sealed chunks.
+    Binary,
+    /// The same bytes in ASCII armor (base64 between BEGIN and END lines).
+    Armored,
+}
+
+/// Which form of age file `prefix` (the first bytes of an input, at least 34 of them) begins,
+/// if any.
+///
+/// ```
+/// use paracrypt_core::agefile::{AgeFormat, detect};
+///
+/// assert_eq!(detect(b"age-encryption.org/v1\n-> X25519"), Some(AgeFormat::Binary));
+/// assert_eq!(detect(b"-----BEGIN AGE ENCRYPTED FILE-----\n"), Some(AgeFormat::Armored));
+/// assert_eq!(detect(b"PARACRYPT\x01"), None);
+/// ```
+pub fn detect(prefix: &[u8]) -> Option<AgeFormat> {
+    if prefix.starts_with(MAGIC) {
+        Some(AgeFormat::Binary)
+    } else if prefix.starts_with(ARMOR_BEGIN) {
+        Some(AgeFormat::Armored)
+    } else {
+        None
+    }
+}
+
+/// Writes age files.
+#[derive(Clone)]
+pub struct Encryptor {
+    recipients: Arc<Recipients>,
+    armor: bool,
+    window: usize,
+    progress: Option<Progress>,
+    fixed: Option<([u8; 16], [u8; NONCE_LEN])>,
+}
+
+impl std::fmt::Debug for Encryptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encryptor")
+            .field("recipients", &self.recipients)
+            .field("armor", &self.armor)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Encryptor {
+    /// An encryptor to `recipients` (or a passphrase: [`Recipients::passphrase`]).
+    pub fn new(recipients: impl Into<Arc<Recipients>>) -> Self {
+        Encryptor {
+            recipients: recipients.into(),
+            armor: false,
+            window: 0,
+            progress: None,
+            fixed: None,
+        }
+    }
+
+    /// Writes ASCII armor (`-----BEGIN AGE ENCRYPTED FILE-----`) instead of binary. Armor
+    /// is written in order, so [`Encryptor::encrypt_file`] streams it.
+    pub fn armor(mut self, armor: bool) -> Self {
+        self.armor = armor;
+        self
+    }
+
+    /// Chunks per wave when streaming (0, the default: one per pool thread).
+    pub fn window(mut self, window: usize) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// Calls `progress` with the input bytes taken in, as the work goes.
+    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
+        self
+    }
+
+    /// **Testing only.** Uses this file key and payload nonce instead of fresh random ones, so
+    /// that the payload can be compared with another writer's. Reusing them leaks the data.
+    #[doc(hidden)]
+    pub fn fixed_key_and_nonce_for_tests(mut self, key: [u8; 16], nonce: [u8; NONCE_LEN]) -> Self {
+        self.fixed = Some((key, nonce));
+        self
+    }
+
+    /// Prepares the encryption of `plaintext_len` bytes (`None`: a stream): draws the file key
+    /// and nonce, wraps the key for every recipient and makes the header the job writes
+    /// (header, then nonce). The job writes binary age; armor is added around it by the
+    /// stream drivers.
+    pub fn job(&self, plaintext_len: Option<u64>) -> Result<Job> {
+        let (key, nonce) = self.fixed.unwrap_or_else(|| {
+            let mut key = [0u8; 16];
+            let mut nonce = [0u8; NONCE_LEN];
+            rand::rng().fill_bytes(&mut key);
+            rand::rng().fill_bytes(&mut nonce);
+            (key, nonce)
+        });
+        let file_key = FileKey::new(Box::new(key));
+        let header = Header::seal(self.recipients.wrap(&file_key)?, &file_key);
+        let prefix = [header.as_bytes(), &nonce].concat();
+        let cipher =
+            payload::PayloadCipher::new(Zeroizing::new(header::payload_key(&file_key, &nonce)));
+        let job = Job::new(
+            payload::layout(Direction::Encrypt, prefix.len() as u64),
+            Transform::Parallel(Box::new(payload::Seal(cipher))),
+        )
+        .with_header(prefix);
+        match plaintext_len {
+            Some(len) => job.with_input_len(len),
+            None => Ok(job),
+        }
+    }
+
+    /// Encrypts `input` into `output` with positional I/O on every pool thread (armor: in
+    /// order, sealing in parallel) and sets `output`'s length. Returns the bytes written.
+    pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {
+        if self.armor {
+            return in_order(input, output, |r, w| self.encrypt_stream(r, w));
+        }
+        let job = self.job(Some(file_len(input)?))?;
+        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
+    }
+
+    /// Encrypts a stream through a bounded ordered window. Returns the bytes written (of the
+    /// armor, when armored).
+    pub fn encrypt_stream(
+        &self,
+        reader: &mut (dyn Read + Send),
+        writer: &mut (dyn Write + Send),
+    ) -> Result<u64> {
+        let job = self.job(None)?;
+        let reader = &mut Counting::new(reader, self.progress.as_ref());
+        if !self.armor {
+            return engine::stream::process_stream(&job, reader, writer, self.window);
+        }
+        let mut counted = Counted {
+            inner: writer,
+            n: 0,
+        };
+        let armored = ArmoredWriter::wrap_output(&mut counted, Format::AsciiArmor)
+            .map_err(|e| Error::io("writing the armor", e))?;
+        // age 0.12's armor writer counts its buffered bytes twice when flushed before
+        // `finish`, which breaks its 64-column lines: the stream's final flush must not reach
+        // it.
+        let mut unflushed = FlushOnFinish(armored);
+        engine::stream::process_stream(&job, reader, &mut unflushed, self.window)?;
+        unflushed
+            .0
+            .finish()
+            .and_then(|w| w.flush())
+            .map_err(|e| Error::io("writing the armor", e))?;
+        Ok(counted.n)
+    }
+
+    /// Encrypts a buffer in memory.
+    pub fn encrypt_vec(&self, plaintext: &[u8]) -> Result<Vec<u8>> {
+        let mut sealed = Vec::new();
+        if self.armor {
+            self.encrypt_stream(&mut &plaintext[..], &mut sealed)?;
+        } else {
+            let job = self.job(Some(plaintext.len() as u64))?;
+            engine::run_in_memory(&job, plaintext, &mut sealed)?;
+        }
+        Ok(sealed)
+    }
+}
+
+/// Reads age files.
+#[derive(Clone)]
+pub struct Decryptor {
+    identities: Arc<Identities>,
+    window: usize,
+    progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for Decryptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decryptor")
+            .field("identities", &self.identities)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Decryptor {
+    /// A decryptor with `identities` (or a passphrase: [`Identities::passphrase`]).
+    pub fn new(identities: impl Into<Arc<Identities>>) -> Self {
+        Decryptor {
+            identities: identities.into(),
+            window: 0,
+            progress: None,
+        }
+    }
+
+    /// Chunks per wave when streaming (0, the default: one per pool thread).
+    pub fn window(mut self, window: usize) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// Calls `progress` with the input bytes taken in, as the work goes.
+    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
+        self
+    }
+
+    /// Reads the header and nonce of a binary age file from `input` (exactly those bytes),
+    /// unwraps the file key and checks the header's MAC: a wrong identity or an altered
+    /// header fails here, before any payload. Returns the job (unplanned) and the bytes read.
+    fn open(&self, input: &mut dyn BufRead) -> Result<(Job, Vec<u8>)> {
+        let header = Header::read(input)?;
+        let file_key = self.identities.unwrap(header.stanzas())?;
+        header.verify(&file_key)?;
+        let mut nonce = [0u8; NONCE_LEN];
+        input.read_exact(&mut nonce).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::AgeHeader("the file ends inside the payload nonce".into())
+            } else {
+                Error::io("reading the payload nonce", e)
+            }
+        })?;
+        let prefix = [header.as_bytes(), &nonce].concat();
+        let cipher =
+            payload::PayloadCipher::new(Zeroizing::new(header::payload_key(&file_key, &nonce)));
+        let job = Job::new(
+            payload::layout(Direction::Decrypt, prefix.len() as u64),
+            Transform::Parallel(Box::new(payload::Open(cipher))),
+        )
+        .with_header(prefix.clone());
+        Ok((job, prefix))
+    }
+
+    /// Prepares the decryption of a binary age file of `input_len` bytes (`None`: a stream)
+    /// whose first bytes are `start` (at least its header and nonce; more is ignored).
+    pub fn job(&self, start: &[u8], input_len: Option<u64>) -> Result<Job> {
+        let (job, _) = self.open(&mut &start[..])?;
+        match input_len {
+            Some(len) => job.with_input_len(len),
+            None => Ok(job),
+        }
+    }
+
+    /// [`Decryptor::job`] for a binary age file: reads its header (with positional reads,
+    /// leaving the file's cursor alone) and its length.
+    pub fn file_job(&self, input: &File) -> Result<Job> {
+        let (job, _) = self.open(&mut BufReader::new(PositionalReader { file: input, at: 0 }))?;
+        job.with_input_len(file_len(input)?)
+    }
+
+    /// Decrypts `input` into `output` and sets `output`'s length: binary files with
+    /// positional I/O on every pool thread, armored ones in order (opening chunks in
+    /// parallel). Every chunk is verified; a failure names the chunk. Returns the bytes
+    /// written.
+    pub fn decrypt_file(&self, input: &File, output: &File) -> Result<u64> {
+        let mut start = [0u8; ARMOR_BEGIN.len()];
+        let n = read_prefix(input, &mut start)?;
+        if detect(&start[..n]) == Some(AgeFormat::Armored) {
+            return in_order(input, output, |r, w| self.decrypt_stream(r, w));
+        }
+        let job = self.file_job(input)?;
+        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
+    }
+
+    /// Decrypts a stream, binary or armored, through a bounded ordered window. Only verified
+    /// chunks are written, in order; on failure the chunks before the failing one have been
+    /// written.
+    pub fn decrypt_stream(
+        &self,
+        reader: &mut (dyn Read + Send),
+        writer: &mut (dyn Write + Send),
+    ) -> Result<u64> {
+        let mut counted = Counting::new(reader, self.progress.as_ref());
+        let mut input = BufReader::with_capacity(SEALED_CHUNK_LEN, &mut counted);
+        let start = input
+            .fill_buf()
+            .map_err(|e| Error::io("reading the age header", e))?;
+        if detect(start) != Some(AgeFormat::Armored) {
+            let (job, _) = self.open(&mut input)?;
+            return engine::stream::process_stream(&job, &mut input, writer, self.window);
+        }
+        let mut armored = ArmoredReader::new(input);
+        let mut run = || -> Result<u64> {
+            let (job, _) = self.open(&mut armored)?;
+            engine::stream::process_stream(&job, &mut armored, writer, self.window)
+        };
+        run().map_err(armor_error)
+    }
+
+    /// Decrypts a buffer in memory, binary or armored.
+    pub fn decrypt_vec(&self, sealed: &[u8]) -> Result<Vec<u8>> {
+        let mut plain = Vec::new();
+        if detect(sealed) == Some(AgeFormat::Armored) {
+            self.decrypt_stream(&mut &sealed[..], &mut plain)?;
+        } else {
+            let job = self.job(sealed, Some(sealed.len() as u64))?;
+            engine::run_in_memory(&job, sealed, &mut plain)?;
+        }
+        Ok(plain)
+    }
+
+    /// Decrypts and verifies only the chunks that cover plaintext bytes
+    /// `offset..offset + len` of a binary age file and writes those bytes (fewer when the
+    /// plaintext ends first); see [`engine::run_range`]. Returns the bytes written.
+    pub fn decrypt_range(
+        &self,
+        input: &File,
+        offset: u64,
+        len: u64,
+        writer: &mut dyn Write,
+    ) -> Result<u64> {
+        let job = self.file_job(input)?;
+        engine::run_range(
+            &job,
+            &ProgressSource::new(input, &self.progress),
+            offset,
+            len,
+            writer,
+        )
+    }
+}
+
+/// Runs `stream` from the start of `input` into `output`, emptied first, in order (armor is
+/// read and written front to back); positional I/O leaves both files' cursors alone.
+fn in_order(
+    input: &File,
+    output: &File,
+    stream: impl FnOnce(&mut (dyn Read + Send), &mut (dyn Write + Send)) -> Result<u64>,
+) -> Result<u64> {
+    output
+        .set_len(0)
+        .map_err(|e| Error::io("truncating the output", e))?;
+    let mut reader = PositionalReader { file: input, at: 0 };
+    let mut writer = PositionalWriter {
+        file: output,
+        at: 0,
+    };
+    stream(&mut reader, &mut writer)
+}
+
+/// An I/O error that carries damaged armor, as [`Error::Armor`]; anything else unchanged.
+fn armor_error(error: Error) -> Error {
+    match error {
+        Error::Io { source, .. }
+            if source
+                .get_ref()
+                .is_some_and(|inner| inner.is::<ArmoredReadError>()) =>
+        {
+            let inner = source
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<ArmoredReadError>());
+            Error::Armor(match inner {
+                Some(ArmoredReadError::Base64(_)) => "invalid base64 in the armor".into(),
+                _ => source.to_string(),
+            })
+        }
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Error::Armor("the armor ends early (no END line)".into())
+        }
+        other => other,
+    }
+}
+
+/// Reads up to `buf.len()` bytes from the start of `file`; the count.
+fn read_prefix(file: &File, buf: &mut [u8]) -> Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io("reading the input", e)),
+        }
+    }
+    Ok(n)
+}
+
+fn file_len(file: &File) -> Result<u64> {
+    Ok(file
+        .metadata()
+        .map_err(|e| Error::io("reading input metadata", e))?
+        .len())
+}
+
+/// A writer whose `flush` does nothing: the armor writer is flushed by its `finish`.
+struct FlushOnFinish<W>(W);
+
+impl<W: Write> Write for FlushOnFinish<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer that counts the bytes through it.
+struct Counted<'a> {
+    inner: &'a mut (dyn Write + Send),
+    n: u64,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}

@@ -1,0 +1,67 @@
+//! Random access: running only the chunks that cover a range of the output.
+
+use std::io::Write;
+
+use super::{Job, SliceSink, Source, run};
+use crate::error::{Error, Result};
+
+/// Runs only the chunks of `job` whose output covers bytes `offset..offset + len` and writes
+/// those bytes (fewer when the output ends first). Returns the bytes written.
+///
+/// A range that reaches the end of the output also runs the last chunk, so that a file cut
+/// after a chunk boundary fails here as it does everywhere else: the last chunk's flag is what
+/// shows the file ends there, and that chunk may cover no output at all. Memory stays bounded:
+/// at most two chunks per pool thread are held at a time.
+///
+/// # Panics
+/// If the job was made without the input's length.
+pub fn run_range(
+    job: &Job,
+    source: &dyn Source,
+    offset: u64,
+    len: u64,
+    writer: &mut dyn Write,
+) -> Result<u64> {
+    let plan = job.planned();
+    let upper = plan.output_len();
+    if offset > upper {
+        return Err(Error::RangeOutOfBounds { offset, len: upper });
+    }
+    if len == 0 {
+        return Ok(0);
+    }
+    let wanted_end = offset.saturating_add(len);
+    let end = wanted_end.min(upper);
+    let mut chunks = plan.chunks_covering_output(offset..end);
+    if wanted_end >= upper {
+        chunks.end = plan.len();
+    }
+    let batch = 2 * rayon::current_num_threads() as u64;
+    let mut written = 0;
+    let mut first = chunks.start;
+    while first < chunks.end {
+        let last = (first + batch).min(chunks.end);
+        let base = plan.chunk(first).output.start;
+        let batch_end = plan.chunk(last - 1).output.end;
+        let mut buf = vec![0u8; (batch_end - base) as usize];
+        let real_end = {
+            let sink = SliceSink::new(plan, first..last, &mut buf);
+            run(job, first..last, source, &sink)?
+        };
+        // The last chunk's exact length is known once it is open (CBC padding).
+        let stop = real_end.map_or(end, |real| end.min(real)).min(batch_end);
+        if let Some(real) = real_end.filter(|&real| offset > real) {
+            return Err(Error::RangeOutOfBounds { offset, len: real });
+        }
+        let from = offset.max(base);
+        if stop > from {
+            let part = &buf[(from - base) as usize..(stop - base) as usize];
+            writer
+                .write_all(part)
+                .map_err(|e| Error::io("writing output", e))?;
+            written += part.len() as u64;
+        }
+        first = last;
+    }
+    Ok(written)
+}

@@ -1,0 +1,712 @@
+//! Encrypting to people: recipients (public keys a file key is wrapped for) and identities
+//! (the private keys that unwrap it), as age defines them.
+//!
+//! Parsing, wrapping and the stanzas are the `age` crate's (its [`Recipient`](age::Recipient)
+//! and [`Identity`](age::Identity) traits, the one joint every recipient kind plugs into);
+//! paracrypt adds RSA keys in PEM or DER, through the same traits, on its own RSA code
+//! ([`rsa`]).
+//!
+//! | recipient | identity | stanza |
+//! |---|---|---|
+//! | `age1…` (X25519) | `AGE-SECRET-KEY-1…` lines | `X25519` |
+//! | `ssh-ed25519 AAAA…` | an OpenSSH ed25519 private key | `ssh-ed25519` |
+//! | `ssh-rsa AAAA…` | an OpenSSH RSA private key | `ssh-rsa` |
+//! | an RSA public key, PEM or DER (SPKI, PKCS#1) | the RSA private key, PEM or DER (PKCS#8, PKCS#1), as `paracrypt rsa keygen` writes it | `ssh-rsa` |
+//! | a passphrase | the passphrase | `scrypt` (alone in a file) |
+//!
+//! An RSA key in PEM gets age's own `ssh-rsa` stanza (RSA-OAEP-SHA256 with age's label, tagged
+//! with the key's SSH encoding), so `age -d -i id_rsa` opens such a file with the same key in
+//! OpenSSH form. EC (P-256) keys are signing keys (`paracrypt ecdsa`): they are not a recipient
+//! kind, and using one says so.
+//!
+//! ```
+//! use age::secrecy::ExposeSecret;
+//! use paracrypt_core::recipient::{FileKey, Identities, Recipients};
+//!
+//! let me = age::x25519::Identity::generate();
+//! let mut recipients = Recipients::new();
+//! recipients.add(&me.to_public().to_string(), "recipient 1")?;
+//! let key = FileKey::new(Box::new([7; 16]));
+//! let stanzas = recipients.wrap(&key)?;
+//!
+//! let mut identities = Identities::new();
+//! identities.add_file("me.key", me.to_string().expose_secret().as_bytes())?;
+//! assert_eq!(identities.unwrap(&stanzas)?.expose_secret(), &[7; 16]);
+//! # Ok::<(), paracrypt_core::Error>(())
+//! ```
+
+pub mod rsa;
+
+use std::collections::HashSet;
+use std::fmt;
+
+use age::secrecy::SecretString;
+pub use age_core::format::{FILE_KEY_BYTES, FileKey, Stanza};
+
+use crate::error::{Error, Result};
+use crate::pubkey::pem::{self, KeyFile};
+
+/// The stanza tag of a passphrase (age's scrypt recipient).
+pub const SCRYPT_TAG: &str = "scrypt";
+
+/// What a recipient string must be, for messages.
+const EXPECTED_RECIPIENT: &str = "expected an age1… (X25519) recipient, an ssh-ed25519 or \
+                                  ssh-rsa public key, or an RSA public key file";
+/// What an identity file must hold, for messages.
+const EXPECTED_IDENTITY: &str = "expected AGE-SECRET-KEY-1… lines, an OpenSSH private key \
+                                 or an RSA private key (PEM or DER)";
+/// Why an EC key is refused.
+const EC_NOT_A_RECIPIENT: &str = "an EC (P-256) key is a signing key, not a recipient kind \
+                                  (paracrypt encrypts to age1… X25519, ssh-ed25519, ssh-rsa \
+                                  and RSA keys; make one with `paracrypt keygen --kind x25519`)";
+
+type BoxedRecipient = Box<dyn age::Recipient + Send + Sync>;
+type BoxedIdentity = Box<dyn age::Identity + Send + Sync>;
+
+/// The people (or the passphrase) a file is encrypted to.
+#[derive(Default)]
+pub struct Recipients {
+    list: Vec<BoxedRecipient>,
+}
+
+impl fmt::Debug for Recipients {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recipients")
+            .field("len", &self.list.len())
+            .finish()
+    }
+}
+
+impl Recipients {
+    /// No recipients yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A passphrase, wrapped with age's scrypt recipient at work factor `2^log_n` (`None`:
+    /// age's choice, about one second on this machine). A passphrase is always alone in a file.
+    ///
+    /// # Panics
+    /// If `log_n` is 0 or 64 or more.
+    pub fn passphrase(passphrase: SecretString, log_n: Option<u8>) -> Self {
+        let mut recipient = age::scrypt::Recipient::new(passphrase);
+        if let Some(log_n) = log_n {
+            recipient.set_work_factor(log_n);
+        }
+        Recipients {
+            list: vec![Box::new(recipient)],
+        }
+    }
+
+    /// Adds a recipient of any kind that implements age's [`Recipient`](age::Recipient) trait
+    /// (a plugin's, or one of your own).
+    pub fn push(&mut self, recipient: Box<dyn age::Recipient + Send + Sync>) {
+        self.list.push(recipient);
+    }
+
+    /// Adds one recipient string (`age1…`, `ssh-ed25519 …`, `ssh-rsa …`); `at` says where it
+    /// was given, for the error.
+    pub fn add(&mut self, text: &str, at: impl fmt::Display) -> Result<()> {
+        let recipient = parse_recipient(text.trim()).map_err(|reason| Error::Recipient {
+            at: format!("{at} ({})", shorten(text.trim())),
+            reason,
+        })?;
+        self.list.push(recipient);
+        Ok(())
+    }
+
+    /// Adds the recipients of a file named `name`: an RSA public key (PEM or DER), or a
+    /// recipients file (one recipient string a line; `#` comments and blank lines skipped).
+    pub fn add_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        if let Some(key) = key_file(bytes) {
+            let public = match key {
+                Ok(KeyFile::RsaPublic(key)) => key,
+                Ok(KeyFile::RsaPrivate(key)) => key.to_public_key(),
+                Ok(KeyFile::EcPublic(_) | KeyFile::EcPrivate(_)) => {
+                    return Err(recipient_error(name, EC_NOT_A_RECIPIENT));
+                }
+                Err(e) => return Err(recipient_error(name, e.to_string())),
+            };
+            let recipient =
+                rsa::RsaRecipient::new(crate::pubkey::rsa::RsaPublicKey::from_rsa(public))
+                    .map_err(|reason| recipient_error(name, reason))?;
+            self.list.push(Box::new(recipient));
+            return Ok(());
+        }
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| recipient_error(name, "neither text nor a DER key"))?;
+        let lines: Vec<(usize, &str)> = content_lines(text).collect();
+        if lines.is_empty() {
+            return Err(recipient_error(name, "holds no recipient"));
+        }
+        for &(n, line) in &lines {
+            let recipient = parse_recipient(line).map_err(|mut reason| {
+                if lines.len() == 1 && !looks_like_a_key(line) {
+                    reason.push_str(" (is this a passphrase file?)");
+                }
+                recipient_error(format!("{name} line {n}"), reason)
+            })?;
+            self.list.push(recipient);
+        }
+        Ok(())
+    }
+
+    /// How many recipients there are.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Wraps `file_key` for every recipient: the stanzas of a header, in order.
+    ///
+    /// Fails on no recipients, and on recipients that may not share a file (a passphrase with
+    /// anything else), as age does: every recipient's labels must be the same.
+    pub fn wrap(&self, file_key: &FileKey) -> Result<Vec<Stanza>> {
+        if self.list.is_empty() {
+            return Err(Error::IncompatibleRecipients("there are none"));
+        }
+        let mut stanzas = Vec::new();
+        let mut labels: Option<HashSet<String>> = None;
+        for recipient in &self.list {
+            let (mut wrapped, own) = recipient
+                .wrap_file_key(file_key)
+                .map_err(|e| Error::AgeHeader(format!("wrapping the file key: {e}")))?;
+            stanzas.append(&mut wrapped);
+            match &labels {
+                Some(first) if *first != own => {
+                    return Err(Error::IncompatibleRecipients(
+                        if stanzas.iter().any(|s| s.tag == SCRYPT_TAG) {
+                            "a passphrase is always alone in a file"
+                        } else {
+                            "their kinds forbid sharing a file"
+                        },
+                    ));
+                }
+                Some(_) => {}
+                None => labels = Some(own),
+            }
+        }
+        Ok(stanzas)
+    }
+}
+
+/// The keys (or the passphrase) a file is decrypted with.
+#[derive(Default)]
+pub struct Identities {
+    list: Vec<BoxedIdentity>,
+    passphrase: bool,
+}
+
+impl fmt::Debug for Identities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Identities")
+            .field("len", &self.list.len())
+            .field("passphrase", &self.passphrase)
+            .finish()
+    }
+}
+
+impl Identities {
+    /// No identities yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A passphrase, for files encrypted with age's scrypt recipient; work factors above
+    /// `2^max_log_n` are refused (`None`: age's limit, about 16 seconds on this machine).
+    pub fn passphrase(passphrase: SecretString, max_log_n: Option<u8>) -> Self {
+        let mut identity = age::scrypt::Identity::new(passphrase);
+        if let Some(max) = max_log_n {
+            identity.set_max_work_factor(max);
+        }
+        Identities {
+            list: vec![Box::new(identity)],
+            passphrase: true,
+        }
+    }
+
+    /// Adds the identities of a file named `name`: `AGE-SECRET-KEY-1…` lines (as many as
+    /// there are; `#` comments and blank lines skipped), an OpenSSH private key (ed25519 or
+    /// RSA, unencrypted), or an RSA private key in PEM or DER.
+    pub fn add_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        for entry in identity_file(name, bytes)? {
+            self.list.push(match entry {
+                IdentityEntry::X25519(identity) => Box::new(identity),
+                IdentityEntry::Ssh(identity) => Box::new(identity),
+                IdentityEntry::Rsa(key) => Box::new(rsa::RsaIdentity::new(*key)),
+            });
+        }
+        Ok(())
+    }
+
+    /// How many identities there are.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Unwraps the file key from a header's stanzas with the first identity that matches.
+    ///
+    /// Fails with [`Error::WrongSecretKind`] when the file needs a passphrase and was given
+    /// keys (or the reverse), [`Error::WrongKey`] for a wrong passphrase, and
+    /// [`Error::NoIdentityMatches`] when no identity matches any stanza.
+    pub fn unwrap(&self, stanzas: &[Stanza]) -> Result<FileKey> {
+        let scrypt = stanzas.iter().any(|s| s.tag == SCRYPT_TAG);
+        if scrypt && !self.passphrase {
+            return Err(Error::WrongSecretKind {
+                needs: "a passphrase",
+            });
+        }
+        if self.passphrase && !scrypt {
+            return Err(Error::WrongSecretKind {
+                needs: "recipients' keys, not a passphrase",
+            });
+        }
+        let mut first_error = None;
+        for identity in &self.list {
+            match identity.unwrap_stanzas(stanzas) {
+                Some(Ok(key)) => return Ok(key),
+                Some(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                None => {}
+            }
+        }
+        Err(match first_error {
+            Some(age::DecryptError::ExcessiveWork { required, target }) => Error::Kdf(format!(
+                "the passphrase's scrypt work factor 2^{required} is above the limit of this \
+                 machine (2^{target} takes about a second)"
+            )),
+            Some(age::DecryptError::DecryptionFailed | age::DecryptError::KeyDecryptionFailed)
+                if scrypt =>
+            {
+                Error::WrongKey
+            }
+            Some(age::DecryptError::InvalidHeader) => {
+                Error::AgeHeader("a recipient stanza is malformed".into())
+            }
+            _ => Error::NoIdentityMatches {
+                recipients: stanzas
+                    .iter()
+                    .filter(|s| !s.tag.ends_with("-grease"))
+                    .count(),
+            },
+        })
+    }
+}
+
+/// Appends `stanzas` in age's encoding (`-> TAG ARGS…`, then the body in base64, 64 columns,
+/// the last line short), as they appear in a header.
+pub fn write_stanzas(stanzas: &[Stanza], out: &mut Vec<u8>) {
+    for stanza in stanzas {
+        let args: Vec<&str> = stanza.args.iter().map(String::as_str).collect();
+        let write = age_core::format::write::age_stanza(&stanza.tag, &args, &stanza.body);
+        let (written, _) = cookie_factory::r#gen(write, std::mem::take(out))
+            .expect("writing into a Vec cannot fail");
+        *out = written;
+    }
+}
+
+/// Reads a block of stanzas in age's encoding (at least one; bodies in the legacy encoding
+/// that age and rage also read are accepted). Fails with [`Error::AgeHeader`] naming the first
+/// malformed stanza.
+pub fn read_stanzas(mut block: &[u8]) -> Result<Vec<Stanza>> {
+    let mut stanzas = Vec::new();
+    while !block.is_empty() {
+        match age_core::format::read::legacy_age_stanza(block) {
+            Ok((rest, stanza)) => {
+                stanzas.push(Stanza::from(stanza));
+                block = rest;
+            }
+            Err(_) => {
+                return Err(Error::AgeHeader(format!(
+                    "recipient stanza {} is malformed",
+                    stanzas.len() + 1
+                )));
+            }
+        }
+    }
+    if stanzas.is_empty() {
+        return Err(Error::AgeHeader("no recipient stanza".into()));
+    }
+    Ok(stanzas)
+}
+
+/// The recipient of every identity in an identity file, as recipient strings: `age1…` for
+/// X25519 identities, `ssh-ed25519 …`/`ssh-rsa …` for SSH and RSA keys (an RSA key in PEM is
+/// written in its OpenSSH form, which paracrypt and age both take). What `age-keygen -y`
+/// prints.
+pub fn recipients_of(name: &str, bytes: &[u8]) -> Result<Vec<String>> {
+    identity_file(name, bytes)?
+        .into_iter()
+        .map(|entry| match entry {
+            IdentityEntry::X25519(identity) => Ok(identity.to_public().to_string()),
+            IdentityEntry::Ssh(identity) => age::ssh::Recipient::try_from(identity)
+                .map(|r| r.to_string())
+                .map_err(|_| identity_error(name, "an SSH key without a usable public key")),
+            IdentityEntry::Rsa(key) => Ok(format!(
+                "ssh-rsa {}",
+                base64::Engine::encode(
+                    &base64::prelude::BASE64_STANDARD,
+                    rsa::ssh_encoding(key.public_key().as_rsa())
+                )
+            )),
+        })
+        .collect()
+}
+
+/// One identity of an identity file.
+enum IdentityEntry {
+    X25519(age::x25519::Identity),
+    Ssh(age::ssh::Identity),
+    Rsa(Box<crate::pubkey::rsa::RsaPrivateKey>),
+}
+
+/// The identities of a file named `name`, or what is wrong with it.
+fn identity_file(name: &str, bytes: &[u8]) -> Result<Vec<IdentityEntry>> {
+    if bytes
+        .windows(OPENSSH.len())
+        .any(|w| w == OPENSSH.as_bytes())
+    {
+        return openssh_identity(name, bytes).map(|identity| vec![IdentityEntry::Ssh(identity)]);
+    }
+    if let Some(key) = key_file(bytes) {
+        return match key {
+            Ok(KeyFile::RsaPrivate(key)) => crate::pubkey::rsa::RsaPrivateKey::from_rsa(key)
+                .map(|key| vec![IdentityEntry::Rsa(Box::new(key))])
+                .map_err(|e| identity_error(name, e.to_string())),
+            Ok(KeyFile::EcPrivate(_) | KeyFile::EcPublic(_)) => {
+                Err(identity_error(name, EC_NOT_A_RECIPIENT))
+            }
+            Ok(other) => Err(identity_error(
+                name,
+                format!(
+                    "{} is not an identity (an identity is a private key)",
+                    other.describe()
+                ),
+            )),
+            Err(e) => Err(identity_error(name, e.to_string())),
+        };
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| identity_error(name, format!("not text: {EXPECTED_IDENTITY}")))?;
+    let lines: Vec<(usize, &str)> = content_lines(text).collect();
+    if lines.is_empty() {
+        return Err(identity_error(name, "holds no identity"));
+    }
+    lines
+        .iter()
+        .map(|&(n, line)| {
+            let at = || format!("{name} line {n}");
+            if line.starts_with("AGE-PLUGIN-") {
+                return Err(identity_error(
+                    at(),
+                    "age plugin identities are not supported",
+                ));
+            }
+            line.parse().map(IdentityEntry::X25519).map_err(|_| {
+                let mut reason = format!("not an identity: {EXPECTED_IDENTITY}");
+                if line.starts_with("age1") || line.starts_with("ssh-") {
+                    reason = "a recipient (public key), not an identity (private key)".into();
+                } else if lines.len() == 1 {
+                    reason.push_str(" (is this a passphrase file?)");
+                }
+                identity_error(at(), reason)
+            })
+        })
+        .collect()
+}
+
+/// An unencrypted OpenSSH private key (ed25519 or RSA).
+fn openssh_identity(name: &str, bytes: &[u8]) -> Result<age::ssh::Identity> {
+    let parsed = age::ssh::Identity::from_buffer(bytes, Some(name.to_owned()))
+        .map_err(|e| identity_error(name, format!("bad OpenSSH private key: {e}")))?;
+    match parsed {
+        age::ssh::Identity::Unencrypted(_) => Ok(parsed),
+        age::ssh::Identity::Encrypted(_) => Err(identity_error(
+            name,
+            "the SSH key is passphrase-protected; paracrypt reads unencrypted keys \
+             (copy it and remove the passphrase with `ssh-keygen -p -N \"\" -f COPY`)",
+        )),
+        age::ssh::Identity::Unsupported(key) => {
+            struct Shown<'a>(&'a age::ssh::UnsupportedKey, &'a str);
+            impl fmt::Display for Shown<'_> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    self.0.display(f, Some(self.1))
+                }
+            }
+            let reason = Shown(&key, name).to_string();
+            let reason = reason.lines().next().unwrap_or("unsupported SSH key");
+            Err(identity_error(name, reason.to_owned()))
+        }
+    }
+}
+
+const OPENSSH: &str = "-----BEGIN OPENSSH PRIVATE KEY-----";
+
+/// One recipient string, or why it is not one.
+fn parse_recipient(text: &str) -> std::result::Result<BoxedRecipient, String> {
+    if text.starts_with("age1") {
+        return text
+            .parse::<age::x25519::Recipient>()
+            .map(|r| Box::new(r) as BoxedRecipient)
+            .map_err(|e| format!("not a valid age1… recipient ({e})"));
+    }
+    if text.starts_with("ssh-") || text.starts_with("ecdsa-") || text.starts_with("sk-") {
+        use age::ssh::ParseRecipientKeyError as E;
+        return text
+            .parse::<age::ssh::Recipient>()
+            .map(|r| Box::new(r) as BoxedRecipient)
+            .map_err(|e| match e {
+                E::RsaModulusTooSmall => "an ssh-rsa key shorter than 2048 bits".to_owned(),
+                E::RsaModulusTooLarge => "an ssh-rsa key longer than 4096 bits".to_owned(),
+                E::Unsupported(kind) => {
+                    format!("SSH key type {kind} is not supported (ssh-ed25519 and ssh-rsa are)")
+                }
+                _ => "not a valid SSH public key (expected `ssh-ed25519 AAAA…` or \
+                      `ssh-rsa AAAA…`)"
+                    .to_owned(),
+            });
+    }
+    if text.starts_with("AGE-SECRET-KEY-1") {
+        return Err(
+            "an identity (private key), not a recipient: give its age1… public key \
+                    (`paracrypt keygen -y FILE` prints it)"
+                .into(),
+        );
+    }
+    Err(EXPECTED_RECIPIENT.into())
+}
+
+/// A PEM or DER key file, when the bytes look like one (`None` for text that is not PEM).
+fn key_file(bytes: &[u8]) -> Option<crate::pubkey::Result<KeyFile>> {
+    let text = std::str::from_utf8(bytes).ok();
+    match text {
+        Some(text) if text.contains("-----BEGIN ") => Some(pem::parse(bytes)),
+        Some(_) => None,
+        None => Some(pem::parse(bytes)),
+    }
+}
+
+/// The numbered lines that hold something: blank lines and `#` comments skipped.
+fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim()))
+        .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'))
+}
+
+/// Whether a line that failed to parse still looks like it meant to be a key.
+fn looks_like_a_key(line: &str) -> bool {
+    ["age1", "ssh-", "ecdsa-", "sk-", "AGE-"]
+        .iter()
+        .any(|p| line.starts_with(p))
+}
+
+/// A recipient string as an error quotes it: at most 20 characters.
+fn shorten(text: &str) -> String {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(20).collect();
+    if chars.next().is_some() {
+        format!("{head}…")
+    } else {
+        head
+    }
+}
+
+fn recipient_error(at: impl fmt::Display, reason: impl Into<String>) -> Error {
+    Error::Recipient {
+        at: at.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn identity_error(at: impl fmt::Display, reason: impl Into<String>) -> Error {
+    Error::Identity {
+        at: at.to_string(),
+        reason: reason.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use age::secrecy::ExposeSecret;
+
+    use super::*;
+
+    fn key() -> FileKey {
+        FileKey::new(Box::new([0x5a; 16]))
+    }
+
+    fn x25519() -> (String, String) {
+        let id = age::x25519::Identity::generate();
+        (
+            id.to_string().expose_secret().to_owned(),
+            id.to_public().to_string(),
+        )
+    }
+
+    #[test]
+    fn identity_files_hold_several_identities() {
+        let (a, _) = x25519();
+        let (b, b_pub) = x25519();
+        let mut recipients = Recipients::new();
+        recipients.add(&b_pub, "recipient 1").unwrap();
+        let stanzas = recipients.wrap(&key()).unwrap();
+        let mut ids = Identities::new();
+        let file = format!("# created: now\n{a}\n\n# public key: …\n{b}\n");
+        ids.add_file("keys.txt", file.as_bytes()).unwrap();
+        assert_eq!(ids.len(), 2);
+        assert_eq!(ids.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
+    }
+
+    #[test]
+    fn a_wrong_identity_says_how_many_recipients() {
+        let (_, a_pub) = x25519();
+        let (_, b_pub) = x25519();
+        let (c, _) = x25519();
+        let mut recipients = Recipients::new();
+        recipients.add(&a_pub, "recipient 1").unwrap();
+        recipients.add(&b_pub, "recipient 2").unwrap();
+        let stanzas = recipients.wrap(&key()).unwrap();
+        let mut ids = Identities::new();
+        ids.add_file("c.key", c.as_bytes()).unwrap();
+        let Err(err) = ids.unwrap(&stanzas) else {
+            panic!("a wrong identity unwrapped the key")
+        };
+        assert_eq!(
+            err.to_string(),
+            "no identity matches this file; it was encrypted to 2 recipients"
+        );
+    }
+
+    #[test]
+    fn malformed_recipients_say_where_and_what_was_expected() {
+        let mut recipients = Recipients::new();
+        let err = recipients.add("age1notakey", "recipient 2").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("recipient 2 (age1notakey): not a valid age1… recipient"),
+            "{err}"
+        );
+        let err = recipients.add("hunter2", "recipient 1").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("recipient 1 (hunter2): {EXPECTED_RECIPIENT}")
+        );
+        let err = recipients
+            .add_file("pass.txt", b"correct horse battery staple\n")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("pass.txt line 1: {EXPECTED_RECIPIENT} (is this a passphrase file?)")
+        );
+        let (_, good) = x25519();
+        let err = recipients
+            .add_file(
+                "team.txt",
+                format!("# team\n{good}\n\nssh-rsa AAAA\n").as_bytes(),
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("team.txt line 4: not a valid SSH public key")
+        );
+        assert_eq!(err.kind(), crate::ErrorKind::Usage);
+    }
+
+    #[test]
+    fn ec_keys_are_not_a_recipient_kind() {
+        let ec = crate::pubkey::ecdsa::EcdsaPrivateKey::generate();
+        let pem = ec.to_pkcs8_pem().unwrap();
+        let err = Identities::new()
+            .add_file("ec.pem", pem.as_bytes())
+            .unwrap_err();
+        assert!(err.to_string().contains("not a recipient kind"), "{err}");
+        let public = ec.public_key().to_spki_pem().unwrap();
+        let err = Recipients::new()
+            .add_file("ec.pub.pem", public.as_bytes())
+            .unwrap_err();
+        assert!(err.to_string().starts_with("ec.pub.pem: an EC (P-256) key"));
+    }
+
+    #[test]
+    fn a_passphrase_stays_alone() {
+        let (_, a_pub) = x25519();
+        let mut recipients = Recipients::passphrase(SecretString::from("pw".to_owned()), Some(2));
+        recipients.add(&a_pub, "recipient 1").unwrap();
+        assert_eq!(
+            recipients.wrap(&key()).unwrap_err().to_string(),
+            "cannot encrypt to these recipients together: a passphrase is always alone in a file"
+        );
+    }
+
+    #[test]
+    fn passphrase_and_keys_are_not_mixed_up() {
+        let stanzas = Recipients::passphrase(SecretString::from("pw".to_owned()), Some(2))
+            .wrap(&key())
+            .unwrap();
+        let (a, _) = x25519();
+        let mut ids = Identities::new();
+        ids.add_file("a.key", a.as_bytes()).unwrap();
+        assert!(matches!(
+            ids.unwrap(&stanzas),
+            Err(Error::WrongSecretKind { .. })
+        ));
+        let wrong = Identities::passphrase(SecretString::from("no".to_owned()), Some(4));
+        assert!(matches!(wrong.unwrap(&stanzas), Err(Error::WrongKey)));
+        let right = Identities::passphrase(SecretString::from("pw".to_owned()), Some(4));
+        assert_eq!(right.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
+    }
+
+    #[test]
+    fn recipients_of_an_identity_file_are_what_encrypts_to_it() {
+        let (a, a_pub) = x25519();
+        let (b, b_pub) = x25519();
+        let file = format!("{a}\n# second\n{b}\n");
+        assert_eq!(
+            recipients_of("keys", file.as_bytes()).unwrap(),
+            [a_pub, b_pub]
+        );
+        let rsa = crate::pubkey::rsa::RsaPrivateKey::generate(2048).unwrap();
+        let pem = rsa.to_pkcs8_pem().unwrap();
+        let [line] = &recipients_of("rsa.pem", pem.as_bytes()).unwrap()[..] else {
+            panic!("one recipient")
+        };
+        assert!(line.starts_with("ssh-rsa AAAA"));
+        // The ssh-rsa line encrypts to the PEM key.
+        let mut recipients = Recipients::new();
+        recipients.add(line, "recipient 1").unwrap();
+        let stanzas = recipients.wrap(&key()).unwrap();
+        let mut ids = Identities::new();
+        ids.add_file("rsa.pem", pem.as_bytes()).unwrap();
+        assert_eq!(ids.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
+    }
+
+    #[test]
+    fn identity_files_refuse_what_is_not_an_identity() {
+        let (_, public) = x25519();
+        let err = Identities::new()
+            .add_file("pub.txt", public.as_bytes())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "pub.txt line 1: a recipient (public key), not an identity (private key)"
+        );
+        let err = Identities::new()
+            .add_file("pw.txt", b"hunter2\n")
+            .unwrap_err();
+        assert!(
+            err.to_string().ends_with("(is this a passphrase file?)"),
+            "{err}"
+        );
+    }
+}
