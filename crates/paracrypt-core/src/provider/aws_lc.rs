@@ -1,5 +1,6 @@
-//! The aws-lc provider: aws-lc-rs's safe API for AES-CBC, AES-CTR, the AEADs, HMAC and HKDF;
-//! the [`ffi`](super::ffi) module for AES-ECB (pipelined through `EVP`), DES, 3DES and RC4.
+//! The aws-lc provider: aws-lc-rs's safe API for AES-CBC, AES-CTR, sealing with the AEADs, HMAC
+//! and HKDF; the [`ffi`](super::ffi) module for AES-ECB (pipelined through `EVP`), opening with
+//! the AEADs in place (through `EVP_CIPHER`), DES, 3DES and RC4.
 
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
@@ -8,7 +9,7 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::iv::FixedLength;
 use aws_lc_rs::{hkdf, hmac};
 
-use super::ffi::{self, DesKey, EvpEcb, FfiError, Rc4Key};
+use super::ffi::{self, DesKey, EvpAeadOpen, EvpEcb, FfiError, Rc4Key};
 use super::{
     Aead, AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, NONCE_LEN, StreamCipher, TAG_LEN,
 };
@@ -185,21 +186,28 @@ impl StreamCipher for Rc4 {
 }
 
 pub(super) fn aead(alg: AeadAlg, key: &[u8]) -> Option<Box<dyn Aead>> {
-    let alg = match alg {
-        AeadAlg::Aes128Gcm => &aead::AES_128_GCM,
-        AeadAlg::Aes256Gcm => &aead::AES_256_GCM,
-        AeadAlg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
+    let (sealing, chacha) = match alg {
+        AeadAlg::Aes128Gcm => (&aead::AES_128_GCM, false),
+        AeadAlg::Aes256Gcm => (&aead::AES_256_GCM, false),
+        AeadAlg::ChaCha20Poly1305 => (&aead::CHACHA20_POLY1305, true),
     };
-    let key = UnboundKey::new(alg, key).ok()?;
-    Some(Box::new(AeadImpl(LessSafeKey::new(key))))
+    Some(Box::new(AeadImpl {
+        seal: LessSafeKey::new(UnboundKey::new(sealing, key).ok()?),
+        open: EvpAeadOpen::new(chacha, key).ok()??,
+    }))
 }
 
-struct AeadImpl(LessSafeKey);
+/// Sealing through aws-lc-rs (`EVP_AEAD`), opening in place through `EVP_CIPHER` (see
+/// [`EvpAeadOpen`]: a failed open keeps the ciphertext, with no copy on the way).
+struct AeadImpl {
+    seal: LessSafeKey,
+    open: EvpAeadOpen,
+}
 
 impl Aead for AeadImpl {
     fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], data: &mut [u8]) -> Result<[u8; TAG_LEN]> {
         let tag = self
-            .0
+            .seal
             .seal_in_place_separate_tag(Nonce::assume_unique_for_key(*nonce), Aad::from(aad), data)
             .map_err(failed("AEAD seal"))?;
         Ok(tag.as_ref().try_into().expect("16-byte tags"))
@@ -211,34 +219,9 @@ impl Aead for AeadImpl {
         aad: &[u8],
         data: &mut [u8],
         tag: &[u8; TAG_LEN],
-    ) -> bool {
-        // aws-lc decrypts while it authenticates and zeroes the output when the tag is wrong,
-        // so the ciphertext would be lost for a second try (the container's diagnosis of a
-        // truncated or extended file). Keep a copy in this thread's scratch buffer, put back
-        // on failure: one memcpy of the chunk, far cheaper than the AEAD.
-        SCRATCH.with_borrow_mut(|saved| {
-            saved.clear();
-            saved.extend_from_slice(data);
-            let opened = self
-                .0
-                .open_in_place_separate_tag(
-                    Nonce::assume_unique_for_key(*nonce),
-                    Aad::from(aad),
-                    tag,
-                    data,
-                )
-                .is_ok();
-            if !opened {
-                data.copy_from_slice(saved);
-            }
-            opened
-        })
+    ) -> Result<bool> {
+        Ok(self.open.open_in_place(nonce, aad, data, tag)?)
     }
-}
-
-thread_local! {
-    /// The ciphertext of the chunk being opened on this thread (one chunk per thread).
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 pub(super) fn hmac_sha256(key: &[u8]) -> Box<dyn HmacSha256> {
