@@ -223,10 +223,20 @@ impl Provider {
     /// block per call) Blowfish measured no faster, within the noise, so it is not worth an
     /// `unsafe` binding.
     pub(crate) fn block_cipher(self, alg: BlockAlg, key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+        match self.block_cipher_by(alg) {
+            #[cfg(feature = "aws-lc")]
+            Provider::AwsLc => aws_lc::block_cipher(alg, key),
+            Provider::RustCrypto => rustcrypto::block_cipher(alg, key),
+        }
+    }
+
+    /// Which library computes the block cipher `alg` under this provider (see
+    /// [`block_cipher`](Self::block_cipher)): itself, but RustCrypto for Blowfish.
+    pub(crate) fn block_cipher_by(self, alg: BlockAlg) -> Provider {
         match self {
             #[cfg(feature = "aws-lc")]
-            Provider::AwsLc if alg != BlockAlg::Blowfish => aws_lc::block_cipher(alg, key),
-            _ => rustcrypto::block_cipher(alg, key),
+            Provider::AwsLc if alg == BlockAlg::Blowfish => Provider::RustCrypto,
+            other => other,
         }
     }
 

@@ -1,6 +1,8 @@
 //! The authenticated container: round trips, reproducibility, failures, vectors.
 
 mod failures;
+#[cfg(all(feature = "aws-lc", feature = "rustcrypto"))]
+mod providers;
 mod recipients;
 mod roundtrip;
 mod testkit;

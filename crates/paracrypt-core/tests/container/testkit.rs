@@ -4,7 +4,8 @@
 //! implementation of `docs/FORMAT.md` can run them as they are.
 //!
 //! `every_case_meets_its_expectation` reads the checked-in files and runs each through every
-//! decryption path (memory, stream, file to file, random access) at several thread counts;
+//! decryption path (memory, stream, file to file, random access) at several thread counts, on
+//! every compiled provider;
 //! `testkit_is_up_to_date` rebuilds every case with a fixed salt and fails when the files differ
 //! (regenerate with `PARACRYPT_REGENERATE_TESTKIT=1 cargo test -p paracrypt-core --test tests
 //! testkit`). `tests/reference/` holds a second reader, written in Python from `docs/FORMAT.md`
@@ -24,6 +25,7 @@ use std::collections::HashSet;
 
 use age_core::primitives::{aead_encrypt, hkdf};
 use paracrypt_core::engine::ChunkCtx;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients, Stanza};
 use sha2::{Digest, Sha256};
 
@@ -1044,11 +1046,14 @@ fn every_case_meets_its_expectation() {
             other => panic!("unknown secret {other:?}"),
         };
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let decryptor = Decryptor::new(secret.secret());
         let expect = get("expect").unwrap();
-        for (route, threads, decrypt) in paths() {
+        let routes = Provider::ALL
+            .iter()
+            .flat_map(|&provider| paths().map(|path| (provider, path)));
+        for (provider, (route, threads, decrypt)) in routes {
+            let decryptor = Decryptor::new(secret.secret()).with_provider(provider);
             let (result, streamed) = with_threads(threads, || decrypt(&decryptor, body));
-            let at = format!("{name} ({route}, {threads} threads)");
+            let at = format!("{name} ({route}, {threads} threads, {provider})");
             match expect {
                 "success" => {
                     let plain = result.unwrap_or_else(|e| panic!("{at}: {e}"));
