@@ -1,6 +1,6 @@
-//! The aws-lc provider: aws-lc-rs's safe API for AES-CBC, AES-CTR, sealing with the AEADs, HMAC
-//! and HKDF; the [`ffi`](super::ffi) module for AES-ECB (pipelined through `EVP`), opening with
-//! the AEADs in place (through `EVP_CIPHER`), DES, 3DES and RC4.
+//! The aws-lc provider: aws-lc-rs's safe API for AES-CBC, AES-CTR, the AEADs (but opening
+//! AES-GCM), HMAC and HKDF; the [`ffi`](super::ffi) module for AES-ECB (pipelined through
+//! `EVP`), opening AES-GCM in place (through `EVP_CIPHER`), DES, 3DES and RC4.
 
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
@@ -9,7 +9,7 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::iv::FixedLength;
 use aws_lc_rs::{hkdf, hmac};
 
-use super::ffi::{self, DesKey, EvpAeadOpen, EvpEcb, FfiError, Rc4Key};
+use super::ffi::{self, DesKey, EvpEcb, EvpGcmOpen, FfiError, Rc4Key};
 use super::{
     Aead, AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, NONCE_LEN, StreamCipher, TAG_LEN,
 };
@@ -191,17 +191,32 @@ pub(super) fn aead(alg: AeadAlg, key: &[u8]) -> Option<Box<dyn Aead>> {
         AeadAlg::Aes256Gcm => (&aead::AES_256_GCM, false),
         AeadAlg::ChaCha20Poly1305 => (&aead::CHACHA20_POLY1305, true),
     };
+    let open = if chacha {
+        Opener::Copied
+    } else {
+        Opener::InPlace(EvpGcmOpen::new(key).ok()??)
+    };
     Some(Box::new(AeadImpl {
         seal: LessSafeKey::new(UnboundKey::new(sealing, key).ok()?),
-        open: EvpAeadOpen::new(chacha, key).ok()??,
+        open,
     }))
 }
 
-/// Sealing through aws-lc-rs (`EVP_AEAD`), opening in place through `EVP_CIPHER` (see
-/// [`EvpAeadOpen`]: a failed open keeps the ciphertext, with no copy on the way).
+/// Sealing through aws-lc-rs (`EVP_AEAD`); opening as [`Opener`] says.
 struct AeadImpl {
     seal: LessSafeKey,
-    open: EvpAeadOpen,
+    open: Opener,
+}
+
+/// How the aws-lc provider opens a chunk so that a failed open keeps the ciphertext.
+enum Opener {
+    /// AES-GCM: in place through `EVP_CIPHER` (see [`EvpGcmOpen`]), with no copy.
+    InPlace(EvpGcmOpen),
+    /// ChaCha20-Poly1305: aws-lc-rs's `EVP_AEAD` open (one stitched pass), after a copy of
+    /// the chunk into this thread's scratch buffer, put back when the tag is wrong
+    /// (`EVP_AEAD` zeroes its output then). Measured about 25 % faster than opening in place
+    /// through `EVP_CIPHER`'s ChaCha20-Poly1305, which makes two passes (see [`EvpGcmOpen`]).
+    Copied,
 }
 
 impl Aead for AeadImpl {
@@ -220,8 +235,32 @@ impl Aead for AeadImpl {
         data: &mut [u8],
         tag: &[u8; TAG_LEN],
     ) -> Result<bool> {
-        Ok(self.open.open_in_place(nonce, aad, data, tag)?)
+        match &self.open {
+            Opener::InPlace(evp) => Ok(evp.open_in_place(nonce, aad, data, tag)?),
+            Opener::Copied => Ok(SCRATCH.with_borrow_mut(|saved| {
+                saved.clear();
+                saved.extend_from_slice(data);
+                let opened = self
+                    .seal
+                    .open_in_place_separate_tag(
+                        Nonce::assume_unique_for_key(*nonce),
+                        Aad::from(aad),
+                        tag,
+                        data,
+                    )
+                    .is_ok();
+                if !opened {
+                    data.copy_from_slice(saved);
+                }
+                opened
+            })),
+        }
     }
+}
+
+thread_local! {
+    /// The ciphertext of the ChaCha20-Poly1305 chunk being opened on this thread.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 pub(super) fn hmac_sha256(key: &[u8]) -> Box<dyn HmacSha256> {
