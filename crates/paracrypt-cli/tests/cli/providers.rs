@@ -9,6 +9,7 @@ use std::path::Path;
 use paracrypt_core::container::Suite;
 
 use crate::common::*;
+use crate::people::x25519;
 use crate::sigfiles::*;
 
 #[test]
@@ -227,10 +228,7 @@ fn through(provider: &str, args: &[&str], input: &Path, output: &Path) -> Vec<u8
 fn encrypt_decrypt_and_info_run_on_the_provider_given() {
     let dir = scratch();
     let d = dir.path();
-    let key = d.join("k");
-    let mut cmd = paracrypt();
-    cmd.args(["keygen", "-o"]).arg(&key);
-    ok(run(cmd));
+    let key = crate::container::keygen(d, "k");
     let key = key.to_str().unwrap();
     let plain = data(300_001, 5);
     let input = write(d, "in", &plain);
@@ -294,18 +292,7 @@ fn encrypt_decrypt_and_info_run_on_the_provider_given() {
 fn age_files_run_on_the_provider_given() {
     let dir = scratch();
     let d = dir.path();
-    let identity = d.join("me.key");
-    let mut cmd = paracrypt();
-    cmd.args(["keygen", "--kind", "x25519", "-o"])
-        .arg(&identity);
-    let out = run(cmd);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    ok(out);
-    let recipient = stderr
-        .trim()
-        .strip_prefix("Public key: ")
-        .unwrap()
-        .to_owned();
+    let (identity, recipient) = x25519(d, "me.key");
     let plain = data(200_003, 6);
     let input = write(d, "in", &plain);
     for sealer in providers() {

@@ -4,7 +4,7 @@
 //! diagnosis on each, and a chunk that fails to open is left exactly as it was (the contract
 //! the diagnosis stands on: it opens the same bytes again as the last chunk, or shorter).
 
-use std::io::{Read, Seek, Write};
+use std::io::Write;
 
 use age::secrecy::ExposeSecret;
 use paracrypt_core::Error;
@@ -13,7 +13,7 @@ use paracrypt_core::engine::ChunkCtx;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients};
 
-use super::{SALT, chunk_size, data, key, with_threads};
+use super::{SALT, chunk_size, data, key, read_back, temp_with, with_threads};
 
 const CHUNK: usize = 4096;
 /// The size classes: empty, one byte, around one chunk, several chunks and a bit.
@@ -56,19 +56,6 @@ fn every_suite_gives_the_same_file_on_both_providers_and_each_opens_the_other_s(
             }
         }
     }
-}
-
-fn temp_with(bytes: &[u8]) -> std::fs::File {
-    let mut file = tempfile::tempfile().unwrap();
-    file.write_all(bytes).unwrap();
-    file
-}
-
-fn read_back(mut file: std::fs::File) -> Vec<u8> {
-    let mut out = Vec::new();
-    file.rewind().unwrap();
-    file.read_to_end(&mut out).unwrap();
-    out
 }
 
 #[test]

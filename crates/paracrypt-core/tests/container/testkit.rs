@@ -14,7 +14,6 @@
 //! The vectors stay at the repository's root (`tests/testdata/container/`), beside no crate:
 //! they belong to the format, and readers in other languages use them too.
 
-use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use paracrypt_core::Error;
@@ -29,7 +28,7 @@ use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients, Stanza};
 use sha2::{Digest, Sha256};
 
-use super::{chunk_size, with_threads};
+use super::{chunk_size, read_back, temp_with, with_threads};
 
 const CHUNK: usize = 64;
 const TESTKIT_KEY: [u8; 32] = *b"paracrypt testkit key (32 bytes)";
@@ -984,19 +983,6 @@ fn failing_chunk(err: &Error) -> u64 {
         | Error::Truncated { index } => index,
         _ => 0,
     }
-}
-
-fn temp_with(bytes: &[u8]) -> std::fs::File {
-    let mut file = tempfile::tempfile().unwrap();
-    file.write_all(bytes).unwrap();
-    file
-}
-
-fn read_back(mut file: std::fs::File) -> Vec<u8> {
-    let mut out = Vec::new();
-    file.rewind().unwrap();
-    file.read_to_end(&mut out).unwrap();
-    out
 }
 
 /// One way of decrypting a whole file: the plaintext or the error, and for the stream the
