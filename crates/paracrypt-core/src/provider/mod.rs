@@ -233,10 +233,10 @@ impl Provider {
     /// Which library computes the block cipher `alg` under this provider (see
     /// [`block_cipher`](Self::block_cipher)): itself, but RustCrypto for Blowfish.
     pub(crate) fn block_cipher_by(self, alg: BlockAlg) -> Provider {
-        match self {
+        match (self, alg) {
             #[cfg(feature = "aws-lc")]
-            Provider::AwsLc if alg == BlockAlg::Blowfish => Provider::RustCrypto,
-            other => other,
+            (Provider::AwsLc, BlockAlg::Blowfish) => Provider::RustCrypto,
+            (other, _) => other,
         }
     }
 
