@@ -98,10 +98,10 @@ fn main() -> ExitCode {
         cli.provider.clone()
     };
     let result = match cli.command {
-        Command::Encrypt(args) => cmd::container::run_encrypt(args),
-        Command::Decrypt(args) => cmd::container::run_decrypt(args),
+        Command::Encrypt(args) => cmd::container::run_encrypt(args, provider),
+        Command::Decrypt(args) => cmd::container::run_decrypt(args, provider),
         Command::Keygen(args) => cmd::keygen::run(args),
-        Command::Info(args) => cmd::info::run(args),
+        Command::Info(args) => cmd::info::run(args, provider),
         Command::Bench(args) => cmd::bench::run(args, &providers),
         Command::Generate(args) => cmd::generate::run(args),
         Command::Raw(args) => cmd::raw::run(args, provider),

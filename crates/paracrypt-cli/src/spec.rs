@@ -86,6 +86,8 @@ pub enum Operation {
         to: RecipientFlags,
         /// `--format age` (`Some(armor)`), or paracrypt's container (`None`).
         age: Option<bool>,
+        /// `--provider`: who seals the chunks.
+        provider: Provider,
     },
     /// `paracrypt decrypt` of a container or an age file (told apart by their first bytes).
     Decrypt {
@@ -95,6 +97,8 @@ pub enum Operation {
         identities: IdentityFlags,
         /// `--range OFFSET:LENGTH`.
         range: Option<(u64, u64)>,
+        /// `--provider`: who opens the chunks.
+        provider: Provider,
     },
 }
 
@@ -165,6 +169,7 @@ impl Operation {
                 secret,
                 to,
                 age,
+                provider,
             } => {
                 let secret = if to.is_empty() {
                     secret.secret(true, may_prompt)?
@@ -180,10 +185,15 @@ impl Operation {
                         _ => return usage("--format age takes -r, -R or --passphrase"),
                     };
                     return Ok(Keyed::EncryptAge(
-                        agefile::Encryptor::new(recipients).armor(*armor),
+                        agefile::Encryptor::new(recipients)
+                            .armor(*armor)
+                            .with_provider(*provider),
                     ));
                 }
-                let mut encryptor = Encryptor::new(secret).suite(*suite).chunk_size(*chunk_size);
+                let mut encryptor = Encryptor::new(secret)
+                    .suite(*suite)
+                    .chunk_size(*chunk_size)
+                    .with_provider(*provider);
                 if let Some(salt) = salt {
                     encryptor = encryptor.fixed_salt_for_tests(*salt);
                 }
@@ -193,22 +203,28 @@ impl Operation {
                 secret,
                 identities,
                 range,
+                provider,
             } => {
                 let (container, age) = if identities.is_empty() {
                     let secret = secret.secret(false, may_prompt)?;
                     let age = match &secret {
-                        Secret::Password(password, _) => Some(agefile::Decryptor::new(
-                            Identities::passphrase(passphrase(password), None),
-                        )),
+                        Secret::Password(password, _) => Some(
+                            agefile::Decryptor::new(Identities::passphrase(
+                                passphrase(password),
+                                None,
+                            ))
+                            .with_provider(*provider),
+                        ),
                         _ => None,
                     };
                     (secret, age)
                 } else {
                     let identities = Arc::new(identities.read()?);
-                    let age = agefile::Decryptor::new(identities.clone());
+                    let age = agefile::Decryptor::new(identities.clone()).with_provider(*provider);
                     (Secret::Identities(identities), Some(age))
                 };
-                Keyed::Decrypt(Decryptor::new(container), age, *range)
+                let container = Decryptor::new(container).with_provider(*provider);
+                Keyed::Decrypt(container, age, *range)
             }
         })
     }

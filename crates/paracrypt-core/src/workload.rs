@@ -98,22 +98,13 @@ impl Symmetric {
         }
     }
 
-    /// Whether the workload runs on `provider`: the raw ciphers run on either; the container
-    /// suites are not switched to the provider yet and run on RustCrypto.
-    pub fn runs_on(&self, provider: Provider) -> bool {
-        match self {
-            Symmetric::Raw { .. } => true,
-            Symmetric::Container { .. } => provider == Provider::RustCrypto,
-        }
-    }
-
     /// Builds keys, the job and `size` bytes of input (ciphertext, for decryption) in chunks of
     /// `chunk_size` bytes, on the default provider.
     pub fn prepare(&self, size: usize, chunk_size: ChunkSize) -> Result<Prepared> {
         self.prepare_with(size, chunk_size, Provider::default())
     }
 
-    /// [`prepare`](Self::prepare) with the raw cipher on `provider`.
+    /// [`prepare`](Self::prepare) with the raw cipher or the container suite on `provider`.
     pub fn prepare_with(
         &self,
         size: usize,
@@ -136,12 +127,15 @@ impl Symmetric {
                 let key = Key::from_bytes([0x42; 32]);
                 let encryptor = Encryptor::new(key.clone())
                     .suite(suite)
-                    .chunk_size(chunk_size);
+                    .chunk_size(chunk_size)
+                    .with_provider(provider);
                 match direction {
                     Direction::Encrypt => (encryptor.job(len)?, plaintext),
                     Direction::Decrypt => {
                         let sealed = encryptor.encrypt_vec(&plaintext)?;
-                        let job = Decryptor::new(key).job(&sealed, Some(sealed.len() as u64))?;
+                        let job = Decryptor::new(key)
+                            .with_provider(provider)
+                            .job(&sealed, Some(sealed.len() as u64))?;
                         (job, sealed)
                     }
                 }

@@ -1,14 +1,17 @@
 //! age v1 files: what paracrypt writes `age -d` reads and the reverse (X25519, SSH ed25519,
-//! passphrase, armor), at the chunk boundaries and at 1 and 3 threads; the payload equals
-//! age's for the same file key and nonce; every driver gives the same bytes; damage is named.
+//! passphrase, armor), at the chunk boundaries and at 1 and 3 threads, on every provider; the
+//! payload equals age's for the same file key and nonce on every provider; every driver gives
+//! the same bytes; damage is named, in the same words on every provider.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 use age::secrecy::{ExposeSecret, SecretString};
 use paracrypt_core::Error;
 use paracrypt_core::agefile::{Decryptor, Encryptor, Header, NONCE_LEN};
+use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients};
 
 use crate::raw::{data, have, with_threads};
@@ -115,37 +118,42 @@ fn our_plain(decryptor: &Decryptor, sealed: &[u8], driver: usize, dir: &Path) ->
     }
 }
 
-/// Both ways against `age` with one kind of recipient, binary and armored.
+/// Both ways against `age` with one kind of recipient, binary and armored, on every provider.
 fn both_ways(
     recipient: Recipients,
     identity: Identities,
     age_encrypt: &[&str],
     age_decrypt: &[&str],
 ) {
+    let (recipient, identity) = (Arc::new(recipient), Arc::new(identity));
     let dir = scratch();
     let d = dir.path();
-    let encryptor = Encryptor::new(recipient);
-    let decryptor = Decryptor::new(identity);
     for (n, &len) in SIZES.iter().enumerate() {
         let plain = data(len, n as u32);
         for threads in [1, 3] {
             for armor in [false, true] {
-                let what = format!("{len} bytes, {threads} threads, armor {armor}");
-                let encryptor = encryptor.clone().armor(armor);
-                let ours = with_threads(threads, || our_file(&encryptor, &plain, n + threads, d));
-                assert_eq!(
-                    run_age(age_decrypt, Some(&ours)),
-                    plain,
-                    "age -d of ours: {what}"
-                );
                 let mut args = age_encrypt.to_vec();
                 if armor {
                     args.push("-a");
                 }
                 let theirs = run_age(&args, Some(&plain));
-                let opened =
-                    with_threads(threads, || our_plain(&decryptor, &theirs, n + threads, d));
-                assert!(opened == plain, "ours of age -e: {what}");
+                for &provider in Provider::ALL {
+                    let what = format!("{len} bytes, {threads} threads, armor {armor}, {provider}");
+                    let encryptor = Encryptor::new(recipient.clone())
+                        .armor(armor)
+                        .with_provider(provider);
+                    let ours =
+                        with_threads(threads, || our_file(&encryptor, &plain, n + threads, d));
+                    assert_eq!(
+                        run_age(age_decrypt, Some(&ours)),
+                        plain,
+                        "age -d of ours: {what}"
+                    );
+                    let decryptor = Decryptor::new(identity.clone()).with_provider(provider);
+                    let opened =
+                        with_threads(threads, || our_plain(&decryptor, &theirs, n + threads, d));
+                    assert!(opened == plain, "ours of age -e: {what}");
+                }
             }
         }
     }
@@ -267,17 +275,22 @@ fn payload_equals_age_s_for_the_same_key_and_nonce() {
         let header = Header::read(&mut input).unwrap();
         let file_key = ids.unwrap(header.stanzas()).unwrap();
         let nonce: [u8; NONCE_LEN] = input[..NONCE_LEN].try_into().unwrap();
-        for threads in [1, 3] {
+        // So the payloads of the two providers are identical too.
+        for (threads, &provider) in [1, 3]
+            .into_iter()
+            .flat_map(|t| Provider::ALL.iter().map(move |p| (t, p)))
+        {
             let ours = with_threads(threads, || {
                 Encryptor::new(recipients(&recipient))
                     .fixed_key_and_nonce_for_tests(*file_key.expose_secret(), nonce)
+                    .with_provider(provider)
                     .encrypt_vec(&plain)
                     .unwrap()
             });
             let our_header = Header::read(&mut &ours[..]).unwrap();
             assert!(
                 ours[our_header.as_bytes().len()..] == theirs[header.as_bytes().len()..],
-                "payload of {len} bytes at {threads} threads"
+                "payload of {len} bytes at {threads} threads on {provider}"
             );
         }
     }
@@ -308,14 +321,21 @@ fn a_range_opens_only_what_it_needs() {
 
 #[test]
 fn damage_is_named() {
+    for &provider in Provider::ALL {
+        damage_is_named_on(provider);
+    }
+}
+
+fn damage_is_named_on(provider: Provider) {
     let (identity, recipient) = x25519();
     let plain = data(3 * K + 5, 4);
     let sealed = Encryptor::new(recipients(&recipient))
+        .with_provider(provider)
         .encrypt_vec(&plain)
         .unwrap();
     let header_len = Header::read(&mut &sealed[..]).unwrap().as_bytes().len() + NONCE_LEN;
     let chunk = |i: usize| header_len + i * (K + 16);
-    let decryptor = Decryptor::new(identities(&identity));
+    let decryptor = Decryptor::new(identities(&identity)).with_provider(provider);
     let fails = |bytes: &[u8], message: &str| {
         for driver in 0..3 {
             let dir = scratch();
@@ -330,7 +350,7 @@ fn damage_is_named() {
                     .decrypt_stream(&mut &bytes[..], &mut Vec::new())
                     .unwrap_err(),
             };
-            assert_eq!(err.to_string(), message, "driver {driver}");
+            assert_eq!(err.to_string(), message, "driver {driver} on {provider}");
         }
     };
     let mut flipped = sealed.clone();

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use paracrypt_core::container::{SALT_LEN, Suite};
+use paracrypt_core::provider::Provider;
 
 use crate::exit::usage;
 use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, ThreadsFlag};
@@ -104,17 +105,17 @@ pub struct DecryptArgs {
     range: Option<String>,
 }
 
-/// Runs `paracrypt encrypt`.
-pub fn run_encrypt(args: EncryptArgs) -> Result<ExitCode> {
-    crate::run::job(args.common.distributed, encrypt_spec(&args))
+/// Runs `paracrypt encrypt`, sealing on `provider`.
+pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
+    crate::run::job(args.common.distributed, encrypt_spec(&args, provider))
 }
 
-/// Runs `paracrypt decrypt`.
-pub fn run_decrypt(args: DecryptArgs) -> Result<ExitCode> {
-    crate::run::job(args.common.distributed, decrypt_spec(&args))
+/// Runs `paracrypt decrypt`, opening on `provider`.
+pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
+    crate::run::job(args.common.distributed, decrypt_spec(&args, provider))
 }
 
-fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
+fn encrypt_spec(args: &EncryptArgs, provider: Provider) -> Result<JobSpec> {
     let suite: Suite = args.cipher.parse()?;
     let salt = fixed_salt(args)?;
     let to_people = !args.to.is_empty();
@@ -140,6 +141,7 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
         secret: args.common.secret.clone(),
         to: args.to.clone(),
         age,
+        provider,
     };
     let mut spec = args.common.spec(operation, true);
     if salt.is_some() {
@@ -155,7 +157,7 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     Ok(spec)
 }
 
-fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
+fn decrypt_spec(args: &DecryptArgs, provider: Provider) -> Result<JobSpec> {
     let range = args.range.as_deref().map(parse_range).transpose()?;
     if !args.identities.is_empty()
         && (args.common.secret.key_file.is_some() || args.common.secret.password_file.is_some())
@@ -166,6 +168,7 @@ fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
         secret: args.common.secret.clone(),
         identities: args.identities.clone(),
         range,
+        provider,
     };
     Ok(args.common.spec(operation, false))
 }

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use paracrypt_core::Error as CoreError;
 use paracrypt_core::container::{HeaderInfo, Kdf, read_header};
+use paracrypt_core::provider::Provider;
 
 use crate::io::Input;
 
@@ -19,15 +20,18 @@ pub struct InfoArgs {
     input: PathBuf,
 }
 
-/// Runs `paracrypt info`. The header's fields, then the sizes when INPUT is a file; a file whose
-/// length no writer produces (nothing after the header, a last chunk shorter than its tag) is
-/// reported as damaged (exit 1) after the fields.
-pub fn run(args: InfoArgs) -> Result<ExitCode> {
+/// Runs `paracrypt info`. The header's fields and what computes the suite on `provider` (the
+/// global `--provider`: who would decrypt it), then the sizes when INPUT is a file; a file
+/// whose length no writer produces (nothing after the header, a last chunk shorter than its
+/// tag) is reported as damaged (exit 1) after the fields.
+pub fn run(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
     let mut input = Input::open(&args.input)?;
     let len = input.len();
     let info = read_header(&mut input.reader())?;
     let mut out = std::io::stdout().lock();
     print(&mut out, input.path(), &info).context("writing to stdout")?;
+    writeln!(out, "provider:    {}", info.suite.primitives(provider))
+        .context("writing to stdout")?;
     if let Some(len) = len {
         let sizes = Sizes::new(&info, len);
         writeln!(out, "size:        {len} bytes ({} chunks)", sizes.chunks)

@@ -6,7 +6,8 @@ use std::process::Command;
 
 use crate::common::*;
 
-fn keygen(dir: &Path, name: &str) -> PathBuf {
+/// `paracrypt keygen -o DIR/NAME`: a new key file's path.
+pub fn keygen(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
     let mut cmd = paracrypt();
     cmd.args(["keygen", "-o"]).arg(&path);

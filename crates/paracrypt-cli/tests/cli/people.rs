@@ -45,7 +45,7 @@ fn ssh_key(dir: &Path, kind: &str) -> Option<(PathBuf, String)> {
 }
 
 /// `paracrypt keygen --kind x25519 -o DIR/NAME`: (identity path, recipient).
-fn x25519(dir: &Path, name: &str) -> (PathBuf, String) {
+pub fn x25519(dir: &Path, name: &str) -> (PathBuf, String) {
     let path = dir.join(name);
     let mut cmd = paracrypt();
     cmd.args(["keygen", "--kind", "x25519", "-o"]).arg(&path);

@@ -1,11 +1,15 @@
 //! `--provider` and `PARACRYPT_PROVIDER`: keys made by either provider load in `openssl pkey
 //! -check` and in the other provider; signatures made by either verify with the other and with
-//! openssl; PKCS#1 v1.5 signatures are byte-identical; bad names are usage errors; `bench`
-//! measures every provider it is given.
+//! openssl; PKCS#1 v1.5 signatures are byte-identical; containers (every suite) and age files
+//! sealed on either provider are the same bytes and open on the other; `info` names what runs
+//! the suite; bad names are usage errors; `bench` measures every provider it is given.
 
 use std::path::Path;
 
+use paracrypt_core::container::Suite;
+
 use crate::common::*;
+use crate::people::x25519;
 use crate::sigfiles::*;
 
 #[test]
@@ -197,14 +201,111 @@ fn bench_measures_every_provider_given() {
             .iter()
             .filter(|m| m["provider"] == provider)
             .count();
-        // p256 and raw: one row per thread count on each provider; the container suites run
-        // on RustCrypto only (not switched yet).
-        let container = usize::from(provider == "rustcrypto") * 2;
-        assert_eq!(rows, 4 + container, "{provider}: rows");
-        assert!(
-            table.contains(&format!("raw/aes-256-ctr/encrypt [{provider}] (in memory)")),
-            "{table}"
-        );
+        // p256, raw and the container: one row per thread count on each provider.
+        assert_eq!(rows, 6, "{provider}: rows");
+        for row in ["raw/aes-256-ctr/encrypt", "container/aes-256-gcm/encrypt"] {
+            assert!(
+                table.contains(&format!("{row} [{provider}] (in memory)")),
+                "{row} on {provider} in\n{table}"
+            );
+        }
     }
-    assert!(table.contains("container/aes-256-gcm/encrypt [rustcrypto] (in memory)"));
+}
+
+/// Runs `paracrypt --provider PROVIDER ARGS… INPUT -o OUTPUT` and returns OUTPUT's bytes.
+fn through(provider: &str, args: &[&str], input: &Path, output: &Path) -> Vec<u8> {
+    let mut cmd = paracrypt();
+    cmd.args(["--provider", provider])
+        .args(args)
+        .arg(input)
+        .arg("-o")
+        .arg(output);
+    ok(run(cmd));
+    std::fs::read(output).unwrap()
+}
+
+#[test]
+fn encrypt_decrypt_and_info_run_on_the_provider_given() {
+    let dir = scratch();
+    let d = dir.path();
+    let key = crate::container::keygen(d, "k");
+    let key = key.to_str().unwrap();
+    let plain = data(300_001, 5);
+    let input = write(d, "in", &plain);
+    let salt = "cd".repeat(32);
+    for suite in Suite::ALL {
+        let mut files = Vec::new();
+        for provider in providers() {
+            let sealed = d.join(format!("{suite}-{provider}.pcr"));
+            let args = [
+                "encrypt",
+                "-q",
+                "--key-file",
+                key,
+                "--cipher",
+                suite.as_str(),
+                "--fixed-salt",
+                &salt,
+                "--chunk-size",
+                "64KiB",
+                "-j",
+                "3",
+            ];
+            files.push((provider, through(provider, &args, &input, &sealed), sealed));
+        }
+        let (_, first, _) = &files[0];
+        for (provider, bytes, sealed) in &files {
+            assert!(
+                bytes == first,
+                "{suite}: the file sealed on {provider} differs"
+            );
+            // Opened on every provider (the other one too), chosen by the environment this time.
+            for opener in providers() {
+                let out = d.join(format!("{suite}-{provider}-{opener}.out"));
+                let mut cmd = paracrypt();
+                cmd.env("PARACRYPT_PROVIDER", opener)
+                    .args(["decrypt", "--key-file", key, "-j", "2"])
+                    .arg(sealed)
+                    .arg("-o")
+                    .arg(&out);
+                ok(run(cmd));
+                assert!(
+                    std::fs::read(&out).unwrap() == plain,
+                    "{suite}: sealed on {provider}, opened on {opener}"
+                );
+            }
+        }
+        for provider in providers() {
+            let mut cmd = paracrypt();
+            cmd.args(["--provider", provider, "info"]).arg(&files[0].2);
+            let info = String::from_utf8(ok(run(cmd))).unwrap();
+            let line = format!(
+                "provider:    {}",
+                suite.primitives(provider.parse().unwrap())
+            );
+            assert!(info.contains(&line), "{line} in {info}");
+        }
+    }
+}
+
+#[test]
+fn age_files_run_on_the_provider_given() {
+    let dir = scratch();
+    let d = dir.path();
+    let (identity, recipient) = x25519(d, "me.key");
+    let plain = data(200_003, 6);
+    let input = write(d, "in", &plain);
+    for sealer in providers() {
+        let sealed = d.join(format!("{sealer}.age"));
+        let args = ["encrypt", "--format", "age", "-r", &recipient, "-j", "3"];
+        through(sealer, &args, &input, &sealed);
+        for opener in providers() {
+            let out = d.join(format!("{sealer}-{opener}.out"));
+            let args = ["decrypt", "-i", identity.to_str().unwrap(), "-j", "2"];
+            assert!(
+                through(opener, &args, &sealed, &out) == plain,
+                "sealed on {sealer}, opened on {opener}"
+            );
+        }
+    }
 }

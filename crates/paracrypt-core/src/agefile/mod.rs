@@ -49,6 +49,7 @@ pub use payload::{CHUNK_SIZE, SEALED_CHUNK_LEN, TAG_LEN};
 use crate::engine::io::{Counting, PositionalReader, PositionalWriter, Progress, ProgressSource};
 use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
+use crate::provider::Provider;
 use crate::raw::Direction;
 use crate::recipient::{Identities, Recipients};
 
@@ -92,6 +93,7 @@ pub struct Encryptor {
     window: usize,
     progress: Option<Progress>,
     fixed: Option<([u8; 16], [u8; NONCE_LEN])>,
+    provider: Provider,
 }
 
 impl std::fmt::Debug for Encryptor {
@@ -99,6 +101,7 @@ impl std::fmt::Debug for Encryptor {
         f.debug_struct("Encryptor")
             .field("recipients", &self.recipients)
             .field("armor", &self.armor)
+            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }
@@ -112,6 +115,7 @@ impl Encryptor {
             window: 0,
             progress: None,
             fixed: None,
+            provider: Provider::default(),
         }
     }
 
@@ -132,6 +136,18 @@ impl Encryptor {
     pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(progress));
         self
+    }
+
+    /// Seals the payload's chunks with `provider`'s ChaCha20-Poly1305 (the default is the
+    /// fastest compiled one). The bytes are the same whichever provider runs.
+    pub fn with_provider(mut self, provider: Provider) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// The provider that seals the payload.
+    pub fn provider(&self) -> Provider {
+        self.provider
     }
 
     /// **Testing only.** Uses this file key and payload nonce instead of fresh random ones, so
@@ -157,8 +173,10 @@ impl Encryptor {
         let file_key = FileKey::new(Box::new(key));
         let header = Header::seal(self.recipients.wrap(&file_key)?, &file_key);
         let prefix = [header.as_bytes(), &nonce].concat();
-        let cipher =
-            payload::PayloadCipher::new(Zeroizing::new(header::payload_key(&file_key, &nonce)));
+        let cipher = payload::PayloadCipher::new(
+            Zeroizing::new(header::payload_key(&file_key, &nonce)),
+            self.provider,
+        )?;
         let job = Job::new(
             payload::layout(Direction::Encrypt, prefix.len() as u64),
             Transform::Parallel(Box::new(payload::Seal(cipher))),
@@ -230,12 +248,14 @@ pub struct Decryptor {
     identities: Arc<Identities>,
     window: usize,
     progress: Option<Progress>,
+    provider: Provider,
 }
 
 impl std::fmt::Debug for Decryptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Decryptor")
             .field("identities", &self.identities)
+            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }
@@ -247,6 +267,7 @@ impl Decryptor {
             identities: identities.into(),
             window: 0,
             progress: None,
+            provider: Provider::default(),
         }
     }
 
@@ -260,6 +281,18 @@ impl Decryptor {
     pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(progress));
         self
+    }
+
+    /// Opens the payload's chunks with `provider`'s ChaCha20-Poly1305 (the default is the
+    /// fastest compiled one); a file sealed by any age writer opens with either provider.
+    pub fn with_provider(mut self, provider: Provider) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// The provider that opens the payload.
+    pub fn provider(&self) -> Provider {
+        self.provider
     }
 
     /// Reads the header and nonce of a binary age file from `input` (exactly those bytes),
@@ -278,8 +311,10 @@ impl Decryptor {
             }
         })?;
         let prefix = [header.as_bytes(), &nonce].concat();
-        let cipher =
-            payload::PayloadCipher::new(Zeroizing::new(header::payload_key(&file_key, &nonce)));
+        let cipher = payload::PayloadCipher::new(
+            Zeroizing::new(header::payload_key(&file_key, &nonce)),
+            self.provider,
+        )?;
         let job = Job::new(
             payload::layout(Direction::Decrypt, prefix.len() as u64),
             Transform::Parallel(Box::new(payload::Open(cipher))),

@@ -5,13 +5,12 @@
 //! chunk, `0x00` for the others, and no associated data. Every chunk but the last holds
 //! exactly 64 KiB; the last holds 1 to 64 KiB, or nothing when the whole payload is empty.
 
-use chacha20poly1305::ChaCha20Poly1305;
-use chacha20poly1305::aead::{AeadInOut, KeyInit, Nonce, Tag};
 use zeroize::Zeroizing;
 
 use crate::engine::{ChunkCtx, ChunkTransform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, Tail};
+use crate::provider::{self, Aead, AeadAlg, Provider, stream_nonce};
 use crate::raw::Direction;
 
 /// Plaintext bytes per chunk.
@@ -35,42 +34,39 @@ pub(crate) fn layout(direction: Direction, prefix: u64) -> ChunkLayout {
     layout.expect("64 KiB chunks with 16-byte tags are a valid layout")
 }
 
-/// ChaCha20-Poly1305 under the payload key: the only place the age payload calls the AEAD, so
-/// that a provider can take it over.
-pub(crate) struct PayloadCipher(ChaCha20Poly1305);
+/// ChaCha20-Poly1305 under the payload key, computed by a [`Provider`]: the only place the age
+/// payload calls the AEAD.
+pub(crate) struct PayloadCipher(Box<dyn Aead>);
 
 impl PayloadCipher {
-    pub(crate) fn new(key: Zeroizing<[u8; 32]>) -> Self {
-        PayloadCipher(ChaCha20Poly1305::new_from_slice(&key[..]).expect("a 32-byte key"))
-    }
-
-    fn nonce(index: u64, last: bool) -> Nonce<ChaCha20Poly1305> {
-        let mut nonce = Nonce::<ChaCha20Poly1305>::default();
-        nonce[3..11].copy_from_slice(&index.to_be_bytes());
-        nonce[11] = u8::from(last);
-        nonce
+    pub(crate) fn new(key: Zeroizing<[u8; 32]>, provider: Provider) -> Result<Self> {
+        provider
+            .aead(AeadAlg::ChaCha20Poly1305, &key[..])
+            .map(PayloadCipher)
+            .ok_or(Error::Provider {
+                what: "keying ChaCha20-Poly1305",
+            })
     }
 
     /// Encrypts `buf[..len]` in place and appends the tag; returns the sealed length.
-    fn seal(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> usize {
+    fn seal(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> Result<usize> {
         let tag = self
             .0
-            .encrypt_inout_detached(&Self::nonce(index, last), &[], (&mut buf[..len]).into())
-            .expect("a 64 KiB chunk is far below ChaCha20's limit");
+            .seal(&stream_nonce(index, last), &[], &mut buf[..len])?;
         buf[len..len + TAG_LEN].copy_from_slice(&tag);
-        len + TAG_LEN
+        Ok(len + TAG_LEN)
     }
 
     /// Checks and decrypts `buf[..len]` in place; the plaintext length, or `None` when the
-    /// chunk does not authenticate under this position.
-    fn open(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> Option<usize> {
-        let data_len = len.checked_sub(TAG_LEN)?;
+    /// chunk does not authenticate under this position (and then `buf` is as it was).
+    fn open(&self, index: u64, last: bool, buf: &mut [u8], len: usize) -> Result<Option<usize>> {
+        let Some(data_len) = len.checked_sub(TAG_LEN) else {
+            return Ok(None);
+        };
         let (data, tag) = buf[..len].split_at_mut(data_len);
-        let tag = Tag::<ChaCha20Poly1305>::try_from(&tag[..]).ok()?;
-        self.0
-            .decrypt_inout_detached(&Self::nonce(index, last), &[], data.into(), &tag)
-            .ok()?;
-        Some(data_len)
+        let tag: &[u8; provider::TAG_LEN] = (&*tag).try_into().expect("a 16-byte tag");
+        let opened = self.0.open(&stream_nonce(index, last), &[], data, tag)?;
+        Ok(opened.then_some(data_len))
     }
 }
 
@@ -79,7 +75,7 @@ pub(crate) struct Seal(pub PayloadCipher);
 
 impl ChunkTransform for Seal {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        Ok(self.0.seal(ctx.index, ctx.is_last, buf, len))
+        self.0.seal(ctx.index, ctx.is_last, buf, len)
     }
 }
 
@@ -94,10 +90,10 @@ impl ChunkTransform for Open {
         if len < TAG_LEN {
             return Err(Error::Truncated { index });
         }
-        match self.0.open(index, last, buf, len) {
+        match self.0.open(index, last, buf, len)? {
             Some(0) if last && index > 0 => Err(Error::EmptyLastChunk { index }),
             Some(n) => Ok(n),
-            None if self.0.open(index, !last, buf, len).is_some() => Err(if last {
+            None if self.0.open(index, !last, buf, len)?.is_some() => Err(if last {
                 Error::TruncatedAfter { index }
             } else {
                 Error::TrailingData { index }

@@ -7,20 +7,16 @@
 //!   `HMAC-SHA256(mac_key, header MAC ‖ u64 index ‖ flag ‖ ciphertext)` is appended; opening
 //!   checks the MAC before decrypting anything.
 
-use aes_gcm::aead::{AeadCore, AeadInOut, Nonce, Tag};
-use cipher::block_padding::Pkcs7;
-use cipher::{
-    Array, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit,
-    KeyInit, StreamCipher, typenum::Unsigned,
-};
-use hkdf::Hkdf;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use cipher::block_padding::{Padding, Pkcs7};
+use zeroize::Zeroizing;
 
 use super::suite::Suite;
-use crate::engine::{ChunkCtx, ChunkTransform, Transform};
+use crate::engine::{ChunkCtx, ChunkTransform};
 use crate::error::{Error, Result};
-use crate::raw::{Direction, RawCipher, RawCipherName};
+use crate::provider::{
+    Aead, AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, Provider, TAG_LEN, stream_nonce,
+};
+use crate::raw::Direction;
 
 /// RC4 keystream bytes every segment discards (the RC4-drop\[3072\] recommendation).
 pub const RC4_DROP: usize = 3072;
@@ -39,215 +35,229 @@ pub(crate) fn payload_key_len(suite: Suite) -> usize {
 /// One suite's chunk operations, given the chunk's position (index, last-chunk flag, offset).
 pub(crate) trait ChunkCipher: Send + Sync {
     /// Encrypts `buf[..len]` in place and appends the tag; returns the sealed length.
-    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> usize;
+    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize>;
     /// Checks and decrypts `buf[..len]` (ciphertext and tag) in place; returns the plaintext
-    /// length, or `None` when the chunk does not authenticate (then `buf` holds no plaintext).
-    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Option<usize>;
+    /// length, or `None` when the chunk does not authenticate, and then `buf` is exactly as it
+    /// was (so the caller may open it again as another position or length). An error is the
+    /// provider's own failure, never a wrong tag.
+    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>>;
 }
 
-/// The cipher for `suite` keyed with `payload` (from the key schedule), bound to `header_mac`.
+/// The cipher for `suite` keyed with `payload` (from the key schedule), bound to `header_mac`,
+/// computed by `provider`. The bytes are the same whichever provider computes them.
 pub(crate) fn chunk_cipher(
     suite: Suite,
     payload: &[u8],
     header_mac: &[u8],
-) -> Box<dyn ChunkCipher> {
+    provider: Provider,
+) -> Result<Box<dyn ChunkCipher>> {
     let aad: [u8; 32] = header_mac.try_into().expect("header MAC is 32 bytes");
-    let etm = |enc: Encryption, key_len: usize| -> Box<dyn ChunkCipher> {
-        Box::new(EncryptThenMac {
+    let keyed = |what| Error::Provider { what };
+    let aead = |alg: AeadAlg| -> Result<Box<dyn ChunkCipher>> {
+        Ok(Box::new(AeadChunks {
+            aead: provider
+                .aead(alg, payload)
+                .ok_or_else(|| keyed("keying the AEAD"))?,
+            aad,
+        }))
+    };
+    let etm = |enc: Encryption, key_len: usize| -> Result<Box<dyn ChunkCipher>> {
+        Ok(Box::new(EncryptThenMac {
             enc,
-            mac: <Hmac<Sha256> as KeyInit>::new_from_slice(&payload[key_len..])
-                .expect("HMAC takes any key"),
+            mac: provider.hmac_sha256(&payload[key_len..]),
             header_mac: aad,
-        })
+        }))
+    };
+    let cbc = |alg: BlockAlg, key_len: usize| -> Result<Box<dyn ChunkCipher>> {
+        let cipher = provider
+            .block_cipher(alg, &payload[..key_len])
+            .ok_or_else(|| keyed("keying the block cipher"))?;
+        etm(Encryption::Cbc(cipher), key_len)
     };
     match suite {
-        Suite::Aes256Gcm => Box::new(AeadChunks {
-            aead: aes_gcm::Aes256Gcm::new_from_slice(payload).expect("32-byte key"),
-            aad,
-        }),
-        Suite::Aes128Gcm => Box::new(AeadChunks {
-            aead: aes_gcm::Aes128Gcm::new_from_slice(payload).expect("16-byte key"),
-            aad,
-        }),
-        Suite::ChaCha20Poly1305 => Box::new(AeadChunks {
-            aead: chacha20poly1305::ChaCha20Poly1305::new_from_slice(payload).expect("32-byte key"),
-            aad,
-        }),
+        Suite::Aes256Gcm => aead(AeadAlg::Aes256Gcm),
+        Suite::Aes128Gcm => aead(AeadAlg::Aes128Gcm),
+        Suite::ChaCha20Poly1305 => aead(AeadAlg::ChaCha20Poly1305),
         Suite::Aes256CtrHmacSha256 => {
             // One CTR keystream over the whole payload (IV zero: the key is unique per file),
-            // each chunk seeking to its own offset: the raw engine's CTR transform.
-            let ctr = RawCipher::new(RawCipherName::Aes256Ctr, &payload[..32], Some(&[0; 16]))
-                .expect("valid AES-256 key and IV")
-                .transform(Direction::Encrypt);
-            let Transform::Parallel(ctr) = ctr else {
-                unreachable!("CTR is parallel")
-            };
+            // each chunk seeking to its own plaintext offset.
+            let ctr = provider
+                .aes_ctr(&payload[..32])
+                .ok_or_else(|| keyed("keying AES-CTR"))?;
             etm(Encryption::Ctr(ctr), 32)
         }
-        Suite::DesEde3CbcHmacSha256 => etm(
-            Encryption::TripleDes(
-                des::TdesEde3::new_from_slice(&payload[..24]).expect("24-byte key"),
-            ),
-            24,
-        ),
-        Suite::BfCbcHmacSha256 => etm(
-            Encryption::Blowfish(
-                blowfish::Blowfish::new_from_slice(&payload[..16]).expect("16-byte key"),
-            ),
-            16,
-        ),
+        Suite::DesEde3CbcHmacSha256 => cbc(BlockAlg::TripleDes, 24),
+        Suite::BfCbcHmacSha256 => cbc(BlockAlg::Blowfish, 16),
         Suite::Rc4HmacSha256 => etm(
-            Encryption::SegmentedRc4(
-                Hkdf::<Sha256>::from_prk(&payload[..32]).expect("32-byte PRK"),
-            ),
+            Encryption::SegmentedRc4 {
+                prk: Zeroizing::new(payload[..32].try_into().expect("32 bytes")),
+                provider,
+            },
             32,
         ),
     }
 }
 
-/// STREAM nonce: 88-bit big-endian counter ‖ last-chunk flag.
-fn stream_nonce<A: AeadCore>(index: u64, last: bool) -> Nonce<A> {
-    let mut nonce = Nonce::<A>::default();
-    let n = nonce.len();
-    nonce[n - 9..n - 1].copy_from_slice(&index.to_be_bytes());
-    nonce[n - 1] = u8::from(last);
-    nonce
-}
-
-struct AeadChunks<A> {
-    aead: A,
+/// The AEAD suites: STREAM chunks with the header MAC as associated data.
+struct AeadChunks {
+    aead: Box<dyn Aead>,
     aad: [u8; 32],
 }
 
-impl<A: AeadInOut + Send + Sync> ChunkCipher for AeadChunks<A> {
-    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> usize {
-        let tag = self
-            .aead
-            .encrypt_inout_detached(
-                &stream_nonce::<A>(chunk.index, chunk.is_last),
-                &self.aad,
-                (&mut buf[..len]).into(),
-            )
-            .expect("chunks are far below the AEAD's length limit");
-        let tag_len = A::TagSize::USIZE;
-        buf[len..len + tag_len].copy_from_slice(&tag);
-        len + tag_len
+impl ChunkCipher for AeadChunks {
+    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
+        let nonce = stream_nonce(chunk.index, chunk.is_last);
+        let tag = self.aead.seal(&nonce, &self.aad, &mut buf[..len])?;
+        buf[len..len + TAG_LEN].copy_from_slice(&tag);
+        Ok(len + TAG_LEN)
     }
 
-    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Option<usize> {
-        let data_len = len.checked_sub(A::TagSize::USIZE)?;
+    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>> {
+        let Some(data_len) = len.checked_sub(TAG_LEN) else {
+            return Ok(None);
+        };
         let (data, tag) = buf[..len].split_at_mut(data_len);
-        let tag = Tag::<A>::try_from(&tag[..]).ok()?;
-        self.aead
-            .decrypt_inout_detached(
-                &stream_nonce::<A>(chunk.index, chunk.is_last),
-                &self.aad,
-                data.into(),
-                &tag,
-            )
-            .ok()?;
-        Some(data_len)
+        let tag: [u8; TAG_LEN] = (&*tag).try_into().expect("a 16-byte tag");
+        let nonce = stream_nonce(chunk.index, chunk.is_last);
+        let opened = self.aead.open(&nonce, &self.aad, data, &tag)?;
+        Ok(opened.then_some(data_len))
     }
 }
 
-// One per job, so the size of its largest variant (a Blowfish key schedule) does not matter.
-#[allow(clippy::large_enum_variant)]
+/// The legacy suites' encryption, each on the provider's whole-chunk interface.
 enum Encryption {
-    Ctr(Box<dyn ChunkTransform + Send>),
-    TripleDes(des::TdesEde3),
-    Blowfish(blowfish::Blowfish),
-    SegmentedRc4(Hkdf<Sha256>),
+    /// AES-256-CTR from the chunk's plaintext offset.
+    Ctr(Box<dyn CtrCipher>),
+    /// 3DES or Blowfish in CBC, each chunk padded, with its own IV.
+    Cbc(Box<dyn BlockCipher>),
+    /// RC4 keyed per chunk from this pseudorandom key (HKDF-Expand).
+    SegmentedRc4 {
+        prk: Zeroizing<[u8; 32]>,
+        provider: Provider,
+    },
 }
 
 /// Encrypt-then-MAC with HMAC-SHA256.
 struct EncryptThenMac {
     enc: Encryption,
-    mac: Hmac<Sha256>,
+    mac: Box<dyn HmacSha256>,
     header_mac: [u8; 32],
 }
 
 const MAC_LEN: usize = 32;
 
+/// The HKDF info of segment `index`'s RC4 key, before the index.
+const RC4_CHUNK_LABEL: &[u8] = b"paracrypt v1 rc4 chunk ";
+
 impl EncryptThenMac {
-    fn tag(&self, chunk: &ChunkCtx<'_>, ciphertext: &[u8]) -> Hmac<Sha256> {
-        let mut mac = self.mac.clone();
-        mac.update(&self.header_mac);
-        mac.update(&chunk.index.to_be_bytes());
-        mac.update(&[u8::from(chunk.is_last)]);
-        mac.update(ciphertext);
-        mac
+    /// The MAC input: header MAC ‖ u64 index ‖ last-chunk flag ‖ ciphertext.
+    fn tag_parts<'a>(
+        &'a self,
+        index: &'a [u8; 8],
+        flag: &'a [u8; 1],
+        ciphertext: &'a [u8],
+    ) -> [&'a [u8]; 4] {
+        [&self.header_mac, index, flag, ciphertext]
     }
 
     /// Encrypts (or, for the stream ciphers, decrypts: the same operation) in place and returns
     /// the output length. CTR seeks to the chunk's plaintext offset; CBC pads every chunk, and
     /// its IV is the chunk index encrypted under the chunk key (NIST SP 800-38A, Appendix C).
+    /// `None`: CBC ciphertext whose padding is wrong (checked before anything is decrypted).
     fn crypt(
         &self,
         direction: Direction,
         chunk: &ChunkCtx<'_>,
         buf: &mut [u8],
         len: usize,
-    ) -> Option<usize> {
-        let index = chunk.index;
+    ) -> Result<Option<usize>> {
         match &self.enc {
-            Encryption::Ctr(ctr) => ctr.transform(chunk, buf, len).ok(),
-            Encryption::TripleDes(c) => cbc_chunk(c, direction, index, buf, len),
-            Encryption::Blowfish(c) => cbc_chunk(c, direction, index, buf, len),
-            Encryption::SegmentedRc4(prk) => {
-                let mut key = zeroize::Zeroizing::new([0u8; 32]);
-                let info = [&b"paracrypt v1 rc4 chunk "[..], &index.to_be_bytes()].concat();
-                prk.expand(&info, &mut key[..])
-                    .expect("32 bytes is a valid HKDF length");
-                let mut rc4 = rc4::Rc4::new_from_slice(&key[..]).expect("32-byte RC4 key");
-                rc4.write_keystream(&mut [0u8; RC4_DROP]);
+            Encryption::Ctr(ctr) => {
+                ctr.apply_keystream(&[0; 16], chunk.offset, &mut buf[..len])?;
+                Ok(Some(len))
+            }
+            Encryption::Cbc(cipher) => cbc_chunk(&**cipher, direction, chunk.index, buf, len),
+            Encryption::SegmentedRc4 { prk, provider } => {
+                let mut key = Zeroizing::new([0u8; 32]);
+                provider.hkdf_sha256_expand(
+                    &prk[..],
+                    &[RC4_CHUNK_LABEL, &chunk.index.to_be_bytes()],
+                    &mut key[..],
+                );
+                let mut rc4 = provider
+                    .rc4(&key[..])
+                    .ok_or(Error::Provider { what: "keying RC4" })?;
+                rc4.apply_keystream(&mut [0u8; RC4_DROP]);
                 rc4.apply_keystream(&mut buf[..len]);
-                Some(len)
+                Ok(Some(len))
             }
         }
     }
 }
 
-fn cbc_chunk<C>(
-    cipher: &C,
+/// CBC over one chunk with PKCS#7 padding and the IV E_k(index). Decryption checks the padding
+/// on a copy of the last block first, so ciphertext with wrong padding is left as it was.
+fn cbc_chunk(
+    cipher: &dyn BlockCipher,
     direction: Direction,
     index: u64,
     buf: &mut [u8],
     len: usize,
-) -> Option<usize>
-where
-    C: BlockCipherEncrypt + BlockCipherDecrypt + Clone,
-{
-    let mut iv = Array::<u8, C::BlockSize>::default();
-    let bs = iv.len();
+) -> Result<Option<usize>> {
+    let bs = cipher.block_size();
+    let mut iv = [0u8; 16];
+    let iv = &mut iv[..bs];
     iv[bs - 8..].copy_from_slice(&index.to_be_bytes());
-    cipher.encrypt_block(&mut iv);
+    cipher.ecb(true, iv)?;
     match direction {
-        Direction::Encrypt => cbc::Encryptor::<C>::inner_iv_init(cipher.clone(), &iv)
-            .encrypt_padded::<Pkcs7>(buf, len)
-            .ok()
-            .map(<[u8]>::len),
-        Direction::Decrypt => cbc::Decryptor::<C>::inner_iv_init(cipher.clone(), &iv)
-            .decrypt_padded::<Pkcs7>(&mut buf[..len])
-            .ok()
-            .map(<[u8]>::len),
+        Direction::Encrypt => {
+            let whole = len / bs * bs;
+            Pkcs7::raw_pad(&mut buf[whole..whole + bs], len - whole);
+            cipher.cbc_encrypt(iv, &mut buf[..whole + bs])?;
+            Ok(Some(whole + bs))
+        }
+        Direction::Decrypt => {
+            if len < bs || !len.is_multiple_of(bs) {
+                return Ok(None);
+            }
+            let before_last = if len == bs {
+                &*iv
+            } else {
+                &buf[len - 2 * bs..len - bs]
+            };
+            let mut last = [0u8; 16];
+            let last = &mut last[..bs];
+            last.copy_from_slice(&buf[len - bs..len]);
+            cipher.cbc_decrypt(before_last, last)?;
+            let Ok(kept) = Pkcs7::raw_unpad(last).map(<[u8]>::len) else {
+                return Ok(None);
+            };
+            cipher.cbc_decrypt(iv, &mut buf[..len])?;
+            Ok(Some(len - bs + kept))
+        }
     }
 }
 
 impl ChunkCipher for EncryptThenMac {
-    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> usize {
+    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
         let sealed = self
-            .crypt(Direction::Encrypt, chunk, buf, len)
-            .expect("the buffer has room for padding");
-        let tag = self.tag(chunk, &buf[..sealed]).finalize().into_bytes();
+            .crypt(Direction::Encrypt, chunk, buf, len)?
+            .expect("encryption always has an output");
+        let (index, flag) = (chunk.index.to_be_bytes(), [u8::from(chunk.is_last)]);
+        let tag = self.mac.mac(&self.tag_parts(&index, &flag, &buf[..sealed]));
         buf[sealed..sealed + MAC_LEN].copy_from_slice(&tag);
-        sealed + MAC_LEN
+        Ok(sealed + MAC_LEN)
     }
 
-    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Option<usize> {
-        let sealed = len.checked_sub(MAC_LEN)?;
-        self.tag(chunk, &buf[..sealed])
-            .verify_slice(&buf[sealed..len])
-            .ok()?;
+    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>> {
+        let Some(sealed) = len.checked_sub(MAC_LEN) else {
+            return Ok(None);
+        };
+        let (index, flag) = (chunk.index.to_be_bytes(), [u8::from(chunk.is_last)]);
+        let parts = self.tag_parts(&index, &flag, &buf[..sealed]);
+        if !self.mac.verify(&parts, &buf[sealed..len]) {
+            return Ok(None);
+        }
         self.crypt(Direction::Decrypt, chunk, buf, sealed)
     }
 }
@@ -257,7 +267,7 @@ pub(crate) struct Seal(pub Box<dyn ChunkCipher>);
 
 impl ChunkTransform for Seal {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        Ok(self.0.seal(ctx, buf, len))
+        self.0.seal(ctx, buf, len)
     }
 }
 
@@ -291,15 +301,15 @@ impl ChunkTransform for Open {
             ..*ctx
         };
         let full = ctx.chunk_size;
-        match self.cipher.open(ctx, buf, len) {
+        match self.cipher.open(ctx, buf, len)? {
             Some(n) if n == full || (last && n < full && (n > 0 || index == 0)) => Ok(n),
             Some(_) => Err(Error::ChunkAuth { index }),
-            None if self.cipher.open(&flipped(), buf, len).is_some() => Err(if last {
+            None if self.cipher.open(&flipped(), buf, len)?.is_some() => Err(if last {
                 Error::TruncatedAfter { index }
             } else {
                 Error::TrailingData { index }
             }),
-            None if self.ends_inside(ctx, buf, len) => Err(Error::TrailingData { index }),
+            None if self.ends_inside(ctx, buf, len)? => Err(Error::TrailingData { index }),
             None => Err(Error::ChunkAuth { index }),
         }
     }
@@ -308,10 +318,10 @@ impl ChunkTransform for Open {
 impl Open {
     /// Whether a shorter prefix of this failed chunk authenticates as the file's last chunk:
     /// the file really ended inside it, and what follows was appended. Tries the longest
-    /// prefixes first, within [`END_SEARCH_BUDGET`]. A tag that does not match leaves `buf`
-    /// as it was (every suite checks the tag before decrypting), so each try sees the chunk's
+    /// prefixes first, within [`END_SEARCH_BUDGET`]. A failed open leaves `buf` as it was
+    /// ([`ChunkCipher::open`]'s contract, on every provider), so each try sees the chunk's
     /// bytes; the plaintext of a match is never used.
-    fn ends_inside(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> bool {
+    fn ends_inside(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<bool> {
         let as_last = ChunkCtx {
             is_last: true,
             ..*chunk
@@ -320,12 +330,12 @@ impl Open {
         for prefix in (self.tag_len..len).rev() {
             match budget.checked_sub(prefix) {
                 Some(left) => budget = left,
-                None => return false,
+                None => return Ok(false),
             }
-            if self.cipher.open(&as_last, buf, prefix).is_some() {
-                return true;
+            if self.cipher.open(&as_last, buf, prefix)?.is_some() {
+                return Ok(true);
             }
         }
-        false
+        Ok(false)
     }
 }

@@ -50,6 +50,7 @@ use crate::engine::io::{Counting, PositionalReader, ProgressSource};
 use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
+use crate::provider::Provider;
 use crate::raw::Direction;
 
 pub use crate::engine::io::Progress;
@@ -89,6 +90,7 @@ pub struct Encryptor {
     salt: Option<[u8; SALT_LEN]>,
     file_key: Option<[u8; 16]>,
     progress: Option<Progress>,
+    provider: Provider,
 }
 
 impl std::fmt::Debug for Encryptor {
@@ -96,6 +98,7 @@ impl std::fmt::Debug for Encryptor {
         f.debug_struct("Encryptor")
             .field("suite", &self.suite)
             .field("chunk_size", &self.chunk_size)
+            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }
@@ -111,6 +114,7 @@ impl Encryptor {
             salt: None,
             file_key: None,
             progress: None,
+            provider: Provider::default(),
         }
     }
 
@@ -137,6 +141,19 @@ impl Encryptor {
     pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(progress));
         self
+    }
+
+    /// Seals the chunks with `provider` (the default is the fastest compiled one). The file's
+    /// bytes are the same whichever provider runs; the header's key schedule is not on the
+    /// hot path and always runs on RustCrypto.
+    pub fn with_provider(mut self, provider: Provider) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// The provider that seals the chunks.
+    pub fn provider(&self) -> Provider {
+        self.provider
     }
 
     /// **Testing only.** Uses `salt` instead of a fresh random one, so that the output is
@@ -170,7 +187,12 @@ impl Encryptor {
     /// Prepares the encryption of `plaintext_len` bytes (`None`: a stream of unknown length):
     /// derives the file's keys (a fresh salt each call) and makes the header the job writes.
     pub fn job(&self, plaintext_len: Option<u64>) -> Result<Job> {
-        job(self.keys()?, Direction::Encrypt, plaintext_len)
+        job(
+            self.keys()?,
+            Direction::Encrypt,
+            plaintext_len,
+            self.provider,
+        )
     }
 
     /// Prepares the encryption of `plaintext_len` bytes under a `header` that another
@@ -195,6 +217,7 @@ impl Encryptor {
             Keys::open(&self.secret, header)?,
             Direction::Encrypt,
             plaintext_len,
+            self.provider,
         )
     }
 
@@ -241,11 +264,14 @@ pub struct Decryptor {
     secret: Secret,
     window: usize,
     progress: Option<Progress>,
+    provider: Provider,
 }
 
 impl std::fmt::Debug for Decryptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decryptor").finish_non_exhaustive()
+        f.debug_struct("Decryptor")
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
     }
 }
 
@@ -256,6 +282,7 @@ impl Decryptor {
             secret: secret.into(),
             window: 0,
             progress: None,
+            provider: Provider::default(),
         }
     }
 
@@ -271,6 +298,18 @@ impl Decryptor {
         self
     }
 
+    /// Opens the chunks with `provider` (the default is the fastest compiled one); a file
+    /// sealed by either provider opens with either.
+    pub fn with_provider(mut self, provider: Provider) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// The provider that opens the chunks.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
     /// Checks `header` (a wrong key or password fails here) and prepares the decryption of an
     /// input of `input_len` bytes, header included (`None`: a stream, read after the header).
     pub fn job(&self, header: &[u8], input_len: Option<u64>) -> Result<Job> {
@@ -278,7 +317,7 @@ impl Decryptor {
         if input_len == Some(keys.header.len() as u64) {
             return Err(Error::TruncatedAfterHeader);
         }
-        job(keys, Direction::Decrypt, input_len)
+        job(keys, Direction::Decrypt, input_len, self.provider)
     }
 
     /// [`Decryptor::job`] for a file: reads its header (with positional reads) and its length.
@@ -368,11 +407,16 @@ fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
     Ok(header)
 }
 
-/// The job of one file: a transform that seals or opens chunks under `keys`, the plan when the
-/// length is known, and the header.
-fn job(keys: Keys, direction: Direction, input_len: Option<u64>) -> Result<Job> {
+/// The job of one file: a transform that seals or opens chunks under `keys` on `provider`, the
+/// plan when the length is known, and the header.
+fn job(
+    keys: Keys,
+    direction: Direction,
+    input_len: Option<u64>,
+    provider: Provider,
+) -> Result<Job> {
     let suite = keys.info.suite;
-    let cipher = chunk::chunk_cipher(suite, &keys.payload, keys.header_mac());
+    let cipher = chunk::chunk_cipher(suite, &keys.payload, keys.header_mac(), provider)?;
     let transform: Transform = match direction {
         Direction::Encrypt => Transform::Parallel(Box::new(chunk::Seal(cipher))),
         Direction::Decrypt => Transform::Parallel(Box::new(chunk::Open {

@@ -1,5 +1,6 @@
-//! The aws-lc provider: aws-lc-rs's safe API for AES-CBC, AES-CTR, the AEADs, HMAC and HKDF;
-//! the [`ffi`](super::ffi) module for AES-ECB (pipelined through `EVP`), DES, 3DES and RC4.
+//! The aws-lc provider: aws-lc-rs's safe API for AES-CBC, AES-CTR, the AEADs (but opening
+//! AES-GCM), HMAC and HKDF; the [`ffi`](super::ffi) module for AES-ECB (pipelined through
+//! `EVP`), opening AES-GCM in place (through `EVP_CIPHER`), DES, 3DES and RC4.
 
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
@@ -8,7 +9,7 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::iv::FixedLength;
 use aws_lc_rs::{hkdf, hmac};
 
-use super::ffi::{self, DesKey, EvpEcb, FfiError, Rc4Key};
+use super::ffi::{self, DesKey, EvpEcb, EvpGcmOpen, FfiError, Rc4Key};
 use super::{
     Aead, AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, NONCE_LEN, StreamCipher, TAG_LEN,
 };
@@ -185,21 +186,43 @@ impl StreamCipher for Rc4 {
 }
 
 pub(super) fn aead(alg: AeadAlg, key: &[u8]) -> Option<Box<dyn Aead>> {
-    let alg = match alg {
-        AeadAlg::Aes128Gcm => &aead::AES_128_GCM,
-        AeadAlg::Aes256Gcm => &aead::AES_256_GCM,
-        AeadAlg::ChaCha20Poly1305 => &aead::CHACHA20_POLY1305,
+    let (sealing, chacha) = match alg {
+        AeadAlg::Aes128Gcm => (&aead::AES_128_GCM, false),
+        AeadAlg::Aes256Gcm => (&aead::AES_256_GCM, false),
+        AeadAlg::ChaCha20Poly1305 => (&aead::CHACHA20_POLY1305, true),
     };
-    let key = UnboundKey::new(alg, key).ok()?;
-    Some(Box::new(AeadImpl(LessSafeKey::new(key))))
+    let open = if chacha {
+        Opener::Copied
+    } else {
+        Opener::InPlace(EvpGcmOpen::new(key).ok()??)
+    };
+    Some(Box::new(AeadImpl {
+        seal: LessSafeKey::new(UnboundKey::new(sealing, key).ok()?),
+        open,
+    }))
 }
 
-struct AeadImpl(LessSafeKey);
+/// Sealing through aws-lc-rs (`EVP_AEAD`); opening as [`Opener`] says.
+struct AeadImpl {
+    seal: LessSafeKey,
+    open: Opener,
+}
+
+/// How the aws-lc provider opens a chunk so that a failed open keeps the ciphertext.
+enum Opener {
+    /// AES-GCM: in place through `EVP_CIPHER` (see [`EvpGcmOpen`]), with no copy.
+    InPlace(EvpGcmOpen),
+    /// ChaCha20-Poly1305: aws-lc-rs's `EVP_AEAD` open (one stitched pass), after a copy of
+    /// the chunk into this thread's scratch buffer, put back when the tag is wrong
+    /// (`EVP_AEAD` zeroes its output then). Measured about 25 % faster than opening in place
+    /// through `EVP_CIPHER`'s ChaCha20-Poly1305, which makes two passes (see [`EvpGcmOpen`]).
+    Copied,
+}
 
 impl Aead for AeadImpl {
     fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], data: &mut [u8]) -> Result<[u8; TAG_LEN]> {
         let tag = self
-            .0
+            .seal
             .seal_in_place_separate_tag(Nonce::assume_unique_for_key(*nonce), Aad::from(aad), data)
             .map_err(failed("AEAD seal"))?;
         Ok(tag.as_ref().try_into().expect("16-byte tags"))
@@ -211,33 +234,32 @@ impl Aead for AeadImpl {
         aad: &[u8],
         data: &mut [u8],
         tag: &[u8; TAG_LEN],
-    ) -> bool {
-        // aws-lc decrypts while it authenticates and zeroes the output when the tag is wrong,
-        // so the ciphertext would be lost for a second try (the container's diagnosis of a
-        // truncated or extended file). Keep a copy in this thread's scratch buffer, put back
-        // on failure: one memcpy of the chunk, far cheaper than the AEAD.
-        SCRATCH.with_borrow_mut(|saved| {
-            saved.clear();
-            saved.extend_from_slice(data);
-            let opened = self
-                .0
-                .open_in_place_separate_tag(
-                    Nonce::assume_unique_for_key(*nonce),
-                    Aad::from(aad),
-                    tag,
-                    data,
-                )
-                .is_ok();
-            if !opened {
-                data.copy_from_slice(saved);
-            }
-            opened
-        })
+    ) -> Result<bool> {
+        match &self.open {
+            Opener::InPlace(evp) => Ok(evp.open_in_place(nonce, aad, data, tag)?),
+            Opener::Copied => Ok(SCRATCH.with_borrow_mut(|saved| {
+                saved.clear();
+                saved.extend_from_slice(data);
+                let opened = self
+                    .seal
+                    .open_in_place_separate_tag(
+                        Nonce::assume_unique_for_key(*nonce),
+                        Aad::from(aad),
+                        tag,
+                        data,
+                    )
+                    .is_ok();
+                if !opened {
+                    data.copy_from_slice(saved);
+                }
+                opened
+            })),
+        }
     }
 }
 
 thread_local! {
-    /// The ciphertext of the chunk being opened on this thread (one chunk per thread).
+    /// The ciphertext of the ChaCha20-Poly1305 chunk being opened on this thread.
     static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 

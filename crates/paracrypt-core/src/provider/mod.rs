@@ -22,10 +22,6 @@
 //! primitive stays on RustCrypto where aws-lc measured no faster on the reference machine
 //! (the README's *Providers* section has the figures): Blowfish.
 
-// The raw ciphers run on the block ciphers, CTR and RC4 of this interface; the AEADs, HMAC and
-// HKDF wait for the container suites to move onto it (until then only the unit tests call them).
-#![cfg_attr(not(test), allow(dead_code))]
-
 #[cfg(feature = "aws-lc")]
 mod aws_lc;
 #[cfg(feature = "aws-lc")]
@@ -197,14 +193,15 @@ pub(crate) trait Aead: Send + Sync {
     fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], data: &mut [u8]) -> Result<[u8; TAG_LEN]>;
     /// Checks `tag` and decrypts `data` in place. Returns `false` when the chunk does not
     /// authenticate, and then `data` holds the ciphertext exactly as it was (never
-    /// unauthenticated plaintext), so the caller may try again with another nonce.
+    /// unauthenticated plaintext), so the caller may try again with another nonce or length.
+    /// An error is the provider's own failure (an allocation in C), never a wrong tag.
     fn open(
         &self,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
         data: &mut [u8],
         tag: &[u8; TAG_LEN],
-    ) -> bool;
+    ) -> Result<bool>;
 }
 
 /// HMAC-SHA256 with a fixed key.
@@ -226,10 +223,20 @@ impl Provider {
     /// block per call) Blowfish measured no faster, within the noise, so it is not worth an
     /// `unsafe` binding.
     pub(crate) fn block_cipher(self, alg: BlockAlg, key: &[u8]) -> Option<Box<dyn BlockCipher>> {
-        match self {
+        match self.block_cipher_by(alg) {
             #[cfg(feature = "aws-lc")]
-            Provider::AwsLc if alg != BlockAlg::Blowfish => aws_lc::block_cipher(alg, key),
-            _ => rustcrypto::block_cipher(alg, key),
+            Provider::AwsLc => aws_lc::block_cipher(alg, key),
+            Provider::RustCrypto => rustcrypto::block_cipher(alg, key),
+        }
+    }
+
+    /// Which library computes the block cipher `alg` under this provider (see
+    /// [`block_cipher`](Self::block_cipher)): itself, but RustCrypto for Blowfish.
+    pub(crate) fn block_cipher_by(self, alg: BlockAlg) -> Provider {
+        match (self, alg) {
+            #[cfg(feature = "aws-lc")]
+            (Provider::AwsLc, BlockAlg::Blowfish) => Provider::RustCrypto,
+            (other, _) => other,
         }
     }
 
@@ -285,6 +292,15 @@ impl Provider {
             Provider::RustCrypto => rustcrypto::hkdf_sha256_expand(prk, info, out),
         }
     }
+}
+
+/// The STREAM nonce of chunk `index` (the container's AEAD suites and age's payload): the index
+/// as an 88-bit big-endian counter, then the last-chunk flag byte.
+pub(crate) fn stream_nonce(index: u64, last: bool) -> [u8; NONCE_LEN] {
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce[3..11].copy_from_slice(&index.to_be_bytes());
+    nonce[11] = u8::from(last);
+    nonce
 }
 
 /// `iv + blocks` as a 128-bit big-endian counter, wrapping.

@@ -172,13 +172,14 @@ impl<A: AeadInOut + Send + Sync> Aead for AeadImpl<A> {
         aad: &[u8],
         data: &mut [u8],
         tag: &[u8; TAG_LEN],
-    ) -> bool {
+    ) -> Result<bool> {
         let nonce = Nonce::<A>::try_from(&nonce[..]).expect("12-byte nonces");
         let tag = Tag::<A>::try_from(&tag[..]).expect("16-byte tags");
         // Both crates check the tag before they decrypt, so a failure leaves `data` alone.
-        self.0
+        Ok(self
+            .0
             .decrypt_inout_detached(&nonce, aad, data.into(), &tag)
-            .is_ok()
+            .is_ok())
     }
 }
 

@@ -1,11 +1,11 @@
 //! Every suite round-trips every boundary size on every driver at any thread count, and with
 //! a fixed salt the bytes do not depend on threads or window.
 
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Write};
 
 use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Secret, Suite};
 
-use super::{SALT, chunk_size, data, key, with_threads};
+use super::{SALT, chunk_size, data, key, read_back, temp_with, with_threads};
 
 const CHUNK: usize = 4096;
 
@@ -17,19 +17,6 @@ fn encryptor(suite: Suite) -> Encryptor {
     Encryptor::new(key())
         .suite(suite)
         .chunk_size(chunk_size(CHUNK))
-}
-
-fn temp_with(bytes: &[u8]) -> std::fs::File {
-    let mut f = tempfile::tempfile().unwrap();
-    f.write_all(bytes).unwrap();
-    f
-}
-
-fn read_all(mut f: std::fs::File) -> Vec<u8> {
-    let mut out = Vec::new();
-    f.rewind().unwrap();
-    f.read_to_end(&mut out).unwrap();
-    out
 }
 
 #[test]
@@ -88,7 +75,7 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
                     // File to file.
                     let (src, dst) = (temp_with(&plain), temp_with(&[0xee; 100_000]));
                     with_threads(threads, || enc.encrypt_file(&src, &dst)).unwrap();
-                    assert!(read_all(dst) == reference, "{suite} {len} file t{threads}");
+                    assert!(read_back(dst) == reference, "{suite} {len} file t{threads}");
                     // Stream to stream.
                     let mut out = Vec::new();
                     with_threads(threads, || enc.encrypt_stream(&mut &plain[..], &mut out))
@@ -115,7 +102,7 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
                     let (src, dst) = (temp_with(&reference), temp_with(&[0xee; 100_000]));
                     with_threads(threads, || dec.decrypt_file(&src, &dst)).unwrap();
                     assert!(
-                        read_all(dst) == plain,
+                        read_back(dst) == plain,
                         "{suite} {len} decrypt file t{threads}"
                     );
                     let mut out = Vec::new();

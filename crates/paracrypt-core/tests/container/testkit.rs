@@ -4,7 +4,8 @@
 //! implementation of `docs/FORMAT.md` can run them as they are.
 //!
 //! `every_case_meets_its_expectation` reads the checked-in files and runs each through every
-//! decryption path (memory, stream, file to file, random access) at several thread counts;
+//! decryption path (memory, stream, file to file, random access) at several thread counts, on
+//! every compiled provider;
 //! `testkit_is_up_to_date` rebuilds every case with a fixed salt and fails when the files differ
 //! (regenerate with `PARACRYPT_REGENERATE_TESTKIT=1 cargo test -p paracrypt-core --test tests
 //! testkit`). `tests/reference/` holds a second reader, written in Python from `docs/FORMAT.md`
@@ -13,7 +14,6 @@
 //! The vectors stay at the repository's root (`tests/testdata/container/`), beside no crate:
 //! they belong to the format, and readers in other languages use them too.
 
-use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use paracrypt_core::Error;
@@ -24,10 +24,11 @@ use std::collections::HashSet;
 
 use age_core::primitives::{aead_encrypt, hkdf};
 use paracrypt_core::engine::ChunkCtx;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients, Stanza};
 use sha2::{Digest, Sha256};
 
-use super::{chunk_size, with_threads};
+use super::{chunk_size, read_back, temp_with, with_threads};
 
 const CHUNK: usize = 64;
 const TESTKIT_KEY: [u8; 32] = *b"paracrypt testkit key (32 bytes)";
@@ -984,19 +985,6 @@ fn failing_chunk(err: &Error) -> u64 {
     }
 }
 
-fn temp_with(bytes: &[u8]) -> std::fs::File {
-    let mut file = tempfile::tempfile().unwrap();
-    file.write_all(bytes).unwrap();
-    file
-}
-
-fn read_back(mut file: std::fs::File) -> Vec<u8> {
-    let mut out = Vec::new();
-    file.rewind().unwrap();
-    file.read_to_end(&mut out).unwrap();
-    out
-}
-
 /// One way of decrypting a whole file: the plaintext or the error, and for the stream the
 /// output written (before the error, if any).
 type DecryptPath = fn(&Decryptor, &[u8]) -> (Result<Vec<u8>, Error>, Option<Vec<u8>>);
@@ -1044,11 +1032,14 @@ fn every_case_meets_its_expectation() {
             other => panic!("unknown secret {other:?}"),
         };
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let decryptor = Decryptor::new(secret.secret());
         let expect = get("expect").unwrap();
-        for (route, threads, decrypt) in paths() {
+        let routes = Provider::ALL
+            .iter()
+            .flat_map(|&provider| paths().map(|path| (provider, path)));
+        for (provider, (route, threads, decrypt)) in routes {
+            let decryptor = Decryptor::new(secret.secret()).with_provider(provider);
             let (result, streamed) = with_threads(threads, || decrypt(&decryptor, body));
-            let at = format!("{name} ({route}, {threads} threads)");
+            let at = format!("{name} ({route}, {threads} threads, {provider})");
             match expect {
                 "success" => {
                     let plain = result.unwrap_or_else(|e| panic!("{at}: {e}"));

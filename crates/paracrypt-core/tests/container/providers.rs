@@ -1,0 +1,250 @@
+//! The container on both providers (aws-lc and RustCrypto, so only in a build with both): every
+//! suite at every size class and at 1 and 3 threads gives the same file on each for the same
+//! key and header, each opens the other's on every driver, a damaged file gets the same
+//! diagnosis on each, and a chunk that fails to open is left exactly as it was (the contract
+//! the diagnosis stands on: it opens the same bytes again as the last chunk, or shorter).
+
+use std::io::Write;
+
+use age::secrecy::ExposeSecret;
+use paracrypt_core::Error;
+use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Suite};
+use paracrypt_core::engine::ChunkCtx;
+use paracrypt_core::provider::Provider;
+use paracrypt_core::recipient::{Identities, Recipients};
+
+use super::{SALT, chunk_size, data, key, read_back, temp_with, with_threads};
+
+const CHUNK: usize = 4096;
+/// The size classes: empty, one byte, around one chunk, several chunks and a bit.
+const SIZES: [usize; 6] = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5];
+const BOTH: [Provider; 2] = [Provider::AwsLc, Provider::RustCrypto];
+
+fn encryptor(suite: Suite, provider: Provider) -> Encryptor {
+    Encryptor::new(key())
+        .suite(suite)
+        .chunk_size(chunk_size(CHUNK))
+        .fixed_salt_for_tests(SALT)
+        .with_provider(provider)
+}
+
+fn decryptor(provider: Provider) -> Decryptor {
+    Decryptor::new(key()).with_provider(provider)
+}
+
+/// Where chunk `index` starts in a version 1 file of `suite`.
+fn chunk_at(suite: Suite, index: usize) -> usize {
+    HEADER_LEN + index * suite.sealed_chunk_len(CHUNK)
+}
+
+#[test]
+fn every_suite_gives_the_same_file_on_both_providers_and_each_opens_the_other_s() {
+    for &suite in Suite::ALL {
+        for (n, len) in SIZES.into_iter().enumerate() {
+            let plain = data(len, n as u32 + 40);
+            for threads in [1, 3] {
+                let at = format!("{suite}, {len} bytes, {threads} threads");
+                let [aws, rust] = BOTH.map(|p| {
+                    with_threads(threads, || encryptor(suite, p).encrypt_vec(&plain)).unwrap()
+                });
+                assert!(aws == rust, "{at}: the providers' files differ");
+                for (sealed, opener) in [(&aws, Provider::RustCrypto), (&rust, Provider::AwsLc)] {
+                    let opened = with_threads(threads, || decryptor(opener).decrypt_vec(sealed))
+                        .unwrap_or_else(|e| panic!("{at}, opened on {opener}: {e}"));
+                    assert!(opened == plain, "{at}, opened on {opener}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_driver_gives_the_same_bytes_on_both_providers() {
+    let plain = data(3 * CHUNK + 5, 7);
+    for &suite in Suite::ALL {
+        let expected = encryptor(suite, Provider::RustCrypto)
+            .encrypt_vec(&plain)
+            .unwrap();
+        for provider in BOTH {
+            let at = format!("{suite} on {provider}");
+            let e = encryptor(suite, provider);
+            let output = tempfile::tempfile().unwrap();
+            with_threads(3, || e.encrypt_file(&temp_with(&plain), &output)).unwrap();
+            assert!(read_back(output) == expected, "{at}: file to file");
+            let mut streamed = Vec::new();
+            with_threads(2, || {
+                e.clone()
+                    .window(1)
+                    .encrypt_stream(&mut &plain[..], &mut streamed)
+            })
+            .unwrap();
+            assert!(streamed == expected, "{at}: stream");
+            let mut writer = e.writer(Vec::new()).unwrap();
+            for piece in plain.chunks(1000) {
+                writer.write_all(piece).unwrap();
+            }
+            assert!(writer.finish().unwrap() == expected, "{at}: writer");
+
+            let d = decryptor(provider);
+            let output = tempfile::tempfile().unwrap();
+            with_threads(3, || d.decrypt_file(&temp_with(&expected), &output)).unwrap();
+            assert!(read_back(output) == plain, "{at}: decrypt file to file");
+            let mut opened = Vec::new();
+            with_threads(2, || {
+                d.clone()
+                    .window(1)
+                    .decrypt_stream(&mut &expected[..], &mut opened)
+            })
+            .unwrap();
+            assert!(opened == plain, "{at}: decrypt stream");
+            let mut range = Vec::new();
+            d.decrypt_range(&temp_with(&expected), 5000, 3000, &mut range)
+                .unwrap();
+            assert!(range == plain[5000..8000], "{at}: range");
+        }
+    }
+}
+
+#[test]
+fn files_to_recipients_open_on_either_provider() {
+    let me = age::x25519::Identity::generate();
+    let plain = data(3 * CHUNK + 5, 8);
+    for sealer in BOTH {
+        let mut recipients = Recipients::new();
+        recipients
+            .add(&me.to_public().to_string(), "recipient 1")
+            .unwrap();
+        let sealed = Encryptor::new(recipients)
+            .chunk_size(chunk_size(CHUNK))
+            .with_provider(sealer)
+            .encrypt_vec(&plain)
+            .unwrap();
+        for opener in BOTH {
+            let mut identities = Identities::new();
+            identities
+                .add_file("me.key", me.to_string().expose_secret().as_bytes())
+                .unwrap();
+            let opened = with_threads(3, || {
+                Decryptor::new(identities)
+                    .with_provider(opener)
+                    .decrypt_vec(&sealed)
+            })
+            .unwrap();
+            assert!(opened == plain, "sealed on {sealer}, opened on {opener}");
+        }
+    }
+}
+
+/// Every way a file gets damaged, and the diagnosis it must get, for `suite`'s 3-chunk file of
+/// `3 * CHUNK + 100` bytes (and, for appending whole chunks, a file of exactly 2 chunks).
+fn damages(suite: Suite, sealed: &[u8], whole: &[u8]) -> Vec<(&'static str, Vec<u8>, Error)> {
+    let c = |i| chunk_at(suite, i);
+    let mut flipped = sealed.to_vec();
+    flipped[c(1) + 7] ^= 1;
+    let mut tag_flipped = sealed.to_vec();
+    tag_flipped[c(2) - 1] ^= 0x80;
+    let mut swapped = sealed.to_vec();
+    swapped.copy_within(c(0)..c(1), c(1));
+    vec![
+        ("a flipped byte", flipped, Error::ChunkAuth { index: 1 }),
+        ("a flipped tag", tag_flipped, Error::ChunkAuth { index: 1 }),
+        (
+            "chunk 0 copied over chunk 1",
+            swapped,
+            Error::ChunkAuth { index: 1 },
+        ),
+        (
+            "cut after chunk 1",
+            sealed[..c(2)].to_vec(),
+            Error::TruncatedAfter { index: 1 },
+        ),
+        (
+            "cut inside chunk 3's tag",
+            sealed[..c(3) + 5].to_vec(),
+            Error::Truncated { index: 3 },
+        ),
+        (
+            "a newline appended",
+            [sealed, b"\n"].concat(),
+            Error::TrailingData { index: 3 },
+        ),
+        (
+            "a whole chunk appended",
+            [whole, &whole[c(0)..c(1)]].concat(),
+            Error::TrailingData { index: 1 },
+        ),
+    ]
+}
+
+#[test]
+fn damage_gets_the_same_diagnosis_on_both_providers() {
+    for &suite in Suite::ALL {
+        let sealed = encryptor(suite, Provider::AwsLc)
+            .encrypt_vec(&data(3 * CHUNK + 100, 9))
+            .unwrap();
+        let whole = encryptor(suite, Provider::AwsLc)
+            .encrypt_vec(&data(2 * CHUNK, 10))
+            .unwrap();
+        for (what, bytes, expected) in damages(suite, &sealed, &whole) {
+            for provider in BOTH {
+                for threads in [1, 3] {
+                    let at = format!("{suite}, {what}, on {provider} at {threads} threads");
+                    let err = with_threads(threads, || decryptor(provider).decrypt_vec(&bytes))
+                        .expect_err(&at);
+                    assert_eq!(err.to_string(), expected.to_string(), "{at}");
+                    let mut out = Vec::new();
+                    let err = with_threads(threads, || {
+                        decryptor(provider).decrypt_stream(&mut &bytes[..], &mut out)
+                    })
+                    .expect_err(&at);
+                    assert_eq!(err.to_string(), expected.to_string(), "{at}, streamed");
+                }
+            }
+        }
+    }
+}
+
+/// The open contract on both providers, for every suite (the three AEADs among them): a chunk
+/// that does not open is left byte for byte as it was, after every try the diagnosis makes
+/// (as itself, as the other kind of chunk, and as every shorter last chunk).
+#[test]
+fn a_chunk_that_fails_to_open_is_left_as_it_was() {
+    for &suite in Suite::ALL {
+        let sealed = encryptor(suite, Provider::AwsLc)
+            .encrypt_vec(&data(3 * CHUNK + 100, 11))
+            .unwrap();
+        for provider in BOTH {
+            let job = decryptor(provider)
+                .job(&sealed[..HEADER_LEN], Some(sealed.len() as u64))
+                .unwrap();
+            // Chunk 1 (full) and chunk 3 (the short last one), each damaged in its ciphertext
+            // and in its tag.
+            for (index, is_last, start, end) in [
+                (1, false, chunk_at(suite, 1), chunk_at(suite, 2)),
+                (3, true, chunk_at(suite, 3), sealed.len()),
+            ] {
+                for damage_at in [start + 3, end - 1] {
+                    let mut chunk = sealed[start..end].to_vec();
+                    chunk[damage_at - start] ^= 0x20;
+                    let before = chunk.clone();
+                    let ctx = ChunkCtx {
+                        index,
+                        offset: index * CHUNK as u64,
+                        chunk_size: CHUNK,
+                        is_last,
+                        context: &[],
+                    };
+                    let len = chunk.len();
+                    let err = job.transform_chunk(&ctx, &mut chunk, len).unwrap_err();
+                    let at = format!("{suite} on {provider}, chunk {index}, byte {damage_at}");
+                    assert_eq!(
+                        err.to_string(),
+                        Error::ChunkAuth { index }.to_string(),
+                        "{at}"
+                    );
+                    assert!(chunk == before, "{at}: the failed chunk was changed");
+                }
+            }
+        }
+    }
+}
