@@ -5,7 +5,9 @@ mod input;
 mod output;
 
 pub use input::Input;
-pub use output::{Output, OutputPolicy, OutputTarget};
+#[cfg(feature = "mpi")]
+pub use output::Output;
+pub use output::{OutputPolicy, OutputTarget};
 
 use anyhow::{Context, Result};
 

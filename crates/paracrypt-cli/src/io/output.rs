@@ -190,6 +190,7 @@ impl OutputTarget {
     }
 
     /// Whether the output is a regular file (written through a temporary file).
+    #[cfg(feature = "mpi")]
     pub fn is_file(&self) -> bool {
         matches!(self, OutputTarget::File(_))
     }
@@ -203,6 +204,7 @@ impl OutputTarget {
     /// As [`OutputTarget::create`], but a file target's temporary file always has a name
     /// ([`Output::temp_path`]), so that other processes can open it (the ranks of a
     /// `--distributed` run).
+    #[cfg(feature = "mpi")]
     pub fn create_named(self) -> Result<Output> {
         self.create_with(true)
     }
@@ -436,6 +438,7 @@ impl Output {
     }
 
     /// The temporary file's path, when it has one (see [`OutputTarget::create_named`]).
+    #[cfg(feature = "mpi")]
     pub fn temp_path(&self) -> Option<&Path> {
         match self {
             Output::File(Staged {

@@ -85,6 +85,70 @@ fn a_tiny_run_prints_the_table_and_writes_json_and_svg() {
 }
 
 #[test]
+fn compare_openssl_runs_the_same_aead_in_memory_and_its_cipher_file_to_file() {
+    if openssl().is_none() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let json = d.join("bench.json");
+    let mut cmd = paracrypt();
+    cmd.args([
+        "bench",
+        "--algorithms",
+        "container/aes-256-gcm/encrypt,container/chacha20-poly1305/decrypt",
+        "--sizes",
+        "64KiB",
+        "--threads",
+        "1",
+        "--repeat",
+        "1",
+        "--compare-openssl",
+        "-q",
+        "--json",
+    ])
+    .arg(&json)
+    .arg("--dir")
+    .arg(d);
+    ok(run(cmd));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let commands: Vec<(String, String, String)> = report["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["algorithm"].as_str().unwrap().to_string(),
+                m["mode"].as_str().unwrap().to_string(),
+                m["openssl_command"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    for (algorithm, mode, expected) in [
+        (
+            "container/aes-256-gcm/encrypt",
+            "memory",
+            "-evp aes-256-gcm",
+        ),
+        ("container/aes-256-gcm/encrypt", "file", "-aes-256-ctr"),
+        (
+            "container/chacha20-poly1305/decrypt",
+            "memory",
+            "-evp chacha20-poly1305",
+        ),
+    ] {
+        let (_, _, command) = commands
+            .iter()
+            .find(|(a, m, _)| a == algorithm && m == mode)
+            .unwrap_or_else(|| panic!("no {algorithm} {mode} row in {commands:?}"));
+        assert!(
+            command.contains(expected),
+            "{algorithm} {mode}: {command:?} should contain {expected:?}"
+        );
+    }
+}
+
+#[test]
 fn unknown_algorithms_and_bad_options_are_usage_errors() {
     let mut cmd = paracrypt();
     cmd.args(["bench", "--algorithms", "raw/aes-999"]);
