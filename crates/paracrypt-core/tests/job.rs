@@ -140,3 +140,81 @@ fn the_largest_chunk_size_is_accepted_with_its_framing() {
         .unwrap();
     assert_eq!(Decryptor::new(key()).decrypt_vec(&sealed).unwrap(), plain);
 }
+
+/// A parallel transform whose chunks grow: each byte XORed with the chunk index, then the
+/// first 8 bytes of its 16-byte context appended (8 × 0xEE for chunk 0); chunks listed in
+/// `fail` fail.
+struct Appends {
+    fail: Vec<u64>,
+}
+
+impl engine::ChunkTransform for Appends {
+    fn context_len(&self) -> usize {
+        16
+    }
+
+    fn transform(
+        &self,
+        chunk: &engine::ChunkCtx<'_>,
+        buf: &mut [u8],
+        input_len: usize,
+    ) -> paracrypt_core::Result<usize> {
+        if self.fail.contains(&chunk.index) {
+            return Err(Error::ChunkAuth { index: chunk.index });
+        }
+        buf[..input_len]
+            .iter_mut()
+            .for_each(|b| *b ^= chunk.index as u8);
+        let appended = match chunk.context {
+            [] => [0xEE; 8],
+            context => context[..8].try_into().unwrap(),
+        };
+        buf[input_len..input_len + 8].copy_from_slice(&appended);
+        Ok(input_len + 8)
+    }
+}
+
+#[test]
+fn in_memory_a_growing_job_gives_what_the_positional_engine_gives() {
+    use paracrypt_core::engine::{Job, Transform};
+    use paracrypt_core::plan::{ChunkLayout, Tail};
+    // `run_in_memory` seals chunks that only grow in their output slots, with the context
+    // read from the input; `run` goes through a buffer per thread. Same bytes, same failure.
+    let chunk = 4096;
+    let layout = ChunkLayout::framed(0, chunk, 5, chunk + 8, Tail::Fixed).unwrap();
+    let job = |len: usize, fail: Vec<u64>| {
+        Job::new(layout, Transform::Parallel(Box::new(Appends { fail })))
+            .with_input_len(len as u64)
+            .unwrap()
+            .with_header(&b"head!"[..])
+    };
+    for len in [0, 1, chunk - 1, chunk, chunk + 1, 7 * chunk + 100] {
+        let input = data(len, 4);
+        let job = job(len, Vec::new());
+        let plan = job.plan().unwrap();
+        let mut expected = vec![0u8; plan.output_len() as usize];
+        expected[..5].copy_from_slice(b"head!");
+        let sink = SliceSink::new(plan, 0..plan.len(), &mut expected[5..]);
+        let end = engine::run(&job, 0..plan.len(), &SliceSource(&input), &sink).unwrap();
+        expected.truncate(end.unwrap() as usize);
+        for i in 1..plan.len() as usize {
+            let at = 5 + i * (chunk + 8) + (len - i * chunk).min(chunk);
+            assert_eq!(expected[at..at + 8], input[i * chunk - 16..i * chunk - 8]);
+        }
+        for threads in [1, 3] {
+            let mut out = vec![0xAA; 3];
+            with_threads(threads, || engine::run_in_memory(&job, &input, &mut out)).unwrap();
+            assert!(out == expected, "{len} bytes, {threads} threads");
+        }
+    }
+    let input = data(20 * chunk, 5);
+    let job = job(input.len(), vec![13, 6, 17]);
+    for threads in [1, 2, 5] {
+        let failed = with_threads(threads, || {
+            engine::run_in_memory(&job, &input, &mut Vec::new())
+        })
+        .unwrap_err();
+        assert_eq!(failed.index, 6, "{threads} threads");
+        assert!(matches!(failed.source, Error::ChunkAuth { index: 6 }));
+    }
+}

@@ -194,12 +194,73 @@ pub fn run_in_memory(job: &Job, input: &[u8], output: &mut Vec<u8>) -> Result<()
     let header = job.output_header();
     output[..header.len()].copy_from_slice(header);
     let base = plan.chunk(0).output.start as usize;
-    let end = {
-        let sink = SliceSink::new(plan, 0..plan.len(), &mut output[base..]);
-        run(job, 0..plan.len(), &SliceSource(input), &sink)?
+    // Chunks that only grow (sealing) are transformed in their output slots: one copy of the
+    // input, none back. Others go through a buffer per thread.
+    let in_slots = match job.running() {
+        Running::Parallel(t) if only_grows(plan) => Some(t),
+        _ => None,
+    };
+    let end = match in_slots {
+        Some(t) => transform_in_slots(plan, t, job.context_len(), input, &mut output[base..])?,
+        None => {
+            let sink = SliceSink::new(plan, 0..plan.len(), &mut output[base..]);
+            run(job, 0..plan.len(), &SliceSource(input), &sink)?
+        }
     };
     output.truncate(end.expect("the whole plan includes its last chunk") as usize);
     Ok(())
+}
+
+/// Whether no chunk's output is shorter than its input (every chunk but the last is alike).
+fn only_grows(plan: &ChunkPlan) -> bool {
+    [plan.chunk(0), plan.chunk(plan.len() - 1)]
+        .iter()
+        .all(|c| c.output_len() >= c.input_len())
+}
+
+/// Runs every chunk of a plan whose chunks only grow in its own slot of `out` (the output
+/// from the first chunk on): the input is copied into the slot and transformed there, and the
+/// transform's context is read from `input`. Returns where the output ends.
+fn transform_in_slots(
+    plan: &ChunkPlan,
+    t: &dyn ChunkTransform,
+    context_len: usize,
+    input: &[u8],
+    mut out: &mut [u8],
+) -> Result<Option<u64>, ChunkError> {
+    let layout = plan.layout();
+    let mut slots = Vec::with_capacity(plan.len() as usize);
+    for index in 0..plan.len() {
+        let chunk = plan.chunk(index);
+        let (slot, rest) = std::mem::take(&mut out).split_at_mut(chunk.output_len());
+        slots.push((chunk, slot));
+        out = rest;
+    }
+    slots
+        .into_par_iter()
+        .map(|(chunk, slot)| {
+            let index = chunk.index;
+            let from = chunk.input.start as usize;
+            let input_len = chunk.input_len();
+            slot[..input_len].copy_from_slice(&input[from..from + input_len]);
+            let context = if index > 0 {
+                &input[from - context_len..from]
+            } else {
+                &[][..]
+            };
+            let ctx = ChunkCtx {
+                index,
+                offset: layout.payload_start(index),
+                chunk_size: layout.payload_chunk(),
+                is_last: chunk.is_last,
+                context,
+            };
+            let len = t
+                .transform(&ctx, slot, input_len)
+                .map_err(|source| ChunkError { index, source })?;
+            Ok(chunk.is_last.then_some(chunk.output.start + len as u64))
+        })
+        .reduce(|| Ok(None), lowest_error)
 }
 
 /// Runs every chunk of `job` from `input` to `output`, positional reads and writes on every pool
