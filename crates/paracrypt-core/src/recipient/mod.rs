@@ -49,6 +49,11 @@ use crate::pubkey::pem::{self, KeyFile};
 /// The stanza tag of a passphrase (age's scrypt recipient).
 pub const SCRYPT_TAG: &str = "scrypt";
 
+/// The highest scrypt work factor (`log2 N`) a file may ask for: age's own cap, about a second
+/// and 1 GiB at 2^20, so 2^22 is about four seconds and 4 GiB. A file that claims more is
+/// refused before any scrypt work, whatever limit a caller asks for.
+pub const SCRYPT_MAX_LOG_N: u8 = 22;
+
 /// What a recipient string must be, for messages.
 const EXPECTED_RECIPIENT: &str = "expected an age1… (X25519) recipient, an ssh-ed25519 or \
                                   ssh-rsa public key, or an RSA public key file";
@@ -198,7 +203,8 @@ impl Recipients {
 #[derive(Default)]
 pub struct Identities {
     list: Vec<BoxedIdentity>,
-    passphrase: bool,
+    /// For a passphrase: the highest scrypt work factor it accepts.
+    passphrase: Option<u8>,
 }
 
 impl fmt::Debug for Identities {
@@ -217,15 +223,15 @@ impl Identities {
     }
 
     /// A passphrase, for files encrypted with age's scrypt recipient; work factors above
-    /// `2^max_log_n` are refused (`None`: age's limit, about 16 seconds on this machine).
+    /// `2^max_log_n` are refused before any scrypt work (`None`, and any value above it:
+    /// [`SCRYPT_MAX_LOG_N`], age's cap).
     pub fn passphrase(passphrase: SecretString, max_log_n: Option<u8>) -> Self {
+        let max_log_n = max_log_n.map_or(SCRYPT_MAX_LOG_N, |max| max.min(SCRYPT_MAX_LOG_N));
         let mut identity = age::scrypt::Identity::new(passphrase);
-        if let Some(max) = max_log_n {
-            identity.set_max_work_factor(max);
-        }
+        identity.set_max_work_factor(max_log_n);
         Identities {
             list: vec![Box::new(identity)],
-            passphrase: true,
+            passphrase: Some(max_log_n),
         }
     }
 
@@ -258,14 +264,23 @@ impl Identities {
     /// Fails with [`Error::WrongSecretKind`] when the file needs a passphrase and was given
     /// keys (or the reverse), [`Error::WrongKey`] for a wrong passphrase, and
     /// [`Error::NoIdentityMatches`] when no identity matches any stanza.
+    ///
+    /// A header whose scrypt stanza is not its only stanza is refused with
+    /// [`Error::AgeHeader`] whatever the identities, as the age specification requires: a
+    /// passphrase file has no other recipient, so such a header can only be forged.
     pub fn unwrap(&self, stanzas: &[Stanza]) -> Result<FileKey> {
         let scrypt = stanzas.iter().any(|s| s.tag == SCRYPT_TAG);
-        if scrypt && !self.passphrase {
+        if scrypt && stanzas.len() != 1 {
+            return Err(Error::AgeHeader(
+                "a passphrase (scrypt) stanza must be the only stanza in the header".into(),
+            ));
+        }
+        if scrypt && self.passphrase.is_none() {
             return Err(Error::WrongSecretKind {
                 needs: "a passphrase",
             });
         }
-        if self.passphrase && !scrypt {
+        if self.passphrase.is_some() && !scrypt {
             return Err(Error::WrongSecretKind {
                 needs: "recipients' keys, not a passphrase",
             });
@@ -281,9 +296,9 @@ impl Identities {
             }
         }
         Err(match first_error {
-            Some(age::DecryptError::ExcessiveWork { required, target }) => Error::Kdf(format!(
-                "the passphrase's scrypt work factor 2^{required} is above the limit of this \
-                 machine (2^{target} takes about a second)"
+            Some(age::DecryptError::ExcessiveWork { required, .. }) => Error::Kdf(format!(
+                "the passphrase's scrypt work factor 2^{required} is above the limit of 2^{}",
+                self.passphrase.unwrap_or(SCRYPT_MAX_LOG_N)
             )),
             Some(age::DecryptError::DecryptionFailed | age::DecryptError::KeyDecryptionFailed)
                 if scrypt =>
@@ -665,6 +680,68 @@ mod tests {
         assert!(matches!(wrong.unwrap(&stanzas), Err(Error::WrongKey)));
         let right = Identities::passphrase(SecretString::from("pw".to_owned()), Some(4));
         assert_eq!(right.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
+    }
+
+    /// A scrypt stanza claiming work factor `log_n` (its salt and body are never reached).
+    fn scrypt_stanza(log_n: u8) -> Stanza {
+        Stanza {
+            tag: SCRYPT_TAG.into(),
+            args: vec!["AAAAAAAAAAAAAAAAAAAAAA".into(), log_n.to_string()],
+            body: vec![0; 32],
+        }
+    }
+
+    #[test]
+    fn a_scrypt_stanza_beside_another_is_a_bad_header() {
+        // age's testkit `scrypt_and_x25519` and `scrypt_double`: the header is refused whatever
+        // the identity, before any scrypt work, even when the passphrase would open it.
+        let mut stanzas = Recipients::passphrase(SecretString::from("pw".to_owned()), Some(2))
+            .wrap(&key())
+            .unwrap();
+        let (a, a_pub) = x25519();
+        let mut to_a = Recipients::new();
+        to_a.add(&a_pub, "recipient 1").unwrap();
+        let x25519_stanzas = to_a.wrap(&key()).unwrap();
+        let double = [stanzas[0].clone(), stanzas[0].clone()];
+        stanzas.extend(x25519_stanzas);
+        let mut keys = Identities::new();
+        keys.add_file("a.key", a.as_bytes()).unwrap();
+        let pw = Identities::passphrase(SecretString::from("pw".to_owned()), Some(4));
+        for (ids, header) in [
+            (&pw, &stanzas[..]),
+            (&keys, &stanzas[..]),
+            (&pw, &double[..]),
+        ] {
+            let err = ids.unwrap(header).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "age header: a passphrase (scrypt) stanza must be the only stanza in the header"
+            );
+            assert_eq!(err.kind(), crate::ErrorKind::Data);
+        }
+    }
+
+    #[test]
+    fn the_scrypt_work_factor_is_capped_at_22() {
+        // age's testkit `scrypt_work_factor_23`: refused before any scrypt work (2^23 would
+        // take 8 GiB; this error is age's check ahead of scrypt), with the cap named, even when
+        // the caller asks for a higher limit.
+        for asked in [None, Some(30), Some(22)] {
+            let ids = Identities::passphrase(SecretString::from("pw".to_owned()), asked);
+            let err = ids.unwrap(&[scrypt_stanza(23)]).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "key derivation: the passphrase's scrypt work factor 2^23 is above the limit of \
+                 2^22"
+            );
+            assert_eq!(err.kind(), crate::ErrorKind::Data);
+        }
+        let lower = Identities::passphrase(SecretString::from("pw".to_owned()), Some(10));
+        let err = lower.unwrap(&[scrypt_stanza(11)]).unwrap_err();
+        assert!(
+            err.to_string().ends_with("2^11 is above the limit of 2^10"),
+            "{err}"
+        );
     }
 
     #[test]
