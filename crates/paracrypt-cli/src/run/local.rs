@@ -71,7 +71,8 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
             let (head, taken) = super::salted::read_head(&mut input, agefile::DETECT_LEN)?;
             let age = agefile::detect(&head);
             let magic = paracrypt_core::container::MAGIC;
-            let container = head.starts_with(magic) || (!head.is_empty() && magic.starts_with(&head));
+            let container =
+                head.starts_with(magic) || (!head.is_empty() && magic.starts_with(&head));
             if age.is_none() && !container {
                 return Err(paracrypt_core::Error::NotEncrypted.into());
             }

@@ -20,7 +20,13 @@ fn decrypt(vector: &Vector, dir: &std::path::Path, provider: &str) -> Command {
             cmd.env("PARACRYPT_PASSWORD", passphrase);
         }
         None => {
-            let ids = write(dir, "identities", vector.identities.join("\n").as_bytes());
+            // `empty` and `armor_empty` name no secret: they fail before one is needed.
+            let any = "AGE-SECRET-KEY-1EGTZVFFV20835NWYV6270LXYVK2VKNX2MMDKWYKLMGR48UAWX40Q2P2LM0";
+            let lines = match &vector.identities[..] {
+                [] => any.to_owned(),
+                lines => lines.join("\n"),
+            };
+            let ids = write(dir, "identities", lines.as_bytes());
             cmd.arg("-i").arg(ids);
         }
     }
@@ -43,13 +49,39 @@ fn class(name: &str, message: &str) -> Outcome {
         "wrong key or password",
         "key derivation",
         "not a paracrypt or age file",
+        "this file was encrypted with",
     ]) {
         Outcome::Header
-    } else if starts(&["chunk ", "input truncated", "file truncated", "trailing data"]) {
+    } else if starts(&[
+        "chunk ",
+        "input truncated",
+        "file truncated",
+        "trailing data",
+    ]) {
         Outcome::Payload
     } else {
         panic!("{name}: unexpected error: {message}")
     }
+}
+
+/// age's payload chunk.
+const CHUNK: u64 = 64 * 1024;
+
+/// The chunk a payload failure withholds although it authenticates, because it stands where
+/// no chunk may (`file truncated after chunk i`, `trailing data after the last chunk (chunk
+/// i)`): age releases it before it reports the file, paracrypt writes exactly the chunks
+/// before it (the library's CCTV test says more).
+fn withheld(stderr: &str) -> Option<u64> {
+    let rest = stderr
+        .trim_end()
+        .strip_prefix("paracrypt: error: file truncated after chunk ")
+        .or_else(|| {
+            stderr
+                .trim_end()
+                .strip_prefix("paracrypt: error: trailing data after the last chunk (chunk ")
+                .and_then(|r| r.strip_suffix(')'))
+        })?;
+    rest.parse().ok()
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
@@ -97,10 +129,11 @@ fn every_vector_to_a_file_and_to_stdout() {
                 );
                 let released = &result.stdout;
                 match got {
-                    Outcome::Payload if how == "stdout" => assert_eq!(
-                        Some(hex_sha256(released)),
-                        vector.payload,
-                        "{name}: the plaintext released on stdout"
+                    Outcome::Payload if how == "stdout" => assert!(
+                        Some(hex_sha256(released)) == vector.payload
+                            || withheld(&stderr).map(|i| i * CHUNK) == Some(released.len() as u64),
+                        "{name}: released {} bytes on stdout: {stderr}",
+                        released.len()
                     ),
                     _ => assert!(released.is_empty(), "{name} ({how}): wrote to stdout"),
                 }

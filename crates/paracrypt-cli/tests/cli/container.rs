@@ -209,7 +209,12 @@ fn failures_name_the_problem_and_leave_no_output() {
             &key,
             "header damaged",
         ),
-        ("not-ours", plain.clone(), &key, "not a paracrypt or age file"),
+        (
+            "not-ours",
+            plain.clone(),
+            &key,
+            "not a paracrypt or age file",
+        ),
         (
             "chunk",
             {

@@ -19,7 +19,9 @@ const SCRIPT: &str = include_str!("../../../../tests/typage/typage.mjs");
 fn typage_dir() -> Option<PathBuf> {
     let bin = Path::new(env!("CARGO_BIN_EXE_paracrypt"));
     let dir = bin.parent()?.parent()?.join("typage");
-    let installed = dir.join("node_modules/age-encryption/package.json").is_file();
+    let installed = dir
+        .join("node_modules/age-encryption/package.json")
+        .is_file();
     let node = Command::new("node").arg("--version").output().is_ok();
     if !installed || !node {
         assert!(
@@ -63,7 +65,10 @@ fn paracrypt_keygen(dir: &Path, name: &str) -> (PathBuf, String) {
         c.args(["keygen", "-y"]).arg(&path);
         c
     }));
-    (path, String::from_utf8(recipient).unwrap().trim().to_owned())
+    (
+        path,
+        String::from_utf8(recipient).unwrap().trim().to_owned(),
+    )
 }
 
 #[test]
@@ -140,7 +145,10 @@ fn paracrypt_decrypts_what_typage_writes_with_typage_keys() {
                         .arg(&out);
                     c
                 }));
-                assert!(std::fs::read(&out).unwrap() == plain, "{len} bytes to a file");
+                assert!(
+                    std::fs::read(&out).unwrap() == plain,
+                    "{len} bytes to a file"
+                );
                 let stdout = ok(run({
                     let mut c = paracrypt();
                     c.args(["decrypt", "-q", "-j", threads, "-i"])
@@ -155,7 +163,11 @@ fn paracrypt_decrypts_what_typage_writes_with_typage_keys() {
         let mut cmd = paracrypt();
         cmd.args(["encrypt", "-q", "--format", "age", "-r", recipient]);
         let sealed = ok(run_with_stdin(cmd, &plain));
-        let opened = typage(&typage_dir, &["decrypt", identity.to_str().unwrap()], &sealed);
+        let opened = typage(
+            &typage_dir,
+            &["decrypt", identity.to_str().unwrap()],
+            &sealed,
+        );
         assert!(opened == plain, "typage with its own key: {len} bytes");
     }
 }

@@ -147,7 +147,9 @@ fn check_first_line(line: &[u8]) -> Result<()> {
         ));
     }
     if version != b"v1" && line.ends_with(b"\n") {
-        return Err(Error::UnsupportedAgeVersion(version.escape_ascii().to_string()));
+        return Err(Error::UnsupportedAgeVersion(
+            version.escape_ascii().to_string(),
+        ));
     }
     Ok(())
 }

@@ -105,7 +105,10 @@ fn armor_start(prefix: &[u8]) -> Option<usize> {
         .take(MAX_ARMOR_LEADING_WHITESPACE + 1)
         .take_while(|b| b.is_ascii_whitespace())
         .count();
-    let start = prefix[..blank].iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+    let start = prefix[..blank]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |n| n + 1);
     (start <= MAX_ARMOR_LEADING_WHITESPACE).then_some(start)
 }
 
@@ -116,7 +119,9 @@ fn armor_from(start: &[u8]) -> Result<&[u8]> {
     let from = armor_start(start).unwrap_or(0);
     let rest = &start[from..];
     let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-    let line = rest[..line_end].strip_suffix(b"\r").unwrap_or(&rest[..line_end]);
+    let line = rest[..line_end]
+        .strip_suffix(b"\r")
+        .unwrap_or(&rest[..line_end]);
     if line != ARMOR_BEGIN {
         return Err(Error::Armor(format!(
             "the first line is `{}`, not `{}`",

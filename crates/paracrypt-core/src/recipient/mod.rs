@@ -840,7 +840,10 @@ mod tests {
         let mut ids = Identities::new();
         ids.add_file("keys.txt", file.as_bytes()).unwrap();
         assert_eq!(ids.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
-        assert_eq!(recipients_of("keys.txt", file.as_bytes()).unwrap(), [pq_pub.clone(), x_pub.clone()]);
+        assert_eq!(
+            recipients_of("keys.txt", file.as_bytes()).unwrap(),
+            [pq_pub.clone(), x_pub.clone()]
+        );
         // Written and read back as a header's block.
         let mut block = Vec::new();
         write_stanzas(&stanzas, &mut block);
@@ -852,18 +855,28 @@ mod tests {
                 mixed.add(r, format!("recipient {}", i + 1)).unwrap();
             }
             let err = mixed.wrap(&key()).unwrap_err();
-            assert!(err.to_string().contains("post-quantum (age1pq1…) recipient cannot share"), "{err}");
+            assert!(
+                err.to_string()
+                    .contains("post-quantum (age1pq1…) recipient cannot share"),
+                "{err}"
+            );
             assert_eq!(err.kind(), crate::ErrorKind::Usage);
         }
         // A damaged recipient and an identity given as a recipient.
         let mut damaged = pq_pub.clone();
         damaged.replace_range(100..101, if &pq_pub[100..101] == "q" { "p" } else { "q" });
         let err = Recipients::new().add(&damaged, "recipient 1").unwrap_err();
-        assert!(err.to_string().contains("not a valid age1pq1… recipient"), "{err}");
+        assert!(
+            err.to_string().contains("not a valid age1pq1… recipient"),
+            "{err}"
+        );
         let err = Recipients::new()
             .add(pq.to_secret_string().expose_secret(), "recipient 1")
             .unwrap_err();
-        assert!(err.to_string().contains("an identity (private key), not a recipient"));
+        assert!(
+            err.to_string()
+                .contains("an identity (private key), not a recipient")
+        );
     }
 
     #[test]
@@ -874,7 +887,10 @@ mod tests {
             body: vec![],
         };
         let mut block = Vec::new();
-        write_stanzas(&(0..MAX_STANZAS).map(stanza).collect::<Vec<_>>(), &mut block);
+        write_stanzas(
+            &(0..MAX_STANZAS).map(stanza).collect::<Vec<_>>(),
+            &mut block,
+        );
         assert_eq!(read_stanzas(&block).unwrap().len(), MAX_STANZAS);
         write_stanzas(&[stanza(0)], &mut block);
         assert_eq!(
@@ -886,7 +902,12 @@ mod tests {
         for i in 0..=MAX_STANZAS {
             many.add(&x_pub, format!("recipient {i}")).unwrap();
         }
-        assert!(many.wrap(&key()).unwrap_err().to_string().contains("more than 1024"));
+        assert!(
+            many.wrap(&key())
+                .unwrap_err()
+                .to_string()
+                .contains("more than 1024")
+        );
     }
 
     #[test]

@@ -106,4 +106,3 @@ pub fn allowed(vector: &Vector, got: Outcome) -> bool {
             && got == Outcome::Header
             && !vector.file.trim_ascii_start().starts_with(b"-----"))
 }
-
