@@ -262,7 +262,7 @@ impl Identities {
         for entry in identity_file(name, bytes)? {
             self.list.push(match entry {
                 IdentityEntry::X25519(identity) => Box::new(identity),
-                IdentityEntry::Hybrid(identity) => Box::new(identity),
+                IdentityEntry::Hybrid(identity) => identity,
                 IdentityEntry::Ssh(identity) => Box::new(identity),
                 IdentityEntry::Rsa(key) => Box::new(rsa::RsaIdentity::new(*key)),
             });
@@ -408,7 +408,7 @@ pub fn recipients_of(name: &str, bytes: &[u8]) -> Result<Vec<String>> {
 /// One identity of an identity file.
 enum IdentityEntry {
     X25519(age::x25519::Identity),
-    Hybrid(pq::HybridIdentity),
+    Hybrid(Box<pq::HybridIdentity>),
     Ssh(age::ssh::Identity),
     Rsa(Box<crate::pubkey::rsa::RsaPrivateKey>),
 }
@@ -459,7 +459,7 @@ fn identity_file(name: &str, bytes: &[u8]) -> Result<Vec<IdentityEntry>> {
             if prefix.is_some_and(|p| p.eq_ignore_ascii_case(pq::IDENTITY_PREFIX)) {
                 return line
                     .parse()
-                    .map(IdentityEntry::Hybrid)
+                    .map(|identity| IdentityEntry::Hybrid(Box::new(identity)))
                     .map_err(|e| identity_error(at(), format!("not a valid identity ({e})")));
             }
             line.parse().map(IdentityEntry::X25519).map_err(|_| {

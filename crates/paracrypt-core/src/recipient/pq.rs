@@ -110,7 +110,7 @@ impl PrivateKey {
     fn from_seed(seed: [u8; 32]) -> Self {
         let seed = Zeroizing::new(seed);
         let mut expanded = Zeroizing::new([0u8; 64 + X25519_LEN]);
-        let mut xof = Shake256::default().chain(&*seed).finalize_xof();
+        let mut xof = Shake256::default().chain(*seed).finalize_xof();
         xof.read(&mut *expanded);
         let d: &[u8; 32] = expanded[..32].try_into().expect("32 bytes");
         let z: &[u8; 32] = expanded[32..64].try_into().expect("32 bytes");
