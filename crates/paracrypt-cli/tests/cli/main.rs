@@ -5,6 +5,7 @@ mod cctv;
 /// The CCTV age vectors' reader, shared with the library's tests.
 #[path = "../../../paracrypt-core/tests/cctv/vectors.rs"]
 mod cctv_vectors;
+mod cluster;
 mod common;
 mod container;
 mod distributed;
