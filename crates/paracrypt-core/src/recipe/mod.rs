@@ -96,33 +96,3 @@ pub trait Recipe: Send + Sync {
         input_len: Option<u64>,
     ) -> Result<Job>;
 }
-
-impl<R: Recipe + ?Sized> Recipe for &R {
-    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
-        (**self).first_job(input, input_len)
-    }
-
-    fn job_from_header(
-        &self,
-        header: &[u8],
-        key: Option<&[u8]>,
-        input_len: Option<u64>,
-    ) -> Result<Job> {
-        (**self).job_from_header(header, key, input_len)
-    }
-}
-
-impl<R: Recipe + ?Sized> Recipe for Box<R> {
-    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
-        (**self).first_job(input, input_len)
-    }
-
-    fn job_from_header(
-        &self,
-        header: &[u8],
-        key: Option<&[u8]>,
-        input_len: Option<u64>,
-    ) -> Result<Job> {
-        (**self).job_from_header(header, key, input_len)
-    }
-}
