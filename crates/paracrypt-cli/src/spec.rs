@@ -190,7 +190,8 @@ impl Keyed {
                 refuse_salted(input, cipher)
             }
             Refuse::Age if agefile::detect(head).is_some() => crate::exit::usage(
-                "this is an age file: decrypt it with an identity (-i FILE) or its passphrase,                  not a key file",
+                "this is an age file: decrypt it with an identity (-i FILE) or its passphrase, \
+                 not a key file",
             ),
             _ => Ok(()),
         }
