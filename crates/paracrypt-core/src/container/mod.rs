@@ -43,7 +43,6 @@ pub use header::{
 pub use secret::{Argon2Params, Key, Secret};
 pub use suite::Suite;
 
-use crate::engine::io::PositionalReader;
 use crate::engine::{Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
@@ -317,12 +316,6 @@ impl Decryptor {
             return Err(Error::TruncatedAfterHeader);
         }
         job(keys, Direction::Decrypt, input_len, self.provider)
-    }
-
-    /// [`Decryptor::job`] for a file: reads its header (with positional reads) and its length.
-    pub fn file_job(&self, input: &File) -> Result<Job> {
-        let header = read_header_bytes(PositionalReader { file: input, at: 0 })?;
-        self.job(&header, Some(crate::recipe::file_len(input)?))
     }
 
     /// Decrypts `input` into `output` on every pool thread and sets `output`'s length. Every

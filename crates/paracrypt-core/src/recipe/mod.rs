@@ -67,7 +67,6 @@ mod writer;
 use std::io::BufRead;
 
 pub use runner::Runner;
-pub(crate) use runner::file_len;
 pub use writer::StreamWriter;
 
 use crate::engine::Job;

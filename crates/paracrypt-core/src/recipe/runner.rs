@@ -131,7 +131,7 @@ fn head_of(file: &File) -> BufReader<PositionalReader<'_>> {
     BufReader::new(PositionalReader { file, at: 0 })
 }
 
-pub(crate) fn file_len(file: &File) -> Result<u64> {
+fn file_len(file: &File) -> Result<u64> {
     Ok(file
         .metadata()
         .map_err(|e| Error::io("reading input metadata", e))?
