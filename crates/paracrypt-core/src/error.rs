@@ -281,7 +281,31 @@ impl Error {
             | Error::Identity { .. }
             | Error::IncompatibleRecipients(_) => ErrorKind::Usage,
             Error::Io { .. } => ErrorKind::Io,
-            _ => ErrorKind::Data,
+            Error::PartialBlock { .. }
+            | Error::TooShort { .. }
+            | Error::BadPadding
+            | Error::Truncated { .. }
+            | Error::NotAContainer
+            | Error::NotEncrypted
+            | Error::UnsupportedVersion(_)
+            | Error::Header(_)
+            | Error::WrongKey
+            | Error::WrongSecretKind { .. }
+            | Error::Kdf(_)
+            | Error::ChunkAuth { .. }
+            | Error::TruncatedAfter { .. }
+            | Error::TrailingData { .. }
+            | Error::TruncatedAfterHeader
+            | Error::RangeOutOfBounds { .. }
+            | Error::NoIdentityMatches { .. }
+            | Error::AgeHeader(_)
+            | Error::UnsupportedAgeVersion(_)
+            | Error::Armor(_)
+            | Error::EmptyLastChunk { .. }
+            | Error::NotSalted
+            | Error::BadPassword { .. }
+            | Error::UnknownProvider { .. }
+            | Error::Provider { .. } => ErrorKind::Data,
         }
     }
 

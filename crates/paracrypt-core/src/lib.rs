@@ -16,6 +16,9 @@
 //! - [`recipient`]: encrypting to people: age recipients and identities (X25519, SSH, RSA, a
 //!   passphrase), through the `age` crate.
 //! - [`agefile`]: age v1 files, binary and armored, sealed and opened on every core.
+//! - [`recipe`]: what every format is to the engine ([`Recipe`]), and the one [`Runner`] that
+//!   runs any of them file to file, stream to stream, in memory, over a range or as a `Write`
+//!   adapter.
 //!
 //! This crate never prints and never builds a thread pool: wrap calls in
 //! `rayon::ThreadPool::install` to choose the thread count.
@@ -25,7 +28,7 @@
 #![deny(missing_docs)]
 
 pub mod agefile;
-pub mod buffer;
+mod buffer;
 pub mod container;
 pub mod engine;
 mod error;
@@ -33,7 +36,10 @@ pub mod plan;
 pub mod provider;
 pub mod pubkey;
 pub mod raw;
+pub mod recipe;
 pub mod recipient;
+mod stream;
 pub mod workload;
 
 pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};
+pub use recipe::{Recipe, Runner, StreamWriter};

@@ -275,6 +275,12 @@ impl Identities {
         self.list.len()
     }
 
+    /// Whether this is a passphrase ([`Identities::passphrase`]), whose scrypt unwrapping costs
+    /// about a second and 64 MiB or more.
+    pub fn is_passphrase(&self) -> bool {
+        self.passphrase.is_some()
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
