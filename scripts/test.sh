@@ -66,7 +66,15 @@ fi
 # node. Its version and every dependency are pinned in tests/typage/package-lock.json; it goes
 # into target/typage (reinstalled when the lock file changes). Its packages need node 20.19 or
 # later: a missing node (and npm) comes from Debian, an older one is reported.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+node_missing=false
+if command -v dpkg-query >/dev/null; then
+  # The package is the truth on Debian (NodeSource's nodejs also holds npm; Debian's does not).
+  [ "$(dpkg-query -W -f='${Status}' nodejs 2>/dev/null || true)" = "install ok installed" ] &&
+    command -v npm >/dev/null || node_missing=true
+else
+  command -v node >/dev/null && command -v npm >/dev/null || node_missing=true
+fi
+if $node_missing; then
   if command -v apt-get >/dev/null; then
     echo "installing nodejs and npm: typage interop tests run the age-encryption package with node"
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
