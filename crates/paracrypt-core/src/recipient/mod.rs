@@ -702,7 +702,12 @@ mod tests {
         let mut to_a = Recipients::new();
         to_a.add(&a_pub, "recipient 1").unwrap();
         let x25519_stanzas = to_a.wrap(&key()).unwrap();
-        let double = [stanzas[0].clone(), stanzas[0].clone()];
+        let copy = |s: &Stanza| Stanza {
+            tag: s.tag.clone(),
+            args: s.args.clone(),
+            body: s.body.clone(),
+        };
+        let double = [copy(&stanzas[0]), copy(&stanzas[0])];
         stanzas.extend(x25519_stanzas);
         let mut keys = Identities::new();
         keys.add_file("a.key", a.as_bytes()).unwrap();
@@ -712,10 +717,12 @@ mod tests {
             (&keys, &stanzas[..]),
             (&pw, &double[..]),
         ] {
-            let err = ids.unwrap(header).unwrap_err();
+            let Err(err) = ids.unwrap(header) else {
+                panic!("opened")
+            };
             assert_eq!(
                 err.to_string(),
-                "age header: a passphrase (scrypt) stanza must be the only stanza in the header"
+                "invalid age header: a passphrase (scrypt) stanza must be the only stanza in the header"
             );
             assert_eq!(err.kind(), crate::ErrorKind::Data);
         }
@@ -728,7 +735,9 @@ mod tests {
         // the caller asks for a higher limit.
         for asked in [None, Some(30), Some(22)] {
             let ids = Identities::passphrase(SecretString::from("pw".to_owned()), asked);
-            let err = ids.unwrap(&[scrypt_stanza(23)]).unwrap_err();
+            let Err(err) = ids.unwrap(&[scrypt_stanza(23)]) else {
+                panic!("opened")
+            };
             assert_eq!(
                 err.to_string(),
                 "key derivation: the passphrase's scrypt work factor 2^23 is above the limit of \
@@ -737,7 +746,9 @@ mod tests {
             assert_eq!(err.kind(), crate::ErrorKind::Data);
         }
         let lower = Identities::passphrase(SecretString::from("pw".to_owned()), Some(10));
-        let err = lower.unwrap(&[scrypt_stanza(11)]).unwrap_err();
+        let Err(err) = lower.unwrap(&[scrypt_stanza(11)]) else {
+            panic!("opened")
+        };
         assert!(
             err.to_string().ends_with("2^11 is above the limit of 2^10"),
             "{err}"
