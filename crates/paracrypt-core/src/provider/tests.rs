@@ -474,7 +474,7 @@ mod same_bytes {
                     for opener in [&a, &b] {
                         let mut z = x.clone();
                         assert!(!opener.open(&nonce, &aad, &mut z, &bad).unwrap());
-                        assert_eq!(z, x, "{alg:?}: a failed open changed the chunk");
+                        assert!(z == x, "{alg:?}: a failed open changed the chunk");
                     }
                     assert!(b.open(&nonce, &aad, &mut x, &tag_a).unwrap());
                     assert!(a.open(&nonce, &aad, &mut y, &tag_b).unwrap());

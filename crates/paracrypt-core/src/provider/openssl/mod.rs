@@ -286,8 +286,11 @@ impl Aead for AeadImpl {
 // HMAC and HKDF
 
 fn hmac_sha256(key: &[u8]) -> Box<dyn HmacSha256> {
+    // OpenSSL refuses an empty HMAC key. HMAC pads a short key with zeros to the 64-byte
+    // block, so the empty key and the one zero byte are the same key.
+    let key = if key.is_empty() { &[0u8][..] } else { key };
     Box::new(Hmac256(
-        PKey::hmac(key).expect("OpenSSL takes any HMAC key"),
+        PKey::hmac(key).expect("OpenSSL takes any non-empty HMAC key"),
     ))
 }
 
