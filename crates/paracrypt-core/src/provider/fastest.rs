@@ -16,15 +16,24 @@ use std::sync::OnceLock;
 use super::{Provider, Table};
 
 /// What the rule looks at.
+///
+/// ```
+/// use paracrypt_core::provider::fastest::{Cpu, backends};
+/// use paracrypt_core::provider::Provider;
+///
+/// // Without AVX-512, every primitive comes from the first compiled backend.
+/// let first = Provider::ALL[0];
+/// assert!(backends(Cpu { avx512: false }).iter().all(|&(_, by)| by == first));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Cpu {
+pub struct Cpu {
     /// AVX-512 Foundation and Vector Length extensions (x86-64).
-    pub(crate) avx512: bool,
+    pub avx512: bool,
 }
 
 impl Cpu {
     /// This CPU.
-    pub(crate) fn detect() -> Self {
+    pub fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
         {
             Cpu {
@@ -43,6 +52,12 @@ impl Cpu {
 pub(crate) fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| assemble(Cpu::detect()))
+}
+
+/// Which backend the rule picks for each primitive on `cpu` (the names as
+/// [`Provider::primitives`] gives them).
+pub fn backends(cpu: Cpu) -> Vec<(&'static str, Provider)> {
+    assemble(cpu).by().to_vec()
 }
 
 /// The rule: the first compiled backend's table, with the rows where another one wins on `cpu`.

@@ -2,18 +2,21 @@
 //! compiled), the system **OpenSSL** (libcrypto 3 through the `openssl` crate) or
 //! **RustCrypto** (pure Rust, always compiled).
 //!
-//! Each backend fills one [table](table) of primitives, a `static` in its own folder
-//! (`aws_lc/`, `openssl/`, `rustcrypto/`); a [`Provider`] is the name of one table. Nothing
-//! outside this module tree knows which backends are compiled.
+//! Each backend fills one table of primitives (rustls's `CryptoProvider` is the model), a
+//! `static` in its own folder (`aws_lc/`, `openssl/`, `rustcrypto/`); a [`Provider`] names one
+//! table, and [`Provider::Fastest`] (the default) a table assembled per primitive from the
+//! compiled ones ([`fastest`]). Nothing outside this module tree knows which backends are
+//! compiled.
 //!
 //! The engine decides *what* runs on which thread; a [`Provider`] decides *how fast one thread
-//! runs it*. Both give the same bytes for every primitive (the unit tests below and the
-//! cross-provider integration tests check it), so a file written with one opens with the other.
+//! runs it*. All give the same bytes for every primitive (the unit tests below and the
+//! cross-provider integration tests check it), so a file written with one opens with another.
 //!
 //! ```
 //! use paracrypt_core::provider::Provider;
 //!
 //! let fastest = Provider::default();
+//! assert_eq!(fastest, Provider::Fastest);
 //! assert_eq!(fastest.to_string().parse::<Provider>()?, fastest);
 //! assert!(Provider::ALL.contains(&Provider::RustCrypto));
 //! # Ok::<(), paracrypt_core::Error>(())
@@ -23,15 +26,17 @@
 //!
 //! The internal interface is shaped for whole chunks: a block cipher encrypts a slice of many
 //! blocks in one call (so AES-NI pipelines), CTR XORs a keystream starting at any byte offset,
-//! an AEAD seals or opens a chunk in place with a detached tag. Within the aws-lc provider a
-//! primitive stays on RustCrypto where aws-lc measured no faster on the reference machine
-//! (the README's *Providers* section has the figures): Blowfish. The OpenSSL backend names
-//! RustCrypto's DES, Blowfish and RC4 (OpenSSL 3 keeps them in its `legacy` provider, which a
-//! library should not load into the whole process) and, for now, RustCrypto's public-key
-//! operations but ECDSA and RSA signing, verification and decryption.
+//! an AEAD seals or opens a chunk with a detached tag, in place or from one slice into another.
+//! Within the aws-lc provider a primitive stays on RustCrypto where aws-lc measured no faster
+//! on the reference machine (the README's *Providers* section has the figures): Blowfish. The
+//! OpenSSL backend names RustCrypto's DES, Blowfish and RC4 (OpenSSL 3 keeps them in its
+//! `legacy` provider, which a library should not load into the whole process). RSA keys below
+//! 2048 bits, and the public-key operations no C backend is asked for (PSS verification with
+//! any salt length, OAEP encryption), run on RustCrypto whatever the provider.
 
 #[cfg(feature = "aws-lc")]
 mod aws_lc;
+pub mod fastest;
 #[cfg(feature = "openssl")]
 mod openssl;
 #[cfg(any(feature = "aws-lc", feature = "openssl"))]
@@ -66,6 +71,10 @@ pub enum Provider {
     /// RustCrypto (`aes`, `des`, `blowfish`, `rc4`, `aes-gcm`, `chacha20poly1305`, `hmac`,
     /// `rsa`, `p256`, …): pure Rust, always compiled.
     RustCrypto,
+    /// The default: per primitive, the fastest compiled backend on this CPU, by the static
+    /// rule of [`fastest`] (CPU features, never a timing). Not in [`Provider::ALL`], which
+    /// lists the backends themselves.
+    Fastest,
 }
 
 impl Provider {
@@ -86,6 +95,7 @@ impl Provider {
             #[cfg(feature = "openssl")]
             Provider::OpenSsl => "openssl",
             Provider::RustCrypto => "rustcrypto",
+            Provider::Fastest => "fastest",
         }
     }
 
@@ -93,6 +103,7 @@ impl Provider {
     pub fn valid_names() -> String {
         Provider::ALL
             .iter()
+            .chain([&Provider::Fastest])
             .map(|p| p.as_str())
             .collect::<Vec<_>>()
             .join(", ")
@@ -100,9 +111,9 @@ impl Provider {
 }
 
 impl Default for Provider {
-    /// The fastest compiled provider: aws-lc when compiled, RustCrypto otherwise.
+    /// [`Provider::Fastest`]: per primitive, the fastest compiled backend on this CPU.
     fn default() -> Self {
-        Provider::ALL[0]
+        Provider::Fastest
     }
 }
 
@@ -115,8 +126,8 @@ impl fmt::Display for Provider {
 impl FromStr for Provider {
     type Err = Error;
 
-    /// `aws-lc` (also `awslc`, `aws_lc`), `openssl` or `rustcrypto` (also `rust-crypto`), any
-    /// case. A
+    /// `aws-lc` (also `awslc`, `aws_lc`), `openssl`, `rustcrypto` (also `rust-crypto`) or
+    /// `fastest`, any case. A
     /// provider that this build does not include is refused with a message that says so.
     fn from_str(s: &str) -> Result<Self> {
         let wanted: String = s
@@ -143,6 +154,7 @@ impl FromStr for Provider {
                 note: " (`openssl` is not compiled into this build)".to_owned(),
             }),
             "rustcrypto" => Ok(Provider::RustCrypto),
+            "fastest" => Ok(Provider::Fastest),
             _ => Err(Error::UnknownProvider {
                 name: s.to_owned(),
                 valid: Provider::valid_names(),
@@ -222,7 +234,9 @@ pub(crate) const TAG_LEN: usize = 16;
 /// The nonce length of every AEAD here.
 pub(crate) const NONCE_LEN: usize = 12;
 
-/// A keyed AEAD that seals and opens whole chunks in place with a detached tag.
+/// A keyed AEAD that seals and opens whole chunks with a detached tag, in place or from one
+/// slice into another (one pass over memory where the backend can: the in-memory driver
+/// writes each chunk straight into its output slot).
 pub(crate) trait Aead: Send + Sync {
     /// Encrypts `data` in place; returns the tag.
     fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], data: &mut [u8]) -> Result<[u8; TAG_LEN]>;
@@ -237,6 +251,38 @@ pub(crate) trait Aead: Send + Sync {
         data: &mut [u8],
         tag: &[u8; TAG_LEN],
     ) -> Result<bool>;
+
+    /// Seals `input` into `output` (of the same length); returns the tag. By default a copy
+    /// and [`seal`](Self::seal) in place; a backend that reads one slice and writes another in
+    /// one pass overrides it.
+    #[allow(dead_code)] // The in-memory driver moves to it with the format refactor.
+    fn seal_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
+        output.copy_from_slice(input);
+        self.seal(nonce, aad, output)
+    }
+
+    /// Checks `tag` and decrypts `input` into `output` (of the same length). Returns `false`
+    /// when the chunk does not authenticate; `output` then holds no plaintext (`input` is
+    /// never changed, so the caller may try again). By default a copy and
+    /// [`open`](Self::open) in place; overridden where the backend has a one-pass path.
+    #[allow(dead_code)] // As `seal_to`.
+    fn open_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<bool> {
+        output.copy_from_slice(input);
+        self.open(nonce, aad, output, tag)
+    }
 }
 
 /// HMAC-SHA256 with a fixed key.
@@ -259,6 +305,7 @@ impl Provider {
             #[cfg(feature = "openssl")]
             Provider::OpenSsl => &openssl::TABLE,
             Provider::RustCrypto => &rustcrypto::TABLE,
+            Provider::Fastest => fastest::table(),
         }
     }
 

@@ -288,14 +288,58 @@ fn provider_names_parse_and_print() {
         assert!(err.contains("not compiled into this build"), "{err}");
     }
     assert!(err.contains("rustcrypto"), "{err}");
+    assert_eq!(Provider::default(), Provider::Fastest);
+    assert_eq!("fastest".parse::<Provider>().unwrap(), Provider::Fastest);
+    assert!(!Provider::ALL.contains(&Provider::Fastest));
     #[cfg(feature = "aws-lc")]
-    assert_eq!(Provider::default(), Provider::AwsLc);
+    assert_eq!(Provider::ALL[0], Provider::AwsLc);
     #[cfg(not(feature = "aws-lc"))]
     {
-        assert_eq!(Provider::default(), Provider::RustCrypto);
         let err = "aws-lc".parse::<Provider>().unwrap_err().to_string();
         assert!(err.contains("not compiled into this build"), "{err}");
     }
+}
+
+#[test]
+fn the_fastest_table_follows_the_rule() {
+    use fastest::{Cpu, backends};
+    let first = Provider::ALL[0];
+    // The default table is the rule's on this CPU.
+    assert_eq!(Provider::Fastest.primitives(), backends(Cpu::detect()));
+    // What the first backend's own table names (RustCrypto's Blowfish for aws-lc)...
+    let own = first.primitives();
+    // ...but ChaCha20-Poly1305 on OpenSSL when it is compiled and the CPU has AVX-512.
+    #[cfg(feature = "openssl")]
+    let chacha_avx512 = Provider::OpenSsl;
+    #[cfg(not(feature = "openssl"))]
+    let chacha_avx512 = first;
+    for avx512 in [false, true] {
+        for ((primitive, by), &(name, own_by)) in backends(Cpu { avx512 }).into_iter().zip(&own) {
+            assert_eq!(primitive, name);
+            let expected = if primitive == "ChaCha20-Poly1305" && avx512 {
+                chacha_avx512
+            } else {
+                own_by
+            };
+            assert_eq!(by, expected, "{primitive}, AVX-512 {avx512}");
+        }
+    }
+    // The default table computes what the others compute.
+    let key = [7u8; 32];
+    let nonce = [1u8; 12];
+    let mut x = vec![5u8; 1000];
+    let mut y = x.clone();
+    let t1 = Provider::Fastest
+        .aead(AeadAlg::ChaCha20Poly1305, &key)
+        .unwrap()
+        .seal(&nonce, b"aad", &mut x)
+        .unwrap();
+    let t2 = Provider::RustCrypto
+        .aead(AeadAlg::ChaCha20Poly1305, &key)
+        .unwrap()
+        .seal(&nonce, b"aad", &mut y)
+        .unwrap();
+    assert!((x, t1) == (y, t2));
 }
 
 // ---- Both providers, same bytes ---------------------------------------------------------------
@@ -475,6 +519,24 @@ mod same_bytes {
                         let mut z = x.clone();
                         assert!(!opener.open(&nonce, &aad, &mut z, &bad).unwrap());
                         assert!(z == x, "{alg:?}: a failed open changed the chunk");
+                    }
+                    // Out of place: the same bytes, and a failed open releases no plaintext.
+                    for aead in [&a, &b] {
+                        let mut out = vec![0xa5; plain.len()];
+                        assert_eq!(aead.seal_to(&nonce, &aad, &plain, &mut out).unwrap(), tag_a);
+                        assert!(out == x, "{alg:?}: seal_to");
+                        let mut opened = vec![0x5a; plain.len()];
+                        assert!(aead.open_to(&nonce, &aad, &x, &mut opened, &tag_a).unwrap());
+                        assert!(opened == plain, "{alg:?}: open_to");
+                        let mut opened = vec![0x5a; plain.len()];
+                        assert!(!aead.open_to(&nonce, &aad, &x, &mut opened, &bad).unwrap());
+                        // Left as it was, zeroed, or the ciphertext: never plaintext.
+                        assert!(
+                            opened.iter().all(|&v| v == 0x5a)
+                                || opened.iter().all(|&v| v == 0)
+                                || opened == x,
+                            "{alg:?}: a failed open_to released the plaintext"
+                        );
                     }
                     assert!(b.open(&nonce, &aad, &mut x, &tag_a).unwrap());
                     assert!(a.open(&nonce, &aad, &mut y, &tag_b).unwrap());

@@ -280,6 +280,49 @@ impl Aead for AeadImpl {
             .map_err(failed("EVP_EncryptUpdate"))?;
         Ok(false)
     }
+
+    fn seal_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
+        assert_eq!(input.len(), output.len(), "AEAD input and output lengths");
+        let mut ctx = self.context(true, nonce, aad)?;
+        if !input.is_empty() {
+            ctx.cipher_update(input, Some(output))
+                .map_err(failed("EVP_EncryptUpdate"))?;
+        }
+        ctx.cipher_final(&mut [])
+            .map_err(failed("EVP_EncryptFinal_ex"))?;
+        let mut tag = [0u8; TAG_LEN];
+        ctx.tag(&mut tag).map_err(failed("EVP_CTRL_AEAD_GET_TAG"))?;
+        Ok(tag)
+    }
+
+    fn open_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<bool> {
+        assert_eq!(input.len(), output.len(), "AEAD input and output lengths");
+        let mut ctx = self.context(false, nonce, aad)?;
+        ctx.set_tag(tag).map_err(failed("EVP_CTRL_AEAD_SET_TAG"))?;
+        if !input.is_empty() {
+            ctx.cipher_update(input, Some(output))
+                .map_err(failed("EVP_DecryptUpdate"))?;
+        }
+        if ctx.cipher_final(&mut []).is_ok() {
+            return Ok(true);
+        }
+        // A wrong tag: the plaintext written is unauthenticated; none of it may stay.
+        output.fill(0);
+        Ok(false)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 //! (`encrypt_blocks`, `write_keystream`) so every thread keeps the cipher's instruction-level
 //! parallelism.
 
-use aes_gcm::aead::{AeadInOut, Nonce, Tag};
+use aes_gcm::aead::{AeadInOut, Nonce, Tag, inout::InOutBuf};
 use cipher::{
     Array, Block, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt,
     BlockSizeUser, InnerIvInit, KeyInit, StreamCipher as _, StreamCipherCoreWrapper,
@@ -224,6 +224,46 @@ impl<A: AeadInOut + Send + Sync> Aead for AeadImpl<A> {
         Ok(self
             .0
             .decrypt_inout_detached(&nonce, aad, data.into(), &tag)
+            .is_ok())
+    }
+
+    fn seal_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
+        let nonce = Nonce::<A>::try_from(&nonce[..]).expect("12-byte nonces");
+        let buf = InOutBuf::new(input, output).map_err(|_| crate::Error::Provider {
+            what: "AEAD seal: input and output lengths differ",
+        })?;
+        let tag = self
+            .0
+            .encrypt_inout_detached(&nonce, aad, buf)
+            .map_err(|_| crate::Error::Provider {
+                what: "AEAD seal: chunk above the AEAD's length limit",
+            })?;
+        Ok(tag[..].try_into().expect("16-byte tags"))
+    }
+
+    fn open_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<bool> {
+        let nonce = Nonce::<A>::try_from(&nonce[..]).expect("12-byte nonces");
+        let tag = Tag::<A>::try_from(&tag[..]).expect("16-byte tags");
+        let buf = InOutBuf::new(input, output).map_err(|_| crate::Error::Provider {
+            what: "AEAD open: input and output lengths differ",
+        })?;
+        // The tag is checked before anything is written to `output`.
+        Ok(self
+            .0
+            .decrypt_inout_detached(&nonce, aad, buf, &tag)
             .is_ok())
     }
 }
