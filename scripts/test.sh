@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian package → why the suite needs it. Everything else the tests run is in every Debian
-# system (coreutils' timeout, util-linux's setsid, prlimit and script, a POSIX sh); the Rust toolchain
+# system (coreutils' timeout; util-linux's setsid, prlimit, script, unshare, flock and setpriv; a POSIX sh); the Rust toolchain
 # is the README's own prerequisite.
 declare -A why=(
   [gcc]="rustc links through cc, and mpi-sys compiles C"
@@ -24,6 +24,7 @@ declare -A why=(
   [openmpi-bin]="MPI tests run mpirun"
   [libopenmpi-dev]="mpi-sys compiles against mpi.h (mpicc)"
   [libclang-dev]="bindgen (mpi-sys) loads libclang.so and clang's headers"
+  [iproute2]="the emulated-cluster tests make network namespaces and veths with ip and tc"
 )
 need=()
 if command -v dpkg-query >/dev/null; then
@@ -42,6 +43,7 @@ else
   command -v ssh-keygen >/dev/null || need+=(openssh-client)
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   command -v mpicc >/dev/null || need+=(libopenmpi-dev)
+  command -v ip >/dev/null || need+=(iproute2)
   compgen -G '/usr/lib*/llvm*/lib/libclang.so' >/dev/null ||
     compgen -G '/usr/lib*/libclang.so' >/dev/null ||
     compgen -G '/usr/lib*/*/libclang.so' >/dev/null ||

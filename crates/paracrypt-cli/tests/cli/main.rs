@@ -1,6 +1,7 @@
 //! End-to-end tests of the `paracrypt` binary: one test binary, a module per subcommand.
 
 mod bench;
+mod cluster;
 mod common;
 mod container;
 mod distributed;
