@@ -92,8 +92,8 @@ cargo build --workspace --all-features --locked --bins
 PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   "$venv/bin/python" -m pytest -q tests/reference
 
-# 2. OpenSSL without aws-lc: the OpenSSL provider is then the default and the first one every
-# cross-provider test compares with RustCrypto (the MPI crate is left out of builds 2 and 3:
+# 2. OpenSSL without aws-lc: OpenSSL is then the first backend (the one the default `fastest`
+# table takes every primitive from) and the one every cross-provider test compares with RustCrypto (the MPI crate is left out of builds 2 and 3:
 # it runs the same core code, already tested above).
 cargo test --workspace --exclude paracrypt-mpi --no-default-features --features openssl --locked
 
