@@ -95,7 +95,11 @@ PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
 # 2. OpenSSL without aws-lc: OpenSSL is then the first backend (the one the default `fastest`
 # table takes every primitive from) and the one every cross-provider test compares with RustCrypto (the MPI crate is left out of builds 2 and 3:
 # it runs the same core code, already tested above).
-cargo test --workspace --exclude paracrypt-mpi --no-default-features --features openssl --locked
+# To keep CI's time down, the core's suite (every primitive, suite, age payload, raw cipher and
+# signature across providers) and the CLI's provider tests only.
+ossl=(--no-default-features --features openssl --locked)
+cargo test -p paracrypt-core "${ossl[@]}" --tests
+cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers::
 
 # 3. The pure-Rust build: RustCrypto only. It must link neither aws-lc nor OpenSSL (checked on
 # the dependency graph, build scripts included), and the suite must pass on it too.
