@@ -94,6 +94,13 @@ pub enum Error {
     /// The input does not start with the container's magic bytes.
     #[error("not a paracrypt file (no PARACRYPT header)")]
     NotAContainer,
+    /// The input is neither of the formats `decrypt` reads: it starts with neither a
+    /// container's `PARACRYPT` nor an age header (binary or armored).
+    #[error(
+        "not a paracrypt or age file (it starts with neither PARACRYPT, age-encryption.org/ \
+         nor -----BEGIN AGE ENCRYPTED FILE-----)"
+    )]
+    NotEncrypted,
     /// The container was written by a newer (or unknown) format version.
     #[error("unsupported paracrypt format version {0} (this build reads versions 1 and 2)")]
     UnsupportedVersion(u8),

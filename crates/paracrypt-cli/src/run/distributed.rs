@@ -196,7 +196,7 @@ mod imp {
             if matches!(spec.operation, Operation::Decrypt { .. })
                 && let Some(file) = input.as_file()
             {
-                let mut start = [0u8; paracrypt_core::agefile::ARMOR_BEGIN.len()];
+                let mut start = [0u8; paracrypt_core::agefile::DETECT_LEN];
                 let n = std::os::unix::fs::FileExt::read_at(file, &mut start, 0).unwrap_or(0);
                 if paracrypt_core::agefile::detect(&start[..n]).is_some() {
                     return usage(

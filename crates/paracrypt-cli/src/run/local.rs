@@ -68,8 +68,14 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
             (Some(job), Vec::new(), None)
         }
         Keyed::Decrypt(_, _, range) => {
-            let (head, taken) = super::salted::read_head(&mut input, agefile::ARMOR_BEGIN.len())?;
+            let (head, taken) = super::salted::read_head(&mut input, agefile::DETECT_LEN)?;
             let age = agefile::detect(&head);
+            let magic = paracrypt_core::container::MAGIC;
+            let container =
+                head.starts_with(magic) || (!head.is_empty() && magic.starts_with(&head));
+            if age.is_none() && !container {
+                return Err(paracrypt_core::Error::NotEncrypted.into());
+            }
             if age == Some(AgeFormat::Armored) && range.is_some() {
                 return usage("--range needs a binary age file (armor is read in order)");
             }

@@ -65,24 +65,71 @@ pub enum AgeFormat {
     Armored,
 }
 
-/// Which form of age file `prefix` (the first bytes of an input, at least 34 of them) begins,
-/// if any.
+/// The most whitespace read before an armored file's BEGIN line (age's limit too): blank
+/// lines there are allowed, and a file of nothing but whitespace is not read without bound.
+pub const MAX_ARMOR_LEADING_WHITESPACE: usize = 1024;
+
+/// How many bytes from an input's start [`detect`] needs to tell its format.
+pub const DETECT_LEN: usize = MAX_ARMOR_LEADING_WHITESPACE + ARMOR_BEGIN.len();
+
+/// Which form of age file `prefix` (the first bytes of an input, [`DETECT_LEN`] of them or
+/// the whole input) begins, if any.
+///
+/// Armor may follow blank lines (whitespace, at most [`MAX_ARMOR_LEADING_WHITESPACE`]
+/// bytes); a first line that starts with `-----` is taken for armor, so that a damaged BEGIN
+/// line is reported as damaged armor.
 ///
 /// ```
 /// use paracrypt_core::agefile::{AgeFormat, detect};
 ///
 /// assert_eq!(detect(b"age-encryption.org/v1\n-> X25519"), Some(AgeFormat::Binary));
 /// assert_eq!(detect(b"-----BEGIN AGE ENCRYPTED FILE-----\n"), Some(AgeFormat::Armored));
+/// assert_eq!(detect(b"\n \r\n-----BEGIN AGE ENCRYPTED FILE-----\n"), Some(AgeFormat::Armored));
 /// assert_eq!(detect(b"PARACRYPT\x01"), None);
 /// ```
 pub fn detect(prefix: &[u8]) -> Option<AgeFormat> {
     if prefix.starts_with(MAGIC) {
         Some(AgeFormat::Binary)
-    } else if prefix.starts_with(ARMOR_BEGIN) {
+    } else if prefix[armor_start(prefix)?..].starts_with(b"-----") {
         Some(AgeFormat::Armored)
     } else {
         None
     }
+}
+
+/// Where the first line that is not blank starts, when the blank lines before it are within
+/// [`MAX_ARMOR_LEADING_WHITESPACE`].
+fn armor_start(prefix: &[u8]) -> Option<usize> {
+    let blank = prefix
+        .iter()
+        .take(MAX_ARMOR_LEADING_WHITESPACE + 1)
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    let start = prefix[..blank]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |n| n + 1);
+    (start <= MAX_ARMOR_LEADING_WHITESPACE).then_some(start)
+}
+
+/// The armored file in `start` (its first bytes), from its BEGIN line: the blank lines before
+/// it skipped, and the BEGIN line checked (age's armor reader would otherwise take a damaged
+/// one for a binary file).
+fn armor_from(start: &[u8]) -> Result<&[u8]> {
+    let from = armor_start(start).unwrap_or(0);
+    let rest = &start[from..];
+    let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    let line = rest[..line_end]
+        .strip_suffix(b"\r")
+        .unwrap_or(&rest[..line_end]);
+    if line != ARMOR_BEGIN {
+        return Err(Error::Armor(format!(
+            "the first line is `{}`, not `{}`",
+            String::from_utf8_lossy(&line[..line.len().min(40)]).escape_debug(),
+            String::from_utf8_lossy(ARMOR_BEGIN)
+        )));
+    }
+    Ok(rest)
 }
 
 /// Writes age files.
@@ -345,7 +392,7 @@ impl Decryptor {
     /// parallel). Every chunk is verified; a failure names the chunk. Returns the bytes
     /// written.
     pub fn decrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        let mut start = [0u8; ARMOR_BEGIN.len()];
+        let mut start = [0u8; DETECT_LEN];
         let n = read_prefix(input, &mut start)?;
         if detect(&start[..n]) == Some(AgeFormat::Armored) {
             return in_order(input, output, |r, w| self.decrypt_stream(r, w));
@@ -363,14 +410,19 @@ impl Decryptor {
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
         let mut counted = Counting::new(reader, self.progress.as_ref());
-        let mut input = BufReader::with_capacity(SEALED_CHUNK_LEN, &mut counted);
-        let start = input
-            .fill_buf()
+        let mut start = Vec::with_capacity(DETECT_LEN);
+        (&mut counted)
+            .take(DETECT_LEN as u64)
+            .read_to_end(&mut start)
             .map_err(|e| Error::io("reading the age header", e))?;
-        if detect(start) != Some(AgeFormat::Armored) {
+        if detect(&start) != Some(AgeFormat::Armored) {
+            let mut input =
+                BufReader::with_capacity(SEALED_CHUNK_LEN, (&start[..]).chain(&mut counted));
             let (job, _) = self.open(&mut input)?;
             return engine::stream::process_stream(&job, &mut input, writer, self.window);
         }
+        let start = armor_from(&start)?;
+        let input = BufReader::with_capacity(SEALED_CHUNK_LEN, start.chain(&mut counted));
         let mut armored = ArmoredReader::new(input);
         let mut run = || -> Result<u64> {
             let (job, _) = self.open(&mut armored)?;
