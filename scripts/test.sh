@@ -124,10 +124,10 @@ PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   "$venv/bin/python" -m pytest -q tests/reference
 
 # 2. OpenSSL without aws-lc: OpenSSL is then the first backend (the one the default `fastest`
-# table takes every primitive from) and the one every cross-provider test compares with RustCrypto (the MPI crate is left out of builds 2 and 3:
-# it runs the same core code, already tested above).
-# To keep CI's time down, the core's suite (every primitive, suite, age payload, raw cipher and
-# signature across providers) and the CLI's provider tests only.
+# table takes every primitive from) and the one every cross-provider test compares with
+# RustCrypto. To keep CI's time down: the core's suite (every primitive, suite, age payload,
+# raw cipher and signature across providers) and the CLI's provider tests only. (The MPI crate
+# is left out of builds 2 and 3: it runs the same core code, already tested above.)
 ossl=(--no-default-features --features openssl --locked)
 cargo test -p paracrypt-core "${ossl[@]}" --tests
 cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers::
