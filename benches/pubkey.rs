@@ -1,4 +1,4 @@
-//! Public-key benchmarks: every workload of `paracrypt::pubkey::workload` in a one-thread pool
+//! Public-key benchmarks: every workload of `paracrypt_bench::pubkey` in a one-thread pool
 //! and in a two-thread pool (and one per core when there are more), so each speed-up is a
 //! ratio of two medians from the same run.
 //!
@@ -24,7 +24,7 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use paracrypt::pubkey::ecdsa::EcdsaVerify;
 use paracrypt::pubkey::rsa::PrivateOp;
-use paracrypt::pubkey::workload::{
+use paracrypt_bench::pubkey::{
     BATCH_SIZE, RSA_KEYGEN_BITS, RSA_KEYGEN_SAMPLES, RSA_OP_BITS, Workload,
 };
 

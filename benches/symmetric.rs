@@ -1,15 +1,15 @@
-//! Symmetric throughput in memory: every raw cipher and mode and every container suite on a
-//! 64 MiB buffer, on one thread and on every thread (`Throughput::Bytes`).
+//! Symmetric throughput in memory: every raw cipher and mode, every container suite and age
+//! files on a 64 MiB buffer, on one thread and on every thread (`Throughput::Bytes`).
 //!
 //! `cargo bench --bench symmetric [-- raw/aes-256-ctr]`. The workloads are
-//! `paracrypt::workload::Symmetric`, the same ones `paracrypt bench` runs. The 2-thread/1-thread
-//! ratios in the README come from here; the targets are not tests.
+//! `paracrypt_bench::symmetric::Symmetric`, the same ones `paracrypt bench` runs. The
+//! 2-thread/1-thread ratios in the README come from here; the targets are not tests.
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use paracrypt::plan::ChunkSize;
-use paracrypt::workload::Symmetric;
+use paracrypt_bench::symmetric::Symmetric;
 
 const SIZE: usize = 64 << 20;
 

@@ -40,7 +40,6 @@ pub mod raw;
 pub mod recipe;
 pub mod recipient;
 mod stream;
-pub mod workload;
 
 pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};
 pub use recipe::{Recipe, Runner, StreamWriter};

@@ -7,4 +7,3 @@ mod container;
 mod job;
 mod pubkey;
 mod raw;
-mod workload;

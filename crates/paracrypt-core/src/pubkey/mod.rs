@@ -15,7 +15,6 @@
 //! - [`ecdsa`]: P-256 keys, RFC 6979 signatures (DER), verification unsplit or `u1·G ‖ u2·Q`.
 //! - [`batch`]: many signatures or verifications at once.
 //! - [`pem`]: key files in every form `openssl` writes.
-//! - [`workload`]: the benchmark workloads, shared by the benches and the CLI.
 //!
 //! # When a split pays, and when it does not
 //!
@@ -52,7 +51,6 @@ mod error;
 pub mod keygen;
 pub mod pem;
 pub mod rsa;
-pub mod workload;
 
 use std::io::Read;
 

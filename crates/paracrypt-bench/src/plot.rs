@@ -2,10 +2,14 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use super::report::Report;
+use crate::Result;
+use crate::report::Report;
+
+fn plot_error(e: impl std::fmt::Display) -> crate::Error {
+    crate::Error::Plot(e.to_string())
+}
 
 /// Colours dark enough to read on white (Tableau 10 and a few more); series past the end reuse
 /// them in order.
@@ -31,7 +35,7 @@ const PALETTE: [RGBColor; 16] = [
 /// Draws one line per algorithm (and mode), at its largest size, plus the ideal `y = x`.
 pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    let mut keys: Vec<(String, Option<String>, Option<super::report::Medium>)> = Vec::new();
+    let mut keys: Vec<(String, Option<String>, Option<crate::report::Medium>)> = Vec::new();
     for m in &report.measurements {
         let key = (m.algorithm.clone(), m.provider.clone(), m.mode);
         if !keys.contains(&key) {
@@ -56,8 +60,8 @@ pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let label = match mode {
-            Some(super::report::Medium::Memory) => format!("{algorithm} (memory)"),
-            Some(super::report::Medium::File) => format!("{algorithm} (file)"),
+            Some(crate::report::Medium::Memory) => format!("{algorithm} (memory)"),
+            Some(crate::report::Medium::File) => format!("{algorithm} (file)"),
             None => algorithm,
         };
         series.push((label, points));
@@ -74,7 +78,7 @@ pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
         .fold(max_threads, f64::max);
     let height = 480 + 18 * series.len() as u32;
     let root = SVGBackend::new(path, (900, height)).into_drawing_area();
-    root.fill(&WHITE).context("drawing the plot")?;
+    root.fill(&WHITE).map_err(plot_error)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "paracrypt: speed-up against threads (largest size of each series)",
@@ -87,19 +91,19 @@ pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
             0.8f64..max_threads + 0.2,
             0f64..(max_speedup * 1.1).max(1.2),
         )
-        .context("drawing the plot")?;
+        .map_err(plot_error)?;
     chart
         .configure_mesh()
         .x_desc("threads")
         .y_desc("speed-up over the fewest threads")
         .draw()
-        .context("drawing the plot")?;
+        .map_err(plot_error)?;
     chart
         .draw_series(LineSeries::new(
             [(1.0, 1.0), (max_threads, max_threads)],
             BLACK.stroke_width(1),
         ))
-        .context("drawing the plot")?
+        .map_err(plot_error)?
         .label("ideal")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
     for (i, (label, points)) in series.iter().enumerate() {
@@ -109,12 +113,12 @@ pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
                 points.iter().copied(),
                 color.stroke_width(2),
             ))
-            .context("drawing the plot")?
+            .map_err(plot_error)?
             .label(label.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
         chart
             .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .context("drawing the plot")?;
+            .map_err(plot_error)?;
     }
     chart
         .configure_series_labels()
@@ -122,8 +126,8 @@ pub fn speedup_svg(report: &Report, path: &Path) -> Result<()> {
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
-        .context("drawing the plot")?;
+        .map_err(plot_error)?;
     root.present()
-        .with_context(|| format!("writing {}", path.display()))?;
+        .map_err(|e| crate::Error::Plot(format!("writing {}: {e}", path.display())))?;
     Ok(())
 }

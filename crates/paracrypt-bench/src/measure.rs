@@ -4,14 +4,13 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
 use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::provider::Provider;
-use paracrypt_core::pubkey::workload::{self as pk, Workload};
-use paracrypt_core::workload::Symmetric;
 
-use super::report::{Measurement, Medium};
-use crate::io::thread_pool;
+use crate::pubkey::{self as pk, Workload};
+use crate::report::{Measurement, Medium};
+use crate::symmetric::Symmetric;
+use crate::{Error, Result};
 
 /// What one benchmark entry measures.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,9 +31,21 @@ impl Algorithm {
     }
 }
 
-/// A pool of `threads` threads.
+/// A pool of `threads` threads (at least 1).
 fn pool(threads: usize) -> Result<rayon::ThreadPool> {
-    thread_pool(Some(threads))
+    Ok(rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("paracrypt-{i}"))
+        .build()?)
+}
+
+/// Wraps a preparation failure with the workload's and provider's names.
+fn preparing(name: String, provider: Provider) -> impl FnOnce(Error) -> Error {
+    move |e| Error::Prepare {
+        workload: name,
+        provider: provider.to_string(),
+        source: Box::new(e),
+    }
 }
 
 /// Times `run(i)` for every thread count `i` of `pools`, `samples` rounds, interleaved: each
@@ -90,12 +101,15 @@ pub fn symmetric(
     } = *settings;
     let mut prepared = workload
         .prepare_with(size as usize, chunk_size, provider)
-        .with_context(|| format!("preparing {} on {provider}", workload.name()))?;
+        .map_err(preparing(workload.name(), provider))?;
     let input_path = dir.join("input");
     if mode == Medium::File {
-        let mut file = std::fs::File::create(&input_path).context("writing the benchmark input")?;
-        file.write_all(prepared.input())?;
-        file.sync_all()?;
+        std::fs::File::create(&input_path)
+            .and_then(|mut file| {
+                file.write_all(prepared.input())?;
+                file.sync_all()
+            })
+            .map_err(|e| Error::io("writing", &input_path, e))?;
     }
     let pools = threads
         .iter()
@@ -104,13 +118,14 @@ pub fn symmetric(
     let times = match mode {
         Medium::Memory => time_interleaved(&pools, repeat, |pool| {
             pool.install(|| prepared.run_in_memory())
-                .map_err(Into::into)
         })?,
         Medium::File => {
-            let input = std::fs::File::open(&input_path)?;
+            let input = std::fs::File::open(&input_path)
+                .map_err(|e| Error::io("reading", &input_path, e))?;
             time_interleaved(&pools, repeat, |pool| {
                 // A new output file every run, as the CLI writes one.
-                let output = tempfile::tempfile_in(dir).context("creating a benchmark output")?;
+                let output = tempfile::tempfile_in(dir)
+                    .map_err(|e| Error::io("creating a file in", dir, e))?;
                 pool.install(|| prepared.run_file(&input, &output))?;
                 Ok(())
             })?
@@ -139,7 +154,7 @@ pub fn public_key(
 ) -> Result<Vec<Measurement>> {
     let prepared = workload
         .prepare_with(provider)
-        .with_context(|| format!("preparing {} on {provider}", workload.name()))?;
+        .map_err(|e| preparing(workload.name(), provider)(e.into()))?;
     let samples = match workload {
         Workload::RsaKeygen { .. } => keygen_samples,
         _ => repeat.max(10),
@@ -149,7 +164,7 @@ pub fn public_key(
         .map(|&n| pool(n))
         .collect::<Result<Vec<_>>>()?;
     let times = time_interleaved(&pools, samples, |pool| {
-        pool.install(|| prepared.run()).map_err(Into::into)
+        pool.install(|| prepared.run()).map_err(Error::from)
     })?;
     let mut out = Vec::new();
     for (&n, times) in threads.iter().zip(times) {
@@ -204,7 +219,7 @@ pub fn resolve(list: &str) -> Result<Vec<Algorithm>> {
                 .into_iter()
                 .map(Algorithm::Symmetric)
                 .collect(),
-            "raw" | "container" => Symmetric::all()
+            "raw" | "container" | "age" => Symmetric::all()
                 .into_iter()
                 .filter(|w| w.name().starts_with(&format!("{item}/")))
                 .map(Algorithm::Symmetric)
@@ -246,6 +261,7 @@ pub fn resolve(list: &str) -> Result<Vec<Algorithm>> {
                 if let Some(w) = Symmetric::from_name(name)
                     .or_else(|| Symmetric::from_name(&format!("raw/{name}")))
                     .or_else(|| Symmetric::from_name(&format!("container/{name}")))
+                    .or_else(|| Symmetric::from_name(&format!("age/{name}")))
                 {
                     vec![Algorithm::Symmetric(w)]
                 } else if let Some(w) = public_keys().find(|a| a.name() == name) {
@@ -256,10 +272,10 @@ pub fn resolve(list: &str) -> Result<Vec<Algorithm>> {
                         .map(Symmetric::name)
                         .chain(public_keys().map(|a| a.name()))
                         .collect();
-                    return crate::exit::usage(format!(
-                        "unknown algorithm `{name}` (valid: default, all, symmetric, raw, container, pubkey, {})",
+                    return Err(Error::UnknownAlgorithm(format!(
+                        "unknown algorithm `{name}` (valid: default, all, symmetric, raw, container, age, pubkey, {})",
                         names.join(", ")
-                    ));
+                    )));
                 }
             }
         };
@@ -270,7 +286,7 @@ pub fn resolve(list: &str) -> Result<Vec<Algorithm>> {
         }
     }
     if out.is_empty() {
-        return crate::exit::usage("--algorithms is empty");
+        return Err(Error::UnknownAlgorithm("--algorithms is empty".into()));
     }
     Ok(out)
 }

@@ -1,22 +1,22 @@
 //! The public-key benchmark workloads, defined once: the criterion benches
-//! (`benches/pubkey.rs`) and any `paracrypt bench` run the same operations on the same sizes.
+//! (`benches/pubkey.rs`) and `paracrypt bench` run the same operations on the same sizes.
 //!
 //! Each [`Workload`] is prepared once (keys, digests, signatures) and then run many times,
 //! under whatever Rayon pool the caller installs; the speed-up of a workload is its time in a
 //! one-thread pool over its time in an N-thread pool.
 //!
 //! ```
-//! use paracrypt_core::pubkey::workload::Workload;
+//! use paracrypt_bench::pubkey::Workload;
 //!
 //! let prepared = Workload::EcdsaVerifyBatch { n: 4 }.prepare()?;
 //! prepared.run()?;
 //! # Ok::<(), paracrypt_core::pubkey::Error>(())
 //! ```
 
-use super::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey, EcdsaVerify};
-use super::rsa::{PrivateOp, RsaPrivateKey, RsaScheme};
-use super::{Digest, Error, Result, Verifier, batch, keygen, sha256};
-use crate::provider::Provider;
+use paracrypt_core::provider::Provider;
+use paracrypt_core::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey, EcdsaVerify};
+use paracrypt_core::pubkey::rsa::{PrivateOp, RsaPrivateKey, RsaScheme};
+use paracrypt_core::pubkey::{Digest, Error, Result, Verifier, batch, keygen, sha256};
 
 /// RSA size of the key-generation benchmark.
 pub const RSA_KEYGEN_BITS: usize = 3072;

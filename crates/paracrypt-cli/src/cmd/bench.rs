@@ -1,13 +1,9 @@
 //! `paracrypt bench`: the papers' experiments on the user's machine — time, throughput,
 //! speed-up and efficiency against threads and input size — as a table, JSON and an SVG plot.
 //!
-//! The workloads are the library's (`paracrypt_core::workload::Symmetric`,
-//! `paracrypt_core::pubkey::workload::Workload`), the same ones the criterion benches run.
-
-mod measure;
-mod openssl;
-mod plot;
-mod report;
+//! The workloads, the measuring, the report, the plot and the openssl comparison are
+//! `paracrypt-bench`'s, the same ones the criterion benches run; this module is the command
+//! line around them (flags, progress bar, output files).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,22 +11,25 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use paracrypt_bench::measure::{self, Algorithm};
+use paracrypt_bench::openssl;
+use paracrypt_bench::plot;
+use paracrypt_bench::pubkey::RSA_KEYGEN_SAMPLES;
+use paracrypt_bench::report::{self, Machine, Medium, Report, SCHEMA};
 use paracrypt_core::provider::Provider;
-use paracrypt_core::pubkey::workload::RSA_KEYGEN_SAMPLES;
 
 use crate::exit::{usage, warn};
 use crate::flags::{ChunkSizeFlag, ProgressFlags};
 use crate::progress;
 use crate::size::parse_size;
-use measure::Algorithm;
-use report::{Machine, Medium, Report, SCHEMA};
 
 /// Arguments of `paracrypt bench`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Algorithms: `default` (the papers' algorithms: raw aes-256-ctr, bf-ecb, aes-256-cbc decrypt,
 container aes-256-gcm and segmented RC4, RSA-2048 keygen/sign, P-256 verify), `all`, `symmetric`,
-`raw`, `container`, `pubkey`, or names such as raw/des-ede3, container/aes-256-gcm/decrypt,
+`raw`, `container`, `age`, `pubkey`, or names such as raw/des-ede3, container/aes-256-gcm/decrypt,
+container/x25519/aes-256-gcm (to an X25519 recipient), age/x25519, age/mlkem768x25519/decrypt,
 aes-256-ctr, rsa3072-keygen, rsa2048-sign-split, p256-verify-batch64.
 Speed-up is the fewest-threads time over the N-thread time; efficiency is speed-up per thread.
 With --compare-openssl, `vs openssl` is openssl's time over paracrypt's for the same work (above
@@ -117,7 +116,10 @@ fn providers_for(runs_on: impl Fn(Provider) -> bool, asked: &[Provider]) -> Vec<
 /// Every workload runs once per provider in `providers` (raw ciphers, container suites and
 /// public-key work alike), but for the one public-key workload that exists on RustCrypto only.
 pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
-    let algorithms = measure::resolve(&args.algorithms)?;
+    let algorithms = match measure::resolve(&args.algorithms) {
+        Ok(algorithms) => algorithms,
+        Err(e) => return usage(e.to_string()),
+    };
     let mut threads = args.threads.clone().unwrap_or_else(default_threads);
     threads.sort_unstable();
     threads.dedup();

@@ -2,10 +2,11 @@
 //!
 //! - Raw ciphers, file to file: `openssl enc` on the same input file (openssl is one thread).
 //! - Symmetric work in memory: `openssl speed -evp CIPHER -bytes 16384 -multi N` (N processes).
-//! - Container suites: in memory the AEAD suites are compared with the same AEAD in `openssl
-//!   speed` (AES-GCM, ChaCha20-Poly1305); file to file, and for the encrypt-then-MAC suites,
-//!   there is no `openssl enc` equivalent, so they are compared with openssl's nearest cipher
-//!   (AES-CTR, ChaCha20, 3DES-CBC, BF-CBC, RC4), which has no integrity at all.
+//! - Container suites (under a key or to a recipient) and age files (ChaCha20-Poly1305): in
+//!   memory the AEAD suites are compared with the same AEAD in `openssl speed` (AES-GCM,
+//!   ChaCha20-Poly1305); file to file, and for the encrypt-then-MAC suites, there is no
+//!   `openssl enc` equivalent, so they are compared with openssl's nearest cipher (AES-CTR,
+//!   ChaCha20, 3DES-CBC, BF-CBC, RC4), which has no integrity at all.
 //! - Public key: `openssl speed -multi N rsa2048|ecdsap256` per-operation throughput, and
 //!   `openssl genpkey` for key generation.
 //!
@@ -18,12 +19,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+use crate::pubkey::Workload;
+use crate::report::{Measurement, Medium};
+use crate::symmetric::Symmetric;
 use paracrypt_core::container::Suite;
-use paracrypt_core::pubkey::workload::Workload;
 use paracrypt_core::raw::{Direction, RawCipherName};
-use paracrypt_core::workload::Symmetric;
-
-use super::report::{Measurement, Medium};
 
 /// `openssl version`, or `None` when openssl is not installed.
 pub fn version() -> Option<String> {
@@ -39,7 +39,18 @@ pub fn version() -> Option<String> {
 fn cipher(workload: Symmetric, in_memory: bool) -> (&'static str, Direction) {
     match workload {
         Symmetric::Raw { cipher, direction } => (cipher.as_str(), direction),
-        Symmetric::Container { suite, direction } => (
+        Symmetric::Age { direction, .. } => (
+            if in_memory {
+                "chacha20-poly1305"
+            } else {
+                "chacha20"
+            },
+            direction,
+        ),
+        Symmetric::Container { suite, direction }
+        | Symmetric::ContainerTo {
+            suite, direction, ..
+        } => (
             match suite {
                 Suite::Aes256Gcm if in_memory => "aes-256-gcm",
                 Suite::Aes128Gcm if in_memory => "aes-128-gcm",
