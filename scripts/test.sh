@@ -144,9 +144,9 @@ cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers::
 # the dependency graph, build scripts included), and the suite must pass on it too.
 pure=(--no-default-features --features rustcrypto --locked)
 for c in aws-lc-sys openssl-sys; do
-  if cargo tree -e normal,build "${pure[@]}" -p paracrypt-cli -p paracrypt | grep -q "$c"; then
+  if cargo tree -e normal,build "${pure[@]}" -p paracrypt-cli -p paracrypt-bench -p paracrypt | grep -q "$c"; then
     echo "the pure-Rust build depends on $c:" >&2
-    cargo tree -e normal,build "${pure[@]}" -p paracrypt-cli -p paracrypt -i "$c" >&2
+    cargo tree -e normal,build "${pure[@]}" -p paracrypt-cli -p paracrypt-bench -p paracrypt -i "$c" >&2
     exit 1
   fi
 done
