@@ -38,6 +38,7 @@ pub mod pubkey;
 pub mod raw;
 pub mod recipe;
 pub mod recipient;
+pub mod rekey;
 mod stream;
 pub mod workload;
 
