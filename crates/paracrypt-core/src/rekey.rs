@@ -209,6 +209,15 @@ mod tests {
         let key = Key::generate();
         let v1 = Encryptor::new(key).encrypt_vec(b"x").unwrap();
         let a = age::x25519::Identity::generate();
+        let v2 = container(to(&[&a]), b"x");
+        let pass = age::secrecy::SecretString::from("pass".to_owned());
+        let err = rekey(
+            &v2,
+            with(&a),
+            Arc::new(Recipients::passphrase(pass, Some(2))),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not to a passphrase"), "{err}");
         let err = rekey(&v1, with(&a), to(&[&a])).unwrap_err();
         assert!(matches!(err, Error::CannotRekey(_)), "{err}");
         assert_eq!(err.kind(), ErrorKind::Data);

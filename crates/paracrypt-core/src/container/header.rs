@@ -14,7 +14,7 @@ use super::secret::{Argon2Params, Secret, argon2id};
 use super::suite::Suite;
 use crate::error::{Error, HeaderFault, Result};
 use crate::plan::ChunkSize;
-use crate::recipient::{FileKey, Identities, Recipients, read_stanzas, write_stanzas};
+use crate::recipient::{FileKey, Identities, Recipients, SCRYPT_TAG, read_stanzas, write_stanzas};
 use age_core::format::Stanza;
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD_NO_PAD;
@@ -344,6 +344,13 @@ impl Keys {
         if let (Secret::Recipients(recipients), Some(key)) = (secret, &file_key) {
             let mut stanzas = recipients.wrap(key)?;
             if let Some(binding) = binding {
+                // `decrypt` opens a container's passphrase as version 1 (Argon2id).
+                if stanzas.iter().any(|s| s.tag == SCRYPT_TAG) {
+                    return Err(Error::CannotRekey(
+                        "a container is rekeyed to recipients (-r/-R), not to a passphrase; \
+                         for a password, decrypt it and encrypt it again",
+                    ));
+                }
                 let arg = BASE64_STANDARD_NO_PAD.encode(binding);
                 stanzas.insert(
                     0,
