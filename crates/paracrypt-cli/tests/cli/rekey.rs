@@ -83,6 +83,13 @@ fn rekey_a_container_adds_and_removes_recipients_and_copies_the_chunks() {
     );
     assert_eq!(&new[header_len(&new)..], &old[header_len(&old)..]);
     assert_ne!(new[..header_len(&new)], old[..header_len(&old)]);
+    let mut cmd = paracrypt();
+    cmd.arg("info").arg(&rekeyed);
+    let info = String::from_utf8(ok(run(cmd))).unwrap();
+    assert!(
+        info.contains("2 recipients (decrypt with an identity), rekeyed"),
+        "{info}"
+    );
     for key in [&a_key, &c_key] {
         assert_eq!(ok(decrypt(&rekeyed, &["-i", s(key)], &[])), plain);
     }

@@ -14,7 +14,9 @@ use super::secret::{Argon2Params, Secret, argon2id};
 use super::suite::Suite;
 use crate::error::{Error, HeaderFault, Result};
 use crate::plan::ChunkSize;
-use crate::recipient::{FileKey, Identities, Recipients, SCRYPT_TAG, read_stanzas, write_stanzas};
+use crate::recipient::{
+    FileKey, Identities, MAX_STANZAS, Recipients, SCRYPT_TAG, read_stanzas, write_stanzas,
+};
 use age_core::format::Stanza;
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD_NO_PAD;
@@ -352,6 +354,11 @@ impl Keys {
                     ));
                 }
                 let arg = BASE64_STANDARD_NO_PAD.encode(binding);
+                if stanzas.len() == MAX_STANZAS {
+                    return Err(Error::IncompatibleRecipients(
+                        "there are 1024 (a rekeyed header holds at most 1023 beside its binding)",
+                    ));
+                }
                 stanzas.insert(
                     0,
                     Stanza {
