@@ -169,9 +169,9 @@ fn rekey_an_age_file_between_recipients_and_passphrases_and_age_reads_it() {
         1,
         "no identity matches",
     );
-    // The real age reads what rekey wrote: to an X25519 recipient, and with a passphrase
-    // (age reads it from the terminal only: checked through its header, which age -d parses
-    // and MAC-checks before it asks; see typage for a passphrase file opened end to end).
+    // The real age reads what rekey wrote to an X25519 recipient, and not with the old key.
+    // (age reads a passphrase only from a terminal: typage opens the rekeyed passphrase file,
+    // in typage.rs.)
     if have("age", "--version") {
         let mut cmd = Command::new("age");
         cmd.args(["-d", "-i", s(&b_key)]).arg(&to_b);
