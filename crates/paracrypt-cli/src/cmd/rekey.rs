@@ -120,14 +120,25 @@ fn old_identities(args: &RekeyArgs) -> Result<Identities> {
     if !args.identities.is_empty() {
         return args.identities.read();
     }
-    let old = SecretArgs {
-        key_file: None,
-        password_file: args.password_file.clone(),
+    let password = if args.password_file.is_some() || std::env::var_os(PASSWORD_ENV).is_some() {
+        let old = SecretArgs {
+            key_file: None,
+            password_file: args.password_file.clone(),
+        };
+        old.password(false, false)?
+    } else {
+        let password = rpassword::prompt_password("Old passphrase: ").map_err(|_| {
+            Usage(format!(
+                "no old credential: use -i FILE, --password-file FILE or {PASSWORD_ENV}, or run \
+                 on a terminal"
+            ))
+        })?;
+        Zeroizing::new(password)
     };
-    Ok(Identities::passphrase(
-        passphrase(&old.password(false, true)?),
-        None,
-    ))
+    if password.is_empty() {
+        return usage("the old passphrase is empty");
+    }
+    Ok(Identities::passphrase(passphrase(&password), None))
 }
 
 /// The new passphrase: `--new-password-file`'s first line, else [`NEW_PASSWORD_ENV`], else a

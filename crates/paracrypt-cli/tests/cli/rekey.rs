@@ -357,6 +357,21 @@ fn rekey_refuses_what_it_cannot_rekey_with_one_line() {
         2,
         "needs the new recipients",
     );
+    // Without a credential or a terminal (`setsid` detaches from any): the error says what to
+    // give.
+    if have("setsid", "--version") {
+        let mut cmd = Command::new("setsid");
+        cmd.args(["-w", env!("CARGO_BIN_EXE_paracrypt"), "rekey", "-r", &a])
+            .arg(&v2)
+            .arg("-o")
+            .arg(d.join("x"))
+            .env_remove("PARACRYPT_PASSWORD");
+        fails(
+            run(cmd),
+            2,
+            "no old credential: use -i FILE, --password-file FILE or PARACRYPT_PASSWORD",
+        );
+    }
     assert!(!d.join("x").exists());
     // The help says what rekeying does not do.
     let help = String::from_utf8(ok(rekey(&["--help"], &[]))).unwrap();
