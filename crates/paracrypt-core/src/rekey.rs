@@ -272,5 +272,13 @@ mod tests {
         let at = damaged.iter().position(|&c| c == b'\n').unwrap() + 60;
         damaged[at] = if damaged[at] == b'A' { b'B' } else { b'A' };
         assert!(rekey(&damaged, with(a), to(&[b])).is_err());
+        // So does a changed MAC, whose stanzas still open.
+        let mut damaged = sealed.clone();
+        let at = header_len(&sealed) - 10;
+        damaged[at] = if damaged[at] == b'A' { b'B' } else { b'A' };
+        assert!(matches!(
+            rekey(&damaged, with(a), to(&[b])),
+            Err(Error::Header(HeaderFault::Mac))
+        ));
     }
 }
