@@ -77,6 +77,14 @@ pub enum Error {
     /// PKCS#7 padding did not check out after decryption: wrong key, wrong IV or damaged input.
     #[error("bad padding after decryption (wrong key or IV, or damaged input)")]
     BadPadding,
+    /// A size or range that does not parse (`64KiB`, `OFFSET:LENGTH`).
+    #[error("`{text}` {reason}")]
+    Size {
+        /// What was given.
+        text: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// An unusable chunk size.
     #[error("invalid chunk size {size}: {reason}")]
     ChunkSize {
@@ -269,6 +277,7 @@ impl Error {
             | Error::MissingIv { .. }
             | Error::UnexpectedIv { .. }
             | Error::ChunkSize { .. }
+            | Error::Size { .. }
             | Error::KeyFile(_)
             | Error::Recipient { .. }
             | Error::Identity { .. }

@@ -16,6 +16,7 @@
 //! - [`recipient`]: encrypting to people: age recipients and identities (X25519, SSH, RSA, a
 //!   passphrase), through the `age` crate.
 //! - [`agefile`]: age v1 files, binary and armored, sealed and opened on every core.
+//! - [`size`]: byte sizes and ranges as people write them (`64KiB`, `OFFSET:LENGTH`).
 //!
 //! This crate never prints and never builds a thread pool: wrap calls in
 //! `rayon::ThreadPool::install` to choose the thread count.
@@ -34,6 +35,7 @@ pub mod provider;
 pub mod pubkey;
 pub mod raw;
 pub mod recipient;
+pub mod size;
 pub mod workload;
 
 pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};
