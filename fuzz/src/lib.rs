@@ -15,11 +15,11 @@
 
 use std::sync::OnceLock;
 
+use ::age::secrecy::SecretString;
 use paracrypt_core::container::{self, HeaderInfo, Key, Secret};
 use paracrypt_core::engine;
 use paracrypt_core::raw::salted::{self, PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
-use ::age::secrecy::SecretString;
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::{Error, ErrorKind, agefile};
 
@@ -75,7 +75,10 @@ pub fn pool(threads: u8) -> &'static rayon::ThreadPool {
 pub fn rejected(error: &Error, kind: ErrorKind) {
     assert_eq!(error.kind(), kind, "{error:?} ({error}) should be {kind:?}");
     let message = error.to_string();
-    assert!(!message.is_empty() && !message.contains('\n'), "{message:?}");
+    assert!(
+        !message.is_empty() && !message.contains('\n'),
+        "{message:?}"
+    );
 }
 
 /// Checks an outcome that should be a success or a rejection of `kind`.
@@ -157,10 +160,7 @@ pub mod container_files {
         {
             let (m, t, p) = ARGON2_FUZZ_LIMITS;
             if params.m_cost <= m && params.t_cost <= t && params.p_cost <= p {
-                secrets.push(Secret::password_with_params(
-                    CONTAINER_PASSWORD,
-                    params,
-                ));
+                secrets.push(Secret::password_with_params(CONTAINER_PASSWORD, params));
             }
         }
         secrets
@@ -474,7 +474,8 @@ pub mod args {
                 let _ = ok_or(ChunkSize::new(bytes), ErrorKind::Usage);
             }
         }
-        if let Some((offset, len)) = ok_or(paracrypt_core::size::parse_range(text), ErrorKind::Usage)
+        if let Some((offset, len)) =
+            ok_or(paracrypt_core::size::parse_range(text), ErrorKind::Usage)
         {
             let again = paracrypt_core::size::parse_range(&format!("{offset}:{len}"));
             assert_eq!(again.ok(), Some((offset, len)));
@@ -517,11 +518,7 @@ pub mod differential {
 
     /// Checks that `sealed` with one byte changed, and cut short, is rejected by `open` as bad
     /// data.
-    fn tamper(
-        sealed: &[u8],
-        input: &Sealing,
-        open: impl Fn(&[u8]) -> Result<Vec<u8>, Error>,
-    ) {
+    fn tamper(sealed: &[u8], input: &Sealing, open: impl Fn(&[u8]) -> Result<Vec<u8>, Error>) {
         let mut changed = sealed.to_vec();
         let at = input.change_at as usize % changed.len();
         changed[at] ^= input.change_xor.max(1);
@@ -550,7 +547,11 @@ pub mod differential {
             .map(|&p| pool(input.seal_threads).install(|| container_files::seal(&how, p)))
             .collect();
         for (i, other) in sealed.iter().enumerate().skip(1) {
-            assert!(sealed[0] == *other, "container: {:?} seals other bytes", providers()[i]);
+            assert!(
+                sealed[0] == *other,
+                "container: {:?} seals other bytes",
+                providers()[i]
+            );
         }
         for &p in providers() {
             let open = |bytes: &[u8]| {
@@ -564,7 +565,13 @@ pub mod differential {
             .iter()
             .map(|&p| {
                 pool(input.seal_threads).install(|| {
-                    age_files::seal(&input.plaintext, input.file_key, input.nonce, input.armor, p)
+                    age_files::seal(
+                        &input.plaintext,
+                        input.file_key,
+                        input.nonce,
+                        input.armor,
+                        p,
+                    )
                 })
             })
             .collect();
@@ -572,11 +579,16 @@ pub mod differential {
             let payload = age_files::payload(&sealed[0]);
             for (i, other) in sealed.iter().enumerate().skip(1) {
                 let theirs = age_files::payload(other);
-                assert!(payload == theirs, "age: {:?} seals other bytes", providers()[i]);
+                assert!(
+                    payload == theirs,
+                    "age: {:?} seals other bytes",
+                    providers()[i]
+                );
             }
         }
         for &p in providers() {
-            let open = |bytes: &[u8]| pool(input.open_threads).install(|| age_files::unseal(bytes, p));
+            let open =
+                |bytes: &[u8]| pool(input.open_threads).install(|| age_files::unseal(bytes, p));
             for file in &sealed {
                 assert_eq!(open(file).expect("opens"), input.plaintext);
             }
@@ -618,9 +630,15 @@ pub mod differential {
             let sealed = run(Direction::Encrypt, &input.data);
             match (&expected, sealed) {
                 (Some(expected), Ok(sealed)) => {
-                    assert!(*expected == sealed, "{name} on {p:?} differs from the reference");
+                    assert!(
+                        *expected == sealed,
+                        "{name} on {p:?} differs from the reference"
+                    );
                     let opened = run(Direction::Decrypt, &sealed).expect("decrypts");
-                    assert!(opened == input.data, "{name} on {p:?} does not decrypt back");
+                    assert!(
+                        opened == input.data,
+                        "{name} on {p:?} does not decrypt back"
+                    );
                 }
                 (None, Err(e)) => rejected(&e, ErrorKind::Data),
                 (expected, sealed) => panic!(

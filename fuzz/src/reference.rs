@@ -16,19 +16,47 @@ pub fn encrypt(
     data: &[u8],
 ) -> Option<Vec<u8>> {
     match name.algorithm() {
-        Algorithm::Aes128 => modes(aes::Aes128::new_from_slice(key).ok()?, name, iv, padding, data),
-        Algorithm::Aes192 => modes(aes::Aes192::new_from_slice(key).ok()?, name, iv, padding, data),
-        Algorithm::Aes256 => modes(aes::Aes256::new_from_slice(key).ok()?, name, iv, padding, data),
+        Algorithm::Aes128 => modes(
+            aes::Aes128::new_from_slice(key).ok()?,
+            name,
+            iv,
+            padding,
+            data,
+        ),
+        Algorithm::Aes192 => modes(
+            aes::Aes192::new_from_slice(key).ok()?,
+            name,
+            iv,
+            padding,
+            data,
+        ),
+        Algorithm::Aes256 => modes(
+            aes::Aes256::new_from_slice(key).ok()?,
+            name,
+            iv,
+            padding,
+            data,
+        ),
         Algorithm::Des => modes(des::Des::new_from_slice(key).ok()?, name, iv, padding, data),
-        Algorithm::TripleDes => {
-            modes(des::TdesEde3::new_from_slice(key).ok()?, name, iv, padding, data)
-        }
-        Algorithm::Blowfish => {
-            modes(<blowfish::Blowfish>::new_from_slice(key).ok()?, name, iv, padding, data)
-        }
+        Algorithm::TripleDes => modes(
+            des::TdesEde3::new_from_slice(key).ok()?,
+            name,
+            iv,
+            padding,
+            data,
+        ),
+        Algorithm::Blowfish => modes(
+            <blowfish::Blowfish>::new_from_slice(key).ok()?,
+            name,
+            iv,
+            padding,
+            data,
+        ),
         Algorithm::Rc4 => {
             let mut out = data.to_vec();
-            rc4::Rc4::new_from_slice(key).ok()?.apply_keystream(&mut out);
+            rc4::Rc4::new_from_slice(key)
+                .ok()?
+                .apply_keystream(&mut out);
             Some(out)
         }
     }

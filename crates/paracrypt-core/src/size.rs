@@ -78,7 +78,16 @@ mod tests {
         assert_eq!(parse_size("2G").unwrap(), 2 << 30);
         assert_eq!(parse_size("10B").unwrap(), 10);
         assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
-        for bad in ["", "1MB", "MiB", "-1", "+1", "1.5K", "99999999999999999999", "99999999999G"] {
+        for bad in [
+            "",
+            "1MB",
+            "MiB",
+            "-1",
+            "+1",
+            "1.5K",
+            "99999999999999999999",
+            "99999999999G",
+        ] {
             let e = parse_size(bad).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Usage, "{bad}");
             assert!(e.to_string().contains(&format!("`{bad}`")), "{e}");
@@ -90,7 +99,11 @@ mod tests {
         assert_eq!(parse_range("0:0").unwrap(), (0, 0));
         assert_eq!(parse_range("1KiB:2KiB").unwrap(), (1024, 2048));
         for bad in ["10", ":", "1:", ":1", "1:2:3", "x:1", "1:99999999999G"] {
-            assert_eq!(parse_range(bad).unwrap_err().kind(), ErrorKind::Usage, "{bad}");
+            assert_eq!(
+                parse_range(bad).unwrap_err().kind(),
+                ErrorKind::Usage,
+                "{bad}"
+            );
         }
         assert_eq!(
             parse_range("10").unwrap_err().to_string(),
