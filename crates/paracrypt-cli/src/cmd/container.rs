@@ -186,5 +186,5 @@ fn fixed_salt(args: &EncryptArgs) -> Result<Option<[u8; SALT_LEN]>> {
 
 /// Parses `--range OFFSET:LENGTH`.
 fn parse_range(text: &str) -> Result<(u64, u64)> {
-    Ok(paracrypt_core::size::parse_range(text).context("--range")?)
+    paracrypt_core::size::parse_range(text).context("--range")
 }
