@@ -3,6 +3,8 @@
 # (a C compiler to link; openssl, age and ssh-keygen for interop tests; Open MPI and libclang
 # for the MPI crate), then runs every test.
 #
+# typage (npm age-encryption) is installed with npm into target/typage, pinned by its lock file.
+#
 # Every probe asks for exactly what the build or the tests use, never for a look-alike: a
 # fresh Debian image already holds libclang-cpp (a different library), but not libclang, which
 # bindgen loads for mpi-sys. On Debian the package database is the truth (`dpkg -s`).
@@ -10,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian package → why the suite needs it. Everything else the tests run is in every Debian
-# system (coreutils' timeout, util-linux's setsid, prlimit and script, a POSIX sh); the Rust toolchain
+# system (coreutils' timeout; util-linux's setsid, prlimit, script, unshare, flock and setpriv; a POSIX sh); the Rust toolchain
 # is the README's own prerequisite.
 declare -A why=(
   [gcc]="rustc links through cc, and mpi-sys compiles C"
@@ -21,6 +23,7 @@ declare -A why=(
   [openmpi-bin]="MPI tests run mpirun"
   [libopenmpi-dev]="mpi-sys compiles against mpi.h (mpicc)"
   [libclang-dev]="bindgen (mpi-sys) loads libclang.so and clang's headers"
+  [iproute2]="the emulated-cluster tests make network namespaces and veths with ip and tc"
 )
 need=()
 if command -v dpkg-query >/dev/null; then
@@ -37,6 +40,7 @@ else
   command -v ssh-keygen >/dev/null || need+=(openssh-client)
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   command -v mpicc >/dev/null || need+=(libopenmpi-dev)
+  command -v ip >/dev/null || need+=(iproute2)
   compgen -G '/usr/lib*/llvm*/lib/libclang.so' >/dev/null ||
     compgen -G '/usr/lib*/libclang.so' >/dev/null ||
     compgen -G '/usr/lib*/*/libclang.so' >/dev/null ||
@@ -56,6 +60,35 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# typage (npm age-encryption, the TypeScript age) for the post-quantum interop tests, run with
+# node. Its version and every dependency are pinned in tests/typage/package-lock.json; it goes
+# into target/typage (reinstalled when the lock file changes). Its packages need node 20.19 or
+# later: a missing node (and npm) comes from Debian, an older one is reported.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  if command -v apt-get >/dev/null; then
+    echo "installing nodejs and npm: typage interop tests run the age-encryption package with node"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "node and npm are missing: install Node.js 20.19 or later, then run this script again" >&2
+    exit 1
+  fi
+fi
+node_version=$(node -p 'process.versions.node')
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+  echo "node $node_version is too old for typage's packages (20.19 or later): install a newer Node.js" >&2
+  exit 1
+fi
+typage=target/typage
+if ! cmp -s tests/typage/package-lock.json "$typage/package-lock.json" ||
+  [ ! -f "$typage/node_modules/age-encryption/package.json" ]; then
+  rm -rf "$typage"
+  mkdir -p "$typage"
+  cp tests/typage/package.json tests/typage/package-lock.json "$typage/"
+  (cd "$typage" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
 
 export CI="${CI:-true}"

@@ -1,8 +1,9 @@
 """Recipient stanzas and identities (FORMAT.md "Version 2: encrypted to recipients"), for the
-reference reader: the stanza encoding and the X25519, ssh-ed25519 and ssh-rsa stanzas of the age
-v1 specification (C2SP age), written from the specification on pyca/cryptography.
+reference reader: the stanza encoding and the mlkem768x25519 (post-quantum), X25519, ssh-ed25519
+and ssh-rsa stanzas of the age v1 specification (C2SP age), written from the specification on
+pyca/cryptography.
 
-An identity file holds `AGE-SECRET-KEY-1…` lines, an OpenSSH private key (ed25519 or RSA), or an
+An identity file holds `AGE-SECRET-KEY-PQ-1…` and `AGE-SECRET-KEY-1…` lines, an OpenSSH private key (ed25519 or RSA), or an
 RSA private key in PEM. `unwrap` returns the 16-byte file key, or None when no identity matches.
 """
 
@@ -13,8 +14,8 @@ import hashlib
 from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519, padding, rsa, x25519
+from cryptography.hazmat.primitives import hashes, hpke, serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519, mlkem, padding, rsa, x25519
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -132,6 +133,53 @@ class X25519Identity:
         return _aead_open(key, stanza.body)
 
 
+# --- MLKEM768-X25519 (post-quantum) ---------------------------------------------------------
+
+
+class MlKem768X25519Identity:
+    """An `AGE-SECRET-KEY-PQ-1…` line: a 32-byte seed. As filippo.io/hpke-pq's expandKey, the
+    seed's SHAKE256 output gives the ML-KEM-768 seed (64 bytes, FIPS 203's d ‖ z) and the X25519
+    private key (32 bytes); the stanza `-> mlkem768x25519 <base64 enc>` (enc: 1120 bytes) holds
+    the file key sealed with HPKE base mode: KEM MLKEM768-X25519, HKDF-SHA256,
+    ChaCha20-Poly1305, info "age-encryption.org/mlkem768x25519", no associated data."""
+
+    INFO = b"age-encryption.org/mlkem768x25519"
+    ENC_LEN = 1088 + 32
+
+    def __init__(self, line: str):
+        hrp, seed = _bech32_decode(line)
+        if hrp != "age-secret-key-pq-" or len(seed) != 32:
+            raise ValueError("not an AGE-SECRET-KEY-PQ-1 line")
+        expanded = hashlib.shake_256(seed).digest(64 + 32)
+        self.key = hpke.MLKEM768X25519PrivateKey(
+            mlkem.MLKEM768PrivateKey.from_seed_bytes(expanded[:64]),
+            x25519.X25519PrivateKey.from_private_bytes(expanded[64:]),
+        )
+        self.suite = hpke.Suite(
+            hpke.KEM.MLKEM768_X25519, hpke.KDF.HKDF_SHA256, hpke.AEAD.CHACHA20_POLY1305
+        )
+
+    def unwrap(self, stanza: Stanza) -> bytes | None:
+        if stanza.type != "mlkem768x25519":
+            return None
+        if len(stanza.args) != 1 or len(stanza.body) != FILE_KEY_LEN + 16:
+            raise ValueError("malformed mlkem768x25519 stanza")
+        enc = _b64(stanza.args[0])
+        if len(enc) != self.ENC_LEN:
+            raise ValueError("malformed mlkem768x25519 stanza")
+        try:
+            return self.suite.decrypt(enc + stanza.body, self.key, info=self.INFO)
+        except InvalidTag:
+            return None
+
+
+def _age_identity(line: str):
+    """One line of an age identity file."""
+    if line.upper().startswith("AGE-SECRET-KEY-PQ-"):
+        return MlKem768X25519Identity(line)
+    return X25519Identity(line)
+
+
 # --- SSH ------------------------------------------------------------------------------------
 
 
@@ -207,7 +255,7 @@ def load_identities(data: bytes) -> list:
         key = serialization.load_pem_private_key(data, password=None)
     else:
         lines = [line.strip() for line in data.decode("ascii").splitlines()]
-        return [X25519Identity(line) for line in lines if line and not line.startswith("#")]
+        return [_age_identity(line) for line in lines if line and not line.startswith("#")]
     if isinstance(key, ed25519.Ed25519PrivateKey):
         return [SshEd25519Identity(key)]
     if isinstance(key, rsa.RSAPrivateKey):

@@ -181,3 +181,41 @@ def test_reader_decrypts_files_to_recipients(tmp_path: Path) -> None:
             out.unlink(missing_ok=True)
             assert reader.main(["-i", str(identity), str(sealed), "-o", str(out)]) == 0, name
             assert out.read_bytes() == plaintext, f"{kind}, to {name}"
+
+
+def test_reader_decrypts_files_to_post_quantum_recipients(tmp_path: Path) -> None:
+    """A post-quantum identity from `paracrypt keygen --kind pq` (its 1959-character age1pq1…
+    recipient, a stanza argument of 1494 base64 characters in the recipient block): the CLI
+    encrypts to it, alone and beside a second post-quantum recipient, and the reader opens the
+    file with it. A post-quantum recipient beside a classical one is refused (exit 2)."""
+    keys = []
+    for name in ["pq1.key", "pq2.key"]:
+        paracrypt("keygen", "--kind", "pq", "-o", str(tmp_path / name))
+        public = paracrypt("keygen", "-y", str(tmp_path / name)).decode().strip()
+        assert public.startswith("age1pq1") and len(public) == 1959
+        keys.append((tmp_path / name, public))
+    plaintext = random.Random(SEED).randbytes(2 * 4096 + 5)
+    plain = tmp_path / "plain"
+    plain.write_bytes(plaintext)
+    for to in [["-r", keys[0][1]], ["-r", keys[1][1], "-r", keys[0][1]]]:
+        sealed = tmp_path / "sealed.pcr"
+        sealed.unlink(missing_ok=True)
+        paracrypt("encrypt", "-q", "--chunk-size", "4KiB", *to, str(plain), "-o", str(sealed))
+        header = reader.parse_header(sealed.read_bytes())
+        assert header.kdf == reader.KDF_RECIPIENTS
+        out = tmp_path / "out"
+        out.unlink(missing_ok=True)
+        assert reader.main(["-i", str(keys[0][0]), str(sealed), "-o", str(out)]) == 0
+        assert out.read_bytes() == plaintext
+    x25519 = tmp_path / "x.key"
+    paracrypt("keygen", "--kind", "x25519", "-o", str(x25519))
+    x_pub = paracrypt("keygen", "-y", str(x25519)).decode().strip()
+    mixed = subprocess.run(
+        [str(BINARY), "encrypt", "-q", "-r", keys[0][1], "-r", x_pub, str(plain), "-o",
+         str(tmp_path / "mixed.pcr")],
+        capture_output=True,
+        check=False,
+    )
+    assert mixed.returncode == 2, mixed.stderr
+    assert b"post-quantum" in mixed.stderr
+    assert not (tmp_path / "mixed.pcr").exists()

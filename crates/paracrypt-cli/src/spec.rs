@@ -2,18 +2,20 @@
 //! local runner or the distributed one (module `run`) carries out. Every flag is checked and
 //! turned into its value once, when the spec is made.
 
+use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
-
-use anyhow::Result;
 use std::sync::Arc;
 
-use paracrypt_core::agefile;
+use anyhow::Result;
+use paracrypt_core::agefile::{self, AgeFormat};
 use paracrypt_core::container::{Decryptor, Encryptor, SALT_LEN, Secret, Suite};
+use paracrypt_core::engine::Job;
 use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
-use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::raw::{Direction, RawCipherName, RawRecipe};
 use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::{Recipe, Runner};
 
 use crate::exit::usage;
 use crate::flags::{FilesFlags, ThreadsFlag};
@@ -68,7 +70,7 @@ impl JobSpec {
 #[derive(Clone, Debug)]
 pub enum Operation {
     /// `paracrypt raw`.
-    Raw(RawSpec),
+    Raw(RawRecipe),
     /// `paracrypt raw --password-file`: an `openssl enc` password file (`Salted__`).
     RawPassword(PasswordSpec),
     /// `paracrypt encrypt`: the key or password is read when the job runs (after the output
@@ -121,31 +123,184 @@ pub struct PasswordSpec {
     pub secret: SecretArgs,
 }
 
-/// A raw cipher job: everything it needs but the data.
-#[derive(Clone, Debug)]
-pub struct RawSpec {
-    /// The cipher, key, IV and padding.
-    pub cipher: RawCipher,
-    /// Encrypt or decrypt.
-    pub direction: Direction,
-    /// Bytes per chunk.
-    pub chunk_size: ChunkSize,
+/// An operation with its key or password read: what a runner runs.
+pub struct Keyed {
+    /// The recipe of the job.
+    recipe: Box<dyn Recipe>,
+    /// age's ASCII armor, which is read and written in order: the age encryptor that writes
+    /// it, or the age decryptor that reads it when the input turns out to be armored.
+    armor: Option<Armor>,
+    /// Whether the chunks run in order on one thread (CBC encryption, RC4).
+    pub serial: bool,
+    /// The progress bar's label.
+    pub label: &'static str,
+    /// What the input must not be, checked from its first bytes before any output exists.
+    refuse: Refuse,
 }
 
-/// An operation with its key or password read: what a runner runs.
-#[derive(Debug)]
-pub enum Keyed {
-    /// A raw cipher.
-    Raw(RawSpec),
-    /// A raw cipher keyed by a password.
-    RawPassword(PasswordCipher, Direction, ChunkSize),
-    /// The container, encrypting.
-    Encrypt(Encryptor),
-    /// An age file, encrypting.
-    EncryptAge(agefile::Encryptor),
-    /// Decrypting: the container, and the age reader when the secret can open age files (the
-    /// input's first bytes choose); the range, if any.
-    Decrypt(Decryptor, Option<agefile::Decryptor>, Option<(u64, u64)>),
+impl std::fmt::Debug for Keyed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyed")
+            .field("serial", &self.serial)
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// age armor around a recipe's stream.
+enum Armor {
+    Write(agefile::Encryptor),
+    Read(agefile::Decryptor),
+}
+
+/// The inputs a job refuses, by their first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refuse {
+    Nothing,
+    /// A raw cipher given a key refuses `openssl enc`'s password files.
+    Salted(RawCipherName),
+    /// A decryption refuses what is neither a container nor an age file, and age files too
+    /// when it has no age identity or passphrase (`age: false`).
+    Decrypt {
+        age: bool,
+    },
+}
+
+/// How many bytes of the input [`Keyed::check`] looks at: enough to find age armor after the
+/// blank lines it may follow.
+pub const HEAD_LEN: usize = agefile::DETECT_LEN;
+
+impl Keyed {
+    fn new(recipe: impl Recipe + 'static, label: &'static str) -> Self {
+        Keyed {
+            recipe: Box::new(recipe),
+            armor: None,
+            serial: false,
+            label,
+            refuse: Refuse::Nothing,
+        }
+    }
+
+    /// The recipe the runner runs.
+    pub fn recipe(&self) -> &dyn Recipe {
+        &*self.recipe
+    }
+
+    /// Refuses an input whose first bytes (`head`, up to [`HEAD_LEN`] of them) this job cannot
+    /// read, saying how to read it.
+    pub fn check(&self, head: &[u8], input: &std::path::Path) -> Result<()> {
+        match self.refuse {
+            Refuse::Salted(cipher) if head.starts_with(paracrypt_core::raw::salted::MAGIC) => {
+                refuse_salted(input, cipher)
+            }
+            Refuse::Decrypt { age } => {
+                // A container shorter than its magic is the container's to call truncated.
+                let magic = paracrypt_core::container::MAGIC;
+                let container =
+                    head.starts_with(magic) || (!head.is_empty() && magic.starts_with(head));
+                match agefile::detect(head) {
+                    None if !container => Err(paracrypt_core::Error::NotEncrypted.into()),
+                    Some(_) if !age => crate::exit::usage(
+                        "this is an age file: decrypt it with an identity (-i FILE) or its \
+                         passphrase, not a key file",
+                    ),
+                    _ => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether this job must run in order as a stream: age armor, written, or read from an
+    /// input that starts with `head`.
+    pub fn in_order(&self, head: &[u8]) -> bool {
+        match &self.armor {
+            Some(Armor::Write(_)) => true,
+            Some(Armor::Read(_)) => agefile::detect(head) == Some(AgeFormat::Armored),
+            None => false,
+        }
+    }
+
+    /// Runs a job that [`Keyed::in_order`] says streams: the age front door puts the armor
+    /// around the same recipe.
+    pub fn run_in_order(
+        &self,
+        runner: &Runner,
+        reader: &mut (dyn Read + Send),
+        writer: &mut (dyn Write + Send),
+    ) -> paracrypt_core::Result<u64> {
+        match &self.armor {
+            Some(Armor::Write(age)) => age
+                .clone()
+                .runner(runner.clone())
+                .encrypt_stream(reader, writer),
+            Some(Armor::Read(age)) => age
+                .clone()
+                .runner(runner.clone())
+                .decrypt_stream(reader, writer),
+            None => runner.stream(self.recipe(), reader, writer),
+        }
+    }
+}
+
+/// Decrypting: a container, or an age file when the secret can open one, told apart by the
+/// input's first bytes.
+struct Either {
+    container: Decryptor,
+    age: Option<agefile::Decryptor>,
+}
+
+impl Either {
+    /// The recipe for an input that starts with `head`.
+    fn pick(&self, head: &[u8]) -> paracrypt_core::Result<&dyn Recipe> {
+        match (agefile::detect(head), &self.age) {
+            (None, _) => Ok(&self.container),
+            (Some(AgeFormat::Binary), Some(age)) => Ok(age),
+            (Some(AgeFormat::Armored), Some(_)) => Err(paracrypt_core::Error::Armor(
+                "armored age files are read in order, as a stream".into(),
+            )),
+            (Some(_), None) => Err(paracrypt_core::Error::WrongSecretKind {
+                needs: "an identity (-i FILE) or a passphrase",
+            }),
+        }
+    }
+}
+
+impl Recipe for Either {
+    fn first_job(
+        &self,
+        input: &mut dyn BufRead,
+        input_len: Option<u64>,
+    ) -> paracrypt_core::Result<Job> {
+        let head = input
+            .fill_buf()
+            .map_err(|e| paracrypt_core::Error::io("reading the header", e))?;
+        self.pick(head)?.first_job(input, input_len)
+    }
+
+    fn job_from_header(
+        &self,
+        header: &[u8],
+        key: Option<&[u8]>,
+        input_len: Option<u64>,
+    ) -> paracrypt_core::Result<Job> {
+        self.pick(header)?.job_from_header(header, key, input_len)
+    }
+}
+
+/// Refuses an input that `openssl enc` encrypted with a password, and says how to read it.
+fn refuse_salted(input: &std::path::Path, cipher: RawCipherName) -> Result<()> {
+    let (what, file) = match input {
+        path if path == std::path::Path::new("-") => ("the input".to_string(), "FILE".to_string()),
+        path => (path.display().to_string(), path.display().to_string()),
+    };
+    anyhow::bail!(
+        "{what} starts with `Salted__`: `openssl enc` encrypted it with a password, from which \
+         openssl derives the key and IV; give paracrypt the password instead of -K: \
+         `paracrypt raw -d -c {cipher} --password-file PASSWORD_FILE --pbkdf2 {file}` (with the \
+         --iter and --md it was encrypted with; without --pbkdf2 for a file from `openssl enc` \
+         without -pbkdf2)"
+    )
 }
 
 impl Operation {
@@ -153,14 +308,24 @@ impl Operation {
     /// operation, ready to run.
     pub fn keyed(&self, may_prompt: bool) -> Result<Keyed> {
         Ok(match self {
-            Operation::Raw(raw) => Keyed::Raw(raw.clone()),
+            Operation::Raw(raw) => Keyed {
+                serial: !raw.is_parallel(),
+                refuse: match raw.direction {
+                    Direction::Decrypt => Refuse::Salted(raw.cipher.name()),
+                    Direction::Encrypt => Refuse::Nothing,
+                },
+                ..Keyed::new(raw.clone(), "")
+            },
             Operation::RawPassword(spec) => {
                 let confirm = spec.direction == Direction::Encrypt;
                 let password = spec.secret.password(confirm, may_prompt)?;
                 let cipher = PasswordCipher::new(spec.name, password.as_bytes(), spec.kdf)
                     .with_padding(spec.padding)
                     .with_provider(spec.provider);
-                Keyed::RawPassword(cipher, spec.direction, spec.chunk_size)
+                Keyed {
+                    serial: !spec.name.runs_in_parallel(spec.direction),
+                    ..Keyed::new(cipher.recipe(spec.direction, spec.chunk_size), "")
+                }
             }
             Operation::Encrypt {
                 suite,
@@ -184,11 +349,13 @@ impl Operation {
                         }
                         _ => return usage("--format age takes -r, -R or --passphrase"),
                     };
-                    return Ok(Keyed::EncryptAge(
-                        agefile::Encryptor::new(recipients)
-                            .armor(*armor)
-                            .with_provider(*provider),
-                    ));
+                    let encryptor = agefile::Encryptor::new(recipients)
+                        .armor(*armor)
+                        .with_provider(*provider);
+                    return Ok(Keyed {
+                        armor: armor.then(|| Armor::Write(encryptor.clone())),
+                        ..Keyed::new(encryptor, "encrypting")
+                    });
                 }
                 let mut encryptor = Encryptor::new(secret)
                     .suite(*suite)
@@ -197,13 +364,13 @@ impl Operation {
                 if let Some(salt) = salt {
                     encryptor = encryptor.fixed_salt_for_tests(*salt);
                 }
-                Keyed::Encrypt(encryptor)
+                Keyed::new(encryptor, "encrypting")
             }
             Operation::Decrypt {
                 secret,
                 identities,
-                range,
                 provider,
+                ..
             } => {
                 let (container, age) = if identities.is_empty() {
                     let secret = secret.secret(false, may_prompt)?;
@@ -224,8 +391,20 @@ impl Operation {
                     (Secret::Identities(identities), Some(age))
                 };
                 let container = Decryptor::new(container).with_provider(*provider);
-                Keyed::Decrypt(container, age, *range)
+                Keyed {
+                    armor: age.clone().map(Armor::Read),
+                    refuse: Refuse::Decrypt { age: age.is_some() },
+                    ..Keyed::new(Either { container, age }, "decrypting")
+                }
             }
         })
+    }
+
+    /// `--range OFFSET:LENGTH`, when decrypting a range.
+    pub fn range(&self) -> Option<(u64, u64)> {
+        match self {
+            Operation::Decrypt { range, .. } => *range,
+            _ => None,
+        }
     }
 }

@@ -103,6 +103,13 @@ pub enum Error {
     /// The input does not start with the container's magic bytes.
     #[error("not a paracrypt file (no PARACRYPT header)")]
     NotAContainer,
+    /// The input is neither of the formats `decrypt` reads: it starts with neither a
+    /// container's `PARACRYPT` nor an age header (binary or armored).
+    #[error(
+        "not a paracrypt or age file (it starts with neither PARACRYPT, age-encryption.org/ \
+         nor -----BEGIN AGE ENCRYPTED FILE-----)"
+    )]
+    NotEncrypted,
     /// The container was written by a newer (or unknown) format version.
     #[error("unsupported paracrypt format version {0} (this build reads versions 1 and 2)")]
     UnsupportedVersion(u8),
@@ -285,7 +292,31 @@ impl Error {
             | Error::Identity { .. }
             | Error::IncompatibleRecipients(_) => ErrorKind::Usage,
             Error::Io { .. } => ErrorKind::Io,
-            _ => ErrorKind::Data,
+            Error::PartialBlock { .. }
+            | Error::TooShort { .. }
+            | Error::BadPadding
+            | Error::Truncated { .. }
+            | Error::NotAContainer
+            | Error::NotEncrypted
+            | Error::UnsupportedVersion(_)
+            | Error::Header(_)
+            | Error::WrongKey
+            | Error::WrongSecretKind { .. }
+            | Error::Kdf(_)
+            | Error::ChunkAuth { .. }
+            | Error::TruncatedAfter { .. }
+            | Error::TrailingData { .. }
+            | Error::TruncatedAfterHeader
+            | Error::RangeOutOfBounds { .. }
+            | Error::NoIdentityMatches { .. }
+            | Error::AgeHeader(_)
+            | Error::UnsupportedAgeVersion(_)
+            | Error::Armor(_)
+            | Error::EmptyLastChunk { .. }
+            | Error::NotSalted
+            | Error::BadPassword { .. }
+            | Error::UnknownProvider { .. }
+            | Error::Provider { .. } => ErrorKind::Data,
         }
     }
 

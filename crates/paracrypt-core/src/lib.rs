@@ -17,6 +17,9 @@
 //!   passphrase), through the `age` crate.
 //! - [`agefile`]: age v1 files, binary and armored, sealed and opened on every core.
 //! - [`size`]: byte sizes and ranges as people write them (`64KiB`, `OFFSET:LENGTH`).
+//! - [`recipe`]: what every format is to the engine ([`Recipe`]), and the one [`Runner`] that
+//!   runs any of them file to file, stream to stream, in memory, over a range or as a `Write`
+//!   adapter.
 //!
 //! This crate never prints and never builds a thread pool: wrap calls in
 //! `rayon::ThreadPool::install` to choose the thread count.
@@ -26,7 +29,7 @@
 #![deny(missing_docs)]
 
 pub mod agefile;
-pub mod buffer;
+mod buffer;
 pub mod container;
 pub mod engine;
 mod error;
@@ -34,8 +37,11 @@ pub mod plan;
 pub mod provider;
 pub mod pubkey;
 pub mod raw;
+pub mod recipe;
 pub mod recipient;
+mod stream;
 pub mod size;
 pub mod workload;
 
 pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};
+pub use recipe::{Recipe, Runner, StreamWriter};

@@ -2,6 +2,7 @@
 //! module per area.
 
 mod agefile;
+mod cctv;
 mod container;
 mod job;
 mod pubkey;

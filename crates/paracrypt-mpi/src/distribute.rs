@@ -1,12 +1,16 @@
 //! A whole distributed run of one job: from rank 0's input to a committed output, or to one
 //! agreed failure and no output.
 //!
-//! 1. Rank 0 opens the input, makes the job ([`Recipe::first_job`]: a container header is made
-//!    or read here, so a wrong key fails before any output), creates the output and writes the
-//!    job's output header into it.
-//! 2. Rank 0 broadcasts the input's length, the job's header and both paths.
-//! 3. The other ranks make the same job from the header ([`Recipe::job_from_header`]) and,
-//!    under the shared-fs transport, open the input and the output.
+//! 1. Rank 0 opens the input, makes the job ([`Recipe::first_job`]: a header is made or read
+//!    here, so a wrong key fails before any output), creates the output and writes the job's
+//!    output header into it.
+//! 2. Rank 0 broadcasts the input's length, the job's header, its
+//!    [shared key](paracrypt_core::engine::Job::shared_key) if it has one (a fresh file key
+//!    when encrypting to recipients, an scrypt passphrase's file key: see `docs/SCALING.md`)
+//!    and both paths. Every rank zeroizes its copy of the key once its job is made.
+//! 3. The other ranks make the same job from the header and the key
+//!    ([`Recipe::job_from_header`]) and, under the shared-fs transport, open the input and the
+//!    output.
 //! 4. Every rank runs its chunks.
 //! 5. Rank 0 sets the output's length and commits it ([`Output::commit`]).
 //!
@@ -21,85 +25,16 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use paracrypt_core::ErrorKind;
-use paracrypt_core::container::{Decryptor, Encryptor};
 use paracrypt_core::engine::Job;
-use paracrypt_core::plan::ChunkSize;
-use paracrypt_core::raw::{Direction, RawCipher};
+use paracrypt_core::{ErrorKind, Recipe};
 use rayon::ThreadPool;
+use zeroize::Zeroizing;
 
+use crate::batches::Files;
 use crate::cluster::Cluster;
 use crate::error::{Failure, Result};
-use crate::run::{Files, run};
-use crate::{Schedule, Transport};
-
-/// How [`distribute`] spreads the work.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Options {
-    /// Which rank gets which chunks.
-    pub schedule: Schedule,
-    /// How chunk data reaches the ranks.
-    pub transport: Transport,
-    /// Under [`Transport::SharedFs`], every rank but 0 `fsync`s the output before reporting
-    /// success, so that its data is durable (and, on NFS, on the server, with any write error
-    /// reported) before rank 0 commits the output. Rank 0's own writes are its
-    /// [`Output::commit`]'s to sync.
-    pub sync: bool,
-}
-
-/// How every rank gets the same [`Job`]: rank 0 makes it from the input, the others from rank
-/// 0's job's header. Implemented for [`Encryptor`], [`Decryptor`] and [`RawRecipe`].
-pub trait Recipe {
-    /// Rank 0's job for `input` (`input_len` bytes): a container header is made here when
-    /// encrypting (a fresh salt), or read from the input and checked when decrypting.
-    fn first_job(&self, input: &File, input_len: u64) -> paracrypt_core::Result<Job>;
-
-    /// The same job on another rank, from the header of rank 0's job.
-    fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job>;
-}
-
-impl Recipe for Encryptor {
-    fn first_job(&self, _input: &File, input_len: u64) -> paracrypt_core::Result<Job> {
-        self.job(Some(input_len))
-    }
-
-    fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
-        self.job_for_header(header, Some(input_len))
-    }
-}
-
-impl Recipe for Decryptor {
-    fn first_job(&self, input: &File, _input_len: u64) -> paracrypt_core::Result<Job> {
-        self.file_job(input)
-    }
-
-    fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
-        self.job(header, Some(input_len))
-    }
-}
-
-/// A raw cipher's job: the same on every rank, with no header.
-#[derive(Clone, Debug)]
-pub struct RawRecipe {
-    /// The cipher, key and IV.
-    pub cipher: RawCipher,
-    /// Encrypt or decrypt.
-    pub direction: Direction,
-    /// The chunk size.
-    pub chunk_size: ChunkSize,
-}
-
-impl Recipe for RawRecipe {
-    fn first_job(&self, _input: &File, input_len: u64) -> paracrypt_core::Result<Job> {
-        self.cipher
-            .job(self.direction, Some(input_len), self.chunk_size)
-    }
-
-    fn job_from_header(&self, _header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
-        self.cipher
-            .job(self.direction, Some(input_len), self.chunk_size)
-    }
-}
+use crate::run::run;
+use crate::{Options, Transport};
 
 /// Rank 0's output, as its caller manages it: for example a temporary file beside the
 /// destination, renamed into place by [`Output::commit`] and removed when dropped uncommitted.
@@ -163,8 +98,8 @@ pub struct Summary {
 /// ```no_run
 /// use std::path::Path;
 /// use paracrypt_core::plan::ChunkSize;
-/// use paracrypt_core::raw::{Direction, RawCipher};
-/// use paracrypt_mpi::{Cluster, Failure, Options, Output, RawRecipe, Root};
+/// use paracrypt_core::raw::{Direction, RawCipher, RawRecipe};
+/// use paracrypt_mpi::{Cluster, Failure, Options, Output, Root};
 ///
 /// /// The output file itself (a real caller writes a temporary file and renames it).
 /// struct Plain(std::fs::File, &'static Path);
@@ -217,18 +152,21 @@ pub fn distribute(
     };
     let mut setup = cluster.agree(local)?;
 
-    // 2. What the other ranks cannot see for themselves.
-    let (len, header, input_path, output_path) = match &setup {
+    // 2. What the other ranks cannot see for themselves. A shared key is never empty: an
+    //    empty one is none.
+    let (len, header, key, input_path, output_path) = match &setup {
         Some(s) => (
             s.input_len,
             s.job.header().to_vec(),
+            Zeroizing::new(s.job.shared_key().unwrap_or_default().to_vec()),
             absolute(&s.input_path),
             absolute(s.output.path()),
         ),
-        None => (0, Vec::new(), Vec::new(), Vec::new()),
+        None => (0, Vec::new(), Zeroizing::default(), Vec::new(), Vec::new()),
     };
     let len = cluster.broadcast_u64(0, len);
     let header = cluster.broadcast_bytes(0, header);
+    let key = Zeroizing::new(cluster.broadcast_bytes(0, key.to_vec()));
     let input_path = path_from(cluster.broadcast_bytes(0, input_path));
     let output_path = path_from(cluster.broadcast_bytes(0, output_path));
 
@@ -237,8 +175,9 @@ pub fn distribute(
         Ok(None)
     } else {
         (|| {
+            let key = (!key.is_empty()).then_some(&key[..]);
             let job = recipe
-                .job_from_header(&header, len)
+                .job_from_header(&header, key, Some(len))
                 .map_err(|e| Failure::from(&e))?;
             let files = if shared {
                 Some(open_shared(&input_path, &output_path, len)?)
@@ -248,6 +187,7 @@ pub fn distribute(
             Ok(Some((job, files)))
         })()
     };
+    drop(key);
     let other = cluster.agree(local)?;
 
     // 4. The chunks, on every rank.
@@ -331,7 +271,7 @@ fn root_setup<'a>(
     }
     let input_len = metadata.len();
     let job = recipe
-        .first_job(&input, input_len)
+        .first_job(&mut std::io::BufReader::new(&input), Some(input_len))
         .map_err(|e| Failure::from(&e))?;
     let output = (root.create_output)()?;
     output

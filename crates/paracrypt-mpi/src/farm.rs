@@ -13,9 +13,9 @@ use std::sync::mpsc;
 use mpi::point_to_point::{MatchedReceiveVec, Source as _};
 use mpi::traits::*;
 
+use crate::batches::Batches;
 use crate::cluster::{Backoff, Cluster};
 use crate::protocol::{Assign, DEPTH, Report, TAG_ASSIGN, TAG_REPORT};
-use crate::run::Batches;
 use crate::schedule::{Dispenser, MAX_BATCH_BYTES};
 use crate::{Schedule, Transport};
 

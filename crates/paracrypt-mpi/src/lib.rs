@@ -9,8 +9,8 @@
 //!   collective agreement on failures ([`Cluster::agree`]) so that an error on any rank is
 //!   reported once and every rank returns the same way.
 //! - [`distribute`]: a whole run of one job, from rank 0's input to its committed output: the
-//!   job made on rank 0 ([`Recipe`]: a container's header is made or read there) and again on
-//!   every other rank from its header, the files opened on every rank, the chunks spread with a
+//!   job made on rank 0 from any format's [`Recipe`] (a header is made or read there) and
+//!   again on every other rank from its header and, when needed, a key rank 0 sends, the files opened on every rank, the chunks spread with a
 //!   [`Schedule`] (contiguous blocks, or a task farm where rank 0 hands out batches on request)
 //!   and a [`Transport`] (every rank reads and writes a shared filesystem in place, or only
 //!   rank 0 touches files and chunks travel as messages), and the commit of the output
@@ -49,6 +49,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod batches;
 mod cluster;
 mod distribute;
 mod error;
@@ -58,8 +59,23 @@ mod run;
 mod schedule;
 
 pub use cluster::{Cluster, RankLayout};
-pub use distribute::{CreateOutput, Options, Output, RawRecipe, Recipe, Root, Summary, distribute};
+pub use distribute::{CreateOutput, Output, Root, Summary, distribute};
 pub use error::{Error, Failure, RankFailure, Result};
+pub use paracrypt_core::Recipe;
+
+/// How [`distribute`] spreads the work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Which rank gets which chunks.
+    pub schedule: Schedule,
+    /// How chunk data reaches the ranks.
+    pub transport: Transport,
+    /// Under [`Transport::SharedFs`], every rank but 0 `fsync`s the output before reporting
+    /// success, so that its data is durable (and, on NFS, on the server, with any write error
+    /// reported) before rank 0 commits the output. Rank 0's own writes are its
+    /// [`Output::commit`]'s to sync.
+    pub sync: bool,
+}
 
 /// How chunks are assigned to ranks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,8 +1,10 @@
-//! `distribute` end to end, as an MPI job: a container job and raw jobs (parallel, with CBC
-//! context, and serial), both schedules and both transports, at 1 rank (an MPI singleton,
-//! started without `mpirun`) and 3 ranks (under `mpirun`). Every output must be the bytes the
-//! local engine writes; a failing chunk on any rank, and a wrong key, must be agreed on by every
-//! rank and leave no output.
+//! `distribute` end to end, as an MPI job: every job kind — the container (with a key, and to
+//! recipients), age files both ways (X25519 and a passphrase), raw jobs (parallel, with CBC
+//! context, and serial) and `openssl enc` password files both ways — at both schedules and
+//! both transports, at 1 rank (an MPI singleton, started without `mpirun`) and 3 ranks (under
+//! `mpirun`). Every deterministic output must be the bytes the local runner writes, and every
+//! other one must open to the plaintext; a failing chunk on any rank, a wrong key, identity or
+//! password must be agreed on by every rank and leave no output.
 //!
 //! MPI starts once per process and only its starting thread may call it, which a test harness
 //! of many threads cannot promise. So this is a plain program (`harness = false`): run by
@@ -14,13 +16,16 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use paracrypt_core::ErrorKind;
-use paracrypt_core::container::{Decryptor, Encryptor, Key, SALT_LEN};
+use std::sync::Arc;
+
+use age::secrecy::{ExposeSecret, SecretString};
+use paracrypt_core::container::{Decryptor, Encryptor, Key, SALT_LEN, Secret};
 use paracrypt_core::plan::ChunkSize;
-use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
-use paracrypt_mpi::{
-    Cluster, Error, Failure, Options, Output, RawRecipe, Recipe, Root, Schedule, Transport,
-};
+use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName, RawRecipe};
+use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::{ErrorKind, Runner, agefile};
+use paracrypt_mpi::{Cluster, Error, Failure, Options, Output, Recipe, Root, Schedule, Transport};
 
 /// Where the inputs are and the outputs go; set for the ranks of the MPI job.
 const DIR_ENV: &str = "PARACRYPT_MPI_TEST_DIR";
@@ -28,6 +33,8 @@ const CHUNK: usize = 4096;
 /// 41 whole chunks and a short last one.
 const LEN: usize = 41 * CHUNK + 77;
 const TAMPERED: [u64; 2] = [29, 17];
+/// The age payload chunk damaged in `age-tampered` (64 KiB chunks: the input has three).
+const AGE_TAMPERED: u64 = 1;
 const SALT: [u8; SALT_LEN] = [0x5a; SALT_LEN];
 const LAYOUTS: [(Schedule, Transport); 4] = [
     (Schedule::Static, Transport::SharedFs),
@@ -68,11 +75,68 @@ fn data(len: usize) -> Vec<u8> {
         .collect()
 }
 
+/// The file that holds the age identity of these tests (the same on every rank).
+const IDENTITY: &str = "identity.key";
+const PASSPHRASE: &str = "correct horse battery staple";
+const PASSWORD: &[u8] = b"hunter2";
+/// A cheap scrypt work factor, so that the test stays fast.
+const LOG_N: u8 = 10;
+
+fn identity_text(d: &Path) -> String {
+    std::fs::read_to_string(d.join(IDENTITY)).unwrap()
+}
+
+fn identities(d: &Path) -> Identities {
+    let mut identities = Identities::new();
+    identities
+        .add_file(IDENTITY, identity_text(d).as_bytes())
+        .unwrap();
+    identities
+}
+
+fn recipients(d: &Path) -> Recipients {
+    let identity: age::x25519::Identity = identity_text(d).trim().parse().unwrap();
+    let mut recipients = Recipients::new();
+    recipients
+        .add(&identity.to_public().to_string(), "recipient 1")
+        .unwrap();
+    recipients
+}
+
+fn passphrase() -> SecretString {
+    SecretString::from(PASSPHRASE.to_owned())
+}
+
+fn password_cipher() -> PasswordCipher {
+    PasswordCipher::new(RawCipherName::Aes256Cbc, PASSWORD, PasswordKdf::default())
+        .fixed_salt_for_tests([0x33; 8])
+}
+
+/// Opens the output of scenario `name`, whose bytes are not deterministic (a fresh file key).
+fn open(d: &Path, name: &str, sealed: &[u8]) -> Vec<u8> {
+    match name {
+        "container-to-recipients" => Decryptor::new(Secret::Identities(Arc::new(identities(d))))
+            .decrypt_vec(sealed)
+            .unwrap(),
+        "age-encrypt" => agefile::Decryptor::new(identities(d))
+            .decrypt_vec(sealed)
+            .unwrap(),
+        "age-passphrase-encrypt" => {
+            agefile::Decryptor::new(Identities::passphrase(passphrase(), None))
+                .decrypt_vec(sealed)
+                .unwrap()
+        }
+        other => panic!("no opener for {other}"),
+    }
+}
+
 /// What a scenario must end with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Expect {
     /// The output holds the expected file's bytes.
     Output,
+    /// The output opens ([`open`]) to the expected file's bytes.
+    Opens,
     /// Every rank returns this failure, and no output is left.
     Fails { chunk: Option<u64>, kind: ErrorKind },
 }
@@ -89,7 +153,7 @@ struct Scenario {
 }
 
 /// The same list on every rank and in the test.
-fn scenarios() -> Vec<Scenario> {
+fn scenarios(d: &Path) -> Vec<Scenario> {
     let encryptor = Encryptor::new(key())
         .chunk_size(chunk_size())
         .fixed_salt_for_tests(SALT);
@@ -100,7 +164,115 @@ fn scenarios() -> Vec<Scenario> {
             chunk_size: chunk_size(),
         })
     };
+    let password = |direction| Box::new(password_cipher().recipe(direction, chunk_size()));
+    let age_passphrase = || agefile::Decryptor::new(Identities::passphrase(passphrase(), None));
     vec![
+        Scenario {
+            // Only rank 0 draws the file key: it is sent to the other ranks.
+            name: "container-to-recipients",
+            input: "plain",
+            recipe: Box::new(
+                Encryptor::new(Secret::Recipients(Arc::new(recipients(d))))
+                    .chunk_size(chunk_size()),
+            ),
+            expected: "plain",
+            expect: Expect::Opens,
+        },
+        Scenario {
+            name: "container-from-recipients",
+            input: "sealed-to-recipients",
+            recipe: Box::new(Decryptor::new(Secret::Identities(Arc::new(identities(d))))),
+            expected: "plain",
+            expect: Expect::Output,
+        },
+        Scenario {
+            name: "age-encrypt",
+            input: "plain",
+            recipe: Box::new(agefile::Encryptor::new(recipients(d))),
+            expected: "plain",
+            expect: Expect::Opens,
+        },
+        Scenario {
+            name: "age-passphrase-encrypt",
+            input: "plain",
+            recipe: Box::new(agefile::Encryptor::new(Recipients::passphrase(
+                passphrase(),
+                Some(LOG_N),
+            ))),
+            expected: "plain",
+            expect: Expect::Opens,
+        },
+        Scenario {
+            // Every rank unwraps the file key with the identity itself.
+            name: "age-decrypt",
+            input: "age",
+            recipe: Box::new(agefile::Decryptor::new(identities(d))),
+            expected: "plain",
+            expect: Expect::Output,
+        },
+        Scenario {
+            // scrypt runs on rank 0 only: the file key is sent to the other ranks.
+            name: "age-passphrase-decrypt",
+            input: "age-passphrase",
+            recipe: Box::new(age_passphrase()),
+            expected: "plain",
+            expect: Expect::Output,
+        },
+        Scenario {
+            name: "age-tampered",
+            input: "age-tampered",
+            recipe: Box::new(agefile::Decryptor::new(identities(d))),
+            expected: "",
+            expect: Expect::Fails {
+                chunk: Some(AGE_TAMPERED),
+                kind: ErrorKind::Data,
+            },
+        },
+        Scenario {
+            name: "age-wrong-identity",
+            input: "age",
+            recipe: Box::new(agefile::Decryptor::new({
+                let mut other = Identities::new();
+                let key = age::x25519::Identity::generate().to_string();
+                other
+                    .add_file("other.key", key.expose_secret().as_bytes())
+                    .unwrap();
+                other
+            })),
+            expected: "",
+            expect: Expect::Fails {
+                chunk: None,
+                kind: ErrorKind::Data,
+            },
+        },
+        Scenario {
+            name: "password-encrypt",
+            input: "plain",
+            recipe: password(Direction::Encrypt),
+            expected: "salted",
+            expect: Expect::Output,
+        },
+        Scenario {
+            name: "password-decrypt",
+            input: "salted",
+            recipe: password(Direction::Decrypt),
+            expected: "plain",
+            expect: Expect::Output,
+        },
+        Scenario {
+            // A wrong password shows as bad padding in the last chunk.
+            name: "password-wrong",
+            input: "salted",
+            recipe: Box::new(
+                PasswordCipher::new(RawCipherName::Aes256Cbc, b"wrong", PasswordKdf::default())
+                    .recipe(Direction::Decrypt, chunk_size()),
+            ),
+            expected: "",
+            expect: Expect::Fails {
+                chunk: Some(LEN.div_ceil(CHUNK) as u64 - 1),
+                kind: ErrorKind::Data,
+            },
+        },
         Scenario {
             name: "container-encrypt",
             input: "plain",
@@ -181,6 +353,8 @@ fn test() {
         .tempdir()
         .unwrap();
     let d = dir.path();
+    let identity = age::x25519::Identity::generate();
+    std::fs::write(d.join(IDENTITY), identity.to_string().expose_secret()).unwrap();
     let plain = data(LEN);
     let sealed = Encryptor::new(key())
         .chunk_size(chunk_size())
@@ -199,12 +373,37 @@ fn test() {
     raw(RawCipherName::Aes256Cbc)
         .encrypt_vec(&mut cbc, chunk_size())
         .unwrap();
+    let runner = Runner::new();
+    let to_recipients = Encryptor::new(Secret::Recipients(Arc::new(recipients(d))))
+        .chunk_size(chunk_size())
+        .encrypt_vec(&plain)
+        .unwrap();
+    let age = agefile::Encryptor::new(recipients(d))
+        .encrypt_vec(&plain)
+        .unwrap();
+    let age_passphrase = agefile::Encryptor::new(Recipients::passphrase(passphrase(), Some(LOG_N)))
+        .encrypt_vec(&plain)
+        .unwrap();
+    let mut age_tampered = age.clone();
+    let payload = age.len() - (plain.len() + 3 * 16);
+    age_tampered[payload + AGE_TAMPERED as usize * (64 * 1024 + 16) + 5] ^= 0x40;
+    let salted = runner
+        .vec(
+            &password_cipher().recipe(Direction::Encrypt, chunk_size()),
+            &plain,
+        )
+        .unwrap();
     for (name, bytes) in [
         ("plain", &plain),
         ("sealed", &sealed),
         ("tampered", &tampered),
         ("ctr", &ctr),
         ("cbc", &cbc),
+        ("sealed-to-recipients", &to_recipients),
+        ("age", &age),
+        ("age-passphrase", &age_passphrase),
+        ("age-tampered", &age_tampered),
+        ("salted", &salted),
     ] {
         std::fs::write(d.join(name), bytes).unwrap();
     }
@@ -249,7 +448,7 @@ fn launch(mut cmd: Command, what: &str) {
 /// Every output of the job with `ranks` ranks is the expected bytes, and the failing scenarios
 /// left nothing.
 fn check(d: &Path, ranks: usize) {
-    for scenario in scenarios() {
+    for scenario in scenarios(d) {
         for (schedule, transport) in LAYOUTS {
             let what = format!("{ranks} ranks, {}, {schedule}, {transport}", scenario.name);
             let out = d.join(output_name(ranks, scenario.name, schedule, transport));
@@ -257,7 +456,15 @@ fn check(d: &Path, ranks: usize) {
                 Expect::Output => {
                     let expected = std::fs::read(d.join(scenario.expected)).unwrap();
                     let got = std::fs::read(&out).unwrap_or_else(|e| panic!("{what}: {e}"));
-                    assert!(got == expected, "{what}: not the local engine's bytes");
+                    assert!(got == expected, "{what}: not the local runner's bytes");
+                }
+                Expect::Opens => {
+                    let expected = std::fs::read(d.join(scenario.expected)).unwrap();
+                    let got = std::fs::read(&out).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert!(
+                        open(d, scenario.name, &got) == expected,
+                        "{what}: does not open"
+                    );
                 }
                 Expect::Fails { .. } => assert!(!out.exists(), "{what}: output left behind"),
             }
@@ -331,9 +538,15 @@ fn rank(d: &Path) {
         .build()
         .unwrap();
     let ranks = cluster.size();
-    let chunks = LEN.div_ceil(CHUNK) as u64;
     let mut wrong = Vec::new();
-    for scenario in scenarios() {
+    for scenario in scenarios(d) {
+        // age files have 64 KiB chunks of their own.
+        let chunk = if scenario.name.starts_with("age") {
+            64 * 1024
+        } else {
+            CHUNK
+        };
+        let chunks = LEN.div_ceil(chunk) as u64;
         for (schedule, transport) in LAYOUTS {
             let what = format!(
                 "rank {} of {ranks}, {}, {schedule}, {transport}",
@@ -354,8 +567,9 @@ fn rank(d: &Path) {
             let result =
                 paracrypt_mpi::distribute(&cluster, &pool, options, scenario.recipe.as_ref(), root);
             match (result, scenario.expect) {
-                (Ok(summary), Expect::Output) => {
-                    let serial = scenario.name == "raw-cbc-encrypt";
+                (Ok(summary), Expect::Output | Expect::Opens) => {
+                    // CBC encryption is serial.
+                    let serial = ["raw-cbc-encrypt", "password-encrypt"].contains(&scenario.name);
                     if summary.chunks != chunks || summary.parallel == serial {
                         wrong.push(format!("{what}: {summary:?}"));
                     }

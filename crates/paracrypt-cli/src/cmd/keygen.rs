@@ -1,4 +1,5 @@
-//! `paracrypt keygen`: a new random 256-bit key file, or an age X25519 identity, mode 0600,
+//! `paracrypt keygen`: a new random 256-bit key file, or an age identity (post-quantum or
+//! X25519), mode 0600,
 //! never overwriting; `-y` prints the recipients of an identity file.
 
 use std::io::Write;
@@ -18,11 +19,12 @@ use crate::exit::usage;
 /// Arguments of `paracrypt keygen`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-`--kind x25519` writes an age identity (AGE-SECRET-KEY-1…, as age-keygen) and prints its
-recipient (`Public key: age1…`) on stderr; others encrypt to you with `paracrypt encrypt -r
-age1…` (or `age -r`), you decrypt with `-i FILE`. `-y FILE` prints the recipients of the
-identities in FILE: age1… for age identities, ssh-ed25519/ssh-rsa lines for SSH keys and RSA
-private keys (PEM or DER).")]
+`--kind pq` writes a post-quantum age identity (AGE-SECRET-KEY-PQ-1…, as `age-keygen -pq`),
+`--kind x25519` a classical one (AGE-SECRET-KEY-1…, as age-keygen); each prints its recipient
+(`Public key: age1pq1…` or `age1…`) on stderr. Others encrypt to you with `paracrypt encrypt
+-r RECIPIENT` (or `age -r`), you decrypt with `-i FILE`. `-y FILE` prints the recipients of
+the identities in FILE: age1pq1… and age1… for age identities, ssh-ed25519/ssh-rsa lines for
+SSH keys and RSA private keys (PEM or DER).")]
 pub struct KeygenArgs {
     /// Where to write the key (created with mode 0600; an existing file is never replaced).
     #[arg(
@@ -48,6 +50,10 @@ enum KindArg {
     Key,
     /// An age X25519 identity (`-i`), whose recipient (age1…) others encrypt to.
     X25519,
+    /// A post-quantum age identity (ML-KEM-768 + X25519, `-i`), whose recipient (age1pq1…)
+    /// others encrypt to.
+    #[value(alias = "mlkem768x25519")]
+    Pq,
 }
 
 /// Runs `paracrypt keygen`.
@@ -70,6 +76,15 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
             let text = format!(
                 "# created by paracrypt keygen --kind x25519\n# public key: {public}\n{}\n",
                 identity.to_string().expose_secret()
+            );
+            (Zeroizing::new(text), Some(public))
+        }
+        KindArg::Pq => {
+            let identity = paracrypt_core::recipient::pq::HybridIdentity::generate();
+            let public = identity.to_public().to_string();
+            let text = format!(
+                "# created by paracrypt keygen --kind pq\n# public key: {public}\n{}\n",
+                identity.to_secret_string().expose_secret()
             );
             (Zeroizing::new(text), Some(public))
         }

@@ -8,13 +8,13 @@ use std::path::PathBuf;
 
 use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::{DEFAULT_ITER, Digest, PasswordKdf};
-use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
+use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName, RawRecipe};
 
 use crate::exit::{Usage, usage};
 use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ThreadsFlag};
 use crate::io::decode_hex;
 use crate::secret::SecretArgs;
-use crate::spec::{JobSpec, Operation, PasswordSpec, RawSpec};
+use crate::spec::{JobSpec, Operation, PasswordSpec};
 
 /// Arguments of `paracrypt raw`.
 #[derive(Debug, Args)]
@@ -114,7 +114,7 @@ fn spec(args: &RawArgs, provider: Provider) -> Result<JobSpec> {
             "--no-pad applies to ECB and CBC only; {name} never pads"
         ));
     }
-    let operation = Operation::Raw(RawSpec {
+    let operation = Operation::Raw(RawRecipe {
         cipher: cipher.with_padding(!args.no_pad).with_provider(provider),
         direction,
         chunk_size: args.chunk_size.chunk_size,

@@ -42,18 +42,16 @@ mod imp {
     use std::path::Path;
     use std::time::Instant;
 
-    use paracrypt_core::engine::Job;
-    use paracrypt_core::raw::Direction;
     use paracrypt_mpi::{
-        Cluster, Failure, Options, Output as MpiOutput, RankLayout, RawRecipe, Recipe, Root,
-        Schedule, Summary, Transport,
+        Cluster, Failure, Options, Output as MpiOutput, RankLayout, Root, Schedule, Summary,
+        Transport,
     };
 
     use super::*;
     use crate::exit::{self, usage, warn};
     use crate::flags::{ScheduleArg, TransportArg};
     use crate::io::{Input, Output, OutputTarget};
-    use crate::spec::{Keyed, Operation, RawSpec};
+    use crate::spec::{HEAD_LEN, Keyed};
 
     pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
         let cluster = Cluster::init()?;
@@ -110,7 +108,7 @@ mod imp {
         let options = options(flags, spec.policy.sync);
         if cluster.is_root() {
             super::super::warn_all(&spec);
-            if is_serial(&spec.operation) && cluster.size() > 1 && !spec.quiet {
+            if keyed.serial && cluster.size() > 1 && !spec.quiet {
                 warn(
                     "this mode is serial (CBC encryption, RC4): rank 0 runs it alone while the \
                      other ranks wait",
@@ -129,18 +127,8 @@ mod imp {
                 Ok(Box::new(TempOutput(output)) as Box<dyn MpiOutput>)
             }),
         });
-        let summary = paracrypt_mpi::distribute(cluster, &pool, options, &keyed, root)?;
+        let summary = paracrypt_mpi::distribute(cluster, &pool, options, keyed.recipe(), root)?;
         Ok((summary, layout))
-    }
-
-    /// Whether the operation's chunks must run in order, on one thread of rank 0 (CBC encryption,
-    /// RC4).
-    fn is_serial(operation: &Operation) -> bool {
-        match operation {
-            Operation::Raw(raw) => !raw.cipher.name().runs_in_parallel(raw.direction),
-            Operation::RawPassword(raw) => !raw.name.runs_in_parallel(raw.direction),
-            Operation::Encrypt { .. } | Operation::Decrypt { .. } => false,
-        }
     }
 
     /// The flags, as `paracrypt-mpi`'s options.
@@ -167,48 +155,28 @@ mod imp {
         if spec.input == Path::new("-") || spec.output == Path::new("-") {
             return not_files();
         }
-        if matches!(spec.operation, Operation::Decrypt { range: Some(_), .. }) {
+        if spec.operation.range().is_some() {
             return usage(
                 "--range reads only a few chunks and runs on one process: drop --distributed",
             );
         }
-        match &spec.operation {
-            Operation::RawPassword(_) => {
-                return usage(
-                    "--distributed does not read or write password files (--password-file) yet: drop --distributed",
-                );
-            }
-            Operation::Encrypt { age: Some(_), .. } => {
-                return usage(
-                    "--distributed writes paracrypt containers: drop --distributed to write an age file",
-                );
-            }
-            Operation::Encrypt { to, .. } if !to.is_empty() => {
-                return usage(
-                    "--distributed cannot encrypt to recipients (every rank would need the file \
-                     key, which only rank 0 draws): drop --distributed",
-                );
-            }
-            _ => {}
+        // On every rank, never from a prompt.
+        let keyed = spec.operation.keyed(false)?;
+        let armor = || {
+            usage(
+                "ASCII armor is written and read in order, on one process: drop --distributed \
+                 (or write a binary age file: drop --armor)",
+            )
+        };
+        if keyed.in_order(&[]) {
+            return armor();
         }
         let target = if root {
             let mut input = Input::open(&spec.input)?;
-            if matches!(spec.operation, Operation::Decrypt { .. })
-                && let Some(file) = input.as_file()
-            {
-                let mut start = [0u8; paracrypt_core::agefile::ARMOR_BEGIN.len()];
-                let n = std::os::unix::fs::FileExt::read_at(file, &mut start, 0).unwrap_or(0);
-                if paracrypt_core::agefile::detect(&start[..n]).is_some() {
-                    return usage(
-                        "this is an age file: --distributed reads paracrypt containers (drop \
-                         --distributed; age files decrypt on every core of one machine)",
-                    );
-                }
-            }
-            if let Operation::Raw(raw) = &spec.operation
-                && raw.direction == Direction::Decrypt
-            {
-                super::super::salted::refuse_salted(&mut input, raw.cipher.name())?;
+            let (head, _) = super::super::head::read_head(&mut input, HEAD_LEN)?;
+            keyed.check(&head, input.path())?;
+            if keyed.in_order(&head) {
+                return armor();
             }
             let target = OutputTarget::new(&spec.output, input.path(), spec.policy)?;
             if input.as_file().is_none() || !target.is_file() {
@@ -218,8 +186,6 @@ mod imp {
         } else {
             None
         };
-        // On every rank, never from a prompt.
-        let keyed = spec.operation.keyed(false)?;
         Ok(RankSetup {
             spec,
             pool,
@@ -249,38 +215,6 @@ mod imp {
 
         fn commit(self: Box<Self>) -> std::result::Result<(), Failure> {
             self.0.commit().map_err(|e| failure(&e))
-        }
-    }
-
-    fn raw_recipe(raw: &RawSpec) -> RawRecipe {
-        RawRecipe {
-            cipher: raw.cipher.clone(),
-            direction: raw.direction,
-            chunk_size: raw.chunk_size,
-        }
-    }
-
-    impl Recipe for Keyed {
-        fn first_job(&self, input: &File, input_len: u64) -> paracrypt_core::Result<Job> {
-            match self {
-                Keyed::Raw(raw) => raw_recipe(raw).first_job(input, input_len),
-                Keyed::Encrypt(encryptor) => encryptor.first_job(input, input_len),
-                Keyed::Decrypt(decryptor, ..) => decryptor.first_job(input, input_len),
-                Keyed::RawPassword(..) | Keyed::EncryptAge(_) => {
-                    unreachable!("refused before the run")
-                }
-            }
-        }
-
-        fn job_from_header(&self, header: &[u8], input_len: u64) -> paracrypt_core::Result<Job> {
-            match self {
-                Keyed::Raw(raw) => raw_recipe(raw).job_from_header(header, input_len),
-                Keyed::Encrypt(encryptor) => encryptor.job_from_header(header, input_len),
-                Keyed::Decrypt(decryptor, ..) => decryptor.job_from_header(header, input_len),
-                Keyed::RawPassword(..) | Keyed::EncryptAge(_) => {
-                    unreachable!("refused before the run")
-                }
-            }
         }
     }
 

@@ -2,8 +2,8 @@
 //! job (`--distributed`).
 
 pub mod distributed;
+mod head;
 pub mod local;
-mod salted;
 
 use std::process::ExitCode;
 

@@ -209,7 +209,12 @@ fn failures_name_the_problem_and_leave_no_output() {
             &key,
             "header damaged",
         ),
-        ("not-ours", plain.clone(), &key, "not a paracrypt file"),
+        (
+            "not-ours",
+            plain.clone(),
+            &key,
+            "not a paracrypt or age file",
+        ),
         (
             "chunk",
             {
@@ -236,7 +241,7 @@ fn failures_name_the_problem_and_leave_no_output() {
             &key,
             "trailing data after the last chunk (chunk 4)",
         ),
-        ("empty", Vec::new(), &key, "not a paracrypt file"),
+        ("empty", Vec::new(), &key, "not a paracrypt or age file"),
     ];
     for (name, bytes, key, message) in cases {
         let input = write(d, name, &bytes);

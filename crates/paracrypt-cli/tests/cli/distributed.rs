@@ -1,6 +1,9 @@
 //! `--distributed`: under a real `mpirun`, every rank count × schedule × transport writes
 //! exactly the bytes of one process; a failure on any rank is reported once, exits non-zero
-//! and leaves no OUTPUT. Without the `mpi` feature, `--distributed` is a usage error.
+//! and leaves no OUTPUT. Every job kind runs: the container with a key and to recipients, age
+//! files both ways (X25519, passphrase; opened with the real `age` too), openssl password
+//! files both ways (with the real `openssl`). Without the `mpi` feature, `--distributed` is a
+//! usage error.
 
 const KEY: &str = "1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f";
 const IV: &str = "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf";
@@ -475,5 +478,334 @@ mod with_mpi {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         one_error(&String::from_utf8_lossy(&out.stderr), "cannot prompt");
         assert!(!output.exists());
+    }
+
+    /// 64 KiB age chunks: three full ones and a short last one.
+    const AGE_LEN: usize = 3 * 64 * 1024 + 5;
+
+    fn have_age() -> bool {
+        have("age", "--version")
+    }
+
+    fn decrypt_locally(args: &[&str], sealed: &Path, out: &Path) -> Vec<u8> {
+        let mut cmd = paracrypt();
+        cmd.args(["decrypt", "-q"])
+            .args(args)
+            .arg(sealed)
+            .arg("-o")
+            .arg(out);
+        ok(run(cmd));
+        std::fs::read(out).unwrap()
+    }
+
+    #[test]
+    fn age_files_both_ways_under_mpirun() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let (key, public) = crate::people::x25519(d, "me.key");
+        let plain = data(AGE_LEN, 9);
+        let input = write(d, "plain", &plain);
+        // The reference file to decrypt: the real age's when it is here, else ours.
+        let reference = d.join("reference.age");
+        if have_age() {
+            let mut cmd = Command::new("age");
+            cmd.args(["-r", &public, "-o"]).arg(&reference).arg(&input);
+            ok(run(cmd));
+        } else {
+            let mut cmd = paracrypt();
+            cmd.args(["encrypt", "-q", "--format", "age", "-r", &public]);
+            cmd.arg(&input).arg("-o").arg(&reference);
+            ok(run(cmd));
+        }
+        for schedule in SCHEDULES {
+            for transport in TRANSPORTS {
+                let what = format!("{schedule} {transport}");
+                // Encrypting: rank 0 draws the file key and sends it; the file opens.
+                let sealed = d.join(format!("sealed-{schedule}-{transport}.age"));
+                let mut args: Vec<String> = ["encrypt", "-q", "--format", "age", "-r", &public]
+                    .map(String::from)
+                    .into();
+                args.extend([s(&input), "-o".into(), s(&sealed)]);
+                args.extend(layout(schedule, transport));
+                ok(mpirun(3, args));
+                let opened = d.join(format!("opened-{schedule}-{transport}"));
+                let got = decrypt_locally(&["-i", &s(&key)], &sealed, &opened);
+                assert!(got == plain, "{what}: our age file does not open");
+                if have_age() {
+                    let mut cmd = Command::new("age");
+                    cmd.args(["-d", "-i", &s(&key)]).arg(&sealed);
+                    assert!(ok(run(cmd)) == plain, "{what}: age -d differs");
+                }
+                // Decrypting: every rank unwraps the file key itself.
+                let out = d.join(format!("out-{schedule}-{transport}"));
+                let mut args: Vec<String> =
+                    ["decrypt", "-q", "-i", &s(&key)].map(String::from).into();
+                args.extend([s(&reference), "-o".into(), s(&out)]);
+                args.extend(layout(schedule, transport));
+                ok(mpirun(3, args));
+                assert!(
+                    std::fs::read(&out).unwrap() == plain,
+                    "{what}: decryption differs"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn age_passphrase_both_ways_under_mpirun() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let pw = write(d, "pw", b"correct horse battery staple\n");
+        let plain = data(AGE_LEN, 10);
+        let input = write(d, "plain", &plain);
+        for (schedule, transport) in [("static", "shared-fs"), ("dynamic", "messages")] {
+            let what = format!("{schedule} {transport}");
+            let sealed = d.join(format!("sealed-{schedule}-{transport}.age"));
+            let mut args: Vec<String> = ["encrypt", "-q", "--format", "age", "--passphrase"]
+                .map(String::from)
+                .into();
+            args.extend(["-p".into(), s(&pw), s(&input), "-o".into(), s(&sealed)]);
+            args.extend(layout(schedule, transport));
+            ok(mpirun(3, args));
+            let opened = d.join(format!("opened-{schedule}-{transport}"));
+            let got = decrypt_locally(&["-p", &s(&pw)], &sealed, &opened);
+            assert!(got == plain, "{what}: does not open locally");
+            // scrypt runs on rank 0 only: the file key is sent to the others.
+            let out = d.join(format!("out-{schedule}-{transport}"));
+            let mut args: Vec<String> = ["decrypt", "-q", "-p", &s(&pw)].map(String::from).into();
+            args.extend([s(&sealed), "-o".into(), s(&out)]);
+            args.extend(layout(schedule, transport));
+            ok(mpirun(3, args));
+            assert!(
+                std::fs::read(&out).unwrap() == plain,
+                "{what}: decryption differs"
+            );
+        }
+    }
+
+    #[test]
+    fn age_failures_leave_nothing() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let (_, public) = crate::people::x25519(d, "me.key");
+        let (other, _) = crate::people::x25519(d, "other.key");
+        let input = write(d, "plain", &data(AGE_LEN, 11));
+        let sealed = d.join("sealed.age");
+        let mut cmd = paracrypt();
+        cmd.args(["encrypt", "-q", "--format", "age", "-r", &public]);
+        cmd.arg(&input).arg("-o").arg(&sealed);
+        ok(run(cmd));
+        let mut armored = d.join("sealed.asc");
+        let mut cmd = paracrypt();
+        cmd.args(["encrypt", "-q", "--format", "age", "--armor", "-r", &public]);
+        cmd.arg(&input).arg("-o").arg(&armored);
+        ok(run(cmd));
+        // A damaged chunk: the header, then 16 + 3 chunks of 64 KiB + 16.
+        let mut bytes = std::fs::read(&sealed).unwrap();
+        let at = bytes.len() - (AGE_LEN + 4 * 16) + 2 * (64 * 1024 + 16) + 7;
+        bytes[at] ^= 1;
+        let damaged = write(d, "damaged.age", &bytes);
+        let before = listing(d);
+        for transport in TRANSPORTS {
+            let out = d.join("out");
+            let decrypt = |key: &Path, input: &Path| {
+                let mut args: Vec<String> =
+                    ["decrypt", "-q", "-i", &s(key)].map(String::from).into();
+                args.extend([s(input), "-o".into(), s(&out)]);
+                args.extend(layout("static", transport));
+                mpirun(3, args)
+            };
+            let result = decrypt(&other, &sealed);
+            assert_ne!(result.status.code(), Some(0));
+            one_error(
+                &String::from_utf8_lossy(&result.stderr),
+                "no identity matches",
+            );
+            let key = d.join("me.key");
+            let result = decrypt(&key, &damaged);
+            assert_ne!(result.status.code(), Some(0));
+            one_error(
+                &String::from_utf8_lossy(&result.stderr),
+                "chunk 2 failed authentication",
+            );
+            // Armor is read in order, on one process.
+            let result = decrypt(&key, &armored);
+            assert_eq!(result.status.code(), Some(2));
+            one_error(&String::from_utf8_lossy(&result.stderr), "ASCII armor");
+            assert_eq!(listing(d), before, "{transport}: output left behind");
+        }
+        armored = d.join("new.asc");
+        let mut args: Vec<String> = ["encrypt", "-q", "--format", "age", "--armor", "-r", &public]
+            .map(String::from)
+            .into();
+        args.extend([s(&input), "-o".into(), s(&armored)]);
+        let result = mpirun(2, args);
+        assert_eq!(result.status.code(), Some(2));
+        one_error(&String::from_utf8_lossy(&result.stderr), "ASCII armor");
+        assert!(!armored.exists());
+    }
+
+    #[test]
+    fn container_to_recipients_under_mpirun() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let (key, public) = crate::people::x25519(d, "me.key");
+        let plain = data(41 * CHUNK + 77, 12);
+        let input = write(d, "plain", &plain);
+        for schedule in SCHEDULES {
+            for transport in TRANSPORTS {
+                let what = format!("{schedule} {transport}");
+                let sealed = d.join(format!("sealed-{schedule}-{transport}"));
+                let mut args: Vec<String> = ["encrypt", "-q", "--chunk-size", &CHUNK.to_string()]
+                    .map(String::from)
+                    .into();
+                args.extend([
+                    "-r".into(),
+                    public.clone(),
+                    s(&input),
+                    "-o".into(),
+                    s(&sealed),
+                ]);
+                args.extend(layout(schedule, transport));
+                ok(mpirun(3, args));
+                let opened = d.join(format!("opened-{schedule}-{transport}"));
+                let got = decrypt_locally(&["-i", &s(&key)], &sealed, &opened);
+                assert!(got == plain, "{what}: does not open locally");
+                let out = d.join(format!("out-{schedule}-{transport}"));
+                let mut args: Vec<String> =
+                    ["decrypt", "-q", "-i", &s(&key)].map(String::from).into();
+                args.extend([s(&sealed), "-o".into(), s(&out)]);
+                args.extend(layout(schedule, transport));
+                ok(mpirun(3, args));
+                assert!(
+                    std::fs::read(&out).unwrap() == plain,
+                    "{what}: decryption differs"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn password_files_both_ways_under_mpirun() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let pw = write(d, "pw", b"hunter2\n");
+        let plain = data(41 * CHUNK + 77, 13);
+        let input = write(d, "plain", &plain);
+        let password = |direction: &str, cipher: &str, input: &Path, output: &Path| {
+            let mut args: Vec<String> = ["raw", direction, "-c", cipher, "--pbkdf2"]
+                .map(String::from)
+                .into();
+            args.extend([
+                "--password-file".into(),
+                s(&pw),
+                "--chunk-size".into(),
+                CHUNK.to_string(),
+                s(input),
+                "-o".into(),
+                s(output),
+            ]);
+            args
+        };
+        for schedule in SCHEDULES {
+            for transport in TRANSPORTS {
+                let what = format!("{schedule} {transport}");
+                let sealed = d.join(format!("sealed-{schedule}-{transport}"));
+                let mut args = password("-e", "aes-256-ctr", &input, &sealed);
+                args.extend(layout(schedule, transport));
+                ok(mpirun(3, args));
+                let bytes = std::fs::read(&sealed).unwrap();
+                assert!(bytes.starts_with(b"Salted__"), "{what}");
+                if openssl().is_some() {
+                    let opened = openssl_ok(&[
+                        "enc",
+                        "-d",
+                        "-aes-256-ctr",
+                        "-pbkdf2",
+                        "-pass",
+                        &format!("file:{}", s(&pw)),
+                        "-in",
+                        &s(&sealed),
+                    ]);
+                    assert!(opened == plain, "{what}: openssl enc -d differs");
+                }
+                let out = d.join(format!("out-{schedule}-{transport}"));
+                let mut args = password("-d", "aes-256-ctr", &sealed, &out);
+                args.extend(layout(schedule, transport));
+                ok(mpirun(3, args));
+                assert!(
+                    std::fs::read(&out).unwrap() == plain,
+                    "{what}: decryption differs"
+                );
+            }
+        }
+        // CBC: encryption is serial (rank 0 alone), decryption parallel; openssl's file too.
+        let sealed = d.join("sealed.cbc");
+        ok(mpirun(3, password("-e", "aes-256-cbc", &input, &sealed)));
+        let theirs = if openssl().is_some() {
+            let opened = openssl_ok(&[
+                "enc",
+                "-d",
+                "-aes-256-cbc",
+                "-pbkdf2",
+                "-pass",
+                &format!("file:{}", s(&pw)),
+                "-in",
+                &s(&sealed),
+            ]);
+            assert!(opened == plain, "openssl enc -d of our CBC file differs");
+            let bytes = openssl_ok(&[
+                "enc",
+                "-e",
+                "-aes-256-cbc",
+                "-pbkdf2",
+                "-pass",
+                &format!("file:{}", s(&pw)),
+                "-in",
+                &s(&input),
+            ]);
+            write(d, "theirs.cbc", &bytes)
+        } else {
+            sealed.clone()
+        };
+        for transport in TRANSPORTS {
+            let out = d.join(format!("out-cbc-{transport}"));
+            let mut args = password("-d", "aes-256-cbc", &theirs, &out);
+            args.extend(layout("dynamic", transport));
+            ok(mpirun(3, args));
+            assert!(
+                std::fs::read(&out).unwrap() == plain,
+                "{transport}: CBC decryption"
+            );
+        }
+        // A wrong password fails once, on the last chunk's padding, and leaves nothing.
+        let wrong = write(d, "wrong", b"wrong\n");
+        let before = listing(d);
+        for transport in TRANSPORTS {
+            let out = d.join("out-wrong");
+            let mut args = password("-d", "aes-256-cbc", &sealed, &out);
+            let at = args.iter().position(|a| *a == s(&pw)).unwrap();
+            args[at] = s(&wrong);
+            args.extend(layout("static", transport));
+            let result = mpirun(3, args);
+            assert_ne!(result.status.code(), Some(0));
+            one_error(&String::from_utf8_lossy(&result.stderr), "bad password");
+            assert_eq!(listing(d), before, "{transport}: output left behind");
+        }
     }
 }

@@ -1,6 +1,11 @@
 //! End-to-end tests of the `paracrypt` binary: one test binary, a module per subcommand.
 
 mod bench;
+mod cctv;
+/// The CCTV age vectors' reader, shared with the library's tests.
+#[path = "../../../paracrypt-core/tests/cctv/vectors.rs"]
+mod cctv_vectors;
+mod cluster;
 mod common;
 mod container;
 mod distributed;
@@ -12,3 +17,4 @@ mod raw;
 mod rsa;
 mod sigfiles;
 mod testkit;
+mod typage;

@@ -141,9 +141,14 @@ fn check_first_line(line: &[u8]) -> Result<()> {
     let version = line[MAGIC.len()..]
         .strip_suffix(b"\n")
         .unwrap_or(&line[MAGIC.len()..]);
+    if version == b"v1\r" {
+        return Err(Error::AgeHeader(
+            "the version line ends in CRLF (`\\r\\n`); an age header's lines end in LF only".into(),
+        ));
+    }
     if version != b"v1" && line.ends_with(b"\n") {
         return Err(Error::UnsupportedAgeVersion(
-            String::from_utf8_lossy(version).into_owned(),
+            version.escape_ascii().to_string(),
         ));
     }
     Ok(())
@@ -199,11 +204,20 @@ mod tests {
 
     #[test]
     fn bad_headers_say_what_is_wrong() {
-        let cases: [(&[u8], &str); 6] = [
+        let cases: [(&[u8], &str); 8] = [
             (b"hello world\n", "invalid age header: not an age file"),
             (
                 b"age-encryption.org/v2\n",
                 "unsupported age format version `v2` (this build reads v1)",
+            ),
+            (
+                b"age-encryption.org/v1\r\n-> X25519 abc\r\n",
+                "invalid age header: the version line ends in CRLF (`\\r\\n`); an age header's \
+                 lines end in LF only",
+            ),
+            (
+                b"age-encryption.org/v2\r\n",
+                "unsupported age format version `v2\\r` (this build reads v1)",
             ),
             (
                 b"age-encryption.org/v1\n-> X25519 abc\n",

@@ -29,6 +29,10 @@
 //!
 //! Random access ([`Decryptor::decrypt_range`]) reads and opens only the chunks a byte range
 //! needs, as for paracrypt's own container; it needs the binary form (armor is read in order).
+//!
+//! [`Encryptor`] and [`Decryptor`] are [`Recipe`]s of the binary form, so a [`Runner`] runs
+//! them on every driver (and `paracrypt-mpi` over MPI ranks); armor is a stream wrapper around
+//! the same recipe, added by their `*_stream`, `*_file` and `*_vec` methods.
 
 mod header;
 mod payload;
@@ -38,6 +42,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
+use age_core::secrecy::ExposeSecret;
+
 use age::armor::{ArmoredReadError, ArmoredReader, ArmoredWriter, Format};
 use age_core::format::FileKey;
 use rand::Rng;
@@ -46,11 +52,12 @@ use zeroize::Zeroizing;
 pub use header::{Header, MAGIC, MAX_HEADER_LEN, NONCE_LEN};
 pub use payload::{CHUNK_SIZE, SEALED_CHUNK_LEN, TAG_LEN};
 
-use crate::engine::io::{Counting, PositionalReader, PositionalWriter, Progress, ProgressSource};
-use crate::engine::{self, Job, Transform};
+use crate::engine::io::{PositionalReader, PositionalWriter};
+use crate::engine::{Job, Transform};
 use crate::error::{Error, Result};
 use crate::provider::Provider;
 use crate::raw::Direction;
+use crate::recipe::{Recipe, Runner};
 use crate::recipient::{Identities, Recipients};
 
 /// How an armored age file begins.
@@ -65,24 +72,71 @@ pub enum AgeFormat {
     Armored,
 }
 
-/// Which form of age file `prefix` (the first bytes of an input, at least 34 of them) begins,
-/// if any.
+/// The most whitespace read before an armored file's BEGIN line (age's limit too): blank
+/// lines there are allowed, and a file of nothing but whitespace is not read without bound.
+pub const MAX_ARMOR_LEADING_WHITESPACE: usize = 1024;
+
+/// How many bytes from an input's start [`detect`] needs to tell its format.
+pub const DETECT_LEN: usize = MAX_ARMOR_LEADING_WHITESPACE + ARMOR_BEGIN.len();
+
+/// Which form of age file `prefix` (the first bytes of an input, [`DETECT_LEN`] of them or
+/// the whole input) begins, if any.
+///
+/// Armor may follow blank lines (whitespace, at most [`MAX_ARMOR_LEADING_WHITESPACE`]
+/// bytes); a first line that starts with `-----` is taken for armor, so that a damaged BEGIN
+/// line is reported as damaged armor.
 ///
 /// ```
 /// use paracrypt_core::agefile::{AgeFormat, detect};
 ///
 /// assert_eq!(detect(b"age-encryption.org/v1\n-> X25519"), Some(AgeFormat::Binary));
 /// assert_eq!(detect(b"-----BEGIN AGE ENCRYPTED FILE-----\n"), Some(AgeFormat::Armored));
+/// assert_eq!(detect(b"\n \r\n-----BEGIN AGE ENCRYPTED FILE-----\n"), Some(AgeFormat::Armored));
 /// assert_eq!(detect(b"PARACRYPT\x01"), None);
 /// ```
 pub fn detect(prefix: &[u8]) -> Option<AgeFormat> {
     if prefix.starts_with(MAGIC) {
         Some(AgeFormat::Binary)
-    } else if prefix.starts_with(ARMOR_BEGIN) {
+    } else if prefix[armor_start(prefix)?..].starts_with(b"-----") {
         Some(AgeFormat::Armored)
     } else {
         None
     }
+}
+
+/// Where the first line that is not blank starts, when the blank lines before it are within
+/// [`MAX_ARMOR_LEADING_WHITESPACE`].
+fn armor_start(prefix: &[u8]) -> Option<usize> {
+    let blank = prefix
+        .iter()
+        .take(MAX_ARMOR_LEADING_WHITESPACE + 1)
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    let start = prefix[..blank]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |n| n + 1);
+    (start <= MAX_ARMOR_LEADING_WHITESPACE).then_some(start)
+}
+
+/// The armored file in `start` (its first bytes), from its BEGIN line: the blank lines before
+/// it skipped, and the BEGIN line checked (age's armor reader would otherwise take a damaged
+/// one for a binary file).
+fn armor_from(start: &[u8]) -> Result<&[u8]> {
+    let from = armor_start(start).unwrap_or(0);
+    let rest = &start[from..];
+    let line_end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    let line = rest[..line_end]
+        .strip_suffix(b"\r")
+        .unwrap_or(&rest[..line_end]);
+    if line != ARMOR_BEGIN {
+        return Err(Error::Armor(format!(
+            "the first line is `{}`, not `{}`",
+            String::from_utf8_lossy(&line[..line.len().min(40)]).escape_debug(),
+            String::from_utf8_lossy(ARMOR_BEGIN)
+        )));
+    }
+    Ok(rest)
 }
 
 /// Writes age files.
@@ -90,8 +144,7 @@ pub fn detect(prefix: &[u8]) -> Option<AgeFormat> {
 pub struct Encryptor {
     recipients: Arc<Recipients>,
     armor: bool,
-    window: usize,
-    progress: Option<Progress>,
+    runner: Runner,
     fixed: Option<([u8; 16], [u8; NONCE_LEN])>,
     provider: Provider,
 }
@@ -112,8 +165,7 @@ impl Encryptor {
         Encryptor {
             recipients: recipients.into(),
             armor: false,
-            window: 0,
-            progress: None,
+            runner: Runner::new(),
             fixed: None,
             provider: Provider::default(),
         }
@@ -126,15 +178,16 @@ impl Encryptor {
         self
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread).
+    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
+    /// convenience methods below ([`Runner::window`]).
     pub fn window(mut self, window: usize) -> Self {
-        self.window = window;
+        self.runner = self.runner.window(window);
         self
     }
 
-    /// Calls `progress` with the input bytes taken in, as the work goes.
-    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(progress));
+    /// Runs the convenience methods below with `runner`'s options (window, progress).
+    pub fn runner(mut self, runner: Runner) -> Self {
+        self.runner = runner;
         self
     }
 
@@ -172,16 +225,15 @@ impl Encryptor {
         });
         let file_key = FileKey::new(Box::new(key));
         let header = Header::seal(self.recipients.wrap(&file_key)?, &file_key);
-        let prefix = [header.as_bytes(), &nonce].concat();
-        let cipher = payload::PayloadCipher::new(
-            Zeroizing::new(header::payload_key(&file_key, &nonce)),
+        let job = payload_job(
+            Direction::Encrypt,
+            &header,
+            &nonce,
+            &file_key,
             self.provider,
         )?;
-        let job = Job::new(
-            payload::layout(Direction::Encrypt, prefix.len() as u64),
-            Transform::Parallel(Box::new(payload::Seal(cipher))),
-        )
-        .with_header(prefix);
+        // Only this process knows the fresh file key: others are given it with the header.
+        let job = job.with_shared_key(file_key.expose_secret());
         match plaintext_len {
             Some(len) => job.with_input_len(len),
             None => Ok(job),
@@ -194,8 +246,7 @@ impl Encryptor {
         if self.armor {
             return in_order(input, output, |r, w| self.encrypt_stream(r, w));
         }
-        let job = self.job(Some(file_len(input)?))?;
-        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
+        self.runner.file(self, input, output)
     }
 
     /// Encrypts a stream through a bounded ordered window. Returns the bytes written (of the
@@ -205,10 +256,8 @@ impl Encryptor {
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let job = self.job(None)?;
-        let reader = &mut Counting::new(reader, self.progress.as_ref());
         if !self.armor {
-            return engine::stream::process_stream(&job, reader, writer, self.window);
+            return self.runner.stream(self, reader, writer);
         }
         let mut counted = Counted {
             inner: writer,
@@ -220,7 +269,7 @@ impl Encryptor {
         // `finish`, which breaks its 64-column lines: the stream's final flush must not reach
         // it.
         let mut unflushed = FlushOnFinish(armored);
-        engine::stream::process_stream(&job, reader, &mut unflushed, self.window)?;
+        self.runner.stream(self, reader, &mut unflushed)?;
         unflushed
             .0
             .finish()
@@ -231,23 +280,86 @@ impl Encryptor {
 
     /// Encrypts a buffer in memory.
     pub fn encrypt_vec(&self, plaintext: &[u8]) -> Result<Vec<u8>> {
-        let mut sealed = Vec::new();
         if self.armor {
+            let mut sealed = Vec::new();
             self.encrypt_stream(&mut &plaintext[..], &mut sealed)?;
-        } else {
-            let job = self.job(Some(plaintext.len() as u64))?;
-            engine::run_in_memory(&job, plaintext, &mut sealed)?;
+            return Ok(sealed);
         }
-        Ok(sealed)
+        self.runner.vec(self, plaintext)
     }
+}
+
+/// The binary form: armor is added around it by [`Encryptor`]'s stream methods.
+impl Recipe for Encryptor {
+    fn first_job(&self, _input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
+        self.job(input_len)
+    }
+
+    /// `key`: the file key of the job that wrote `header` (only that process drew it); the
+    /// header's MAC is checked with it.
+    fn job_from_header(
+        &self,
+        header: &[u8],
+        key: Option<&[u8]>,
+        input_len: Option<u64>,
+    ) -> Result<Job> {
+        let key = key.ok_or(Error::WrongSecretKind {
+            needs: "the file key of the process that wrote the header",
+        })?;
+        let job = open_with_key(&mut &header[..], key, self.provider)?;
+        match input_len {
+            Some(len) => job.with_input_len(len),
+            None => Ok(job),
+        }
+    }
+}
+
+/// The job of the payload after `header` and `nonce`, under `file_key`.
+fn payload_job(
+    direction: Direction,
+    header: &Header,
+    nonce: &[u8; NONCE_LEN],
+    file_key: &FileKey,
+    provider: Provider,
+) -> Result<Job> {
+    let prefix = [header.as_bytes(), nonce].concat();
+    let key = Zeroizing::new(header::payload_key(file_key, nonce));
+    let transform = match direction {
+        Direction::Encrypt => Transform::Parallel(Box::new(payload::seal(key, provider)?)),
+        Direction::Decrypt => Transform::Parallel(Box::new(payload::open(key, provider)?)),
+    };
+    Ok(Job::new(payload::layout(direction, prefix.len() as u64), transform).with_header(prefix))
+}
+
+/// Reads the payload nonce after the header.
+fn read_nonce(input: &mut dyn BufRead) -> Result<[u8; NONCE_LEN]> {
+    let mut nonce = [0u8; NONCE_LEN];
+    input.read_exact(&mut nonce).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::AgeHeader("the file ends inside the payload nonce".into())
+        } else {
+            Error::io("reading the payload nonce", e)
+        }
+    })?;
+    Ok(nonce)
+}
+
+/// The encryption job of a header and nonce another process wrote, under the file key it
+/// drew: the header's MAC must check with that key.
+fn open_with_key(input: &mut dyn BufRead, key: &[u8], provider: Provider) -> Result<Job> {
+    let key: [u8; 16] = key.try_into().map_err(|_| Error::WrongKey)?;
+    let file_key = FileKey::new(Box::new(key));
+    let header = Header::read(input)?;
+    header.verify(&file_key)?;
+    let nonce = read_nonce(input)?;
+    payload_job(Direction::Encrypt, &header, &nonce, &file_key, provider)
 }
 
 /// Reads age files.
 #[derive(Clone)]
 pub struct Decryptor {
     identities: Arc<Identities>,
-    window: usize,
-    progress: Option<Progress>,
+    runner: Runner,
     provider: Provider,
 }
 
@@ -265,21 +377,21 @@ impl Decryptor {
     pub fn new(identities: impl Into<Arc<Identities>>) -> Self {
         Decryptor {
             identities: identities.into(),
-            window: 0,
-            progress: None,
+            runner: Runner::new(),
             provider: Provider::default(),
         }
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread).
+    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
+    /// convenience methods below ([`Runner::window`]).
     pub fn window(mut self, window: usize) -> Self {
-        self.window = window;
+        self.runner = self.runner.window(window);
         self
     }
 
-    /// Calls `progress` with the input bytes taken in, as the work goes.
-    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(progress));
+    /// Runs the convenience methods below with `runner`'s options (window, progress).
+    pub fn runner(mut self, runner: Runner) -> Self {
+        self.runner = runner;
         self
     }
 
@@ -296,48 +408,32 @@ impl Decryptor {
     }
 
     /// Reads the header and nonce of a binary age file from `input` (exactly those bytes),
-    /// unwraps the file key and checks the header's MAC: a wrong identity or an altered
-    /// header fails here, before any payload. Returns the job (unplanned) and the bytes read.
-    fn open(&self, input: &mut dyn BufRead) -> Result<(Job, Vec<u8>)> {
+    /// unwraps the file key (or takes `key`, the one another process unwrapped) and checks
+    /// the header's MAC: a wrong identity or an altered header fails here, before any payload.
+    /// Returns the job (unplanned) and the file key.
+    fn open(&self, input: &mut dyn BufRead, key: Option<&[u8]>) -> Result<(Job, FileKey)> {
         let header = Header::read(input)?;
-        let file_key = self.identities.unwrap(header.stanzas())?;
+        let file_key = match key.map(<[u8; 16]>::try_from) {
+            Some(Ok(key)) => FileKey::new(Box::new(key)),
+            Some(Err(_)) => return Err(Error::WrongKey),
+            None => self.identities.unwrap(header.stanzas())?,
+        };
         header.verify(&file_key)?;
-        let mut nonce = [0u8; NONCE_LEN];
-        input.read_exact(&mut nonce).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::AgeHeader("the file ends inside the payload nonce".into())
-            } else {
-                Error::io("reading the payload nonce", e)
-            }
-        })?;
-        let prefix = [header.as_bytes(), &nonce].concat();
-        let cipher = payload::PayloadCipher::new(
-            Zeroizing::new(header::payload_key(&file_key, &nonce)),
+        let nonce = read_nonce(input)?;
+        let job = payload_job(
+            Direction::Decrypt,
+            &header,
+            &nonce,
+            &file_key,
             self.provider,
         )?;
-        let job = Job::new(
-            payload::layout(Direction::Decrypt, prefix.len() as u64),
-            Transform::Parallel(Box::new(payload::Open(cipher))),
-        )
-        .with_header(prefix.clone());
-        Ok((job, prefix))
+        Ok((job, file_key))
     }
 
     /// Prepares the decryption of a binary age file of `input_len` bytes (`None`: a stream)
     /// whose first bytes are `start` (at least its header and nonce; more is ignored).
     pub fn job(&self, start: &[u8], input_len: Option<u64>) -> Result<Job> {
-        let (job, _) = self.open(&mut &start[..])?;
-        match input_len {
-            Some(len) => job.with_input_len(len),
-            None => Ok(job),
-        }
-    }
-
-    /// [`Decryptor::job`] for a binary age file: reads its header (with positional reads,
-    /// leaving the file's cursor alone) and its length.
-    pub fn file_job(&self, input: &File) -> Result<Job> {
-        let (job, _) = self.open(&mut BufReader::new(PositionalReader { file: input, at: 0 }))?;
-        job.with_input_len(file_len(input)?)
+        self.first_job(&mut &start[..], input_len)
     }
 
     /// Decrypts `input` into `output` and sets `output`'s length: binary files with
@@ -345,13 +441,12 @@ impl Decryptor {
     /// parallel). Every chunk is verified; a failure names the chunk. Returns the bytes
     /// written.
     pub fn decrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        let mut start = [0u8; ARMOR_BEGIN.len()];
+        let mut start = [0u8; DETECT_LEN];
         let n = read_prefix(input, &mut start)?;
         if detect(&start[..n]) == Some(AgeFormat::Armored) {
             return in_order(input, output, |r, w| self.decrypt_stream(r, w));
         }
-        let job = self.file_job(input)?;
-        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
+        self.runner.file(self, input, output)
     }
 
     /// Decrypts a stream, binary or armored, through a bounded ordered window. Only verified
@@ -362,38 +457,38 @@ impl Decryptor {
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let mut counted = Counting::new(reader, self.progress.as_ref());
-        let mut input = BufReader::with_capacity(SEALED_CHUNK_LEN, &mut counted);
-        let start = input
-            .fill_buf()
+        let mut counted = self.runner.count(reader);
+        let mut start = Vec::with_capacity(DETECT_LEN);
+        (&mut counted)
+            .take(DETECT_LEN as u64)
+            .read_to_end(&mut start)
             .map_err(|e| Error::io("reading the age header", e))?;
-        if detect(start) != Some(AgeFormat::Armored) {
-            let (job, _) = self.open(&mut input)?;
-            return engine::stream::process_stream(&job, &mut input, writer, self.window);
+        if detect(&start) != Some(AgeFormat::Armored) {
+            let mut input =
+                BufReader::with_capacity(SEALED_CHUNK_LEN, (&start[..]).chain(&mut counted));
+            return self.runner.stream_buffered(self, &mut input, writer);
         }
+        let start = armor_from(&start)?;
+        let input = BufReader::with_capacity(SEALED_CHUNK_LEN, start.chain(&mut counted));
         let mut armored = ArmoredReader::new(input);
-        let mut run = || -> Result<u64> {
-            let (job, _) = self.open(&mut armored)?;
-            engine::stream::process_stream(&job, &mut armored, writer, self.window)
-        };
-        run().map_err(armor_error)
+        self.runner
+            .stream_buffered(self, &mut armored, writer)
+            .map_err(armor_error)
     }
 
     /// Decrypts a buffer in memory, binary or armored.
     pub fn decrypt_vec(&self, sealed: &[u8]) -> Result<Vec<u8>> {
-        let mut plain = Vec::new();
         if detect(sealed) == Some(AgeFormat::Armored) {
+            let mut plain = Vec::new();
             self.decrypt_stream(&mut &sealed[..], &mut plain)?;
-        } else {
-            let job = self.job(sealed, Some(sealed.len() as u64))?;
-            engine::run_in_memory(&job, sealed, &mut plain)?;
+            return Ok(plain);
         }
-        Ok(plain)
+        self.runner.vec(self, sealed)
     }
 
     /// Decrypts and verifies only the chunks that cover plaintext bytes
     /// `offset..offset + len` of a binary age file and writes those bytes (fewer when the
-    /// plaintext ends first); see [`engine::run_range`]. Returns the bytes written.
+    /// plaintext ends first); see [`Runner::range`]. Returns the bytes written.
     pub fn decrypt_range(
         &self,
         input: &File,
@@ -401,14 +496,38 @@ impl Decryptor {
         len: u64,
         writer: &mut dyn Write,
     ) -> Result<u64> {
-        let job = self.file_job(input)?;
-        engine::run_range(
-            &job,
-            &ProgressSource::new(input, &self.progress),
-            offset,
-            len,
-            writer,
-        )
+        self.runner.range(self, input, offset, len, writer)
+    }
+}
+
+/// The binary form: armor is taken off around it by [`Decryptor`]'s stream methods.
+impl Recipe for Decryptor {
+    /// Reads the header and nonce. A passphrase's file key (scrypt: about a second and 64 MiB
+    /// or more to unwrap) is the job's shared key, for other processes to take instead.
+    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
+        let (job, file_key) = self.open(input, None)?;
+        let job = if self.identities.is_passphrase() {
+            job.with_shared_key(file_key.expose_secret())
+        } else {
+            job
+        };
+        match input_len {
+            Some(len) => job.with_input_len(len),
+            None => Ok(job),
+        }
+    }
+
+    fn job_from_header(
+        &self,
+        header: &[u8],
+        key: Option<&[u8]>,
+        input_len: Option<u64>,
+    ) -> Result<Job> {
+        let (job, _) = self.open(&mut &header[..], key)?;
+        match input_len {
+            Some(len) => job.with_input_len(len),
+            None => Ok(job),
+        }
     }
 }
 
@@ -469,13 +588,6 @@ fn read_prefix(file: &File, buf: &mut [u8]) -> Result<usize> {
         }
     }
     Ok(n)
-}
-
-fn file_len(file: &File) -> Result<u64> {
-    Ok(file
-        .metadata()
-        .map_err(|e| Error::io("reading input metadata", e))?
-        .len())
 }
 
 /// A writer whose `flush` does nothing: the armor writer is flushed by its `finish`.

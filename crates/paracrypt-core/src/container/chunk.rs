@@ -11,12 +11,12 @@ use cipher::block_padding::{Padding, Pkcs7};
 use zeroize::Zeroizing;
 
 use super::suite::Suite;
-use crate::engine::{ChunkCtx, ChunkTransform};
+use crate::engine::ChunkCtx;
 use crate::error::{Error, Result};
-use crate::provider::{
-    Aead, AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, Provider, TAG_LEN, stream_nonce,
-};
+use crate::provider::{AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, Provider};
 use crate::raw::Direction;
+use crate::stream::AeadChunks;
+pub(crate) use crate::stream::{ChunkCipher, Open, Seal};
 
 /// RC4 keystream bytes every segment discards (the RC4-drop\[3072\] recommendation).
 pub const RC4_DROP: usize = 3072;
@@ -30,17 +30,6 @@ pub(crate) fn payload_key_len(suite: Suite) -> usize {
         Suite::DesEde3CbcHmacSha256 => 24 + 32,
         Suite::BfCbcHmacSha256 => 16 + 32,
     }
-}
-
-/// One suite's chunk operations, given the chunk's position (index, last-chunk flag, offset).
-pub(crate) trait ChunkCipher: Send + Sync {
-    /// Encrypts `buf[..len]` in place and appends the tag; returns the sealed length.
-    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize>;
-    /// Checks and decrypts `buf[..len]` (ciphertext and tag) in place; returns the plaintext
-    /// length, or `None` when the chunk does not authenticate, and then `buf` is exactly as it
-    /// was (so the caller may open it again as another position or length). An error is the
-    /// provider's own failure, never a wrong tag.
-    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>>;
 }
 
 /// The cipher for `suite` keyed with `payload` (from the key schedule), bound to `header_mac`,
@@ -58,7 +47,7 @@ pub(crate) fn chunk_cipher(
             aead: provider
                 .aead(alg, payload)
                 .ok_or_else(|| keyed("keying the AEAD"))?,
-            aad,
+            aad: aad.to_vec(),
         }))
     };
     let etm = |enc: Encryption, key_len: usize| -> Result<Box<dyn ChunkCipher>> {
@@ -95,32 +84,6 @@ pub(crate) fn chunk_cipher(
             },
             32,
         ),
-    }
-}
-
-/// The AEAD suites: STREAM chunks with the header MAC as associated data.
-struct AeadChunks {
-    aead: Box<dyn Aead>,
-    aad: [u8; 32],
-}
-
-impl ChunkCipher for AeadChunks {
-    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        let nonce = stream_nonce(chunk.index, chunk.is_last);
-        let tag = self.aead.seal(&nonce, &self.aad, &mut buf[..len])?;
-        buf[len..len + TAG_LEN].copy_from_slice(&tag);
-        Ok(len + TAG_LEN)
-    }
-
-    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>> {
-        let Some(data_len) = len.checked_sub(TAG_LEN) else {
-            return Ok(None);
-        };
-        let (data, tag) = buf[..len].split_at_mut(data_len);
-        let tag: [u8; TAG_LEN] = (&*tag).try_into().expect("a 16-byte tag");
-        let nonce = stream_nonce(chunk.index, chunk.is_last);
-        let opened = self.aead.open(&nonce, &self.aad, data, &tag)?;
-        Ok(opened.then_some(data_len))
     }
 }
 
@@ -259,83 +222,5 @@ impl ChunkCipher for EncryptThenMac {
             return Ok(None);
         }
         self.crypt(Direction::Decrypt, chunk, buf, sealed)
-    }
-}
-
-/// The engine transform that seals chunks.
-pub(crate) struct Seal(pub Box<dyn ChunkCipher>);
-
-impl ChunkTransform for Seal {
-    fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        self.0.seal(ctx, buf, len)
-    }
-}
-
-/// How many bytes in all the search for an early end ([`Open::ends_inside`]) may authenticate
-/// in one failed chunk: 256 MiB, a fraction of a second. It covers every length of a chunk of
-/// up to 16 KiB, and the last 256 lengths of a 1 MiB chunk (bytes appended after a short last
-/// chunk: `echo >> file`, or a file written twice).
-const END_SEARCH_BUDGET: usize = 256 << 20;
-
-/// The engine transform that opens chunks and, when one fails, says why: a chunk that
-/// authenticates only with the other last-chunk flag means the file was cut after it (or
-/// extended after it), and a chunk whose beginning authenticates as the last chunk means bytes
-/// were appended after a short last chunk. A chunk that authenticates but opens to a length no
-/// writer produces (not the chunk size before the last; more than the chunk size, or empty after
-/// chunk 0, as the last) fails like a damaged one, so every plaintext has exactly one encoding.
-pub(crate) struct Open {
-    pub cipher: Box<dyn ChunkCipher>,
-    pub tag_len: usize,
-}
-
-impl ChunkTransform for Open {
-    fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
-        let (index, last) = (ctx.index, ctx.is_last);
-        if len < self.tag_len {
-            return Err(Error::Truncated { index });
-        }
-        // A chunk that opens only as the other kind (last or not) was moved to the end or away
-        // from it: the file was cut, or extended.
-        let flipped = || ChunkCtx {
-            is_last: !last,
-            ..*ctx
-        };
-        let full = ctx.chunk_size;
-        match self.cipher.open(ctx, buf, len)? {
-            Some(n) if n == full || (last && n < full && (n > 0 || index == 0)) => Ok(n),
-            Some(_) => Err(Error::ChunkAuth { index }),
-            None if self.cipher.open(&flipped(), buf, len)?.is_some() => Err(if last {
-                Error::TruncatedAfter { index }
-            } else {
-                Error::TrailingData { index }
-            }),
-            None if self.ends_inside(ctx, buf, len)? => Err(Error::TrailingData { index }),
-            None => Err(Error::ChunkAuth { index }),
-        }
-    }
-}
-
-impl Open {
-    /// Whether a shorter prefix of this failed chunk authenticates as the file's last chunk:
-    /// the file really ended inside it, and what follows was appended. Tries the longest
-    /// prefixes first, within [`END_SEARCH_BUDGET`]. A failed open leaves `buf` as it was
-    /// ([`ChunkCipher::open`]'s contract, on every provider), so each try sees the chunk's
-    /// bytes; the plaintext of a match is never used.
-    fn ends_inside(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<bool> {
-        let as_last = ChunkCtx {
-            is_last: true,
-            ..*chunk
-        };
-        let mut budget = END_SEARCH_BUDGET;
-        for prefix in (self.tag_len..len).rev() {
-            match budget.checked_sub(prefix) {
-                Some(left) => budget = left,
-                None => return Ok(false),
-            }
-            if self.cipher.open(&as_last, buf, prefix)?.is_some() {
-                return Ok(true);
-            }
-        }
-        Ok(false)
     }
 }

@@ -177,6 +177,8 @@ pub struct Keys {
     pub info: HeaderInfo,
     /// Key material for the suite (see `docs/FORMAT.md`).
     pub payload: Zeroizing<Vec<u8>>,
+    /// The file key of a file encrypted to recipients (version 2).
+    pub file_key: Option<FileKey>,
 }
 
 impl std::fmt::Debug for Keys {
@@ -330,22 +332,33 @@ impl Keys {
             header,
             info,
             payload: derived.payload,
+            file_key,
         })
     }
 
     /// Checks a header against `secret`: its fields, then the key check (a wrong key or
-    /// password fails here, before any output), then its MAC.
-    pub fn open(secret: &Secret, bytes: &[u8]) -> Result<Self> {
+    /// password fails here, before any output), then its MAC. A version 2 header's file key is
+    /// `file_key` when given (another process unwrapped it, or drew it), else unwrapped with
+    /// `secret`'s identities.
+    pub fn open(secret: &Secret, bytes: &[u8], file_key: Option<&[u8]>) -> Result<Self> {
         let info = HeaderInfo::parse(bytes)?;
         let bytes = &bytes[..info.len];
         let mac_at = info.len - MAC_LEN;
-        let file_key = match (secret, info.kdf) {
-            (Secret::Identities(identities), Kdf::Recipients) => {
+        let given = match file_key.map(<[u8; 16]>::try_from) {
+            Some(Ok(key)) => Some(FileKey::new(Box::new(key))),
+            Some(Err(_)) => return Err(Error::WrongKey),
+            None => None,
+        };
+        let file_key = match (secret, info.kdf, given) {
+            (Secret::Recipients(_) | Secret::Identities(_), Kdf::Recipients, Some(key)) => {
+                Some(key)
+            }
+            (Secret::Identities(identities), Kdf::Recipients, _) => {
                 let block = &bytes[BLOCK_AT..mac_at - CHECKSUM_LEN];
                 let stanzas = read_stanzas(block).expect("checked by parse");
                 Some(identities.unwrap(&stanzas)?)
             }
-            (Secret::Recipients(_), Kdf::Recipients) => {
+            (Secret::Recipients(_), Kdf::Recipients, None) => {
                 return Err(Error::WrongSecretKind {
                     needs: "public keys (decrypt it with an identity)",
                 });
@@ -364,6 +377,7 @@ impl Keys {
             header: bytes.to_vec(),
             info,
             payload: derived.payload,
+            file_key,
         })
     }
 

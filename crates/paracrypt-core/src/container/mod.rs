@@ -22,19 +22,17 @@
 //!
 //! The same works file to file ([`Encryptor::encrypt_file`], parallel positional I/O), stream to
 //! stream ([`Encryptor::encrypt_stream`], a bounded ordered window) and through a
-//! [`StreamWriter`] that implements `Write`. Everything runs in the caller's Rayon pool. Each
-//! of them makes a [`Job`] ([`Encryptor::job`], [`Decryptor::job`]) and runs it with one of the
-//! drivers of the [`engine`].
+//! [`StreamWriter`] that implements `Write`. Everything runs in the caller's Rayon pool. The
+//! encryptor and decryptor are [`Recipe`]s: each of those methods hands itself to a
+//! [`Runner`], which runs it on any driver (and `paracrypt-mpi` over MPI ranks).
 
 mod chunk;
 mod header;
 mod secret;
-mod stream_writer;
 mod suite;
 
 use std::fs::File;
-use std::io::{Read, Write};
-use std::sync::Arc;
+use std::io::{BufRead, Read, Write};
 
 pub use chunk::RC4_DROP;
 use header::Keys;
@@ -43,17 +41,16 @@ pub use header::{
     header_len,
 };
 pub use secret::{Argon2Params, Key, Secret};
-pub use stream_writer::StreamWriter;
 pub use suite::Suite;
 
-use crate::engine::io::{Counting, PositionalReader, ProgressSource};
-use crate::engine::{self, Job, Transform};
+use crate::engine::{Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::provider::Provider;
 use crate::raw::Direction;
-
-pub use crate::engine::io::Progress;
+pub use crate::recipe::StreamWriter;
+use crate::recipe::{Recipe, Runner};
+use age_core::secrecy::ExposeSecret;
 
 /// Where chunks go when sealing (`Encrypt`: plaintext chunks of `chunk_size`, sealed chunks
 /// after the header) or opening (`Decrypt`: the reverse).
@@ -86,10 +83,9 @@ pub struct Encryptor {
     secret: Secret,
     suite: Suite,
     chunk_size: ChunkSize,
-    window: usize,
+    runner: Runner,
     salt: Option<[u8; SALT_LEN]>,
     file_key: Option<[u8; 16]>,
-    progress: Option<Progress>,
     provider: Provider,
 }
 
@@ -110,10 +106,9 @@ impl Encryptor {
             secret: secret.into(),
             suite: Suite::default(),
             chunk_size: ChunkSize::DEFAULT,
-            window: 0,
+            runner: Runner::new(),
             salt: None,
             file_key: None,
-            progress: None,
             provider: Provider::default(),
         }
     }
@@ -130,16 +125,10 @@ impl Encryptor {
         self
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread). At most twice this
-    /// many chunks are in memory.
+    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
+    /// convenience methods below ([`Runner::window`]).
     pub fn window(mut self, window: usize) -> Self {
-        self.window = window;
-        self
-    }
-
-    /// Calls `progress` with the input bytes taken in, as the work goes.
-    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(progress));
+        self.runner = self.runner.window(window);
         self
     }
 
@@ -187,12 +176,13 @@ impl Encryptor {
     /// Prepares the encryption of `plaintext_len` bytes (`None`: a stream of unknown length):
     /// derives the file's keys (a fresh salt each call) and makes the header the job writes.
     pub fn job(&self, plaintext_len: Option<u64>) -> Result<Job> {
-        job(
-            self.keys()?,
-            Direction::Encrypt,
-            plaintext_len,
-            self.provider,
-        )
+        let keys = self.keys()?;
+        let job = job(&keys, Direction::Encrypt, plaintext_len, self.provider)?;
+        // Encrypting to recipients, only this process can know the fresh file key.
+        Ok(match &keys.file_key {
+            Some(key) => job.with_shared_key(key.expose_secret()),
+            None => job,
+        })
     }
 
     /// Prepares the encryption of `plaintext_len` bytes under a `header` that another
@@ -213,19 +203,13 @@ impl Encryptor {
     /// # Ok::<(), paracrypt_core::Error>(())
     /// ```
     pub fn job_for_header(&self, header: &[u8], plaintext_len: Option<u64>) -> Result<Job> {
-        job(
-            Keys::open(&self.secret, header)?,
-            Direction::Encrypt,
-            plaintext_len,
-            self.provider,
-        )
+        self.job_from_header(header, None, plaintext_len)
     }
 
     /// Encrypts `input` into `output` with positional I/O on every pool thread and sets
     /// `output`'s length. Returns the bytes written.
     pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        let job = self.job(Some(file_len(input)?))?;
-        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
+        self.runner.file(self, input, output)
     }
 
     /// Encrypts a stream through a bounded ordered window. Returns the bytes written.
@@ -234,27 +218,36 @@ impl Encryptor {
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let job = self.job(None)?;
-        let mut reader = Counting::new(reader, self.progress.as_ref());
-        engine::stream::process_stream(&job, &mut reader, writer, self.window)
+        self.runner.stream(self, reader, writer)
     }
 
     /// Encrypts a buffer in memory.
     pub fn encrypt_vec(&self, plaintext: &[u8]) -> Result<Vec<u8>> {
-        let job = self.job(Some(plaintext.len() as u64))?;
-        let mut sealed = Vec::new();
-        engine::run_in_memory(&job, plaintext, &mut sealed)?;
-        Ok(sealed)
+        self.runner.vec(self, plaintext)
     }
 
     /// A `Write` adapter that encrypts everything written to it into `inner`. The header is
     /// written now; [`StreamWriter::finish`] must be called to seal the last chunk.
-    pub fn writer<W: Write + Send>(&self, mut inner: W) -> Result<StreamWriter<W>> {
-        let job = self.job(None)?;
-        inner
-            .write_all(job.output_header())
-            .map_err(|e| Error::io("writing the header", e))?;
-        Ok(StreamWriter::new(inner, job, self.window))
+    pub fn writer<W: Write + Send>(&self, inner: W) -> Result<StreamWriter<W>> {
+        self.runner.writer(self, inner)
+    }
+}
+
+impl Recipe for Encryptor {
+    fn first_job(&self, _input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
+        self.job(input_len)
+    }
+
+    /// The header's salt, suite and chunk size; encrypting to recipients, `key` is the file
+    /// key rank 0 drew (the header is checked with it: a different key fails).
+    fn job_from_header(
+        &self,
+        header: &[u8],
+        key: Option<&[u8]>,
+        input_len: Option<u64>,
+    ) -> Result<Job> {
+        let keys = Keys::open(&self.secret, header, key)?;
+        job(&keys, Direction::Encrypt, input_len, self.provider)
     }
 }
 
@@ -262,8 +255,7 @@ impl Encryptor {
 #[derive(Clone)]
 pub struct Decryptor {
     secret: Secret,
-    window: usize,
-    progress: Option<Progress>,
+    runner: Runner,
     provider: Provider,
 }
 
@@ -280,21 +272,15 @@ impl Decryptor {
     pub fn new(secret: impl Into<Secret>) -> Self {
         Decryptor {
             secret: secret.into(),
-            window: 0,
-            progress: None,
+            runner: Runner::new(),
             provider: Provider::default(),
         }
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread).
+    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
+    /// convenience methods below ([`Runner::window`]).
     pub fn window(mut self, window: usize) -> Self {
-        self.window = window;
-        self
-    }
-
-    /// Calls `progress` with the input bytes taken in, as the work goes.
-    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(progress));
+        self.runner = self.runner.window(window);
         self
     }
 
@@ -313,24 +299,29 @@ impl Decryptor {
     /// Checks `header` (a wrong key or password fails here) and prepares the decryption of an
     /// input of `input_len` bytes, header included (`None`: a stream, read after the header).
     pub fn job(&self, header: &[u8], input_len: Option<u64>) -> Result<Job> {
-        let keys = Keys::open(&self.secret, header)?;
+        let keys = Keys::open(&self.secret, header, None)?;
+        let job = self.job_of(&keys, input_len)?;
+        // An scrypt passphrase costs every process about a second and 64 MiB or more: the
+        // file key it unwrapped is what others are given.
+        Ok(match (&keys.file_key, &self.secret) {
+            (Some(key), Secret::Identities(identities)) if identities.is_passphrase() => {
+                job.with_shared_key(key.expose_secret())
+            }
+            _ => job,
+        })
+    }
+
+    fn job_of(&self, keys: &Keys, input_len: Option<u64>) -> Result<Job> {
         if input_len == Some(keys.header.len() as u64) {
             return Err(Error::TruncatedAfterHeader);
         }
         job(keys, Direction::Decrypt, input_len, self.provider)
     }
 
-    /// [`Decryptor::job`] for a file: reads its header (with positional reads) and its length.
-    pub fn file_job(&self, input: &File) -> Result<Job> {
-        let header = read_header_bytes(PositionalReader { file: input, at: 0 })?;
-        self.job(&header, Some(file_len(input)?))
-    }
-
     /// Decrypts `input` into `output` on every pool thread and sets `output`'s length. Every
     /// chunk is verified; on any failure the error names the chunk. Returns the bytes written.
     pub fn decrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        let job = self.file_job(input)?;
-        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
+        self.runner.file(self, input, output)
     }
 
     /// Decrypts a stream through a bounded ordered window. Only verified chunks are written, in
@@ -340,24 +331,12 @@ impl Decryptor {
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let header = read_header_bytes(&mut *reader)?;
-        let job = self.job(&header, None)?;
-        let mut reader = Counting::new(reader, self.progress.as_ref());
-        let mut first = [0u8; 1];
-        let n = read_some(&mut reader, &mut first)?;
-        if n == 0 {
-            return Err(Error::TruncatedAfterHeader);
-        }
-        let mut reader = std::io::Cursor::new(first).chain(reader);
-        engine::stream::process_stream(&job, &mut reader, writer, self.window)
+        self.runner.stream(self, reader, writer)
     }
 
     /// Decrypts a buffer in memory.
     pub fn decrypt_vec(&self, sealed: &[u8]) -> Result<Vec<u8>> {
-        let job = self.job(sealed, Some(sealed.len() as u64))?;
-        let mut plain = Vec::new();
-        engine::run_in_memory(&job, sealed, &mut plain)?;
-        Ok(plain)
+        self.runner.vec(self, sealed)
     }
 
     /// Decrypts and verifies only the chunks that cover plaintext bytes
@@ -371,14 +350,35 @@ impl Decryptor {
         len: u64,
         writer: &mut dyn Write,
     ) -> Result<u64> {
-        let job = self.file_job(input)?;
-        engine::run_range(
-            &job,
-            &ProgressSource::new(input, &self.progress),
-            offset,
-            len,
-            writer,
-        )
+        self.runner.range(self, input, offset, len, writer)
+    }
+}
+
+impl Recipe for Decryptor {
+    /// Reads the header (a stream that ends right after it fails as
+    /// [`Error::TruncatedAfterHeader`]).
+    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
+        let header = read_header_bytes(&mut *input)?;
+        let job = self.job(&header, input_len)?;
+        if input_len.is_none() {
+            let rest = input
+                .fill_buf()
+                .map_err(|e| Error::io("reading chunk 0", e))?;
+            if rest.is_empty() {
+                return Err(Error::TruncatedAfterHeader);
+            }
+        }
+        Ok(job)
+    }
+
+    /// `key`: the file key rank 0 unwrapped, when it shared it (a passphrase).
+    fn job_from_header(
+        &self,
+        header: &[u8],
+        key: Option<&[u8]>,
+        input_len: Option<u64>,
+    ) -> Result<Job> {
+        self.job_of(&Keys::open(&self.secret, header, key)?, input_len)
     }
 }
 
@@ -410,7 +410,7 @@ fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
 /// The job of one file: a transform that seals or opens chunks under `keys` on `provider`, the
 /// plan when the length is known, and the header.
 fn job(
-    keys: Keys,
+    keys: &Keys,
     direction: Direction,
     input_len: Option<u64>,
     provider: Provider,
@@ -422,6 +422,8 @@ fn job(
         Direction::Decrypt => Transform::Parallel(Box::new(chunk::Open {
             cipher,
             tag_len: suite.tag_len(),
+            empty_last: |index| Error::ChunkAuth { index },
+            search_end: true,
         })),
     };
     let header_len = keys.header.len() as u64;
@@ -429,26 +431,9 @@ fn job(
         layout(suite, keys.info.chunk_size, direction, header_len),
         transform,
     )
-    .with_header(keys.header);
+    .with_header(keys.header.clone());
     match input_len {
         Some(len) => job.with_input_len(len),
         None => Ok(job),
-    }
-}
-
-fn file_len(file: &File) -> Result<u64> {
-    Ok(file
-        .metadata()
-        .map_err(|e| Error::io("reading input metadata", e))?
-        .len())
-}
-
-fn read_some(reader: &mut dyn Read, buf: &mut [u8]) -> Result<usize> {
-    loop {
-        match reader.read(buf) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io("reading chunk 0", e)),
-        }
     }
 }

@@ -2,6 +2,8 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use zeroize::Zeroizing;
+
 use super::{ChunkCtx, ChunkTransform, SerialTransform};
 use crate::error::Result;
 use crate::plan::{ChunkLayout, ChunkPlan};
@@ -52,6 +54,7 @@ pub struct Job {
     plan: Option<ChunkPlan>,
     transform: Held,
     header: Box<[u8]>,
+    shared_key: Option<Zeroizing<Box<[u8]>>>,
 }
 
 /// The transform as the job holds it: a serial one behind a lock, so that a job is shared by
@@ -80,6 +83,7 @@ impl Job {
             plan: None,
             transform,
             header: Box::default(),
+            shared_key: None,
         }
     }
 
@@ -105,6 +109,22 @@ impl Job {
         );
         self.header = header;
         self
+    }
+
+    /// Sets the key another process needs, besides the header, to make the same job
+    /// ([`Recipe::job_from_header`](crate::Recipe::job_from_header)): a fresh file key that only
+    /// this process drew (encrypting to recipients), or one that is dear to derive again (an
+    /// scrypt passphrase). It is zeroized when the job is dropped.
+    pub fn with_shared_key(mut self, key: &[u8]) -> Self {
+        self.shared_key = Some(Zeroizing::new(key.into()));
+        self
+    }
+
+    /// The key set by [`Job::with_shared_key`]: what `paracrypt-mpi`'s rank 0 sends the other
+    /// ranks with the header, when the header alone does not let them make the same job
+    /// cheaply.
+    pub fn shared_key(&self) -> Option<&[u8]> {
+        self.shared_key.as_deref().map(|key| &key[..])
     }
 
     /// Where every chunk goes, whatever the input's length.
@@ -187,6 +207,7 @@ impl std::fmt::Debug for Job {
             .field("plan", &self.plan)
             .field("parallel", &self.is_parallel())
             .field("header", &self.header.len())
+            .field("shared_key", &self.shared_key.is_some())
             .finish()
     }
 }

@@ -16,7 +16,8 @@
 //!   transforming and writing of different chunks overlap across threads and at most one chunk
 //!   per thread is in memory; a failure names its chunk ([`ChunkError`]). [`run_file`] runs a
 //!   whole job file to file;
-//! - [`stream::process_stream`]: `Read` → `Write` through a bounded, ordered window.
+//! - the stream driver behind [`Runner::stream`](crate::Runner::stream): `Read` → `Write` through a
+//!   bounded, ordered window.
 //!
 //! None of them builds a thread pool: they run in whatever pool the caller `install`s (the
 //! global one otherwise), and a one-thread pool runs the very same code serially.
@@ -24,7 +25,7 @@
 pub mod io;
 mod job;
 mod range;
-pub mod stream;
+pub(crate) mod stream;
 
 use std::fs::File;
 use std::ops::Range;

@@ -294,15 +294,6 @@ impl Provider {
     }
 }
 
-/// The STREAM nonce of chunk `index` (the container's AEAD suites and age's payload): the index
-/// as an 88-bit big-endian counter, then the last-chunk flag byte.
-pub(crate) fn stream_nonce(index: u64, last: bool) -> [u8; NONCE_LEN] {
-    let mut nonce = [0u8; NONCE_LEN];
-    nonce[3..11].copy_from_slice(&index.to_be_bytes());
-    nonce[11] = u8::from(last);
-    nonce
-}
-
 /// `iv + blocks` as a 128-bit big-endian counter, wrapping.
 pub(crate) fn ctr_add(iv: &[u8; 16], blocks: u128) -> [u8; 16] {
     u128::from_be_bytes(*iv).wrapping_add(blocks).to_be_bytes()

@@ -31,14 +31,15 @@
 //! ```
 //!
 //! Every method builds a [`Job`] ([`RawCipher::job`]) and runs it with one of the
-//! drivers of the [`engine`].
+//! drivers of the [`engine`]; a [`RawRecipe`] (cipher, direction, chunk size) is the
+//! [`Recipe`] any [`Runner`] runs.
 
 mod modes;
 mod name;
 pub mod salted;
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 
 use zeroize::Zeroizing;
 
@@ -46,6 +47,7 @@ use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::provider::{BlockAlg, Provider};
+use crate::recipe::{Recipe, Runner};
 pub use modes::Direction;
 use modes::{CbcDecrypt, CbcEncrypt, Ctr, Ecb, Framing, Rc4Stream};
 pub use name::{Algorithm, CipherMode, Hazard, RawCipherName};
@@ -322,12 +324,7 @@ impl RawCipher {
         output: &File,
         chunk_size: ChunkSize,
     ) -> Result<u64> {
-        let len = input
-            .metadata()
-            .map_err(|e| Error::io("reading input metadata", e))?
-            .len();
-        let job = self.job(direction, Some(len), chunk_size)?;
-        engine::run_file(&job, input, output)
+        Runner::new().file(&self.recipe(direction, chunk_size), input, output)
     }
 
     /// Encrypts or decrypts a stream through a bounded ordered window (`window` chunks per wave,
@@ -340,7 +337,52 @@ impl RawCipher {
         chunk_size: ChunkSize,
         window: usize,
     ) -> Result<u64> {
-        let job = self.job(direction, None, chunk_size)?;
-        engine::stream::process_stream(&job, reader, writer, window)
+        let recipe = self.recipe(direction, chunk_size);
+        Runner::new().window(window).stream(&recipe, reader, writer)
+    }
+
+    /// The recipe of this cipher in `direction`, in chunks of `chunk_size`.
+    pub fn recipe(&self, direction: Direction, chunk_size: ChunkSize) -> RawRecipe {
+        RawRecipe {
+            cipher: self.clone(),
+            direction,
+            chunk_size,
+        }
+    }
+}
+
+/// A raw cipher job, everything it needs but the data: the cipher (key, IV, padding,
+/// provider), the direction and the chunk size. With no header, it is the same job on every
+/// process.
+#[derive(Clone, Debug)]
+pub struct RawRecipe {
+    /// The cipher, key and IV.
+    pub cipher: RawCipher,
+    /// Encrypt or decrypt.
+    pub direction: Direction,
+    /// Bytes per chunk.
+    pub chunk_size: ChunkSize,
+}
+
+impl RawRecipe {
+    /// Whether the chunks run on many threads (not CBC encryption, nor RC4).
+    pub fn is_parallel(&self) -> bool {
+        self.cipher.name().runs_in_parallel(self.direction)
+    }
+}
+
+impl Recipe for RawRecipe {
+    /// Reads nothing; a known length is checked here ([`RawCipher::job`]).
+    fn first_job(&self, _input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
+        self.cipher.job(self.direction, input_len, self.chunk_size)
+    }
+
+    fn job_from_header(
+        &self,
+        _header: &[u8],
+        _key: Option<&[u8]>,
+        input_len: Option<u64>,
+    ) -> Result<Job> {
+        self.cipher.job(self.direction, input_len, self.chunk_size)
     }
 }

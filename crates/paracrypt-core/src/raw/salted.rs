@@ -31,6 +31,7 @@
 //! ```
 
 use std::fmt;
+use std::io::{BufRead, Read};
 use std::str::FromStr;
 
 use rand::Rng;
@@ -41,6 +42,7 @@ use crate::engine::{ChunkCtx, ChunkTransform, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::ChunkSize;
 use crate::provider::Provider;
+use crate::recipe::Recipe;
 
 /// What a password file starts with.
 pub const MAGIC: &[u8; 8] = b"Salted__";
@@ -311,6 +313,16 @@ impl PasswordCipher {
             rand::rng().fill_bytes(&mut salt);
             salt
         });
+        self.salted_job(salt, input_len, chunk_size)
+    }
+
+    /// The encryption under `salt`: the job that writes `Salted__ ‖ salt` and the ciphertext.
+    fn salted_job(
+        &self,
+        salt: [u8; SALT_LEN],
+        input_len: Option<u64>,
+        chunk_size: ChunkSize,
+    ) -> Result<Job> {
         let header = [&MAGIC[..], &salt].concat();
         self.cipher(&salt)?
             .job_with_header(Direction::Encrypt, input_len, chunk_size, &header)
@@ -342,6 +354,60 @@ impl PasswordCipher {
     /// Whether decryption runs on many threads (all but RC4).
     pub fn decrypts_in_parallel(&self) -> bool {
         self.name.mode() != CipherMode::Stream
+    }
+
+    /// The recipe of this cipher in `direction`, in chunks of `chunk_size`.
+    pub fn recipe(self, direction: Direction, chunk_size: ChunkSize) -> PasswordRecipe {
+        PasswordRecipe {
+            cipher: self,
+            direction,
+            chunk_size,
+        }
+    }
+}
+
+/// A password file job: the cipher with its password, the direction and the chunk size. Every
+/// process derives the key and IV itself from the password and the header's salt (PBKDF2:
+/// milliseconds, a few hundred bytes of memory).
+#[derive(Clone, Debug)]
+pub struct PasswordRecipe {
+    /// The cipher and the password.
+    pub cipher: PasswordCipher,
+    /// Encrypt or decrypt.
+    pub direction: Direction,
+    /// Bytes per chunk.
+    pub chunk_size: ChunkSize,
+}
+
+impl Recipe for PasswordRecipe {
+    /// Encrypting: a fresh salt. Decrypting: reads the `Salted__` header.
+    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
+        match self.direction {
+            Direction::Encrypt => self.cipher.encrypt_job(input_len, self.chunk_size),
+            Direction::Decrypt => {
+                let mut header = Vec::with_capacity(HEADER_LEN);
+                input
+                    .take(HEADER_LEN as u64)
+                    .read_to_end(&mut header)
+                    .map_err(|e| Error::io("reading the header", e))?;
+                self.cipher.decrypt_job(&header, input_len, self.chunk_size)
+            }
+        }
+    }
+
+    fn job_from_header(
+        &self,
+        header: &[u8],
+        _key: Option<&[u8]>,
+        input_len: Option<u64>,
+    ) -> Result<Job> {
+        match self.direction {
+            Direction::Encrypt => {
+                self.cipher
+                    .salted_job(read_salt(header)?, input_len, self.chunk_size)
+            }
+            Direction::Decrypt => self.cipher.decrypt_job(header, input_len, self.chunk_size),
+        }
     }
 }
 

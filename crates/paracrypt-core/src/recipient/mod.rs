@@ -8,6 +8,7 @@
 //!
 //! | recipient | identity | stanza |
 //! |---|---|---|
+//! | `age1pq1…` (ML-KEM-768 + X25519, post-quantum: [`pq`]) | `AGE-SECRET-KEY-PQ-1…` lines | `mlkem768x25519` |
 //! | `age1…` (X25519) | `AGE-SECRET-KEY-1…` lines | `X25519` |
 //! | `ssh-ed25519 AAAA…` | an OpenSSH ed25519 private key | `ssh-ed25519` |
 //! | `ssh-rsa AAAA…` | an OpenSSH RSA private key | `ssh-rsa` |
@@ -35,6 +36,7 @@
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 
+pub mod pq;
 pub mod rsa;
 
 use std::collections::HashSet;
@@ -54,12 +56,20 @@ pub const SCRYPT_TAG: &str = "scrypt";
 /// refused before any scrypt work, whatever limit a caller asks for.
 pub const SCRYPT_MAX_LOG_N: u8 = 22;
 
+/// The most recipient stanzas a header may hold (an age header or a container's recipient
+/// block). Every identity is tried against every stanza, so the count bounds the work a
+/// header can ask for: at most this many unwraps per identity (an X25519 or post-quantum
+/// unwrap is well under a millisecond; RSA is tried only on the stanzas that carry its key's
+/// tag). A file with more is refused before any is tried, and encrypting to more is refused.
+pub const MAX_STANZAS: usize = 1024;
+
 /// What a recipient string must be, for messages.
-const EXPECTED_RECIPIENT: &str = "expected an age1… (X25519) recipient, an ssh-ed25519 or \
-                                  ssh-rsa public key, or an RSA public key file";
+const EXPECTED_RECIPIENT: &str = "expected an age1pq1… (post-quantum) or age1… (X25519) \
+                                  recipient, an ssh-ed25519 or ssh-rsa public key, or an RSA \
+                                  public key file";
 /// What an identity file must hold, for messages.
-const EXPECTED_IDENTITY: &str = "expected AGE-SECRET-KEY-1… lines, an OpenSSH private key \
-                                 or an RSA private key (PEM or DER)";
+const EXPECTED_IDENTITY: &str = "expected AGE-SECRET-KEY-PQ-1… or AGE-SECRET-KEY-1… lines, \
+                                 an OpenSSH private key or an RSA private key (PEM or DER)";
 /// Why an EC key is refused.
 const EC_NOT_A_RECIPIENT: &str = "an EC (P-256) key is a signing key, not a recipient kind \
                                   (paracrypt encrypts to age1… X25519, ssh-ed25519, ssh-rsa \
@@ -174,6 +184,11 @@ impl Recipients {
         if self.list.is_empty() {
             return Err(Error::IncompatibleRecipients("there are none"));
         }
+        if self.list.len() > MAX_STANZAS {
+            return Err(Error::IncompatibleRecipients(
+                "there are more than 1024 (a header holds at most 1024 stanzas)",
+            ));
+        }
         let mut stanzas = Vec::new();
         let mut labels: Option<HashSet<String>> = None;
         for recipient in &self.list {
@@ -186,6 +201,10 @@ impl Recipients {
                     return Err(Error::IncompatibleRecipients(
                         if stanzas.iter().any(|s| s.tag == SCRYPT_TAG) {
                             "a passphrase is always alone in a file"
+                        } else if stanzas.iter().any(|s| s.tag == pq::STANZA_TAG) {
+                            "a post-quantum (age1pq1…) recipient cannot share a file with \
+                             classical ones, which a quantum computer could open (as age \
+                             refuses)"
                         } else {
                             "their kinds forbid sharing a file"
                         },
@@ -235,13 +254,15 @@ impl Identities {
         }
     }
 
-    /// Adds the identities of a file named `name`: `AGE-SECRET-KEY-1…` lines (as many as
+    /// Adds the identities of a file named `name`: `AGE-SECRET-KEY-PQ-1…` and
+    /// `AGE-SECRET-KEY-1…` lines (as many as
     /// there are; `#` comments and blank lines skipped), an OpenSSH private key (ed25519 or
     /// RSA, unencrypted), or an RSA private key in PEM or DER.
     pub fn add_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         for entry in identity_file(name, bytes)? {
             self.list.push(match entry {
                 IdentityEntry::X25519(identity) => Box::new(identity),
+                IdentityEntry::Hybrid(identity) => identity,
                 IdentityEntry::Ssh(identity) => Box::new(identity),
                 IdentityEntry::Rsa(key) => Box::new(rsa::RsaIdentity::new(*key)),
             });
@@ -252,6 +273,12 @@ impl Identities {
     /// How many identities there are.
     pub fn len(&self) -> usize {
         self.list.len()
+    }
+
+    /// Whether this is a passphrase ([`Identities::passphrase`]), whose scrypt unwrapping costs
+    /// about a second and 64 MiB or more.
+    pub fn is_passphrase(&self) -> bool {
+        self.passphrase.is_some()
     }
 
     /// Whether there are none.
@@ -330,12 +357,17 @@ pub fn write_stanzas(stanzas: &[Stanza], out: &mut Vec<u8>) {
     }
 }
 
-/// Reads a block of stanzas in age's encoding (at least one; bodies in the legacy encoding
-/// that age and rage also read are accepted). Fails with [`Error::AgeHeader`] naming the first
-/// malformed stanza.
+/// Reads a block of stanzas in age's encoding (at least one, at most [`MAX_STANZAS`]; bodies in
+/// the legacy encoding that age and rage also read are accepted). Fails with
+/// [`Error::AgeHeader`] naming the first malformed stanza.
 pub fn read_stanzas(mut block: &[u8]) -> Result<Vec<Stanza>> {
     let mut stanzas = Vec::new();
     while !block.is_empty() {
+        if stanzas.len() == MAX_STANZAS {
+            return Err(Error::AgeHeader(format!(
+                "more than {MAX_STANZAS} recipient stanzas"
+            )));
+        }
         match age_core::format::read::legacy_age_stanza(block) {
             Ok((rest, stanza)) => {
                 stanzas.push(Stanza::from(stanza));
@@ -355,8 +387,8 @@ pub fn read_stanzas(mut block: &[u8]) -> Result<Vec<Stanza>> {
     Ok(stanzas)
 }
 
-/// The recipient of every identity in an identity file, as recipient strings: `age1…` for
-/// X25519 identities, `ssh-ed25519 …`/`ssh-rsa …` for SSH and RSA keys (an RSA key in PEM is
+/// The recipient of every identity in an identity file, as recipient strings: `age1pq1…` for
+/// post-quantum identities, `age1…` for X25519 identities, `ssh-ed25519 …`/`ssh-rsa …` for SSH and RSA keys (an RSA key in PEM is
 /// written in its OpenSSH form, which paracrypt and age both take). What `age-keygen -y`
 /// prints.
 pub fn recipients_of(name: &str, bytes: &[u8]) -> Result<Vec<String>> {
@@ -364,6 +396,7 @@ pub fn recipients_of(name: &str, bytes: &[u8]) -> Result<Vec<String>> {
         .into_iter()
         .map(|entry| match entry {
             IdentityEntry::X25519(identity) => Ok(identity.to_public().to_string()),
+            IdentityEntry::Hybrid(identity) => Ok(identity.to_public().to_string()),
             IdentityEntry::Ssh(identity) => age::ssh::Recipient::try_from(identity)
                 .map(|r| r.to_string())
                 .map_err(|_| identity_error(name, "an SSH key without a usable public key")),
@@ -381,6 +414,7 @@ pub fn recipients_of(name: &str, bytes: &[u8]) -> Result<Vec<String>> {
 /// One identity of an identity file.
 enum IdentityEntry {
     X25519(age::x25519::Identity),
+    Hybrid(Box<pq::HybridIdentity>),
     Ssh(age::ssh::Identity),
     Rsa(Box<crate::pubkey::rsa::RsaPrivateKey>),
 }
@@ -427,6 +461,13 @@ fn identity_file(name: &str, bytes: &[u8]) -> Result<Vec<IdentityEntry>> {
                     "age plugin identities are not supported",
                 ));
             }
+            let prefix = line.get(..pq::IDENTITY_PREFIX.len());
+            if prefix.is_some_and(|p| p.eq_ignore_ascii_case(pq::IDENTITY_PREFIX)) {
+                return line
+                    .parse()
+                    .map(|identity| IdentityEntry::Hybrid(Box::new(identity)))
+                    .map_err(|e| identity_error(at(), format!("not a valid identity ({e})")));
+            }
             line.parse().map(IdentityEntry::X25519).map_err(|_| {
                 let mut reason = format!("not an identity: {EXPECTED_IDENTITY}");
                 if line.starts_with("age1") || line.starts_with("ssh-") {
@@ -469,6 +510,12 @@ const OPENSSH: &str = "-----BEGIN OPENSSH PRIVATE KEY-----";
 
 /// One recipient string, or why it is not one.
 fn parse_recipient(text: &str) -> std::result::Result<BoxedRecipient, String> {
+    if text.starts_with("age1pq1") {
+        return text
+            .parse::<pq::HybridRecipient>()
+            .map(|r| Box::new(r) as BoxedRecipient)
+            .map_err(|e| format!("not a valid age1pq1… recipient ({e})"));
+    }
     if text.starts_with("age1") {
         return text
             .parse::<age::x25519::Recipient>()
@@ -491,7 +538,7 @@ fn parse_recipient(text: &str) -> std::result::Result<BoxedRecipient, String> {
                     .to_owned(),
             });
     }
-    if text.starts_with("AGE-SECRET-KEY-1") {
+    if text.starts_with("AGE-SECRET-KEY-1") || text.starts_with(pq::IDENTITY_PREFIX) {
         return Err(
             "an identity (private key), not a recipient: give its age1… public key \
                     (`paracrypt keygen -y FILE` prints it)"
@@ -802,6 +849,96 @@ mod tests {
         let mut ids = Identities::new();
         ids.add_file("rsa.pem", pem.as_bytes()).unwrap();
         assert_eq!(ids.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
+    }
+
+    #[test]
+    fn post_quantum_recipients_open_with_their_identity_and_stay_among_their_kind() {
+        let pq = pq::HybridIdentity::generate();
+        let pq_pub = pq.to_public().to_string();
+        let (x, x_pub) = x25519();
+        let file = format!(
+            "# pq\n{}\n{x}\n",
+            pq.to_secret_string().expose_secret().to_lowercase()
+        );
+        // A recipients file line and -r; an identity file (any case) with both kinds.
+        let mut recipients = Recipients::new();
+        recipients
+            .add_file("team.txt", format!("{pq_pub}\n").as_bytes())
+            .unwrap();
+        let stanzas = recipients.wrap(&key()).unwrap();
+        assert_eq!(stanzas[0].tag, pq::STANZA_TAG);
+        assert_eq!(stanzas[0].args[0].len(), 1494);
+        let mut ids = Identities::new();
+        ids.add_file("keys.txt", file.as_bytes()).unwrap();
+        assert_eq!(ids.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
+        assert_eq!(
+            recipients_of("keys.txt", file.as_bytes()).unwrap(),
+            [pq_pub.clone(), x_pub.clone()]
+        );
+        // Written and read back as a header's block.
+        let mut block = Vec::new();
+        write_stanzas(&stanzas, &mut block);
+        assert_eq!(read_stanzas(&block).unwrap(), stanzas);
+        // Beside a classical recipient: refused, either order.
+        for order in [[&pq_pub, &x_pub], [&x_pub, &pq_pub]] {
+            let mut mixed = Recipients::new();
+            for (i, r) in order.iter().enumerate() {
+                mixed.add(r, format!("recipient {}", i + 1)).unwrap();
+            }
+            let err = mixed.wrap(&key()).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("post-quantum (age1pq1…) recipient cannot share"),
+                "{err}"
+            );
+            assert_eq!(err.kind(), crate::ErrorKind::Usage);
+        }
+        // A damaged recipient and an identity given as a recipient.
+        let mut damaged = pq_pub.clone();
+        damaged.replace_range(100..101, if &pq_pub[100..101] == "q" { "p" } else { "q" });
+        let err = Recipients::new().add(&damaged, "recipient 1").unwrap_err();
+        assert!(
+            err.to_string().contains("not a valid age1pq1… recipient"),
+            "{err}"
+        );
+        let err = Recipients::new()
+            .add(pq.to_secret_string().expose_secret(), "recipient 1")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("an identity (private key), not a recipient")
+        );
+    }
+
+    #[test]
+    fn a_header_holds_at_most_max_stanzas() {
+        let stanza = |i: usize| Stanza {
+            tag: "t-grease".into(),
+            args: vec![i.to_string()],
+            body: vec![],
+        };
+        let mut block = Vec::new();
+        write_stanzas(
+            &(0..MAX_STANZAS).map(stanza).collect::<Vec<_>>(),
+            &mut block,
+        );
+        assert_eq!(read_stanzas(&block).unwrap().len(), MAX_STANZAS);
+        write_stanzas(&[stanza(0)], &mut block);
+        assert_eq!(
+            read_stanzas(&block).unwrap_err().to_string(),
+            "invalid age header: more than 1024 recipient stanzas"
+        );
+        let mut many = Recipients::new();
+        let (_, x_pub) = x25519();
+        for i in 0..=MAX_STANZAS {
+            many.add(&x_pub, format!("recipient {i}")).unwrap();
+        }
+        assert!(
+            many.wrap(&key())
+                .unwrap_err()
+                .to_string()
+                .contains("more than 1024")
+        );
     }
 
     #[test]

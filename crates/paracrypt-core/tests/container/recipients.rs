@@ -36,6 +36,16 @@ fn x25519() -> Person {
     }
 }
 
+/// A post-quantum (`age1pq1…`) person: a 1959-character recipient, a stanza argument of 1494
+/// base64 characters in the recipient block.
+fn post_quantum() -> Person {
+    let id = paracrypt_core::recipient::pq::HybridIdentity::generate();
+    Person {
+        recipient: Recipient::Text(id.to_public().to_string()),
+        identity: id.to_secret_string().expose_secret().as_bytes().to_vec(),
+    }
+}
+
 fn rsa_pem() -> Person {
     let key = RsaPrivateKey::generate(2048).unwrap();
     Person {
@@ -113,7 +123,11 @@ fn decrypt_all_ways(decryptor: &Decryptor, sealed: &[u8]) -> Result<Vec<u8>, Err
 
 #[test]
 fn every_recipient_kind_round_trips() {
-    let mut people = vec![("X25519", x25519()), ("RSA PEM", rsa_pem())];
+    let mut people = vec![
+        ("X25519", x25519()),
+        ("post-quantum", post_quantum()),
+        ("RSA PEM", rsa_pem()),
+    ];
     for kind in ["ed25519", "rsa"] {
         if let Some(person) = ssh(kind) {
             people.push((kind, person));

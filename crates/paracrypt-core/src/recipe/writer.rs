@@ -1,29 +1,36 @@
-//! A `Write` adapter that encrypts into the container format through a bounded window.
+//! A `Write` adapter that runs any job through a bounded window.
 
 use std::io::{self, Write};
 
-use crate::engine::Job;
 use crate::engine::stream::{Slot, default_window, transform_wave, write_wave};
+use crate::engine::{Job, MAX_CONTEXT};
 
-/// Encrypts everything written to it into the inner writer, sealing a wave of chunks in
-/// parallel (in the current Rayon pool) whenever the wave is full and more data follows.
+/// Runs a job ([`Runner::writer`](super::Runner::writer)) over everything written to it into
+/// the inner writer, transforming a wave of chunks in the current Rayon pool (in parallel, or
+/// in order for a serial job) whenever the wave is full and more data follows.
 ///
-/// A chunk is sealed only once it is known whether it is the last one, so the writer keeps
-/// the current wave until the next byte arrives or [`StreamWriter::finish`] is called. **Call
-/// `finish`**: without it the last chunks are never written and the file will not decrypt
-/// (it reads as truncated).
+/// A chunk is transformed only once it is known whether it is the last one, so the writer
+/// keeps the current wave until the next byte arrives or [`StreamWriter::finish`] is called.
+/// **Call `finish`**: without it the last chunks are never written (an authenticated file
+/// then reads as truncated).
 ///
 /// ```
 /// use std::io::Write;
-/// use paracrypt_core::container::{Decryptor, Encryptor, Key};
-/// use paracrypt_core::plan::ChunkSize;
+/// use age::secrecy::ExposeSecret;
+/// use paracrypt_core::agefile::{Decryptor, Encryptor};
+/// use paracrypt_core::recipient::{Identities, Recipients};
+/// use paracrypt_core::Runner;
 ///
-/// let key = Key::generate();
-/// let chunk = ChunkSize::new(1024)?;
-/// let mut writer = Encryptor::new(key.clone()).chunk_size(chunk).writer(Vec::new())?;
-/// writer.write_all(&[7u8; 5000])?;
+/// let me = age::x25519::Identity::generate();
+/// let mut recipients = Recipients::new();
+/// recipients.add(&me.to_public().to_string(), "recipient 1")?;
+/// let mut writer = Runner::new().writer(&Encryptor::new(recipients), Vec::new())?;
+/// writer.write_all(&[7u8; 100_000])?;
 /// let sealed = writer.finish()?;
-/// assert_eq!(Decryptor::new(key).decrypt_vec(&sealed)?, vec![7u8; 5000]);
+///
+/// let mut identities = Identities::new();
+/// identities.add_file("me.key", me.to_string().expose_secret().as_bytes())?;
+/// assert_eq!(Decryptor::new(identities).decrypt_vec(&sealed)?, vec![7u8; 100_000]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct StreamWriter<W: Write> {
@@ -45,7 +52,7 @@ impl<W: Write> std::fmt::Debug for StreamWriter<W> {
 }
 
 impl<W: Write> StreamWriter<W> {
-    /// Seals with `job` (whose header the caller has written) into `inner`.
+    /// Runs `job` (whose output header the caller has written) into `inner`.
     pub(crate) fn new(inner: W, job: Job, window: usize) -> Self {
         StreamWriter {
             inner,
@@ -62,14 +69,17 @@ impl<W: Write> StreamWriter<W> {
         }
     }
 
-    fn new_slot(&mut self) {
+    /// Starts the next chunk, whose context (the input bytes just before it, for CBC
+    /// decryption) is `context`.
+    fn new_slot(&mut self, context: &[u8]) {
         let mut slot = self.spare.pop().unwrap_or_else(|| Slot::new(self.capacity));
         slot.reset(self.job.layout(), self.next_index);
+        slot.set_context(context);
         self.next_index += 1;
         self.wave.push(slot);
     }
 
-    /// Seals the wave (its last chunk flagged `last` or not) and writes it.
+    /// Transforms the wave (its last chunk flagged `last` or not) and writes it.
     fn flush_wave(&mut self, last: bool) -> io::Result<()> {
         if let Some(slot) = self.wave.last_mut() {
             slot.is_last = last;
@@ -80,10 +90,10 @@ impl<W: Write> StreamWriter<W> {
         Ok(())
     }
 
-    /// Seals the last chunk, writes everything and returns the inner writer.
+    /// Transforms the last chunk, writes everything and returns the inner writer.
     pub fn finish(mut self) -> io::Result<W> {
         if self.wave.is_empty() {
-            self.new_slot();
+            self.new_slot(&[]);
         }
         self.flush_wave(true)?;
         self.inner.flush()?;
@@ -99,11 +109,22 @@ impl<W: Write> Write for StreamWriter<W> {
         let chunk = self.job.layout().input_chunk;
         let full = self.wave.last().is_none_or(|s| s.input_len == chunk);
         if full {
+            // The new chunk's context: the end of the full one's input, taken before the wave
+            // is transformed in place.
+            let mut context = [0u8; MAX_CONTEXT];
+            let context_len = match self.wave.last() {
+                Some(slot) => {
+                    let n = self.job.context_len();
+                    context[..n].copy_from_slice(&slot.buf[chunk - n..chunk]);
+                    n
+                }
+                None => 0,
+            };
             // More data follows, so every chunk held so far is not the last one.
             if self.wave.len() == self.window {
                 self.flush_wave(false)?;
             }
-            self.new_slot();
+            self.new_slot(&context[..context_len]);
         }
         let slot = self.wave.last_mut().expect("a slot was just ensured");
         let n = data.len().min(chunk - slot.input_len);
@@ -112,7 +133,8 @@ impl<W: Write> Write for StreamWriter<W> {
         Ok(n)
     }
 
-    /// Writes nothing out: a chunk can only be sealed once it is known whether it is the last.
+    /// Writes nothing out: a chunk can only be transformed once it is known whether it is the
+    /// last.
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }

@@ -1,0 +1,173 @@
+//! typage (npm `age-encryption`, the TypeScript age, run with node) and paracrypt on
+//! post-quantum age files, both ways: typage decrypts what paracrypt writes to an `age1pq1…`
+//! recipient (binary and armored, around the 64 KiB chunk, 1 and 3 threads), paracrypt decrypts
+//! what typage writes (to a file and to stdout), and the keys either one makes work in the
+//! other (`keygen -y` and typage's `identityToRecipient` agree).
+//!
+//! scripts/test.sh installs the pinned typage (tests/typage/package-lock.json) into
+//! `target/typage`; without it the tests say so and pass, except in CI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::*;
+
+/// The driver script, kept beside the installed `node_modules`.
+const SCRIPT: &str = include_str!("../../../../tests/typage/typage.mjs");
+
+/// `target/typage`, with the driver script written there, when typage is installed.
+fn typage_dir() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_BIN_EXE_paracrypt"));
+    let dir = bin.parent()?.parent()?.join("typage");
+    let installed = dir
+        .join("node_modules/age-encryption/package.json")
+        .is_file();
+    let node = Command::new("node").arg("--version").output().is_ok();
+    if !installed || !node {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "typage is required in CI (scripts/test.sh installs it into {})",
+            dir.display()
+        );
+        eprintln!("typage or node not found in {}: skipping", dir.display());
+        return None;
+    }
+    let script = dir.join("typage.mjs");
+    if std::fs::read_to_string(&script).ok().as_deref() != Some(SCRIPT) {
+        std::fs::write(&script, SCRIPT).unwrap();
+    }
+    Some(dir)
+}
+
+/// `node typage.mjs ARGS…` with `stdin`, asserting success; stdout.
+fn typage(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let mut cmd = Command::new("node");
+    cmd.arg(dir.join("typage.mjs")).args(args);
+    let out: Output = run_with_stdin(cmd, stdin);
+    assert!(
+        out.status.success(),
+        "typage {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// `paracrypt keygen --kind pq` in `dir`: (identity file, recipient).
+fn paracrypt_keygen(dir: &Path, name: &str) -> (PathBuf, String) {
+    let path = dir.join(name);
+    ok(run({
+        let mut c = paracrypt();
+        c.args(["keygen", "--kind", "pq", "-o"]).arg(&path);
+        c
+    }));
+    let recipient = ok(run({
+        let mut c = paracrypt();
+        c.args(["keygen", "-y"]).arg(&path);
+        c
+    }));
+    (
+        path,
+        String::from_utf8(recipient).unwrap().trim().to_owned(),
+    )
+}
+
+#[test]
+fn typage_decrypts_what_paracrypt_writes_to_a_post_quantum_recipient() {
+    let Some(typage_dir) = typage_dir() else {
+        return;
+    };
+    let dir = scratch();
+    let d = dir.path();
+    let (identity, recipient) = paracrypt_keygen(d, "me.key");
+    assert!(recipient.starts_with("age1pq1"), "{recipient}");
+    // The key paracrypt made: typage finds the same recipient in it.
+    let theirs = typage(&typage_dir, &["recipient", identity.to_str().unwrap()], b"");
+    assert_eq!(String::from_utf8(theirs).unwrap().trim(), recipient);
+    const K: usize = 64 * 1024;
+    for len in [0, 1, K, K + 1, 3 * K + 5] {
+        let plain = data(len, 7);
+        for threads in ["1", "3"] {
+            for armor in [false, true] {
+                let mut cmd = paracrypt();
+                cmd.args(["encrypt", "-q", "--format", "age", "-r", &recipient])
+                    .args(["-j", threads]);
+                if armor {
+                    cmd.arg("-a");
+                }
+                let sealed = ok(run_with_stdin(cmd, &plain));
+                let opened = typage(
+                    &typage_dir,
+                    &["decrypt", identity.to_str().unwrap()],
+                    &sealed,
+                );
+                assert!(
+                    opened == plain,
+                    "typage: {len} bytes, -j{threads}, armor {armor}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn paracrypt_decrypts_what_typage_writes_with_typage_keys() {
+    let Some(typage_dir) = typage_dir() else {
+        return;
+    };
+    let dir = scratch();
+    let d = dir.path();
+    // The key typage made: paracrypt reads it and finds the same recipient.
+    let made = String::from_utf8(typage(&typage_dir, &["keygen-pq"], b"")).unwrap();
+    let (identity_line, recipient) = made.trim().split_once('\n').unwrap();
+    let identity = write(d, "typage.key", format!("{identity_line}\n").as_bytes());
+    let ours = ok(run({
+        let mut c = paracrypt();
+        c.args(["keygen", "-y"]).arg(&identity);
+        c
+    }));
+    assert_eq!(String::from_utf8(ours).unwrap().trim(), recipient);
+    // And a second recipient made by paracrypt: typage encrypts to both.
+    let (mine, my_recipient) = paracrypt_keygen(d, "me.key");
+    for len in [0, 1, 64 * 1024, 200_000] {
+        let plain = data(len, 3);
+        let sealed = typage(&typage_dir, &["encrypt", recipient, &my_recipient], &plain);
+        let input = write(d, "in.age", &sealed);
+        for key in [&identity, &mine] {
+            for threads in ["1", "3"] {
+                let out = d.join("out");
+                let _ = std::fs::remove_file(&out);
+                ok(run({
+                    let mut c = paracrypt();
+                    c.args(["decrypt", "-q", "-j", threads, "-i"])
+                        .arg(key)
+                        .arg(&input)
+                        .arg("-o")
+                        .arg(&out);
+                    c
+                }));
+                assert!(
+                    std::fs::read(&out).unwrap() == plain,
+                    "{len} bytes to a file"
+                );
+                let stdout = ok(run({
+                    let mut c = paracrypt();
+                    c.args(["decrypt", "-q", "-j", threads, "-i"])
+                        .arg(key)
+                        .arg(&input);
+                    c
+                }));
+                assert!(stdout == plain, "{len} bytes to stdout");
+            }
+        }
+        // typage opens what paracrypt writes to the key typage made.
+        let mut cmd = paracrypt();
+        cmd.args(["encrypt", "-q", "--format", "age", "-r", recipient]);
+        let sealed = ok(run_with_stdin(cmd, &plain));
+        let opened = typage(
+            &typage_dir,
+            &["decrypt", identity.to_str().unwrap()],
+            &sealed,
+        );
+        assert!(opened == plain, "typage with its own key: {len} bytes");
+    }
+}

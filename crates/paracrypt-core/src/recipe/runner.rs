@@ -1,0 +1,139 @@
+//! The runner: the options every format shares, and the drivers that run any recipe.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::Arc;
+
+use super::{Recipe, StreamWriter};
+use crate::engine::io::{Counting, PositionalReader, Progress, ProgressSource};
+use crate::engine::{self, stream};
+use crate::error::{Error, Result};
+
+/// Runs any [`Recipe`] on every driver, with the options every format shares: the streaming
+/// window and a progress callback. Work runs in the caller's Rayon pool (wrap calls in
+/// `ThreadPool::install` to choose the thread count). See the [module](super) for an example.
+#[derive(Clone, Default)]
+pub struct Runner {
+    window: usize,
+    progress: Option<Progress>,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("window", &self.window)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+impl Runner {
+    /// A runner with the default window (one chunk per pool thread) and no progress callback.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Chunks per wave when streaming (0, the default: one per pool thread). At most twice this
+    /// many chunks are in memory.
+    pub fn window(mut self, window: usize) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// Calls `progress` with the input bytes taken in, as the work goes (files, streams and
+    /// ranges).
+    pub fn progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(progress));
+        self
+    }
+
+    /// Runs `recipe` from `input` into `output` with positional I/O on every pool thread and
+    /// sets `output`'s length. Returns the bytes written.
+    pub fn file(&self, recipe: &dyn Recipe, input: &File, output: &File) -> Result<u64> {
+        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?))?;
+        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
+    }
+
+    /// Runs `recipe` from a stream to a stream through a bounded ordered window. Only finished
+    /// chunks are written, in order; on failure the chunks before the failing one have been
+    /// written. Returns the bytes written.
+    pub fn stream(
+        &self,
+        recipe: &dyn Recipe,
+        reader: &mut (dyn Read + Send),
+        writer: &mut (dyn Write + Send),
+    ) -> Result<u64> {
+        let mut counted = self.count(reader);
+        let mut input = BufReader::new(&mut counted);
+        self.stream_buffered(recipe, &mut input, writer)
+    }
+
+    /// `reader`, reporting the bytes read to the progress callback.
+    pub(crate) fn count<'a, 'r>(&'a self, reader: &'r mut (dyn Read + Send)) -> Counting<'a, 'r> {
+        Counting::new(reader, self.progress.as_ref())
+    }
+
+    /// [`Runner::stream`] from a reader that is buffered already (whose header a caller may
+    /// have looked at).
+    pub(crate) fn stream_buffered(
+        &self,
+        recipe: &dyn Recipe,
+        input: &mut (dyn BufRead + Send),
+        writer: &mut (dyn Write + Send),
+    ) -> Result<u64> {
+        let job = recipe.first_job(input, None)?;
+        stream::process_stream(&job, input, writer, self.window)
+    }
+
+    /// Runs `recipe` over a buffer in memory and returns the output.
+    pub fn vec(&self, recipe: &dyn Recipe, input: &[u8]) -> Result<Vec<u8>> {
+        let job = recipe.first_job(&mut &input[..], Some(input.len() as u64))?;
+        let mut output = Vec::new();
+        engine::run_in_memory(&job, input, &mut output)?;
+        Ok(output)
+    }
+
+    /// Runs only the chunks of `recipe`'s job over `input` whose output covers bytes
+    /// `offset..offset + len` and writes those bytes (fewer when the output ends first); see
+    /// [`engine::run_range`]. Returns the bytes written.
+    pub fn range(
+        &self,
+        recipe: &dyn Recipe,
+        input: &File,
+        offset: u64,
+        len: u64,
+        writer: &mut dyn Write,
+    ) -> Result<u64> {
+        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?))?;
+        let source = ProgressSource::new(input, &self.progress);
+        engine::run_range(&job, &source, offset, len, writer)
+    }
+
+    /// A `Write` adapter that runs `recipe` over everything written to it into `inner`: the
+    /// job's header is written now, and [`StreamWriter::finish`] must be called to write the
+    /// last chunk. For recipes that read no header from their input (every encryption, raw
+    /// ciphers both ways); one that does fails here, as its input is still empty.
+    pub fn writer<W: Write + Send>(
+        &self,
+        recipe: &dyn Recipe,
+        mut inner: W,
+    ) -> Result<StreamWriter<W>> {
+        let job = recipe.first_job(&mut &[][..], None)?;
+        inner
+            .write_all(job.output_header())
+            .map_err(|e| Error::io("writing the header", e))?;
+        Ok(StreamWriter::new(inner, job, self.window))
+    }
+}
+
+/// The front of a file, read with positional reads (the file's cursor is left alone).
+fn head_of(file: &File) -> BufReader<PositionalReader<'_>> {
+    BufReader::new(PositionalReader { file, at: 0 })
+}
+
+fn file_len(file: &File) -> Result<u64> {
+    Ok(file
+        .metadata()
+        .map_err(|e| Error::io("reading input metadata", e))?
+        .len())
+}

@@ -1,0 +1,151 @@
+//! STREAM (Hoang, Reyhanitabar, Rogaway and Vizár, 2015): each chunk sealed on its own under a
+//! nonce made of its index and a last-chunk flag, so chunks seal and open on any core in any
+//! order, yet a stream that is cut, extended, reordered or spliced fails to open. The one
+//! implementation behind the container's chunks and age's payload; each keeps its own key
+//! schedule and framing and gives this module a [`ChunkCipher`].
+//!
+//! - [`nonce`]: chunk `i`'s 12-byte nonce, `i` as an 88-bit big-endian counter, then the flag.
+//! - [`AeadChunks`]: sealing and opening chunk `i` with an AEAD (and fixed associated data).
+//! - [`Seal`] and [`Open`]: the engine's transforms; [`Open`] says why a chunk fails: cut after
+//!   it, extended after it, or damaged.
+
+use crate::engine::{ChunkCtx, ChunkTransform};
+use crate::error::{Error, Result};
+use crate::provider::{Aead, NONCE_LEN, TAG_LEN};
+
+/// The STREAM nonce of chunk `index`: the index as an 88-bit big-endian counter, then the
+/// last-chunk flag byte.
+pub(crate) fn nonce(index: u64, last: bool) -> [u8; NONCE_LEN] {
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce[3..11].copy_from_slice(&index.to_be_bytes());
+    nonce[11] = u8::from(last);
+    nonce
+}
+
+/// One format's chunk operations, given the chunk's position (index, last-chunk flag, offset).
+pub(crate) trait ChunkCipher: Send + Sync {
+    /// Encrypts `buf[..len]` in place and appends the tag; returns the sealed length.
+    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize>;
+    /// Checks and decrypts `buf[..len]` (ciphertext and tag) in place; returns the plaintext
+    /// length, or `None` when the chunk does not authenticate, and then `buf` is exactly as it
+    /// was (so the caller may open it again as another position or length). An error is the
+    /// provider's own failure, never a wrong tag.
+    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>>;
+}
+
+/// Chunks sealed with an AEAD under the STREAM [`nonce`], with the same associated data for
+/// every chunk (the container's header MAC; nothing for age), the tag appended.
+pub(crate) struct AeadChunks {
+    /// The AEAD, keyed.
+    pub aead: Box<dyn Aead>,
+    /// The associated data of every chunk.
+    pub aad: Vec<u8>,
+}
+
+impl ChunkCipher for AeadChunks {
+    fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
+        let nonce = nonce(chunk.index, chunk.is_last);
+        let tag = self.aead.seal(&nonce, &self.aad, &mut buf[..len])?;
+        buf[len..len + TAG_LEN].copy_from_slice(&tag);
+        Ok(len + TAG_LEN)
+    }
+
+    fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>> {
+        let Some(data_len) = len.checked_sub(TAG_LEN) else {
+            return Ok(None);
+        };
+        let (data, tag) = buf[..len].split_at_mut(data_len);
+        let tag: [u8; TAG_LEN] = (&*tag).try_into().expect("a 16-byte tag");
+        let nonce = nonce(chunk.index, chunk.is_last);
+        let opened = self.aead.open(&nonce, &self.aad, data, &tag)?;
+        Ok(opened.then_some(data_len))
+    }
+}
+
+/// The engine transform that seals chunks.
+pub(crate) struct Seal(pub Box<dyn ChunkCipher>);
+
+impl ChunkTransform for Seal {
+    fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
+        self.0.seal(ctx, buf, len)
+    }
+}
+
+/// How many bytes in all the search for an early end ([`Open::ends_inside`]) may authenticate
+/// in one failed chunk: 256 MiB, a fraction of a second. It covers every length of a chunk of
+/// up to 16 KiB, and the last 256 lengths of a 1 MiB chunk (bytes appended after a short last
+/// chunk: `echo >> file`, or a file written twice).
+const END_SEARCH_BUDGET: usize = 256 << 20;
+
+/// The engine transform that opens chunks and, when one fails, says why: a chunk that
+/// authenticates only with the other last-chunk flag means the stream was cut after it (or
+/// extended after it). A chunk that authenticates but opens to a length no writer produces
+/// (not the chunk size before the last; more than the chunk size, or empty after chunk 0, as
+/// the last) fails, so every plaintext has exactly one encoding.
+pub(crate) struct Open {
+    /// The format's chunk operations.
+    pub cipher: Box<dyn ChunkCipher>,
+    /// The bytes a sealed chunk adds.
+    pub tag_len: usize,
+    /// What an empty last chunk after data is reported as (age names it; the container
+    /// reports a damaged chunk).
+    pub empty_last: fn(u64) -> Error,
+    /// Whether a failed chunk is searched for a shorter prefix that authenticates as the last
+    /// one (the stream really ended inside it, and bytes were appended).
+    pub search_end: bool,
+}
+
+impl ChunkTransform for Open {
+    fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
+        let (index, last) = (ctx.index, ctx.is_last);
+        if len < self.tag_len {
+            return Err(Error::Truncated { index });
+        }
+        // A chunk that opens only as the other kind (last or not) was moved to the end or away
+        // from it: the stream was cut, or extended.
+        let flipped = || ChunkCtx {
+            is_last: !last,
+            ..*ctx
+        };
+        let full = ctx.chunk_size;
+        match self.cipher.open(ctx, buf, len)? {
+            Some(0) if last && index > 0 => Err((self.empty_last)(index)),
+            Some(n) if n == full || (last && n < full) => Ok(n),
+            Some(_) => Err(Error::ChunkAuth { index }),
+            None if self.cipher.open(&flipped(), buf, len)?.is_some() => Err(if last {
+                Error::TruncatedAfter { index }
+            } else {
+                Error::TrailingData { index }
+            }),
+            None if self.search_end && self.ends_inside(ctx, buf, len)? => {
+                Err(Error::TrailingData { index })
+            }
+            None => Err(Error::ChunkAuth { index }),
+        }
+    }
+}
+
+impl Open {
+    /// Whether a shorter prefix of this failed chunk authenticates as the stream's last chunk:
+    /// the stream really ended inside it, and what follows was appended. Tries the longest
+    /// prefixes first, within [`END_SEARCH_BUDGET`]. A failed open leaves `buf` as it was
+    /// ([`ChunkCipher::open`]'s contract, on every provider), so each try sees the chunk's
+    /// bytes; the plaintext of a match is never used.
+    fn ends_inside(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<bool> {
+        let as_last = ChunkCtx {
+            is_last: true,
+            ..*chunk
+        };
+        let mut budget = END_SEARCH_BUDGET;
+        for prefix in (self.tag_len..len).rev() {
+            match budget.checked_sub(prefix) {
+                Some(left) => budget = left,
+                None => return Ok(false),
+            }
+            if self.cipher.open(&as_last, buf, prefix)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
