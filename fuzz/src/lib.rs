@@ -32,15 +32,18 @@ pub mod reference;
 /// The container key of the test vectors in `tests/testdata/container/` (so that the seeds
 /// decrypt, and the fuzzer starts past the key check).
 pub const CONTAINER_KEY: [u8; 32] = *b"paracrypt testkit key (32 bytes)";
-/// The identities of the container vectors (version 2), of the C2SP CCTV age vectors and of
-/// the age files in the curated corpus.
+/// The identities of the container vectors (version 2), of the C2SP CCTV age vectors (X25519
+/// and post-quantum) and of the age files in the curated corpus.
 pub const IDENTITIES: &str = "\
 # the container test vectors
 AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZ9K4CN
 # the CCTV age vectors
 AGE-SECRET-KEY-1EGTZVFFV20835NWYV6270LXYVK2VKNX2MMDKWYKLMGR48UAWX40Q2P2LM0
 AGE-SECRET-KEY-143WN7DCXU4G8R5AXQSSYD9AEPYDNT3HXSLWSPK36CDU6E8M59SSSAGZ3KG
+AGE-SECRET-KEY-PQ-1HZLGZUPT4ETPKDEV8HSGFDCYZ4E522W0A7PU2LHT8EH9W6YLNC3SW78XKG
 ";
+/// The identity the differential target seals age files to (the CCTV vectors' X25519 one).
+const SEAL_IDENTITY: &str = "AGE-SECRET-KEY-1EGTZVFFV20835NWYV6270LXYVK2VKNX2MMDKWYKLMGR48UAWX40Q2P2LM0\n";
 /// The passphrase of the CCTV age vectors.
 pub const PASSPHRASE: &str = "password";
 /// The highest scrypt work factor a fuzzed age file may make the passphrase pay for: enough
@@ -298,11 +301,11 @@ pub mod age_files {
         }
     }
 
-    /// The recipient of the first fuzz identity.
+    /// The recipient of [`SEAL_IDENTITY`].
     fn recipients() -> Recipients {
         let mut recipients = Recipients::new();
-        for line in paracrypt_core::recipient::recipients_of("fuzz", IDENTITIES.as_bytes())
-            .expect("valid identities")
+        for line in paracrypt_core::recipient::recipients_of("fuzz", SEAL_IDENTITY.as_bytes())
+            .expect("a valid identity")
         {
             recipients.add(&line, "fuzz").expect("a valid recipient");
         }
