@@ -315,7 +315,6 @@ impl Error {
             | Error::EmptyLastChunk { .. }
             | Error::NotSalted
             | Error::BadPassword { .. }
-            | Error::UnknownProvider { .. }
             | Error::Provider { .. } => ErrorKind::Data,
         }
     }
