@@ -39,8 +39,8 @@ pub mod pubkey;
 pub mod raw;
 pub mod recipe;
 pub mod recipient;
-mod stream;
 pub mod size;
+mod stream;
 pub mod workload;
 
 pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};
