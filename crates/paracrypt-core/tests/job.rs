@@ -183,7 +183,7 @@ fn in_memory_a_growing_job_gives_what_the_positional_engine_gives() {
     let chunk = 4096;
     let layout = ChunkLayout::framed(0, chunk, 5, chunk + 8, Tail::Fixed).unwrap();
     let job = |len: usize, fail: Vec<u64>| {
-        Job::new(layout, Transform::Parallel(Box::new(Appends { fail })))
+        Job::new(layout, Transform::parallel(Appends { fail }))
             .with_input_len(len as u64)
             .unwrap()
             .with_header(&b"head!"[..])

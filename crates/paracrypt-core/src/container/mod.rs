@@ -34,7 +34,6 @@ mod suite;
 use std::fs::File;
 use std::io::{BufRead, Read, Write};
 
-pub use chunk::RC4_DROP;
 use header::Keys;
 pub use header::{
     HEADER_LEN, HeaderInfo, Kdf, MAGIC, MAX_RECIPIENT_BLOCK, SALT_LEN, VERSION, VERSION_RECIPIENTS,
@@ -125,10 +124,9 @@ impl Encryptor {
         self
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
-    /// convenience methods below ([`Runner::window`]).
-    pub fn window(mut self, window: usize) -> Self {
-        self.runner = self.runner.window(window);
+    /// Runs the convenience methods below with `runner`'s options (window, progress).
+    pub fn runner(mut self, runner: Runner) -> Self {
+        self.runner = runner;
         self
     }
 
@@ -277,10 +275,9 @@ impl Decryptor {
         }
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
-    /// convenience methods below ([`Runner::window`]).
-    pub fn window(mut self, window: usize) -> Self {
-        self.runner = self.runner.window(window);
+    /// Runs the convenience methods below with `runner`'s options (window, progress).
+    pub fn runner(mut self, runner: Runner) -> Self {
+        self.runner = runner;
         self
     }
 
@@ -418,13 +415,13 @@ fn job(
     let suite = keys.info.suite;
     let cipher = chunk::chunk_cipher(suite, &keys.payload, keys.header_mac(), provider)?;
     let transform: Transform = match direction {
-        Direction::Encrypt => Transform::Parallel(Box::new(chunk::Seal(cipher))),
-        Direction::Decrypt => Transform::Parallel(Box::new(chunk::Open {
+        Direction::Encrypt => Transform::parallel(chunk::Seal(cipher)),
+        Direction::Decrypt => Transform::parallel(chunk::Open {
             cipher,
             tag_len: suite.tag_len(),
             empty_last: |index| Error::ChunkAuth { index },
             search_end: true,
-        })),
+        }),
     };
     let header_len = keys.header.len() as u64;
     let job = Job::new(
@@ -432,8 +429,5 @@ fn job(
         transform,
     )
     .with_header(keys.header.clone());
-    match input_len {
-        Some(len) => job.with_input_len(len),
-        None => Ok(job),
-    }
+    job.planned_for(input_len)
 }

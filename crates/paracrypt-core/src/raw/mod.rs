@@ -259,37 +259,37 @@ impl RawCipher {
             Algorithm::TripleDes => BlockAlg::TripleDes,
             Algorithm::Blowfish => BlockAlg::Blowfish,
             Algorithm::Rc4 => {
-                return Transform::Serial(Box::new(Rc4Stream {
+                return Transform::serial(Rc4Stream {
                     provider,
                     key: self.key.clone(),
                     state: provider.rc4(key).expect(CHECKED),
-                }));
+                });
             }
         };
         let framing = Framing {
             padding: self.padding,
         };
         match (self.name.mode(), direction) {
-            (CipherMode::Ctr, _) => Transform::Parallel(Box::new(Ctr {
+            (CipherMode::Ctr, _) => Transform::parallel(Ctr {
                 cipher: provider.aes_ctr(key).expect(CHECKED),
                 iv: iv.try_into().expect(CHECKED),
-            })),
-            (CipherMode::Cbc, Direction::Decrypt) => Transform::Parallel(Box::new(CbcDecrypt {
+            }),
+            (CipherMode::Cbc, Direction::Decrypt) => Transform::parallel(CbcDecrypt {
                 cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
                 iv: iv.to_vec(),
                 framing,
-            })),
-            (CipherMode::Cbc, Direction::Encrypt) => Transform::Serial(Box::new(CbcEncrypt {
+            }),
+            (CipherMode::Cbc, Direction::Encrypt) => Transform::serial(CbcEncrypt {
                 cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
                 iv: iv.to_vec(),
                 chain: iv.to_vec(),
                 framing,
-            })),
-            (CipherMode::Ecb, direction) => Transform::Parallel(Box::new(Ecb {
+            }),
+            (CipherMode::Ecb, direction) => Transform::parallel(Ecb {
                 cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
                 direction,
                 framing,
-            })),
+            }),
             (CipherMode::Stream, _) => unreachable!("only RC4 is a stream cipher"),
         }
     }

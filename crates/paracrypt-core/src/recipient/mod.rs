@@ -49,7 +49,7 @@ use crate::error::{Error, Result};
 use crate::pubkey::pem::{self, KeyFile};
 
 /// The stanza tag of a passphrase (age's scrypt recipient).
-pub const SCRYPT_TAG: &str = "scrypt";
+pub(crate) const SCRYPT_TAG: &str = "scrypt";
 
 /// The highest scrypt work factor (`log2 N`) a file may ask for: age's own cap, about a second
 /// and 1 GiB at 2^20, so 2^22 is about four seconds and 4 GiB. A file that claims more is
@@ -61,7 +61,7 @@ pub const SCRYPT_MAX_LOG_N: u8 = 22;
 /// header can ask for: at most this many unwraps per identity (an X25519 or post-quantum
 /// unwrap is well under a millisecond; RSA is tried only on the stanzas that carry its key's
 /// tag). A file with more is refused before any is tried, and encrypting to more is refused.
-pub const MAX_STANZAS: usize = 1024;
+pub(crate) const MAX_STANZAS: usize = 1024;
 
 /// What a recipient string must be, for messages.
 const EXPECTED_RECIPIENT: &str = "expected an age1pq1… (post-quantum) or age1… (X25519) \
@@ -347,6 +347,9 @@ impl Identities {
 
 /// Appends `stanzas` in age's encoding (`-> TAG ARGS…`, then the body in base64, 64 columns,
 /// the last line short), as they appear in a header.
+///
+/// Public with [`read_stanzas`] as the deliberate entry points of the stanza codec, for tools
+/// and fuzzers that check its round trip; the formats call them through their headers.
 pub fn write_stanzas(stanzas: &[Stanza], out: &mut Vec<u8>) {
     for stanza in stanzas {
         let args: Vec<&str> = stanza.args.iter().map(String::as_str).collect();
@@ -357,7 +360,7 @@ pub fn write_stanzas(stanzas: &[Stanza], out: &mut Vec<u8>) {
     }
 }
 
-/// Reads a block of stanzas in age's encoding (at least one, at most [`MAX_STANZAS`]; bodies in
+/// Reads a block of stanzas in age's encoding (at least one, at most 1024; bodies in
 /// the legacy encoding that age and rage also read are accepted). Fails with
 /// [`Error::AgeHeader`] naming the first malformed stanza.
 pub fn read_stanzas(mut block: &[u8]) -> Result<Vec<Stanza>> {
