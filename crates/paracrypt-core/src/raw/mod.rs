@@ -32,14 +32,13 @@
 //!
 //! Every method builds a [`Job`] ([`RawCipher::job`]) and runs it with one of the
 //! drivers of the [`engine`]; a [`RawRecipe`] (cipher, direction, chunk size) is the
-//! [`Recipe`] any [`Runner`] runs.
+//! [`Recipe`] any [`Runner`](crate::Runner) runs.
 
 mod modes;
 mod name;
 pub mod salted;
 
-use std::fs::File;
-use std::io::{BufRead, Read, Write};
+use std::io::BufRead;
 
 use zeroize::Zeroizing;
 
@@ -47,7 +46,7 @@ use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::provider::{BlockAlg, Provider};
-use crate::recipe::{Recipe, Runner};
+use crate::recipe::Recipe;
 pub use modes::Direction;
 use modes::{CbcDecrypt, CbcEncrypt, Ctr, Ecb, Framing, Rc4Stream};
 pub use name::{Algorithm, CipherMode, Hazard, RawCipherName};
@@ -315,33 +314,9 @@ impl RawCipher {
         Ok(engine::process_in_place(&job, data)?)
     }
 
-    /// Encrypts or decrypts `input` into `output` with positional I/O, in parallel where the mode
-    /// allows, and sets `output`'s length. Returns the output length.
-    pub fn process_file(
-        &self,
-        direction: Direction,
-        input: &File,
-        output: &File,
-        chunk_size: ChunkSize,
-    ) -> Result<u64> {
-        Runner::new().file(&self.recipe(direction, chunk_size), input, output)
-    }
-
-    /// Encrypts or decrypts a stream through a bounded ordered window (`window` chunks per wave,
-    /// 0 for one per pool thread). Returns the bytes written.
-    pub fn process_stream(
-        &self,
-        direction: Direction,
-        reader: &mut (dyn Read + Send),
-        writer: &mut (dyn Write + Send),
-        chunk_size: ChunkSize,
-        window: usize,
-    ) -> Result<u64> {
-        let recipe = self.recipe(direction, chunk_size);
-        Runner::new().window(window).stream(&recipe, reader, writer)
-    }
-
-    /// The recipe of this cipher in `direction`, in chunks of `chunk_size`.
+    /// The recipe of this cipher in `direction`, in chunks of `chunk_size`: what a
+    /// [`Runner`](crate::Runner) runs file to file, stream to stream, over a range or as a
+    /// `Write` adapter.
     pub fn recipe(&self, direction: Direction, chunk_size: ChunkSize) -> RawRecipe {
         RawRecipe {
             cipher: self.clone(),
