@@ -33,8 +33,9 @@ use paracrypt_core::provider::Provider;
     after_help = "Exit status: 0 success, 1 failure, 2 usage error, 128+N interrupted by signal N."
 )]
 pub struct Cli {
-    /// Cryptographic provider: aws-lc (the default when compiled: assembly-optimised) or
-    /// rustcrypto (pure Rust). Output bytes are the same with either. `bench` takes a
+    /// Cryptographic provider: fastest (the default: per primitive, the fastest compiled
+    /// backend on this CPU), aws-lc (assembly-optimised), openssl (the system's libcrypto 3)
+    /// or rustcrypto (pure Rust). Output bytes are the same with each. `bench` takes a
     /// comma-separated list and measures each.
     #[arg(
         long,

@@ -10,7 +10,8 @@
 //!   and stream to stream (a bounded, ordered window).
 //! - [`raw`]: AES, DES, 3DES, Blowfish and RC4 in ECB/CBC/CTR, byte-compatible with
 //!   `openssl enc`.
-//! - [`provider`]: who computes the primitives: aws-lc (default) or RustCrypto (pure Rust).
+//! - [`provider`]: who computes the primitives: one table per backend (aws-lc, the system
+//!   OpenSSL, RustCrypto), by default the fastest backend per primitive on this CPU.
 //! - [`pubkey`]: RSA key generation with a parallel prime search, RSA signing with the private
 //!   operation split mod p ‖ mod q, ECDSA P-256, batch sign/verify, openssl-compatible keys.
 //! - [`recipient`]: encrypting to people: age recipients and identities (X25519, SSH, RSA, a

@@ -275,7 +275,7 @@ fn payload_equals_age_s_for_the_same_key_and_nonce() {
         let header = Header::read(&mut input).unwrap();
         let file_key = ids.unwrap(header.stanzas()).unwrap();
         let nonce: [u8; NONCE_LEN] = input[..NONCE_LEN].try_into().unwrap();
-        // So the payloads of the two providers are identical too.
+        // So the payloads of every provider are identical too.
         for (threads, &provider) in [1, 3]
             .into_iter()
             .flat_map(|t| Provider::ALL.iter().map(move |p| (t, p)))

@@ -27,10 +27,13 @@ fn a_tiny_run_prints_the_table_and_writes_json_and_svg() {
     .arg("--dir")
     .arg(d);
     let table = String::from_utf8(ok(run(cmd))).unwrap();
-    // Rows name their provider: the default one for raw ciphers and the container suites,
-    // RustCrypto for p256's split verification (it exists there only).
-    let default = providers()[0];
+    // Rows name their provider: the default one (`fastest`) for raw ciphers and the container
+    // suites, RustCrypto for p256's split verification (it exists there only); the default's
+    // table says which backend computes each primitive.
+    let default = "fastest";
+    let first = providers()[0];
     for needle in [
+        &format!("[fastest] computes: AES (ECB, CBC) ({first}), ")[..],
         &format!("raw/aes-256-ctr/encrypt [{default}] (in memory)")[..],
         &format!("raw/aes-256-ctr/encrypt [{default}] (file to file)"),
         &format!("container/aes-256-gcm/encrypt [{default}] (in memory)"),
@@ -47,6 +50,10 @@ fn a_tiny_run_prints_the_table_and_writes_json_and_svg() {
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(report["schema"], 1);
     assert!(report["machine"]["cpus"].as_u64().unwrap() >= 1);
+    let tables = report["machine"]["primitives"].as_array().unwrap();
+    assert_eq!(tables.len(), 1);
+    assert_eq!(tables[0]["provider"], "fastest");
+    assert_eq!(tables[0]["by"].as_array().unwrap().len(), 15);
     let measurements = report["measurements"].as_array().unwrap();
     // 2 symmetric algorithms × 1 size × 2 modes × 2 thread counts, and 1 public-key × 2.
     assert_eq!(measurements.len(), 10);

@@ -167,9 +167,13 @@ pub fn have(tool: &str, arg: &str) -> bool {
 
 /// The providers this build has (the pure-Rust build has only rustcrypto).
 pub fn providers() -> Vec<&'static str> {
+    let mut providers = Vec::new();
     if cfg!(feature = "aws-lc") {
-        vec!["aws-lc", "rustcrypto"]
-    } else {
-        vec!["rustcrypto"]
+        providers.push("aws-lc");
     }
+    if cfg!(feature = "openssl") {
+        providers.push("openssl");
+    }
+    providers.push("rustcrypto");
+    providers
 }

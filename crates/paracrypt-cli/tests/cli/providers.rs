@@ -29,6 +29,21 @@ fn the_build_names_its_providers() {
     } else {
         fails(run(cmd), 2, "`aws-lc` is not compiled into this build");
     }
+    // And a build without OpenSSL refuses it the same way.
+    let mut cmd = paracrypt();
+    cmd.args([
+        "--provider",
+        "openssl",
+        "ecdsa",
+        "keygen",
+        "-o",
+        "/nonexistent/k",
+    ]);
+    if cfg!(feature = "openssl") {
+        fails(run(cmd), 1, "/nonexistent");
+    } else {
+        fails(run(cmd), 2, "`openssl` is not compiled into this build");
+    }
 }
 
 fn sign(algo: &str, provider: &str, key: &Path, extra: &[&str], file: &Path) {
@@ -141,13 +156,13 @@ fn unknown_providers_and_lists_outside_bench_are_usage_errors() {
     let mut cmd = paracrypt();
     cmd.args([
         "--provider",
-        "openssl",
+        "boringssl",
         "ecdsa",
         "keygen",
         "-o",
         "/nonexistent/k",
     ]);
-    let err = fails(run(cmd), 2, "unknown provider `openssl`");
+    let err = fails(run(cmd), 2, "unknown provider `boringssl`");
     assert!(err.contains("rustcrypto"), "{err}");
     let mut cmd = paracrypt();
     cmd.env("PARACRYPT_PROVIDER", "nope")

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::Error;
-use crate::provider::{BlockAlg, Provider};
+use crate::provider::Provider;
 
 /// A container cipher suite.
 ///
@@ -118,9 +118,9 @@ impl Suite {
         chunk_size + self.chunk_overhead()
     }
 
-    /// What computes the suite's chunks on `provider`, primitive by primitive: within the
-    /// aws-lc provider Blowfish stays on RustCrypto (it measured no faster on aws-lc). The
-    /// bytes are the same on every provider.
+    /// What computes the suite's chunks on `provider`, primitive by primitive: a backend that
+    /// lacks a primitive names another one's (aws-lc's Blowfish is RustCrypto's). The bytes are
+    /// the same on every provider.
     ///
     /// ```
     /// use paracrypt_core::container::Suite;
@@ -132,25 +132,27 @@ impl Suite {
     /// );
     /// ```
     pub fn primitives(self, provider: Provider) -> String {
-        let block = |alg: BlockAlg| provider.block_cipher_by(alg);
+        let t = provider.table();
+        let hmac = t.hmac_sha256.by;
         match self {
-            Suite::Aes256Gcm => format!("AES-256-GCM ({provider})"),
-            Suite::Aes128Gcm => format!("AES-128-GCM ({provider})"),
-            Suite::ChaCha20Poly1305 => format!("ChaCha20-Poly1305 ({provider})"),
+            Suite::Aes256Gcm => format!("AES-256-GCM ({})", t.aes_gcm.by),
+            Suite::Aes128Gcm => format!("AES-128-GCM ({})", t.aes_gcm.by),
+            Suite::ChaCha20Poly1305 => {
+                format!("ChaCha20-Poly1305 ({})", t.chacha20_poly1305.by)
+            }
             Suite::Aes256CtrHmacSha256 => {
-                format!("AES-256-CTR ({provider}), HMAC-SHA256 ({provider})")
+                format!("AES-256-CTR ({}), HMAC-SHA256 ({hmac})", t.aes_ctr.by)
             }
-            Suite::DesEde3CbcHmacSha256 => format!(
-                "3DES-EDE3-CBC ({}), HMAC-SHA256 ({provider})",
-                block(BlockAlg::TripleDes)
-            ),
-            Suite::BfCbcHmacSha256 => format!(
-                "Blowfish-CBC ({}), HMAC-SHA256 ({provider})",
-                block(BlockAlg::Blowfish)
-            ),
-            Suite::Rc4HmacSha256 => {
-                format!("HKDF-SHA256 and RC4 ({provider}), HMAC-SHA256 ({provider})")
+            Suite::DesEde3CbcHmacSha256 => {
+                format!("3DES-EDE3-CBC ({}), HMAC-SHA256 ({hmac})", t.des_ede3.by)
             }
+            Suite::BfCbcHmacSha256 => {
+                format!("Blowfish-CBC ({}), HMAC-SHA256 ({hmac})", t.blowfish.by)
+            }
+            Suite::Rc4HmacSha256 => format!(
+                "HKDF-SHA256 ({}) and RC4 ({}), HMAC-SHA256 ({hmac})",
+                t.hkdf_sha256.by, t.rc4.by
+            ),
         }
     }
 

@@ -1,14 +1,22 @@
 //! Who computes the primitives: **aws-lc** (AWS-LC through `aws-lc-rs`, the default when it is
-//! compiled) or **RustCrypto** (pure Rust, always compiled).
+//! compiled), the system **OpenSSL** (libcrypto 3 through the `openssl` crate) or
+//! **RustCrypto** (pure Rust, always compiled).
+//!
+//! Each backend fills one table of primitives (rustls's `CryptoProvider` is the model), a
+//! `static` in its own folder (`aws_lc/`, `openssl/`, `rustcrypto/`); a [`Provider`] names one
+//! table, and [`Provider::Fastest`] (the default) a table assembled per primitive from the
+//! compiled ones ([`fastest`]). Nothing outside this module tree knows which backends are
+//! compiled.
 //!
 //! The engine decides *what* runs on which thread; a [`Provider`] decides *how fast one thread
-//! runs it*. Both give the same bytes for every primitive (the unit tests below and the
-//! cross-provider integration tests check it), so a file written with one opens with the other.
+//! runs it*. All give the same bytes for every primitive (the unit tests below and the
+//! cross-provider integration tests check it), so a file written with one opens with another.
 //!
 //! ```
 //! use paracrypt_core::provider::Provider;
 //!
 //! let fastest = Provider::default();
+//! assert_eq!(fastest, Provider::Fastest);
 //! assert_eq!(fastest.to_string().parse::<Provider>()?, fastest);
 //! assert!(Provider::ALL.contains(&Provider::RustCrypto));
 //! # Ok::<(), paracrypt_core::Error>(())
@@ -18,20 +26,35 @@
 //!
 //! The internal interface is shaped for whole chunks: a block cipher encrypts a slice of many
 //! blocks in one call (so AES-NI pipelines), CTR XORs a keystream starting at any byte offset,
-//! an AEAD seals or opens a chunk in place with a detached tag. Within the aws-lc provider a
-//! primitive stays on RustCrypto where aws-lc measured no faster on the reference machine
-//! (the README's *Providers* section has the figures): Blowfish.
+//! an AEAD seals or opens a chunk with a detached tag, in place or from one slice into another.
+//! Within the aws-lc provider a primitive stays on RustCrypto where aws-lc measured no faster
+//! on the reference machine (the README's *Providers* section has the figures): Blowfish. The
+//! OpenSSL backend names RustCrypto's DES, Blowfish and RC4 (OpenSSL 3 keeps them in its
+//! `legacy` provider, which a library should not load into the whole process). RSA keys below
+//! 2048 bits, and the public-key operations no C backend is asked for (PSS verification with
+//! any salt length, OAEP encryption), run on RustCrypto whatever the provider.
 
 #[cfg(feature = "aws-lc")]
 mod aws_lc;
-#[cfg(feature = "aws-lc")]
-pub(crate) mod ffi;
+pub mod fastest;
+#[cfg(feature = "openssl")]
+mod openssl;
+#[cfg(any(feature = "aws-lc", feature = "openssl"))]
+mod per_thread;
 mod rustcrypto;
+mod table;
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
+use crate::pubkey::Result as PkResult;
+#[cfg(any(feature = "aws-lc", feature = "openssl"))]
+use per_thread::PerThread;
+pub(crate) use table::{
+    AeadFn, BlockFn, EcdsaSignOps, EcdsaVerifyOps, Entry, KeyObject, PrimeFn, RsaPrivateOps,
+    RsaPublicOps, Table,
+};
 
 /// A cryptographic provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -41,9 +64,17 @@ pub enum Provider {
     /// OpenSSL's speed. Compiled with the `aws-lc` feature (on by default).
     #[cfg(feature = "aws-lc")]
     AwsLc,
+    /// The system OpenSSL (libcrypto 3, through the `openssl` crate): AVX-512 ChaCha20 and
+    /// Poly1305 among others. Compiled with the `openssl` feature (on by default).
+    #[cfg(feature = "openssl")]
+    OpenSsl,
     /// RustCrypto (`aes`, `des`, `blowfish`, `rc4`, `aes-gcm`, `chacha20poly1305`, `hmac`,
     /// `rsa`, `p256`, …): pure Rust, always compiled.
     RustCrypto,
+    /// The default: per primitive, the fastest compiled backend on this CPU, by the static
+    /// rule of [`fastest`] (CPU features, never a timing). Not in [`Provider::ALL`], which
+    /// lists the backends themselves.
+    Fastest,
 }
 
 impl Provider {
@@ -51,6 +82,8 @@ impl Provider {
     pub const ALL: &'static [Provider] = &[
         #[cfg(feature = "aws-lc")]
         Provider::AwsLc,
+        #[cfg(feature = "openssl")]
+        Provider::OpenSsl,
         Provider::RustCrypto,
     ];
 
@@ -59,7 +92,10 @@ impl Provider {
         match self {
             #[cfg(feature = "aws-lc")]
             Provider::AwsLc => "aws-lc",
+            #[cfg(feature = "openssl")]
+            Provider::OpenSsl => "openssl",
             Provider::RustCrypto => "rustcrypto",
+            Provider::Fastest => "fastest",
         }
     }
 
@@ -67,6 +103,7 @@ impl Provider {
     pub fn valid_names() -> String {
         Provider::ALL
             .iter()
+            .chain([&Provider::Fastest])
             .map(|p| p.as_str())
             .collect::<Vec<_>>()
             .join(", ")
@@ -74,9 +111,9 @@ impl Provider {
 }
 
 impl Default for Provider {
-    /// The fastest compiled provider: aws-lc when compiled, RustCrypto otherwise.
+    /// [`Provider::Fastest`]: per primitive, the fastest compiled backend on this CPU.
     fn default() -> Self {
-        Provider::ALL[0]
+        Provider::Fastest
     }
 }
 
@@ -89,7 +126,8 @@ impl fmt::Display for Provider {
 impl FromStr for Provider {
     type Err = Error;
 
-    /// `aws-lc` (also `awslc`, `aws_lc`) or `rustcrypto` (also `rust-crypto`), any case. A
+    /// `aws-lc` (also `awslc`, `aws_lc`), `openssl`, `rustcrypto` (also `rust-crypto`) or
+    /// `fastest`, any case. A
     /// provider that this build does not include is refused with a message that says so.
     fn from_str(s: &str) -> Result<Self> {
         let wanted: String = s
@@ -107,7 +145,16 @@ impl FromStr for Provider {
                 valid: Provider::valid_names(),
                 note: " (`aws-lc` is not compiled into this build)".to_owned(),
             }),
+            #[cfg(feature = "openssl")]
+            "openssl" => Ok(Provider::OpenSsl),
+            #[cfg(not(feature = "openssl"))]
+            "openssl" => Err(Error::UnknownProvider {
+                name: s.to_owned(),
+                valid: Provider::valid_names(),
+                note: " (`openssl` is not compiled into this build)".to_owned(),
+            }),
             "rustcrypto" => Ok(Provider::RustCrypto),
+            "fastest" => Ok(Provider::Fastest),
             _ => Err(Error::UnknownProvider {
                 name: s.to_owned(),
                 valid: Provider::valid_names(),
@@ -187,7 +234,9 @@ pub(crate) const TAG_LEN: usize = 16;
 /// The nonce length of every AEAD here.
 pub(crate) const NONCE_LEN: usize = 12;
 
-/// A keyed AEAD that seals and opens whole chunks in place with a detached tag.
+/// A keyed AEAD that seals and opens whole chunks with a detached tag, in place or from one
+/// slice into another (one pass over memory where the backend can: the in-memory driver
+/// writes each chunk straight into its output slot).
 pub(crate) trait Aead: Send + Sync {
     /// Encrypts `data` in place; returns the tag.
     fn seal(&self, nonce: &[u8; NONCE_LEN], aad: &[u8], data: &mut [u8]) -> Result<[u8; TAG_LEN]>;
@@ -202,6 +251,38 @@ pub(crate) trait Aead: Send + Sync {
         data: &mut [u8],
         tag: &[u8; TAG_LEN],
     ) -> Result<bool>;
+
+    /// Seals `input` into `output` (of the same length); returns the tag. By default a copy
+    /// and [`seal`](Self::seal) in place; a backend that reads one slice and writes another in
+    /// one pass overrides it.
+    #[allow(dead_code)] // The in-memory driver moves to it with the format refactor.
+    fn seal_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
+        output.copy_from_slice(input);
+        self.seal(nonce, aad, output)
+    }
+
+    /// Checks `tag` and decrypts `input` into `output` (of the same length). Returns `false`
+    /// when the chunk does not authenticate; `output` then holds no plaintext (`input` is
+    /// never changed, so the caller may try again). By default a copy and
+    /// [`open`](Self::open) in place; overridden where the backend has a one-pass path.
+    #[allow(dead_code)] // As `seal_to`.
+    fn open_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<bool> {
+        output.copy_from_slice(input);
+        self.open(nonce, aad, output, tag)
+    }
 }
 
 /// HMAC-SHA256 with a fixed key.
@@ -216,45 +297,60 @@ pub(crate) trait HmacSha256: Send + Sync {
 }
 
 impl Provider {
-    /// A keyed block cipher, or `None` when the key length does not fit `alg`.
-    ///
-    /// Per primitive, by measurement (README, *Providers*): AES and DES/3DES run on aws-lc;
-    /// Blowfish stays on RustCrypto even under the aws-lc provider: aws-lc's (`decrepit`, one
-    /// block per call) Blowfish measured no faster, within the noise, so it is not worth an
-    /// `unsafe` binding.
-    pub(crate) fn block_cipher(self, alg: BlockAlg, key: &[u8]) -> Option<Box<dyn BlockCipher>> {
-        match self.block_cipher_by(alg) {
+    /// This provider's table of primitives.
+    pub(crate) fn table(self) -> &'static Table {
+        match self {
             #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => aws_lc::block_cipher(alg, key),
-            Provider::RustCrypto => rustcrypto::block_cipher(alg, key),
+            Provider::AwsLc => &aws_lc::TABLE,
+            #[cfg(feature = "openssl")]
+            Provider::OpenSsl => &openssl::TABLE,
+            Provider::RustCrypto => &rustcrypto::TABLE,
+            Provider::Fastest => fastest::table(),
         }
     }
 
-    /// Which library computes the block cipher `alg` under this provider (see
-    /// [`block_cipher`](Self::block_cipher)): itself, but RustCrypto for Blowfish.
-    pub(crate) fn block_cipher_by(self, alg: BlockAlg) -> Provider {
-        match (self, alg) {
-            #[cfg(feature = "aws-lc")]
-            (Provider::AwsLc, BlockAlg::Blowfish) => Provider::RustCrypto,
-            (other, _) => other,
+    /// Every primitive and the backend that computes it under this provider, as `paracrypt
+    /// info` shows them: a backend that lacks a primitive names another one's.
+    ///
+    /// ```
+    /// use paracrypt_core::provider::Provider;
+    ///
+    /// let table = Provider::RustCrypto.primitives();
+    /// assert!(table.iter().all(|&(_, by)| by == Provider::RustCrypto));
+    /// ```
+    pub fn primitives(self) -> Vec<(&'static str, Provider)> {
+        self.table().by().to_vec()
+    }
+
+    fn block_entry(self, alg: BlockAlg) -> Entry<BlockFn> {
+        let table = self.table();
+        match alg {
+            BlockAlg::Aes => table.aes,
+            BlockAlg::Des => table.des,
+            BlockAlg::TripleDes => table.des_ede3,
+            BlockAlg::Blowfish => table.blowfish,
         }
+    }
+
+    /// A keyed block cipher, or `None` when the key length does not fit `alg`.
+    pub(crate) fn block_cipher(self, alg: BlockAlg, key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+        (self.block_entry(alg).make)(key)
     }
 
     /// AES-CTR with a 16, 24 or 32-byte key, or `None` for another length.
     pub(crate) fn aes_ctr(self, key: &[u8]) -> Option<Box<dyn CtrCipher>> {
-        match self {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => aws_lc::aes_ctr(key),
-            Provider::RustCrypto => rustcrypto::aes_ctr(key),
-        }
+        (self.table().aes_ctr.make)(key)
     }
 
     /// RC4 keyed with 1 to 256 bytes, or `None` for another length.
     pub(crate) fn rc4(self, key: &[u8]) -> Option<Box<dyn StreamCipher>> {
-        match self {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => aws_lc::rc4(key),
-            Provider::RustCrypto => rustcrypto::rc4(key),
+        (self.table().rc4.make)(key)
+    }
+
+    fn aead_entry(self, alg: AeadAlg) -> Entry<AeadFn> {
+        match alg {
+            AeadAlg::Aes128Gcm | AeadAlg::Aes256Gcm => self.table().aes_gcm,
+            AeadAlg::ChaCha20Poly1305 => self.table().chacha20_poly1305,
         }
     }
 
@@ -263,20 +359,12 @@ impl Provider {
         if key.len() != alg.key_len() {
             return None;
         }
-        match self {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => aws_lc::aead(alg, key),
-            Provider::RustCrypto => Some(rustcrypto::aead(alg, key)),
-        }
+        (self.aead_entry(alg).make)(alg, key)
     }
 
     /// HMAC-SHA256 keyed with `key` (any length).
     pub(crate) fn hmac_sha256(self, key: &[u8]) -> Box<dyn HmacSha256> {
-        match self {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => aws_lc::hmac_sha256(key),
-            Provider::RustCrypto => rustcrypto::hmac_sha256(key),
-        }
+        (self.table().hmac_sha256.make)(key)
     }
 
     /// HKDF-SHA256-Expand (RFC 5869) of the pseudorandom key `prk` (at least 32 bytes) with
@@ -286,11 +374,57 @@ impl Provider {
             prk.len() >= 32 && out.len() <= 255 * 32,
             "HKDF-Expand limits"
         );
-        match self {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => aws_lc::hkdf_sha256_expand(prk, info, out),
-            Provider::RustCrypto => rustcrypto::hkdf_sha256_expand(prk, info, out),
-        }
+        (self.table().hkdf_sha256.make)(prk, info, out)
+    }
+
+    /// This provider's copy of an RSA private key, or `None` when RustCrypto runs it (the
+    /// backend has no entry, or does not take this key).
+    pub(crate) fn rsa_private(
+        self,
+        key: &rsa::RsaPrivateKey,
+    ) -> PkResult<Option<KeyObject<dyn RsaPrivateOps>>> {
+        let entry = self.table().rsa_private;
+        let Some(make) = entry.make else {
+            return Ok(None);
+        };
+        Ok(make(key)?.map(|key| KeyObject { by: entry.by, key }))
+    }
+
+    /// Whether this provider has its own RSA private operation (else the `rsa` crate's runs).
+    pub(crate) fn has_rsa_private(self) -> bool {
+        self.table().rsa_private.make.is_some()
+    }
+
+    /// This provider's copy of an RSA public key, or `None` when RustCrypto runs it.
+    pub(crate) fn rsa_public(
+        self,
+        key: &rsa::RsaPublicKey,
+    ) -> PkResult<Option<KeyObject<dyn RsaPublicOps>>> {
+        let entry = self.table().rsa_public;
+        let Some(make) = entry.make else {
+            return Ok(None);
+        };
+        Ok(make(key)?.map(|key| KeyObject { by: entry.by, key }))
+    }
+
+    /// This provider's prime search, or `None` for RustCrypto's (`crypto-primes`).
+    pub(crate) fn rsa_prime(self) -> Option<PrimeFn> {
+        self.table().rsa_prime.make
+    }
+
+    /// This provider's P-256 signing key, or `None` when RustCrypto signs (no entry, or the
+    /// backend refused the key).
+    pub(crate) fn ecdsa_signer(self, pkcs8_der: &[u8]) -> Option<KeyObject<dyn EcdsaSignOps>> {
+        let entry = self.table().ecdsa_sign;
+        let key = (entry.make?)(pkcs8_der).ok()?;
+        Some(KeyObject { by: entry.by, key })
+    }
+
+    /// This provider's P-256 public key, or `None` when RustCrypto verifies.
+    pub(crate) fn ecdsa_verifier(self, sec1_point: &[u8]) -> Option<KeyObject<dyn EcdsaVerifyOps>> {
+        let entry = self.table().ecdsa_verify;
+        let key = (entry.make?)(sec1_point).ok()?;
+        Some(KeyObject { by: entry.by, key })
     }
 }
 

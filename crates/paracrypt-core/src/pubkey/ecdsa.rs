@@ -37,10 +37,8 @@ use p256::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 use p256::{FieldBytes, ProjectivePoint, Scalar};
 use zeroize::Zeroizing;
 
-#[cfg(feature = "aws-lc")]
-use super::aws_lc;
 use super::{Digest, Error, Result, Signer, Verifier, pem};
-use crate::provider::Provider;
+use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, KeyObject, Provider};
 
 /// How a P-256 signature is verified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,17 +74,15 @@ impl EcdsaVerify {
 /// ```
 pub struct EcdsaPrivateKey {
     key: SigningKey,
-    /// aws-lc's copy of the key, when the aws-lc provider signs.
-    #[cfg(feature = "aws-lc")]
-    lc: Option<std::sync::Arc<aws_lc::EcdsaSigner>>,
+    /// The backend's copy of the key, or `None` when p256 signs.
+    backend: Option<KeyObject<dyn EcdsaSignOps>>,
 }
 
 impl Clone for EcdsaPrivateKey {
     fn clone(&self) -> Self {
         EcdsaPrivateKey {
             key: self.key.clone(),
-            #[cfg(feature = "aws-lc")]
-            lc: self.lc.clone(),
+            backend: self.backend.clone(),
         }
     }
 }
@@ -107,41 +103,24 @@ impl EcdsaPrivateKey {
 
     /// Wraps p256's key, run by the default provider.
     fn from_p256(key: SigningKey) -> Self {
-        EcdsaPrivateKey {
-            key,
-            #[cfg(feature = "aws-lc")]
-            lc: None,
-        }
-        .with_provider(Provider::default())
+        EcdsaPrivateKey { key, backend: None }.with_provider(Provider::default())
     }
 
     /// The same key, signing with `provider`.
     pub fn with_provider(self, provider: Provider) -> Self {
-        match provider {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => {
-                let lc = self
-                    .key
-                    .to_pkcs8_der()
-                    .ok()
-                    .and_then(|der| aws_lc::EcdsaSigner::new(der.as_bytes()).ok())
-                    .map(std::sync::Arc::new);
-                EcdsaPrivateKey { lc, ..self }
-            }
-            #[cfg(feature = "aws-lc")]
-            Provider::RustCrypto => EcdsaPrivateKey { lc: None, ..self },
-            #[cfg(not(feature = "aws-lc"))]
-            Provider::RustCrypto => self,
-        }
+        let backend = self
+            .key
+            .to_pkcs8_der()
+            .ok()
+            .and_then(|der| provider.ecdsa_signer(der.as_bytes()));
+        EcdsaPrivateKey { backend, ..self }
     }
 
     /// The provider that signs with this key.
     pub fn provider(&self) -> Provider {
-        #[cfg(feature = "aws-lc")]
-        if self.lc.is_some() {
-            return Provider::AwsLc;
-        }
-        Provider::RustCrypto
+        self.backend
+            .as_ref()
+            .map_or(Provider::RustCrypto, |backend| backend.by)
     }
 
     /// The key with secret scalar `bytes` (big-endian, 32 bytes).
@@ -189,12 +168,14 @@ impl EcdsaPrivateKey {
     /// Signs a SHA-256 digest; returns the DER signature. RustCrypto signs deterministically
     /// (RFC 6979, HMAC-SHA-256), aws-lc with a random nonce (see the module docs).
     pub fn sign_digest(&self, digest: &Digest) -> Vec<u8> {
-        #[cfg(feature = "aws-lc")]
-        if let Some(lc) = &self.lc {
-            match lc.sign(digest) {
+        if let Some(backend) = &self.backend {
+            match backend.key.sign(digest) {
                 Ok(signature) => return signature,
-                // Only an internal aws-lc failure: p256's signature is as valid.
-                Err(e) => log::warn!("aws-lc ECDSA signing failed ({e}); signing with p256"),
+                // Only an internal failure of the backend: p256's signature is as valid.
+                Err(e) => log::warn!(
+                    "{} ECDSA signing failed ({e}); signing with p256",
+                    backend.by
+                ),
             }
         }
         let signature: DerSignature = self
@@ -215,9 +196,8 @@ impl Signer for EcdsaPrivateKey {
 #[derive(Clone)]
 pub struct EcdsaPublicKey {
     key: VerifyingKey,
-    /// aws-lc's parsed key, when the aws-lc provider verifies.
-    #[cfg(feature = "aws-lc")]
-    lc: Option<aws_lc_rs::signature::ParsedPublicKey>,
+    /// The backend's copy of the key, or `None` when p256 verifies.
+    backend: Option<KeyObject<dyn EcdsaVerifyOps>>,
 }
 
 impl std::fmt::Debug for EcdsaPublicKey {
@@ -240,36 +220,20 @@ impl Eq for EcdsaPublicKey {}
 
 impl EcdsaPublicKey {
     fn from_p256(key: VerifyingKey, provider: Provider) -> Self {
-        EcdsaPublicKey {
-            key,
-            #[cfg(feature = "aws-lc")]
-            lc: None,
-        }
-        .with_provider(provider)
+        EcdsaPublicKey { key, backend: None }.with_provider(provider)
     }
 
     /// The same key, verifying with `provider`.
     pub fn with_provider(self, provider: Provider) -> Self {
-        match provider {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => {
-                let lc = aws_lc::ecdsa_public(self.key.to_sec1_point(false).as_bytes()).ok();
-                EcdsaPublicKey { lc, ..self }
-            }
-            #[cfg(feature = "aws-lc")]
-            Provider::RustCrypto => EcdsaPublicKey { lc: None, ..self },
-            #[cfg(not(feature = "aws-lc"))]
-            Provider::RustCrypto => self,
-        }
+        let backend = provider.ecdsa_verifier(self.key.to_sec1_point(false).as_bytes());
+        EcdsaPublicKey { backend, ..self }
     }
 
     /// The provider that verifies with this key.
     pub fn provider(&self) -> Provider {
-        #[cfg(feature = "aws-lc")]
-        if self.lc.is_some() {
-            return Provider::AwsLc;
-        }
-        Provider::RustCrypto
+        self.backend
+            .as_ref()
+            .map_or(Provider::RustCrypto, |backend| backend.by)
     }
 
     /// Reads the key from a key file's bytes: a public key (SPKI), or the public half of a
@@ -306,9 +270,8 @@ impl EcdsaPublicKey {
     /// under aws-lc, otherwise p256's faster path for the current pool
     /// ([`EcdsaVerify::for_current_pool`]).
     pub fn verify_digest(&self, digest: &Digest, signature: &[u8]) -> bool {
-        #[cfg(feature = "aws-lc")]
-        if let Some(lc) = &self.lc {
-            return aws_lc::ecdsa_verify(lc, digest, signature);
+        if let Some(backend) = &self.backend {
+            return backend.key.verify(digest, signature);
         }
         self.verify_digest_with(EcdsaVerify::for_current_pool(), digest, signature)
     }
@@ -346,9 +309,8 @@ impl EcdsaPublicKey {
 impl Verifier for EcdsaPublicKey {
     fn verify_digest(&self, digest: &Digest, signature: &[u8]) -> bool {
         // One per thread in a batch: never split.
-        #[cfg(feature = "aws-lc")]
-        if let Some(lc) = &self.lc {
-            return aws_lc::ecdsa_verify(lc, digest, signature);
+        if let Some(backend) = &self.backend {
+            return backend.key.verify(digest, signature);
         }
         self.verify_digest_with(EcdsaVerify::Lincomb, digest, signature)
     }

@@ -27,7 +27,7 @@ use crypto_primes::{Flavor, is_prime};
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 
 use super::{Error, Result};
-use crate::provider::Provider;
+use crate::provider::{PrimeFn, Provider};
 
 /// The public exponent of every generated key.
 pub const PUBLIC_EXPONENT: u32 = 65_537;
@@ -125,19 +125,18 @@ fn two_primes(bits: u32, provider: Provider) -> Result<(BoxedUint, BoxedUint)> {
 impl Race {
     /// One thread's part: search until two primes are found.
     fn run(&self) {
-        match self.provider {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => self.run_aws_lc(),
-            Provider::RustCrypto => self.run_rustcrypto(),
+        match self.provider.rsa_prime() {
+            Some(prime) => self.run_backend(prime),
+            None => self.run_rustcrypto(),
         }
     }
 
-    /// aws-lc: one `BN_generate_prime_ex` per prime, each from a fresh random start.
-    #[cfg(feature = "aws-lc")]
-    fn run_aws_lc(&self) {
+    /// The backend's prime search (aws-lc's `BN_generate_prime_ex`), each prime from a fresh
+    /// random start.
+    fn run_backend(&self, prime: PrimeFn) {
         let e = u64::from(PUBLIC_EXPONENT);
         while !self.done.load(Ordering::Acquire) {
-            match super::aws_lc::prime(self.bits, &self.done) {
+            match prime(self.bits, &self.done) {
                 // p ≡ 1 (mod e) would make e share a factor with p − 1: no inverse d.
                 Ok(Some(prime))
                     if prime.rem_limb(NonZero::new(Limb(e)).expect("e")) != Limb::ONE =>

@@ -45,8 +45,6 @@
 //!   decryption) behind a network service where an attacker can submit ciphertexts and time
 //!   the answers. For such a service, prefer ECDSA/ECDH or a hardened, audited TLS stack.
 
-#[cfg(feature = "aws-lc")]
-mod aws_lc;
 pub mod batch;
 pub mod crt;
 pub mod ecdsa;

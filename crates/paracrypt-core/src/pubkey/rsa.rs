@@ -38,11 +38,9 @@ use rsa::traits::PublicKeyParts;
 use rsa::{BoxedUint, Oaep, Pkcs1v15Sign, Pss};
 use zeroize::Zeroizing;
 
-#[cfg(feature = "aws-lc")]
-use super::aws_lc;
 use super::crt::{CrtKey, Parallelism};
 use super::{Digest, Error, Result, Signer, Verifier, keygen, pem};
-use crate::provider::Provider;
+use crate::provider::{KeyObject, Provider, RsaPrivateOps, RsaPublicOps};
 
 /// The RSA signature scheme; both hash with SHA-256.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -104,10 +102,10 @@ impl PrivateOp {
     /// fused call on CPUs with AVX-512 IFMA, see [`has_avx512_ifma`]) beat the two-thread split
     /// built on its big numbers, which pays for a blinding inversion in each half.
     pub fn preferred(provider: Provider) -> Self {
-        match provider {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => PrivateOp::Crate,
-            Provider::RustCrypto => PrivateOp::Split,
+        if provider.has_rsa_private() {
+            PrivateOp::Crate
+        } else {
+            PrivateOp::Split
         }
     }
 }
@@ -142,9 +140,9 @@ pub fn has_avx512_ifma() -> bool {
 pub struct RsaPrivateKey {
     key: rsa::RsaPrivateKey,
     crt: CrtKey,
-    /// aws-lc's copy of the key, when the aws-lc provider runs it.
-    #[cfg(feature = "aws-lc")]
-    lc: Option<Box<aws_lc::RsaKey>>,
+    /// The backend's copy of the key, or `None` when RustCrypto (the `rsa` crate and
+    /// [`crt`](super::crt)) runs it.
+    backend: Option<KeyObject<dyn RsaPrivateOps>>,
 }
 
 impl std::fmt::Debug for RsaPrivateKey {
@@ -191,8 +189,7 @@ impl RsaPrivateKey {
         RsaPrivateKey {
             key,
             crt,
-            #[cfg(feature = "aws-lc")]
-            lc: None,
+            backend: None,
         }
         .with_provider(provider)
     }
@@ -204,27 +201,15 @@ impl RsaPrivateKey {
     ///
     /// [`Error::UnsupportedKey`] if aws-lc refuses a key the `rsa` crate accepted (not seen).
     pub fn with_provider(self, provider: Provider) -> Result<Self> {
-        let key = match provider {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => {
-                let lc = aws_lc::RsaKey::new(&self.key)?.map(Box::new);
-                RsaPrivateKey { lc, ..self }
-            }
-            #[cfg(feature = "aws-lc")]
-            Provider::RustCrypto => RsaPrivateKey { lc: None, ..self },
-            #[cfg(not(feature = "aws-lc"))]
-            Provider::RustCrypto => self,
-        };
-        Ok(key)
+        let backend = provider.rsa_private(&self.key)?;
+        Ok(RsaPrivateKey { backend, ..self })
     }
 
     /// The provider that runs this key's operations.
     pub fn provider(&self) -> Provider {
-        #[cfg(feature = "aws-lc")]
-        if self.lc.is_some() {
-            return Provider::AwsLc;
-        }
-        Provider::RustCrypto
+        self.backend
+            .as_ref()
+            .map_or(Provider::RustCrypto, |backend| backend.by)
     }
 
     /// Reads the key from a key file's bytes (PEM or DER, PKCS#8 or PKCS#1).
@@ -293,8 +278,8 @@ impl RsaPrivateKey {
         digest: &Digest,
         op: PrivateOp,
     ) -> Result<Vec<u8>> {
-        #[cfg(feature = "aws-lc")]
-        if let Some(lc) = &self.lc {
+        if let Some(backend) = &self.backend {
+            let lc = &backend.key;
             let parallelism = match op {
                 PrivateOp::Split => Parallelism::Split,
                 PrivateOp::Serial => Parallelism::Serial,
@@ -371,9 +356,11 @@ impl RsaPrivateKey {
         ciphertext: &[u8],
         label: &[u8],
     ) -> Result<Zeroizing<Vec<u8>>> {
-        #[cfg(feature = "aws-lc")]
-        if let Some(lc) = &self.lc {
-            return lc.decrypt_oaep(ciphertext, label).map(Zeroizing::new);
+        if let Some(backend) = &self.backend {
+            return backend
+                .key
+                .decrypt_oaep(ciphertext, label)
+                .map(Zeroizing::new);
         }
         let padding = Oaep::<Sha256>::new_with_label(label.to_vec());
         self.key
@@ -405,9 +392,9 @@ impl Signer for RsaSigner<'_> {
 #[derive(Clone)]
 pub struct RsaPublicKey {
     key: rsa::RsaPublicKey,
-    /// aws-lc's parsed key, when the aws-lc provider verifies PKCS#1 v1.5 signatures.
-    #[cfg(feature = "aws-lc")]
-    lc: Option<aws_lc_rs::signature::ParsedPublicKey>,
+    /// The backend's copy of the key for PKCS#1 v1.5 verification, or `None` when the `rsa`
+    /// crate verifies.
+    backend: Option<KeyObject<dyn RsaPublicOps>>,
 }
 
 impl std::fmt::Debug for RsaPublicKey {
@@ -432,11 +419,7 @@ impl RsaPublicKey {
     /// Wraps a key of the `rsa` crate, run by RustCrypto (see
     /// [`with_provider`](Self::with_provider)).
     pub fn from_rsa(key: rsa::RsaPublicKey) -> Self {
-        RsaPublicKey {
-            key,
-            #[cfg(feature = "aws-lc")]
-            lc: None,
-        }
+        RsaPublicKey { key, backend: None }
     }
 
     /// The same key, PKCS#1 v1.5 verification run by `provider` (PSS verification, which
@@ -447,27 +430,15 @@ impl RsaPublicKey {
     ///
     /// [`Error::UnsupportedKey`] if aws-lc refuses a key the `rsa` crate accepted (not seen).
     pub fn with_provider(self, provider: Provider) -> Result<Self> {
-        let key = match provider {
-            #[cfg(feature = "aws-lc")]
-            Provider::AwsLc => {
-                let lc = aws_lc::rsa_public(&self.key)?;
-                RsaPublicKey { lc, ..self }
-            }
-            #[cfg(feature = "aws-lc")]
-            Provider::RustCrypto => RsaPublicKey { lc: None, ..self },
-            #[cfg(not(feature = "aws-lc"))]
-            Provider::RustCrypto => self,
-        };
-        Ok(key)
+        let backend = provider.rsa_public(&self.key)?;
+        Ok(RsaPublicKey { backend, ..self })
     }
 
     /// The provider that verifies PKCS#1 v1.5 signatures with this key.
     pub fn provider(&self) -> Provider {
-        #[cfg(feature = "aws-lc")]
-        if self.lc.is_some() {
-            return Provider::AwsLc;
-        }
-        Provider::RustCrypto
+        self.backend
+            .as_ref()
+            .map_or(Provider::RustCrypto, |backend| backend.by)
     }
 
     /// Reads the key from a key file's bytes: a public key (SPKI or PKCS#1), or the public
@@ -509,15 +480,13 @@ impl RsaPublicKey {
     /// with a 32-byte one. Use [`verify_pss_digest`](Self::verify_pss_digest) to require one.
     pub fn verify_digest(&self, scheme: RsaScheme, digest: &Digest, signature: &[u8]) -> bool {
         match scheme {
-            #[cfg(feature = "aws-lc")]
-            RsaScheme::Pkcs1v15 if self.lc.is_some() => {
-                let lc = self.lc.as_ref().expect("checked");
-                aws_lc::verify_pkcs1v15(lc, digest, signature)
-            }
-            RsaScheme::Pkcs1v15 => self
-                .key
-                .verify(Pkcs1v15Sign::new::<Sha256>(), digest, signature)
-                .is_ok(),
+            RsaScheme::Pkcs1v15 => match &self.backend {
+                Some(backend) => backend.key.verify_pkcs1v15(digest, signature),
+                None => self
+                    .key
+                    .verify(Pkcs1v15Sign::new::<Sha256>(), digest, signature)
+                    .is_ok(),
+            },
             RsaScheme::Pss => self.verify_pss_digest(digest, signature, None),
         }
     }

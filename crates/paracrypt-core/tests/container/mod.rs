@@ -1,7 +1,7 @@
 //! The authenticated container: round trips, reproducibility, failures, vectors.
 
 mod failures;
-#[cfg(all(feature = "aws-lc", feature = "rustcrypto"))]
+#[cfg(any(feature = "aws-lc", feature = "openssl"))]
 mod providers;
 mod recipients;
 mod roundtrip;

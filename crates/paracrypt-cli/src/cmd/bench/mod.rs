@@ -233,6 +233,17 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
             cpu_model: cpu_model(),
             openssl: openssl_version,
             avx512_ifma: paracrypt_core::pubkey::rsa::has_avx512_ifma(),
+            primitives: providers
+                .iter()
+                .map(|p| report::Primitives {
+                    provider: p.to_string(),
+                    by: p
+                        .primitives()
+                        .into_iter()
+                        .map(|(primitive, by)| (primitive.to_string(), by.to_string()))
+                        .collect(),
+                })
+                .collect(),
         },
         chunk_size: chunk_size.get(),
         measurements,

@@ -129,6 +129,19 @@ pub struct Machine {
     /// Whether the CPU has AVX-512 IFMA (aws-lc then fuses both RSA CRT halves in one call).
     #[serde(default)]
     pub avx512_ifma: bool,
+    /// For each provider measured, which backend computes each primitive (the default,
+    /// `fastest`, picks them per CPU).
+    #[serde(default)]
+    pub primitives: Vec<Primitives>,
+}
+
+/// Which backend computes each primitive under one provider.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Primitives {
+    /// The provider's name.
+    pub provider: String,
+    /// (primitive, backend), in the provider table's order.
+    pub by: Vec<(String, String)>,
 }
 
 /// A whole `paracrypt bench` run: what `--json` writes.
@@ -182,6 +195,18 @@ pub fn table(report: &Report) -> String {
         }
     }
     let compared = report.measurements.iter().any(|m| m.openssl_s.is_some());
+    for table in &report.machine.primitives {
+        let by: Vec<String> = table
+            .by
+            .iter()
+            .map(|(primitive, backend)| format!("{primitive} ({backend})"))
+            .collect();
+        out.push_str(&format!(
+            "[{}] computes: {}\n",
+            table.provider,
+            by.join(", ")
+        ));
+    }
     for (algorithm, provider, mode) in keys {
         let rows: Vec<&Measurement> = report
             .measurements
@@ -312,6 +337,10 @@ mod tests {
                 cpu_model: "test".into(),
                 openssl: Some("OpenSSL 3".into()),
                 avx512_ifma: false,
+                primitives: vec![Primitives {
+                    provider: "fastest".into(),
+                    by: vec![("AES-GCM".into(), "aws-lc".into())],
+                }],
             },
             chunk_size: 1 << 20,
             measurements: vec![m, k],
@@ -343,5 +372,9 @@ mod tests {
         assert!(text.contains("2097 MB/s 1.90× 95%"), "{text}");
         assert!(text.contains("2.00× at 2t"), "{text}");
         assert!(text.contains("spread over 4 keys"), "{text}");
+        assert!(
+            text.contains("[fastest] computes: AES-GCM (aws-lc)"),
+            "{text}"
+        );
     }
 }

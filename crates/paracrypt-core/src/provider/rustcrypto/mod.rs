@@ -3,7 +3,7 @@
 //! (`encrypt_blocks`, `write_keystream`) so every thread keeps the cipher's instruction-level
 //! parallelism.
 
-use aes_gcm::aead::{AeadInOut, Nonce, Tag};
+use aes_gcm::aead::{AeadInOut, Nonce, Tag, inout::InOutBuf};
 use cipher::{
     Array, Block, BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt,
     BlockSizeUser, InnerIvInit, KeyInit, StreamCipher as _, StreamCipherCoreWrapper,
@@ -14,26 +14,75 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use super::{
-    Aead, AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, NONCE_LEN, StreamCipher, TAG_LEN,
+    Aead, AeadAlg, BlockCipher, BlockFn, CtrCipher, Entry, HmacSha256, NONCE_LEN, Provider,
+    StreamCipher, TAG_LEN, Table,
 };
 use crate::error::Result;
 
-pub(super) fn block_cipher(alg: BlockAlg, key: &[u8]) -> Option<Box<dyn BlockCipher>> {
-    fn boxed<C>(key: &[u8]) -> Option<Box<dyn BlockCipher>>
-    where
-        C: KeyInit + BlockCipherEncrypt + BlockCipherDecrypt + Clone + Send + Sync + 'static,
-    {
-        Some(Box::new(Blocks(C::new_from_slice(key).ok()?)))
+/// RustCrypto's table. Its public-key entries are empty: the `rsa`, `p256` and
+/// `crypto-primes` code of [`pubkey`](crate::pubkey), which also reads and writes every key
+/// format, runs them.
+pub(crate) static TABLE: Table = Table {
+    aes: own(aes),
+    des: own(des),
+    des_ede3: own(des_ede3),
+    blowfish: BLOWFISH,
+    aes_ctr: own(aes_ctr),
+    rc4: RC4,
+    aes_gcm: own(aead),
+    chacha20_poly1305: own(aead),
+    hmac_sha256: own(hmac_sha256),
+    hkdf_sha256: own(hkdf_sha256_expand),
+    rsa_private: own(None),
+    rsa_public: own(None),
+    rsa_prime: own(None),
+    ecdsa_sign: own(None),
+    ecdsa_verify: own(None),
+};
+
+/// RustCrypto's DES, for the backends that lack one.
+#[cfg_attr(not(feature = "openssl"), allow(dead_code))]
+pub(crate) const DES: Entry<BlockFn> = own(des);
+/// RustCrypto's Blowfish, for the backends that lack one.
+pub(crate) const BLOWFISH: Entry<BlockFn> = own(blowfish);
+/// RustCrypto's RC4, for the backends that lack one.
+pub(crate) const RC4: Entry<super::table::Rc4Fn> = own(rc4);
+
+const fn own<F>(make: F) -> Entry<F> {
+    Entry {
+        by: Provider::RustCrypto,
+        make,
     }
-    match (alg, key.len()) {
-        (BlockAlg::Aes, 16) => boxed::<aes::Aes128>(key),
-        (BlockAlg::Aes, 24) => boxed::<aes::Aes192>(key),
-        (BlockAlg::Aes, 32) => boxed::<aes::Aes256>(key),
-        (BlockAlg::Des, 8) => boxed::<des::Des>(key),
-        (BlockAlg::TripleDes, 24) => boxed::<des::TdesEde3>(key),
-        (BlockAlg::Blowfish, 4..=56) => boxed::<blowfish::Blowfish>(key),
+}
+
+fn boxed<C>(key: &[u8]) -> Option<Box<dyn BlockCipher>>
+where
+    C: KeyInit + BlockCipherEncrypt + BlockCipherDecrypt + Clone + Send + Sync + 'static,
+{
+    Some(Box::new(Blocks(C::new_from_slice(key).ok()?)))
+}
+
+fn aes(key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+    match key.len() {
+        16 => boxed::<aes::Aes128>(key),
+        24 => boxed::<aes::Aes192>(key),
+        32 => boxed::<aes::Aes256>(key),
         _ => None,
     }
+}
+
+fn des(key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+    (key.len() == 8).then(|| boxed::<des::Des>(key))?
+}
+
+fn des_ede3(key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+    (key.len() == 24).then(|| boxed::<des::TdesEde3>(key))?
+}
+
+fn blowfish(key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+    (4..=56)
+        .contains(&key.len())
+        .then(|| boxed::<blowfish::Blowfish>(key))?
 }
 
 fn blocks<C: BlockSizeUser>(data: &mut [u8]) -> &mut [Block<C>] {
@@ -80,7 +129,7 @@ where
     }
 }
 
-pub(super) fn aes_ctr(key: &[u8]) -> Option<Box<dyn CtrCipher>> {
+fn aes_ctr(key: &[u8]) -> Option<Box<dyn CtrCipher>> {
     Some(match key.len() {
         16 => Box::new(Ctr(aes::Aes128::new_from_slice(key).ok()?)),
         24 => Box::new(Ctr(aes::Aes192::new_from_slice(key).ok()?)),
@@ -126,7 +175,7 @@ where
     }
 }
 
-pub(super) fn rc4(key: &[u8]) -> Option<Box<dyn StreamCipher>> {
+fn rc4(key: &[u8]) -> Option<Box<dyn StreamCipher>> {
     Some(Box::new(Rc4(rc4::Rc4::new_from_slice(key).ok()?)))
 }
 
@@ -138,18 +187,14 @@ impl StreamCipher for Rc4 {
     }
 }
 
-pub(super) fn aead(alg: AeadAlg, key: &[u8]) -> Box<dyn Aead> {
-    match alg {
-        AeadAlg::Aes128Gcm => Box::new(AeadImpl(
-            aes_gcm::Aes128Gcm::new_from_slice(key).expect("length checked"),
-        )),
-        AeadAlg::Aes256Gcm => Box::new(AeadImpl(
-            aes_gcm::Aes256Gcm::new_from_slice(key).expect("length checked"),
-        )),
+fn aead(alg: AeadAlg, key: &[u8]) -> Option<Box<dyn Aead>> {
+    Some(match alg {
+        AeadAlg::Aes128Gcm => Box::new(AeadImpl(aes_gcm::Aes128Gcm::new_from_slice(key).ok()?)),
+        AeadAlg::Aes256Gcm => Box::new(AeadImpl(aes_gcm::Aes256Gcm::new_from_slice(key).ok()?)),
         AeadAlg::ChaCha20Poly1305 => Box::new(AeadImpl(
-            chacha20poly1305::ChaCha20Poly1305::new_from_slice(key).expect("length checked"),
+            chacha20poly1305::ChaCha20Poly1305::new_from_slice(key).ok()?,
         )),
-    }
+    })
 }
 
 struct AeadImpl<A>(A);
@@ -181,9 +226,49 @@ impl<A: AeadInOut + Send + Sync> Aead for AeadImpl<A> {
             .decrypt_inout_detached(&nonce, aad, data.into(), &tag)
             .is_ok())
     }
+
+    fn seal_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
+        let nonce = Nonce::<A>::try_from(&nonce[..]).expect("12-byte nonces");
+        let buf = InOutBuf::new(input, output).map_err(|_| crate::Error::Provider {
+            what: "AEAD seal: input and output lengths differ",
+        })?;
+        let tag = self
+            .0
+            .encrypt_inout_detached(&nonce, aad, buf)
+            .map_err(|_| crate::Error::Provider {
+                what: "AEAD seal: chunk above the AEAD's length limit",
+            })?;
+        Ok(tag[..].try_into().expect("16-byte tags"))
+    }
+
+    fn open_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<bool> {
+        let nonce = Nonce::<A>::try_from(&nonce[..]).expect("12-byte nonces");
+        let tag = Tag::<A>::try_from(&tag[..]).expect("16-byte tags");
+        let buf = InOutBuf::new(input, output).map_err(|_| crate::Error::Provider {
+            what: "AEAD open: input and output lengths differ",
+        })?;
+        // The tag is checked before anything is written to `output`.
+        Ok(self
+            .0
+            .decrypt_inout_detached(&nonce, aad, buf, &tag)
+            .is_ok())
+    }
 }
 
-pub(super) fn hmac_sha256(key: &[u8]) -> Box<dyn HmacSha256> {
+fn hmac_sha256(key: &[u8]) -> Box<dyn HmacSha256> {
     Box::new(Hmac256(
         <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key"),
     ))
@@ -201,7 +286,7 @@ impl HmacSha256 for Hmac256 {
     }
 }
 
-pub(super) fn hkdf_sha256_expand(prk: &[u8], info: &[&[u8]], out: &mut [u8]) {
+fn hkdf_sha256_expand(prk: &[u8], info: &[&[u8]], out: &mut [u8]) {
     Hkdf::<Sha256>::from_prk(prk)
         .expect("PRK of at least 32 bytes")
         .expand_multi_info(info, out)

@@ -1,6 +1,6 @@
 //! The aws-lc provider's public-key work: aws-lc-rs's RSA and ECDSA for the one-thread
-//! operations, and aws-lc's big numbers (through [`ffi`](crate::provider::ffi)) for what
-//! paracrypt parallelises itself: the split RSA private operation and the prime search.
+//! operations, and aws-lc's big numbers (through [`ffi`](super::ffi)) for what paracrypt
+//! parallelises itself: the split RSA private operation and the prime search.
 //!
 //! Keys are still read, written and validated by the RustCrypto crates (one format layer for
 //! both providers); the aws-lc objects are built from the same key's DER.
@@ -11,9 +11,12 @@ use aws_lc_rs::signature::{self, EcdsaKeyPair, ParsedPublicKey};
 use rsa::pkcs1::{EncodeRsaPrivateKey, EncodeRsaPublicKey};
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 
-use super::crt::Parallelism;
-use super::{Digest, Error, Result};
-use crate::provider::ffi::{self, Bignum, BnCtx, FfiError, MontCtx};
+use std::sync::Arc;
+
+use super::ffi::{self, Bignum, BnCtx, FfiError, MontCtx};
+use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, PerThread, RsaPrivateOps, RsaPublicOps};
+use crate::pubkey::crt::Parallelism;
+use crate::pubkey::{Digest, Error, Result};
 
 impl From<FfiError> for Error {
     fn from(e: FfiError) -> Self {
@@ -26,11 +29,39 @@ fn lc_digest(digest: &Digest) -> LcDigest {
 }
 
 /// The smallest RSA modulus aws-lc-rs takes; smaller keys stay on RustCrypto.
-pub(crate) const MIN_RSA_BITS: usize = 2048;
+const MIN_RSA_BITS: usize = 2048;
+
+/// The table's RSA private entry: aws-lc's copy of `key`, or `None` below 2048 bits.
+pub(super) fn rsa_private(key: &rsa::RsaPrivateKey) -> Result<Option<Arc<dyn RsaPrivateOps>>> {
+    Ok(RsaKey::new(key)?.map(|k| Arc::new(k) as _))
+}
+
+/// The table's RSA public entry: aws-lc's parsed key, or `None` below 2048 bits.
+pub(super) fn rsa_public(key: &rsa::RsaPublicKey) -> Result<Option<Arc<dyn RsaPublicOps>>> {
+    let Some(first) = parsed_rsa_public(key)? else {
+        return Ok(None);
+    };
+    let key = key.clone();
+    let copies = PerThread::new(first, move || parsed_rsa_public(&key).ok().flatten());
+    Ok(Some(Arc::new(RsaPublic(copies))))
+}
+
+/// aws-lc's RSA public key, one copy per pool thread.
+struct RsaPublic(PerThread<ParsedPublicKey>);
+
+impl RsaPublicOps for RsaPublic {
+    fn verify_pkcs1v15(&self, digest: &Digest, signature: &[u8]) -> bool {
+        self.0
+            .get()
+            .verify_digest_sig(&lc_digest(digest), signature)
+            .is_ok()
+    }
+}
 
 /// An RSA private key in aws-lc: its own signing (one thread) and the parts of the split.
-pub(crate) struct RsaKey {
-    pair: KeyPair,
+struct RsaKey {
+    /// One `RSA` object per pool thread: aws-lc's carries a lock and a blinding cache.
+    pair: PerThread<KeyPair>,
     oaep: OaepPrivateDecryptingKey,
     public: ParsedPublicKey,
     /// `None` for unbalanced primes (the constant-time reductions need `p` and `q` of the same
@@ -40,7 +71,7 @@ pub(crate) struct RsaKey {
 
 impl RsaKey {
     /// aws-lc's copy of `key`; `Ok(None)` when aws-lc does not take it (below 2048 bits).
-    pub(crate) fn new(key: &rsa::RsaPrivateKey) -> Result<Option<Self>> {
+    fn new(key: &rsa::RsaPrivateKey) -> Result<Option<Self>> {
         if (key.n().bits() as usize) < MIN_RSA_BITS || key.primes().len() != 2 {
             return Ok(None);
         }
@@ -50,7 +81,9 @@ impl RsaKey {
         let rejected = |e: aws_lc_rs::error::KeyRejected| Error::UnsupportedKey {
             reason: format!("aws-lc rejects the key: {e}"),
         };
-        let pair = KeyPair::from_der(der.as_bytes()).map_err(rejected)?;
+        let first = KeyPair::from_der(der.as_bytes()).map_err(rejected)?;
+        let der = der.to_bytes();
+        let pair = PerThread::new(first, move || KeyPair::from_der(&der).ok());
         let oaep = OaepPrivateDecryptingKey::new(
             PrivateDecryptingKey::from_pkcs8(
                 rsa::pkcs8::EncodePrivateKey::to_pkcs8_der(key)
@@ -62,7 +95,7 @@ impl RsaKey {
         .map_err(|_| Error::Provider {
             what: "OaepPrivateDecryptingKey::new",
         })?;
-        let public = rsa_public(&key.to_public_key())?.expect("checked size above");
+        let public = parsed_rsa_public(&key.to_public_key())?.expect("checked size above");
         Ok(Some(RsaKey {
             pair,
             oaep,
@@ -70,18 +103,20 @@ impl RsaKey {
             split: CrtSplit::new(key)?,
         }))
     }
+}
 
+impl RsaPrivateOps for RsaKey {
     /// aws-lc's own signature (`RSA_sign`-style: blinded, one thread; on AVX-512 IFMA CPUs
     /// both CRT halves in one fused call).
-    pub(crate) fn sign(&self, pss: bool, digest: &Digest) -> Result<Vec<u8>> {
-        let mut signature = vec![0u8; self.pair.public_modulus_len()];
+    fn sign(&self, pss: bool, digest: &Digest) -> Result<Vec<u8>> {
+        let pair = self.pair.get();
+        let mut signature = vec![0u8; pair.public_modulus_len()];
         let alg: &'static dyn signature::RsaEncoding = if pss {
             &signature::RSA_PSS_SHA256
         } else {
             &signature::RSA_PKCS1_SHA256
         };
-        self.pair
-            .sign_digest(alg, &lc_digest(digest), &mut signature)
+        pair.sign_digest(alg, &lc_digest(digest), &mut signature)
             .map_err(|_| Error::Provider {
                 what: "RSA signing",
             })?;
@@ -90,7 +125,7 @@ impl RsaKey {
 
     /// PKCS#1 v1.5 through the split private operation, re-checked by aws-lc's verifier.
     /// `None` when this key does not split (unbalanced primes).
-    pub(crate) fn sign_pkcs1v15_split(
+    fn sign_pkcs1v15_split(
         &self,
         em: &[u8],
         digest: &Digest,
@@ -107,7 +142,7 @@ impl RsaKey {
     }
 
     /// RSA-OAEP-SHA256 decryption (aws-lc's constant-time decoding).
-    pub(crate) fn decrypt_oaep(&self, ciphertext: &[u8], label: &[u8]) -> Result<Vec<u8>> {
+    fn decrypt_oaep(&self, ciphertext: &[u8], label: &[u8]) -> Result<Vec<u8>> {
         let mut out = vec![0u8; self.oaep.min_output_size()];
         let label = (!label.is_empty()).then_some(label);
         let len = self
@@ -126,7 +161,7 @@ impl RsaKey {
 }
 
 /// aws-lc's parsed RSA public key for PKCS#1 v1.5 verification, or `None` below 2048 bits.
-pub(crate) fn rsa_public(key: &rsa::RsaPublicKey) -> Result<Option<ParsedPublicKey>> {
+fn parsed_rsa_public(key: &rsa::RsaPublicKey) -> Result<Option<ParsedPublicKey>> {
     if (key.n().bits() as usize) < MIN_RSA_BITS {
         return Ok(None);
     }
@@ -138,11 +173,6 @@ pub(crate) fn rsa_public(key: &rsa::RsaPublicKey) -> Result<Option<ParsedPublicK
         .map_err(|e| Error::UnsupportedKey {
             reason: format!("aws-lc rejects the key: {e}"),
         })
-}
-
-/// Whether `signature` is a valid PKCS#1 v1.5 SHA-256 signature of `digest` under `key`.
-pub(crate) fn verify_pkcs1v15(key: &ParsedPublicKey, digest: &Digest, signature: &[u8]) -> bool {
-    key.verify_digest_sig(&lc_digest(digest), signature).is_ok()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -254,7 +284,7 @@ impl CrtSplit {
 
 /// One candidate prime of `bits` bits (two top bits set) from aws-lc's `BN_generate_prime_ex`,
 /// or `None` once `stop` is set.
-pub(crate) fn prime(
+pub(super) fn prime(
     bits: u32,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Option<crypto_bigint::BoxedUint>> {
@@ -272,20 +302,28 @@ pub(crate) fn prime(
 
 /// aws-lc's P-256 signing key (signatures are randomized, not RFC 6979: both kinds verify
 /// everywhere).
-pub(crate) struct EcdsaSigner(EcdsaKeyPair);
+struct EcdsaSigner(PerThread<EcdsaKeyPair>);
 
-impl EcdsaSigner {
-    pub(crate) fn new(pkcs8_der: &[u8]) -> Result<Self> {
-        EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_ASN1_SIGNING, pkcs8_der)
-            .map(EcdsaSigner)
-            .map_err(|e| Error::UnsupportedKey {
+/// The table's ECDSA signing entry.
+pub(super) fn ecdsa_signer(pkcs8_der: &[u8]) -> Result<Arc<dyn EcdsaSignOps>> {
+    let parse = |der: &[u8]| {
+        EcdsaKeyPair::from_pkcs8(&signature::ECDSA_P256_SHA256_ASN1_SIGNING, der).map_err(|e| {
+            Error::UnsupportedKey {
                 reason: format!("aws-lc rejects the key: {e}"),
-            })
-    }
+            }
+        })
+    };
+    let first = parse(pkcs8_der)?;
+    let der = zeroize::Zeroizing::new(pkcs8_der.to_vec());
+    let copies = PerThread::new(first, move || parse(&der).ok());
+    Ok(Arc::new(EcdsaSigner(copies)))
+}
 
+impl EcdsaSignOps for EcdsaSigner {
     /// The DER signature of `digest`.
-    pub(crate) fn sign(&self, digest: &Digest) -> Result<Vec<u8>> {
+    fn sign(&self, digest: &Digest) -> Result<Vec<u8>> {
         self.0
+            .get()
             .sign_digest(&lc_digest(digest))
             .map(|s| s.as_ref().to_vec())
             .map_err(|_| Error::Provider {
@@ -294,16 +332,29 @@ impl EcdsaSigner {
     }
 }
 
-/// aws-lc's parsed P-256 public key (SEC1 point).
-pub(crate) fn ecdsa_public(sec1_point: &[u8]) -> Result<ParsedPublicKey> {
-    ParsedPublicKey::new(&signature::ECDSA_P256_SHA256_ASN1, sec1_point).map_err(|e| {
-        Error::UnsupportedKey {
-            reason: format!("aws-lc rejects the key: {e}"),
-        }
-    })
+/// The table's ECDSA verification entry: aws-lc's parsed P-256 public key (SEC1 point).
+pub(super) fn ecdsa_verifier(sec1_point: &[u8]) -> Result<Arc<dyn EcdsaVerifyOps>> {
+    let parse = |point: &[u8]| {
+        ParsedPublicKey::new(&signature::ECDSA_P256_SHA256_ASN1, point).map_err(|e| {
+            Error::UnsupportedKey {
+                reason: format!("aws-lc rejects the key: {e}"),
+            }
+        })
+    };
+    let first = parse(sec1_point)?;
+    let point = sec1_point.to_vec();
+    let copies = PerThread::new(first, move || parse(&point).ok());
+    Ok(Arc::new(EcdsaPublic(copies)))
 }
 
-/// Whether the DER `signature` is valid for `digest`.
-pub(crate) fn ecdsa_verify(key: &ParsedPublicKey, digest: &Digest, signature: &[u8]) -> bool {
-    key.verify_digest_sig(&lc_digest(digest), signature).is_ok()
+/// aws-lc's P-256 public key, one copy per pool thread.
+struct EcdsaPublic(PerThread<ParsedPublicKey>);
+
+impl EcdsaVerifyOps for EcdsaPublic {
+    fn verify(&self, digest: &Digest, signature: &[u8]) -> bool {
+        self.0
+            .get()
+            .verify_digest_sig(&lc_digest(digest), signature)
+            .is_ok()
+    }
 }

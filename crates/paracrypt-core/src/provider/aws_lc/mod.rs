@@ -1,6 +1,12 @@
 //! The aws-lc provider: aws-lc-rs's safe API for AES-CBC, AES-CTR, the AEADs (but opening
-//! AES-GCM), HMAC and HKDF; the [`ffi`](super::ffi) module for AES-ECB (pipelined through
-//! `EVP`), opening AES-GCM in place (through `EVP_CIPHER`), DES, 3DES and RC4.
+//! AES-GCM), HMAC, HKDF, RSA and ECDSA; the [`ffi`] module for AES-ECB (pipelined through
+//! `EVP`), opening AES-GCM in place (through `EVP_CIPHER`), DES, 3DES, RC4 and the big
+//! numbers of the split RSA operation and the prime search ([`pubkey`]). Blowfish is
+//! RustCrypto's: aws-lc's (`decrepit`, one block per call) measured no faster, within the
+//! noise, so it is not worth an `unsafe` binding.
+
+mod ffi;
+mod pubkey;
 
 use aws_lc_rs::aead::{self, Aad, LessSafeKey, Nonce, UnboundKey};
 use aws_lc_rs::cipher::{
@@ -9,11 +15,38 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::iv::FixedLength;
 use aws_lc_rs::{hkdf, hmac};
 
-use super::ffi::{self, DesKey, EvpEcb, EvpGcmOpen, FfiError, Rc4Key};
+use self::ffi::{DesKey, EvpEcb, EvpGcmOpen, FfiError, Rc4Key};
 use super::{
-    Aead, AeadAlg, BlockAlg, BlockCipher, CtrCipher, HmacSha256, NONCE_LEN, StreamCipher, TAG_LEN,
+    Aead, AeadAlg, BlockCipher, CtrCipher, Entry, HmacSha256, NONCE_LEN, Provider, StreamCipher,
+    TAG_LEN, Table, rustcrypto,
 };
 use crate::error::{Error, Result};
+
+/// aws-lc's table: every primitive but Blowfish.
+pub(crate) static TABLE: Table = Table {
+    aes: own(aes),
+    des: own(des),
+    des_ede3: own(des_ede3),
+    blowfish: rustcrypto::BLOWFISH,
+    aes_ctr: own(aes_ctr),
+    rc4: own(rc4),
+    aes_gcm: own(aead),
+    chacha20_poly1305: own(aead),
+    hmac_sha256: own(hmac_sha256),
+    hkdf_sha256: own(hkdf_sha256_expand),
+    rsa_private: own(Some(pubkey::rsa_private)),
+    rsa_public: own(Some(pubkey::rsa_public)),
+    rsa_prime: own(Some(pubkey::prime)),
+    ecdsa_sign: own(Some(pubkey::ecdsa_signer)),
+    ecdsa_verify: own(Some(pubkey::ecdsa_verifier)),
+};
+
+const fn own<F>(make: F) -> Entry<F> {
+    Entry {
+        by: Provider::AwsLc,
+        make,
+    }
+}
 
 impl From<FfiError> for Error {
     fn from(e: FfiError) -> Self {
@@ -26,13 +59,20 @@ fn failed(what: &'static str) -> impl FnOnce(aws_lc_rs::error::Unspecified) -> E
     move |_| Error::Provider { what }
 }
 
-pub(super) fn block_cipher(alg: BlockAlg, key: &[u8]) -> Option<Box<dyn BlockCipher>> {
-    match alg {
-        BlockAlg::Aes => Aes::new(key).map(|c| Box::new(c) as Box<dyn BlockCipher>),
-        BlockAlg::Des if key.len() == 8 => Some(Box::new(Des(DesKey::new(key)?))),
-        BlockAlg::TripleDes if key.len() == 24 => Some(Box::new(Des(DesKey::new(key)?))),
-        _ => None,
-    }
+fn aes(key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+    Aes::new(key).map(|c| Box::new(c) as Box<dyn BlockCipher>)
+}
+
+fn des(key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+    (key.len() == 8)
+        .then(|| DesKey::new(key))?
+        .map(|k| Box::new(Des(k)) as _)
+}
+
+fn des_ede3(key: &[u8]) -> Option<Box<dyn BlockCipher>> {
+    (key.len() == 24)
+        .then(|| DesKey::new(key))?
+        .map(|k| Box::new(Des(k)) as _)
 }
 
 /// AES: ECB through `EVP` (pipelined), CBC through aws-lc-rs (`AES_cbc_encrypt`, whose
@@ -128,7 +168,7 @@ impl BlockCipher for Des {
     }
 }
 
-pub(super) fn aes_ctr(key: &[u8]) -> Option<Box<dyn CtrCipher>> {
+fn aes_ctr(key: &[u8]) -> Option<Box<dyn CtrCipher>> {
     let alg = match key.len() {
         16 => &cipher::AES_128,
         24 => &cipher::AES_192,
@@ -173,7 +213,7 @@ impl Ctr {
     }
 }
 
-pub(super) fn rc4(key: &[u8]) -> Option<Box<dyn StreamCipher>> {
+fn rc4(key: &[u8]) -> Option<Box<dyn StreamCipher>> {
     Some(Box::new(Rc4(Rc4Key::new(key)?)))
 }
 
@@ -185,7 +225,7 @@ impl StreamCipher for Rc4 {
     }
 }
 
-pub(super) fn aead(alg: AeadAlg, key: &[u8]) -> Option<Box<dyn Aead>> {
+fn aead(alg: AeadAlg, key: &[u8]) -> Option<Box<dyn Aead>> {
     let (sealing, chacha) = match alg {
         AeadAlg::Aes128Gcm => (&aead::AES_128_GCM, false),
         AeadAlg::Aes256Gcm => (&aead::AES_256_GCM, false),
@@ -256,6 +296,44 @@ impl Aead for AeadImpl {
             })),
         }
     }
+
+    fn open_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<bool> {
+        assert_eq!(input.len(), output.len(), "AEAD input and output lengths");
+        if self.open_gather(nonce, aad, input, output, tag) {
+            return Ok(true);
+        }
+        output.fill(0);
+        Ok(false)
+    }
+}
+
+impl AeadImpl {
+    /// `EVP_AEAD`'s open from one slice into another (one pass; a wrong tag zeroes `output`).
+    fn open_gather(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> bool {
+        self.seal
+            .open_separate_gather(
+                Nonce::assume_unique_for_key(*nonce),
+                Aad::from(aad),
+                input,
+                tag,
+                output,
+            )
+            .is_ok()
+    }
 }
 
 thread_local! {
@@ -263,7 +341,7 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-pub(super) fn hmac_sha256(key: &[u8]) -> Box<dyn HmacSha256> {
+fn hmac_sha256(key: &[u8]) -> Box<dyn HmacSha256> {
     Box::new(Hmac256(hmac::Key::new(hmac::HMAC_SHA256, key)))
 }
 
@@ -288,7 +366,7 @@ impl hkdf::KeyType for Len {
     }
 }
 
-pub(super) fn hkdf_sha256_expand(prk: &[u8], info: &[&[u8]], out: &mut [u8]) {
+fn hkdf_sha256_expand(prk: &[u8], info: &[&[u8]], out: &mut [u8]) {
     hkdf::Prk::new_less_safe(hkdf::HKDF_SHA256, prk)
         .expand(info, Len(out.len()))
         .and_then(|okm| okm.fill(out))
