@@ -61,7 +61,7 @@ pub const SCRYPT_MAX_LOG_N: u8 = 22;
 /// header can ask for: at most this many unwraps per identity (an X25519 or post-quantum
 /// unwrap is well under a millisecond; RSA is tried only on the stanzas that carry its key's
 /// tag). A file with more is refused before any is tried, and encrypting to more is refused.
-pub(crate) const MAX_STANZAS: usize = 1024;
+pub const MAX_STANZAS: usize = 1024;
 
 /// What a recipient string must be, for messages.
 const EXPECTED_RECIPIENT: &str = "expected an age1pq1… (post-quantum) or age1… (X25519) \
@@ -360,7 +360,7 @@ pub fn write_stanzas(stanzas: &[Stanza], out: &mut Vec<u8>) {
     }
 }
 
-/// Reads a block of stanzas in age's encoding (at least one, at most 1024; bodies in
+/// Reads a block of stanzas in age's encoding (at least one, at most [`MAX_STANZAS`]; bodies in
 /// the legacy encoding that age and rage also read are accepted). Fails with
 /// [`Error::AgeHeader`] naming the first malformed stanza.
 pub fn read_stanzas(mut block: &[u8]) -> Result<Vec<Stanza>> {
