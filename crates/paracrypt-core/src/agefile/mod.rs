@@ -4,7 +4,7 @@
 //! a 16-byte nonce, and the payload: STREAM over ChaCha20-Poly1305 in 64 KiB chunks, each
 //! sealed under its own nonce (the chunk's counter and a last-chunk flag). age and rage seal
 //! and open those chunks one after the other; here each chunk is a chunk of the
-//! [engine], so every core takes chunks, and the bytes are age's: `age -d`
+//! [engine](crate::engine), so every core takes chunks, and the bytes are age's: `age -d`
 //! reads what [`Encryptor`] writes and [`Decryptor`] reads what `age -e` writes, binary or
 //! ASCII-armored.
 //!

@@ -269,7 +269,7 @@ const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
 /// [`Tail::Unpad`](crate::plan::Tail)). On failure, the error of the lowest failing chunk, with
 /// its index. Headers are the caller's: only chunks are read and written.
 ///
-/// Parallel work uses each pool thread's page-aligned scratch buffer ([`with_scratch`]), which
+/// Parallel work uses each pool thread's page-aligned scratch buffer, which
 /// holds one chunk at a time (sized by [`ChunkPlan::max_buffer`]: never more than the input
 /// needs): the thread reads the chunk, transforms it and writes it, so memory
 /// stays at one chunk per thread whatever the input size. When the sink is a file (whose
