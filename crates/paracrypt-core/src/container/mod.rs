@@ -183,27 +183,6 @@ impl Encryptor {
         })
     }
 
-    /// Prepares the encryption of `plaintext_len` bytes under a `header` that another
-    /// [`Encryptor::job`] with the same secret made (for example on MPI rank 0): the salt, suite
-    /// and chunk size are the header's, so every process seals every chunk identically. The
-    /// header is checked like a decryptor checks it (a different secret fails with
-    /// [`Error::WrongKey`]); no new salt is drawn.
-    ///
-    /// ```
-    /// use paracrypt_core::container::{Encryptor, Key};
-    /// use paracrypt_core::plan::ChunkSize;
-    ///
-    /// let encryptor = Encryptor::new(Key::generate()).chunk_size(ChunkSize::new(4096)?);
-    /// let first = encryptor.job(Some(10_000))?;
-    /// let again = encryptor.job_for_header(first.header(), Some(10_000))?;
-    /// assert_eq!(again.header(), first.header());
-    /// assert_eq!(again.plan(), first.plan());
-    /// # Ok::<(), paracrypt_core::Error>(())
-    /// ```
-    pub fn job_for_header(&self, header: &[u8], plaintext_len: Option<u64>) -> Result<Job> {
-        self.job_from_header(header, None, plaintext_len)
-    }
-
     /// Encrypts `input` into `output` with positional I/O on every pool thread and sets
     /// `output`'s length. Returns the bytes written.
     pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {
@@ -236,8 +215,11 @@ impl Recipe for Encryptor {
         self.job(input_len)
     }
 
-    /// The header's salt, suite and chunk size; encrypting to recipients, `key` is the file
-    /// key rank 0 drew (the header is checked with it: a different key fails).
+    /// The encryption under a `header` that another [`Encryptor::job`] with the same secret
+    /// made (for example on MPI rank 0): the salt, suite and chunk size are the header's, so
+    /// every process seals every chunk identically, and no new salt is drawn. The header is
+    /// checked like a decryptor checks it (a different secret fails with
+    /// [`Error::WrongKey`]); encrypting to recipients, `key` is the file key rank 0 drew.
     fn job_from_header(
         &self,
         header: &[u8],
