@@ -105,9 +105,13 @@ if ! cmp -s tests/typage/package-lock.json "$typage/package-lock.json" ||
 fi
 
 export CI="${CI:-true}"
+# Every runner's output also goes to a log, for the closing count of tests run.
+results=target/test-results.log
+mkdir -p target
+: >"$results"
 # 1. The default build (aws-lc, OpenSSL and RustCrypto providers) with every feature, MPI
 # included.
-cargo test --workspace --all-features --locked
+cargo test --workspace --all-features --locked 2>&1 | tee -a "$results"
 
 # The reference reader (tests/reference/): a second implementation of docs/FORMAT.md in Python,
 # run on every test vector and on fresh files from the binary. Its packages are pinned and go
@@ -129,7 +133,7 @@ if ! cmp -s "$requirements" "$venv/requirements.txt"; then
 fi
 cargo build --workspace --all-features --locked --bins
 PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
-  "$venv/bin/python" -m pytest -q tests/reference
+  "$venv/bin/python" -m pytest -q tests/reference 2>&1 | tee -a "$results"
 
 # 2. OpenSSL without aws-lc: OpenSSL is then the first backend (the one the default `fastest`
 # table takes every primitive from) and the one every cross-provider test compares with
@@ -137,8 +141,8 @@ PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
 # raw cipher and signature across providers) and the CLI's provider tests only. (The MPI crate
 # is left out of builds 2 and 3: it runs the same core code, already tested above.)
 ossl=(--no-default-features --features openssl --locked)
-cargo test -p paracrypt-core "${ossl[@]}" --tests
-cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers::
+cargo test -p paracrypt-core "${ossl[@]}" --tests 2>&1 | tee -a "$results"
+cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers:: 2>&1 | tee -a "$results"
 
 # 3. The pure-Rust build: RustCrypto only. It must link neither aws-lc nor OpenSSL (checked on
 # the dependency graph, build scripts included), and the suite must pass on it too.
@@ -150,4 +154,15 @@ for c in aws-lc-sys openssl-sys; do
     exit 1
   fi
 done
-cargo test --workspace --exclude paracrypt-mpi "${pure[@]}"
+cargo test --workspace --exclude paracrypt-mpi "${pure[@]}" 2>&1 | tee -a "$results"
+
+# 4. Fuzz smoke: every cargo-fuzz target for a few seconds from its corpus (docs/FUZZING.md; the
+# long runs are `scripts/fuzz.sh SECONDS` by hand).
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
+
+# The count of every runner above (cargo test's and pytest's summary lines), on one line.
+awk '
+  /^test result:/ { p += $4; f += $6 }
+  / passed/ && /^[0-9]+ passed/ { p += $1; if (match($0, /[0-9]+ failed/)) f += substr($0, RSTART) + 0 }
+  END { printf "all suites: %d passed, %d failed\n", p, f }
+' "$results"

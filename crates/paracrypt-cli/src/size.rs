@@ -1,35 +1,9 @@
-//! Byte sizes on the command line: `4096`, `64KiB`, `1MiB`, `2G`.
+//! Byte sizes on the command line: `4096`, `64KiB`, `1MiB`, `2G` (parsed by the library's
+//! [`paracrypt_core::size`]), as clap's value parsers take them.
 
-/// Parses a byte size: a whole number with an optional binary suffix (`K`/`KiB`, `M`/`MiB`,
-/// `G`/`GiB`, case-insensitive; a trailing `B` alone means bytes).
+/// Parses a byte size (see [`paracrypt_core::size::parse_size`]); the error is its message.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, suffix) = text.split_at(split);
-    if digits.is_empty() {
-        return Err(format!(
-            "`{text}` is not a size (examples: 4096, 64KiB, 1MiB)"
-        ));
-    }
-    let shift = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kib" => 10,
-        "m" | "mib" => 20,
-        "g" | "gib" => 30,
-        other => {
-            return Err(format!(
-                "unknown size suffix `{other}` in `{text}` (use KiB, MiB or GiB)"
-            ));
-        }
-    };
-    let value: u64 = digits
-        .parse()
-        .map_err(|_| format!("`{text}` is too large"))?;
-    value
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("`{text}` is too large"))
+    paracrypt_core::size::parse_size(text).map_err(|e| e.to_string())
 }
 
 /// As [`parse_size`], for sizes that must fit in memory (`usize`).
@@ -50,6 +24,7 @@ mod tests {
         assert_eq!(parse_size("1MiB"), Ok(1 << 20));
         assert_eq!(parse_size("2G"), Ok(2 << 30));
         assert_eq!(parse_size("10B"), Ok(10));
+        assert_eq!(parse_usize("1KiB"), Ok(1024));
         assert!(parse_size("1MB").is_err());
         assert!(parse_size("MiB").is_err());
         assert!(parse_size("-1").is_err());

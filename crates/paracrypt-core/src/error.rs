@@ -14,8 +14,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A cipher or suite name that is not known.
-    #[error("unknown cipher `{name}` (valid: {valid})")]
+    /// A cipher or suite name that is not known. (Text the user typed is shown with control
+    /// characters escaped, here and below: a message stays one line.)
+    #[error("unknown cipher `{}` (valid: {valid})", .name.escape_debug())]
     UnknownCipher {
         /// What the user asked for.
         name: String,
@@ -77,6 +78,14 @@ pub enum Error {
     /// PKCS#7 padding did not check out after decryption: wrong key, wrong IV or damaged input.
     #[error("bad padding after decryption (wrong key or IV, or damaged input)")]
     BadPadding,
+    /// A size or range that does not parse (`64KiB`, `OFFSET:LENGTH`).
+    #[error("`{}` {reason}", .text.escape_debug())]
+    Size {
+        /// What was given.
+        text: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// An unusable chunk size.
     #[error("invalid chunk size {size}: {reason}")]
     ChunkSize {
@@ -216,7 +225,7 @@ pub enum Error {
         source: io::Error,
     },
     /// A provider name that is not known, or not compiled into this build.
-    #[error("unknown provider `{name}` (valid: {valid}){note}")]
+    #[error("unknown provider `{}` (valid: {valid}){note}", .name.escape_debug())]
     UnknownProvider {
         /// What the user asked for.
         name: String,
@@ -276,6 +285,8 @@ impl Error {
             | Error::MissingIv { .. }
             | Error::UnexpectedIv { .. }
             | Error::ChunkSize { .. }
+            | Error::Size { .. }
+            | Error::UnknownProvider { .. }
             | Error::KeyFile(_)
             | Error::Recipient { .. }
             | Error::Identity { .. }
@@ -304,7 +315,6 @@ impl Error {
             | Error::EmptyLastChunk { .. }
             | Error::NotSalted
             | Error::BadPassword { .. }
-            | Error::UnknownProvider { .. }
             | Error::Provider { .. } => ErrorKind::Data,
         }
     }
@@ -371,6 +381,36 @@ mod tests {
         assert_eq!(Error::ChunkAuth { index: 3 }.kind(), ErrorKind::Data);
         let io = Error::io("reading chunk 2", io::ErrorKind::UnexpectedEof.into());
         assert_eq!(io.kind(), ErrorKind::Io);
+    }
+
+    /// Found by the `cli_args` fuzz target: an unknown provider name was bad data (exit 1),
+    /// while every other name that does not parse is a bad request.
+    #[test]
+    fn names_and_sizes_that_do_not_parse_are_usage_errors() {
+        use crate::container::Suite;
+        use crate::provider::Provider;
+        use crate::raw::{RawCipherName, salted::Digest};
+        for text in ["", "nope", "aes-256-gcmx"] {
+            let kinds = [
+                text.parse::<Provider>().unwrap_err().kind(),
+                text.parse::<Suite>().unwrap_err().kind(),
+                text.parse::<RawCipherName>().unwrap_err().kind(),
+                text.parse::<Digest>().unwrap_err().kind(),
+                crate::size::parse_size(text).unwrap_err().kind(),
+                crate::size::parse_range(text).unwrap_err().kind(),
+            ];
+            assert_eq!(kinds, [ErrorKind::Usage; 6], "{text:?}");
+        }
+        // What was typed is quoted with its control characters escaped: one line.
+        let typed = "aes\n256";
+        let messages = [
+            typed.parse::<Provider>().unwrap_err().to_string(),
+            typed.parse::<Suite>().unwrap_err().to_string(),
+            crate::size::parse_size(typed).unwrap_err().to_string(),
+        ];
+        for message in messages {
+            assert!(message.contains("`aes\\n256`"), "{message}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! - [`recipient`]: encrypting to people: age recipients and identities (X25519, SSH, RSA, a
 //!   passphrase), through the `age` crate.
 //! - [`agefile`]: age v1 files, binary and armored, sealed and opened on every core.
+//! - [`size`]: byte sizes and ranges as people write them (`64KiB`, `OFFSET:LENGTH`).
 //! - [`recipe`]: what every format is to the engine ([`Recipe`]), and the one [`Runner`] that
 //!   runs any of them file to file, stream to stream, in memory, over a range or as a `Write`
 //!   adapter.
@@ -39,6 +40,7 @@ pub mod pubkey;
 pub mod raw;
 pub mod recipe;
 pub mod recipient;
+pub mod size;
 mod stream;
 pub mod workload;
 

@@ -436,3 +436,24 @@ fn damaged_armor_is_named() {
         "damaged armor: invalid armor (short line in middle of encoding)"
     );
 }
+
+/// Found by the `age_decrypt` fuzz target: a byte that is not UTF-8 in the armor's body was
+/// reported as an I/O error while reading chunk 0.
+#[test]
+fn armor_that_is_not_text_is_damaged_armor() {
+    let (identity, recipient) = x25519();
+    let sealed = Encryptor::new(recipients(&recipient))
+        .armor(true)
+        .encrypt_vec(&data(300, 6))
+        .unwrap();
+    let body_line = sealed.iter().rposition(|&b| b == b'\n').unwrap() - 40;
+    for at in [40, body_line - 10] {
+        let mut damaged = sealed.clone();
+        damaged[at] = 0xaa;
+        let err = Decryptor::new(identities(&identity))
+            .decrypt_vec(&damaged)
+            .unwrap_err();
+        assert!(matches!(err, Error::Armor(_)), "byte {at}: {err:?}");
+        assert_eq!(err.kind(), paracrypt_core::ErrorKind::Data);
+    }
+}

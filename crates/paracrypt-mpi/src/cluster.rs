@@ -1,7 +1,8 @@
 //! MPI, started once, and the collective steps every rank takes together.
 //!
-//! Only the thread that called [`Cluster::init`] ever calls MPI (`MPI_THREAD_FUNNELED`): Rayon
-//! threads transform chunks and do file I/O, never messages. Every wait on MPI here polls a
+//! Only the thread that called [`Cluster::init`] calls MPI, but for rank 0's sending threads
+//! under the messages transport (when MPI gives `MPI_THREAD_MULTIPLE`): Rayon threads transform
+//! chunks and do file I/O, never messages. Every wait on MPI here polls a
 //! non-blocking request and sleeps between polls, because Open MPI's blocking calls spin a core
 //! that, on a busy or oversubscribed node, the rank's own Rayon threads need.
 
@@ -22,6 +23,8 @@ use crate::protocol::TAG_LAYOUT;
 /// Dropping it finalises MPI: keep it until the work and its agreement are done.
 pub struct Cluster {
     world: SimpleCommunicator,
+    /// MPI took `MPI_THREAD_MULTIPLE`: threads other than the main one may send.
+    multiple: bool,
     // Dropped last: finalises MPI.
     _universe: Universe,
 }
@@ -49,11 +52,12 @@ pub struct RankLayout {
 }
 
 impl Cluster {
-    /// Starts MPI (funneled threading: only this thread calls MPI). Fails when MPI is already
-    /// started in this process.
+    /// Starts MPI, asking for `MPI_THREAD_MULTIPLE` (rank 0 of the messages transport sends
+    /// from one thread per worker while its main thread receives; with less, it does both on
+    /// one thread, in turn). Fails when MPI is already started in this process.
     pub fn init() -> Result<Self> {
         let (universe, threading) =
-            mpi::initialize_with_threading(Threading::Funneled).ok_or(Error::Init)?;
+            mpi::initialize_with_threading(Threading::Multiple).ok_or(Error::Init)?;
         let world = universe.world();
         log::debug!(
             "rank {} of {}: MPI started ({threading:?} threading)",
@@ -62,6 +66,7 @@ impl Cluster {
         );
         Ok(Cluster {
             world,
+            multiple: threading == Threading::Multiple,
             _universe: universe,
         })
     }
@@ -83,6 +88,11 @@ impl Cluster {
 
     pub(crate) fn world(&self) -> &SimpleCommunicator {
         &self.world
+    }
+
+    /// Whether threads other than the one that started MPI may call it.
+    pub(crate) fn multiple(&self) -> bool {
+        self.multiple
     }
 
     /// Gathers every rank's host, threads and cores on rank 0 (collective). Returns them, in

@@ -1,28 +1,36 @@
 //! The task farm: rank 0 hands out batches of chunks to whichever rank asks.
 //!
 //! Rank 0's main thread answers the workers' requests from a [`Dispenser`] (and, under the
-//! messages transport, reads each batch's input, sends it, and writes the result that comes
-//! back), while a second thread of rank 0 takes batches from the same dispenser and runs them
-//! on rank 0's own pool. A worker's main thread talks to rank 0; a second thread runs the
+//! messages transport, each batch's input is read and sent and the result that comes back
+//! written: by threads of their own, at once, when MPI allows it), while a second thread of
+//! rank 0 takes batches from the same dispenser and runs them on rank 0's own pool. A worker's main thread talks to rank 0; a second thread runs the
 //! batches on the worker's pool, so the next batch travels while the current one is
 //! transformed.
 
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc;
 
 use mpi::point_to_point::{MatchedReceiveVec, Source as _};
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use crate::batches::Batches;
-use crate::cluster::{Backoff, Cluster};
+use crate::cluster::{Backoff, Cluster, poll};
 use crate::protocol::{Assign, DEPTH, Report, TAG_ASSIGN, TAG_REPORT};
-use crate::schedule::{Dispenser, MAX_BATCH_BYTES};
+use crate::schedule::{Dispenser, MAX_BATCH_BYTES, MAX_MESSAGE_BYTES};
 use crate::{Schedule, Transport};
 
-/// Rank 0 of a task farm: serves the workers on this thread while a second thread runs rank
-/// 0's own batches.
+/// Results rank 0 holds for its writer under the messages transport, besides the one written.
+const WRITE_QUEUE: usize = 2;
+
+/// Rank 0 of a task farm: serves the workers while a second thread runs rank 0's own batches.
 pub(crate) fn serve(cluster: &Cluster, batches: &Batches<'_>, schedule: Schedule) {
-    let max_chunks = (MAX_BATCH_BYTES / batches.plan.layout().max_buffer().max(1)).max(1) as u64;
+    let limit = match batches.transport {
+        Transport::SharedFs => MAX_BATCH_BYTES,
+        Transport::Messages => MAX_MESSAGE_BYTES,
+    };
+    let max_chunks = (limit / batches.plan.layout().max_buffer().max(1)).max(1) as u64;
     let dispenser = Dispenser::new(schedule, batches.plan.len(), cluster.size(), max_chunks);
     let threads = batches.pool.current_num_threads();
     std::thread::scope(|scope| {
@@ -33,61 +41,154 @@ pub(crate) fn serve(cluster: &Cluster, batches: &Batches<'_>, schedule: Schedule
                 }
             }
         });
-        let world = cluster.world();
-        let mut byes = 0;
-        let mut backoff = Backoff::new();
-        while byes + 1 < cluster.size() {
-            let Some(probed) = world
-                .any_process()
-                .immediate_matched_probe_with_tag(TAG_REPORT)
-            else {
-                backoff.snooze();
-                continue;
-            };
-            backoff.reset();
+        if batches.transport == Transport::Messages && cluster.multiple() {
+            serve_overlapped(cluster, batches, &dispenser);
+        } else {
+            serve_in_turn(cluster, batches, &dispenser);
+        }
+    });
+}
+
+/// The next report from any worker, waited for by polling.
+fn next_report(cluster: &Cluster) -> (i32, Report) {
+    let mut backoff = Backoff::new();
+    loop {
+        if let Some(probed) = cluster
+            .world()
+            .any_process()
+            .immediate_matched_probe_with_tag(TAG_REPORT)
+        {
             let (message, status) = probed.matched_receive_vec::<u8>();
-            let from = status.source_rank();
-            let report = Report::decode(message);
-            if let Some(batch) = &report.batch {
-                if let Some(chunk) = report.failed {
-                    // The worker keeps its error for the agreement; stop what cannot matter.
-                    dispenser.fail(chunk);
-                } else if batches.transport == Transport::Messages {
-                    let at = batches.plan.chunk(batch.start).output.start;
-                    let files = batches.files.expect("rank 0 has the files");
-                    if let Err(e) = files.output.write_all_at(&report.payload, at) {
-                        let context =
-                            format!("writing chunks {}..{} at byte {at}", batch.start, batch.end);
-                        batches.outcome.fail_batch(batch, context, e);
-                        dispenser.fail(batch.start);
-                    }
-                }
-            }
-            if report.want {
-                let mut assign = Assign {
-                    batch: dispenser.next(from as usize, report.threads as usize),
-                    payload: Vec::new(),
-                };
-                log::trace!("rank 0: chunks {:?} to rank {from}", assign.batch);
-                if let (Some(batch), Transport::Messages) = (&assign.batch, batches.transport) {
-                    match batches.read_batch(batch) {
-                        Ok(bytes) => assign.payload = bytes,
-                        Err(e) => {
-                            let context = format!("reading chunks {}..{}", batch.start, batch.end);
-                            batches.outcome.fail_batch(batch, context, e);
-                            dispenser.fail(batch.start);
-                            assign.batch = None;
-                        }
-                    }
-                }
-                world
-                    .process_at_rank(from)
-                    .send_with_tag(&assign.encode()[..], TAG_ASSIGN);
-            }
-            if report.bye {
-                byes += 1;
+            return (status.source_rank(), Report::decode(message));
+        }
+        backoff.snooze();
+    }
+}
+
+/// What rank 0 does with a worker's returned batch: notes a failure, or (messages transport)
+/// hands the result to `write`.
+fn take_result(
+    report: &mut Report,
+    batches: &Batches<'_>,
+    dispenser: &Dispenser,
+    write: impl FnOnce(Range<u64>, Vec<u8>),
+) {
+    let Some(batch) = report.batch.clone() else {
+        return;
+    };
+    if let Some(chunk) = report.failed {
+        // The worker keeps its error for the agreement; stop what cannot matter.
+        dispenser.fail(chunk);
+    } else if batches.transport == Transport::Messages {
+        write(batch, std::mem::take(&mut report.payload));
+    }
+}
+
+/// Writes a returned batch's output at its place (rank 0, messages transport).
+fn write_result(batches: &Batches<'_>, dispenser: &Dispenser, batch: Range<u64>, bytes: &[u8]) {
+    let at = batches.plan.chunk(batch.start).output.start;
+    let files = batches.files.expect("rank 0 has the files");
+    if let Err(e) = files.output.write_all_at(bytes, at) {
+        let context = format!("writing chunks {}..{} at byte {at}", batch.start, batch.end);
+        batches.outcome.fail_batch(&batch, context, e);
+        dispenser.fail(batch.start);
+    }
+}
+
+/// The answer to a worker's request: the batch and, under the messages transport, its input
+/// (a batch that cannot be read fails and ends that worker's work).
+fn answer(batches: &Batches<'_>, dispenser: &Dispenser, batch: Option<Range<u64>>) -> Assign {
+    let mut assign = Assign {
+        batch,
+        payload: Vec::new(),
+    };
+    if let (Some(batch), Transport::Messages) = (&assign.batch, batches.transport) {
+        match batches.read_batch(batch) {
+            Ok(bytes) => assign.payload = bytes,
+            Err(e) => {
+                let context = format!("reading chunks {}..{}", batch.start, batch.end);
+                batches.outcome.fail_batch(batch, context, e);
+                dispenser.fail(batch.start);
+                assign.batch = None;
             }
         }
+    }
+    assign
+}
+
+/// Rank 0's conversation on one thread: a report, then its answer, each in turn. Every
+/// transport under `MPI_THREAD_FUNNELED`, and the shared-fs transport always (only a few numbers
+/// cross then).
+fn serve_in_turn(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispenser) {
+    let mut byes = 0;
+    while byes + 1 < cluster.size() {
+        let (from, mut report) = next_report(cluster);
+        take_result(&mut report, batches, dispenser, |batch, bytes| {
+            write_result(batches, dispenser, batch, &bytes)
+        });
+        if report.want {
+            let batch = dispenser.next(from as usize, report.threads as usize);
+            log::trace!("rank 0: chunks {batch:?} to rank {from}");
+            let assign = answer(batches, dispenser, batch);
+            cluster
+                .world()
+                .process_at_rank(from)
+                .send_with_tag(&assign.encode()[..], TAG_ASSIGN);
+        }
+        byes += usize::from(report.bye);
+    }
+}
+
+/// Rank 0's conversation under the messages transport, with `MPI_THREAD_MULTIPLE`: the main
+/// thread receives results and requests, one thread per worker reads and sends that worker's
+/// batches, and one thread writes the results, all at once, so that rank 0's link carries
+/// batches out and results in at the same time (full duplex) and the disk works meanwhile.
+/// A worker has at most [`DEPTH`] batches requested at once, so each sending thread holds at
+/// most one batch's input, and the writer at most [`WRITE_QUEUE`] results besides the one it
+/// writes: rank 0 holds a bounded number of batches whatever the input's size.
+fn serve_overlapped(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispenser) {
+    std::thread::scope(|scope| {
+        let (to_write, results) = mpsc::sync_channel::<(Range<u64>, Vec<u8>)>(WRITE_QUEUE);
+        scope.spawn(move || {
+            for (batch, bytes) in results {
+                write_result(batches, dispenser, batch, &bytes);
+            }
+        });
+        let senders: Vec<mpsc::SyncSender<Option<Range<u64>>>> = (1..cluster.size())
+            .map(|worker| {
+                let (to_send, requests) = mpsc::sync_channel::<Option<Range<u64>>>(DEPTH);
+                scope.spawn(move || {
+                    let world = SimpleCommunicator::world();
+                    let worker = world.process_at_rank(worker as i32);
+                    for batch in requests {
+                        let bytes = answer(batches, dispenser, batch).encode();
+                        mpi::request::scope(|scope| {
+                            poll(worker.immediate_send_with_tag(scope, &bytes[..], TAG_ASSIGN))
+                        });
+                    }
+                });
+                to_send
+            })
+            .collect();
+        let mut byes = 0;
+        while byes + 1 < cluster.size() {
+            let (from, mut report) = next_report(cluster);
+            take_result(&mut report, batches, dispenser, |batch, bytes| {
+                to_write
+                    .send((batch, bytes))
+                    .expect("the writer runs until the sender is dropped")
+            });
+            if report.want {
+                let batch = dispenser.next(from as usize, report.threads as usize);
+                log::trace!("rank 0: chunks {batch:?} to rank {from}");
+                // Never blocks for long: a worker has at most DEPTH requests open.
+                senders[from as usize - 1]
+                    .send(batch)
+                    .expect("a sending thread runs until its sender is dropped");
+            }
+            byes += usize::from(report.bye);
+        }
+        // Dropping the senders ends the sending threads and the writer.
     });
 }
 

@@ -12,7 +12,6 @@ use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, T
 use crate::io::decode_hex;
 use crate::people::{IdentityFlags, RecipientFlags};
 use crate::secret::SecretArgs;
-use crate::size::parse_size;
 use crate::spec::{JobSpec, Operation};
 
 /// Options shared by `encrypt` and `decrypt`.
@@ -185,14 +184,7 @@ fn fixed_salt(args: &EncryptArgs) -> Result<Option<[u8; SALT_LEN]>> {
     }
 }
 
-/// Parses `OFFSET:LENGTH`.
+/// Parses `--range OFFSET:LENGTH`.
 fn parse_range(text: &str) -> Result<(u64, u64)> {
-    let Some((offset, len)) = text.split_once(':') else {
-        return usage(format!("--range `{text}` is not OFFSET:LENGTH"));
-    };
-    let parse = |part: &str| parse_size(part).map_err(crate::exit::Usage);
-    Ok((
-        parse(offset).context("--range offset")?,
-        parse(len).context("--range length")?,
-    ))
+    paracrypt_core::size::parse_range(text).context("--range")
 }

@@ -541,6 +541,10 @@ fn armor_error(error: Error) -> Error {
         Error::Io { source, .. } if source.kind() == std::io::ErrorKind::UnexpectedEof => {
             Error::Armor("the armor ends early (no END line)".into())
         }
+        // The armor reader reads lines of text: a byte that is not UTF-8 fails there.
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::InvalidData => {
+            Error::Armor(format!("not ASCII text ({source})"))
+        }
         other => other,
     }
 }

@@ -126,10 +126,13 @@ fn parse_pem(text: &str) -> Result<KeyFile> {
     let mut rest = text;
     while let Some(start) = rest.find("-----BEGIN ") {
         let block = &rest[start..];
-        let label_end = block["-----BEGIN ".len()..]
+        // The label is on the BEGIN line, in printable characters (RFC 7468).
+        let begin_line = block.lines().next().unwrap_or(block);
+        let label = begin_line["-----BEGIN ".len()..]
             .find("-----")
+            .map(|end| &begin_line["-----BEGIN ".len()..][..end])
+            .filter(|label| !label.chars().any(char::is_control))
             .ok_or_else(|| Error::format("unterminated PEM header"))?;
-        let label = &block["-----BEGIN ".len()..][..label_end];
         let footer = format!("-----END {label}-----");
         let end = block
             .find(&footer)

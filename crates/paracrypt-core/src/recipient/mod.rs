@@ -576,10 +576,21 @@ fn looks_like_a_key(line: &str) -> bool {
         .any(|p| line.starts_with(p))
 }
 
-/// A recipient string as an error quotes it: at most 20 characters.
+/// A recipient string as an error quotes it: its first 20 characters, control characters
+/// escaped (the message stays one line).
 fn shorten(text: &str) -> String {
     let mut chars = text.chars();
-    let head: String = chars.by_ref().take(20).collect();
+    let head: String = chars
+        .by_ref()
+        .take(20)
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
     if chars.next().is_some() {
         format!("{head}…")
     } else {
@@ -631,6 +642,20 @@ mod tests {
         ids.add_file("keys.txt", file.as_bytes()).unwrap();
         assert_eq!(ids.len(), 2);
         assert_eq!(ids.unwrap(&stanzas).unwrap().expose_secret(), &[0x5a; 16]);
+    }
+
+    /// Found by the `key_files` fuzz target: a recipient string with a newline in it (a
+    /// whole file pasted into `-r`) made a two-line error message.
+    #[test]
+    fn a_recipient_error_is_one_line() {
+        let mut recipients = Recipients::new();
+        let e = recipients
+            .add("# paracrypt key\nd7a5c8b0db489030fd6f", "-r")
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Usage);
+        let message = e.to_string();
+        assert!(!message.contains('\n'), "{message}");
+        assert!(message.contains("(# paracrypt key\\nd7a5…)"), "{message}");
     }
 
     #[test]

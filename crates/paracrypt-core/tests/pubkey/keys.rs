@@ -132,10 +132,16 @@ fn garbage_is_not_a_key() {
         b"-----BEGIN PRIVATE KEY-----\nno end line",
         &[0x30, 0x82, 0x01, 0x00, 0xff, 0x00],
         &[0xff; 300],
+        // Found by the key_files fuzz target: a BEGIN line whose label runs on to the next
+        // lines (here with NULs in it) was quoted whole, over many lines.
+        b"-----BEGIN OPENSSH PRIVU\0\0----\nb3BlbnNzaC1rZXktdjEA\nAAAA-----\n",
+        b"-----BEGIN \x01-----\nAAAA\n",
     ] {
         let err = parse(bytes).unwrap_err();
         assert!(matches!(err, Error::KeyFormat { .. }), "{err}");
-        assert!(!err.to_string().contains('\n'));
+        let message = err.to_string();
+        assert!(!message.contains('\n') && message.len() < 200, "{message}");
+        assert!(!message.chars().any(char::is_control), "{message}");
     }
 }
 
