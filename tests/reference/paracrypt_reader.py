@@ -85,6 +85,9 @@ MAX_P_COST = 64
 KDF_KEY_FILE = 0
 KDF_ARGON2ID = 1
 KDF_RECIPIENTS = 2
+# Recipients, in a rekeyed header: the first stanza carries what the chunks are bound to.
+KDF_REKEYED = 3
+BINDING_TAG = "paracrypt-bound"
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class Header:
     key_check: bytes
     mac: bytes
     stanzas: list  # version 2: the recipient block's stanzas
+    binding: bytes  # what the chunks authenticate: the header MAC, or a rekeyed header's binding
 
 
 def header_length(raw: bytes) -> int | None:
@@ -183,11 +187,21 @@ def parse_header(raw: bytes) -> Header:
     if chunk_size % 16 != 0 or not 16 <= chunk_size <= MAX_CHUNK:
         raise header_error("header damaged: invalid chunk size")
     stanzas = []
+    binding = raw[length - 32 : length]
     if version == VERSION_RECIPIENTS:
-        if kdf != KDF_RECIPIENTS or raw[20:28] != bytes(8):
+        if kdf not in (KDF_RECIPIENTS, KDF_REKEYED) or raw[20:28] != bytes(8):
             raise header_error("header damaged: invalid key derivation")
         try:
             stanzas = recipients.parse_stanzas(raw[76:checksum_at])
+            if kdf == KDF_REKEYED:
+                first = stanzas.pop(0)
+                if first.type != BINDING_TAG or len(first.args) != 1 or first.body or not stanzas:
+                    raise ValueError("no binding stanza")
+                binding = recipients._b64(first.args[0])
+                if len(binding) != 32:
+                    raise ValueError("binding length")
+            if any(stanza.type == BINDING_TAG for stanza in stanzas):
+                raise ValueError("a binding stanza after the first")
         except (ValueError, UnicodeDecodeError):
             raise header_error("header damaged: invalid recipient block") from None
     else:
@@ -211,6 +225,7 @@ def parse_header(raw: bytes) -> Header:
         key_check=raw[60:76],
         mac=raw[length - 32 : length],
         stanzas=stanzas,
+        binding=binding,
     )
 
 
@@ -272,7 +287,7 @@ class FileKeys:
 def open_header(header: Header, secret: Secret) -> FileKeys:
     """Header checks 6-8: the secret's kind, the key check, the header MAC (and the key
     schedule they need)."""
-    if header.kdf == KDF_RECIPIENTS:
+    if header.kdf in (KDF_RECIPIENTS, KDF_REKEYED):
         if not isinstance(secret, Identities):
             raise header_error(
                 "this file was encrypted with public keys (decrypt it with an identity)"
@@ -323,7 +338,7 @@ class ChunkOpener:
         header = keys.header
         self.suite = header.suite
         self.chunk_size = header.chunk_size
-        self.aad = header.mac
+        self.aad = header.binding
         if self.suite.aead:
             cls = ChaCha20Poly1305 if self.suite.name == "chacha20-poly1305" else AESGCM
             self.aead = cls(keys.payload)

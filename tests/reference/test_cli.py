@@ -219,3 +219,33 @@ def test_reader_decrypts_files_to_post_quantum_recipients(tmp_path: Path) -> Non
     assert mixed.returncode == 2, mixed.stderr
     assert b"post-quantum" in mixed.stderr
     assert not (tmp_path / "mixed.pcr").exists()
+
+
+def test_reader_decrypts_a_rekeyed_container(tmp_path: Path) -> None:
+    """`paracrypt rekey` gives a container a new header (kdf 3: a binding stanza, then the new
+    recipients) and keeps its chunks: the reader opens it with the new identity only, twice
+    rekeyed, and its chunks are the original file's bytes."""
+    keys = []
+    for name in ["a.key", "b.key", "c.key"]:
+        paracrypt("keygen", "--kind", "x25519", "-o", str(tmp_path / name))
+        keys.append((tmp_path / name, paracrypt("keygen", "-y", str(tmp_path / name)).decode().strip()))
+    plaintext = random.Random(SEED).randbytes(3 * 4096 + 7)
+    plain = tmp_path / "plain"
+    plain.write_bytes(plaintext)
+    sealed = tmp_path / "sealed.pcr"
+    paracrypt("encrypt", "-q", "--chunk-size", "4KiB", "-r", keys[0][1], str(plain), "-o", str(sealed))
+    once, twice = tmp_path / "once.pcr", tmp_path / "twice.pcr"
+    paracrypt("rekey", "-i", str(keys[0][0]), "-r", keys[1][1], str(sealed), "-o", str(once))
+    paracrypt("rekey", "-i", str(keys[1][0]), "-r", keys[2][1], str(once), "-o", str(twice))
+    original = reader.parse_header(sealed.read_bytes())
+    for path, key in [(once, keys[1][0]), (twice, keys[2][0])]:
+        header = reader.parse_header(path.read_bytes())
+        assert header.kdf == reader.KDF_REKEYED
+        assert header.binding == original.mac
+        assert path.read_bytes()[len(header.raw):] == sealed.read_bytes()[len(original.raw):]
+        out = tmp_path / "out"
+        out.unlink(missing_ok=True)
+        assert reader.main(["-i", str(key), str(path), "-o", str(out)]) == 0
+        assert out.read_bytes() == plaintext
+        out.unlink()
+        assert reader.main(["-i", str(keys[0][0]), str(path), "-o", str(out)]) != 0

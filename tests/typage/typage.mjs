@@ -5,6 +5,7 @@
 //   node typage.mjs recipient IDENTITY_FILE    the recipient of the file's first identity
 //   node typage.mjs encrypt RECIPIENT...       stdin → an age file on stdout
 //   node typage.mjs decrypt IDENTITY_FILE      an age file (binary or armored) on stdin → stdout
+//   node typage.mjs decrypt-passphrase PASS    the same, with a passphrase
 //
 // Identity files are age's: `#` comments and blank lines skipped. Errors go to stderr, exit 1.
 import { readFileSync } from "node:fs";
@@ -48,9 +49,11 @@ try {
       await write(await e.encrypt(await stdin()));
       break;
     }
-    case "decrypt": {
+    case "decrypt":
+    case "decrypt-passphrase": {
       const d = new age.Decrypter();
-      for (const identity of identities(args[0])) d.addIdentity(identity);
+      if (command === "decrypt-passphrase") d.addPassphrase(args[0]);
+      else for (const identity of identities(args[0])) d.addIdentity(identity);
       let file = await stdin();
       const text = new TextDecoder().decode(file.subarray(0, 64));
       if (text.trimStart().startsWith("-----BEGIN AGE ENCRYPTED FILE-----")) {

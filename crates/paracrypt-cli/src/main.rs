@@ -62,6 +62,9 @@ enum Command {
     Encrypt(cmd::container::EncryptArgs),
     /// Decrypt and verify a paracrypt file or an age file (binary or armored).
     Decrypt(cmd::container::DecryptArgs),
+    /// Change who can open a container (to recipients) or an age file, without re-encrypting
+    /// it: a new header for the same file key. Not revocation (see --help).
+    Rekey(cmd::rekey::RekeyArgs),
     /// Create a new random 256-bit key file or age X25519 identity (mode 0600); -y prints an
     /// identity file's recipients.
     Keygen(cmd::keygen::KeygenArgs),
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Encrypt(args) => cmd::container::run_encrypt(args, provider),
         Command::Decrypt(args) => cmd::container::run_decrypt(args, provider),
+        Command::Rekey(args) => cmd::rekey::run(args),
         Command::Keygen(args) => cmd::keygen::run(args),
         Command::Info(args) => cmd::info::run(args, provider),
         Command::Bench(args) => cmd::bench::run(args, &providers),

@@ -181,6 +181,10 @@ pub enum Error {
     /// recipients whose kinds forbid each other).
     #[error("cannot encrypt to these recipients together: {0}")]
     IncompatibleRecipients(&'static str),
+    /// The file cannot be rekeyed (its header has no file key to re-wrap, or its form is not
+    /// one that rekeying copies as it is).
+    #[error("cannot rekey this file: {0}")]
+    CannotRekey(&'static str),
     /// None of the identities unwraps the file key.
     #[error(
         "no identity matches this file; it was encrypted to {recipients} recipient{}",
@@ -309,6 +313,7 @@ impl Error {
             | Error::TruncatedAfterHeader
             | Error::RangeOutOfBounds { .. }
             | Error::NoIdentityMatches { .. }
+            | Error::CannotRekey(_)
             | Error::AgeHeader(_)
             | Error::UnsupportedAgeVersion(_)
             | Error::Armor(_)

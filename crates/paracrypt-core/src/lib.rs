@@ -40,6 +40,7 @@ pub mod pubkey;
 pub mod raw;
 pub mod recipe;
 pub mod recipient;
+pub mod rekey;
 pub mod size;
 mod stream;
 pub mod workload;

@@ -65,9 +65,14 @@ fn print(out: &mut dyn Write, path: &Path, info: &HeaderInfo) -> std::io::Result
         )?,
         Kdf::Recipients => writeln!(
             out,
-            "secret:      {} recipient{} (decrypt with an identity)",
+            "secret:      {} recipient{} (decrypt with an identity){}",
             info.recipients,
-            if info.recipients == 1 { "" } else { "s" }
+            if info.recipients == 1 { "" } else { "s" },
+            if info.binding.is_some() {
+                ", rekeyed"
+            } else {
+                ""
+            }
         )?,
     }
     writeln!(out, "salt:        {}", hex::encode(info.salt))

@@ -7,5 +7,6 @@ pub mod generate;
 pub mod info;
 pub mod keygen;
 pub mod raw;
+pub mod rekey;
 pub mod rsa;
 pub mod signatures;

@@ -170,6 +170,34 @@ impl OutputTarget {
         }))
     }
 
+    /// As [`OutputTarget::new`], but an output that is the input file itself is allowed: it is
+    /// replaced (keeping its mode and, where permitted, owner) through a temporary file and an
+    /// atomic rename once everything succeeded, as `paracrypt rekey -o INPUT INPUT` does. The
+    /// input stays open, and intact until then.
+    pub fn new_in_place(path: &Path, input: &Path, policy: OutputPolicy) -> Result<Self> {
+        if path != Path::new("-")
+            && input != Path::new("-")
+            && let (Ok(meta), Ok(input_meta)) = (std::fs::metadata(path), std::fs::metadata(input))
+            && meta.is_file()
+            && id(&meta) == id(&input_meta)
+        {
+            return Ok(OutputTarget::File(FileTarget {
+                shown: path.to_path_buf(),
+                dest: follow_links(path)?,
+                replaces: Some(Replaced {
+                    uid: meta.uid(),
+                    gid: meta.gid(),
+                    mode: meta.mode(),
+                }),
+                policy: OutputPolicy {
+                    force: true,
+                    ..policy
+                },
+            }));
+        }
+        Self::new(path, input, policy)
+    }
+
     fn stdout(
         input: Option<Id>,
         stdout: Option<(Id, rustix::fs::FileType)>,

@@ -14,6 +14,7 @@ mod hardening;
 mod people;
 mod providers;
 mod raw;
+mod rekey;
 mod rsa;
 mod sigfiles;
 mod testkit;

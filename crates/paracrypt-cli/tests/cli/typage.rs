@@ -171,3 +171,60 @@ fn paracrypt_decrypts_what_typage_writes_with_typage_keys() {
         assert!(opened == plain, "typage with its own key: {len} bytes");
     }
 }
+
+#[test]
+fn typage_opens_post_quantum_and_passphrase_files_rekeyed_by_paracrypt() {
+    let Some(typage_dir) = typage_dir() else {
+        return;
+    };
+    let dir = scratch();
+    let d = dir.path();
+    let (old_key, old) = paracrypt_keygen(d, "old.key");
+    // A key typage made, the new recipient.
+    let made = String::from_utf8(typage(&typage_dir, &["keygen-pq"], b"")).unwrap();
+    let (identity, recipient) = made.trim().split_once('\n').unwrap();
+    let new_key = write(d, "new.key", format!("{identity}\n").as_bytes());
+    let plain = data(3 * 64 * 1024 + 5, 4);
+    let sealed = {
+        let mut c = paracrypt();
+        c.args(["encrypt", "-q", "--format", "age", "-r", &old]);
+        write(d, "sealed.age", &ok(run_with_stdin(c, &plain)))
+    };
+    let rekey = |args: &[&str], env: Option<&str>, out: &str| {
+        let mut c = paracrypt();
+        c.arg("rekey")
+            .args(args)
+            .arg(&sealed)
+            .arg("-o")
+            .arg(d.join(out));
+        if let Some(pass) = env {
+            c.env("PARACRYPT_NEW_PASSWORD", pass);
+        }
+        ok(run(c));
+        std::fs::read(d.join(out)).unwrap()
+    };
+    let old_key = old_key.to_str().unwrap();
+    // To typage's post-quantum recipient: typage opens it, the old identity does not.
+    let to_new = rekey(&["-i", old_key, "-r", recipient.trim()], None, "to-new.age");
+    let opened = typage(
+        &typage_dir,
+        &["decrypt", new_key.to_str().unwrap()],
+        &to_new,
+    );
+    assert!(
+        opened == plain,
+        "typage opens the rekeyed post-quantum file"
+    );
+    let mut c = Command::new("node");
+    c.arg(typage_dir.join("typage.mjs"))
+        .args(["decrypt", old_key]);
+    assert!(!run_with_stdin(c, &to_new).status.success());
+    // To a passphrase: typage opens it with the passphrase.
+    let to_pass = rekey(
+        &["-i", old_key, "--passphrase"],
+        Some("pq to pass"),
+        "pass.age",
+    );
+    let opened = typage(&typage_dir, &["decrypt-passphrase", "pq to pass"], &to_pass);
+    assert!(opened == plain, "typage opens the rekeyed passphrase file");
+}

@@ -504,6 +504,24 @@ impl Recipe for Decryptor {
     }
 }
 
+/// Reads the header of a binary age file from `input` (exactly those bytes: the payload nonce
+/// and the payload follow), unwraps the file key with `old` and checks the header's MAC, then
+/// returns a new header that wraps the same file key for `new` only, MACed as the age
+/// specification says (HMAC under `HKDF(file key, "header")`). The nonce and the payload stay
+/// valid as they are: their key derives from the file key and the nonce alone.
+pub(crate) fn rekey_header(
+    input: &mut dyn BufRead,
+    old: &Identities,
+    new: &Recipients,
+) -> Result<Vec<u8>> {
+    let header = Header::read(input)?;
+    let file_key = old.unwrap(header.stanzas())?;
+    header.verify(&file_key)?;
+    Ok(Header::seal(new.wrap(&file_key)?, &file_key)
+        .as_bytes()
+        .to_vec())
+}
+
 /// Runs `stream` from the start of `input` into `output`, emptied first, in order (armor is
 /// read and written front to back); positional I/O leaves both files' cursors alone.
 fn in_order(

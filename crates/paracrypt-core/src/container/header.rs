@@ -1,6 +1,8 @@
 //! The container header and the key schedule it anchors. The byte layout is specified in
 //! `docs/FORMAT.md`; this file is its implementation.
 
+use std::sync::Arc;
+
 use hkdf::Hkdf;
 use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
@@ -12,7 +14,12 @@ use super::secret::{Argon2Params, Secret, argon2id};
 use super::suite::Suite;
 use crate::error::{Error, HeaderFault, Result};
 use crate::plan::ChunkSize;
-use crate::recipient::{FileKey, read_stanzas, write_stanzas};
+use crate::recipient::{
+    FileKey, Identities, MAX_STANZAS, Recipients, SCRYPT_TAG, read_stanzas, write_stanzas,
+};
+use age_core::format::Stanza;
+use base64::Engine;
+use base64::prelude::BASE64_STANDARD_NO_PAD;
 
 /// The magic bytes every container starts with.
 pub const MAGIC: &[u8; 9] = b"PARACRYPT";
@@ -34,6 +41,10 @@ const KEY_CHECK_AT: usize = 60;
 const BLOCK_AT: usize = 76;
 const CHECKSUM_LEN: usize = 8;
 const MAC_LEN: usize = 32;
+/// The `kdf` byte of a rekeyed version 2 header: recipients, and a binding stanza first.
+const KDF_REKEYED: u8 = 3;
+/// The tag of a rekeyed header's first stanza, whose argument is the chunk binding.
+const BINDING_TAG: &str = "paracrypt-bound";
 
 /// How the key was derived.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +85,9 @@ pub struct HeaderInfo {
     pub len: usize,
     /// How many recipient stanzas the header holds (version 2; 0 otherwise).
     pub recipients: usize,
+    /// What the chunks are bound to when it is not this header's own MAC: the MAC of the
+    /// header the file was first written with, kept by a rekeyed header (`kdf` 3).
+    pub binding: Option<[u8; MAC_LEN]>,
 }
 
 /// The length of the header that `bytes` starts with, from its version (and, in version 2,
@@ -131,6 +145,7 @@ impl HeaderInfo {
             p_cost: u32_at(24),
         };
         let mut recipients = 0;
+        let mut binding = None;
         let kdf = match (version, bytes[11]) {
             (VERSION, 0)
                 if params
@@ -148,10 +163,10 @@ impl HeaderInfo {
                     .map_err(|_| Error::Header(HeaderFault::Field("Argon2 parameters")))?;
                 Kdf::Argon2id(params)
             }
-            (VERSION_RECIPIENTS, 2) if bytes[20..28] == [0; 8] => {
-                recipients = read_stanzas(&bytes[BLOCK_AT..checksum_at])
-                    .map_err(|_| Error::Header(HeaderFault::Field("recipient block")))?
-                    .len();
+            (VERSION_RECIPIENTS, kdf @ (2 | KDF_REKEYED)) if bytes[20..28] == [0; 8] => {
+                let block = Block::parse(&bytes[BLOCK_AT..checksum_at], kdf == KDF_REKEYED)?;
+                recipients = block.stanzas.len();
+                binding = block.binding;
                 Kdf::Recipients
             }
             _ => return Err(Error::Header(HeaderFault::Field("key derivation"))),
@@ -165,7 +180,42 @@ impl HeaderInfo {
             salt,
             len,
             recipients,
+            binding,
         })
+    }
+}
+
+/// A version 2 header's recipient block, read: its recipient stanzas and, in a rekeyed
+/// header, the chunk binding its first stanza carries.
+struct Block {
+    stanzas: Vec<Stanza>,
+    binding: Option<[u8; MAC_LEN]>,
+}
+
+impl Block {
+    fn parse(block: &[u8], rekeyed: bool) -> Result<Self> {
+        let bad = || Error::Header(HeaderFault::Field("recipient block"));
+        let mut stanzas = read_stanzas(block).map_err(|_| bad())?;
+        let binding = if rekeyed {
+            let first = stanzas.remove(0);
+            let binding = match (&first.tag[..], &first.args[..], first.body.is_empty()) {
+                (BINDING_TAG, [arg], true) => BASE64_STANDARD_NO_PAD
+                    .decode(arg)
+                    .ok()
+                    .and_then(|bytes| <[u8; MAC_LEN]>::try_from(bytes).ok()),
+                _ => None,
+            };
+            if stanzas.is_empty() {
+                return Err(bad());
+            }
+            Some(binding.ok_or_else(bad)?)
+        } else {
+            None
+        };
+        if stanzas.iter().any(|s| s.tag == BINDING_TAG) {
+            return Err(bad());
+        }
+        Ok(Block { stanzas, binding })
     }
 }
 
@@ -258,6 +308,26 @@ impl Keys {
             rand::rng().fill_bytes(&mut salt);
             salt
         });
+        let file_key = match secret {
+            Secret::Recipients(_) => Some(FileKey::init_with_mut(|key| match file_key {
+                Some(fixed) => *key = fixed,
+                None => rand::rng().fill_bytes(key),
+            })),
+            _ => None,
+        };
+        Self::build(secret, suite, chunk_size, salt, file_key, None)
+    }
+
+    /// Writes the header of `secret` with these fields and, to recipients, wraps `file_key`
+    /// for each (after the stanza of `binding`, a rekeyed header's), and derives the keys.
+    fn build(
+        secret: &Secret,
+        suite: Suite,
+        chunk_size: ChunkSize,
+        salt: [u8; SALT_LEN],
+        file_key: Option<FileKey>,
+        binding: Option<[u8; MAC_LEN]>,
+    ) -> Result<Self> {
         let (kdf, version) = match secret {
             Secret::Key(_) => (Kdf::Key, VERSION),
             Secret::Password(_, params) => {
@@ -271,24 +341,40 @@ impl Keys {
                 });
             }
         };
-        // Encrypting to recipients: a fresh file key, wrapped for each of them.
+        // Encrypting to recipients: the file key, wrapped for each of them.
         let mut block = Vec::new();
-        let file_key = match secret {
-            Secret::Recipients(recipients) => {
-                let key = FileKey::init_with_mut(|key| match file_key {
-                    Some(fixed) => *key = fixed,
-                    None => rand::rng().fill_bytes(key),
-                });
-                write_stanzas(&recipients.wrap(&key)?, &mut block);
-                if block.len() > MAX_RECIPIENT_BLOCK {
-                    return Err(Error::IncompatibleRecipients(
-                        "their stanzas exceed the header's 1 MiB recipient block",
+        if let (Secret::Recipients(recipients), Some(key)) = (secret, &file_key) {
+            let mut stanzas = recipients.wrap(key)?;
+            if let Some(binding) = binding {
+                // `decrypt` opens a container's passphrase as version 1 (Argon2id).
+                if stanzas.iter().any(|s| s.tag == SCRYPT_TAG) {
+                    return Err(Error::CannotRekey(
+                        "a container is rekeyed to recipients (-r/-R), not to a passphrase; \
+                         for a password, decrypt it and encrypt it again",
                     ));
                 }
-                Some(key)
+                let arg = BASE64_STANDARD_NO_PAD.encode(binding);
+                if stanzas.len() == MAX_STANZAS {
+                    return Err(Error::IncompatibleRecipients(
+                        "there are 1024 (a rekeyed header holds at most 1023 beside its binding)",
+                    ));
+                }
+                stanzas.insert(
+                    0,
+                    Stanza {
+                        tag: BINDING_TAG.to_owned(),
+                        args: vec![arg],
+                        body: Vec::new(),
+                    },
+                );
             }
-            _ => None,
-        };
+            write_stanzas(&stanzas, &mut block);
+            if block.len() > MAX_RECIPIENT_BLOCK {
+                return Err(Error::IncompatibleRecipients(
+                    "their stanzas exceed the header's 1 MiB recipient block",
+                ));
+            }
+        }
         let len = HEADER_LEN + block.len();
         let info = HeaderInfo {
             version,
@@ -298,13 +384,18 @@ impl Keys {
             salt,
             len,
             recipients: 0,
+            binding,
         };
         let derived = derive(secret, &info, file_key.as_ref())?;
         let mut header = vec![0u8; len];
         header[..9].copy_from_slice(MAGIC);
         header[9] = version;
         header[10] = suite.id();
-        header[11] = kdf.id();
+        header[11] = if binding.is_some() {
+            KDF_REKEYED
+        } else {
+            kdf.id()
+        };
         // At most 1 GiB: fits the field.
         header[12..16].copy_from_slice(&(chunk_size.get() as u32).to_be_bytes());
         match kdf {
@@ -355,8 +446,8 @@ impl Keys {
             }
             (Secret::Identities(identities), Kdf::Recipients, _) => {
                 let block = &bytes[BLOCK_AT..mac_at - CHECKSUM_LEN];
-                let stanzas = read_stanzas(block).expect("checked by parse");
-                Some(identities.unwrap(&stanzas)?)
+                let block = Block::parse(block, info.binding.is_some()).expect("checked by parse");
+                Some(identities.unwrap(&block.stanzas)?)
             }
             (Secret::Recipients(_), Kdf::Recipients, None) => {
                 return Err(Error::WrongSecretKind {
@@ -381,8 +472,38 @@ impl Keys {
         })
     }
 
-    /// The header's MAC, which every chunk's authentication also covers.
+    /// What every chunk's authentication covers: the header's MAC, or in a rekeyed header the
+    /// MAC of the header the chunks were sealed under.
     pub fn header_mac(&self) -> &[u8] {
-        &self.header[self.header.len() - MAC_LEN..]
+        match &self.info.binding {
+            Some(binding) => binding,
+            None => &self.header[self.header.len() - MAC_LEN..],
+        }
+    }
+
+    /// A new header for the file `header` begins, opened with `old`: the same suite, chunk
+    /// size, salt and file key, wrapped for `new` only, and bound to the chunks as they are
+    /// (so they stay valid byte for byte). A version 1 header has no file key to re-wrap.
+    pub fn rekey(header: &[u8], old: Arc<Identities>, new: Arc<Recipients>) -> Result<Vec<u8>> {
+        let info = HeaderInfo::parse(header)?;
+        if info.kdf != Kdf::Recipients {
+            return Err(Error::CannotRekey(
+                "a version 1 container (key file or password) feeds its secret straight into \
+                 the key schedule and has no file key to re-wrap; decrypt it and encrypt it again",
+            ));
+        }
+        let old = Secret::Identities(old);
+        let keys = Keys::open(&old, header, None)?;
+        let binding = keys.header_mac().try_into().expect("32 bytes");
+        let new = Secret::Recipients(new);
+        let rekeyed = Self::build(
+            &new,
+            info.suite,
+            info.chunk_size,
+            info.salt,
+            keys.file_key,
+            Some(binding),
+        )?;
+        Ok(rekeyed.header)
     }
 }

@@ -361,6 +361,16 @@ impl Recipe for Decryptor {
     }
 }
 
+/// A new header for the version 2 container whose header is `header` (see
+/// [`crate::rekey`]).
+pub(crate) fn rekey(
+    header: &[u8],
+    old: std::sync::Arc<crate::recipient::Identities>,
+    new: std::sync::Arc<crate::recipient::Recipients>,
+) -> Result<Vec<u8>> {
+    Keys::rekey(header, old, new)
+}
+
 /// Reads a container's header without a key (for `paracrypt info`).
 pub fn read_header(reader: &mut dyn Read) -> Result<HeaderInfo> {
     HeaderInfo::parse(&read_header_bytes(reader)?)
@@ -369,7 +379,7 @@ pub fn read_header(reader: &mut dyn Read) -> Result<HeaderInfo> {
 /// The header's bytes from the start of `input`: [`HEADER_LEN`] of them, and in version 2 the
 /// recipient block too, or all there are when the input is shorter (parsing then says what is
 /// wrong).
-fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
+pub(crate) fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
     let mut header = Vec::with_capacity(HEADER_LEN);
     let mut read_up_to = |header: &mut Vec<u8>, len: usize| {
         (&mut input)

@@ -1,0 +1,181 @@
+//! `paracrypt rekey`: a new header for the same file key, the rest of the file copied as it is.
+
+use std::io::{BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::rekey::rekey_header;
+use zeroize::Zeroizing;
+
+use crate::exit::{Usage, usage};
+use crate::flags::FilesFlags;
+use crate::io::{Input, OutputTarget};
+use crate::people::{IdentityFlags, RecipientFlags, passphrase};
+use crate::secret::{PASSWORD_ENV, SecretArgs};
+
+/// The environment variable the new passphrase may come from.
+pub const NEW_PASSWORD_ENV: &str = "PARACRYPT_NEW_PASSWORD";
+
+/// Arguments of `paracrypt rekey`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Rekeying changes who can open a file without re-encrypting it: the old credential opens the
+header, a new header wraps the same file key for exactly the new recipients (-r/-R: give
+every recipient the file should keep; one left out is removed) or the new passphrase
+(--passphrase), and every byte after the header is copied as it is. It reads containers
+encrypted to recipients (version 2) and binary age files. Version 1 containers (key file or
+password) have no file key to re-wrap: decrypt and encrypt them again. Armored age files are
+refused.
+
+The old credential: -i FILE, or the old passphrase from --password-file, PARACRYPT_PASSWORD or
+a prompt. The new passphrase: --new-password-file, PARACRYPT_NEW_PASSWORD or a prompt (twice).
+
+-o INPUT rekeys in place, atomically: the new file replaces the old one only once it is
+complete. A wrong credential or a damaged header changes nothing. The payload is not read:
+a damaged chunk is copied as it is and found by the next decryption.
+
+Rekeying is NOT revocation: the file key and the payload do not change, so anyone who had the
+file key, or a copy of the old file and an old credential, can still read the data. To cut
+someone off, decrypt and encrypt again. Exit status: 0 success, 1 failure, 2 usage error.")]
+pub struct RekeyArgs {
+    #[command(flatten)]
+    files: FilesFlags,
+    #[command(flatten)]
+    identities: IdentityFlags,
+    /// The old passphrase: the first line of FILE (else PARACRYPT_PASSWORD, else a prompt),
+    /// when no -i is given.
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "FILE",
+        conflicts_with = "identity_files"
+    )]
+    password_file: Option<PathBuf>,
+    #[command(flatten)]
+    to: RecipientFlags,
+    /// Rekey to a passphrase (age's scrypt recipient; age files only), read from
+    /// --new-password-file, PARACRYPT_NEW_PASSWORD or a prompt.
+    #[arg(long, conflicts_with_all = ["recipients", "recipient_files"])]
+    passphrase: bool,
+    /// The new passphrase: the first line of FILE.
+    #[arg(long, value_name = "FILE", requires = "passphrase")]
+    new_password_file: Option<PathBuf>,
+}
+
+/// Runs `paracrypt rekey`.
+pub fn run(args: RekeyArgs) -> Result<ExitCode> {
+    if args.to.is_empty() && !args.passphrase {
+        return usage("rekey needs the new recipients (-r RECIPIENT, -R FILE) or --passphrase");
+    }
+    let target = OutputTarget::new_in_place(
+        &args.files.output,
+        &args.files.input,
+        args.files.policy(true),
+    )?;
+    let old = Arc::new(old_identities(&args)?);
+    let new = Arc::new(if args.passphrase {
+        Recipients::passphrase(passphrase(&new_password(&args)?), None)
+    } else {
+        args.to.read()?
+    });
+    match Input::open(&args.files.input)? {
+        Input::Stdin => rekey(std::io::stdin().lock(), old, new, target),
+        Input::File { file, .. } => rekey(&file, old, new, target),
+    }?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads and rekeys the header from `input`, then writes the new header and the rest of
+/// `input` as it is to `target` (file to file with `copy_file_range` where the system can).
+fn rekey(
+    input: impl Read,
+    old: Arc<Identities>,
+    new: Arc<Recipients>,
+    target: OutputTarget,
+) -> Result<()> {
+    let mut reader = BufReader::new(input);
+    let header = rekey_header(&mut reader, old, new)?;
+    let mut output = target.create()?;
+    let copied = match output.as_file() {
+        Some(mut file) => file
+            .write_all(&header)
+            .and_then(|()| std::io::copy(&mut reader, &mut file)),
+        None => {
+            let mut writer = output.writer();
+            writer
+                .write_all(&header)
+                .and_then(|()| std::io::copy(&mut reader, &mut writer))
+        }
+    };
+    copied.context("copying the file after its header")?;
+    output.commit()
+}
+
+/// The old credential: `-i`'s identities, else the old passphrase.
+fn old_identities(args: &RekeyArgs) -> Result<Identities> {
+    if !args.identities.is_empty() {
+        return args.identities.read();
+    }
+    let password = if args.password_file.is_some() || std::env::var_os(PASSWORD_ENV).is_some() {
+        let old = SecretArgs {
+            key_file: None,
+            password_file: args.password_file.clone(),
+        };
+        old.password(false, false)?
+    } else {
+        let password = rpassword::prompt_password("Old passphrase: ").map_err(|_| {
+            Usage(format!(
+                "no old credential: use -i FILE, --password-file FILE or {PASSWORD_ENV}, or run \
+                 on a terminal"
+            ))
+        })?;
+        Zeroizing::new(password)
+    };
+    if password.is_empty() {
+        return usage("the old passphrase is empty");
+    }
+    Ok(Identities::passphrase(passphrase(&password), None))
+}
+
+/// The new passphrase: `--new-password-file`'s first line, else [`NEW_PASSWORD_ENV`], else a
+/// prompt, asked twice.
+fn new_password(args: &RekeyArgs) -> Result<Zeroizing<String>> {
+    let password = if let Some(path) = &args.new_password_file {
+        let text = Zeroizing::new(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read password file {}", path.display()))?,
+        );
+        Zeroizing::new(text.lines().next().unwrap_or("").to_owned())
+    } else if let Ok(password) = std::env::var(NEW_PASSWORD_ENV) {
+        Zeroizing::new(password)
+    } else {
+        let no_terminal = || {
+            format!(
+                "no new passphrase: use --new-password-file FILE or {NEW_PASSWORD_ENV}, or run \
+                 on a terminal"
+            )
+        };
+        let first = Zeroizing::new(
+            rpassword::prompt_password("New passphrase: ").map_err(|_| Usage(no_terminal()))?,
+        );
+        let again = Zeroizing::new(
+            rpassword::prompt_password("New passphrase (again): ")
+                .map_err(|_| Usage(no_terminal()))?,
+        );
+        if *first != *again {
+            return usage("the new passphrases do not match");
+        }
+        first
+    };
+    if password.is_empty() {
+        return usage("the new passphrase is empty");
+    }
+    if std::env::var(PASSWORD_ENV).is_ok_and(|old| *old == **password) {
+        crate::exit::warn("the new passphrase is the old one");
+    }
+    Ok(password)
+}
