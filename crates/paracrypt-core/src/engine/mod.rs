@@ -18,11 +18,10 @@
 //! - the stream driver behind [`Runner::stream`](crate::Runner::stream): `Read` → `Write` through a
 //!   bounded, ordered window.
 //!
-//! What is public here is what `paracrypt-mpi` and tools that make or check single chunks
-//! need: [`Job`] and [`Transform`] with the transform traits and [`ChunkCtx`], the positional
-//! driver [`run`] with its [`Source`]/[`Sink`] (and the in-memory [`SliceSource`]/
-//! [`SliceSink`]), and the in-memory drivers. Whole files, streams, ranges and the `Write`
-//! adapter go through [`Runner`](crate::Runner).
+//! What is public here is what `paracrypt-mpi`, benchmarks and tools that make or check single
+//! chunks need: [`Job`] and [`Transform`] with the transform traits and [`ChunkCtx`], the
+//! drivers above with [`Source`]/[`Sink`] (and the in-memory [`SliceSource`]/[`SliceSink`]).
+//! Streams and the `Write` adapter go through [`Runner`](crate::Runner).
 //!
 //! None of them builds a thread pool: they run in whatever pool the caller `install`s (the
 //! global one otherwise), and a one-thread pool runs the very same code serially.
@@ -42,7 +41,7 @@ use crate::plan::ChunkPlan;
 pub use io::{Sink, SliceSink, SliceSource, Source};
 use job::{Apply, lowest_error};
 pub use job::{Job, Transform};
-pub(crate) use range::run_range;
+pub use range::run_range;
 
 /// The most bytes of preceding input a transform may ask for.
 pub const MAX_CONTEXT: usize = 64;
@@ -246,7 +245,7 @@ fn transform_in_slots(
 ///
 /// # Panics
 /// If the job was made without the input's length.
-pub(crate) fn run_file(job: &Job, input: &dyn Source, output: &File) -> Result<u64> {
+pub fn run_file(job: &Job, input: &dyn Source, output: &File) -> Result<u64> {
     use std::os::unix::fs::FileExt;
     let plan = job.planned();
     output
