@@ -5,7 +5,7 @@ use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, HeaderInfo};
 use paracrypt_core::engine::{self, SliceSink, SliceSource};
 use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::raw::{Direction, RawCipherName};
-use paracrypt_core::{Error, ErrorKind};
+use paracrypt_core::{Error, ErrorKind, Recipe};
 
 use crate::container::key;
 use crate::raw::{chunk_size, cipher, data, with_threads};
@@ -51,8 +51,10 @@ fn the_container_job_carries_its_header_and_plan() {
 
     // Another process makes the same job from the header alone.
     let again = encryptor
-        .job_for_header(job.header(), Some(plain.len() as u64))
+        .job_from_header(job.header(), None, Some(plain.len() as u64))
         .unwrap();
+    assert_eq!(again.header(), job.header());
+    assert_eq!(again.plan(), job.plan());
     let mut resealed = Vec::new();
     engine::run_in_memory(&again, &plain, &mut resealed).unwrap();
     assert!(resealed == sealed);
@@ -183,7 +185,7 @@ fn in_memory_a_growing_job_gives_what_the_positional_engine_gives() {
     let chunk = 4096;
     let layout = ChunkLayout::framed(0, chunk, 5, chunk + 8, Tail::Fixed).unwrap();
     let job = |len: usize, fail: Vec<u64>| {
-        Job::new(layout, Transform::Parallel(Box::new(Appends { fail })))
+        Job::new(layout, Transform::parallel(Appends { fail }))
             .with_input_len(len as u64)
             .unwrap()
             .with_header(&b"head!"[..])

@@ -4,7 +4,7 @@
 //! a 16-byte nonce, and the payload: STREAM over ChaCha20-Poly1305 in 64 KiB chunks, each
 //! sealed under its own nonce (the chunk's counter and a last-chunk flag). age and rage seal
 //! and open those chunks one after the other; here each chunk is a chunk of the
-//! [engine], so every core takes chunks, and the bytes are age's: `age -d`
+//! [engine](crate::engine), so every core takes chunks, and the bytes are age's: `age -d`
 //! reads what [`Encryptor`] writes and [`Decryptor`] reads what `age -e` writes, binary or
 //! ASCII-armored.
 //!
@@ -50,7 +50,7 @@ use rand::Rng;
 use zeroize::Zeroizing;
 
 pub use header::{Header, MAGIC, MAX_HEADER_LEN, NONCE_LEN};
-pub use payload::{CHUNK_SIZE, SEALED_CHUNK_LEN, TAG_LEN};
+use payload::SEALED_CHUNK_LEN;
 
 use crate::engine::io::{PositionalReader, PositionalWriter};
 use crate::engine::{Job, Transform};
@@ -61,7 +61,7 @@ use crate::recipe::{Recipe, Runner};
 use crate::recipient::{Identities, Recipients};
 
 /// How an armored age file begins.
-pub const ARMOR_BEGIN: &[u8] = b"-----BEGIN AGE ENCRYPTED FILE-----";
+pub(crate) const ARMOR_BEGIN: &[u8] = b"-----BEGIN AGE ENCRYPTED FILE-----";
 
 /// The two forms of an age file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub enum AgeFormat {
 
 /// The most whitespace read before an armored file's BEGIN line (age's limit too): blank
 /// lines there are allowed, and a file of nothing but whitespace is not read without bound.
-pub const MAX_ARMOR_LEADING_WHITESPACE: usize = 1024;
+pub(crate) const MAX_ARMOR_LEADING_WHITESPACE: usize = 1024;
 
 /// How many bytes from an input's start [`detect`] needs to tell its format.
 pub const DETECT_LEN: usize = MAX_ARMOR_LEADING_WHITESPACE + ARMOR_BEGIN.len();
@@ -82,8 +82,7 @@ pub const DETECT_LEN: usize = MAX_ARMOR_LEADING_WHITESPACE + ARMOR_BEGIN.len();
 /// Which form of age file `prefix` (the first bytes of an input, [`DETECT_LEN`] of them or
 /// the whole input) begins, if any.
 ///
-/// Armor may follow blank lines (whitespace, at most [`MAX_ARMOR_LEADING_WHITESPACE`]
-/// bytes); a first line that starts with `-----` is taken for armor, so that a damaged BEGIN
+/// Armor may follow blank lines (whitespace, at most 1024 bytes); a first line that starts with `-----` is taken for armor, so that a damaged BEGIN
 /// line is reported as damaged armor.
 ///
 /// ```
@@ -178,13 +177,6 @@ impl Encryptor {
         self
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
-    /// convenience methods below ([`Runner::window`]).
-    pub fn window(mut self, window: usize) -> Self {
-        self.runner = self.runner.window(window);
-        self
-    }
-
     /// Runs the convenience methods below with `runner`'s options (window, progress).
     pub fn runner(mut self, runner: Runner) -> Self {
         self.runner = runner;
@@ -234,10 +226,7 @@ impl Encryptor {
         )?;
         // Only this process knows the fresh file key: others are given it with the header.
         let job = job.with_shared_key(file_key.expose_secret());
-        match plaintext_len {
-            Some(len) => job.with_input_len(len),
-            None => Ok(job),
-        }
+        job.planned_for(plaintext_len)
     }
 
     /// Encrypts `input` into `output` with positional I/O on every pool thread (armor: in
@@ -307,10 +296,7 @@ impl Recipe for Encryptor {
             needs: "the file key of the process that wrote the header",
         })?;
         let job = open_with_key(&mut &header[..], key, self.provider)?;
-        match input_len {
-            Some(len) => job.with_input_len(len),
-            None => Ok(job),
-        }
+        job.planned_for(input_len)
     }
 }
 
@@ -325,8 +311,8 @@ fn payload_job(
     let prefix = [header.as_bytes(), nonce].concat();
     let key = Zeroizing::new(header::payload_key(file_key, nonce));
     let transform = match direction {
-        Direction::Encrypt => Transform::Parallel(Box::new(payload::seal(key, provider)?)),
-        Direction::Decrypt => Transform::Parallel(Box::new(payload::open(key, provider)?)),
+        Direction::Encrypt => Transform::parallel(payload::seal(key, provider)?),
+        Direction::Decrypt => Transform::parallel(payload::open(key, provider)?),
     };
     Ok(Job::new(payload::layout(direction, prefix.len() as u64), transform).with_header(prefix))
 }
@@ -380,13 +366,6 @@ impl Decryptor {
             runner: Runner::new(),
             provider: Provider::default(),
         }
-    }
-
-    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
-    /// convenience methods below ([`Runner::window`]).
-    pub fn window(mut self, window: usize) -> Self {
-        self.runner = self.runner.window(window);
-        self
     }
 
     /// Runs the convenience methods below with `runner`'s options (window, progress).
@@ -511,10 +490,7 @@ impl Recipe for Decryptor {
         } else {
             job
         };
-        match input_len {
-            Some(len) => job.with_input_len(len),
-            None => Ok(job),
-        }
+        job.planned_for(input_len)
     }
 
     fn job_from_header(
@@ -524,10 +500,7 @@ impl Recipe for Decryptor {
         input_len: Option<u64>,
     ) -> Result<Job> {
         let (job, _) = self.open(&mut &header[..], key)?;
-        match input_len {
-            Some(len) => job.with_input_len(len),
-            None => Ok(job),
-        }
+        job.planned_for(input_len)
     }
 }
 

@@ -34,7 +34,6 @@ mod suite;
 use std::fs::File;
 use std::io::{BufRead, Read, Write};
 
-pub use chunk::RC4_DROP;
 use header::Keys;
 pub use header::{
     HEADER_LEN, HeaderInfo, Kdf, MAGIC, MAX_RECIPIENT_BLOCK, SALT_LEN, VERSION, VERSION_RECIPIENTS,
@@ -125,10 +124,9 @@ impl Encryptor {
         self
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
-    /// convenience methods below ([`Runner::window`]).
-    pub fn window(mut self, window: usize) -> Self {
-        self.runner = self.runner.window(window);
+    /// Runs the convenience methods below with `runner`'s options (window, progress).
+    pub fn runner(mut self, runner: Runner) -> Self {
+        self.runner = runner;
         self
     }
 
@@ -185,27 +183,6 @@ impl Encryptor {
         })
     }
 
-    /// Prepares the encryption of `plaintext_len` bytes under a `header` that another
-    /// [`Encryptor::job`] with the same secret made (for example on MPI rank 0): the salt, suite
-    /// and chunk size are the header's, so every process seals every chunk identically. The
-    /// header is checked like a decryptor checks it (a different secret fails with
-    /// [`Error::WrongKey`]); no new salt is drawn.
-    ///
-    /// ```
-    /// use paracrypt_core::container::{Encryptor, Key};
-    /// use paracrypt_core::plan::ChunkSize;
-    ///
-    /// let encryptor = Encryptor::new(Key::generate()).chunk_size(ChunkSize::new(4096)?);
-    /// let first = encryptor.job(Some(10_000))?;
-    /// let again = encryptor.job_for_header(first.header(), Some(10_000))?;
-    /// assert_eq!(again.header(), first.header());
-    /// assert_eq!(again.plan(), first.plan());
-    /// # Ok::<(), paracrypt_core::Error>(())
-    /// ```
-    pub fn job_for_header(&self, header: &[u8], plaintext_len: Option<u64>) -> Result<Job> {
-        self.job_from_header(header, None, plaintext_len)
-    }
-
     /// Encrypts `input` into `output` with positional I/O on every pool thread and sets
     /// `output`'s length. Returns the bytes written.
     pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {
@@ -238,8 +215,11 @@ impl Recipe for Encryptor {
         self.job(input_len)
     }
 
-    /// The header's salt, suite and chunk size; encrypting to recipients, `key` is the file
-    /// key rank 0 drew (the header is checked with it: a different key fails).
+    /// The encryption under a `header` that another [`Encryptor::job`] with the same secret
+    /// made (for example on MPI rank 0): the salt, suite and chunk size are the header's, so
+    /// every process seals every chunk identically, and no new salt is drawn. The header is
+    /// checked like a decryptor checks it (a different secret fails with
+    /// [`Error::WrongKey`]); encrypting to recipients, `key` is the file key rank 0 drew.
     fn job_from_header(
         &self,
         header: &[u8],
@@ -277,10 +257,9 @@ impl Decryptor {
         }
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread), for the
-    /// convenience methods below ([`Runner::window`]).
-    pub fn window(mut self, window: usize) -> Self {
-        self.runner = self.runner.window(window);
+    /// Runs the convenience methods below with `runner`'s options (window, progress).
+    pub fn runner(mut self, runner: Runner) -> Self {
+        self.runner = runner;
         self
     }
 
@@ -428,13 +407,13 @@ fn job(
     let suite = keys.info.suite;
     let cipher = chunk::chunk_cipher(suite, &keys.payload, keys.header_mac(), provider)?;
     let transform: Transform = match direction {
-        Direction::Encrypt => Transform::Parallel(Box::new(chunk::Seal(cipher))),
-        Direction::Decrypt => Transform::Parallel(Box::new(chunk::Open {
+        Direction::Encrypt => Transform::parallel(chunk::Seal(cipher)),
+        Direction::Decrypt => Transform::parallel(chunk::Open {
             cipher,
             tag_len: suite.tag_len(),
             empty_last: |index| Error::ChunkAuth { index },
             search_end: true,
-        })),
+        }),
     };
     let header_len = keys.header.len() as u64;
     let job = Job::new(
@@ -442,8 +421,5 @@ fn job(
         transform,
     )
     .with_header(keys.header.clone());
-    match input_len {
-        Some(len) => job.with_input_len(len),
-        None => Ok(job),
-    }
+    job.planned_for(input_len)
 }

@@ -102,7 +102,7 @@ impl Sink for SliceSink<'_> {
 }
 
 /// A progress callback: called with the number of input bytes just taken in.
-pub type Progress = Arc<dyn Fn(u64) + Send + Sync>;
+pub(crate) type Progress = Arc<dyn Fn(u64) + Send + Sync>;
 
 /// `Read` over a file with positional reads from `at`, leaving the file's cursor alone.
 pub(crate) struct PositionalReader<'a> {

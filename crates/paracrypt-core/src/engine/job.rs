@@ -1,27 +1,127 @@
 //! A job: everything the drivers need to run one input through a transform, as one value.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
+
+use rayon::prelude::*;
 
 use zeroize::Zeroizing;
 
 use super::{ChunkCtx, ChunkTransform, SerialTransform};
-use crate::error::Result;
+use crate::error::{ChunkError, Result};
 use crate::plan::{ChunkLayout, ChunkPlan};
 
-/// A transform together with how it may be scheduled.
-pub enum Transform {
-    /// Chunks are independent and run in parallel (ECB, CTR, CBC decryption, the container).
+/// A transform together with how it may be scheduled: [`Transform::parallel`] or
+/// [`Transform::serial`].
+///
+/// This is the one place where the two differ (as BLAKE3's `join` is for its hashing): every
+/// driver — in memory, positional, stream, the `Write` adapter, and through them
+/// `paracrypt-mpi`'s batches — runs its chunks through one private method that schedules them
+/// on every pool thread for a parallel transform, or in order on the calling thread for a
+/// serial one, whose lock is taken once per run.
+pub struct Transform(Kind);
+
+/// How a [`Transform`] holds its work: a serial one behind a lock, so that a job is shared by
+/// reference.
+pub(crate) enum Kind {
     Parallel(Box<dyn ChunkTransform + Send>),
+    Serial(Mutex<Box<dyn SerialTransform>>),
+}
+
+/// A transform as a driver calls it, whichever its schedule.
+pub(crate) type Apply<'a> = dyn FnMut(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize> + 'a;
+
+impl Transform {
+    /// Chunks are independent and run in parallel (ECB, CTR, CBC decryption, the container).
+    pub fn parallel(transform: impl ChunkTransform + Send + 'static) -> Self {
+        Transform(Kind::Parallel(Box::new(transform)))
+    }
+
     /// Chunks run in order on one thread (CBC encryption, RC4).
-    Serial(Box<dyn SerialTransform>),
+    pub fn serial(transform: impl SerialTransform + 'static) -> Self {
+        Transform(Kind::Serial(Mutex::new(Box::new(transform))))
+    }
+
+    /// The parallel transform, or `self` back when it is serial.
+    pub(crate) fn into_parallel(self) -> Result<Box<dyn ChunkTransform + Send>, Self> {
+        match self.0 {
+            Kind::Parallel(t) => Ok(t),
+            serial => Err(Transform(serial)),
+        }
+    }
+
+    /// Whether the chunks may run on more than one thread.
+    pub(crate) fn is_parallel(&self) -> bool {
+        matches!(self.0, Kind::Parallel(_))
+    }
+
+    /// How many input bytes just before each chunk the transform needs.
+    pub(crate) fn context_len(&self) -> usize {
+        match &self.0 {
+            Kind::Parallel(t) => t.context_len(),
+            Kind::Serial(_) => 0,
+        }
+    }
+
+    /// How many workers [`Transform::each`] may keep busy: every pool thread, or one.
+    pub(crate) fn workers(&self) -> usize {
+        match self.0 {
+            Kind::Parallel(_) => rayon::current_num_threads(),
+            Kind::Serial(_) => 1,
+        }
+    }
+
+    /// Runs `f` on every item, handing it the transform to call on its chunks. Parallel work
+    /// runs the items on any pool thread, in any order, all of them, and the error of the
+    /// lowest failing chunk wins; serial work runs them in order on the calling thread, the
+    /// transform locked once for the whole run, and stops at the first failure (later chunks
+    /// depend on the state it left). Returns the one `Some` an item gave (the last chunk's
+    /// end), if any.
+    pub(crate) fn each<I, T, R>(
+        &self,
+        items: I,
+        f: impl Fn(&mut Apply<'_>, T) -> Result<Option<R>, ChunkError> + Sync,
+    ) -> Result<Option<R>, ChunkError>
+    where
+        I: IntoParallelIterator<Item = T> + IntoIterator<Item = T>,
+        T: Send,
+        R: Send,
+    {
+        match &self.0 {
+            Kind::Parallel(t) => items
+                .into_par_iter()
+                .map(|item| f(&mut |c, b, n| t.transform(c, b, n), item))
+                .reduce(|| Ok(None), lowest_error),
+            Kind::Serial(t) => {
+                let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+                let mut apply = |c: &ChunkCtx<'_>, b: &mut [u8], n| t.transform(c, b, n);
+                let mut end = None;
+                for item in items {
+                    end = end.or(f(&mut apply, item)?);
+                }
+                Ok(end)
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Transform {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Transform::Parallel(_) => "Transform::Parallel",
-            Transform::Serial(_) => "Transform::Serial",
+        f.write_str(match self.0 {
+            Kind::Parallel(_) => "Transform::parallel",
+            Kind::Serial(_) => "Transform::serial",
         })
+    }
+}
+
+/// Combines two chunk results: the error of the lowest chunk wins, else the one `Some`.
+pub(crate) fn lowest_error<T>(
+    a: Result<Option<T>, ChunkError>,
+    b: Result<Option<T>, ChunkError>,
+) -> Result<Option<T>, ChunkError> {
+    match (a, b) {
+        (Err(x), Err(y)) => Err(if x.index <= y.index { x } else { y }),
+        (Err(x), Ok(_)) | (Ok(_), Err(x)) => Err(x),
+        (Ok(x), Ok(y)) => Ok(x.or(y)),
     }
 }
 
@@ -52,32 +152,15 @@ impl std::fmt::Debug for Transform {
 pub struct Job {
     layout: ChunkLayout,
     plan: Option<ChunkPlan>,
-    transform: Held,
+    transform: Transform,
     header: Box<[u8]>,
     shared_key: Option<Zeroizing<Box<[u8]>>>,
-}
-
-/// The transform as the job holds it: a serial one behind a lock, so that a job is shared by
-/// reference (the lock is taken once per run, never per chunk).
-enum Held {
-    Parallel(Box<dyn ChunkTransform + Send>),
-    Serial(Mutex<Box<dyn SerialTransform>>),
-}
-
-/// A job's transform, ready to run: borrowed for a parallel one, locked for a serial one.
-pub(crate) enum Running<'a> {
-    Parallel(&'a dyn ChunkTransform),
-    Serial(MutexGuard<'a, Box<dyn SerialTransform>>),
 }
 
 impl Job {
     /// A job of `transform` over chunks laid out by `layout`, for input of unknown length (a
     /// stream) and without a header. See [`Job::with_input_len`] and [`Job::with_header`].
     pub fn new(layout: ChunkLayout, transform: Transform) -> Self {
-        let transform = match transform {
-            Transform::Parallel(t) => Held::Parallel(t),
-            Transform::Serial(t) => Held::Serial(Mutex::new(t)),
-        };
         Job {
             layout,
             plan: None,
@@ -92,6 +175,15 @@ impl Job {
     pub fn with_input_len(mut self, input_len: u64) -> Result<Self> {
         self.plan = Some(ChunkPlan::new(self.layout, input_len)?);
         Ok(self)
+    }
+
+    /// [`Job::with_input_len`] when the input's length is known; `None` (a stream) leaves the
+    /// job unplanned.
+    pub(crate) fn planned_for(self, input_len: Option<u64>) -> Result<Self> {
+        match input_len {
+            Some(len) => self.with_input_len(len),
+            None => Ok(self),
+        }
     }
 
     /// Sets the header: the bytes before the first chunk, in the output (when the layout's
@@ -165,15 +257,12 @@ impl Job {
 
     /// Whether the chunks may run on more than one thread.
     pub fn is_parallel(&self) -> bool {
-        matches!(self.transform, Held::Parallel(_))
+        self.transform.is_parallel()
     }
 
     /// How many input bytes just before each chunk the transform needs.
     pub fn context_len(&self) -> usize {
-        match &self.transform {
-            Held::Parallel(t) => t.context_len(),
-            Held::Serial(_) => 0,
-        }
+        self.transform.context_len()
     }
 
     /// Transforms one chunk in `buf` at the position `chunk` gives, as a driver would (a driver
@@ -185,18 +274,22 @@ impl Job {
         buf: &mut [u8],
         input_len: usize,
     ) -> Result<usize> {
-        match self.running() {
-            Running::Parallel(t) => t.transform(chunk, buf, input_len),
-            Running::Serial(mut t) => t.transform(chunk, buf, input_len),
-        }
+        let failed = |source| ChunkError {
+            index: chunk.index,
+            source,
+        };
+        let len = self
+            .transform
+            .each(Some(buf), |t, buf| {
+                t(chunk, buf, input_len).map(Some).map_err(failed)
+            })
+            .map_err(|e| e.source)?;
+        Ok(len.expect("one chunk was transformed"))
     }
 
-    /// The transform, ready to run (a serial one stays locked until the result is dropped).
-    pub(crate) fn running(&self) -> Running<'_> {
-        match &self.transform {
-            Held::Parallel(t) => Running::Parallel(&**t),
-            Held::Serial(t) => Running::Serial(t.lock().unwrap_or_else(|e| e.into_inner())),
-        }
+    /// The transform, to run through [`Transform::each`].
+    pub(crate) fn transform(&self) -> &Transform {
+        &self.transform
     }
 }
 

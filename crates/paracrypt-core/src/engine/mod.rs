@@ -14,15 +14,19 @@
 //! - [`run`]: any range of chunks from a positional [`Source`] to a [`Sink`] (files with
 //!   `read_at`/`write_at`, or memory), each worker owning one page-aligned buffer, so reading,
 //!   transforming and writing of different chunks overlap across threads and at most one chunk
-//!   per thread is in memory; a failure names its chunk ([`ChunkError`]). [`run_file`] runs a
-//!   whole job file to file;
+//!   per thread is in memory; a failure names its chunk ([`ChunkError`]);
 //! - the stream driver behind [`Runner::stream`](crate::Runner::stream): `Read` → `Write` through a
 //!   bounded, ordered window.
+//!
+//! What is public here is what `paracrypt-mpi`, benchmarks and tools that make or check single
+//! chunks need: [`Job`] and [`Transform`] with the transform traits and [`ChunkCtx`], the
+//! drivers above with [`Source`]/[`Sink`] (and the in-memory [`SliceSource`]/[`SliceSink`]).
+//! Streams and the `Write` adapter go through [`Runner`](crate::Runner).
 //!
 //! None of them builds a thread pool: they run in whatever pool the caller `install`s (the
 //! global one otherwise), and a one-thread pool runs the very same code serially.
 
-pub mod io;
+pub(crate) mod io;
 mod job;
 mod range;
 pub(crate) mod stream;
@@ -31,13 +35,11 @@ use std::fs::File;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use rayon::prelude::*;
-
 use crate::buffer::{AlignedBuf, with_scratch};
 use crate::error::{ChunkError, Error, Result};
 use crate::plan::ChunkPlan;
 pub use io::{Sink, SliceSink, SliceSource, Source};
-pub(crate) use job::Running;
+use job::{Apply, lowest_error};
 pub use job::{Job, Transform};
 pub use range::run_range;
 
@@ -149,36 +151,20 @@ pub fn process_in_place(job: &Job, buf: &mut Vec<u8>) -> Result<(), ChunkError> 
 
     let chunks = &mut buf[offset..plan.output_len() as usize];
     let (body, tail) = chunks.split_at_mut((last.output.start - layout.output_offset) as usize);
-    let failed = |index: u64| move |source: Error| ChunkError { index, source };
-    let last_len = match job.running() {
-        Running::Parallel(t) => body
-            .par_chunks_mut(full)
-            .chain(rayon::iter::once(tail))
-            .enumerate()
-            .map(|(i, chunk)| {
-                let i = i as u64;
-                let len = t
-                    .transform(&ctx(i), chunk, input_len(i))
-                    .map_err(failed(i))?;
-                Ok((i == last.index).then_some(len))
-            })
-            .reduce(|| Ok(None), lowest_error)?
-            .expect("the last chunk is always transformed"),
-        Running::Serial(mut t) => {
-            let mut len = 0;
-            for (i, chunk) in body
-                .chunks_mut(full)
-                .chain(std::iter::once(tail))
-                .enumerate()
-            {
-                let i = i as u64;
-                len = t
-                    .transform(&ctx(i), chunk, input_len(i))
-                    .map_err(failed(i))?;
-            }
-            len
-        }
-    };
+    let chunks: Vec<_> = body
+        .chunks_mut(full)
+        .chain(std::iter::once(tail))
+        .enumerate()
+        .collect();
+    let last_len = job
+        .transform()
+        .each(chunks, |t, (i, chunk)| {
+            let i = i as u64;
+            let len = t(&ctx(i), chunk, input_len(i))
+                .map_err(|source| ChunkError { index: i, source })?;
+            Ok((i == last.index).then_some(len))
+        })?
+        .expect("the last chunk is always transformed");
     buf.truncate((last.output.start + last_len as u64) as usize);
     Ok(())
 }
@@ -197,16 +183,11 @@ pub fn run_in_memory(job: &Job, input: &[u8], output: &mut Vec<u8>) -> Result<()
     let base = plan.chunk(0).output.start as usize;
     // Chunks that only grow (sealing) are transformed in their output slots: one copy of the
     // input, none back. Others go through a buffer per thread.
-    let in_slots = match job.running() {
-        Running::Parallel(t) if only_grows(plan) => Some(t),
-        _ => None,
-    };
-    let end = match in_slots {
-        Some(t) => transform_in_slots(plan, t, job.context_len(), input, &mut output[base..])?,
-        None => {
-            let sink = SliceSink::new(plan, 0..plan.len(), &mut output[base..]);
-            run(job, 0..plan.len(), &SliceSource(input), &sink)?
-        }
+    let end = if only_grows(plan) {
+        transform_in_slots(job, input, &mut output[base..])?
+    } else {
+        let sink = SliceSink::new(plan, 0..plan.len(), &mut output[base..]);
+        run(job, 0..plan.len(), &SliceSource(input), &sink)?
     };
     output.truncate(end.expect("the whole plan includes its last chunk") as usize);
     Ok(())
@@ -223,13 +204,13 @@ fn only_grows(plan: &ChunkPlan) -> bool {
 /// from the first chunk on): the input is copied into the slot and transformed there, and the
 /// transform's context is read from `input`. Returns where the output ends.
 fn transform_in_slots(
-    plan: &ChunkPlan,
-    t: &dyn ChunkTransform,
-    context_len: usize,
+    job: &Job,
     input: &[u8],
     mut out: &mut [u8],
 ) -> Result<Option<u64>, ChunkError> {
+    let plan = job.planned();
     let layout = plan.layout();
+    let context_len = job.context_len();
     let mut slots = Vec::with_capacity(plan.len() as usize);
     for index in 0..plan.len() {
         let chunk = plan.chunk(index);
@@ -237,31 +218,26 @@ fn transform_in_slots(
         slots.push((chunk, slot));
         out = rest;
     }
-    slots
-        .into_par_iter()
-        .map(|(chunk, slot)| {
-            let index = chunk.index;
-            let from = chunk.input.start as usize;
-            let input_len = chunk.input_len();
-            slot[..input_len].copy_from_slice(&input[from..from + input_len]);
-            let context = if index > 0 {
-                &input[from - context_len..from]
-            } else {
-                &[][..]
-            };
-            let ctx = ChunkCtx {
-                index,
-                offset: layout.payload_start(index),
-                chunk_size: layout.payload_chunk(),
-                is_last: chunk.is_last,
-                context,
-            };
-            let len = t
-                .transform(&ctx, slot, input_len)
-                .map_err(|source| ChunkError { index, source })?;
-            Ok(chunk.is_last.then_some(chunk.output.start + len as u64))
-        })
-        .reduce(|| Ok(None), lowest_error)
+    job.transform().each(slots, |t, (chunk, slot)| {
+        let index = chunk.index;
+        let from = chunk.input.start as usize;
+        let input_len = chunk.input_len();
+        slot[..input_len].copy_from_slice(&input[from..from + input_len]);
+        let context = if index > 0 {
+            &input[from - context_len..from]
+        } else {
+            &[][..]
+        };
+        let ctx = ChunkCtx {
+            index,
+            offset: layout.payload_start(index),
+            chunk_size: layout.payload_chunk(),
+            is_last: chunk.is_last,
+            context,
+        };
+        let len = t(&ctx, slot, input_len).map_err(|source| ChunkError { index, source })?;
+        Ok(chunk.is_last.then_some(chunk.output.start + len as u64))
+    })
 }
 
 /// Runs every chunk of `job` from `input` to `output`, positional reads and writes on every pool
@@ -292,7 +268,7 @@ const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
 /// [`Tail::Unpad`](crate::plan::Tail)). On failure, the error of the lowest failing chunk, with
 /// its index. Headers are the caller's: only chunks are read and written.
 ///
-/// Parallel work uses each pool thread's page-aligned scratch buffer ([`with_scratch`]), which
+/// Parallel work uses each pool thread's page-aligned scratch buffer, which
 /// holds one chunk at a time (sized by [`ChunkPlan::max_buffer`]: never more than the input
 /// needs): the thread reads the chunk, transforms it and writes it, so memory
 /// stays at one chunk per thread whatever the input size. When the sink is a file (whose
@@ -316,39 +292,23 @@ pub fn run(
         context_len: job.context_len(),
     };
     let buffer_len = plan.max_buffer();
-    match job.running() {
-        Running::Parallel(t)
-            if sink.single_writer()
-                && rayon::current_num_threads() > 1
-                && indices.end - indices.start
-                    >= WRITER_MIN_CHUNKS_PER_THREAD * rayon::current_num_threads() as u64 =>
-        {
-            run_with_writer(&feed, t, indices, buffer_len, sink)
-        }
-        Running::Parallel(t) => {
-            let failed = AtomicU64::new(u64::MAX);
-            claim_each(indices, &failed, |index| {
-                with_scratch(buffer_len, |buf| {
-                    let done =
-                        feed.read_and_transform(buf, index, |c, b, n| t.transform(c, b, n))?;
-                    sink.write_chunk(index, done.output_start, &buf[..done.len])?;
-                    Ok(done.end)
-                })
-            })
-        }
-        Running::Serial(mut t) => with_scratch(buffer_len, |buf| {
-            let mut end = None;
-            for index in indices {
-                let done = feed
-                    .read_and_transform(buf, index, |c, b, n| t.transform(c, b, n))
-                    .map_err(|source| ChunkError { index, source })?;
-                sink.write_chunk(index, done.output_start, &buf[..done.len])
-                    .map_err(|source| ChunkError { index, source })?;
-                end = end.or(done.end);
-            }
-            Ok(end)
-        }),
+    let transform = job.transform();
+    if transform.is_parallel()
+        && sink.single_writer()
+        && rayon::current_num_threads() > 1
+        && indices.end - indices.start
+            >= WRITER_MIN_CHUNKS_PER_THREAD * rayon::current_num_threads() as u64
+    {
+        return run_with_writer(&feed, transform, indices, buffer_len, sink);
     }
+    let failed = AtomicU64::new(u64::MAX);
+    claim_each(transform, indices, &failed, |t, index| {
+        with_scratch(buffer_len, |buf| {
+            let done = feed.read_and_transform(buf, index, t)?;
+            sink.write_chunk(index, done.output_start, &buf[..done.len])?;
+            Ok(done.end)
+        })
+    })
 }
 
 /// Feeds a plan's chunks from a source, each with its context.
@@ -374,7 +334,7 @@ impl Feed<'_> {
         &self,
         buf: &mut [u8],
         index: u64,
-        transform: impl FnOnce(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>,
+        transform: &mut Apply<'_>,
     ) -> Result<Transformed> {
         let chunk = self.plan.chunk(index);
         let input_len = chunk.input_len();
@@ -406,7 +366,9 @@ impl Feed<'_> {
     }
 }
 
-/// Runs `f` on the chunks of `indices` from every pool thread. Threads claim indices in
+/// Runs `f` on the chunks of `indices` from every worker of `transform` (every pool thread for
+/// parallel work, the calling thread for serial work, which thus runs in order). Workers claim
+/// indices in
 /// increasing order from a shared counter (one atomic operation per chunk, no lock), so reads
 /// and writes stay nearly sequential — kernel readahead and writeback see one stream, not one
 /// per thread — and a slow chunk never holds up a pre-split share of the work.
@@ -415,28 +377,26 @@ impl Feed<'_> {
 /// fails, no chunk above `i` is started, and every chunk below it was claimed earlier and runs
 /// to completion.
 fn claim_each<T: Send>(
+    transform: &Transform,
     indices: Range<u64>,
     failed: &AtomicU64,
-    f: impl Fn(u64) -> Result<Option<T>> + Sync,
+    f: impl Fn(&mut Apply<'_>, u64) -> Result<Option<T>> + Sync,
 ) -> Result<Option<T>, ChunkError> {
     let next = AtomicU64::new(indices.start);
-    (0..rayon::current_num_threads())
-        .into_par_iter()
-        .map(|_| {
-            let mut result = Ok(None);
-            loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= indices.end || index > failed.load(Ordering::Relaxed) {
-                    return result;
-                }
-                let this = f(index).map_err(|source| {
-                    failed.fetch_min(index, Ordering::Relaxed);
-                    ChunkError { index, source }
-                });
-                result = lowest_error(result, this);
+    transform.each(0..transform.workers(), |t, _| {
+        let mut result = Ok(None);
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if index >= indices.end || index > failed.load(Ordering::Relaxed) {
+                return result;
             }
-        })
-        .reduce(|| Ok(None), lowest_error)
+            let this = f(t, index).map_err(|source| {
+                failed.fetch_min(index, Ordering::Relaxed);
+                ChunkError { index, source }
+            });
+            result = lowest_error(result, this);
+        }
+    })
 }
 
 /// A transformed chunk on its way to the writer.
@@ -453,7 +413,7 @@ struct Outgoing {
 /// only when the writer is the bottleneck anyway.
 fn run_with_writer(
     feed: &Feed<'_>,
-    t: &dyn ChunkTransform,
+    transform: &Transform,
     indices: Range<u64>,
     buffer_len: usize,
     sink: &dyn Sink,
@@ -493,9 +453,9 @@ fn run_with_writer(
             }
             result
         });
-        let transformed = claim_each(indices, &failed, |index| {
+        let transformed = claim_each(transform, indices, &failed, |t, index| {
             let mut buf = take();
-            match feed.read_and_transform(&mut buf, index, |c, b, n| t.transform(c, b, n)) {
+            match feed.read_and_transform(&mut buf, index, t) {
                 Ok(chunk) => {
                     full_tx
                         .send(Outgoing { index, buf, chunk })
@@ -512,16 +472,4 @@ fn run_with_writer(
         let written = writer.join().expect("the writer thread does not panic");
         lowest_error(transformed, written)
     })
-}
-
-/// Combines two chunk results: the error of the lowest chunk wins, else the last chunk's end.
-fn lowest_error<T>(
-    a: Result<Option<T>, ChunkError>,
-    b: Result<Option<T>, ChunkError>,
-) -> Result<Option<T>, ChunkError> {
-    match (a, b) {
-        (Err(x), Err(y)) => Err(if x.index <= y.index { x } else { y }),
-        (Err(x), Ok(_)) | (Ok(_), Err(x)) => Err(x),
-        (Ok(x), Ok(y)) => Ok(x.or(y)),
-    }
 }

@@ -8,15 +8,13 @@
 
 use std::io::{ErrorKind, Read, Write};
 
-use rayon::prelude::*;
-
-use super::{ChunkCtx, Job, MAX_CONTEXT, Running};
+use super::{Apply, ChunkCtx, Job, MAX_CONTEXT};
 use crate::buffer::AlignedBuf;
-use crate::error::{Error, Result};
+use crate::error::{ChunkError, Error, Result};
 use crate::plan::ChunkLayout;
 
 /// The first buffer a stream's chunk gets (64 KiB); it doubles as data arrives.
-pub const FIRST_BUFFER: usize = 64 * 1024;
+pub(crate) const FIRST_BUFFER: usize = 64 * 1024;
 
 /// The window used when the caller passes 0: one chunk per pool thread per wave.
 pub(crate) fn default_window() -> usize {
@@ -40,8 +38,8 @@ pub(crate) struct Slot {
     pub is_last: bool,
     context: [u8; MAX_CONTEXT],
     context_len: usize,
-    /// `Some` once transformed: the output length, or why the chunk failed.
-    pub result: Option<Result<usize>>,
+    /// The output length, once transformed.
+    pub output_len: Option<usize>,
 }
 
 impl Slot {
@@ -56,7 +54,7 @@ impl Slot {
             is_last: false,
             context: [0; MAX_CONTEXT],
             context_len: 0,
-            result: None,
+            output_len: None,
         }
     }
 
@@ -68,10 +66,10 @@ impl Slot {
         self.input_len = 0;
         self.is_last = false;
         self.context_len = 0;
-        self.result = None;
+        self.output_len = None;
     }
 
-    fn transform_with(&mut self, f: impl FnOnce(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize>) {
+    fn transform_with(&mut self, transform: &mut Apply<'_>) -> Result<(), ChunkError> {
         let ctx = ChunkCtx {
             index: self.index,
             offset: self.offset,
@@ -79,7 +77,13 @@ impl Slot {
             is_last: self.is_last,
             context: &self.context[..self.context_len],
         };
-        self.result = Some(f(&ctx, &mut self.buf[..], self.input_len));
+        let len =
+            transform(&ctx, &mut self.buf[..], self.input_len).map_err(|source| ChunkError {
+                index: self.index,
+                source,
+            })?;
+        self.output_len = Some(len);
+        Ok(())
     }
 
     /// Sets the input bytes just before this chunk (for transforms that need context).
@@ -90,43 +94,37 @@ impl Slot {
 }
 
 /// Transforms every slot of a wave: in parallel for parallel work, in order for serial work
-/// (stopping at the first failure, since later chunks depend on the state it left).
-pub(crate) fn transform_wave(slots: &mut [Slot], job: &Job) {
-    match job.running() {
-        Running::Parallel(t) => slots
-            .par_iter_mut()
-            .for_each(|slot| slot.transform_with(|c, b, n| t.transform(c, b, n))),
-        Running::Serial(mut t) => {
-            for slot in slots {
-                slot.transform_with(|c, b, n| t.transform(c, b, n));
-                if matches!(slot.result, Some(Err(_))) {
-                    break;
-                }
-            }
-        }
-    }
+/// (stopping at the first failure, since later chunks depend on the state it left). Returns
+/// the lowest failing chunk's error, for [`write_wave`].
+pub(crate) fn transform_wave(slots: &mut [Slot], job: &Job) -> Result<(), ChunkError> {
+    job.transform()
+        .each(slots, |t, slot| slot.transform_with(t).map(|()| None::<()>))
+        .map(drop)
 }
 
-/// Writes transformed slots in order; stops at the first failed (or untransformed) chunk and
-/// returns its error. Returns the bytes written.
-pub(crate) fn write_wave(slots: &mut [Slot], writer: &mut dyn Write) -> Result<u64> {
+/// Writes a wave's transformed slots in order; stops at the first failed (or untransformed)
+/// chunk and returns its error (`transformed`: what [`transform_wave`] returned). Returns the
+/// bytes written.
+pub(crate) fn write_wave(
+    slots: &mut [Slot],
+    transformed: Result<(), ChunkError>,
+    writer: &mut dyn Write,
+) -> Result<u64> {
     let mut written = 0;
     for slot in slots {
-        match slot.result.take() {
-            Some(Ok(len)) => {
-                writer
-                    .write_all(&slot.buf[..len])
-                    .map_err(|e| Error::io(format!("writing chunk {}", slot.index), e))?;
-                written += len as u64;
-            }
-            Some(Err(e)) => return Err(e),
-            None => {
-                return Err(Error::io(
+        let Some(len) = slot.output_len.take() else {
+            return Err(match transformed {
+                Err(e) if e.index == slot.index => e.source,
+                _ => Error::io(
                     format!("chunk {}", slot.index),
                     std::io::Error::other("chunk was never transformed"),
-                ));
-            }
-        }
+                ),
+            });
+        };
+        writer
+            .write_all(&slot.buf[..len])
+            .map_err(|e| Error::io(format!("writing chunk {}", slot.index), e))?;
+        written += len as u64;
     }
     Ok(written)
 }
@@ -275,20 +273,21 @@ pub fn process_stream(
     let capacity = layout.max_buffer();
     let mut chunks = ChunkReader::new(reader, *layout, job.context_len());
     let mut current = chunks.read_wave(Vec::new(), window, capacity)?;
-    let mut done: Vec<Slot> = Vec::new();
+    let mut done: (Vec<Slot>, Result<(), ChunkError>) = (Vec::new(), Ok(()));
     let mut written = header.len() as u64;
     while !current.is_empty() {
-        let (io, ()) = rayon::join(
+        let (io, transformed) = rayon::join(
             || -> Result<Vec<Slot>> {
-                written += write_wave(&mut done, writer)?;
-                chunks.read_wave(std::mem::take(&mut done), window, capacity)
+                let (mut slots, transformed) = std::mem::replace(&mut done, (Vec::new(), Ok(())));
+                written += write_wave(&mut slots, transformed, writer)?;
+                chunks.read_wave(slots, window, capacity)
             },
             || transform_wave(&mut current, job),
         );
         let next = io?;
-        done = std::mem::replace(&mut current, next);
+        done = (std::mem::replace(&mut current, next), transformed);
     }
-    written += write_wave(&mut done, writer)?;
+    written += write_wave(&mut done.0, done.1, writer)?;
     writer
         .flush()
         .map_err(|e| Error::io("flushing output", e))?;

@@ -32,14 +32,13 @@
 //!
 //! Every method builds a [`Job`] ([`RawCipher::job`]) and runs it with one of the
 //! drivers of the [`engine`]; a [`RawRecipe`] (cipher, direction, chunk size) is the
-//! [`Recipe`] any [`Runner`] runs.
+//! [`Recipe`] any [`Runner`](crate::Runner) runs.
 
 mod modes;
 mod name;
 pub mod salted;
 
-use std::fs::File;
-use std::io::{BufRead, Read, Write};
+use std::io::BufRead;
 
 use zeroize::Zeroizing;
 
@@ -47,7 +46,7 @@ use crate::engine::{self, Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::provider::{BlockAlg, Provider};
-use crate::recipe::{Recipe, Runner};
+use crate::recipe::Recipe;
 pub use modes::Direction;
 use modes::{CbcDecrypt, CbcEncrypt, Ctr, Ecb, Framing, Rc4Stream};
 pub use name::{Algorithm, CipherMode, Hazard, RawCipherName};
@@ -259,37 +258,37 @@ impl RawCipher {
             Algorithm::TripleDes => BlockAlg::TripleDes,
             Algorithm::Blowfish => BlockAlg::Blowfish,
             Algorithm::Rc4 => {
-                return Transform::Serial(Box::new(Rc4Stream {
+                return Transform::serial(Rc4Stream {
                     provider,
                     key: self.key.clone(),
                     state: provider.rc4(key).expect(CHECKED),
-                }));
+                });
             }
         };
         let framing = Framing {
             padding: self.padding,
         };
         match (self.name.mode(), direction) {
-            (CipherMode::Ctr, _) => Transform::Parallel(Box::new(Ctr {
+            (CipherMode::Ctr, _) => Transform::parallel(Ctr {
                 cipher: provider.aes_ctr(key).expect(CHECKED),
                 iv: iv.try_into().expect(CHECKED),
-            })),
-            (CipherMode::Cbc, Direction::Decrypt) => Transform::Parallel(Box::new(CbcDecrypt {
+            }),
+            (CipherMode::Cbc, Direction::Decrypt) => Transform::parallel(CbcDecrypt {
                 cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
                 iv: iv.to_vec(),
                 framing,
-            })),
-            (CipherMode::Cbc, Direction::Encrypt) => Transform::Serial(Box::new(CbcEncrypt {
+            }),
+            (CipherMode::Cbc, Direction::Encrypt) => Transform::serial(CbcEncrypt {
                 cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
                 iv: iv.to_vec(),
                 chain: iv.to_vec(),
                 framing,
-            })),
-            (CipherMode::Ecb, direction) => Transform::Parallel(Box::new(Ecb {
+            }),
+            (CipherMode::Ecb, direction) => Transform::parallel(Ecb {
                 cipher: provider.block_cipher(block_alg, key).expect(CHECKED),
                 direction,
                 framing,
-            })),
+            }),
             (CipherMode::Stream, _) => unreachable!("only RC4 is a stream cipher"),
         }
     }
@@ -315,33 +314,9 @@ impl RawCipher {
         Ok(engine::process_in_place(&job, data)?)
     }
 
-    /// Encrypts or decrypts `input` into `output` with positional I/O, in parallel where the mode
-    /// allows, and sets `output`'s length. Returns the output length.
-    pub fn process_file(
-        &self,
-        direction: Direction,
-        input: &File,
-        output: &File,
-        chunk_size: ChunkSize,
-    ) -> Result<u64> {
-        Runner::new().file(&self.recipe(direction, chunk_size), input, output)
-    }
-
-    /// Encrypts or decrypts a stream through a bounded ordered window (`window` chunks per wave,
-    /// 0 for one per pool thread). Returns the bytes written.
-    pub fn process_stream(
-        &self,
-        direction: Direction,
-        reader: &mut (dyn Read + Send),
-        writer: &mut (dyn Write + Send),
-        chunk_size: ChunkSize,
-        window: usize,
-    ) -> Result<u64> {
-        let recipe = self.recipe(direction, chunk_size);
-        Runner::new().window(window).stream(&recipe, reader, writer)
-    }
-
-    /// The recipe of this cipher in `direction`, in chunks of `chunk_size`.
+    /// The recipe of this cipher in `direction`, in chunks of `chunk_size`: what a
+    /// [`Runner`](crate::Runner) runs file to file, stream to stream, over a range or as a
+    /// `Write` adapter.
     pub fn recipe(&self, direction: Direction, chunk_size: ChunkSize) -> RawRecipe {
         RawRecipe {
             cipher: self.clone(),

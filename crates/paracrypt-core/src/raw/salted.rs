@@ -340,12 +340,12 @@ impl PasswordCipher {
     ) -> Result<Job> {
         let salt = read_salt(header)?;
         let cipher = self.cipher(&salt)?;
-        let transform = match cipher.transform(Direction::Decrypt) {
-            Transform::Parallel(inner) => Transform::Parallel(Box::new(PasswordCheck {
+        let transform = match cipher.transform(Direction::Decrypt).into_parallel() {
+            Ok(inner) => Transform::parallel(PasswordCheck {
                 inner,
                 kdf: self.kdf,
-            })),
-            serial => serial,
+            }),
+            Err(serial) => serial,
         };
         let framed = &header[..HEADER_LEN];
         cipher.framed_job(Direction::Decrypt, input_len, chunk_size, framed, transform)

@@ -1,6 +1,6 @@
 //! What a format is to the engine, and the one runner that runs any format on every driver.
 //!
-//! A [`Recipe`] turns an input into a [`Job`](crate::engine::Job): it makes the header a job
+//! A [`Recipe`] turns an input into a [`Job`]: it makes the header a job
 //! writes (encrypting), or reads the header at the front of the input and makes the job that
 //! opens the rest (decrypting). Every format is one: the container (versions 1 and 2:
 //! [`container::Encryptor`](crate::container::Encryptor),

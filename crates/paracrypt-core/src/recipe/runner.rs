@@ -94,8 +94,9 @@ impl Runner {
     }
 
     /// Runs only the chunks of `recipe`'s job over `input` whose output covers bytes
-    /// `offset..offset + len` and writes those bytes (fewer when the output ends first); see
-    /// [`engine::run_range`]. Returns the bytes written.
+    /// `offset..offset + len` and writes those bytes (fewer when the output ends first). A
+    /// range that reaches the end also runs the last chunk, so that a cut file fails here as
+    /// everywhere else. Returns the bytes written.
     pub fn range(
         &self,
         recipe: &dyn Recipe,

@@ -84,8 +84,8 @@ impl<W: Write> StreamWriter<W> {
         if let Some(slot) = self.wave.last_mut() {
             slot.is_last = last;
         }
-        transform_wave(&mut self.wave, &self.job);
-        write_wave(&mut self.wave, &mut self.inner).map_err(io::Error::other)?;
+        let transformed = transform_wave(&mut self.wave, &self.job);
+        write_wave(&mut self.wave, transformed, &mut self.inner).map_err(io::Error::other)?;
         self.spare.append(&mut self.wave);
         Ok(())
     }

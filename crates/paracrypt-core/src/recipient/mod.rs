@@ -49,7 +49,7 @@ use crate::error::{Error, Result};
 use crate::pubkey::pem::{self, KeyFile};
 
 /// The stanza tag of a passphrase (age's scrypt recipient).
-pub const SCRYPT_TAG: &str = "scrypt";
+pub(crate) const SCRYPT_TAG: &str = "scrypt";
 
 /// The highest scrypt work factor (`log2 N`) a file may ask for: age's own cap, about a second
 /// and 1 GiB at 2^20, so 2^22 is about four seconds and 4 GiB. A file that claims more is
@@ -347,6 +347,9 @@ impl Identities {
 
 /// Appends `stanzas` in age's encoding (`-> TAG ARGS…`, then the body in base64, 64 columns,
 /// the last line short), as they appear in a header.
+///
+/// Public with [`read_stanzas`] as the deliberate entry points of the stanza codec, for tools
+/// and fuzzers that check its round trip; the formats call them through their headers.
 pub fn write_stanzas(stanzas: &[Stanza], out: &mut Vec<u8>) {
     for stanza in stanzas {
         let args: Vec<&str> = stanza.args.iter().map(String::as_str).collect();

@@ -8,10 +8,13 @@
 
 use age::secrecy::SecretString;
 use paracrypt_core::Error;
-use paracrypt_core::agefile::{CHUNK_SIZE, Decryptor};
+use paracrypt_core::agefile::Decryptor;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::sha256;
 use paracrypt_core::recipient::Identities;
+
+/// The plaintext bytes of every age payload chunk but the last (age v1's `64 KiB`).
+const CHUNK_SIZE: usize = 64 * 1024;
 
 use crate::raw::with_threads;
 

@@ -7,11 +7,11 @@
 use std::io::Write;
 
 use age::secrecy::ExposeSecret;
-use paracrypt_core::Error;
 use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Suite};
 use paracrypt_core::engine::ChunkCtx;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::{Error, Runner};
 
 use super::{SALT, chunk_size, data, key, read_back, temp_with, with_threads};
 
@@ -86,7 +86,7 @@ fn every_driver_gives_the_same_bytes_on_every_provider() {
             let mut streamed = Vec::new();
             with_threads(2, || {
                 e.clone()
-                    .window(1)
+                    .runner(Runner::new().window(1))
                     .encrypt_stream(&mut &plain[..], &mut streamed)
             })
             .unwrap();
@@ -104,7 +104,7 @@ fn every_driver_gives_the_same_bytes_on_every_provider() {
             let mut opened = Vec::new();
             with_threads(2, || {
                 d.clone()
-                    .window(1)
+                    .runner(Runner::new().window(1))
                     .decrypt_stream(&mut &expected[..], &mut opened)
             })
             .unwrap();

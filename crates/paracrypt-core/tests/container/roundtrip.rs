@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 
+use paracrypt_core::Runner;
 use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Secret, Suite};
 
 use super::{SALT, chunk_size, data, key, read_back, temp_with, with_threads};
@@ -71,7 +72,7 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
             let reference = with_threads(1, || enc.encrypt_vec(&plain)).unwrap();
             for threads in [1, 2, 3] {
                 for window in [0, 1, 3] {
-                    let enc = enc.clone().window(window);
+                    let enc = enc.clone().runner(Runner::new().window(window));
                     // File to file.
                     let (src, dst) = (temp_with(&plain), temp_with(&[0xee; 100_000]));
                     with_threads(threads, || enc.encrypt_file(&src, &dst)).unwrap();
@@ -98,7 +99,7 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
                     );
 
                     // And back, on every driver.
-                    let dec = Decryptor::new(key()).window(window);
+                    let dec = Decryptor::new(key()).runner(Runner::new().window(window));
                     let (src, dst) = (temp_with(&reference), temp_with(&[0xee; 100_000]));
                     with_threads(threads, || dec.decrypt_file(&src, &dst)).unwrap();
                     assert!(
@@ -216,7 +217,7 @@ fn the_writer_holds_at_most_one_window_of_chunks() {
     let sink = SharedSink::default();
     let sealed = with_threads(2, || {
         let mut w = encryptor(suite)
-            .window(window)
+            .runner(Runner::new().window(window))
             .writer(sink.clone())
             .unwrap();
         for (i, piece) in plain.chunks(CHUNK).enumerate() {
@@ -258,7 +259,7 @@ fn the_stream_decryptor_holds_at_most_two_windows_of_chunks() {
     let mut out = sink.clone();
     with_threads(2, || {
         Decryptor::new(key())
-            .window(window)
+            .runner(Runner::new().window(window))
             .decrypt_stream(&mut source, &mut out)
     })
     .unwrap();

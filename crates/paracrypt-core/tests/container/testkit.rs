@@ -16,10 +16,10 @@
 
 use std::path::{Path, PathBuf};
 
-use paracrypt_core::Error;
 use paracrypt_core::container::{
     Argon2Params, Decryptor, Encryptor, HEADER_LEN, Key, SALT_LEN, Secret, Suite,
 };
+use paracrypt_core::{Error, Runner};
 use std::collections::HashSet;
 
 use age_core::primitives::{aead_encrypt, hkdf};
@@ -996,7 +996,10 @@ fn paths() -> [(&'static str, usize, DecryptPath); 5] {
         ("memory", 3, |d, body| (d.decrypt_vec(body), None)),
         ("stream", 2, |d, body| {
             let mut out = Vec::new();
-            let result = d.clone().window(1).decrypt_stream(&mut &body[..], &mut out);
+            let result = d
+                .clone()
+                .runner(Runner::new().window(1))
+                .decrypt_stream(&mut &body[..], &mut out);
             (result.map(|_| out.clone()), Some(out))
         }),
         ("file to file", 3, |d, body| {

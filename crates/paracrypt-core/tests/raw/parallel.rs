@@ -3,6 +3,7 @@
 
 use std::io::{Read, Seek, Write};
 
+use paracrypt_core::Runner;
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
 use super::{chunk_size, cipher, data, with_threads};
@@ -49,7 +50,7 @@ fn file_to_file(
     // A stale longer output must be cut to the real length.
     dst.write_all(&vec![0xee; input.len() + 100]).unwrap();
     let written = with_threads(threads, || {
-        cipher.process_file(direction, &src, &dst, chunk_size(chunk))
+        Runner::new().file(&cipher.recipe(direction, chunk_size(chunk)), &src, &dst)
     })
     .unwrap();
     let mut out = Vec::new();
@@ -89,7 +90,10 @@ fn streamed(
     };
     let mut out = Vec::new();
     let written = with_threads(threads, || {
-        cipher.process_stream(direction, &mut reader, &mut out, chunk_size(chunk), window)
+        let recipe = cipher.recipe(direction, chunk_size(chunk));
+        Runner::new()
+            .window(window)
+            .stream(&recipe, &mut reader, &mut out)
     })
     .unwrap();
     assert_eq!(written, out.len() as u64);

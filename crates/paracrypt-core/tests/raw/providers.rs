@@ -1,6 +1,7 @@
 //! Every raw cipher on every provider: the same bytes at every size class and at 1 and 3
 //! threads, in memory, file to file and as a stream, and each provider decrypts the other's.
 
+use paracrypt_core::Runner;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
@@ -80,7 +81,8 @@ fn streams_and_files_agree_across_providers() {
                 std::fs::File::create(&out).unwrap(),
             );
             with_threads(3, || {
-                c.process_file(Direction::Encrypt, &i, &o, chunk_size(CHUNK))
+                let recipe = c.recipe(Direction::Encrypt, chunk_size(CHUNK));
+                Runner::new().file(&recipe, &i, &o)
             })
             .unwrap();
             assert_eq!(
@@ -90,13 +92,8 @@ fn streams_and_files_agree_across_providers() {
             );
             let mut sink = Vec::new();
             with_threads(3, || {
-                c.process_stream(
-                    Direction::Encrypt,
-                    &mut &plain[..],
-                    &mut sink,
-                    chunk_size(CHUNK),
-                    0,
-                )
+                let recipe = c.recipe(Direction::Encrypt, chunk_size(CHUNK));
+                Runner::new().stream(&recipe, &mut &plain[..], &mut sink)
             })
             .unwrap();
             assert_eq!(sink, expected, "{name} stream on {provider}");
