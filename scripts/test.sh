@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 # is the README's own prerequisite.
 declare -A why=(
   [gcc]="rustc links through cc, and mpi-sys compiles C"
+  [g++]="the fuzz smoke run builds libFuzzer (libfuzzer-sys compiles C++)"
   [libc6-dev]="the C library's headers and start files, for linking"
   [libssl-dev]="the OpenSSL provider (openssl-sys) links libcrypto 3 and reads its headers"
   [pkg-config]="openssl-sys finds libcrypto with pkg-config"
@@ -38,6 +39,7 @@ else
   # Not Debian: probe for the files themselves, and say what to install (no package manager
   # is guessed).
   command -v cc >/dev/null || need+=(gcc)
+  command -v c++ >/dev/null || need+=(g++)
   command -v pkg-config >/dev/null || need+=(pkg-config)
   { command -v pkg-config >/dev/null && pkg-config --exists libcrypto; } || need+=(libssl-dev)
   command -v openssl >/dev/null || need+=(openssl)
