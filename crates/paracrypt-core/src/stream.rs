@@ -31,6 +31,19 @@ pub(crate) trait ChunkCipher: Send + Sync {
     /// was (so the caller may open it again as another position or length). An error is the
     /// provider's own failure, never a wrong tag.
     fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>>;
+    /// As [`seal`](Self::seal), from `input` into `output` (room for the sealed chunk).
+    fn seal_to(&self, chunk: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize>;
+    /// As [`open`](Self::open), from `input` (ciphertext and tag) into `output` (room for the
+    /// chunk's plaintext). `None`: the chunk does not authenticate; `output` then holds no
+    /// plaintext and `input` is never changed. A chunk that authenticates but opens to more
+    /// than `output` holds (a malformed chunk made with the key) gives its length unwritten:
+    /// no chunk of the layout has that length, so the caller refuses it.
+    fn open_to(
+        &self,
+        chunk: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<Option<usize>>;
 }
 
 /// Chunks sealed with an AEAD under the STREAM [`nonce`], with the same associated data for
@@ -60,6 +73,34 @@ impl ChunkCipher for AeadChunks {
         let opened = self.aead.open(&nonce, &self.aad, data, &tag)?;
         Ok(opened.then_some(data_len))
     }
+
+    fn seal_to(&self, chunk: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        let len = input.len();
+        let nonce = nonce(chunk.index, chunk.is_last);
+        let tag = self
+            .aead
+            .seal_to(&nonce, &self.aad, input, &mut output[..len])?;
+        output[len..len + TAG_LEN].copy_from_slice(&tag);
+        Ok(len + TAG_LEN)
+    }
+
+    fn open_to(
+        &self,
+        chunk: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<Option<usize>> {
+        let Some(data_len) = input.len().checked_sub(TAG_LEN) else {
+            return Ok(None);
+        };
+        let (data, tag) = input.split_at(data_len);
+        let tag: [u8; TAG_LEN] = tag.try_into().expect("a 16-byte tag");
+        let nonce = nonce(chunk.index, chunk.is_last);
+        let opened = self
+            .aead
+            .open_to(&nonce, &self.aad, data, &mut output[..data_len], &tag)?;
+        Ok(opened.then_some(data_len))
+    }
 }
 
 /// The engine transform that seals chunks.
@@ -68,6 +109,10 @@ pub(crate) struct Seal(pub Box<dyn ChunkCipher>);
 impl ChunkTransform for Seal {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
         self.0.seal(ctx, buf, len)
+    }
+
+    fn transform_to(&self, ctx: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        self.0.seal_to(ctx, input, output)
     }
 }
 
@@ -97,6 +142,29 @@ pub(crate) struct Open {
 
 impl ChunkTransform for Open {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
+        self.open_or_diagnose(ctx, len, |chunk, len| self.cipher.open(chunk, buf, len))
+    }
+
+    fn transform_to(&self, ctx: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        self.open_or_diagnose(ctx, input.len(), |chunk, len| {
+            self.cipher.open_to(chunk, &input[..len], output)
+        })
+    }
+}
+
+/// Opens the chunk as `chunk` says from its first `len` bytes (in place or into an output
+/// slot): the plaintext length, or `None` when it does not authenticate.
+type TryOpen<'a> = dyn FnMut(&ChunkCtx<'_>, usize) -> Result<Option<usize>> + 'a;
+
+impl Open {
+    /// Opens a chunk of `len` bytes with `open`; when it fails, opens it again as the other
+    /// kind of chunk, or shorter, to say why.
+    fn open_or_diagnose(
+        &self,
+        ctx: &ChunkCtx<'_>,
+        len: usize,
+        mut open: impl FnMut(&ChunkCtx<'_>, usize) -> Result<Option<usize>>,
+    ) -> Result<usize> {
         let (index, last) = (ctx.index, ctx.is_last);
         if len < self.tag_len {
             return Err(Error::Truncated { index });
@@ -108,30 +176,33 @@ impl ChunkTransform for Open {
             ..*ctx
         };
         let full = ctx.chunk_size;
-        match self.cipher.open(ctx, buf, len)? {
+        match open(ctx, len)? {
             Some(0) if last && index > 0 => Err((self.empty_last)(index)),
             Some(n) if n == full || (last && n < full) => Ok(n),
             Some(_) => Err(Error::ChunkAuth { index }),
-            None if self.cipher.open(&flipped(), buf, len)?.is_some() => Err(if last {
+            None if open(&flipped(), len)?.is_some() => Err(if last {
                 Error::TruncatedAfter { index }
             } else {
                 Error::TrailingData { index }
             }),
-            None if self.search_end && self.ends_inside(ctx, buf, len)? => {
+            None if self.search_end && self.ends_inside(ctx, len, &mut open)? => {
                 Err(Error::TrailingData { index })
             }
             None => Err(Error::ChunkAuth { index }),
         }
     }
-}
 
-impl Open {
     /// Whether a shorter prefix of this failed chunk authenticates as the stream's last chunk:
     /// the stream really ended inside it, and what follows was appended. Tries the longest
-    /// prefixes first, within [`END_SEARCH_BUDGET`]. A failed open leaves `buf` as it was
-    /// ([`ChunkCipher::open`]'s contract, on every provider), so each try sees the chunk's
-    /// bytes; the plaintext of a match is never used.
-    fn ends_inside(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<bool> {
+    /// prefixes first, within [`END_SEARCH_BUDGET`]. A failed open leaves the chunk's bytes as
+    /// they were ([`ChunkCipher::open`]'s contract, on every provider; out of place the input
+    /// is never written), so each try sees them; the plaintext of a match is never used.
+    fn ends_inside(
+        &self,
+        chunk: &ChunkCtx<'_>,
+        len: usize,
+        open: &mut TryOpen<'_>,
+    ) -> Result<bool> {
         let as_last = ChunkCtx {
             is_last: true,
             ..*chunk
@@ -142,7 +213,7 @@ impl Open {
                 Some(left) => budget = left,
                 None => return Ok(false),
             }
-            if self.cipher.open(&as_last, buf, prefix)?.is_some() {
+            if open(&as_last, prefix)?.is_some() {
                 return Ok(true);
             }
         }

@@ -220,3 +220,50 @@ fn in_memory_a_growing_job_gives_what_the_positional_engine_gives() {
         assert!(matches!(failed.source, Error::ChunkAuth { index: 6 }));
     }
 }
+
+/// A parallel transform whose chunks shrink, in place only: each byte XORed with the chunk
+/// index, the last 8 bytes dropped.
+struct Drops;
+
+impl engine::ChunkTransform for Drops {
+    fn transform(
+        &self,
+        chunk: &engine::ChunkCtx<'_>,
+        buf: &mut [u8],
+        input_len: usize,
+    ) -> paracrypt_core::Result<usize> {
+        let kept = input_len
+            .checked_sub(8)
+            .ok_or(Error::Truncated { index: chunk.index })?;
+        buf[..kept].iter_mut().for_each(|b| *b ^= chunk.index as u8);
+        Ok(kept)
+    }
+}
+
+#[test]
+fn in_memory_a_shrinking_job_without_a_one_pass_transform_gives_what_the_positional_engine_gives() {
+    use paracrypt_core::engine::{Job, Transform};
+    use paracrypt_core::plan::{ChunkLayout, Tail};
+    // `run_in_memory` hands every chunk to `transform_to` with its output slot, shorter than
+    // the chunk: a transform with no one-pass path runs in the thread's scratch buffer.
+    let chunk = 4096;
+    let layout = ChunkLayout::framed(5, chunk + 8, 0, chunk, Tail::Fixed).unwrap();
+    for plain in [8, 9, chunk + 8, chunk + 8 + 9, 7 * (chunk + 8) + 100] {
+        let input = [&b"head!"[..], &data(plain, 6)].concat();
+        let job = Job::new(layout, Transform::parallel(Drops))
+            .with_input_len(input.len() as u64)
+            .unwrap()
+            .with_header(&b"head!"[..]);
+        let plan = job.plan().unwrap();
+        let mut expected = vec![0u8; plan.output_len() as usize];
+        let sink = SliceSink::new(plan, 0..plan.len(), &mut expected[..]);
+        let end = engine::run(&job, 0..plan.len(), &SliceSource(&input), &sink).unwrap();
+        expected.truncate(end.unwrap() as usize);
+        assert_eq!(expected.len(), plain - 8 * plan.len() as usize);
+        for threads in [1, 3] {
+            let mut out = Vec::new();
+            with_threads(threads, || engine::run_in_memory(&job, &input, &mut out)).unwrap();
+            assert!(out == expected, "{plain} bytes, {threads} threads");
+        }
+    }
+}

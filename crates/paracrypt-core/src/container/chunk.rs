@@ -141,21 +141,108 @@ impl EncryptThenMac {
             }
             Encryption::Cbc(cipher) => cbc_chunk(&**cipher, direction, chunk.index, buf, len),
             Encryption::SegmentedRc4 { prk, provider } => {
-                let mut key = Zeroizing::new([0u8; 32]);
-                provider.hkdf_sha256_expand(
-                    &prk[..],
-                    &[RC4_CHUNK_LABEL, &chunk.index.to_be_bytes()],
-                    &mut key[..],
-                );
-                let mut rc4 = provider
-                    .rc4(&key[..])
-                    .ok_or(Error::Provider { what: "keying RC4" })?;
-                rc4.apply_keystream(&mut [0u8; RC4_DROP]);
-                rc4.apply_keystream(&mut buf[..len]);
+                segment_rc4(prk, *provider, chunk.index)?.apply_keystream(&mut buf[..len]);
                 Ok(Some(len))
             }
         }
     }
+
+    /// [`crypt`](Self::crypt) from `input` into `output` (room for the result), one pass.
+    fn crypt_to(
+        &self,
+        direction: Direction,
+        chunk: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<Option<usize>> {
+        let len = input.len();
+        match &self.enc {
+            Encryption::Ctr(ctr) => {
+                ctr.apply_keystream_to(&[0; 16], chunk.offset, input, &mut output[..len])?;
+                Ok(Some(len))
+            }
+            Encryption::Cbc(cipher) => {
+                cbc_chunk_to(&**cipher, direction, chunk.index, input, output)
+            }
+            Encryption::SegmentedRc4 { prk, provider } => {
+                segment_rc4(prk, *provider, chunk.index)?
+                    .apply_keystream_to(input, &mut output[..len]);
+                Ok(Some(len))
+            }
+        }
+    }
+
+    /// Appends the MAC of the `sealed` ciphertext bytes at the start of `buf`; returns the
+    /// sealed chunk's length.
+    fn append_mac(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], sealed: usize) -> usize {
+        let (index, flag) = (chunk.index.to_be_bytes(), [u8::from(chunk.is_last)]);
+        let tag = self.mac.mac(&self.tag_parts(&index, &flag, &buf[..sealed]));
+        buf[sealed..sealed + MAC_LEN].copy_from_slice(&tag);
+        sealed + MAC_LEN
+    }
+
+    /// The ciphertext of a sealed chunk whose MAC checks, or `None`.
+    fn authentic<'a>(&self, chunk: &ChunkCtx<'_>, sealed: &'a [u8]) -> Option<&'a [u8]> {
+        let len = sealed.len().checked_sub(MAC_LEN)?;
+        let (index, flag) = (chunk.index.to_be_bytes(), [u8::from(chunk.is_last)]);
+        let parts = self.tag_parts(&index, &flag, &sealed[..len]);
+        self.mac
+            .verify(&parts, &sealed[len..])
+            .then_some(&sealed[..len])
+    }
+}
+
+/// Segment `index`'s RC4 keystream, keyed from `prk` by HKDF-Expand, past the dropped bytes.
+fn segment_rc4(
+    prk: &[u8; 32],
+    provider: Provider,
+    index: u64,
+) -> Result<Box<dyn crate::provider::StreamCipher>> {
+    let mut key = Zeroizing::new([0u8; 32]);
+    provider.hkdf_sha256_expand(
+        &prk[..],
+        &[RC4_CHUNK_LABEL, &index.to_be_bytes()],
+        &mut key[..],
+    );
+    let mut rc4 = provider
+        .rc4(&key[..])
+        .ok_or(Error::Provider { what: "keying RC4" })?;
+    rc4.apply_keystream(&mut [0u8; RC4_DROP]);
+    Ok(rc4)
+}
+
+/// The IV of chunk `index`'s CBC chain: the index encrypted under the chunk key (NIST SP
+/// 800-38A, Appendix C), in the first block-size bytes.
+fn cbc_iv(cipher: &dyn BlockCipher, index: u64) -> Result<[u8; 16]> {
+    let bs = cipher.block_size();
+    let mut iv = [0u8; 16];
+    iv[bs - 8..bs].copy_from_slice(&index.to_be_bytes());
+    cipher.ecb(true, &mut iv[..bs])?;
+    Ok(iv)
+}
+
+/// Decrypts the last block of the CBC ciphertext `ct` (chained from `iv`) and checks its
+/// PKCS#7 padding, touching nothing else: the plaintext block and how many of its bytes are
+/// data, or `None` when `ct` is not whole blocks or the padding is wrong.
+fn cbc_last_block(
+    cipher: &dyn BlockCipher,
+    iv: &[u8],
+    ct: &[u8],
+) -> Result<Option<([u8; 16], usize)>> {
+    let (bs, len) = (cipher.block_size(), ct.len());
+    if len < bs || !len.is_multiple_of(bs) {
+        return Ok(None);
+    }
+    let before_last = if len == bs {
+        iv
+    } else {
+        &ct[len - 2 * bs..len - bs]
+    };
+    let mut last = [0u8; 16];
+    last[..bs].copy_from_slice(&ct[len - bs..]);
+    cipher.cbc_decrypt(before_last, &mut last[..bs])?;
+    let kept = Pkcs7::raw_unpad(&last[..bs]).map(<[u8]>::len).ok();
+    Ok(kept.map(|kept| (last, kept)))
 }
 
 /// CBC over one chunk with PKCS#7 padding and the IV E_k(index). Decryption checks the padding
@@ -168,10 +255,8 @@ fn cbc_chunk(
     len: usize,
 ) -> Result<Option<usize>> {
     let bs = cipher.block_size();
-    let mut iv = [0u8; 16];
+    let mut iv = cbc_iv(cipher, index)?;
     let iv = &mut iv[..bs];
-    iv[bs - 8..].copy_from_slice(&index.to_be_bytes());
-    cipher.ecb(true, iv)?;
     match direction {
         Direction::Encrypt => {
             let whole = len / bs * bs;
@@ -180,23 +265,50 @@ fn cbc_chunk(
             Ok(Some(whole + bs))
         }
         Direction::Decrypt => {
-            if len < bs || !len.is_multiple_of(bs) {
-                return Ok(None);
-            }
-            let before_last = if len == bs {
-                &*iv
-            } else {
-                &buf[len - 2 * bs..len - bs]
-            };
-            let mut last = [0u8; 16];
-            let last = &mut last[..bs];
-            last.copy_from_slice(&buf[len - bs..len]);
-            cipher.cbc_decrypt(before_last, last)?;
-            let Ok(kept) = Pkcs7::raw_unpad(last).map(<[u8]>::len) else {
+            let Some((_, kept)) = cbc_last_block(cipher, iv, &buf[..len])? else {
                 return Ok(None);
             };
             cipher.cbc_decrypt(iv, &mut buf[..len])?;
             Ok(Some(len - bs + kept))
+        }
+    }
+}
+
+/// [`cbc_chunk`] from `input` into `output` (room for the result), one pass: the last,
+/// padded block through a block on the stack.
+fn cbc_chunk_to(
+    cipher: &dyn BlockCipher,
+    direction: Direction,
+    index: u64,
+    input: &[u8],
+    output: &mut [u8],
+) -> Result<Option<usize>> {
+    let (bs, len) = (cipher.block_size(), input.len());
+    let mut iv = cbc_iv(cipher, index)?;
+    let iv = &mut iv[..bs];
+    match direction {
+        Direction::Encrypt => {
+            let whole = len / bs * bs;
+            cipher.cbc_encrypt_to(iv, &input[..whole], &mut output[..whole])?;
+            let last = &mut output[whole..whole + bs];
+            last[..len - whole].copy_from_slice(&input[whole..]);
+            Pkcs7::raw_pad(last, len - whole);
+            cipher.cbc_encrypt(iv, last)?;
+            Ok(Some(whole + bs))
+        }
+        Direction::Decrypt => {
+            let Some((last, kept)) = cbc_last_block(cipher, iv, input)? else {
+                return Ok(None);
+            };
+            let head = len - bs;
+            if head + kept > output.len() {
+                // Longer than any chunk opens to (a chunk whose MAC checks, made with the
+                // key, but padded wrong): its length alone tells the caller to refuse it.
+                return Ok(Some(head + kept));
+            }
+            cipher.cbc_decrypt_to(iv, &input[..head], &mut output[..head])?;
+            output[head..head + kept].copy_from_slice(&last[..kept]);
+            Ok(Some(head + kept))
         }
     }
 }
@@ -206,21 +318,32 @@ impl ChunkCipher for EncryptThenMac {
         let sealed = self
             .crypt(Direction::Encrypt, chunk, buf, len)?
             .expect("encryption always has an output");
-        let (index, flag) = (chunk.index.to_be_bytes(), [u8::from(chunk.is_last)]);
-        let tag = self.mac.mac(&self.tag_parts(&index, &flag, &buf[..sealed]));
-        buf[sealed..sealed + MAC_LEN].copy_from_slice(&tag);
-        Ok(sealed + MAC_LEN)
+        Ok(self.append_mac(chunk, buf, sealed))
     }
 
     fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>> {
-        let Some(sealed) = len.checked_sub(MAC_LEN) else {
+        let Some(sealed) = self.authentic(chunk, &buf[..len]).map(<[u8]>::len) else {
             return Ok(None);
         };
-        let (index, flag) = (chunk.index.to_be_bytes(), [u8::from(chunk.is_last)]);
-        let parts = self.tag_parts(&index, &flag, &buf[..sealed]);
-        if !self.mac.verify(&parts, &buf[sealed..len]) {
-            return Ok(None);
-        }
         self.crypt(Direction::Decrypt, chunk, buf, sealed)
+    }
+
+    fn seal_to(&self, chunk: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        let sealed = self
+            .crypt_to(Direction::Encrypt, chunk, input, output)?
+            .expect("encryption always has an output");
+        Ok(self.append_mac(chunk, output, sealed))
+    }
+
+    fn open_to(
+        &self,
+        chunk: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<Option<usize>> {
+        let Some(ciphertext) = self.authentic(chunk, input) else {
+            return Ok(None);
+        };
+        self.crypt_to(Direction::Decrypt, chunk, ciphertext, output)
     }
 }

@@ -27,8 +27,40 @@ pub(crate) enum Kind {
     Serial(Mutex<Box<dyn SerialTransform>>),
 }
 
-/// A transform as a driver calls it, whichever its schedule.
-pub(crate) type Apply<'a> = dyn FnMut(&ChunkCtx<'_>, &mut [u8], usize) -> Result<usize> + 'a;
+/// A transform as a driver calls it, whichever its schedule: in place, or from the chunk's
+/// input into its output slot.
+pub(crate) enum Apply<'a> {
+    Parallel(&'a (dyn ChunkTransform + Send + 'static)),
+    Serial(&'a mut (dyn SerialTransform + 'static)),
+}
+
+impl Apply<'_> {
+    /// Transforms `buf[..input_len]` in place ([`ChunkTransform::transform`]).
+    pub(crate) fn in_place(
+        &mut self,
+        chunk: &ChunkCtx<'_>,
+        buf: &mut [u8],
+        input_len: usize,
+    ) -> Result<usize> {
+        match self {
+            Apply::Parallel(t) => t.transform(chunk, buf, input_len),
+            Apply::Serial(t) => t.transform(chunk, buf, input_len),
+        }
+    }
+
+    /// Transforms `input` into `output` ([`ChunkTransform::transform_to`]).
+    pub(crate) fn apart(
+        &mut self,
+        chunk: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<usize> {
+        match self {
+            Apply::Parallel(t) => t.transform_to(chunk, input, output),
+            Apply::Serial(t) => t.transform_to(chunk, input, output),
+        }
+    }
+}
 
 impl Transform {
     /// Chunks are independent and run in parallel (ECB, CTR, CBC decryption, the container).
@@ -89,11 +121,11 @@ impl Transform {
         match &self.0 {
             Kind::Parallel(t) => items
                 .into_par_iter()
-                .map(|item| f(&mut |c, b, n| t.transform(c, b, n), item))
+                .map(|item| f(&mut Apply::Parallel(&**t), item))
                 .reduce(|| Ok(None), lowest_error),
             Kind::Serial(t) => {
                 let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
-                let mut apply = |c: &ChunkCtx<'_>, b: &mut [u8], n| t.transform(c, b, n);
+                let mut apply = Apply::Serial(&mut **t);
                 let mut end = None;
                 for item in items {
                     end = end.or(f(&mut apply, item)?);
@@ -281,7 +313,7 @@ impl Job {
         let len = self
             .transform
             .each(Some(buf), |t, buf| {
-                t(chunk, buf, input_len).map(Some).map_err(failed)
+                t.in_place(chunk, buf, input_len).map(Some).map_err(failed)
             })
             .map_err(|e| e.source)?;
         Ok(len.expect("one chunk was transformed"))

@@ -78,6 +78,17 @@ pub trait ChunkTransform: Sync {
     /// (as the plan's layout gives it). Returns the output length, which equals the layout's
     /// output length except for the last chunk of a [`Tail::Unpad`](crate::plan::Tail) plan.
     fn transform(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], input_len: usize) -> Result<usize>;
+
+    /// Transforms the chunk `input` into `output`, which is at least as long as the chunk's
+    /// output (and shorter than `input` when the output is: opening drops a tag), and returns
+    /// the output length as [`transform`](Self::transform) does, with the same bytes. The
+    /// in-memory driver calls it with each chunk's own output slot, so a transform that reads
+    /// one slice and writes another (an AEAD, CTR, ECB, CBC decryption) passes over memory
+    /// once. By default the input is copied into `output` (or, when `output` is shorter, into
+    /// this thread's scratch buffer) and transformed there.
+    fn transform_to(&self, chunk: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        through_copy(input, output, |buf, len| self.transform(chunk, buf, len))
+    }
 }
 
 /// A transform that carries state from one chunk to the next and must see chunks in order.
@@ -90,6 +101,36 @@ pub trait SerialTransform: Send {
         buf: &mut [u8],
         input_len: usize,
     ) -> Result<usize>;
+
+    /// As [`ChunkTransform::transform_to`], in order as [`transform`](Self::transform).
+    fn transform_to(
+        &mut self,
+        chunk: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<usize> {
+        through_copy(input, output, |buf, len| self.transform(chunk, buf, len))
+    }
+}
+
+/// Runs an in-place transform `f(buf, input_len)` from `input` into `output`: in `output` when
+/// the input fits it, else in this thread's scratch buffer, whose output is then copied out.
+pub(crate) fn through_copy(
+    input: &[u8],
+    output: &mut [u8],
+    f: impl FnOnce(&mut [u8], usize) -> Result<usize>,
+) -> Result<usize> {
+    let len = input.len();
+    if let Some(buf) = output.get_mut(..len) {
+        buf.copy_from_slice(input);
+        return f(output, len);
+    }
+    with_scratch(len, |buf| {
+        buf.copy_from_slice(input);
+        let written = f(buf, len)?;
+        output[..written].copy_from_slice(&buf[..written]);
+        Ok(written)
+    })
 }
 
 /// Runs `job` over `buf` in place, chunk by chunk: `buf` holds the input and ends up holding
@@ -160,7 +201,8 @@ pub fn process_in_place(job: &Job, buf: &mut Vec<u8>) -> Result<(), ChunkError> 
         .transform()
         .each(chunks, |t, (i, chunk)| {
             let i = i as u64;
-            let len = t(&ctx(i), chunk, input_len(i))
+            let len = t
+                .in_place(&ctx(i), chunk, input_len(i))
                 .map_err(|source| ChunkError { index: i, source })?;
             Ok((i == last.index).then_some(len))
         })?
@@ -181,28 +223,15 @@ pub fn run_in_memory(job: &Job, input: &[u8], output: &mut Vec<u8>) -> Result<()
     let header = job.output_header();
     output[..header.len()].copy_from_slice(header);
     let base = plan.chunk(0).output.start as usize;
-    // Chunks that only grow (sealing) are transformed in their output slots: one copy of the
-    // input, none back. Others go through a buffer per thread.
-    let end = if only_grows(plan) {
-        transform_in_slots(job, input, &mut output[base..])?
-    } else {
-        let sink = SliceSink::new(plan, 0..plan.len(), &mut output[base..]);
-        run(job, 0..plan.len(), &SliceSource(input), &sink)?
-    };
+    let end = transform_in_slots(job, input, &mut output[base..])?;
     output.truncate(end.expect("the whole plan includes its last chunk") as usize);
     Ok(())
 }
 
-/// Whether no chunk's output is shorter than its input (every chunk but the last is alike).
-fn only_grows(plan: &ChunkPlan) -> bool {
-    [plan.chunk(0), plan.chunk(plan.len() - 1)]
-        .iter()
-        .all(|c| c.output_len() >= c.input_len())
-}
-
-/// Runs every chunk of a plan whose chunks only grow in its own slot of `out` (the output
-/// from the first chunk on): the input is copied into the slot and transformed there, and the
-/// transform's context is read from `input`. Returns where the output ends.
+/// Runs every chunk of a plan from `input` into its own slot of `out` (the output from the
+/// first chunk on) with [`ChunkTransform::transform_to`]: one pass over memory where the
+/// transform reads one slice and writes another, the transform's context read from `input`.
+/// Returns where the output ends.
 fn transform_in_slots(
     job: &Job,
     input: &[u8],
@@ -222,7 +251,6 @@ fn transform_in_slots(
         let index = chunk.index;
         let from = chunk.input.start as usize;
         let input_len = chunk.input_len();
-        slot[..input_len].copy_from_slice(&input[from..from + input_len]);
         let context = if index > 0 {
             &input[from - context_len..from]
         } else {
@@ -235,7 +263,9 @@ fn transform_in_slots(
             is_last: chunk.is_last,
             context,
         };
-        let len = t(&ctx, slot, input_len).map_err(|source| ChunkError { index, source })?;
+        let len = t
+            .apart(&ctx, &input[from..from + input_len], slot)
+            .map_err(|source| ChunkError { index, source })?;
         Ok(chunk.is_last.then_some(chunk.output.start + len as u64))
     })
 }
@@ -357,7 +387,7 @@ impl Feed<'_> {
             is_last: chunk.is_last,
             context,
         };
-        let len = transform(&ctx, buf, input_len)?;
+        let len = transform.in_place(&ctx, buf, input_len)?;
         Ok(Transformed {
             len,
             output_start: chunk.output.start,

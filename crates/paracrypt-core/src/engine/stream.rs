@@ -77,8 +77,9 @@ impl Slot {
             is_last: self.is_last,
             context: &self.context[..self.context_len],
         };
-        let len =
-            transform(&ctx, &mut self.buf[..], self.input_len).map_err(|source| ChunkError {
+        let len = transform
+            .in_place(&ctx, &mut self.buf[..], self.input_len)
+            .map_err(|source| ChunkError {
                 index: self.index,
                 source,
             })?;

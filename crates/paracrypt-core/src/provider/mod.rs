@@ -180,7 +180,8 @@ pub(crate) enum BlockAlg {
     Blowfish,
 }
 
-/// A keyed block cipher working on whole chunks of blocks, in place.
+/// A keyed block cipher working on whole chunks of blocks, in place or from one slice into
+/// another.
 ///
 /// `data` is always a whole number of blocks; IVs are one block.
 pub(crate) trait BlockCipher: Send + Sync {
@@ -193,6 +194,26 @@ pub(crate) trait BlockCipher: Send + Sync {
     fn cbc_encrypt(&self, iv: &mut [u8], data: &mut [u8]) -> Result<()>;
     /// CBC decryption with `iv` the ciphertext block before `data` (or the IV).
     fn cbc_decrypt(&self, iv: &[u8], data: &mut [u8]) -> Result<()>;
+
+    /// [`ecb`](Self::ecb) from `input` into `output` (of the same length). By default a copy
+    /// and the in-place call; a backend that reads one slice and writes another in one pass
+    /// overrides it (the `*_to` methods of every trait here are alike).
+    fn ecb_to(&self, encrypt: bool, input: &[u8], output: &mut [u8]) -> Result<()> {
+        output.copy_from_slice(input);
+        self.ecb(encrypt, output)
+    }
+
+    /// [`cbc_encrypt`](Self::cbc_encrypt) from `input` into `output` (of the same length).
+    fn cbc_encrypt_to(&self, iv: &mut [u8], input: &[u8], output: &mut [u8]) -> Result<()> {
+        output.copy_from_slice(input);
+        self.cbc_encrypt(iv, output)
+    }
+
+    /// [`cbc_decrypt`](Self::cbc_decrypt) from `input` into `output` (of the same length).
+    fn cbc_decrypt_to(&self, iv: &[u8], input: &[u8], output: &mut [u8]) -> Result<()> {
+        output.copy_from_slice(input);
+        self.cbc_decrypt(iv, output)
+    }
 }
 
 /// AES-CTR with a 128-bit big-endian counter (as OpenSSL): the keystream of `iv`, seekable.
@@ -200,12 +221,32 @@ pub(crate) trait CtrCipher: Send + Sync {
     /// XORs into `data` the keystream bytes `offset..offset + data.len()` of the stream that
     /// starts with counter block `iv` (the counter wraps modulo 2^128).
     fn apply_keystream(&self, iv: &[u8; 16], offset: u64, data: &mut [u8]) -> Result<()>;
+
+    /// [`apply_keystream`](Self::apply_keystream) from `input` into `output` (of the same
+    /// length). By default a copy and the in-place call.
+    fn apply_keystream_to(
+        &self,
+        iv: &[u8; 16],
+        offset: u64,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<()> {
+        output.copy_from_slice(input);
+        self.apply_keystream(iv, offset, output)
+    }
 }
 
 /// A stream cipher's keystream that only moves forward (RC4).
 pub(crate) trait StreamCipher: Send {
     /// XORs the next `data.len()` keystream bytes into `data`.
     fn apply_keystream(&mut self, data: &mut [u8]);
+
+    /// [`apply_keystream`](Self::apply_keystream) from `input` into `output` (of the same
+    /// length). By default a copy and the in-place call.
+    fn apply_keystream_to(&mut self, input: &[u8], output: &mut [u8]) {
+        output.copy_from_slice(input);
+        self.apply_keystream(output);
+    }
 }
 
 /// The container's AEADs.
@@ -255,7 +296,6 @@ pub(crate) trait Aead: Send + Sync {
     /// Seals `input` into `output` (of the same length); returns the tag. By default a copy
     /// and [`seal`](Self::seal) in place; a backend that reads one slice and writes another in
     /// one pass overrides it.
-    #[allow(dead_code)] // The in-memory driver moves to it with the format refactor.
     fn seal_to(
         &self,
         nonce: &[u8; NONCE_LEN],
@@ -271,7 +311,6 @@ pub(crate) trait Aead: Send + Sync {
     /// when the chunk does not authenticate; `output` then holds no plaintext (`input` is
     /// never changed, so the caller may try again). By default a copy and
     /// [`open`](Self::open) in place; overridden where the backend has a one-pass path.
-    #[allow(dead_code)] // As `seal_to`.
     fn open_to(
         &self,
         nonce: &[u8; NONCE_LEN],

@@ -342,6 +342,99 @@ fn the_fastest_table_follows_the_rule() {
     assert!((x, t1) == (y, t2));
 }
 
+// ---- Out of place, the same bytes as in place ------------------------------------------------
+
+/// Deterministic bytes (the tests below run in every build, RustCrypto alone too).
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) ^ (i >> 8) as u8)
+        .collect()
+}
+
+#[test]
+fn block_ciphers_out_of_place_equal_in_place_on_every_provider() {
+    let algs: [(BlockAlg, usize); 4] = [
+        (BlockAlg::Aes, 32),
+        (BlockAlg::Des, 8),
+        (BlockAlg::TripleDes, 24),
+        (BlockAlg::Blowfish, 16),
+    ];
+    for &provider in Provider::ALL {
+        for (alg, key_len) in algs {
+            let cipher = provider.block_cipher(alg, &pattern(key_len, 3)).unwrap();
+            let bs = cipher.block_size();
+            for blocks in [0, 1, 2, 67] {
+                let at = format!("{alg:?} on {provider}, {blocks} blocks");
+                // The input at an odd address.
+                let stored = pattern(blocks * bs + 1, 9);
+                let input = &stored[1..];
+                for encrypt in [true, false] {
+                    let mut in_place = input.to_vec();
+                    cipher.ecb(encrypt, &mut in_place).unwrap();
+                    let mut out = vec![0xa5; input.len()];
+                    cipher.ecb_to(encrypt, input, &mut out).unwrap();
+                    assert_eq!(out, in_place, "{at}: ECB {encrypt}");
+                }
+                let iv = pattern(bs, 77);
+                let (mut chain_a, mut chain_b) = (iv.clone(), iv.clone());
+                let mut in_place = input.to_vec();
+                cipher.cbc_encrypt(&mut chain_a, &mut in_place).unwrap();
+                let mut out = vec![0xa5; input.len()];
+                cipher
+                    .cbc_encrypt_to(&mut chain_b, input, &mut out)
+                    .unwrap();
+                assert_eq!((&out, &chain_b), (&in_place, &chain_a), "{at}: CBC");
+                let mut in_place = input.to_vec();
+                cipher.cbc_decrypt(&iv, &mut in_place).unwrap();
+                let mut out = vec![0xa5; input.len()];
+                cipher.cbc_decrypt_to(&iv, input, &mut out).unwrap();
+                assert_eq!(out, in_place, "{at}: CBC decryption");
+            }
+        }
+    }
+}
+
+#[test]
+fn stream_ciphers_out_of_place_equal_in_place_on_every_provider() {
+    for &provider in Provider::ALL {
+        let ctr = provider.aes_ctr(&pattern(16, 1)).unwrap();
+        let iv: [u8; 16] = pattern(16, 2).try_into().unwrap();
+        for (offset, len) in [
+            (0, 0),
+            (0, 1),
+            (5, 11),
+            (13, 40),
+            (1 << 33, 4099),
+            (7, 70_001),
+        ] {
+            let stored = pattern(len + 3, 4);
+            let input = &stored[3..];
+            let mut in_place = input.to_vec();
+            ctr.apply_keystream(&iv, offset, &mut in_place).unwrap();
+            let mut out = vec![0xa5; len];
+            ctr.apply_keystream_to(&iv, offset, input, &mut out)
+                .unwrap();
+            assert_eq!(
+                out, in_place,
+                "AES-CTR on {provider} at {offset}, {len} bytes"
+            );
+        }
+        let (mut a, mut b) = (
+            provider.rc4(&pattern(16, 5)).unwrap(),
+            provider.rc4(&pattern(16, 5)).unwrap(),
+        );
+        for len in [0, 1, 300, 5000] {
+            let stored = pattern(len + 1, 6);
+            let input = &stored[1..];
+            let mut in_place = input.to_vec();
+            a.apply_keystream(&mut in_place);
+            let mut out = vec![0xa5; len];
+            b.apply_keystream_to(input, &mut out);
+            assert_eq!(out, in_place, "RC4 on {provider}, {len} bytes");
+        }
+    }
+}
+
 // ---- Both providers, same bytes ---------------------------------------------------------------
 
 #[cfg(any(feature = "aws-lc", feature = "openssl"))]
@@ -449,6 +542,14 @@ mod same_bytes {
                     a.apply_keystream(&iv, offset, &mut x).unwrap();
                     b.apply_keystream(&iv, offset, &mut y).unwrap();
                     assert_eq!(x, y, "key {key_len}, offset {offset}, len {len}");
+                    // Out of place, from an input at an odd address: the same keystream.
+                    let stored = [&[0u8][..], &plain].concat();
+                    for ctr in [&a, &b] {
+                        let mut out = vec![0xa5; len];
+                        ctr.apply_keystream_to(&iv, offset, &stored[1..], &mut out)
+                            .unwrap();
+                        assert_eq!(out, x, "out of place: key {key_len}, offset {offset}");
+                    }
                     // Seeking is consistent: the stream in two pieces equals it in one.
                     let cut = random_below(len as u64 + 1) as usize;
                     let mut z = plain.clone();

@@ -4,7 +4,8 @@
 //! Every chunk is handed to the provider in one call (ECB or CBC over all its blocks, CTR's
 //! keystream from the chunk's offset), so each thread keeps the cipher's instruction-level
 //! parallelism (AES-NI/VAES pipelines 8 or more blocks at once); Rayon threads are a second,
-//! separate level on top.
+//! separate level on top. In memory the call reads the chunk's input and writes its output
+//! slot (one pass: [`ChunkTransform::transform_to`]); elsewhere it works in place.
 
 use cipher::block_padding::{Padding, Pkcs7};
 use zeroize::Zeroizing;
@@ -39,6 +40,28 @@ impl Framing {
             return Ok(whole + bs);
         }
         self.whole_blocks(bs, ctx, len)
+    }
+
+    /// [`pad`](Self::pad) for encryption from `input` into `output`: the padded last block is
+    /// written into `output` after the whole blocks. Returns how many bytes of `input` to
+    /// encrypt (whole blocks) and the length to encrypt in all.
+    fn pad_to(
+        &self,
+        bs: usize,
+        ctx: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<(usize, usize)> {
+        let len = input.len();
+        if ctx.is_last && self.padding {
+            let whole = len / bs * bs;
+            let last = &mut output[whole..whole + bs];
+            last[..len - whole].copy_from_slice(&input[whole..]);
+            Pkcs7::raw_pad(last, len - whole);
+            return Ok((whole, whole + bs));
+        }
+        let len = self.whole_blocks(bs, ctx, len)?;
+        Ok((len, len))
     }
 
     /// Checks that a chunk is whole blocks (always so but for the last chunk).
@@ -91,6 +114,26 @@ impl ChunkTransform for Ecb {
             }
         }
     }
+
+    fn transform_to(&self, ctx: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        let bs = self.cipher.block_size();
+        match self.direction {
+            Direction::Encrypt => {
+                let (whole, len) = self.framing.pad_to(bs, ctx, input, output)?;
+                self.cipher
+                    .ecb_to(true, &input[..whole], &mut output[..whole])?;
+                if len > whole {
+                    self.cipher.ecb(true, &mut output[whole..len])?;
+                }
+                Ok(len)
+            }
+            Direction::Decrypt => {
+                let len = self.framing.whole_blocks(bs, ctx, input.len())?;
+                self.cipher.ecb_to(false, input, &mut output[..len])?;
+                self.framing.unpad(bs, ctx, output, len)
+            }
+        }
+    }
 }
 
 /// CBC decryption: chunk `i` starts its chain from the last ciphertext block of chunk `i - 1`
@@ -109,13 +152,29 @@ impl ChunkTransform for CbcDecrypt {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
         let bs = self.cipher.block_size();
         let len = self.framing.whole_blocks(bs, ctx, len)?;
-        let iv = if ctx.index == 0 {
-            &self.iv[..]
+        self.cipher
+            .cbc_decrypt(self.chain_start(ctx), &mut buf[..len])?;
+        self.framing.unpad(bs, ctx, buf, len)
+    }
+
+    fn transform_to(&self, ctx: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        let bs = self.cipher.block_size();
+        let len = self.framing.whole_blocks(bs, ctx, input.len())?;
+        self.cipher
+            .cbc_decrypt_to(self.chain_start(ctx), input, &mut output[..len])?;
+        self.framing.unpad(bs, ctx, output, len)
+    }
+}
+
+impl CbcDecrypt {
+    /// The block chunk `ctx` chains from: the IV for chunk 0, else the last ciphertext block
+    /// of the chunk before (its context).
+    fn chain_start<'a>(&'a self, ctx: &ChunkCtx<'a>) -> &'a [u8] {
+        if ctx.index == 0 {
+            &self.iv
         } else {
             ctx.context
-        };
-        self.cipher.cbc_decrypt(iv, &mut buf[..len])?;
-        self.framing.unpad(bs, ctx, buf, len)
+        }
     }
 }
 
@@ -138,6 +197,26 @@ impl SerialTransform for CbcEncrypt {
         self.cipher.cbc_encrypt(&mut self.chain, &mut buf[..len])?;
         Ok(len)
     }
+
+    fn transform_to(
+        &mut self,
+        ctx: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<usize> {
+        if ctx.index == 0 {
+            self.chain.copy_from_slice(&self.iv);
+        }
+        let bs = self.cipher.block_size();
+        let (whole, len) = self.framing.pad_to(bs, ctx, input, output)?;
+        self.cipher
+            .cbc_encrypt_to(&mut self.chain, &input[..whole], &mut output[..whole])?;
+        if len > whole {
+            self.cipher
+                .cbc_encrypt(&mut self.chain, &mut output[whole..len])?;
+        }
+        Ok(len)
+    }
 }
 
 /// CTR in either direction: each chunk XORs the keystream from its own offset.
@@ -150,6 +229,13 @@ impl ChunkTransform for Ctr {
     fn transform(&self, ctx: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
         self.cipher
             .apply_keystream(&self.iv, ctx.offset, &mut buf[..len])?;
+        Ok(len)
+    }
+
+    fn transform_to(&self, ctx: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        let len = input.len();
+        self.cipher
+            .apply_keystream_to(&self.iv, ctx.offset, input, &mut output[..len])?;
         Ok(len)
     }
 }
@@ -167,6 +253,20 @@ impl SerialTransform for Rc4Stream {
             self.state = self.provider.rc4(&self.key).expect("key length checked");
         }
         self.state.apply_keystream(&mut buf[..len]);
+        Ok(len)
+    }
+
+    fn transform_to(
+        &mut self,
+        ctx: &ChunkCtx<'_>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<usize> {
+        if ctx.index == 0 {
+            self.state = self.provider.rc4(&self.key).expect("key length checked");
+        }
+        let len = input.len();
+        self.state.apply_keystream_to(input, &mut output[..len]);
         Ok(len)
     }
 }

@@ -426,12 +426,25 @@ impl ChunkTransform for PasswordCheck {
     fn transform(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], input_len: usize) -> Result<usize> {
         self.inner
             .transform(chunk, buf, input_len)
-            .map_err(|e| match e {
-                Error::BadPadding => Error::BadPassword {
-                    kdf: self.kdf.to_string(),
-                },
-                other => other,
-            })
+            .map_err(|e| self.explain(e))
+    }
+
+    fn transform_to(&self, chunk: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize> {
+        self.inner
+            .transform_to(chunk, input, output)
+            .map_err(|e| self.explain(e))
+    }
+}
+
+impl PasswordCheck {
+    /// Bad padding as a wrong password; any other error as it is.
+    fn explain(&self, e: Error) -> Error {
+        match e {
+            Error::BadPadding => Error::BadPassword {
+                kdf: self.kdf.to_string(),
+            },
+            other => other,
+        }
     }
 }
 

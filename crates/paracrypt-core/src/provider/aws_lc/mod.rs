@@ -15,7 +15,7 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::iv::FixedLength;
 use aws_lc_rs::{hkdf, hmac};
 
-use self::ffi::{DesKey, EvpEcb, EvpGcmOpen, FfiError, Rc4Key};
+use self::ffi::{DesKey, EvpCtr, EvpEcb, EvpGcmOpen, FfiError, Rc4Key};
 use super::{
     Aead, AeadAlg, BlockCipher, CtrCipher, Entry, HmacSha256, NONCE_LEN, Provider, StreamCipher,
     TAG_LEN, Table, rustcrypto,
@@ -120,6 +120,15 @@ impl BlockCipher for Aes {
         Ok(ecb.apply(data)?)
     }
 
+    fn ecb_to(&self, encrypt: bool, input: &[u8], output: &mut [u8]) -> Result<()> {
+        let ecb = if encrypt {
+            &self.ecb_enc
+        } else {
+            &self.ecb_dec
+        };
+        Ok(ecb.apply_to(input, output)?)
+    }
+
     fn cbc_encrypt(&self, iv: &mut [u8], data: &mut [u8]) -> Result<()> {
         if data.is_empty() {
             return Ok(());
@@ -175,12 +184,14 @@ fn aes_ctr(key: &[u8]) -> Option<Box<dyn CtrCipher>> {
         32 => &cipher::AES_256,
         _ => return None,
     };
+    let evp = EvpCtr::aes(key).ok()??;
     let key = UnboundCipherKey::new(alg, key).ok()?;
-    Some(Box::new(Ctr(EncryptingKey::ctr(key).ok()?)))
+    Some(Box::new(Ctr(EncryptingKey::ctr(key).ok()?, evp)))
 }
 
-/// AES-CTR through aws-lc-rs (`AES_ctr128_encrypt`: a 128-bit counter, carried past 32 bits).
-struct Ctr(EncryptingKey);
+/// AES-CTR through aws-lc-rs in place (`AES_ctr128_encrypt`: a 128-bit counter, carried past
+/// 32 bits), through `EVP_CIPHER` ([`EvpCtr`]) from one slice into another.
+struct Ctr(EncryptingKey, EvpCtr);
 
 impl CtrCipher for Ctr {
     fn apply_keystream(&self, iv: &[u8; 16], offset: u64, data: &mut [u8]) -> Result<()> {
@@ -202,6 +213,19 @@ impl CtrCipher for Ctr {
         }
         self.encrypt(counter, rest)
     }
+
+    fn apply_keystream_to(
+        &self,
+        iv: &[u8; 16],
+        offset: u64,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<()> {
+        let counter = super::ctr_add(iv, u128::from(offset / 16));
+        Ok(self
+            .1
+            .apply_to(&counter, (offset % 16) as usize, input, output)?)
+    }
 }
 
 impl Ctr {
@@ -222,6 +246,10 @@ struct Rc4(Rc4Key);
 impl StreamCipher for Rc4 {
     fn apply_keystream(&mut self, data: &mut [u8]) {
         self.0.apply(data);
+    }
+
+    fn apply_keystream_to(&mut self, input: &[u8], output: &mut [u8]) {
+        self.0.apply_to(input, output);
     }
 }
 
@@ -295,6 +323,28 @@ impl Aead for AeadImpl {
                 opened
             })),
         }
+    }
+
+    fn seal_to(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        aad: &[u8],
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
+        assert_eq!(input.len(), output.len(), "AEAD input and output lengths");
+        let mut tag = [0u8; TAG_LEN];
+        self.seal
+            .seal_out_of_place_scatter(
+                Nonce::assume_unique_for_key(*nonce),
+                Aad::from(aad),
+                input,
+                output,
+                &[],
+                &mut tag,
+            )
+            .map_err(failed("AEAD seal"))?;
+        Ok(tag)
     }
 
     fn open_to(

@@ -4,8 +4,9 @@
 //! Every call keys a fresh `EVP_CIPHER_CTX` from the key bytes the object keeps (an AES key
 //! schedule or a GCM hash key is a few hundred nanoseconds, against chunks of kilobytes to
 //! megabytes), so one keyed object serves any number of threads with nothing shared. Data is
-//! processed in place: stream modes (CTR, GCM, ChaCha20-Poly1305) directly, block modes with
-//! their last block through a stack buffer (the crate asks for one spare block of output).
+//! processed in place or from one slice into another in one pass: stream modes (CTR, GCM,
+//! ChaCha20-Poly1305) directly, block modes with their last block through a stack buffer (the
+//! crate asks for one spare block of output).
 //!
 //! Its table names RustCrypto's DES, Blowfish and RC4: OpenSSL 3 keeps them in its `legacy`
 //! provider, which a library should not load into the whole process behind its caller's back.
@@ -108,14 +109,7 @@ impl Blocks {
         if data.is_empty() {
             return Ok(());
         }
-        let mut ctx = CipherCtx::new().map_err(failed("EVP_CIPHER_CTX_new"))?;
-        let init = if encrypt {
-            ctx.encrypt_init(Some(cipher), Some(&self.key), iv)
-        } else {
-            ctx.decrypt_init(Some(cipher), Some(&self.key), iv)
-        };
-        init.map_err(failed("EVP_CipherInit_ex"))?;
-        ctx.set_padding(false);
+        let mut ctx = self.context(cipher, encrypt, iv)?;
         // All but the last block in place (the crate wants one spare block of output room,
         // which the last block provides), then the last block through a stack buffer. Without
         // padding, `EVP_CipherUpdate` outputs every whole block it is given.
@@ -132,6 +126,49 @@ impl Blocks {
         debug_assert_eq!(done, self.block);
         data[head..].copy_from_slice(&last[..self.block]);
         Ok(())
+    }
+
+    /// [`apply`](Self::apply) from `input` into `output` (of the same length): one pass.
+    fn apply_to(
+        &self,
+        cipher: &CipherRef,
+        encrypt: bool,
+        iv: Option<&[u8]>,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<()> {
+        assert_eq!(input.len(), output.len(), "input and output lengths");
+        if input.is_empty() {
+            return Ok(());
+        }
+        let mut ctx = self.context(cipher, encrypt, iv)?;
+        // As in place: the output of all but the last block gives the spare block the crate
+        // asks for; the last block goes through a stack buffer.
+        let head = input.len() - self.block;
+        let done = ctx
+            .cipher_update(&input[..head], Some(&mut *output))
+            .map_err(failed("EVP_CipherUpdate"))?;
+        debug_assert_eq!(done, head);
+        let mut last = [0u8; 32];
+        let done = ctx
+            .cipher_update(&input[head..], Some(&mut last))
+            .map_err(failed("EVP_CipherUpdate"))?;
+        debug_assert_eq!(done, self.block);
+        output[head..].copy_from_slice(&last[..self.block]);
+        Ok(())
+    }
+
+    /// A context for `cipher` keyed in direction `encrypt` (from `iv` for CBC), no padding.
+    fn context(&self, cipher: &CipherRef, encrypt: bool, iv: Option<&[u8]>) -> Result<CipherCtx> {
+        let mut ctx = CipherCtx::new().map_err(failed("EVP_CIPHER_CTX_new"))?;
+        let init = if encrypt {
+            ctx.encrypt_init(Some(cipher), Some(&self.key), iv)
+        } else {
+            ctx.decrypt_init(Some(cipher), Some(&self.key), iv)
+        };
+        init.map_err(failed("EVP_CipherInit_ex"))?;
+        ctx.set_padding(false);
+        Ok(ctx)
     }
 }
 
@@ -154,6 +191,22 @@ impl BlockCipher for Blocks {
 
     fn cbc_decrypt(&self, iv: &[u8], data: &mut [u8]) -> Result<()> {
         self.apply(self.cbc, false, Some(iv), data)
+    }
+
+    fn ecb_to(&self, encrypt: bool, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.apply_to(self.ecb, encrypt, None, input, output)
+    }
+
+    fn cbc_encrypt_to(&self, iv: &mut [u8], input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.apply_to(self.cbc, true, Some(iv), input, output)?;
+        if let Some(last) = output.rchunks_exact(self.block).next() {
+            iv.copy_from_slice(last);
+        }
+        Ok(())
+    }
+
+    fn cbc_decrypt_to(&self, iv: &[u8], input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.apply_to(self.cbc, false, Some(iv), input, output)
     }
 }
 
@@ -184,6 +237,34 @@ impl CtrCipher for Ctr {
         if data.is_empty() {
             return Ok(());
         }
+        let len = data.len();
+        self.context(iv, offset)?
+            .cipher_update_inplace(data, len)
+            .map_err(failed("EVP_EncryptUpdate"))?;
+        Ok(())
+    }
+
+    fn apply_keystream_to(
+        &self,
+        iv: &[u8; 16],
+        offset: u64,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<()> {
+        assert_eq!(input.len(), output.len(), "input and output lengths");
+        if input.is_empty() {
+            return Ok(());
+        }
+        self.context(iv, offset)?
+            .cipher_update(input, Some(output))
+            .map_err(failed("EVP_EncryptUpdate"))?;
+        Ok(())
+    }
+}
+
+impl Ctr {
+    /// A context whose keystream starts at byte `offset` of `iv`'s.
+    fn context(&self, iv: &[u8; 16], offset: u64) -> Result<CipherCtx> {
         let counter = super::ctr_add(iv, u128::from(offset / 16));
         let mut ctx = CipherCtx::new().map_err(failed("EVP_CIPHER_CTX_new"))?;
         ctx.encrypt_init(Some(self.cipher), Some(&self.key), Some(&counter))
@@ -195,10 +276,7 @@ impl CtrCipher for Ctr {
             ctx.cipher_update_inplace(&mut discard, skip)
                 .map_err(failed("EVP_EncryptUpdate"))?;
         }
-        let len = data.len();
-        ctx.cipher_update_inplace(data, len)
-            .map_err(failed("EVP_EncryptUpdate"))?;
-        Ok(())
+        Ok(ctx)
     }
 }
 

@@ -1,4 +1,5 @@
-//! `EVP_CIPHER`: AES-ECB pipelined, and AES-GCM opened in place.
+//! `EVP_CIPHER`: AES-ECB pipelined, AES-CTR from one slice into another, and AES-GCM opened
+//! in place.
 
 use std::ffi::{c_int, c_void};
 use std::ptr::{self, NonNull};
@@ -52,6 +53,28 @@ impl CipherCtx {
         Ok(ctx)
     }
 
+    /// A working copy of a keyed template set to `iv` (the cipher's IV length), in direction
+    /// `encrypt`.
+    fn started(template: &CipherCtx, iv: &[u8], encrypt: bool) -> Result<Self> {
+        let ctx = CipherCtx::copy_of(template)?;
+        // SAFETY: the context is live and keyed; a null cipher and key keep them; `iv` is at
+        // least the cipher's IV length (12 bytes for GCM, 16 for CTR: the callers' types).
+        check(
+            unsafe {
+                sys::EVP_CipherInit_ex(
+                    ctx.0.as_ptr(),
+                    ptr::null(),
+                    ptr::null_mut(),
+                    ptr::null(),
+                    iv.as_ptr(),
+                    enc_flag(encrypt),
+                )
+            },
+            "EVP_CipherInit_ex (IV)",
+        )?;
+        Ok(ctx)
+    }
+
     /// Runs `EVP_CipherUpdate` over `data` in place, in pieces below `int`'s limit; every
     /// byte in gives a byte out (ECB over whole blocks without padding, the AEADs' stream
     /// modes).
@@ -64,6 +87,37 @@ impl CipherCtx {
             // `len` bytes for `len` bytes in, and allow in == out.
             check(
                 unsafe { sys::EVP_CipherUpdate(self.0.as_ptr(), buf, &mut written, buf, len) },
+                "EVP_CipherUpdate",
+            )?;
+            if written != len {
+                return Err(FfiError("EVP_CipherUpdate (short output)"));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`update_in_place`](Self::update_in_place) from `input` into `output` (of the same
+    /// length): one pass.
+    fn update_to(&self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        if input.len() != output.len() {
+            return Err(FfiError("EVP_CipherUpdate (input and output lengths)"));
+        }
+        for (input, output) in input.chunks(1 << 30).zip(output.chunks_mut(1 << 30)) {
+            let len = c_int::try_from(input.len()).expect("pieces are below 2^30");
+            let mut written: c_int = 0;
+            // SAFETY: `input` is valid for reads and `output` (a distinct, exclusive borrow)
+            // for writes of `len` bytes; the ciphers used here write exactly `len` bytes for
+            // `len` bytes in.
+            check(
+                unsafe {
+                    sys::EVP_CipherUpdate(
+                        self.0.as_ptr(),
+                        output.as_mut_ptr(),
+                        &mut written,
+                        input.as_ptr(),
+                        len,
+                    )
+                },
                 "EVP_CipherUpdate",
             )?;
             if written != len {
@@ -123,6 +177,61 @@ impl EvpEcb {
         debug_assert!(data.len().is_multiple_of(16));
         CipherCtx::copy_of(&self.template)?.update_in_place(data)
     }
+
+    /// [`apply`](Self::apply) from `input` into `output` (of the same length): one pass.
+    pub(crate) fn apply_to(&self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        debug_assert!(input.len().is_multiple_of(16));
+        CipherCtx::copy_of(&self.template)?.update_to(input, output)
+    }
+}
+
+/// AES-CTR (128, 192 or 256-bit key, a 128-bit big-endian counter) from one slice into
+/// another in one pass (aws-lc-rs's CTR works in place only).
+///
+/// As [`EvpEcb`], a keyed template copied for every call.
+pub(crate) struct EvpCtr {
+    template: CipherCtx,
+}
+
+// SAFETY: after `new` the template is only ever read, through the `const` pointer of
+// `EVP_CIPHER_CTX_copy`; reads from many threads at once are sound.
+unsafe impl Send for EvpCtr {}
+// SAFETY: as above: shared access only reads the template.
+unsafe impl Sync for EvpCtr {}
+
+impl EvpCtr {
+    /// A keyed AES-CTR context (`None` for a key length other than 16, 24 or 32).
+    pub(crate) fn aes(key: &[u8]) -> Result<Option<Self>> {
+        // SAFETY: these return pointers to static cipher tables.
+        let cipher = unsafe {
+            match key.len() {
+                16 => sys::EVP_aes_128_ctr(),
+                24 => sys::EVP_aes_192_ctr(),
+                32 => sys::EVP_aes_256_ctr(),
+                _ => return Ok(None),
+            }
+        };
+        Ok(Some(EvpCtr {
+            template: CipherCtx::keyed(cipher, key, true)?,
+        }))
+    }
+
+    /// XORs the keystream from counter block `counter`, byte `skip` (below 16) on, into
+    /// `input`, written to `output` (of the same length).
+    pub(crate) fn apply_to(
+        &self,
+        counter: &[u8; 16],
+        skip: usize,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<()> {
+        let ctx = CipherCtx::started(&self.template, counter, true)?;
+        if skip != 0 {
+            // Move the keystream to byte `skip` of the first block.
+            ctx.update_in_place(&mut [0u8; 16][..skip])?;
+        }
+        ctx.update_to(input, output)
+    }
 }
 
 /// AES-GCM opened **in place** through `EVP_CIPHER`, a failed open leaving the ciphertext as it
@@ -172,23 +281,7 @@ impl EvpGcmOpen {
 
     /// A copy of the template set to `nonce`, for decryption or encryption.
     fn start(&self, nonce: &[u8; AEAD_NONCE], encrypt: bool) -> Result<CipherCtx> {
-        let ctx = CipherCtx::copy_of(&self.template)?;
-        // SAFETY: the context is live and keyed; a null cipher and key keep them; `nonce` is
-        // the ciphers' default IV length (12 bytes).
-        check(
-            unsafe {
-                sys::EVP_CipherInit_ex(
-                    ctx.0.as_ptr(),
-                    ptr::null(),
-                    ptr::null_mut(),
-                    ptr::null(),
-                    nonce.as_ptr(),
-                    enc_flag(encrypt),
-                )
-            },
-            "EVP_CipherInit_ex (nonce)",
-        )?;
-        Ok(ctx)
+        CipherCtx::started(&self.template, nonce, encrypt)
     }
 
     /// Decrypts `data` in place and checks `tag` over `aad` and the ciphertext. `Ok(true)`:

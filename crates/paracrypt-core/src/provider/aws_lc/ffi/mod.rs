@@ -6,6 +6,7 @@
 //! - [`Rc4Key`]: the RC4 keystream.
 //! - [`EvpEcb`]: AES-ECB through `EVP_CIPHER`, which pipelines blocks (aws-lc-rs's ECB calls
 //!   the one-block `AES_ecb_encrypt` per block, several times slower).
+//! - [`EvpCtr`]: AES-CTR from one slice into another (aws-lc-rs's CTR works in place only).
 //! - [`EvpGcmOpen`]: AES-GCM opened in place through `EVP_CIPHER`, a failed open leaving the
 //!   ciphertext as it was (aws-lc-rs's `EVP_AEAD` zeroes it).
 //! - [`Bignum`], [`BnCtx`], [`MontCtx`] and the functions on them: what RSA's split private
@@ -35,7 +36,7 @@ pub(crate) use bn::{
     mod_mul, mod_sub, mul_add, rand_range,
 };
 pub(crate) use des::{DES_BLOCK, DesKey};
-pub(crate) use evp::{EvpEcb, EvpGcmOpen};
+pub(crate) use evp::{EvpCtr, EvpEcb, EvpGcmOpen};
 pub(crate) use rc4::Rc4Key;
 
 /// An aws-lc call failed (allocation failure or an internal error): names the function.

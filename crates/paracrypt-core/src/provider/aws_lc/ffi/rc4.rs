@@ -30,6 +30,24 @@ impl Rc4Key {
         // it, so in place is allowed; the state is live and exclusively borrowed.
         unsafe { sys::RC4(&mut *self.0, data.len(), buf, buf) };
     }
+
+    /// XORs the next `input.len()` keystream bytes into `input`, written to `output`.
+    ///
+    /// # Panics
+    /// If the two lengths differ.
+    pub(crate) fn apply_to(&mut self, input: &[u8], output: &mut [u8]) {
+        assert_eq!(input.len(), output.len(), "RC4 input and output lengths");
+        // SAFETY: `input` is valid for reads and `output` (a distinct, exclusive borrow) for
+        // writes of `input.len()` bytes; the state is live and exclusively borrowed.
+        unsafe {
+            sys::RC4(
+                &mut *self.0,
+                input.len(),
+                input.as_ptr(),
+                output.as_mut_ptr(),
+            )
+        };
+    }
 }
 
 impl Drop for Rc4Key {
