@@ -416,54 +416,62 @@ impl Provider {
         (self.table().hkdf_sha256.make)(prk, info, out)
     }
 
-    /// This provider's copy of an RSA private key, or `None` when RustCrypto runs it (the
-    /// backend has no entry, or does not take this key).
+    /// This provider's copy of an RSA private key, or RustCrypto's when the backend does not
+    /// take this key (below 2048 bits in the C backends).
     pub(crate) fn rsa_private(
         self,
         key: &rsa::RsaPrivateKey,
-    ) -> PkResult<Option<KeyObject<dyn RsaPrivateOps>>> {
-        let entry = self.table().rsa_private;
-        let Some(make) = entry.make else {
-            return Ok(None);
-        };
-        Ok(make(key)?.map(|key| KeyObject { by: entry.by, key }))
+    ) -> PkResult<KeyObject<dyn RsaPrivateOps>> {
+        self.key_object(|t| t.rsa_private, |make| make(key))
     }
 
-    /// Whether this provider has its own RSA private operation (else the `rsa` crate's runs).
-    pub(crate) fn has_rsa_private(self) -> bool {
-        self.table().rsa_private.make.is_some()
+    /// The backend that runs this provider's RSA private operation (for keys it takes).
+    pub(crate) fn rsa_private_by(self) -> Provider {
+        self.table().rsa_private.by
     }
 
-    /// This provider's copy of an RSA public key, or `None` when RustCrypto runs it.
+    /// This provider's copy of an RSA public key, or RustCrypto's when the backend does not
+    /// take this key.
     pub(crate) fn rsa_public(
         self,
         key: &rsa::RsaPublicKey,
-    ) -> PkResult<Option<KeyObject<dyn RsaPublicOps>>> {
-        let entry = self.table().rsa_public;
-        let Some(make) = entry.make else {
-            return Ok(None);
-        };
-        Ok(make(key)?.map(|key| KeyObject { by: entry.by, key }))
+    ) -> PkResult<KeyObject<dyn RsaPublicOps>> {
+        self.key_object(|t| t.rsa_public, |make| make(key))
     }
 
-    /// This provider's prime search, or `None` for RustCrypto's (`crypto-primes`).
-    pub(crate) fn rsa_prime(self) -> Option<PrimeFn> {
+    /// This provider's prime search.
+    pub(crate) fn rsa_prime(self) -> PrimeFn {
         self.table().rsa_prime.make
     }
 
-    /// This provider's P-256 signing key, or `None` when RustCrypto signs (no entry, or the
-    /// backend refused the key).
-    pub(crate) fn ecdsa_signer(self, pkcs8_der: &[u8]) -> Option<KeyObject<dyn EcdsaSignOps>> {
-        let entry = self.table().ecdsa_sign;
-        let key = (entry.make?)(pkcs8_der).ok()?;
-        Some(KeyObject { by: entry.by, key })
+    /// This provider's P-256 signing key, or RustCrypto's when the backend refuses the key.
+    pub(crate) fn ecdsa_signer(self, pkcs8_der: &[u8]) -> PkResult<KeyObject<dyn EcdsaSignOps>> {
+        self.key_object(|t| t.ecdsa_sign, |make| Ok(make(pkcs8_der).ok()))
     }
 
-    /// This provider's P-256 public key, or `None` when RustCrypto verifies.
-    pub(crate) fn ecdsa_verifier(self, sec1_point: &[u8]) -> Option<KeyObject<dyn EcdsaVerifyOps>> {
-        let entry = self.table().ecdsa_verify;
-        let key = (entry.make?)(sec1_point).ok()?;
-        Some(KeyObject { by: entry.by, key })
+    /// This provider's P-256 public key, or RustCrypto's when the backend refuses the key.
+    pub(crate) fn ecdsa_verifier(
+        self,
+        sec1_point: &[u8],
+    ) -> PkResult<KeyObject<dyn EcdsaVerifyOps>> {
+        self.key_object(|t| t.ecdsa_verify, |make| Ok(make(sec1_point).ok()))
+    }
+
+    /// A key object from this provider's entry `pick`, or from RustCrypto's when `make` says
+    /// the backend does not take the key (`Ok(None)`); RustCrypto's refusal is the error.
+    fn key_object<F: Copy, T: ?Sized>(
+        self,
+        pick: fn(&Table) -> Entry<F>,
+        make: impl Fn(F) -> PkResult<Option<std::sync::Arc<T>>>,
+    ) -> PkResult<KeyObject<T>> {
+        for entry in [pick(self.table()), pick(&rustcrypto::TABLE)] {
+            if let Some(key) = make(entry.make)? {
+                return Ok(KeyObject { by: entry.by, key });
+            }
+        }
+        Err(crate::pubkey::Error::UnsupportedKey {
+            reason: "no provider takes the key".to_owned(),
+        })
     }
 }
 

@@ -4,9 +4,10 @@
 //!
 //! Each entry names the backend that computes it ([`Entry::by`]): a backend that lacks a
 //! primitive, or whose version measured slower, puts another backend's entry in its table
-//! (aws-lc's Blowfish is RustCrypto's). The public-key entries are optional: `None` means the
-//! RustCrypto code of [`pubkey`](crate::pubkey) (the `rsa` and `p256` crates, which also read
-//! and write every key format) runs the operation.
+//! (aws-lc's Blowfish is RustCrypto's). A public-key entry makes the backend's key object
+//! from the key as the RustCrypto crates read it (they read and write every key format for
+//! all backends); a backend that does not take a key (RSA below 2048 bits in the C backends)
+//! says so, and RustCrypto's entry makes it instead.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -63,11 +64,11 @@ pub(crate) struct Table {
     pub(crate) chacha20_poly1305: Entry<AeadFn>,
     pub(crate) hmac_sha256: Entry<HmacFn>,
     pub(crate) hkdf_sha256: Entry<HkdfFn>,
-    pub(crate) rsa_private: Entry<Option<RsaPrivateFn>>,
-    pub(crate) rsa_public: Entry<Option<RsaPublicFn>>,
-    pub(crate) rsa_prime: Entry<Option<PrimeFn>>,
-    pub(crate) ecdsa_sign: Entry<Option<EcdsaSignerFn>>,
-    pub(crate) ecdsa_verify: Entry<Option<EcdsaVerifierFn>>,
+    pub(crate) rsa_private: Entry<RsaPrivateFn>,
+    pub(crate) rsa_public: Entry<RsaPublicFn>,
+    pub(crate) rsa_prime: Entry<PrimeFn>,
+    pub(crate) ecdsa_sign: Entry<EcdsaSignerFn>,
+    pub(crate) ecdsa_verify: Entry<EcdsaVerifierFn>,
 }
 
 impl Table {
@@ -123,8 +124,10 @@ pub(crate) trait EcdsaSignOps: Send + Sync {
 
 /// A backend's P-256 public key.
 pub(crate) trait EcdsaVerifyOps: Send + Sync {
-    /// Whether the DER `signature` is valid for `digest`.
-    fn verify(&self, digest: &Digest, signature: &[u8]) -> bool;
+    /// Whether the DER `signature` is valid for `digest`. `in_batch`: one of many
+    /// verifications running at once, one per thread (a backend that can split one
+    /// verification over the pool does not then).
+    fn verify(&self, digest: &Digest, signature: &[u8], in_batch: bool) -> bool;
 }
 
 /// A key object of a backend, with the backend's name.

@@ -74,8 +74,8 @@ impl EcdsaVerify {
 /// ```
 pub struct EcdsaPrivateKey {
     key: SigningKey,
-    /// The backend's copy of the key, or `None` when p256 signs.
-    backend: Option<KeyObject<dyn EcdsaSignOps>>,
+    /// The backend's copy of the key, which signs.
+    backend: KeyObject<dyn EcdsaSignOps>,
 }
 
 impl Clone for EcdsaPrivateKey {
@@ -103,24 +103,23 @@ impl EcdsaPrivateKey {
 
     /// Wraps p256's key, run by the default provider.
     fn from_p256(key: SigningKey) -> Self {
-        EcdsaPrivateKey { key, backend: None }.with_provider(Provider::default())
+        EcdsaPrivateKey {
+            backend: signer(&key, Provider::default()),
+            key,
+        }
     }
 
     /// The same key, signing with `provider`.
     pub fn with_provider(self, provider: Provider) -> Self {
-        let backend = self
-            .key
-            .to_pkcs8_der()
-            .ok()
-            .and_then(|der| provider.ecdsa_signer(der.as_bytes()));
-        EcdsaPrivateKey { backend, ..self }
+        EcdsaPrivateKey {
+            backend: signer(&self.key, provider),
+            ..self
+        }
     }
 
     /// The provider that signs with this key.
     pub fn provider(&self) -> Provider {
-        self.backend
-            .as_ref()
-            .map_or(Provider::RustCrypto, |backend| backend.by)
+        self.backend.by
     }
 
     /// The key with secret scalar `bytes` (big-endian, 32 bytes).
@@ -168,16 +167,15 @@ impl EcdsaPrivateKey {
     /// Signs a SHA-256 digest; returns the DER signature. RustCrypto signs deterministically
     /// (RFC 6979, HMAC-SHA-256), aws-lc with a random nonce (see the module docs).
     pub fn sign_digest(&self, digest: &Digest) -> Vec<u8> {
-        if let Some(backend) = &self.backend {
-            match backend.key.sign(digest) {
-                Ok(signature) => return signature,
-                // Only an internal failure of the backend: p256's signature is as valid.
-                Err(e) => log::warn!(
-                    "{} ECDSA signing failed ({e}); signing with p256",
-                    backend.by
-                ),
-            }
-        }
+        let e = match self.backend.key.sign(digest) {
+            Ok(signature) => return signature,
+            Err(e) => e,
+        };
+        // Only an internal failure of a C backend: p256's signature is as valid.
+        log::warn!(
+            "{} ECDSA signing failed ({e}); signing with p256",
+            self.backend.by
+        );
         let signature: DerSignature = self
             .key
             .sign_prehash(digest)
@@ -196,8 +194,8 @@ impl Signer for EcdsaPrivateKey {
 #[derive(Clone)]
 pub struct EcdsaPublicKey {
     key: VerifyingKey,
-    /// The backend's copy of the key, or `None` when p256 verifies.
-    backend: Option<KeyObject<dyn EcdsaVerifyOps>>,
+    /// The backend's copy of the key, which verifies.
+    backend: KeyObject<dyn EcdsaVerifyOps>,
 }
 
 impl std::fmt::Debug for EcdsaPublicKey {
@@ -220,20 +218,23 @@ impl Eq for EcdsaPublicKey {}
 
 impl EcdsaPublicKey {
     fn from_p256(key: VerifyingKey, provider: Provider) -> Self {
-        EcdsaPublicKey { key, backend: None }.with_provider(provider)
+        EcdsaPublicKey {
+            backend: verifier(&key, provider),
+            key,
+        }
     }
 
     /// The same key, verifying with `provider`.
     pub fn with_provider(self, provider: Provider) -> Self {
-        let backend = provider.ecdsa_verifier(self.key.to_sec1_point(false).as_bytes());
-        EcdsaPublicKey { backend, ..self }
+        EcdsaPublicKey {
+            backend: verifier(&self.key, provider),
+            ..self
+        }
     }
 
     /// The provider that verifies with this key.
     pub fn provider(&self) -> Provider {
-        self.backend
-            .as_ref()
-            .map_or(Provider::RustCrypto, |backend| backend.by)
+        self.backend.by
     }
 
     /// Reads the key from a key file's bytes: a public key (SPKI), or the public half of a
@@ -270,48 +271,67 @@ impl EcdsaPublicKey {
     /// under aws-lc, otherwise p256's faster path for the current pool
     /// ([`EcdsaVerify::for_current_pool`]).
     pub fn verify_digest(&self, digest: &Digest, signature: &[u8]) -> bool {
-        if let Some(backend) = &self.backend {
-            return backend.key.verify(digest, signature);
-        }
-        self.verify_digest_with(EcdsaVerify::for_current_pool(), digest, signature)
+        self.backend.key.verify(digest, signature, false)
     }
 
     /// Verification by one of p256's paths (RustCrypto whatever the key's provider); both
     /// give the same answer.
     pub fn verify_digest_with(&self, how: EcdsaVerify, digest: &Digest, signature: &[u8]) -> bool {
-        let Ok(signature) = Signature::from_der(signature) else {
-            return false;
-        };
-        match how {
-            EcdsaVerify::Lincomb => self.key.verify_prehash(digest, &signature).is_ok(),
-            EcdsaVerify::Split => self.verify_split(digest, &signature),
-        }
+        verify_p256(&self.key, how, digest, signature)
     }
+}
 
-    /// `x(u1·G ‖ u2·Q) mod n = r`, the two products on two threads.
-    fn verify_split(&self, digest: &Digest, signature: &Signature) -> bool {
-        let (r, s) = signature.split_scalars();
-        // z: the digest as an integer mod n (SHA-256 output is exactly n's 32 bytes).
-        let z = <Scalar as Reduce<FieldBytes>>::reduce(&FieldBytes::from(*digest));
-        let s_inv = *s.invert_vartime();
-        let u1 = z * s_inv;
-        let u2 = *r * s_inv;
-        let q = ProjectivePoint::from(*self.key.as_affine());
-        let (u1_g, u2_q) = rayon::join(
-            || ProjectivePoint::mul_by_generator_vartime(&u1),
-            || q.mul_vartime(&u2),
-        );
-        let x = (u1_g + u2_q).to_affine().x();
-        <Scalar as Reduce<FieldBytes>>::reduce(&x) == *r
+/// `provider`'s copy of the signing key `key`.
+fn signer(key: &SigningKey, provider: Provider) -> KeyObject<dyn EcdsaSignOps> {
+    let der = key.to_pkcs8_der().expect("p256 encodes its own key");
+    provider
+        .ecdsa_signer(der.as_bytes())
+        .expect("p256 reads back the PKCS#8 it writes")
+}
+
+/// `provider`'s copy of the public key `key`.
+fn verifier(key: &VerifyingKey, provider: Provider) -> KeyObject<dyn EcdsaVerifyOps> {
+    provider
+        .ecdsa_verifier(key.to_sec1_point(false).as_bytes())
+        .expect("p256 reads back the point it writes")
+}
+
+/// Whether the DER `signature` is valid for `digest` under `key`, on p256's path `how`.
+pub(crate) fn verify_p256(
+    key: &VerifyingKey,
+    how: EcdsaVerify,
+    digest: &Digest,
+    signature: &[u8],
+) -> bool {
+    let Ok(signature) = Signature::from_der(signature) else {
+        return false;
+    };
+    match how {
+        EcdsaVerify::Lincomb => key.verify_prehash(digest, &signature).is_ok(),
+        EcdsaVerify::Split => verify_split(key, digest, &signature),
     }
+}
+
+/// `x(u1·G ‖ u2·Q) mod n = r`, the two products on two threads.
+fn verify_split(key: &VerifyingKey, digest: &Digest, signature: &Signature) -> bool {
+    let (r, s) = signature.split_scalars();
+    // z: the digest as an integer mod n (SHA-256 output is exactly n's 32 bytes).
+    let z = <Scalar as Reduce<FieldBytes>>::reduce(&FieldBytes::from(*digest));
+    let s_inv = *s.invert_vartime();
+    let u1 = z * s_inv;
+    let u2 = *r * s_inv;
+    let q = ProjectivePoint::from(*key.as_affine());
+    let (u1_g, u2_q) = rayon::join(
+        || ProjectivePoint::mul_by_generator_vartime(&u1),
+        || q.mul_vartime(&u2),
+    );
+    let x = (u1_g + u2_q).to_affine().x();
+    <Scalar as Reduce<FieldBytes>>::reduce(&x) == *r
 }
 
 impl Verifier for EcdsaPublicKey {
     fn verify_digest(&self, digest: &Digest, signature: &[u8]) -> bool {
         // One per thread in a batch: never split.
-        if let Some(backend) = &self.backend {
-            return backend.key.verify(digest, signature);
-        }
-        self.verify_digest_with(EcdsaVerify::Lincomb, digest, signature)
+        self.backend.key.verify(digest, signature, true)
     }
 }

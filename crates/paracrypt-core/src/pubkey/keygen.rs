@@ -22,12 +22,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crypto_bigint::{BoxedUint, Limb, NonZero};
-use crypto_primes::hazmat::{SetBits, SieveFactory, SmallFactorsSieveFactory};
-use crypto_primes::{Flavor, is_prime};
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 
 use super::{Error, Result};
-use crate::provider::{PrimeFn, Provider};
+use crate::provider::Provider;
 
 /// The public exponent of every generated key.
 pub const PUBLIC_EXPONENT: u32 = 65_537;
@@ -123,17 +121,11 @@ fn two_primes(bits: u32, provider: Provider) -> Result<(BoxedUint, BoxedUint)> {
 }
 
 impl Race {
-    /// One thread's part: search until two primes are found.
+    /// One thread's part: search until two primes are found, each from a fresh random start
+    /// (the provider's prime search: crypto-primes' sieve and tests on RustCrypto, aws-lc's or
+    /// OpenSSL's `BN_generate_prime_ex`).
     fn run(&self) {
-        match self.provider.rsa_prime() {
-            Some(prime) => self.run_backend(prime),
-            None => self.run_rustcrypto(),
-        }
-    }
-
-    /// The backend's prime search (aws-lc's `BN_generate_prime_ex`), each prime from a fresh
-    /// random start.
-    fn run_backend(&self, prime: PrimeFn) {
+        let prime = self.provider.rsa_prime();
         let e = u64::from(PUBLIC_EXPONENT);
         while !self.done.load(Ordering::Acquire) {
             match prime(self.bits, &self.done) {
@@ -150,35 +142,6 @@ impl Race {
                     failed.get_or_insert(error);
                     self.done.store(true, Ordering::Release);
                     return;
-                }
-            }
-        }
-    }
-
-    /// RustCrypto: test candidates from random sieves.
-    fn run_rustcrypto(&self) {
-        let mut rng = rand::rng();
-        let mut factory =
-            SmallFactorsSieveFactory::<BoxedUint>::new(Flavor::Any, self.bits, SetBits::TwoMsb)
-                .expect("RSA prime sizes are far above the sieve's minimum");
-        let e = NonZero::new(Limb::from(PUBLIC_EXPONENT)).expect("65537 is not zero");
-        'sieve: while !self.done.load(Ordering::Acquire) {
-            let sieve = factory
-                .make_sieve(&mut rng, None)
-                .expect("RSA prime sizes fit the sieve")
-                .expect("this sieve factory never runs out");
-            for candidate in sieve {
-                if self.done.load(Ordering::Acquire) {
-                    return;
-                }
-                // p ≡ 1 (mod e) would make e share a factor with p − 1: no inverse d.
-                if candidate.rem_limb(e) == Limb::ONE {
-                    continue;
-                }
-                if is_prime(Flavor::Any, &candidate) {
-                    self.offer(candidate);
-                    // A fresh random start for the next prime: never the next one up.
-                    continue 'sieve;
                 }
             }
         }

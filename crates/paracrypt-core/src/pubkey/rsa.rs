@@ -35,7 +35,7 @@
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 use rsa::sha2::Sha256;
 use rsa::traits::PublicKeyParts;
-use rsa::{BoxedUint, Oaep, Pkcs1v15Sign, Pss};
+use rsa::{Oaep, Pkcs1v15Sign, Pss};
 use zeroize::Zeroizing;
 
 use super::crt::{CrtKey, Parallelism};
@@ -102,10 +102,10 @@ impl PrivateOp {
     /// fused call on CPUs with AVX-512 IFMA, see [`has_avx512_ifma`]) beat the two-thread split
     /// built on its big numbers, which pays for a blinding inversion in each half.
     pub fn preferred(provider: Provider) -> Self {
-        if provider.has_rsa_private() {
-            PrivateOp::Crate
-        } else {
+        if provider.rsa_private_by() == Provider::RustCrypto {
             PrivateOp::Split
+        } else {
+            PrivateOp::Crate
         }
     }
 }
@@ -140,9 +140,8 @@ pub fn has_avx512_ifma() -> bool {
 pub struct RsaPrivateKey {
     key: rsa::RsaPrivateKey,
     crt: CrtKey,
-    /// The backend's copy of the key, or `None` when RustCrypto (the `rsa` crate and
-    /// [`crt`](super::crt)) runs it.
-    backend: Option<KeyObject<dyn RsaPrivateOps>>,
+    /// The backend's copy of the key, which runs every private operation.
+    backend: KeyObject<dyn RsaPrivateOps>,
 }
 
 impl std::fmt::Debug for RsaPrivateKey {
@@ -185,13 +184,11 @@ impl RsaPrivateKey {
     }
 
     fn from_rsa_with(key: rsa::RsaPrivateKey, provider: Provider) -> Result<Self> {
-        let crt = CrtKey::new(&key)?;
-        RsaPrivateKey {
+        Ok(RsaPrivateKey {
+            crt: CrtKey::new(&key)?,
+            backend: provider.rsa_private(&key)?,
             key,
-            crt,
-            backend: None,
-        }
-        .with_provider(provider)
+        })
     }
 
     /// The same key, its operations run by `provider`. aws-lc takes RSA keys of 2048 bits and
@@ -207,9 +204,7 @@ impl RsaPrivateKey {
 
     /// The provider that runs this key's operations.
     pub fn provider(&self) -> Provider {
-        self.backend
-            .as_ref()
-            .map_or(Provider::RustCrypto, |backend| backend.by)
+        self.backend.by
     }
 
     /// Reads the key from a key file's bytes (PEM or DER, PKCS#8 or PKCS#1).
@@ -278,54 +273,19 @@ impl RsaPrivateKey {
         digest: &Digest,
         op: PrivateOp,
     ) -> Result<Vec<u8>> {
-        if let Some(backend) = &self.backend {
-            let lc = &backend.key;
-            let parallelism = match op {
-                PrivateOp::Split => Parallelism::Split,
-                PrivateOp::Serial => Parallelism::Serial,
-                PrivateOp::Crate => return lc.sign(scheme == RsaScheme::Pss, digest),
-            };
-            if scheme == RsaScheme::Pkcs1v15 {
-                let em = self.emsa_pkcs1_v15(digest);
-                if let Some(signature) = lc.sign_pkcs1v15_split(&em, digest, parallelism) {
-                    return signature;
-                }
-            }
-            return lc.sign(scheme == RsaScheme::Pss, digest);
+        let backend = &self.backend.key;
+        let parallelism = match op {
+            PrivateOp::Split => Parallelism::Split,
+            PrivateOp::Serial => Parallelism::Serial,
+            PrivateOp::Crate => return backend.sign(scheme == RsaScheme::Pss, digest),
+        };
+        if scheme == RsaScheme::Pkcs1v15
+            && let Some(signature) =
+                backend.sign_pkcs1v15_split(&self.emsa_pkcs1_v15(digest), digest, parallelism)
+        {
+            return signature;
         }
-        let mut rng = rand::rng();
-        match (scheme, op) {
-            (RsaScheme::Pkcs1v15, PrivateOp::Crate) => self
-                .key
-                .sign_with_rng(&mut rng, Pkcs1v15Sign::new::<Sha256>(), digest)
-                .map_err(Error::rsa("PKCS#1 v1.5 signing")),
-            (RsaScheme::Pkcs1v15, PrivateOp::Split) => {
-                self.sign_pkcs1v15(digest, Parallelism::Split)
-            }
-            (RsaScheme::Pkcs1v15, PrivateOp::Serial) => {
-                self.sign_pkcs1v15(digest, Parallelism::Serial)
-            }
-            (RsaScheme::Pss, _) => self
-                .key
-                .sign_with_rng(&mut rng, Pss::<Sha256>::new(), digest)
-                .map_err(Error::rsa("PSS signing")),
-        }
-    }
-
-    /// PKCS#1 v1.5 through the split operation, verified by the crate before it is returned.
-    fn sign_pkcs1v15(&self, digest: &Digest, parallelism: Parallelism) -> Result<Vec<u8>> {
-        let em =
-            BoxedUint::from_be_slice(&self.emsa_pkcs1_v15(digest), self.key.n_bits_precision())
-                .expect("k bytes fit the modulus precision");
-        let s = self.crt.private_op_unchecked(&em, parallelism)?;
-        let signature = i2osp(&s, self.key.size());
-        // The public-key re-check, by the crate's verifier: s^e mod n must be exactly the
-        // encoding the crate expects for this digest.
-        self.key
-            .as_public_key()
-            .verify(Pkcs1v15Sign::new::<Sha256>(), digest, &signature)
-            .map_err(|_| Error::FaultDetected)?;
-        Ok(signature)
+        backend.sign(scheme == RsaScheme::Pss, digest)
     }
 
     /// The PKCS#1 v1.5 encoding of `digest` (with the `rsa` crate's SHA-256 `DigestInfo`).
@@ -356,17 +316,10 @@ impl RsaPrivateKey {
         ciphertext: &[u8],
         label: &[u8],
     ) -> Result<Zeroizing<Vec<u8>>> {
-        if let Some(backend) = &self.backend {
-            return backend
-                .key
-                .decrypt_oaep(ciphertext, label)
-                .map(Zeroizing::new);
-        }
-        let padding = Oaep::<Sha256>::new_with_label(label.to_vec());
-        self.key
-            .decrypt_blinded(&mut rand::rng(), padding, ciphertext)
+        self.backend
+            .key
+            .decrypt_oaep(ciphertext, label)
             .map(Zeroizing::new)
-            .map_err(|_| Error::Decryption)
     }
 
     /// A [`Signer`] for `scheme`, for [`batch`](super::batch).
@@ -392,9 +345,8 @@ impl Signer for RsaSigner<'_> {
 #[derive(Clone)]
 pub struct RsaPublicKey {
     key: rsa::RsaPublicKey,
-    /// The backend's copy of the key for PKCS#1 v1.5 verification, or `None` when the `rsa`
-    /// crate verifies.
-    backend: Option<KeyObject<dyn RsaPublicOps>>,
+    /// The backend's copy of the key, which verifies PKCS#1 v1.5 signatures.
+    backend: KeyObject<dyn RsaPublicOps>,
 }
 
 impl std::fmt::Debug for RsaPublicKey {
@@ -419,7 +371,10 @@ impl RsaPublicKey {
     /// Wraps a key of the `rsa` crate, run by RustCrypto (see
     /// [`with_provider`](Self::with_provider)).
     pub fn from_rsa(key: rsa::RsaPublicKey) -> Self {
-        RsaPublicKey { key, backend: None }
+        let backend = Provider::RustCrypto
+            .rsa_public(&key)
+            .expect("RustCrypto takes every key of the rsa crate");
+        RsaPublicKey { key, backend }
     }
 
     /// The same key, PKCS#1 v1.5 verification run by `provider` (PSS verification, which
@@ -436,9 +391,7 @@ impl RsaPublicKey {
 
     /// The provider that verifies PKCS#1 v1.5 signatures with this key.
     pub fn provider(&self) -> Provider {
-        self.backend
-            .as_ref()
-            .map_or(Provider::RustCrypto, |backend| backend.by)
+        self.backend.by
     }
 
     /// Reads the key from a key file's bytes: a public key (SPKI or PKCS#1), or the public
@@ -480,13 +433,7 @@ impl RsaPublicKey {
     /// with a 32-byte one. Use [`verify_pss_digest`](Self::verify_pss_digest) to require one.
     pub fn verify_digest(&self, scheme: RsaScheme, digest: &Digest, signature: &[u8]) -> bool {
         match scheme {
-            RsaScheme::Pkcs1v15 => match &self.backend {
-                Some(backend) => backend.key.verify_pkcs1v15(digest, signature),
-                None => self
-                    .key
-                    .verify(Pkcs1v15Sign::new::<Sha256>(), digest, signature)
-                    .is_ok(),
-            },
+            RsaScheme::Pkcs1v15 => self.backend.key.verify_pkcs1v15(digest, signature),
             RsaScheme::Pss => self.verify_pss_digest(digest, signature, None),
         }
     }
@@ -579,12 +526,4 @@ fn emsa_pkcs1_v15(prefix: &[u8], digest: &[u8], k: usize) -> Vec<u8> {
     em[k - t_len..k - digest.len()].copy_from_slice(prefix);
     em[k - digest.len()..].copy_from_slice(digest);
     em
-}
-
-/// I2OSP: the integer as exactly `k` big-endian bytes (it is below `n`, so it fits).
-fn i2osp(x: &BoxedUint, k: usize) -> Vec<u8> {
-    let bytes = x.to_be_bytes();
-    let skip = bytes.len() - k;
-    debug_assert!(bytes[..skip].iter().all(|&b| b == 0));
-    bytes[skip..].to_vec()
 }

@@ -34,11 +34,11 @@ pub(crate) static TABLE: Table = Table {
     chacha20_poly1305: own(aead),
     hmac_sha256: own(hmac_sha256),
     hkdf_sha256: own(hkdf_sha256_expand),
-    rsa_private: own(Some(pubkey::rsa_private)),
-    rsa_public: own(Some(pubkey::rsa_public)),
-    rsa_prime: own(Some(pubkey::prime)),
-    ecdsa_sign: own(Some(pubkey::ecdsa_signer)),
-    ecdsa_verify: own(Some(pubkey::ecdsa_verifier)),
+    rsa_private: own(pubkey::rsa_private),
+    rsa_public: own(pubkey::rsa_public),
+    rsa_prime: own(pubkey::prime),
+    ecdsa_sign: own(pubkey::ecdsa_signer),
+    ecdsa_verify: own(pubkey::ecdsa_verifier),
 };
 
 const fn own<F>(make: F) -> Entry<F> {

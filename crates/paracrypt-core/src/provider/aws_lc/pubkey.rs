@@ -62,8 +62,10 @@ impl RsaPublicOps for RsaPublic {
 struct RsaKey {
     /// One `RSA` object per pool thread: aws-lc's carries a lock and a blinding cache.
     pair: PerThread<KeyPair>,
-    oaep: OaepPrivateDecryptingKey,
-    public: ParsedPublicKey,
+    /// As `pair`, for OAEP decryption.
+    oaep: PerThread<OaepPrivateDecryptingKey>,
+    /// The public half, one per pool thread, which re-checks the split's signatures.
+    public: PerThread<ParsedPublicKey>,
     /// `None` for unbalanced primes (the constant-time reductions need `p` and `q` of the same
     /// size): such a key signs on aws-lc's own path.
     split: Option<CrtSplit>,
@@ -84,18 +86,20 @@ impl RsaKey {
         let first = KeyPair::from_der(der.as_bytes()).map_err(rejected)?;
         let der = der.to_bytes();
         let pair = PerThread::new(first, move || KeyPair::from_der(&der).ok());
-        let oaep = OaepPrivateDecryptingKey::new(
-            PrivateDecryptingKey::from_pkcs8(
-                rsa::pkcs8::EncodePrivateKey::to_pkcs8_der(key)
-                    .map_err(|e| Error::format(format!("cannot encode the key: {e}")))?
-                    .as_bytes(),
-            )
-            .map_err(rejected)?,
-        )
-        .map_err(|_| Error::Provider {
-            what: "OaepPrivateDecryptingKey::new",
-        })?;
-        let public = parsed_rsa_public(&key.to_public_key())?.expect("checked size above");
+        let pkcs8 = rsa::pkcs8::EncodePrivateKey::to_pkcs8_der(key)
+            .map_err(|e| Error::format(format!("cannot encode the key: {e}")))?
+            .to_bytes();
+        let oaep_key = move |der: &[u8]| {
+            OaepPrivateDecryptingKey::new(PrivateDecryptingKey::from_pkcs8(der).map_err(rejected)?)
+                .map_err(|_| Error::Provider {
+                    what: "OaepPrivateDecryptingKey::new",
+                })
+        };
+        let first = oaep_key(&pkcs8)?;
+        let oaep = PerThread::new(first, move || oaep_key(&pkcs8).ok());
+        let public_key = key.to_public_key();
+        let first = parsed_rsa_public(&public_key)?.expect("checked size above");
+        let public = PerThread::new(first, move || parsed_rsa_public(&public_key).ok().flatten());
         Ok(Some(RsaKey {
             pair,
             oaep,
@@ -135,6 +139,7 @@ impl RsaPrivateOps for RsaKey {
         Some((|| {
             let signature = split.private_op(em, parallelism)?;
             self.public
+                .get()
                 .verify_digest_sig(&lc_digest(digest), &signature)
                 .map_err(|_| Error::FaultDetected)?;
             Ok(signature)
@@ -143,10 +148,10 @@ impl RsaPrivateOps for RsaKey {
 
     /// RSA-OAEP-SHA256 decryption (aws-lc's constant-time decoding).
     fn decrypt_oaep(&self, ciphertext: &[u8], label: &[u8]) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; self.oaep.min_output_size()];
+        let oaep = self.oaep.get();
+        let mut out = vec![0u8; oaep.min_output_size()];
         let label = (!label.is_empty()).then_some(label);
-        let len = self
-            .oaep
+        let len = oaep
             .decrypt(
                 &aws_lc_rs::rsa::OAEP_SHA256_MGF1SHA256,
                 ciphertext,
@@ -351,7 +356,7 @@ pub(super) fn ecdsa_verifier(sec1_point: &[u8]) -> Result<Arc<dyn EcdsaVerifyOps
 struct EcdsaPublic(PerThread<ParsedPublicKey>);
 
 impl EcdsaVerifyOps for EcdsaPublic {
-    fn verify(&self, digest: &Digest, signature: &[u8]) -> bool {
+    fn verify(&self, digest: &Digest, signature: &[u8], _in_batch: bool) -> bool {
         self.0
             .get()
             .verify_digest_sig(&lc_digest(digest), signature)

@@ -220,7 +220,7 @@ pub(super) fn ecdsa_verifier(sec1_point: &[u8]) -> Result<Arc<dyn EcdsaVerifyOps
 struct EcdsaPublic(PublicKey);
 
 impl EcdsaVerifyOps for EcdsaPublic {
-    fn verify(&self, digest: &Digest, signature: &[u8]) -> bool {
+    fn verify(&self, digest: &Digest, signature: &[u8], _in_batch: bool) -> bool {
         self.0.verify(false, digest, signature)
     }
 }

@@ -1,7 +1,9 @@
 //! The RustCrypto provider: `aes`, `des`, `blowfish`, `rc4`, `ctr`, `cbc`, `ecb`, `aes-gcm`,
 //! `chacha20poly1305`, `hmac` and `hkdf`, each chunk handed to the mode crates' batch methods
 //! (`encrypt_blocks`, `write_keystream`) so every thread keeps the cipher's instruction-level
-//! parallelism.
+//! parallelism; `rsa`, `crypto-primes` and `p256` for the public-key entries ([`pubkey`]).
+
+mod pubkey;
 
 use aes_gcm::aead::{AeadInOut, Nonce, Tag, inout::InOutBuf};
 use cipher::{
@@ -19,9 +21,7 @@ use super::{
 };
 use crate::error::Result;
 
-/// RustCrypto's table. Its public-key entries are empty: the `rsa`, `p256` and
-/// `crypto-primes` code of [`pubkey`](crate::pubkey), which also reads and writes every key
-/// format, runs them.
+/// RustCrypto's table: every primitive, the public-key ones in [`pubkey`].
 pub(crate) static TABLE: Table = Table {
     aes: own(aes),
     des: own(des),
@@ -33,11 +33,11 @@ pub(crate) static TABLE: Table = Table {
     chacha20_poly1305: own(aead),
     hmac_sha256: own(hmac_sha256),
     hkdf_sha256: own(hkdf_sha256_expand),
-    rsa_private: own(None),
-    rsa_public: own(None),
-    rsa_prime: own(None),
-    ecdsa_sign: own(None),
-    ecdsa_verify: own(None),
+    rsa_private: own(pubkey::rsa_private),
+    rsa_public: own(pubkey::rsa_public),
+    rsa_prime: own(pubkey::prime),
+    ecdsa_sign: own(pubkey::ecdsa_signer),
+    ecdsa_verify: own(pubkey::ecdsa_verifier),
 };
 
 /// RustCrypto's DES, for the backends that lack one.

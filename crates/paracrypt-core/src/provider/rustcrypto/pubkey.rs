@@ -1,0 +1,180 @@
+//! RustCrypto's public-key entries: the `rsa` crate (and, for PKCS#1 v1.5 signing, the split
+//! private operation of [`crt`](crate::pubkey::crt) on its numbers) for RSA, crypto-primes for
+//! the prime search, `p256` for ECDSA.
+//!
+//! Every other backend falls back to these for a key it does not take (RSA below 2048 bits).
+//! Pure Rust keeps no lock, cache or reference count inside a key: threads share one object.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crypto_bigint::BoxedUint;
+use crypto_primes::hazmat::{SetBits, SieveFactory, SmallFactorsSieveFactory};
+use crypto_primes::{Flavor, is_prime};
+use p256::ecdsa::signature::hazmat::PrehashSigner;
+use p256::ecdsa::{DerSignature, SigningKey, VerifyingKey};
+use p256::pkcs8::DecodePrivateKey;
+use rsa::sha2::Sha256;
+use rsa::traits::PublicKeyParts;
+use rsa::{Oaep, Pkcs1v15Sign, Pss};
+
+use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, RsaPrivateOps, RsaPublicOps};
+use crate::pubkey::crt::{CrtKey, Parallelism};
+use crate::pubkey::ecdsa::{EcdsaVerify, verify_p256};
+use crate::pubkey::{Digest, Error, Result};
+
+// ---------------------------------------------------------------------------------------------
+// RSA
+
+/// The table's RSA private entry: the `rsa` crate's key with its CRT parts (every key).
+pub(super) fn rsa_private(key: &rsa::RsaPrivateKey) -> Result<Option<Arc<dyn RsaPrivateOps>>> {
+    Ok(Some(Arc::new(RsaKey {
+        crt: CrtKey::new(key)?,
+        key: key.clone(),
+    })))
+}
+
+/// An RSA private key of the `rsa` crate, with the CRT parts of the split private operation.
+struct RsaKey {
+    key: rsa::RsaPrivateKey,
+    crt: CrtKey,
+}
+
+impl RsaPrivateOps for RsaKey {
+    /// The crate's own signature (blinded, one thread).
+    fn sign(&self, pss: bool, digest: &Digest) -> Result<Vec<u8>> {
+        let mut rng = rand::rng();
+        if pss {
+            self.key
+                .sign_with_rng(&mut rng, Pss::<Sha256>::new(), digest)
+                .map_err(Error::rsa("PSS signing"))
+        } else {
+            self.key
+                .sign_with_rng(&mut rng, Pkcs1v15Sign::new::<Sha256>(), digest)
+                .map_err(Error::rsa("PKCS#1 v1.5 signing"))
+        }
+    }
+
+    /// PKCS#1 v1.5 through the split operation, verified by the crate before it is returned:
+    /// `s^e mod n` must be exactly the encoding the crate expects for this digest.
+    fn sign_pkcs1v15_split(
+        &self,
+        em: &[u8],
+        digest: &Digest,
+        parallelism: Parallelism,
+    ) -> Option<Result<Vec<u8>>> {
+        Some((|| {
+            let em = BoxedUint::from_be_slice(em, self.key.n_bits_precision())
+                .expect("k bytes fit the modulus precision");
+            let s = self.crt.private_op_unchecked(&em, parallelism)?;
+            let signature = i2osp(&s, self.key.size());
+            self.key
+                .as_public_key()
+                .verify(Pkcs1v15Sign::new::<Sha256>(), digest, &signature)
+                .map_err(|_| Error::FaultDetected)?;
+            Ok(signature)
+        })())
+    }
+
+    /// RSA-OAEP-SHA256 decryption on the crate's blinded path.
+    fn decrypt_oaep(&self, ciphertext: &[u8], label: &[u8]) -> Result<Vec<u8>> {
+        let padding = Oaep::<Sha256>::new_with_label(label.to_vec());
+        self.key
+            .decrypt_blinded(&mut rand::rng(), padding, ciphertext)
+            .map_err(|_| Error::Decryption)
+    }
+}
+
+/// I2OSP: the integer as exactly `k` big-endian bytes (it is below `n`, so it fits).
+fn i2osp(x: &BoxedUint, k: usize) -> Vec<u8> {
+    let bytes = x.to_be_bytes();
+    let skip = bytes.len() - k;
+    debug_assert!(bytes[..skip].iter().all(|&b| b == 0));
+    bytes[skip..].to_vec()
+}
+
+/// The table's RSA public entry: the `rsa` crate's key (every key).
+pub(super) fn rsa_public(key: &rsa::RsaPublicKey) -> Result<Option<Arc<dyn RsaPublicOps>>> {
+    Ok(Some(Arc::new(RsaPublic(key.clone()))))
+}
+
+/// An RSA public key of the `rsa` crate.
+struct RsaPublic(rsa::RsaPublicKey);
+
+impl RsaPublicOps for RsaPublic {
+    fn verify_pkcs1v15(&self, digest: &Digest, signature: &[u8]) -> bool {
+        self.0
+            .verify(Pkcs1v15Sign::new::<Sha256>(), digest, signature)
+            .is_ok()
+    }
+}
+
+/// The table's prime search: candidates from a fresh random crypto-primes sieve (two top bits
+/// set), each tested with `is_prime` (Miller–Rabin base 2 and a strong Lucas test), as the
+/// `rsa` crate's own generator; `None` once `stop` is set.
+pub(super) fn prime(bits: u32, stop: &AtomicBool) -> Result<Option<BoxedUint>> {
+    let mut rng = rand::rng();
+    let mut factory =
+        SmallFactorsSieveFactory::<BoxedUint>::new(Flavor::Any, bits, SetBits::TwoMsb)
+            .expect("RSA prime sizes are far above the sieve's minimum");
+    while !stop.load(Ordering::Acquire) {
+        let sieve = factory
+            .make_sieve(&mut rng, None)
+            .expect("RSA prime sizes fit the sieve")
+            .expect("this sieve factory never runs out");
+        for candidate in sieve {
+            if stop.load(Ordering::Acquire) {
+                return Ok(None);
+            }
+            if is_prime(Flavor::Any, &candidate) {
+                return Ok(Some(candidate));
+            }
+        }
+    }
+    Ok(None)
+}
+
+// ---------------------------------------------------------------------------------------------
+// ECDSA P-256
+
+/// The table's ECDSA signing entry: p256's key, which signs deterministically (RFC 6979).
+pub(super) fn ecdsa_signer(pkcs8_der: &[u8]) -> Result<Arc<dyn EcdsaSignOps>> {
+    let key = SigningKey::from_pkcs8_der(pkcs8_der)
+        .map_err(|e| Error::format(format!("cannot read the P-256 key: {e}")))?;
+    Ok(Arc::new(EcdsaSigner(key)))
+}
+
+/// p256's signing key.
+struct EcdsaSigner(SigningKey);
+
+impl EcdsaSignOps for EcdsaSigner {
+    fn sign(&self, digest: &Digest) -> Result<Vec<u8>> {
+        let signature: DerSignature = self.0.sign_prehash(digest).map_err(|_| Error::Provider {
+            what: "ECDSA signing",
+        })?;
+        Ok(signature.as_bytes().to_vec())
+    }
+}
+
+/// The table's ECDSA verification entry: p256's key from its SEC1 point.
+pub(super) fn ecdsa_verifier(sec1_point: &[u8]) -> Result<Arc<dyn EcdsaVerifyOps>> {
+    let key = VerifyingKey::from_sec1_bytes(sec1_point)
+        .map_err(|_| Error::format("the P-256 point is not on the curve"))?;
+    Ok(Arc::new(EcdsaPublic(key)))
+}
+
+/// p256's public key.
+struct EcdsaPublic(VerifyingKey);
+
+impl EcdsaVerifyOps for EcdsaPublic {
+    /// One interleaved pass (`lincomb`) in a batch, or alone on one thread; split over two
+    /// threads alone in a larger pool (see [`EcdsaVerify`]).
+    fn verify(&self, digest: &Digest, signature: &[u8], in_batch: bool) -> bool {
+        let how = if in_batch {
+            EcdsaVerify::Lincomb
+        } else {
+            EcdsaVerify::for_current_pool()
+        };
+        verify_p256(&self.0, how, digest, signature)
+    }
+}
