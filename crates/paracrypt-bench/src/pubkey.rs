@@ -26,6 +26,8 @@ pub const RSA_KEYGEN_SAMPLES: usize = 60;
 pub const RSA_OP_BITS: usize = 2048;
 /// Operations per batch benchmark.
 pub const BATCH_SIZE: usize = 64;
+/// Operations per large batch benchmark (the other batch size issue #21's targets name).
+pub const LARGE_BATCH_SIZE: usize = 1024;
 
 /// One benchmark workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +83,10 @@ impl Workload {
                 bits: RSA_OP_BITS,
                 n: BATCH_SIZE,
             },
+            Workload::RsaSignBatch {
+                bits: RSA_OP_BITS,
+                n: LARGE_BATCH_SIZE,
+            },
             Workload::EcdsaVerify {
                 how: EcdsaVerify::Lincomb,
             },
@@ -88,6 +94,9 @@ impl Workload {
                 how: EcdsaVerify::Split,
             },
             Workload::EcdsaVerifyBatch { n: BATCH_SIZE },
+            Workload::EcdsaVerifyBatch {
+                n: LARGE_BATCH_SIZE,
+            },
         ]
     }
 

@@ -170,21 +170,32 @@ pub fn sign_files(signer: &dyn Signer, args: &SignFilesArgs) -> Result<ExitCode>
         .map(|(file, sig)| OutputTarget::new(sig, file, policy))
         .collect::<Result<Vec<_>>>()?;
     let pool = args.threads.pool()?;
-    let signatures = pool.install(|| -> Result<Vec<Vec<u8>>> {
+    pool.install(|| -> Result<()> {
         let digests = hash_files(&args.files)
             .into_iter()
             .collect::<Result<Vec<_>>>()?;
-        Ok(batch::sign_all(signer, &digests)?)
+        let signatures = batch::sign_all(signer, &digests)?;
+        // Every signature file is written on the pool too: one thread writing thousands of
+        // small files while the others wait would bound `-jN` (Amdahl's law).
+        let written: Vec<Result<()>> = targets
+            .into_par_iter()
+            .zip(signatures)
+            .with_max_len(1)
+            .map(|(target, signature)| write_signature(target, &signature))
+            .collect();
+        written.into_iter().collect()
     })?;
-    for (target, signature) in targets.into_iter().zip(signatures) {
-        let mut output = target.create()?;
-        output
-            .writer()
-            .write_all(&signature)
-            .context("writing the signature")?;
-        output.commit()?;
-    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes one signature file (complete, or not at all).
+fn write_signature(target: OutputTarget, signature: &[u8]) -> Result<()> {
+    let mut output = target.create()?;
+    output
+        .writer()
+        .write_all(signature)
+        .context("writing the signature")?;
+    output.commit()
 }
 
 /// Verifies every file against its signature and prints `FILE: OK` or `FILE: FAILED`, like

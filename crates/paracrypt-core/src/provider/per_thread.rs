@@ -44,3 +44,39 @@ impl<T: Send + Sync> PerThread<T> {
             .unwrap_or(&self.first)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// What a batch relies on: each thread of the pool works on a copy of its own, made once,
+    /// and never on another thread's.
+    #[test]
+    fn each_pool_thread_gets_a_copy_of_its_own() {
+        let made = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&made);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let copies = pool.install(|| {
+            PerThread::new(0, move || Some(counter.fetch_add(1, Ordering::Relaxed) + 1))
+        });
+        assert_eq!(*copies.get(), 0, "outside the pool: the first copy");
+        let seen = pool.broadcast(|_| *copies.get());
+        let mut distinct = seen.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 3, "one copy per thread: {seen:?}");
+        assert!(!seen.contains(&0), "no pool thread uses the first copy");
+        assert_eq!(
+            pool.broadcast(|_| *copies.get()),
+            seen,
+            "the same copy again"
+        );
+        assert_eq!(made.load(Ordering::Relaxed), 3);
+    }
+}
