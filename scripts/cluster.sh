@@ -76,6 +76,9 @@ up() {
     ip -n "$ns" link set lo up
     ip -n "$ns" addr add "$NET.$n/24" dev eth0
     ip -n "$ns" link set eth0 up
+    # A host that cannot be reached is given up in seconds, not Linux's ~15 minutes of
+    # retransmissions (tcp_retries2 15): 5 retries from a 200 ms timeout, about 13 s.
+    ip netns exec "$ns" sysctl -qw net.ipv4.tcp_retries2=5
     if [ -n "$rate" ]; then
       # tbf shapes what leaves an interface: on both ends, so the link is RATE each way.
       tc qdisc add dev "$veth" root tbf rate "$rate" burst 256kb latency 100ms
@@ -153,7 +156,9 @@ EOF
     mpirun --allow-run-as-root --hostfile "$tmp/hostfile" -n "$hosts" --map-by node \
     --mca plm_rsh_agent "$tmp/agent" --mca plm_rsh_no_tree_spawn 1 \
     --mca btl tcp,self --mca btl_tcp_if_include "$NET.0/24" \
-    --mca oob_tcp_if_include "$NET.0/24" "$@" || status=$?
+    --mca oob_tcp_if_include "$NET.0/24" \
+    --mca oob_tcp_keepalive_time 5 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 5 \
+    "$@" || status=$?
   if [ -n "$counters_file" ]; then counters >"$counters_file"; fi
   return "$status"
 }
