@@ -376,11 +376,8 @@ impl Watch {
         let mut seen_local = u64::MAX;
         let mut seen_heard = 0u64;
         let mut heard_count = 0u64;
-        loop {
-            match stopped.recv_timeout(every) {
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                _ => break,
-            }
+        // Until the run ends (its sender dropped) or the job is aborted.
+        while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
             let local = self.progress.ticks();
             if self.heartbeats {
                 while let Some(probed) = world
