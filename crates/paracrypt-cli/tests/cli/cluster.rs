@@ -24,7 +24,7 @@ const SALT: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a
 const CHUNK: usize = 4096;
 const HOSTS: usize = 3;
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| {
         use std::os::unix::fs::MetadataExt;
         m.uid() == 0
@@ -32,7 +32,7 @@ fn is_root() -> bool {
 }
 
 /// Whether the cluster can be made here: root, `ip` and `mpirun`.
-fn can_make_a_cluster() -> bool {
+pub(crate) fn can_make_a_cluster() -> bool {
     let root = is_root();
     let tools = ["ip", "mpirun"].iter().all(|tool| {
         Command::new(tool)
@@ -46,7 +46,7 @@ fn can_make_a_cluster() -> bool {
     root && tools
 }
 
-fn script() -> PathBuf {
+pub(crate) fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/cluster.sh")
 }
 
@@ -100,11 +100,11 @@ fn on_cluster_through(
     (out, links)
 }
 
-fn s(path: &Path) -> String {
+pub(crate) fn s(path: &Path) -> String {
     path.to_str().unwrap().to_string()
 }
 
-fn strings(args: &[&str]) -> Vec<String> {
+pub(crate) fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| a.to_string()).collect()
 }
 
