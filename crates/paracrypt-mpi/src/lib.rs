@@ -70,7 +70,7 @@ pub use error::{Error, Failure, RankFailure, Result};
 pub use paracrypt_core::Recipe;
 pub use watchdog::{Hooks, Peer, Stall};
 
-/// [`Options::stall_timeout`]'s default: a minute.
+/// [`Options::stall_timeout`]'s default: 40 s, so that a fault ends the job within a minute (docs/SCALING.md, *The bound*).
 pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(40);
 
 /// How [`distribute`] spreads the work.

@@ -151,10 +151,16 @@ fn deal(fault: Fault, transport: &str) -> (i32, String) {
         .arg(env!("CARGO_BIN_EXE_paracrypt"))
         .args(&args)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let start = Instant::now();
-    let child = cmd.spawn().expect("start cluster.sh");
+    let mut child = cmd.spawn().expect("start cluster.sh");
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut all);
+        all
+    });
 
     // The output's path marks this run's processes. Wait for the three ranks (and their
     // hosts' daemons), then a little, so that the fault lands while chunks cross the links.
@@ -175,7 +181,22 @@ fn deal(fault: Fault, transport: &str) -> (i32, String) {
     };
     let rank = |r: usize| ranks.iter().find(|p| p.rank == Some(r)).unwrap().pid;
     let daemons: Vec<u32> = ranks.iter().filter_map(|p| daemon_of(p.pid)).collect();
-    std::thread::sleep(Duration::from_millis(1500));
+    // The fault lands while chunks cross the links, after MPI has started on every rank (a
+    // fault inside `MPI_Init` is Open MPI's start-up to end, not the watchdog's): once host 3
+    // has received its first MiB (of about 5.3, at 10 Mbit/s).
+    let received = || {
+        std::fs::read_to_string("/sys/class/net/pc-v3/statistics/tx_bytes")
+            .ok()
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    while received() < 1 << 20 {
+        assert!(
+            start.elapsed() < BOUND,
+            "no chunk reached host 3 within {BOUND:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let mpirun = || {
         processes(&marker)
             .into_iter()
@@ -195,9 +216,9 @@ fn deal(fault: Fault, transport: &str) -> (i32, String) {
         Fault::TermMpirun => signal("-TERM", mpirun()),
         Fault::IntMpirun => signal("-INT", mpirun()),
     }
-    let out = child.wait_with_output().unwrap();
+    let status = child.wait().unwrap().code().unwrap_or(-1);
     let took = start.elapsed();
-    let (status, stderr) = status_and_stderr(&out);
+    let stderr = reader.join().unwrap();
     let what = format!("{fault:?} under {transport}: status {status}, {took:?}\n{stderr}");
     assert!(took < BOUND, "{what}");
     assert!(status != 0 && status != 124, "{what}");
