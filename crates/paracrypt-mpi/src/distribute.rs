@@ -143,7 +143,7 @@ pub fn distribute(
 
     // 1. Rank 0: the input, the job, the output with the job's output header.
     let local = match (cluster.is_root(), root) {
-        (true, Some(root)) => root_setup(root, recipe).map(Some),
+        (true, Some(root)) => root_setup(root, recipe, options).map(Some),
         (true, None) => Err(Failure::new(
             ErrorKind::Usage,
             "rank 0 was given no input and output",
@@ -177,7 +177,7 @@ pub fn distribute(
         (|| {
             let key = (!key.is_empty()).then_some(&key[..]);
             let job = recipe
-                .job_from_header(&header, key, Some(len))
+                .job_from_header(&header, key, Some(len), options.provider)
                 .map_err(|e| Failure::from(&e))?;
             let files = if shared {
                 Some(open_shared(&input_path, &output_path, len)?)
@@ -246,6 +246,7 @@ struct RootSetup<'a> {
 fn root_setup<'a>(
     root: Root<'a>,
     recipe: &dyn Recipe,
+    options: Options,
 ) -> std::result::Result<RootSetup<'a>, Failure> {
     let path = root.input;
     let input = File::open(path).map_err(|e| {
@@ -271,7 +272,11 @@ fn root_setup<'a>(
     }
     let input_len = metadata.len();
     let job = recipe
-        .first_job(&mut std::io::BufReader::new(&input), Some(input_len))
+        .first_job(
+            &mut std::io::BufReader::new(&input),
+            Some(input_len),
+            options.provider,
+        )
         .map_err(|e| Failure::from(&e))?;
     let output = (root.create_output)()?;
     output

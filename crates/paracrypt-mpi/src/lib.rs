@@ -32,7 +32,7 @@
 //! let cluster = Cluster::init()?;
 //! let pool = rayon::ThreadPoolBuilder::new().build()?;
 //! let encryptor = Encryptor::new(Key::from_file_text(&std::fs::read_to_string("my.key")?)?);
-//! let options = Options { schedule: Schedule::Dynamic, transport: Transport::SharedFs, sync: false };
+//! let options = Options { schedule: Schedule::Dynamic, transport: Transport::SharedFs, ..Options::default() };
 //! let root = cluster.is_root().then(|| paracrypt_mpi::Root {
 //!     input: std::path::Path::new("/shared/big.tar"),
 //!     create_output: Box::new(create_temp_output),
@@ -62,8 +62,9 @@ pub use cluster::{Cluster, RankLayout};
 pub use distribute::{CreateOutput, Output, Root, Summary, distribute};
 pub use error::{Error, Failure, RankFailure, Result};
 pub use paracrypt_core::Recipe;
+use paracrypt_core::provider::Provider;
 
-/// How [`distribute`] spreads the work.
+/// How [`distribute`] spreads the work, and what computes it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// Which rank gets which chunks.
@@ -75,6 +76,9 @@ pub struct Options {
     /// reported) before rank 0 commits the output. Rank 0's own writes are its
     /// [`Output::commit`]'s to sync.
     pub sync: bool,
+    /// The provider every rank computes the primitives with, handed to the recipe as each rank
+    /// makes its job (the same bytes whichever provider runs).
+    pub provider: Provider,
 }
 
 /// How chunks are assigned to ranks.
