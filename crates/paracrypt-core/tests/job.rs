@@ -19,6 +19,70 @@ fn first_job(recipe: &dyn Recipe, start: &[u8], len: Option<u64>) -> engine::Job
 use crate::container::key;
 use crate::raw::{chunk_size, cipher, data, with_threads};
 
+/// A recipe that makes its job only on `RustCrypto`, around another.
+struct OnRustCrypto<R>(R);
+
+impl<R: Recipe> Recipe for OnRustCrypto<R> {
+    fn first_job(
+        &self,
+        input: &mut dyn std::io::BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> paracrypt_core::Result<engine::Job> {
+        match provider {
+            Provider::RustCrypto => self.0.first_job(input, input_len, provider),
+            other => Err(Error::UnknownProvider {
+                name: other.to_string(),
+                valid: "rustcrypto".into(),
+                note: String::new(),
+            }),
+        }
+    }
+
+    fn job_from_header(
+        &self,
+        _: &[u8],
+        _: Option<&[u8]>,
+        _: Option<u64>,
+        _: Provider,
+    ) -> paracrypt_core::Result<engine::Job> {
+        unreachable!("no driver of a runner makes a job from a header alone")
+    }
+}
+
+#[test]
+fn every_driver_hands_the_runner_s_provider_to_the_recipe() {
+    use std::io::Write;
+    let plain = data(10_000, 5);
+    let (seal, open) = (
+        OnRustCrypto(Encryptor::new(key())),
+        OnRustCrypto(Decryptor::new(key())),
+    );
+    assert!(matches!(
+        Runner::new().vec(&seal, &plain),
+        Err(Error::UnknownProvider { .. })
+    ));
+    let runner = Runner::new().provider(Provider::RustCrypto);
+    let sealed = runner.vec(&seal, &plain).unwrap();
+    assert!(runner.vec(&open, &sealed).unwrap() == plain);
+    let mut streamed = Vec::new();
+    runner
+        .stream(&seal, &mut &plain[..], &mut streamed)
+        .unwrap();
+    let (input, output) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+    std::os::unix::fs::FileExt::write_all_at(&input, &streamed, 0).unwrap();
+    assert_eq!(
+        runner.file(&open, &input, &output).unwrap(),
+        plain.len() as u64
+    );
+    let mut part = Vec::new();
+    runner.range(&open, &input, 100, 10, &mut part).unwrap();
+    assert!(part == plain[100..110]);
+    let mut writer = runner.writer(&seal, Vec::new()).unwrap();
+    writer.write_all(&plain).unwrap();
+    assert!(runner.vec(&open, &writer.finish().unwrap()).unwrap() == plain);
+}
+
 #[test]
 fn a_job_runs_again_with_the_same_bytes_serial_ones_too() {
     // CBC encryption and RC4 carry state from chunk to chunk: a second run starts over.

@@ -141,8 +141,10 @@ impl Needs<'_> {
     fn check(provider: Provider) -> paracrypt_core::Result<()> {
         match provider {
             PROVIDER => Ok(()),
-            _ => Err(paracrypt_core::Error::WrongSecretKind {
-                needs: "the provider the options name",
+            other => Err(paracrypt_core::Error::UnknownProvider {
+                name: other.to_string(),
+                valid: PROVIDER.to_string(),
+                note: ": not the provider the options name".into(),
             }),
         }
     }
