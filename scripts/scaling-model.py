@@ -16,10 +16,11 @@ shared-fs, parallel filesystem (Lustre, GPFS, BeeGFS: aggregate bandwidth grows 
 shared-fs, one NFS server on the same network (its single link carries every chunk twice):
     T(p) = max(n/p * (c + 2t), 2 n t)
 
-messages (only rank 0 sees the storage; rank 0's main thread receives a result, writes it,
-reads the next batch and sends it, one worker at a time; rank 0 also transforms on another
-core; workers prefetch, so their transfers overlap their compute):
-    rate(p) = min(1 / (2t + io), (p - 1) / c) + 1 / (c + io)   chunks per second
+messages (only rank 0 sees the storage; rank 0 sends batches, receives results, reads and
+writes at the same time, each on a thread of its own, so a full-duplex link carries a chunk
+out and its result back at once; rank 0 also transforms on another core; workers prefetch, so
+their transfers overlap their compute):
+    rate(p) = min(1 / max(t, io), (p - 1) / c) + 1 / (c + io)   chunks per second
     T(p) = n / rate(p)
   baseline: one process at rank 0 on its local storage, T = n (c + io).
 
@@ -45,7 +46,7 @@ def shared_nfs(p, c, io, t):
 
 
 def messages(p, c, io, t):
-    rate = min(1 / (2 * t + io), (p - 1) / c) + 1 / (c + io)
+    rate = min(1 / max(t, io), (p - 1) / c) + 1 / (c + io)
     return 1 / rate, c + io
 
 
