@@ -12,12 +12,16 @@
 //! `cargo test`, it writes the inputs and the expected outputs, then starts itself as the MPI
 //! job — once alone, once under `mpirun -n 3` — and compares what the job wrote. Started with
 //! `PARACRYPT_MPI_TEST_DIR` set, it is one rank of that job.
+//!
+//! A third job checks the progress watchdog: rank 2 stops itself (`SIGSTOP`) once it knows
+//! the output, and the others must be aborted within the bound, through the hooks (which see
+//! the stall and remove the temporary output) and with their error code.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use age::secrecy::{ExposeSecret, SecretString};
 use paracrypt_core::container::{Decryptor, Encryptor, Key, SALT_LEN, Secret};
@@ -28,10 +32,16 @@ use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName, RawRecipe};
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::{ErrorKind, Runner, agefile};
-use paracrypt_mpi::{Cluster, Error, Failure, Options, Output, Recipe, Root, Schedule, Transport};
+use paracrypt_mpi::{
+    Cluster, Error, Failure, Hooks, Options, Output, Recipe, Root, Schedule, Stall, Transport,
+};
 
 /// Where the inputs are and the outputs go; set for the ranks of the MPI job.
 const DIR_ENV: &str = "PARACRYPT_MPI_TEST_DIR";
+/// Set for the ranks of the stalled job.
+const STALL_ENV: &str = "PARACRYPT_MPI_TEST_STALL";
+/// The error code the stalled job's hooks abort with.
+const STALL_CODE: i32 = 3;
 const CHUNK: usize = 4096;
 /// 41 whole chunks and a short last one.
 const LEN: usize = 41 * CHUNK + 77;
@@ -49,9 +59,10 @@ const LAYOUTS: [(Schedule, Transport); 4] = [
 ];
 
 fn main() {
-    match std::env::var_os(DIR_ENV) {
-        Some(dir) => rank(Path::new(&dir)),
-        None => test(),
+    match (std::env::var_os(DIR_ENV), std::env::var_os(STALL_ENV)) {
+        (Some(dir), None) => rank(Path::new(&dir)),
+        (Some(dir), Some(_)) => stalled_rank(Path::new(&dir)),
+        (None, _) => test(),
     }
 }
 
@@ -460,17 +471,119 @@ fn test() {
         cmd.env(DIR_ENV, d);
         launch(cmd, "3 ranks (mpirun)");
         check(d, 3);
+        stall(d);
     }
     println!("paracrypt-mpi distribute: every scenario at every layout, 1 and 3 ranks: ok");
 }
 
-fn launch(mut cmd: Command, what: &str) {
-    // Open MPI makes its session directory under TMPDIR by checking, then creating: two MPI
-    // jobs starting at once (other tests, other users) can fail with "File exists". Each job
-    // gets its own.
+/// The stalled job: 3 ranks, rank 2 stops itself; the watchdog (2 s) must abort the job with
+/// the hooks' code, the hooks must have seen the stall, and nothing may be left.
+fn stall(d: &Path) {
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-k", "10", "120", "mpirun", "--oversubscribe"]);
+    if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+        cmd.arg("--allow-run-as-root");
+    }
+    cmd.args(["-n", "3", "-x", DIR_ENV, "-x", STALL_ENV]);
+    cmd.arg(std::env::current_exe().unwrap());
+    cmd.env(DIR_ENV, d).env(STALL_ENV, "1");
+    let start = Instant::now();
+    let out = session(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(STALL_CODE),
+        "the stalled job: {:?}\n{stderr}",
+        out.status
+    );
+    // Generous: the watchdog fires after 2 s.
+    assert!(start.elapsed() < Duration::from_secs(60), "{stderr}");
+    let seen = std::fs::read_to_string(d.join("stall-0")).expect("rank 0's hooks saw the stall");
+    assert!(
+        seen.starts_with("rank 0 on ") && seen.contains("rank 2"),
+        "rank 0's stall: {seen}"
+    );
+    assert!(!d.join("out-stalled").exists(), "output left behind");
+    println!("the stalled job ended in {:.1?}: {seen}", start.elapsed());
+    check(d, 3);
+}
+
+/// What the stalled job's ranks do: rank 2 stops itself once it knows the output; a stall is
+/// written down, and rank 0's temporary output removed.
+struct StallHooks {
+    dir: PathBuf,
+    rank: usize,
+}
+
+impl Hooks for StallHooks {
+    fn writing_shared(&self, path: Option<&Path>) {
+        if self.rank == 2 && path.is_some() {
+            let me = std::process::id().to_string();
+            Command::new("kill").args(["-STOP", &me]).status().unwrap();
+        }
+    }
+
+    fn stalled(&self, stall: &Stall) -> i32 {
+        if self.rank == 0 {
+            for entry in std::fs::read_dir(&self.dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "tmp") {
+                    std::fs::remove_file(path).unwrap();
+                }
+            }
+        }
+        std::fs::write(
+            self.dir.join(format!("stall-{}", self.rank)),
+            stall.to_string(),
+        )
+        .unwrap();
+        STALL_CODE
+    }
+}
+
+fn stalled_rank(d: &Path) {
+    let cluster = Cluster::init().expect("MPI starts");
+    let rank = cluster.rank();
+    let cluster = cluster.with_hooks(StallHooks {
+        dir: d.to_path_buf(),
+        rank,
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let out = d.join("out-stalled");
+    let input = d.join("plain");
+    let root = cluster.is_root().then(|| Root {
+        input: &input,
+        create_output: Box::new(|| create_output(&out)),
+    });
+    let options = Options {
+        stall_timeout: Some(Duration::from_secs(2)),
+        ..Options::default()
+    };
+    let recipe = RawRecipe {
+        cipher: raw(RawCipherName::Aes256Ctr),
+        direction: Direction::Encrypt,
+        chunk_size: chunk_size(),
+    };
+    let result = paracrypt_mpi::distribute(&cluster, &pool, options, &recipe, root);
+    // Never here: the watchdog aborts the job.
+    eprintln!("rank {rank}: the stalled job returned {result:?}");
+    std::process::exit(1);
+}
+
+/// Runs an MPI job in a session directory of its own: Open MPI makes it under TMPDIR by
+/// checking, then creating, so two jobs starting at once (other tests, other users) can fail
+/// with "File exists".
+fn session(mut cmd: Command) -> std::process::Output {
     let session = tempfile::tempdir().unwrap();
     cmd.env("TMPDIR", session.path());
-    let out = cmd.output().expect("start the MPI job");
+    cmd.output().expect("start the MPI job")
+}
+
+fn launch(cmd: Command, what: &str) {
+    let out = session(cmd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
@@ -543,8 +656,8 @@ impl Output for TempOutput {
         self.temp.as_file()
     }
 
-    fn path(&self) -> &Path {
-        self.temp.path()
+    fn path(&self) -> Option<&Path> {
+        Some(self.temp.path())
     }
 
     fn commit(self: Box<Self>) -> Result<(), Failure> {
@@ -599,6 +712,7 @@ fn rank(d: &Path) {
                 transport,
                 sync: true,
                 provider: PROVIDER,
+                ..Options::default()
             };
             let recipe = Needs(scenario.recipe.as_ref());
             let result = paracrypt_mpi::distribute(&cluster, &pool, options, &recipe, root);
