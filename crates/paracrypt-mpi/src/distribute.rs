@@ -159,7 +159,7 @@ pub fn distribute(
 
     // 1. Rank 0: the input, the job, the output with the job's output header.
     let local = match (cluster.is_root(), root) {
-        (true, Some(root)) => root_setup(root, recipe, shared).map(Some),
+        (true, Some(root)) => root_setup(root, recipe, options).map(Some),
         (true, None) => Err(Failure::new(
             ErrorKind::Usage,
             "rank 0 was given no input and output",
@@ -195,7 +195,7 @@ pub fn distribute(
         (|| {
             let key = (!key.is_empty()).then_some(&key[..]);
             let job = recipe
-                .job_from_header(&header, key, Some(len))
+                .job_from_header(&header, key, Some(len), options.provider)
                 .map_err(|e| Failure::from(&e))?;
             let files = if shared {
                 Some(open_shared(&input_path, &output_path, len)?)
@@ -269,7 +269,7 @@ struct RootSetup<'a> {
 fn root_setup<'a>(
     root: Root<'a>,
     recipe: &dyn Recipe,
-    shared: bool,
+    options: Options,
 ) -> std::result::Result<RootSetup<'a>, Failure> {
     let path = root.input;
     let input = File::open(path).map_err(|e| {
@@ -295,10 +295,14 @@ fn root_setup<'a>(
     }
     let input_len = metadata.len();
     let job = recipe
-        .first_job(&mut std::io::BufReader::new(&input), Some(input_len))
+        .first_job(
+            &mut std::io::BufReader::new(&input),
+            Some(input_len),
+            options.provider,
+        )
         .map_err(|e| Failure::from(&e))?;
     let output = (root.create_output)()?;
-    if shared && output.path().is_none() {
+    if options.transport == Transport::SharedFs && output.path().is_none() {
         return Err(Failure::new(
             ErrorKind::Usage,
             "the output has no name the other ranks could open: the shared-fs transport \

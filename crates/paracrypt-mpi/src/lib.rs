@@ -35,7 +35,7 @@
 //! let cluster = Cluster::init()?;
 //! let pool = rayon::ThreadPoolBuilder::new().build()?;
 //! let encryptor = Encryptor::new(Key::from_file_text(&std::fs::read_to_string("my.key")?)?);
-//! let options = Options { schedule: Schedule::Dynamic, ..Options::default() };
+//! let options = Options { schedule: Schedule::Dynamic, transport: Transport::SharedFs, ..Options::default() };
 //! let root = cluster.is_root().then(|| paracrypt_mpi::Root {
 //!     input: std::path::Path::new("/shared/big.tar"),
 //!     create_output: Box::new(create_temp_output),
@@ -68,12 +68,13 @@ pub use cluster::{Cluster, RankLayout};
 pub use distribute::{CreateOutput, Output, Root, Summary, distribute};
 pub use error::{Error, Failure, RankFailure, Result};
 pub use paracrypt_core::Recipe;
+use paracrypt_core::provider::Provider;
 pub use watchdog::{Hooks, Peer, Stall};
 
 /// [`Options::stall_timeout`]'s default: 40 s, so that a fault ends the job within a minute (docs/SCALING.md, *The bound*).
 pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(40);
 
-/// How [`distribute`] spreads the work.
+/// How [`distribute`] spreads the work, and what computes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Which rank gets which chunks.
@@ -93,6 +94,9 @@ pub struct Options {
     /// reports progress in: one chunk, one batch's message over the slowest link, rank 0's key
     /// derivation (scrypt) and its commit (with `sync`, an `fsync` of the whole output).
     pub stall_timeout: Option<Duration>,
+    /// The provider every rank computes the primitives with, handed to the recipe as each rank
+    /// makes its job (the same bytes whichever provider runs).
+    pub provider: Provider,
 }
 
 impl Default for Options {
@@ -102,6 +106,7 @@ impl Default for Options {
             transport: Transport::default(),
             sync: false,
             stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
+            provider: Provider::default(),
         }
     }
 }

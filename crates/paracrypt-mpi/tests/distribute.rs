@@ -4,7 +4,8 @@
 //! both transports, at 1 rank (an MPI singleton, started without `mpirun`) and 3 ranks (under
 //! `mpirun`). Every deterministic output must be the bytes the local runner writes, and every
 //! other one must open to the plaintext; a failing chunk on any rank, a wrong key, identity or
-//! password must be agreed on by every rank and leave no output.
+//! password must be agreed on by every rank and leave no output. Every rank makes its job on
+//! the provider the options name (RustCrypto here, not the default).
 //!
 //! MPI starts once per process and only its starting thread may call it, which a test harness
 //! of many threads cannot promise. So this is a plain program (`harness = false`): run by
@@ -24,7 +25,9 @@ use std::time::{Duration, Instant};
 
 use age::secrecy::{ExposeSecret, SecretString};
 use paracrypt_core::container::{Decryptor, Encryptor, Key, SALT_LEN, Secret};
+use paracrypt_core::engine::Job;
 use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName, RawRecipe};
 use paracrypt_core::recipient::{Identities, Recipients};
@@ -46,6 +49,8 @@ const TAMPERED: [u64; 2] = [29, 17];
 /// The age payload chunk damaged in `age-tampered` (64 KiB chunks: the input has three).
 const AGE_TAMPERED: u64 = 1;
 const SALT: [u8; SALT_LEN] = [0x5a; SALT_LEN];
+/// The provider every run names in its options.
+const PROVIDER: Provider = Provider::RustCrypto;
 const LAYOUTS: [(Schedule, Transport); 4] = [
     (Schedule::Static, Transport::SharedFs),
     (Schedule::Static, Transport::Messages),
@@ -125,19 +130,57 @@ fn password_cipher() -> PasswordCipher {
 
 /// Opens the output of scenario `name`, whose bytes are not deterministic (a fresh file key).
 fn open(d: &Path, name: &str, sealed: &[u8]) -> Vec<u8> {
-    match name {
-        "container-to-recipients" => Decryptor::new(Secret::Identities(Arc::new(identities(d))))
-            .decrypt_vec(sealed)
-            .unwrap(),
-        "age-encrypt" => agefile::Decryptor::new(identities(d))
-            .decrypt_vec(sealed)
-            .unwrap(),
-        "age-passphrase-encrypt" => {
-            agefile::Decryptor::new(Identities::passphrase(passphrase(), None))
-                .decrypt_vec(sealed)
-                .unwrap()
+    let opener: Box<dyn Recipe> = match name {
+        "container-to-recipients" => {
+            Box::new(Decryptor::new(Secret::Identities(Arc::new(identities(d)))))
         }
+        "age-encrypt" => Box::new(agefile::Decryptor::new(identities(d))),
+        "age-passphrase-encrypt" => Box::new(agefile::Decryptor::new(Identities::passphrase(
+            passphrase(),
+            None,
+        ))),
         other => panic!("no opener for {other}"),
+    };
+    Runner::new().vec(opener.as_ref(), sealed).unwrap()
+}
+
+/// A recipe that makes its job only on [`PROVIDER`]: every rank was handed the options'
+/// provider.
+struct Needs<'a>(&'a dyn Recipe);
+
+impl Needs<'_> {
+    fn check(provider: Provider) -> paracrypt_core::Result<()> {
+        match provider {
+            PROVIDER => Ok(()),
+            other => Err(paracrypt_core::Error::UnknownProvider {
+                name: other.to_string(),
+                valid: PROVIDER.to_string(),
+                note: ": not the provider the options name".into(),
+            }),
+        }
+    }
+}
+
+impl Recipe for Needs<'_> {
+    fn first_job(
+        &self,
+        input: &mut dyn std::io::BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> paracrypt_core::Result<Job> {
+        Self::check(provider)?;
+        self.0.first_job(input, input_len, provider)
+    }
+
+    fn job_from_header(
+        &self,
+        header: &[u8],
+        key: Option<&[u8]>,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> paracrypt_core::Result<Job> {
+        Self::check(provider)?;
+        self.0.job_from_header(header, key, input_len, provider)
     }
 }
 
@@ -367,34 +410,26 @@ fn test() {
     let identity = age::x25519::Identity::generate();
     std::fs::write(d.join(IDENTITY), identity.to_string().expose_secret()).unwrap();
     let plain = data(LEN);
-    let sealed = Encryptor::new(key())
-        .chunk_size(chunk_size())
-        .fixed_salt_for_tests(SALT)
-        .encrypt_vec(&plain)
-        .unwrap();
+    let runner = Runner::new();
+    let seal = |recipe: &dyn Recipe| runner.vec(recipe, &plain).unwrap();
+    let sealed = seal(
+        &Encryptor::new(key())
+            .chunk_size(chunk_size())
+            .fixed_salt_for_tests(SALT),
+    );
     let mut tampered = sealed.clone();
     for chunk in TAMPERED {
         tampered[116 + chunk as usize * (CHUNK + 16) + 9] ^= 0x40;
     }
-    let mut ctr = plain.clone();
-    raw(RawCipherName::Aes256Ctr)
-        .encrypt_vec(&mut ctr, chunk_size())
-        .unwrap();
-    let mut cbc = plain.clone();
-    raw(RawCipherName::Aes256Cbc)
-        .encrypt_vec(&mut cbc, chunk_size())
-        .unwrap();
-    let runner = Runner::new();
-    let to_recipients = Encryptor::new(Secret::Recipients(Arc::new(recipients(d))))
-        .chunk_size(chunk_size())
-        .encrypt_vec(&plain)
-        .unwrap();
-    let age = agefile::Encryptor::new(recipients(d))
-        .encrypt_vec(&plain)
-        .unwrap();
-    let age_passphrase = agefile::Encryptor::new(Recipients::passphrase(passphrase(), Some(LOG_N)))
-        .encrypt_vec(&plain)
-        .unwrap();
+    let ctr = seal(&raw(RawCipherName::Aes256Ctr).recipe(Direction::Encrypt, chunk_size()));
+    let cbc = seal(&raw(RawCipherName::Aes256Cbc).recipe(Direction::Encrypt, chunk_size()));
+    let to_recipients =
+        seal(&Encryptor::new(Secret::Recipients(Arc::new(recipients(d)))).chunk_size(chunk_size()));
+    let age = seal(&agefile::Encryptor::new(recipients(d)));
+    let age_passphrase = seal(&agefile::Encryptor::new(Recipients::passphrase(
+        passphrase(),
+        Some(LOG_N),
+    )));
     let mut age_tampered = age.clone();
     let payload = age.len() - (plain.len() + 3 * 16);
     age_tampered[payload + AGE_TAMPERED as usize * (64 * 1024 + 16) + 5] ^= 0x40;
@@ -676,10 +711,11 @@ fn rank(d: &Path) {
                 schedule,
                 transport,
                 sync: true,
+                provider: PROVIDER,
                 ..Options::default()
             };
-            let result =
-                paracrypt_mpi::distribute(&cluster, &pool, options, scenario.recipe.as_ref(), root);
+            let recipe = Needs(scenario.recipe.as_ref());
+            let result = paracrypt_mpi::distribute(&cluster, &pool, options, &recipe, root);
             match (result, scenario.expect) {
                 (Ok(summary), Expect::Output | Expect::Opens) => {
                     // CBC encryption is serial.

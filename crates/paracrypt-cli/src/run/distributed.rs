@@ -17,13 +17,14 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use paracrypt_core::provider::Provider;
 
 use crate::flags::DistributedFlags;
 use crate::spec::JobSpec;
 
-/// Runs `spec` across the ranks of the MPI job this process belongs to.
-pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
-    imp::run(flags, spec)
+/// Runs `spec` across the ranks of the MPI job this process belongs to, on `provider`.
+pub fn run(flags: DistributedFlags, provider: Provider, spec: Result<JobSpec>) -> Result<ExitCode> {
+    imp::run(flags, provider, spec)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -35,7 +36,7 @@ mod imp {
         cargo build --release -p paracrypt-cli --features mpi \
         (needs Open MPI and libclang: apt-get install libopenmpi-dev openmpi-bin libclang-dev)";
 
-    pub fn run(_: DistributedFlags, _: Result<JobSpec>) -> Result<ExitCode> {
+    pub fn run(_: DistributedFlags, _: Provider, _: Result<JobSpec>) -> Result<ExitCode> {
         usage(NOT_BUILT)
     }
 }
@@ -59,10 +60,14 @@ mod imp {
     use crate::io::{Input, Output, OutputTarget};
     use crate::spec::{HEAD_LEN, Keyed};
 
-    pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
+    pub fn run(
+        flags: DistributedFlags,
+        provider: Provider,
+        spec: Result<JobSpec>,
+    ) -> Result<ExitCode> {
         let cluster = Cluster::init()?.with_hooks(CliHooks::default());
         let start = Instant::now();
-        match steps(&cluster, flags, spec) {
+        match steps(&cluster, flags, provider, spec) {
             Ok((summary, layout)) => {
                 if let Some(layout) = layout {
                     print_layout(&layout, flags, &summary, start);
@@ -98,6 +103,7 @@ mod imp {
     fn steps(
         cluster: &Cluster,
         flags: DistributedFlags,
+        provider: Provider,
         spec: Result<JobSpec>,
     ) -> paracrypt_mpi::Result<(Summary, Option<Vec<RankLayout>>)> {
         // Every rank checks its own arguments and reads the key; rank 0 also checks the output.
@@ -111,7 +117,11 @@ mod imp {
             keyed,
             target,
         } = cluster.agree(local)?;
-        let options = options(flags, spec.policy.sync);
+        let options = Options {
+            sync: spec.policy.sync,
+            provider,
+            ..options(flags)
+        };
         if cluster.is_root() {
             super::super::warn_all(&spec);
             if keyed.serial && cluster.size() > 1 && !spec.quiet {
@@ -143,7 +153,7 @@ mod imp {
     }
 
     /// The flags, as `paracrypt-mpi`'s options.
-    fn options(flags: DistributedFlags, sync: bool) -> Options {
+    fn options(flags: DistributedFlags) -> Options {
         Options {
             schedule: match flags.schedule {
                 ScheduleArg::Static => Schedule::Static,
@@ -153,9 +163,9 @@ mod imp {
                 TransportArg::SharedFs => Transport::SharedFs,
                 TransportArg::Messages => Transport::Messages,
             },
-            sync,
             stall_timeout: (flags.stall_timeout > 0)
                 .then(|| Duration::from_secs(flags.stall_timeout)),
+            ..Options::default()
         }
     }
 
@@ -268,7 +278,7 @@ mod imp {
         summary: &Summary,
         start: Instant,
     ) {
-        let options = options(flags, false);
+        let options = options(flags);
         eprintln!(
             "paracrypt: distributed: {} ranks, schedule {}, transport {}, {} bytes in {} chunks",
             layout.len(),
