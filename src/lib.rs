@@ -8,11 +8,12 @@
 //!
 //! ```
 //! use paracrypt::plan::ChunkSize;
-//! use paracrypt::raw::{RawCipher, RawCipherName};
+//! use paracrypt::raw::{Direction, RawCipher, RawCipherName};
+//! use paracrypt::Runner;
 //!
 //! let cipher = RawCipher::new(RawCipherName::Aes256Ctr, &[7; 32], Some(&[0; 16]))?;
-//! let mut data = vec![0u8; 100_000];
-//! cipher.encrypt_vec(&mut data, ChunkSize::new(64 * 1024)?)?;
+//! let recipe = cipher.recipe(Direction::Encrypt, ChunkSize::new(64 * 1024)?);
+//! let sealed = Runner::new().vec(&recipe, &[0u8; 100_000])?;
 //! # Ok::<(), paracrypt::Error>(())
 //! ```
 #![forbid(unsafe_code)]

@@ -16,12 +16,13 @@
 use std::sync::OnceLock;
 
 use ::age::secrecy::SecretString;
+use paracrypt_core::agefile::{self, AgeFormat};
 use paracrypt_core::container::{self, HeaderInfo, Key, Secret};
 use paracrypt_core::engine;
 use paracrypt_core::raw::salted::{self, PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 use paracrypt_core::recipient::{Identities, Recipients};
-use paracrypt_core::{Error, ErrorKind, agefile};
+use paracrypt_core::{Error, ErrorKind, Recipe, Runner};
 
 pub use paracrypt_core::container::Suite;
 pub use paracrypt_core::plan::ChunkSize;
@@ -176,12 +177,13 @@ pub mod container_files {
         for secret in secrets(bytes) {
             let mut first: Option<Result<Vec<u8>, Error>> = None;
             for &provider in providers() {
-                let decryptor = container::Decryptor::new(secret.clone()).with_provider(provider);
-                let in_memory = pool(threads).install(|| decryptor.decrypt_vec(bytes));
+                let decryptor = container::Decryptor::new(secret.clone());
+                let runner = Runner::new().provider(provider);
+                let in_memory = pool(threads).install(|| runner.vec(&decryptor, bytes));
                 let streamed = pool(threads.wrapping_add(1)).install(|| {
                     let mut out = Vec::new();
-                    decryptor
-                        .decrypt_stream(&mut &bytes[..], &mut out)
+                    runner
+                        .stream(&decryptor, &mut &bytes[..], &mut out)
                         .map(|n| {
                             assert_eq!(n as usize, out.len());
                             out
@@ -219,20 +221,19 @@ pub mod container_files {
 
     /// Seals with the key on `provider`.
     pub fn seal(how: &Sealing, provider: Provider) -> Vec<u8> {
-        container::Encryptor::new(Key::from_bytes(how.key))
+        let encryptor = container::Encryptor::new(Key::from_bytes(how.key))
             .suite(how.suite)
             .chunk_size(how.chunk_size)
-            .fixed_salt_for_tests(how.salt)
-            .with_provider(provider)
-            .encrypt_vec(how.plaintext)
+            .fixed_salt_for_tests(how.salt);
+        (Runner::new().provider(provider))
+            .vec(&encryptor, how.plaintext)
             .expect("sealing in memory cannot fail")
     }
 
     /// Opens with the key on `provider`.
     pub fn unseal(key: [u8; 32], sealed: &[u8], provider: Provider) -> Result<Vec<u8>, Error> {
-        container::Decryptor::new(Key::from_bytes(key))
-            .with_provider(provider)
-            .decrypt_vec(sealed)
+        let decryptor = container::Decryptor::new(Key::from_bytes(key));
+        Runner::new().provider(provider).vec(&decryptor, sealed)
     }
 }
 
@@ -277,17 +278,11 @@ pub mod age_files {
         };
         let mut first: Option<Result<Vec<u8>, Error>> = None;
         for &provider in providers() {
-            let decryptor = agefile::Decryptor::new(identities.clone()).with_provider(provider);
-            let in_memory = pool(threads).install(|| decryptor.decrypt_vec(bytes));
-            let streamed = pool(threads.wrapping_add(1)).install(|| {
-                let mut out = Vec::new();
-                decryptor
-                    .decrypt_stream(&mut &bytes[..], &mut out)
-                    .map(|n| {
-                        assert_eq!(n as usize, out.len());
-                        out
-                    })
-            });
+            let decryptor = agefile::Decryptor::new(identities.clone());
+            let runner = Runner::new().provider(provider);
+            let in_memory = pool(threads).install(|| decrypt(&runner, &decryptor, bytes, false));
+            let streamed =
+                pool(threads.wrapping_add(1)).install(|| decrypt(&runner, &decryptor, bytes, true));
             if let Err(e) = &in_memory {
                 rejected(e, ErrorKind::Data);
             }
@@ -300,6 +295,27 @@ pub mod age_files {
                 Some(first) => agree("age: providers", first, &in_memory),
             }
         }
+    }
+
+    /// Decrypts an age file in memory (`stream`: as a stream), or an armored one in order.
+    fn decrypt(
+        runner: &Runner,
+        decryptor: &agefile::Decryptor,
+        bytes: &[u8],
+        stream: bool,
+    ) -> Result<Vec<u8>, Error> {
+        let armored = agefile::detect(bytes) == Some(AgeFormat::Armored);
+        if !(armored || stream) {
+            return runner.vec(decryptor, bytes);
+        }
+        let mut out = Vec::new();
+        let n = if armored {
+            decryptor.decrypt_armored(runner, &mut &bytes[..], &mut out)?
+        } else {
+            runner.stream(decryptor, &mut &bytes[..], &mut out)?
+        };
+        assert_eq!(n as usize, out.len());
+        Ok(out)
     }
 
     /// The recipient of [`SEAL_IDENTITY`].
@@ -323,19 +339,22 @@ pub mod age_files {
         armor: bool,
         provider: Provider,
     ) -> Vec<u8> {
-        agefile::Encryptor::new(recipients())
-            .fixed_key_and_nonce_for_tests(file_key, nonce)
-            .armor(armor)
-            .with_provider(provider)
-            .encrypt_vec(plaintext)
-            .expect("sealing in memory cannot fail")
+        let encryptor =
+            agefile::Encryptor::new(recipients()).fixed_key_and_nonce_for_tests(file_key, nonce);
+        let runner = Runner::new().provider(provider);
+        let sealed = if armor {
+            let mut out = Vec::new();
+            (encryptor.encrypt_armored(&runner, &mut &plaintext[..], &mut out)).map(|_| out)
+        } else {
+            runner.vec(&encryptor, plaintext)
+        };
+        sealed.expect("sealing in memory cannot fail")
     }
 
     /// Opens with the fuzz identities on `provider`.
     pub fn unseal(sealed: &[u8], provider: Provider) -> Result<Vec<u8>, Error> {
-        agefile::Decryptor::new(identities())
-            .with_provider(provider)
-            .decrypt_vec(sealed)
+        let runner = Runner::new().provider(provider);
+        decrypt(&runner, &agefile::Decryptor::new(identities()), sealed, false)
     }
 
     /// The payload of a binary age file: what follows its header.
@@ -389,15 +408,11 @@ pub mod openssl {
         let _ = ok_or(salted::read_salt(bytes), ErrorKind::Data);
         let mut first: Option<Result<Vec<u8>, Error>> = None;
         for &provider in providers() {
-            let cipher = PasswordCipher::new(name, PASSWORD, kdf)
+            let recipe = PasswordCipher::new(name, PASSWORD, kdf)
                 .with_padding(padding)
-                .with_provider(provider);
-            let outcome = pool(threads).install(|| {
-                let job = cipher.decrypt_job(bytes, Some(bytes.len() as u64), chunk_size)?;
-                let mut out = Vec::new();
-                engine::run_in_memory(&job, bytes, &mut out)?;
-                Ok(out)
-            });
+                .recipe(Direction::Decrypt, chunk_size);
+            let runner = Runner::new().provider(provider);
+            let outcome = pool(threads).install(|| runner.vec(&recipe, bytes));
             if let Err(e) = &outcome {
                 rejected(e, ErrorKind::Data);
             }
@@ -419,11 +434,12 @@ pub mod openssl {
         chunk_size: ChunkSize,
         provider: Provider,
     ) -> Result<Vec<u8>, Error> {
-        let cipher = RawCipher::new(name, key, iv)?
+        let recipe = RawCipher::new(name, key, iv)?
             .with_padding(padding)
-            .with_provider(provider);
+            .recipe(direction, chunk_size);
+        let job = recipe.first_job(&mut &[][..], Some(data.len() as u64), provider)?;
         let mut buf = data.to_vec();
-        cipher.process_vec(direction, &mut buf, chunk_size)?;
+        engine::process_in_place(&job, &mut buf)?;
         Ok(buf)
     }
 }

@@ -226,6 +226,7 @@ impl Symmetric {
     ) -> Result<Prepared> {
         let plaintext = pattern(size);
         let len = Some(size as u64);
+        let runner = Runner::new().provider(provider);
         let (work, input) = match *self {
             Symmetric::Raw { cipher, direction } => {
                 let (min, max) = cipher.algorithm().key_lengths();
@@ -233,25 +234,28 @@ impl Symmetric {
                 let iv = vec![0x24; cipher.iv_len()];
                 let raw = RawCipher::new(cipher, &key, (!iv.is_empty()).then_some(&iv[..]))?
                     .with_padding(false)
-                    .with_provider(provider);
-                (
-                    Work::InPlace(raw.job(direction, len, chunk_size)?),
-                    plaintext,
-                )
+                    .recipe(direction, chunk_size);
+                let job = raw.first_job(&mut &[][..], len, provider)?;
+                (Work::InPlace(job), plaintext)
             }
             Symmetric::Container { suite, direction } => {
                 let key = Key::from_bytes([0x42; 32]);
                 let encryptor = container::Encryptor::new(key.clone())
                     .suite(suite)
-                    .chunk_size(chunk_size)
-                    .with_provider(provider);
+                    .chunk_size(chunk_size);
                 match direction {
-                    Direction::Encrypt => (Work::Job(encryptor.job(len)?), plaintext),
+                    Direction::Encrypt => {
+                        let job = encryptor.first_job(&mut &[][..], len, provider)?;
+                        (Work::Job(job), plaintext)
+                    }
                     Direction::Decrypt => {
-                        let sealed = encryptor.encrypt_vec(&plaintext)?;
-                        let job = container::Decryptor::new(key)
-                            .with_provider(provider)
-                            .job(&sealed, Some(sealed.len() as u64))?;
+                        let sealed = runner.vec(&encryptor, &plaintext)?;
+                        let sealed_len = Some(sealed.len() as u64);
+                        let job = container::Decryptor::new(key).first_job(
+                            &mut &sealed[..],
+                            sealed_len,
+                            provider,
+                        )?;
                         (Work::Job(job), sealed)
                     }
                 }
@@ -264,14 +268,12 @@ impl Symmetric {
                 let (recipients, identities) = recipient.generate()?;
                 let encryptor = container::Encryptor::new(recipients)
                     .suite(suite)
-                    .chunk_size(chunk_size)
-                    .with_provider(provider);
+                    .chunk_size(chunk_size);
                 match direction {
                     Direction::Encrypt => (Work::Recipe(Box::new(encryptor)), plaintext),
                     Direction::Decrypt => {
-                        let sealed = encryptor.encrypt_vec(&plaintext)?;
-                        let decryptor =
-                            container::Decryptor::new(identities).with_provider(provider);
+                        let sealed = runner.vec(&encryptor, &plaintext)?;
+                        let decryptor = container::Decryptor::new(identities);
                         (Work::Recipe(Box::new(decryptor)), sealed)
                     }
                 }
@@ -281,12 +283,12 @@ impl Symmetric {
                 direction,
             } => {
                 let (recipients, identities) = recipient.generate()?;
-                let encryptor = agefile::Encryptor::new(recipients).with_provider(provider);
+                let encryptor = agefile::Encryptor::new(recipients);
                 match direction {
                     Direction::Encrypt => (Work::Recipe(Box::new(encryptor)), plaintext),
                     Direction::Decrypt => {
-                        let sealed = encryptor.encrypt_vec(&plaintext)?;
-                        let decryptor = agefile::Decryptor::new(identities).with_provider(provider);
+                        let sealed = runner.vec(&encryptor, &plaintext)?;
+                        let decryptor = agefile::Decryptor::new(identities);
                         (Work::Recipe(Box::new(decryptor)), sealed)
                     }
                 }
@@ -295,6 +297,7 @@ impl Symmetric {
         Ok(Prepared {
             workload: *self,
             work,
+            provider,
             input,
             output: Vec::new(),
         })
@@ -315,6 +318,8 @@ enum Work {
 pub struct Prepared {
     workload: Symmetric,
     work: Work,
+    /// The provider the recipes make their jobs on.
+    provider: Provider,
     input: Vec<u8>,
     output: Vec<u8>,
 }
@@ -354,7 +359,8 @@ impl Prepared {
             Work::Job(job) => engine::run_in_memory(job, &self.input, &mut self.output)
                 .map_err(paracrypt_core::Error::from)?,
             Work::Recipe(recipe) => {
-                let job = recipe.first_job(&mut &self.input[..], Some(self.input.len() as u64))?;
+                let input_len = Some(self.input.len() as u64);
+                let job = recipe.first_job(&mut &self.input[..], input_len, self.provider)?;
                 engine::run_in_memory(&job, &self.input, &mut self.output)
                     .map_err(paracrypt_core::Error::from)?
             }
@@ -366,7 +372,10 @@ impl Prepared {
     pub fn run_file(&self, input: &File, output: &File) -> Result<u64> {
         Ok(match &self.work {
             Work::InPlace(job) | Work::Job(job) => engine::run_file(job, input, output)?,
-            Work::Recipe(recipe) => Runner::new().file(recipe.as_ref(), input, output)?,
+            Work::Recipe(recipe) => {
+                let runner = Runner::new().provider(self.provider);
+                runner.file(recipe.as_ref(), input, output)?
+            }
         })
     }
 }

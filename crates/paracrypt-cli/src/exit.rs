@@ -6,6 +6,7 @@
 //! | 0 | success (also when stdout is closed early by the reader, e.g. `| head`) |
 //! | 1 | the work failed: unreadable input, bad padding, authentication failure, I/O error |
 //! | 2 | usage: bad arguments, unknown cipher, bad hex, wrong key or IV length, a malformed key file, refused output |
+//! | 3 | `--distributed`: nothing progressed for `--stall-timeout` seconds; the job was aborted (`mpirun`'s status) |
 //! | 128 + N | killed by signal N (130 for Ctrl-C): nothing is left behind (see [`crate::interrupt`]) |
 
 use std::process::ExitCode;
@@ -16,6 +17,11 @@ use paracrypt_core::ErrorKind;
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Usage(pub String);
+
+/// The status a `--distributed` job stalled for `--stall-timeout` is aborted with (through
+/// `MPI_Abort`, so it is the status `mpirun` exits with).
+#[cfg(feature = "mpi")]
+pub const STALLED: u8 = 3;
 
 /// Shorthand to fail with a usage error.
 pub fn usage<T>(message: impl Into<String>) -> anyhow::Result<T> {

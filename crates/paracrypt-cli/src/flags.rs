@@ -110,6 +110,16 @@ pub struct DistributedFlags {
     /// Print the effective layout (ranks, hosts, threads and cores per rank) on stderr.
     #[arg(long, requires = "distributed")]
     pub verbose: bool,
+    /// Abort the whole job (exit status 3) when nothing progresses on any rank for SECONDS: a
+    /// rank stopped or killed, a link cut. Each rank says what it was waiting for and removes
+    /// what it holds. 0 disables the watchdog.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 40,
+        requires = "distributed"
+    )]
+    pub stall_timeout: u64,
 }
 
 /// `--schedule`.

@@ -38,6 +38,25 @@ pub fn pending() -> MutexGuard<'static, Pending> {
     PENDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The cleanup lock, if it can be had within `wait`: a commit holds it while it links or
+/// renames the output, and one stuck on a hung filesystem is left alone (a stalled distributed
+/// run must still end).
+#[cfg(feature = "mpi")]
+pub fn pending_within(wait: std::time::Duration) -> Option<MutexGuard<'static, Pending>> {
+    use std::sync::TryLockError;
+    let start = std::time::Instant::now();
+    loop {
+        match PENDING.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    }
+}
+
 impl Pending {
     /// Removes `path` if the process is interrupted before [`Pending::forget_file`].
     pub fn add_file(&mut self, path: &Path) {
@@ -72,7 +91,9 @@ impl Pending {
         }
     }
 
-    fn clean_up(&mut self) {
+    /// Removes every registered temporary file and directory and clears the bar (what an
+    /// interrupt does; also a stalled distributed run before it is aborted).
+    pub fn clean_up(&mut self) {
         self.clear_bar();
         for file in self.files.drain(..) {
             let _ = std::fs::remove_file(file);

@@ -88,8 +88,6 @@ pub enum Operation {
         to: RecipientFlags,
         /// `--format age` (`Some(armor)`), or paracrypt's container (`None`).
         age: Option<bool>,
-        /// `--provider`: who seals the chunks.
-        provider: Provider,
     },
     /// `paracrypt decrypt` of a container or an age file (told apart by their first bytes).
     Decrypt {
@@ -99,8 +97,6 @@ pub enum Operation {
         identities: IdentityFlags,
         /// `--range OFFSET:LENGTH`.
         range: Option<(u64, u64)>,
-        /// `--provider`: who opens the chunks.
-        provider: Provider,
     },
 }
 
@@ -113,8 +109,6 @@ pub struct PasswordSpec {
     pub kdf: PasswordKdf,
     /// PKCS#7 padding (off with `--no-pad`).
     pub padding: bool,
-    /// `--provider`.
-    pub provider: Provider,
     /// Encrypt or decrypt.
     pub direction: Direction,
     /// Bytes per chunk.
@@ -230,14 +224,8 @@ impl Keyed {
         writer: &mut (dyn Write + Send),
     ) -> paracrypt_core::Result<u64> {
         match &self.armor {
-            Some(Armor::Write(age)) => age
-                .clone()
-                .runner(runner.clone())
-                .encrypt_stream(reader, writer),
-            Some(Armor::Read(age)) => age
-                .clone()
-                .runner(runner.clone())
-                .decrypt_stream(reader, writer),
+            Some(Armor::Write(age)) => age.encrypt_armored(runner, reader, writer),
+            Some(Armor::Read(age)) => age.decrypt_armored(runner, reader, writer),
             None => runner.stream(self.recipe(), reader, writer),
         }
     }
@@ -271,11 +259,12 @@ impl Recipe for Either {
         &self,
         input: &mut dyn BufRead,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> paracrypt_core::Result<Job> {
         let head = input
             .fill_buf()
             .map_err(|e| paracrypt_core::Error::io("reading the header", e))?;
-        self.pick(head)?.first_job(input, input_len)
+        self.pick(head)?.first_job(input, input_len, provider)
     }
 
     fn job_from_header(
@@ -283,8 +272,10 @@ impl Recipe for Either {
         header: &[u8],
         key: Option<&[u8]>,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> paracrypt_core::Result<Job> {
-        self.pick(header)?.job_from_header(header, key, input_len)
+        self.pick(header)?
+            .job_from_header(header, key, input_len, provider)
     }
 }
 
@@ -320,8 +311,7 @@ impl Operation {
                 let confirm = spec.direction == Direction::Encrypt;
                 let password = spec.secret.password(confirm, may_prompt)?;
                 let cipher = PasswordCipher::new(spec.name, password.as_bytes(), spec.kdf)
-                    .with_padding(spec.padding)
-                    .with_provider(spec.provider);
+                    .with_padding(spec.padding);
                 Keyed {
                     serial: !spec.name.runs_in_parallel(spec.direction),
                     ..Keyed::new(cipher.recipe(spec.direction, spec.chunk_size), "")
@@ -334,7 +324,6 @@ impl Operation {
                 secret,
                 to,
                 age,
-                provider,
             } => {
                 let secret = if to.is_empty() {
                     secret.secret(true, may_prompt)?
@@ -349,48 +338,36 @@ impl Operation {
                         }
                         _ => return usage("--format age takes -r, -R or --passphrase"),
                     };
-                    let encryptor = agefile::Encryptor::new(recipients)
-                        .armor(*armor)
-                        .with_provider(*provider);
+                    let encryptor = agefile::Encryptor::new(recipients);
                     return Ok(Keyed {
                         armor: armor.then(|| Armor::Write(encryptor.clone())),
                         ..Keyed::new(encryptor, "encrypting")
                     });
                 }
-                let mut encryptor = Encryptor::new(secret)
-                    .suite(*suite)
-                    .chunk_size(*chunk_size)
-                    .with_provider(*provider);
+                let mut encryptor = Encryptor::new(secret).suite(*suite).chunk_size(*chunk_size);
                 if let Some(salt) = salt {
                     encryptor = encryptor.fixed_salt_for_tests(*salt);
                 }
                 Keyed::new(encryptor, "encrypting")
             }
             Operation::Decrypt {
-                secret,
-                identities,
-                provider,
-                ..
+                secret, identities, ..
             } => {
                 let (container, age) = if identities.is_empty() {
                     let secret = secret.secret(false, may_prompt)?;
                     let age = match &secret {
-                        Secret::Password(password, _) => Some(
-                            agefile::Decryptor::new(Identities::passphrase(
-                                passphrase(password),
-                                None,
-                            ))
-                            .with_provider(*provider),
-                        ),
+                        Secret::Password(password, _) => Some(agefile::Decryptor::new(
+                            Identities::passphrase(passphrase(password), None),
+                        )),
                         _ => None,
                     };
                     (secret, age)
                 } else {
                     let identities = Arc::new(identities.read()?);
-                    let age = agefile::Decryptor::new(identities.clone()).with_provider(*provider);
+                    let age = agefile::Decryptor::new(identities.clone());
                     (Secret::Identities(identities), Some(age))
                 };
-                let container = Decryptor::new(container).with_provider(*provider);
+                let container = Decryptor::new(container);
                 Keyed {
                     armor: age.clone().map(Armor::Read),
                     refuse: Refuse::Decrypt { age: age.is_some() },

@@ -19,6 +19,7 @@
 //! use paracrypt_core::agefile::{Decryptor, Encryptor};
 //! use paracrypt_core::recipient::{Identities, Recipients};
 //! use paracrypt_core::rekey::rekey_header;
+//! use paracrypt_core::Runner;
 //!
 //! let (alice, bob) = (age::x25519::Identity::generate(), age::x25519::Identity::generate());
 //! let to = |who: &age::x25519::Identity| {
@@ -31,13 +32,14 @@
 //!     identities.add_file("key", who.to_string().expose_secret().as_bytes())?;
 //!     Ok::<_, paracrypt_core::Error>(Arc::new(identities))
 //! };
-//! let sealed = Encryptor::new(to(&alice)?).encrypt_vec(&[7; 100_000])?;
+//! let runner = Runner::new();
+//! let sealed = runner.vec(&Encryptor::new(to(&alice)?), &[7; 100_000])?;
 //!
 //! let mut input = &sealed[..];
 //! let mut rekeyed = rekey_header(&mut input, with(&alice)?, to(&bob)?)?;
 //! rekeyed.extend_from_slice(input); // the nonce and the payload, as they are
-//! assert_eq!(Decryptor::new(with(&bob)?).decrypt_vec(&rekeyed)?, vec![7; 100_000]);
-//! assert!(Decryptor::new(with(&alice)?).decrypt_vec(&rekeyed).is_err());
+//! assert_eq!(runner.vec(&Decryptor::new(with(&bob)?), &rekeyed)?, vec![7; 100_000]);
+//! assert!(runner.vec(&Decryptor::new(with(&alice)?), &rekeyed).is_err());
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 
@@ -87,7 +89,7 @@ mod tests {
     use super::*;
     use crate::container::{Decryptor, Encryptor, HEADER_LEN, Key, Secret};
     use crate::plan::ChunkSize;
-    use crate::{ErrorKind, HeaderFault};
+    use crate::{ErrorKind, HeaderFault, Runner};
 
     fn people(n: usize) -> Vec<age::x25519::Identity> {
         (0..n).map(|_| age::x25519::Identity::generate()).collect()
@@ -119,14 +121,13 @@ mod tests {
     }
 
     fn open(sealed: &[u8], who: &age::x25519::Identity) -> Result<Vec<u8>> {
-        Decryptor::new(Secret::Identities(with(who))).decrypt_vec(sealed)
+        Runner::new().vec(&Decryptor::new(Secret::Identities(with(who))), sealed)
     }
 
     fn container(to: Arc<Recipients>, plain: &[u8]) -> Vec<u8> {
-        Encryptor::new(Secret::Recipients(to))
-            .chunk_size(ChunkSize::new(4096).unwrap())
-            .encrypt_vec(plain)
-            .unwrap()
+        let encryptor =
+            Encryptor::new(Secret::Recipients(to)).chunk_size(ChunkSize::new(4096).unwrap());
+        Runner::new().vec(&encryptor, plain).unwrap()
     }
 
     #[test]
@@ -161,9 +162,9 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, &again).unwrap();
         let mut out = Vec::new();
-        Decryptor::new(Secret::Identities(with(b)))
-            .decrypt_range(&std::fs::File::open(&path).unwrap(), 5000, 100, &mut out)
-            .unwrap();
+        let decryptor = Decryptor::new(Secret::Identities(with(b)));
+        let file = std::fs::File::open(&path).unwrap();
+        (Runner::new().range(&decryptor, &file, 5000, 100, &mut out)).unwrap();
         assert_eq!(out, plain[5000..5100]);
     }
 
@@ -207,7 +208,7 @@ mod tests {
     #[test]
     fn version_1_containers_and_armored_age_files_are_refused() {
         let key = Key::generate();
-        let v1 = Encryptor::new(key).encrypt_vec(b"x").unwrap();
+        let v1 = Runner::new().vec(&Encryptor::new(key), b"x").unwrap();
         let a = age::x25519::Identity::generate();
         let v2 = container(to(&[&a]), b"x");
         let pass = age::secrecy::SecretString::from("pass".to_owned());
@@ -222,9 +223,9 @@ mod tests {
         assert!(matches!(err, Error::CannotRekey(_)), "{err}");
         assert_eq!(err.kind(), ErrorKind::Data);
         assert!(err.to_string().contains("encrypt it again"), "{err}");
-        let armored = agefile::Encryptor::new(to(&[&a]))
-            .armor(true)
-            .encrypt_vec(b"x")
+        let mut armored = Vec::new();
+        agefile::Encryptor::new(to(&[&a]))
+            .encrypt_armored(&Runner::new(), &mut &b"x"[..], &mut armored)
             .unwrap();
         let err = rekey(&armored, with(&a), to(&[&a])).unwrap_err();
         assert!(err.to_string().contains("armored"), "{err}");
@@ -240,8 +241,9 @@ mod tests {
             unreachable!()
         };
         let plain = vec![9u8; 150_000];
-        let sealed = agefile::Encryptor::new(to(&[a]))
-            .encrypt_vec(&plain)
+        let runner = Runner::new();
+        let sealed = runner
+            .vec(&agefile::Encryptor::new(to(&[a])), &plain)
             .unwrap();
         let pass = |p: &str| age::secrecy::SecretString::from(p.to_owned());
         let to_pass = Arc::new(Recipients::passphrase(pass("correct horse"), Some(10)));
@@ -252,19 +254,19 @@ mod tests {
             &rekeyed[header_len(&rekeyed)..],
             &sealed[header_len(&sealed)..]
         );
-        let opened = agefile::Decryptor::new(by_pass("correct horse"))
-            .decrypt_vec(&rekeyed)
-            .unwrap();
-        assert_eq!(opened, plain);
+        let opened = runner.vec(&agefile::Decryptor::new(by_pass("correct horse")), &rekeyed);
+        assert_eq!(opened.unwrap(), plain);
         assert!(
-            agefile::Decryptor::new(with(a))
-                .decrypt_vec(&rekeyed)
+            runner
+                .vec(&agefile::Decryptor::new(with(a)), &rekeyed)
                 .is_err()
         );
         assert!(rekey(&rekeyed, by_pass("wrong"), to(&[b])).is_err());
         let back = rekey(&rekeyed, by_pass("correct horse"), to(&[b])).unwrap();
         assert_eq!(
-            agefile::Decryptor::new(with(b)).decrypt_vec(&back).unwrap(),
+            runner
+                .vec(&agefile::Decryptor::new(with(b)), &back)
+                .unwrap(),
             plain
         );
         // A damaged header (a stanza's body changed) fails its MAC: nothing is returned.

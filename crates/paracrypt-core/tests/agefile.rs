@@ -9,10 +9,10 @@ use std::process::Command;
 use std::sync::Arc;
 
 use age::secrecy::{ExposeSecret, SecretString};
-use paracrypt_core::Error;
-use paracrypt_core::agefile::{Decryptor, Encryptor, Header, NONCE_LEN};
+use paracrypt_core::agefile::{self, AgeFormat, Decryptor, Encryptor, Header, NONCE_LEN};
 use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::{Error, Runner};
 
 use crate::raw::{data, have, with_threads};
 
@@ -79,43 +79,61 @@ fn identities(text: &str) -> Identities {
     ids
 }
 
-/// Encrypts with every driver (in memory, file to file, stream) and decrypts each result.
-fn our_file(encryptor: &Encryptor, plain: &[u8], driver: usize, dir: &Path) -> Vec<u8> {
+/// Encrypts with every driver (in memory, file to file, stream; armor is a stream).
+fn our_file(
+    encryptor: &Encryptor,
+    armor: bool,
+    runner: &Runner,
+    plain: &[u8],
+    driver: usize,
+    dir: &Path,
+) -> Vec<u8> {
+    let mut out = Vec::new();
     match driver % 3 {
-        0 => encryptor.encrypt_vec(plain).unwrap(),
+        _ if armor => {
+            (encryptor.encrypt_armored(runner, &mut &plain[..], &mut out)).unwrap();
+        }
+        0 => out = runner.vec(encryptor, plain).unwrap(),
         1 => {
             let input = std::fs::File::open(write(dir, "plain", plain)).unwrap();
             let out_path = dir.join("sealed");
             let output = std::fs::File::create(&out_path).unwrap();
-            encryptor.encrypt_file(&input, &output).unwrap();
-            std::fs::read(out_path).unwrap()
+            runner.file(encryptor, &input, &output).unwrap();
+            out = std::fs::read(out_path).unwrap();
         }
         _ => {
-            let mut out = Vec::new();
-            encryptor.encrypt_stream(&mut &plain[..], &mut out).unwrap();
-            out
+            runner.stream(encryptor, &mut &plain[..], &mut out).unwrap();
         }
     }
+    out
 }
 
-fn our_plain(decryptor: &Decryptor, sealed: &[u8], driver: usize, dir: &Path) -> Vec<u8> {
+/// Decrypts with every driver (in memory, file to file, stream; armor is a stream).
+fn our_plain(
+    decryptor: &Decryptor,
+    runner: &Runner,
+    sealed: &[u8],
+    driver: usize,
+    dir: &Path,
+) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::new();
     match driver % 3 {
-        0 => decryptor.decrypt_vec(sealed).unwrap(),
+        _ if agefile::detect(sealed) == Some(AgeFormat::Armored) => {
+            decryptor.decrypt_armored(runner, &mut &sealed[..], &mut out)?;
+        }
+        0 => out = runner.vec(decryptor, sealed)?,
         1 => {
             let input = std::fs::File::open(write(dir, "theirs", sealed)).unwrap();
             let out_path = dir.join("opened");
             let output = std::fs::File::create(&out_path).unwrap();
-            decryptor.decrypt_file(&input, &output).unwrap();
-            std::fs::read(out_path).unwrap()
+            runner.file(decryptor, &input, &output)?;
+            out = std::fs::read(out_path).unwrap();
         }
         _ => {
-            let mut out = Vec::new();
-            decryptor
-                .decrypt_stream(&mut &sealed[..], &mut out)
-                .unwrap();
-            out
+            runner.stream(decryptor, &mut &sealed[..], &mut out)?;
         }
     }
+    Ok(out)
 }
 
 /// Both ways against `age` with one kind of recipient, binary and armored, on every provider.
@@ -139,20 +157,23 @@ fn both_ways(
                 let theirs = run_age(&args, Some(&plain));
                 for &provider in Provider::ALL {
                     let what = format!("{len} bytes, {threads} threads, armor {armor}, {provider}");
-                    let encryptor = Encryptor::new(recipient.clone())
-                        .armor(armor)
-                        .with_provider(provider);
-                    let ours =
-                        with_threads(threads, || our_file(&encryptor, &plain, n + threads, d));
+                    let (encryptor, runner) = (
+                        Encryptor::new(recipient.clone()),
+                        Runner::new().provider(provider),
+                    );
+                    let ours = with_threads(threads, || {
+                        our_file(&encryptor, armor, &runner, &plain, n + threads, d)
+                    });
                     assert_eq!(
                         run_age(age_decrypt, Some(&ours)),
                         plain,
                         "age -d of ours: {what}"
                     );
-                    let decryptor = Decryptor::new(identity.clone()).with_provider(provider);
-                    let opened =
-                        with_threads(threads, || our_plain(&decryptor, &theirs, n + threads, d));
-                    assert!(opened == plain, "ours of age -e: {what}");
+                    let decryptor = Decryptor::new(identity.clone());
+                    let opened = with_threads(threads, || {
+                        our_plain(&decryptor, &runner, &theirs, n + threads, d)
+                    });
+                    assert!(opened.unwrap() == plain, "ours of age -e: {what}");
                 }
             }
         }
@@ -219,14 +240,11 @@ fn passphrase_both_ways_with_age() {
     let passphrase = "correct horse battery staple";
     let plain = data(3 * K + 1, 9);
     for threads in [1, 3] {
-        let ours = with_threads(threads, || {
-            Encryptor::new(Recipients::passphrase(
-                SecretString::from(passphrase.to_owned()),
-                Some(10),
-            ))
-            .encrypt_vec(&plain)
-            .unwrap()
-        });
+        let encryptor = Encryptor::new(Recipients::passphrase(
+            SecretString::from(passphrase.to_owned()),
+            Some(10),
+        ));
+        let ours = with_threads(threads, || Runner::new().vec(&encryptor, &plain).unwrap());
         // age's own reader (the crate) opens ours.
         let identity = age::scrypt::Identity::new(SecretString::from(passphrase.to_owned()));
         let decryptor = age::Decryptor::new(&ours[..]).unwrap();
@@ -246,14 +264,11 @@ fn passphrase_both_ways_with_age() {
         let mut writer = encryptor.wrap_output(&mut theirs).unwrap();
         writer.write_all(&plain).unwrap();
         writer.finish().unwrap();
-        let ours = with_threads(threads, || {
-            Decryptor::new(Identities::passphrase(
-                SecretString::from(passphrase.to_owned()),
-                Some(20),
-            ))
-            .decrypt_vec(&theirs)
-            .unwrap()
-        });
+        let decryptor = Decryptor::new(Identities::passphrase(
+            SecretString::from(passphrase.to_owned()),
+            Some(20),
+        ));
+        let ours = with_threads(threads, || Runner::new().vec(&decryptor, &theirs).unwrap());
         assert!(ours == plain);
     }
 }
@@ -280,13 +295,10 @@ fn payload_equals_age_s_for_the_same_key_and_nonce() {
             .into_iter()
             .flat_map(|t| Provider::ALL.iter().map(move |p| (t, p)))
         {
-            let ours = with_threads(threads, || {
-                Encryptor::new(recipients(&recipient))
-                    .fixed_key_and_nonce_for_tests(*file_key.expose_secret(), nonce)
-                    .with_provider(provider)
-                    .encrypt_vec(&plain)
-                    .unwrap()
-            });
+            let encryptor = Encryptor::new(recipients(&recipient))
+                .fixed_key_and_nonce_for_tests(*file_key.expose_secret(), nonce);
+            let runner = Runner::new().provider(provider);
+            let ours = with_threads(threads, || runner.vec(&encryptor, &plain).unwrap());
             let our_header = Header::read(&mut &ours[..]).unwrap();
             assert!(
                 ours[our_header.as_bytes().len()..] == theirs[header.as_bytes().len()..],
@@ -301,8 +313,8 @@ fn a_range_opens_only_what_it_needs() {
     let (identity, recipient) = x25519();
     let plain = data(5 * K + 17, 3);
     let dir = scratch();
-    let sealed = Encryptor::new(recipients(&recipient))
-        .encrypt_vec(&plain)
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(recipients(&recipient)), &plain)
         .unwrap();
     let file = std::fs::File::open(write(dir.path(), "f.age", &sealed)).unwrap();
     let decryptor = Decryptor::new(identities(&identity));
@@ -313,7 +325,10 @@ fn a_range_opens_only_what_it_needs() {
         (5 * K as u64 + 16, 100),
     ] {
         let mut out = Vec::new();
-        with_threads(2, || decryptor.decrypt_range(&file, offset, len, &mut out)).unwrap();
+        with_threads(2, || {
+            Runner::new().range(&decryptor, &file, offset, len, &mut out)
+        })
+        .unwrap();
         let end = (offset + len).min(plain.len() as u64) as usize;
         assert_eq!(out, &plain[offset as usize..end], "range {offset}+{len}");
     }
@@ -329,27 +344,16 @@ fn damage_is_named() {
 fn damage_is_named_on(provider: Provider) {
     let (identity, recipient) = x25519();
     let plain = data(3 * K + 5, 4);
-    let sealed = Encryptor::new(recipients(&recipient))
-        .with_provider(provider)
-        .encrypt_vec(&plain)
-        .unwrap();
+    let runner = Runner::new().provider(provider);
+    let sealed = runner.vec(&Encryptor::new(recipients(&recipient)), &plain);
+    let sealed = sealed.unwrap();
     let header_len = Header::read(&mut &sealed[..]).unwrap().as_bytes().len() + NONCE_LEN;
     let chunk = |i: usize| header_len + i * (K + 16);
-    let decryptor = Decryptor::new(identities(&identity)).with_provider(provider);
+    let decryptor = Decryptor::new(identities(&identity));
     let fails = |bytes: &[u8], message: &str| {
         for driver in 0..3 {
             let dir = scratch();
-            let err = match driver {
-                0 => decryptor.decrypt_vec(bytes).unwrap_err(),
-                1 => {
-                    let input = std::fs::File::open(write(dir.path(), "in", bytes)).unwrap();
-                    let output = std::fs::File::create(dir.path().join("out")).unwrap();
-                    decryptor.decrypt_file(&input, &output).unwrap_err()
-                }
-                _ => decryptor
-                    .decrypt_stream(&mut &bytes[..], &mut Vec::new())
-                    .unwrap_err(),
-            };
+            let err = our_plain(&decryptor, &runner, bytes, driver, dir.path()).unwrap_err();
             assert_eq!(err.to_string(), message, "driver {driver} on {provider}");
         }
     };
@@ -372,7 +376,7 @@ fn damage_is_named_on(provider: Provider) {
     let at = sealed.windows(3).position(|w| w == b"---").unwrap();
     let body = at - 5;
     altered[body] = if altered[body] == b'A' { b'B' } else { b'A' };
-    let err = decryptor.decrypt_vec(&altered).unwrap_err();
+    let err = runner.vec(&decryptor, &altered).unwrap_err();
     assert!(
         matches!(
             err,
@@ -383,9 +387,11 @@ fn damage_is_named_on(provider: Provider) {
     // An empty last chunk after data: age refuses it, and so does paracrypt. Chunk 0 of a
     // 64 KiB + 1 file is full and not last; an empty chunk 1 sealed as last follows it.
     let (key, nonce) = ([5u8; 16], [6u8; NONCE_LEN]);
-    let longer = Encryptor::new(recipients(&recipient))
-        .fixed_key_and_nonce_for_tests(key, nonce)
-        .encrypt_vec(&data(K + 1, 1))
+    let longer = Runner::new()
+        .vec(
+            &Encryptor::new(recipients(&recipient)).fixed_key_and_nonce_for_tests(key, nonce),
+            &data(K + 1, 1),
+        )
         .unwrap();
     let payload_key = age_core::primitives::hkdf(&nonce, b"payload", &key);
     let aead = <chacha20poly1305::ChaCha20Poly1305 as chacha20poly1305::KeyInit>::new_from_slice(
@@ -405,32 +411,40 @@ fn damage_is_named_on(provider: Provider) {
     );
     let wrong = identities(&x25519().0);
     assert_eq!(
-        Decryptor::new(wrong)
-            .decrypt_vec(&sealed)
+        Runner::new()
+            .vec(&Decryptor::new(wrong), &sealed)
             .unwrap_err()
             .to_string(),
         "no identity matches this file; it was encrypted to 1 recipient"
     );
 }
 
+/// `plain` in an armored age file to `recipients`.
+fn armored(recipients: Recipients, plain: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    Encryptor::new(recipients)
+        .encrypt_armored(&Runner::new(), &mut &plain[..], &mut out)
+        .unwrap();
+    out
+}
+
 #[test]
 fn damaged_armor_is_named() {
     let (identity, recipient) = x25519();
-    let sealed = Encryptor::new(recipients(&recipient))
-        .armor(true)
-        .encrypt_vec(&data(K + 3, 5))
-        .unwrap();
+    let sealed = armored(recipients(&recipient), &data(K + 3, 5));
     let text = String::from_utf8(sealed).unwrap();
     let decryptor = Decryptor::new(identities(&identity));
+    let open = |armored: &[u8]| {
+        let (runner, dir) = (Runner::new(), scratch());
+        our_plain(&decryptor, &runner, armored, 0, dir.path())
+    };
     let cut = &text[..text.len() - 40];
-    let err = decryptor.decrypt_vec(cut.as_bytes()).unwrap_err();
+    let err = open(cut.as_bytes()).unwrap_err();
     assert!(matches!(err, Error::Armor(_)), "{err}");
     let mut lines: Vec<&str> = text.lines().collect();
     let short = &lines[3][..20].to_owned();
     lines[3] = short;
-    let err = decryptor
-        .decrypt_vec(lines.join("\n").as_bytes())
-        .unwrap_err();
+    let err = open(lines.join("\n").as_bytes()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "damaged armor: invalid armor (short line in middle of encoding)"
@@ -442,16 +456,15 @@ fn damaged_armor_is_named() {
 #[test]
 fn armor_that_is_not_text_is_damaged_armor() {
     let (identity, recipient) = x25519();
-    let sealed = Encryptor::new(recipients(&recipient))
-        .armor(true)
-        .encrypt_vec(&data(300, 6))
-        .unwrap();
+    let sealed = armored(recipients(&recipient), &data(300, 6));
     let body_line = sealed.iter().rposition(|&b| b == b'\n').unwrap() - 40;
     for at in [40, body_line - 10] {
         let mut damaged = sealed.clone();
         damaged[at] = 0xaa;
-        let err = Decryptor::new(identities(&identity))
-            .decrypt_vec(&damaged)
+        let decryptor = Decryptor::new(identities(&identity));
+        let mut out = Vec::new();
+        let err = decryptor
+            .decrypt_armored(&Runner::new(), &mut &damaged[..], &mut out)
             .unwrap_err();
         assert!(matches!(err, Error::Armor(_)), "byte {at}: {err:?}");
         assert_eq!(err.kind(), paracrypt_core::ErrorKind::Data);

@@ -4,24 +4,92 @@
 use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, HeaderInfo};
 use paracrypt_core::engine::{self, SliceSink, SliceSource};
 use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::{Direction, RawCipherName};
-use paracrypt_core::{Error, ErrorKind, Recipe};
+use paracrypt_core::{Error, ErrorKind, Recipe, Runner};
+
+/// The job `recipe` makes for an input that starts with `start` and is `len` bytes long, on
+/// the default provider.
+fn first_job(recipe: &dyn Recipe, start: &[u8], len: Option<u64>) -> engine::Job {
+    recipe
+        .first_job(&mut &start[..], len, Provider::default())
+        .unwrap()
+}
 
 use crate::container::key;
 use crate::raw::{chunk_size, cipher, data, with_threads};
+
+/// A recipe that makes its job only on `RustCrypto`, around another.
+struct OnRustCrypto<R>(R);
+
+impl<R: Recipe> Recipe for OnRustCrypto<R> {
+    fn first_job(
+        &self,
+        input: &mut dyn std::io::BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> paracrypt_core::Result<engine::Job> {
+        match provider {
+            Provider::RustCrypto => self.0.first_job(input, input_len, provider),
+            other => Err(Error::UnknownProvider {
+                name: other.to_string(),
+                valid: "rustcrypto".into(),
+                note: String::new(),
+            }),
+        }
+    }
+
+    fn job_from_header(
+        &self,
+        _: &[u8],
+        _: Option<&[u8]>,
+        _: Option<u64>,
+        _: Provider,
+    ) -> paracrypt_core::Result<engine::Job> {
+        unreachable!("no driver of a runner makes a job from a header alone")
+    }
+}
+
+#[test]
+fn every_driver_hands_the_runner_s_provider_to_the_recipe() {
+    use std::io::Write;
+    let plain = data(10_000, 5);
+    let (seal, open) = (
+        OnRustCrypto(Encryptor::new(key())),
+        OnRustCrypto(Decryptor::new(key())),
+    );
+    assert!(matches!(
+        Runner::new().vec(&seal, &plain),
+        Err(Error::UnknownProvider { .. })
+    ));
+    let runner = Runner::new().provider(Provider::RustCrypto);
+    let sealed = runner.vec(&seal, &plain).unwrap();
+    assert!(runner.vec(&open, &sealed).unwrap() == plain);
+    let mut streamed = Vec::new();
+    runner
+        .stream(&seal, &mut &plain[..], &mut streamed)
+        .unwrap();
+    let (input, output) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+    std::os::unix::fs::FileExt::write_all_at(&input, &streamed, 0).unwrap();
+    assert_eq!(
+        runner.file(&open, &input, &output).unwrap(),
+        plain.len() as u64
+    );
+    let mut part = Vec::new();
+    runner.range(&open, &input, 100, 10, &mut part).unwrap();
+    assert!(part == plain[100..110]);
+    let mut writer = runner.writer(&seal, Vec::new()).unwrap();
+    writer.write_all(&plain).unwrap();
+    assert!(runner.vec(&open, &writer.finish().unwrap()).unwrap() == plain);
+}
 
 #[test]
 fn a_job_runs_again_with_the_same_bytes_serial_ones_too() {
     // CBC encryption and RC4 carry state from chunk to chunk: a second run starts over.
     for name in [RawCipherName::Aes128Cbc, RawCipherName::Rc4] {
         let input = data(50_000, 1);
-        let job = cipher(name)
-            .job(
-                Direction::Encrypt,
-                Some(input.len() as u64),
-                chunk_size(4096),
-            )
-            .unwrap();
+        let recipe = cipher(name).recipe(Direction::Encrypt, chunk_size(4096));
+        let job = first_job(&recipe, &[], Some(input.len() as u64));
         assert!(!job.is_parallel(), "{name}");
         let (mut first, mut second) = (Vec::new(), Vec::new());
         engine::run_in_memory(&job, &input, &mut first).unwrap();
@@ -37,7 +105,7 @@ fn a_job_runs_again_with_the_same_bytes_serial_ones_too() {
 fn the_container_job_carries_its_header_and_plan() {
     let plain = data(10_000, 2);
     let encryptor = Encryptor::new(key()).chunk_size(chunk_size(4096));
-    let job = encryptor.job(Some(plain.len() as u64)).unwrap();
+    let job = first_job(&encryptor, &[], Some(plain.len() as u64));
     assert_eq!(job.header().len(), HEADER_LEN);
     assert_eq!(
         job.output_header(),
@@ -51,7 +119,12 @@ fn the_container_job_carries_its_header_and_plan() {
 
     // Another process makes the same job from the header alone.
     let again = encryptor
-        .job_from_header(job.header(), None, Some(plain.len() as u64))
+        .job_from_header(
+            job.header(),
+            None,
+            Some(plain.len() as u64),
+            Provider::default(),
+        )
         .unwrap();
     assert_eq!(again.header(), job.header());
     assert_eq!(again.plan(), job.plan());
@@ -59,33 +132,36 @@ fn the_container_job_carries_its_header_and_plan() {
     engine::run_in_memory(&again, &plain, &mut resealed).unwrap();
     assert!(resealed == sealed);
 
-    let open = Decryptor::new(key())
-        .job(job.header(), Some(sealed.len() as u64))
-        .unwrap();
+    let open = first_job(
+        &Decryptor::new(key()),
+        job.header(),
+        Some(sealed.len() as u64),
+    );
     assert!(open.output_header().is_empty(), "opening reads the header");
     let mut opened = Vec::new();
     engine::run_in_memory(&open, &sealed, &mut opened).unwrap();
     assert!(opened == plain);
 
     // A job for a stream has no plan: its length is found as it ends.
-    assert!(encryptor.job(None).unwrap().plan().is_none());
+    assert!(first_job(&encryptor, &[], None).plan().is_none());
 }
 
 #[test]
 fn the_engine_names_the_lowest_failing_chunk() {
     let chunk = 4096;
     let plain = data(20 * chunk, 3);
-    let sealed = Encryptor::new(key())
-        .chunk_size(chunk_size(chunk))
-        .encrypt_vec(&plain)
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(chunk_size(chunk)), &plain)
         .unwrap();
     let mut tampered = sealed.clone();
     for bad in [13, 6, 17] {
         tampered[HEADER_LEN + bad * (chunk + 16) + 5] ^= 1;
     }
-    let job = Decryptor::new(key())
-        .job(&tampered, Some(tampered.len() as u64))
-        .unwrap();
+    let job = first_job(
+        &Decryptor::new(key()),
+        &tampered,
+        Some(tampered.len() as u64),
+    );
     let plan = job.plan().unwrap();
     for threads in [1, 2, 5] {
         for range in [0..plan.len(), 7..plan.len(), 10..14] {
@@ -115,10 +191,7 @@ fn the_largest_chunk_size_is_accepted_with_its_framing() {
     // is larger, and that is fine.
     let max = ChunkSize::new(1 << 30).unwrap();
     assert_eq!(max, ChunkSize::MAX);
-    let job = Encryptor::new(key())
-        .chunk_size(max)
-        .job(Some(3 << 30))
-        .unwrap();
+    let job = first_job(&Encryptor::new(key()).chunk_size(max), &[], Some(3 << 30));
     let plan = job.plan().unwrap();
     assert_eq!(plan.len(), 3);
     assert_eq!(
@@ -127,20 +200,20 @@ fn the_largest_chunk_size_is_accepted_with_its_framing() {
     );
     assert_eq!(HeaderInfo::parse(job.header()).unwrap().chunk_size, max);
     let sealed_len = plan.output_len();
-    let open = Decryptor::new(key())
-        .job(job.header(), Some(sealed_len))
-        .unwrap();
+    let open = first_job(&Decryptor::new(key()), job.header(), Some(sealed_len));
     assert_eq!(open.plan().unwrap().output_len(), 3 << 30);
-    let raw = cipher(RawCipherName::Aes256Ctr);
-    assert!(raw.job(Direction::Encrypt, Some(1 << 31), max).is_ok());
+    let raw = cipher(RawCipherName::Aes256Ctr).recipe(Direction::Encrypt, max);
+    assert!(first_job(&raw, &[], Some(1 << 31)).plan().is_some());
 
     // A small input runs with it too (buffers follow the input, not the chunk size).
     let plain = data(5000, 4);
-    let sealed = Encryptor::new(key())
-        .chunk_size(max)
-        .encrypt_vec(&plain)
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(max), &plain)
         .unwrap();
-    assert_eq!(Decryptor::new(key()).decrypt_vec(&sealed).unwrap(), plain);
+    assert_eq!(
+        Runner::new().vec(&Decryptor::new(key()), &sealed).unwrap(),
+        plain
+    );
 }
 
 /// A parallel transform whose chunks grow: each byte XORed with the chunk index, then the

@@ -15,6 +15,7 @@ use rayon::ThreadPool;
 use crate::Transport;
 use crate::error::Failure;
 use crate::protocol::{Assign, Report};
+use crate::watchdog::Progress;
 
 /// The files a rank works on: the input, and the output it writes chunks into.
 #[derive(Clone, Copy, Debug)]
@@ -33,6 +34,8 @@ pub(crate) struct Batches<'a> {
     pub files: Option<Files<'a>>,
     pub transport: Transport,
     pub outcome: &'a Outcome,
+    /// What the watchdog watches: every chunk written counts.
+    pub progress: &'a Progress,
 }
 
 impl Batches<'_> {
@@ -46,10 +49,16 @@ impl Batches<'_> {
         if batch.is_empty() {
             return None;
         }
-        match self
+        self.progress.start(&batch);
+        let sink = Watched {
+            sink,
+            progress: self.progress,
+        };
+        let result = self
             .pool
-            .install(|| engine::run(self.job, batch, source, sink))
-        {
+            .install(|| engine::run(self.job, batch.clone(), source, &sink));
+        self.progress.finish(&batch);
+        match result {
             Ok(end) => {
                 if let Some(end) = end {
                     self.outcome.end(end);
@@ -127,6 +136,24 @@ impl Batches<'_> {
             }
         }
         report
+    }
+}
+
+/// A sink that counts every chunk written as progress (one relaxed atomic add: no lock).
+struct Watched<'a> {
+    sink: &'a dyn Sink,
+    progress: &'a Progress,
+}
+
+impl Sink for Watched<'_> {
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> paracrypt_core::Result<()> {
+        self.sink.write_chunk(index, offset, data)?;
+        self.progress.tick();
+        Ok(())
+    }
+
+    fn single_writer(&self) -> bool {
+        self.sink.single_writer()
     }
 }
 

@@ -6,6 +6,7 @@
 //! non-blocking request and sleeps between polls, because Open MPI's blocking calls spin a core
 //! that, on a busy or oversubscribed node, the rank's own Rayon threads need.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mpi::Threading;
@@ -17,6 +18,7 @@ use mpi::traits::*;
 
 use crate::error::{Error, Failure, RankFailure, Result, kind_from_wire, kind_to_wire};
 use crate::protocol::TAG_LAYOUT;
+use crate::watchdog::Hooks;
 
 /// One process of an MPI job: its rank in the world and the collective steps.
 ///
@@ -25,6 +27,8 @@ pub struct Cluster {
     world: SimpleCommunicator,
     /// MPI took `MPI_THREAD_MULTIPLE`: threads other than the main one may send.
     multiple: bool,
+    /// What the caller does about a stalled run.
+    hooks: Option<Arc<dyn Hooks>>,
     // Dropped last: finalises MPI.
     _universe: Universe,
 }
@@ -67,8 +71,21 @@ impl Cluster {
         Ok(Cluster {
             world,
             multiple: threading == Threading::Multiple,
+            hooks: None,
             _universe: universe,
         })
+    }
+
+    /// Sets what this process does when a run must end abnormally: report a stall and remove
+    /// what the rank holds ([`Hooks`]). Without hooks, a stalled run is aborted with error code
+    /// 1 and nothing said.
+    pub fn with_hooks(mut self, hooks: impl Hooks + 'static) -> Self {
+        self.hooks = Some(Arc::new(hooks));
+        self
+    }
+
+    pub(crate) fn hooks(&self) -> Option<&Arc<dyn Hooks>> {
+        self.hooks.as_ref()
     }
 
     /// This process's rank, from 0.

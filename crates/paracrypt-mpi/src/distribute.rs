@@ -14,6 +14,9 @@
 //! 4. Every rank runs its chunks.
 //! 5. Rank 0 sets the output's length and commits it ([`Output::commit`]).
 //!
+//! A [watchdog](crate::watchdog) watches every step on every rank: a run where nothing moves
+//! for [`Options::stall_timeout`] is aborted as a whole.
+//!
 //! Each step ends with an agreement ([`Cluster::agree`]): when any rank fails, every rank
 //! returns the same [`Error::Rank`](crate::Error::Rank) and rank 0 drops the output
 //! uncommitted, so no output is left.
@@ -23,6 +26,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use paracrypt_core::engine::Job;
@@ -34,6 +38,7 @@ use crate::batches::Files;
 use crate::cluster::Cluster;
 use crate::error::{Failure, Result};
 use crate::run::run;
+use crate::watchdog::{Hooks, Progress, Step, Watchdog};
 use crate::{Options, Transport};
 
 /// Rank 0's output, as its caller manages it: for example a temporary file beside the
@@ -42,8 +47,10 @@ pub trait Output {
     /// The file the chunks are written into.
     fn file(&self) -> &File;
 
-    /// Where the other ranks open [`Output::file`] for writing under [`Transport::SharedFs`].
-    fn path(&self) -> &Path;
+    /// Where the other ranks open [`Output::file`] for writing under [`Transport::SharedFs`];
+    /// `None` for a file with no name (Linux's `O_TMPFILE`, which not even `SIGKILL` can leave
+    /// behind), which only [`Transport::Messages`] can use.
+    fn path(&self) -> Option<&Path>;
 
     /// Makes the output final, once every rank succeeded and its length is set. Dropping an
     /// output without committing it must leave nothing behind.
@@ -106,7 +113,7 @@ pub struct Summary {
 ///
 /// impl Output for Plain {
 ///     fn file(&self) -> &std::fs::File { &self.0 }
-///     fn path(&self) -> &Path { self.1 }
+///     fn path(&self) -> Option<&Path> { Some(self.1) }
 ///     fn commit(self: Box<Self>) -> Result<(), Failure> { Ok(()) }
 /// }
 ///
@@ -140,10 +147,19 @@ pub fn distribute(
 ) -> Result<Summary> {
     let rank = cluster.rank();
     let shared = options.transport == Transport::SharedFs;
+    let progress = Arc::new(Progress::default());
+    let _watchdog = Watchdog::start(
+        rank,
+        cluster.size(),
+        cluster.multiple(),
+        options.stall_timeout,
+        cluster.hooks().cloned(),
+        progress.clone(),
+    );
 
     // 1. Rank 0: the input, the job, the output with the job's output header.
     let local = match (cluster.is_root(), root) {
-        (true, Some(root)) => root_setup(root, recipe).map(Some),
+        (true, Some(root)) => root_setup(root, recipe, options).map(Some),
         (true, None) => Err(Failure::new(
             ErrorKind::Usage,
             "rank 0 was given no input and output",
@@ -160,7 +176,7 @@ pub fn distribute(
             s.job.header().to_vec(),
             Zeroizing::new(s.job.shared_key().unwrap_or_default().to_vec()),
             absolute(&s.input_path),
-            absolute(s.output.path()),
+            s.output.path().map(absolute).unwrap_or_default(),
         ),
         None => (0, Vec::new(), Zeroizing::default(), Vec::new(), Vec::new()),
     };
@@ -169,6 +185,8 @@ pub fn distribute(
     let key = Zeroizing::new(cluster.broadcast_bytes(0, key.to_vec()));
     let input_path = path_from(cluster.broadcast_bytes(0, input_path));
     let output_path = path_from(cluster.broadcast_bytes(0, output_path));
+    let _writing = (shared && setup.is_none() && !output_path.as_os_str().is_empty())
+        .then(|| WritingShared::new(cluster.hooks(), &output_path));
 
     // 3. The other ranks: the same job, and the files under the shared-fs transport.
     let local = if setup.is_some() {
@@ -177,7 +195,7 @@ pub fn distribute(
         (|| {
             let key = (!key.is_empty()).then_some(&key[..]);
             let job = recipe
-                .job_from_header(&header, key, Some(len))
+                .job_from_header(&header, key, Some(len), options.provider)
                 .map_err(|e| Failure::from(&e))?;
             let files = if shared {
                 Some(open_shared(&input_path, &output_path, len)?)
@@ -191,6 +209,7 @@ pub fn distribute(
     let other = cluster.agree(local)?;
 
     // 4. The chunks, on every rank.
+    progress.step(Step::Chunks);
     let start = Instant::now();
     let (job, end) = match (&setup, &other) {
         (Some(s), _) => {
@@ -198,13 +217,16 @@ pub fn distribute(
                 input: &s.input,
                 output: s.output.file(),
             };
-            (&s.job, run(cluster, pool, &s.job, options, Some(files))?)
+            (
+                &s.job,
+                run(cluster, pool, &s.job, options, Some(files), &progress)?,
+            )
         }
         (None, Some((job, files))) => {
             let files = files
                 .as_ref()
                 .map(|(input, output)| Files { input, output });
-            (job, run(cluster, pool, job, options, files)?)
+            (job, run(cluster, pool, job, options, files, &progress)?)
         }
         (None, None) => unreachable!("every rank but 0 made its job"),
     };
@@ -221,6 +243,7 @@ pub fn distribute(
 
     // 5. Rank 0 cuts the output to its length and commits it; every rank learns whether that
     //    worked, so that all return alike.
+    progress.step(Step::Committing);
     let local = match setup.take() {
         Some(s) => s
             .output
@@ -246,6 +269,7 @@ struct RootSetup<'a> {
 fn root_setup<'a>(
     root: Root<'a>,
     recipe: &dyn Recipe,
+    options: Options,
 ) -> std::result::Result<RootSetup<'a>, Failure> {
     let path = root.input;
     let input = File::open(path).map_err(|e| {
@@ -271,9 +295,20 @@ fn root_setup<'a>(
     }
     let input_len = metadata.len();
     let job = recipe
-        .first_job(&mut std::io::BufReader::new(&input), Some(input_len))
+        .first_job(
+            &mut std::io::BufReader::new(&input),
+            Some(input_len),
+            options.provider,
+        )
         .map_err(|e| Failure::from(&e))?;
     let output = (root.create_output)()?;
+    if options.transport == Transport::SharedFs && output.path().is_none() {
+        return Err(Failure::new(
+            ErrorKind::Usage,
+            "the output has no name the other ranks could open: the shared-fs transport \
+             needs a named output file",
+        ));
+    }
     output
         .file()
         .write_all_at(job.output_header(), 0)
@@ -290,6 +325,27 @@ fn root_setup<'a>(
         job,
         output,
     })
+}
+
+/// A rank other than 0 writing into rank 0's output under the shared-fs transport, as its
+/// caller's [`Hooks`] learn it (to remove the output if the process is ended meanwhile).
+struct WritingShared<'a>(Option<&'a Arc<dyn Hooks>>);
+
+impl<'a> WritingShared<'a> {
+    fn new(hooks: Option<&'a Arc<dyn Hooks>>, path: &Path) -> Self {
+        if let Some(hooks) = hooks {
+            hooks.writing_shared(Some(path));
+        }
+        WritingShared(hooks)
+    }
+}
+
+impl Drop for WritingShared<'_> {
+    fn drop(&mut self) {
+        if let Some(hooks) = self.0 {
+            hooks.writing_shared(None);
+        }
+    }
 }
 
 /// Opens the input and rank 0's output on a filesystem every rank should see.

@@ -50,7 +50,7 @@ pub(crate) fn serve(cluster: &Cluster, batches: &Batches<'_>, schedule: Schedule
 }
 
 /// The next report from any worker, waited for by polling.
-fn next_report(cluster: &Cluster) -> (i32, Report) {
+fn next_report(cluster: &Cluster, batches: &Batches<'_>) -> (i32, Report) {
     let mut backoff = Backoff::new();
     loop {
         if let Some(probed) = cluster
@@ -59,6 +59,7 @@ fn next_report(cluster: &Cluster) -> (i32, Report) {
             .immediate_matched_probe_with_tag(TAG_REPORT)
         {
             let (message, status) = probed.matched_receive_vec::<u8>();
+            batches.progress.tick();
             return (status.source_rank(), Report::decode(message));
         }
         backoff.snooze();
@@ -68,6 +69,7 @@ fn next_report(cluster: &Cluster) -> (i32, Report) {
 /// What rank 0 does with a worker's returned batch: notes a failure, or (messages transport)
 /// hands the result to `write`.
 fn take_result(
+    from: i32,
     report: &mut Report,
     batches: &Batches<'_>,
     dispenser: &Dispenser,
@@ -76,6 +78,7 @@ fn take_result(
     let Some(batch) = report.batch.clone() else {
         return;
     };
+    batches.progress.returned(from as usize, &batch);
     if let Some(chunk) = report.failed {
         // The worker keeps its error for the agreement; stop what cannot matter.
         dispenser.fail(chunk);
@@ -122,13 +125,16 @@ fn answer(batches: &Batches<'_>, dispenser: &Dispenser, batch: Option<Range<u64>
 fn serve_in_turn(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispenser) {
     let mut byes = 0;
     while byes + 1 < cluster.size() {
-        let (from, mut report) = next_report(cluster);
-        take_result(&mut report, batches, dispenser, |batch, bytes| {
+        let (from, mut report) = next_report(cluster, batches);
+        take_result(from, &mut report, batches, dispenser, |batch, bytes| {
             write_result(batches, dispenser, batch, &bytes)
         });
         if report.want {
             let batch = dispenser.next(from as usize, report.threads as usize);
             log::trace!("rank 0: chunks {batch:?} to rank {from}");
+            if let Some(batch) = &batch {
+                batches.progress.handed(from as usize, batch);
+            }
             let assign = answer(batches, dispenser, batch);
             cluster
                 .world()
@@ -165,6 +171,7 @@ fn serve_overlapped(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispen
                         mpi::request::scope(|scope| {
                             poll(worker.immediate_send_with_tag(scope, &bytes[..], TAG_ASSIGN))
                         });
+                        batches.progress.tick();
                     }
                 });
                 to_send
@@ -172,8 +179,8 @@ fn serve_overlapped(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispen
             .collect();
         let mut byes = 0;
         while byes + 1 < cluster.size() {
-            let (from, mut report) = next_report(cluster);
-            take_result(&mut report, batches, dispenser, |batch, bytes| {
+            let (from, mut report) = next_report(cluster, batches);
+            take_result(from, &mut report, batches, dispenser, |batch, bytes| {
                 to_write
                     .send((batch, bytes))
                     .expect("the writer runs until the sender is dropped")
@@ -181,6 +188,9 @@ fn serve_overlapped(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispen
             if report.want {
                 let batch = dispenser.next(from as usize, report.threads as usize);
                 log::trace!("rank 0: chunks {batch:?} to rank {from}");
+                if let Some(batch) = &batch {
+                    batches.progress.handed(from as usize, batch);
+                }
                 // Never blocks for long: a worker has at most DEPTH requests open.
                 senders[from as usize - 1]
                     .send(batch)
@@ -207,6 +217,7 @@ pub(crate) fn work_for_root(cluster: &Cluster, batches: &Batches<'_>) {
         });
         let mut worker = Worker {
             cluster,
+            batches,
             to_compute,
             requested: 0,
             computing: 0,
@@ -250,6 +261,7 @@ pub(crate) fn work_for_root(cluster: &Cluster, batches: &Batches<'_>) {
 /// A worker's side of the conversation with rank 0.
 struct Worker<'a> {
     cluster: &'a Cluster,
+    batches: &'a Batches<'a>,
     to_compute: mpsc::SyncSender<Assign>,
     /// Requests rank 0 has not answered yet.
     requested: usize,
@@ -274,7 +286,10 @@ impl Worker<'_> {
             let mut backoff = Backoff::new();
             loop {
                 match request.test() {
-                    Ok(_) => break,
+                    Ok(_) => {
+                        self.batches.progress.tick();
+                        break;
+                    }
                     Err(pending) => request = pending,
                 }
                 if self.receive() {
@@ -296,6 +311,7 @@ impl Worker<'_> {
             return false;
         };
         let (message, _) = probed.matched_receive_vec::<u8>();
+        self.batches.progress.tick();
         self.requested -= 1;
         let assign = Assign::decode(message);
         if assign.batch.is_none() {

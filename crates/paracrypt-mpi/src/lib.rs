@@ -15,6 +15,9 @@
 //!   and a [`Transport`] (every rank reads and writes a shared filesystem in place, or only
 //!   rank 0 touches files and chunks travel as messages), and the commit of the output
 //!   ([`Output`]) only once every rank succeeded.
+//! - A progress watchdog on every rank ([`Options::stall_timeout`]): a run where nothing moves
+//!   for that long (a rank stopped, a link cut) is aborted as a whole (`MPI_Abort`), after the
+//!   caller's [`Hooks`] reported the [`Stall`] and removed what the rank held.
 //!
 //! ```no_run
 //! use paracrypt_core::container::{Encryptor, Key};
@@ -22,7 +25,7 @@
 //! # struct Temp;
 //! # impl paracrypt_mpi::Output for Temp {
 //! #     fn file(&self) -> &std::fs::File { unimplemented!() }
-//! #     fn path(&self) -> &std::path::Path { unimplemented!() }
+//! #     fn path(&self) -> Option<&std::path::Path> { unimplemented!() }
 //! #     fn commit(self: Box<Self>) -> Result<(), paracrypt_mpi::Failure> { Ok(()) }
 //! # }
 //! # fn create_temp_output() -> Result<Box<dyn paracrypt_mpi::Output>, paracrypt_mpi::Failure> {
@@ -32,7 +35,7 @@
 //! let cluster = Cluster::init()?;
 //! let pool = rayon::ThreadPoolBuilder::new().build()?;
 //! let encryptor = Encryptor::new(Key::from_file_text(&std::fs::read_to_string("my.key")?)?);
-//! let options = Options { schedule: Schedule::Dynamic, transport: Transport::SharedFs, sync: false };
+//! let options = Options { schedule: Schedule::Dynamic, transport: Transport::SharedFs, ..Options::default() };
 //! let root = cluster.is_root().then(|| paracrypt_mpi::Root {
 //!     input: std::path::Path::new("/shared/big.tar"),
 //!     create_output: Box::new(create_temp_output),
@@ -57,14 +60,22 @@ mod farm;
 mod protocol;
 mod run;
 mod schedule;
+mod watchdog;
+
+use std::time::Duration;
 
 pub use cluster::{Cluster, RankLayout};
 pub use distribute::{CreateOutput, Output, Root, Summary, distribute};
 pub use error::{Error, Failure, RankFailure, Result};
 pub use paracrypt_core::Recipe;
+use paracrypt_core::provider::Provider;
+pub use watchdog::{Hooks, Peer, Stall};
 
-/// How [`distribute`] spreads the work.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// [`Options::stall_timeout`]'s default: 40 s, so that a fault ends the job within a minute (docs/SCALING.md, *The bound*).
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(40);
+
+/// How [`distribute`] spreads the work, and what computes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Which rank gets which chunks.
     pub schedule: Schedule,
@@ -75,6 +86,29 @@ pub struct Options {
     /// reported) before rank 0 commits the output. Rank 0's own writes are its
     /// [`Output::commit`]'s to sync.
     pub sync: bool,
+    /// The progress watchdog: when nothing moves on any rank for this long (no chunk written,
+    /// no batch or message of the task farm, no step begun: a rank stopped or its link cut),
+    /// the rank's watchdog reports the [`Stall`] through the cluster's [`Hooks`] and aborts the
+    /// whole job with `MPI_Abort`. It watches the whole run, the final agreement and commit
+    /// included. `None` (or zero) runs without one. It must exceed the longest step no rank
+    /// reports progress in: one chunk, one batch's message over the slowest link, rank 0's key
+    /// derivation (scrypt) and its commit (with `sync`, an `fsync` of the whole output).
+    pub stall_timeout: Option<Duration>,
+    /// The provider every rank computes the primitives with, handed to the recipe as each rank
+    /// makes its job (the same bytes whichever provider runs).
+    pub provider: Provider,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            schedule: Schedule::default(),
+            transport: Transport::default(),
+            sync: false,
+            stall_timeout: Some(DEFAULT_STALL_TIMEOUT),
+            provider: Provider::default(),
+        }
+    }
 }
 
 /// How chunks are assigned to ranks.

@@ -13,6 +13,9 @@ pub const TAG_REPORT: i32 = 11;
 pub const TAG_ASSIGN: i32 = 12;
 /// Any rank → rank 0: the layout [`Cluster::layout`](crate::Cluster::layout) gathers.
 pub const TAG_LAYOUT: i32 = 13;
+/// Watchdog ↔ watchdog: a heartbeat (the sender's step and host; see
+/// [`watchdog`](crate::watchdog)).
+pub const TAG_ALIVE: i32 = 14;
 
 /// Batches a worker holds at once (being transformed or on their way).
 pub const DEPTH: usize = 2;

@@ -13,6 +13,7 @@ use crate::cluster::Cluster;
 use crate::error::{Failure, Result};
 use crate::farm;
 use crate::schedule::block;
+use crate::watchdog::{Progress, Step};
 use crate::{Options, Schedule, Transport};
 
 /// Runs every chunk of `job` across the ranks of `cluster` (collective: every rank calls it
@@ -32,6 +33,7 @@ pub(crate) fn run(
     job: &Job,
     options: Options,
     files: Option<Files<'_>>,
+    progress: &Progress,
 ) -> Result<u64> {
     let plan = job.plan().expect("a distributed job has a plan");
     let outcome = Outcome::default();
@@ -55,6 +57,7 @@ pub(crate) fn run(
             files,
             transport: options.transport,
             outcome: &outcome,
+            progress,
         };
         match (job.is_parallel(), options.schedule, options.transport, root) {
             (false, _, _, true) => {
@@ -62,6 +65,12 @@ pub(crate) fn run(
             }
             (false, _, _, false) => {}
             (true, Schedule::Static, Transport::SharedFs, _) => {
+                if root {
+                    // What each worker holds, for the watchdog's report.
+                    for rank in 1..cluster.size() {
+                        progress.handed(rank, &block(plan.len(), cluster.size(), rank));
+                    }
+                }
                 let range = block(plan.len(), cluster.size(), cluster.rank());
                 log::debug!("rank {}: chunks {range:?}", cluster.rank());
                 batches.run_files(range);
@@ -80,6 +89,7 @@ pub(crate) fn run(
             ));
         }
     }
+    progress.step(Step::Agreeing);
     let end = cluster.agree(outcome.into_result())?;
     Ok(cluster.all_max(end))
 }

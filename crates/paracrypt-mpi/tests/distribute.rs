@@ -4,31 +4,44 @@
 //! both transports, at 1 rank (an MPI singleton, started without `mpirun`) and 3 ranks (under
 //! `mpirun`). Every deterministic output must be the bytes the local runner writes, and every
 //! other one must open to the plaintext; a failing chunk on any rank, a wrong key, identity or
-//! password must be agreed on by every rank and leave no output.
+//! password must be agreed on by every rank and leave no output. Every rank makes its job on
+//! the provider the options name (RustCrypto here, not the default).
 //!
 //! MPI starts once per process and only its starting thread may call it, which a test harness
 //! of many threads cannot promise. So this is a plain program (`harness = false`): run by
 //! `cargo test`, it writes the inputs and the expected outputs, then starts itself as the MPI
 //! job — once alone, once under `mpirun -n 3` — and compares what the job wrote. Started with
 //! `PARACRYPT_MPI_TEST_DIR` set, it is one rank of that job.
+//!
+//! A third job checks the progress watchdog: rank 2 stops itself (`SIGSTOP`) once it knows
+//! the output, and the others must be aborted within the bound, through the hooks (which see
+//! the stall and remove the temporary output) and with their error code.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use age::secrecy::{ExposeSecret, SecretString};
 use paracrypt_core::container::{Decryptor, Encryptor, Key, SALT_LEN, Secret};
+use paracrypt_core::engine::Job;
 use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName, RawRecipe};
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::{ErrorKind, Runner, agefile};
-use paracrypt_mpi::{Cluster, Error, Failure, Options, Output, Recipe, Root, Schedule, Transport};
+use paracrypt_mpi::{
+    Cluster, Error, Failure, Hooks, Options, Output, Recipe, Root, Schedule, Stall, Transport,
+};
 
 /// Where the inputs are and the outputs go; set for the ranks of the MPI job.
 const DIR_ENV: &str = "PARACRYPT_MPI_TEST_DIR";
+/// Set for the ranks of the stalled job.
+const STALL_ENV: &str = "PARACRYPT_MPI_TEST_STALL";
+/// The error code the stalled job's hooks abort with.
+const STALL_CODE: i32 = 3;
 const CHUNK: usize = 4096;
 /// 41 whole chunks and a short last one.
 const LEN: usize = 41 * CHUNK + 77;
@@ -36,6 +49,8 @@ const TAMPERED: [u64; 2] = [29, 17];
 /// The age payload chunk damaged in `age-tampered` (64 KiB chunks: the input has three).
 const AGE_TAMPERED: u64 = 1;
 const SALT: [u8; SALT_LEN] = [0x5a; SALT_LEN];
+/// The provider every run names in its options.
+const PROVIDER: Provider = Provider::RustCrypto;
 const LAYOUTS: [(Schedule, Transport); 4] = [
     (Schedule::Static, Transport::SharedFs),
     (Schedule::Static, Transport::Messages),
@@ -44,9 +59,10 @@ const LAYOUTS: [(Schedule, Transport); 4] = [
 ];
 
 fn main() {
-    match std::env::var_os(DIR_ENV) {
-        Some(dir) => rank(Path::new(&dir)),
-        None => test(),
+    match (std::env::var_os(DIR_ENV), std::env::var_os(STALL_ENV)) {
+        (Some(dir), None) => rank(Path::new(&dir)),
+        (Some(dir), Some(_)) => stalled_rank(Path::new(&dir)),
+        (None, _) => test(),
     }
 }
 
@@ -114,19 +130,57 @@ fn password_cipher() -> PasswordCipher {
 
 /// Opens the output of scenario `name`, whose bytes are not deterministic (a fresh file key).
 fn open(d: &Path, name: &str, sealed: &[u8]) -> Vec<u8> {
-    match name {
-        "container-to-recipients" => Decryptor::new(Secret::Identities(Arc::new(identities(d))))
-            .decrypt_vec(sealed)
-            .unwrap(),
-        "age-encrypt" => agefile::Decryptor::new(identities(d))
-            .decrypt_vec(sealed)
-            .unwrap(),
-        "age-passphrase-encrypt" => {
-            agefile::Decryptor::new(Identities::passphrase(passphrase(), None))
-                .decrypt_vec(sealed)
-                .unwrap()
+    let opener: Box<dyn Recipe> = match name {
+        "container-to-recipients" => {
+            Box::new(Decryptor::new(Secret::Identities(Arc::new(identities(d)))))
         }
+        "age-encrypt" => Box::new(agefile::Decryptor::new(identities(d))),
+        "age-passphrase-encrypt" => Box::new(agefile::Decryptor::new(Identities::passphrase(
+            passphrase(),
+            None,
+        ))),
         other => panic!("no opener for {other}"),
+    };
+    Runner::new().vec(opener.as_ref(), sealed).unwrap()
+}
+
+/// A recipe that makes its job only on [`PROVIDER`]: every rank was handed the options'
+/// provider.
+struct Needs<'a>(&'a dyn Recipe);
+
+impl Needs<'_> {
+    fn check(provider: Provider) -> paracrypt_core::Result<()> {
+        match provider {
+            PROVIDER => Ok(()),
+            other => Err(paracrypt_core::Error::UnknownProvider {
+                name: other.to_string(),
+                valid: PROVIDER.to_string(),
+                note: ": not the provider the options name".into(),
+            }),
+        }
+    }
+}
+
+impl Recipe for Needs<'_> {
+    fn first_job(
+        &self,
+        input: &mut dyn std::io::BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> paracrypt_core::Result<Job> {
+        Self::check(provider)?;
+        self.0.first_job(input, input_len, provider)
+    }
+
+    fn job_from_header(
+        &self,
+        header: &[u8],
+        key: Option<&[u8]>,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> paracrypt_core::Result<Job> {
+        Self::check(provider)?;
+        self.0.job_from_header(header, key, input_len, provider)
     }
 }
 
@@ -356,34 +410,26 @@ fn test() {
     let identity = age::x25519::Identity::generate();
     std::fs::write(d.join(IDENTITY), identity.to_string().expose_secret()).unwrap();
     let plain = data(LEN);
-    let sealed = Encryptor::new(key())
-        .chunk_size(chunk_size())
-        .fixed_salt_for_tests(SALT)
-        .encrypt_vec(&plain)
-        .unwrap();
+    let runner = Runner::new();
+    let seal = |recipe: &dyn Recipe| runner.vec(recipe, &plain).unwrap();
+    let sealed = seal(
+        &Encryptor::new(key())
+            .chunk_size(chunk_size())
+            .fixed_salt_for_tests(SALT),
+    );
     let mut tampered = sealed.clone();
     for chunk in TAMPERED {
         tampered[116 + chunk as usize * (CHUNK + 16) + 9] ^= 0x40;
     }
-    let mut ctr = plain.clone();
-    raw(RawCipherName::Aes256Ctr)
-        .encrypt_vec(&mut ctr, chunk_size())
-        .unwrap();
-    let mut cbc = plain.clone();
-    raw(RawCipherName::Aes256Cbc)
-        .encrypt_vec(&mut cbc, chunk_size())
-        .unwrap();
-    let runner = Runner::new();
-    let to_recipients = Encryptor::new(Secret::Recipients(Arc::new(recipients(d))))
-        .chunk_size(chunk_size())
-        .encrypt_vec(&plain)
-        .unwrap();
-    let age = agefile::Encryptor::new(recipients(d))
-        .encrypt_vec(&plain)
-        .unwrap();
-    let age_passphrase = agefile::Encryptor::new(Recipients::passphrase(passphrase(), Some(LOG_N)))
-        .encrypt_vec(&plain)
-        .unwrap();
+    let ctr = seal(&raw(RawCipherName::Aes256Ctr).recipe(Direction::Encrypt, chunk_size()));
+    let cbc = seal(&raw(RawCipherName::Aes256Cbc).recipe(Direction::Encrypt, chunk_size()));
+    let to_recipients =
+        seal(&Encryptor::new(Secret::Recipients(Arc::new(recipients(d)))).chunk_size(chunk_size()));
+    let age = seal(&agefile::Encryptor::new(recipients(d)));
+    let age_passphrase = seal(&agefile::Encryptor::new(Recipients::passphrase(
+        passphrase(),
+        Some(LOG_N),
+    )));
     let mut age_tampered = age.clone();
     let payload = age.len() - (plain.len() + 3 * 16);
     age_tampered[payload + AGE_TAMPERED as usize * (64 * 1024 + 16) + 5] ^= 0x40;
@@ -425,17 +471,119 @@ fn test() {
         cmd.env(DIR_ENV, d);
         launch(cmd, "3 ranks (mpirun)");
         check(d, 3);
+        stall(d);
     }
     println!("paracrypt-mpi distribute: every scenario at every layout, 1 and 3 ranks: ok");
 }
 
-fn launch(mut cmd: Command, what: &str) {
-    // Open MPI makes its session directory under TMPDIR by checking, then creating: two MPI
-    // jobs starting at once (other tests, other users) can fail with "File exists". Each job
-    // gets its own.
+/// The stalled job: 3 ranks, rank 2 stops itself; the watchdog (2 s) must abort the job with
+/// the hooks' code, the hooks must have seen the stall, and nothing may be left.
+fn stall(d: &Path) {
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-k", "10", "120", "mpirun", "--oversubscribe"]);
+    if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+        cmd.arg("--allow-run-as-root");
+    }
+    cmd.args(["-n", "3", "-x", DIR_ENV, "-x", STALL_ENV]);
+    cmd.arg(std::env::current_exe().unwrap());
+    cmd.env(DIR_ENV, d).env(STALL_ENV, "1");
+    let start = Instant::now();
+    let out = session(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(STALL_CODE),
+        "the stalled job: {:?}\n{stderr}",
+        out.status
+    );
+    // Generous: the watchdog fires after 2 s.
+    assert!(start.elapsed() < Duration::from_secs(60), "{stderr}");
+    let seen = std::fs::read_to_string(d.join("stall-0")).expect("rank 0's hooks saw the stall");
+    assert!(
+        seen.starts_with("rank 0 on ") && seen.contains("rank 2"),
+        "rank 0's stall: {seen}"
+    );
+    assert!(!d.join("out-stalled").exists(), "output left behind");
+    println!("the stalled job ended in {:.1?}: {seen}", start.elapsed());
+    check(d, 3);
+}
+
+/// What the stalled job's ranks do: rank 2 stops itself once it knows the output; a stall is
+/// written down, and rank 0's temporary output removed.
+struct StallHooks {
+    dir: PathBuf,
+    rank: usize,
+}
+
+impl Hooks for StallHooks {
+    fn writing_shared(&self, path: Option<&Path>) {
+        if self.rank == 2 && path.is_some() {
+            let me = std::process::id().to_string();
+            Command::new("kill").args(["-STOP", &me]).status().unwrap();
+        }
+    }
+
+    fn stalled(&self, stall: &Stall) -> i32 {
+        if self.rank == 0 {
+            for entry in std::fs::read_dir(&self.dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "tmp") {
+                    std::fs::remove_file(path).unwrap();
+                }
+            }
+        }
+        std::fs::write(
+            self.dir.join(format!("stall-{}", self.rank)),
+            stall.to_string(),
+        )
+        .unwrap();
+        STALL_CODE
+    }
+}
+
+fn stalled_rank(d: &Path) {
+    let cluster = Cluster::init().expect("MPI starts");
+    let rank = cluster.rank();
+    let cluster = cluster.with_hooks(StallHooks {
+        dir: d.to_path_buf(),
+        rank,
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let out = d.join("out-stalled");
+    let input = d.join("plain");
+    let root = cluster.is_root().then(|| Root {
+        input: &input,
+        create_output: Box::new(|| create_output(&out)),
+    });
+    let options = Options {
+        stall_timeout: Some(Duration::from_secs(2)),
+        ..Options::default()
+    };
+    let recipe = RawRecipe {
+        cipher: raw(RawCipherName::Aes256Ctr),
+        direction: Direction::Encrypt,
+        chunk_size: chunk_size(),
+    };
+    let result = paracrypt_mpi::distribute(&cluster, &pool, options, &recipe, root);
+    // Never here: the watchdog aborts the job.
+    eprintln!("rank {rank}: the stalled job returned {result:?}");
+    std::process::exit(1);
+}
+
+/// Runs an MPI job in a session directory of its own: Open MPI makes it under TMPDIR by
+/// checking, then creating, so two jobs starting at once (other tests, other users) can fail
+/// with "File exists".
+fn session(mut cmd: Command) -> std::process::Output {
     let session = tempfile::tempdir().unwrap();
     cmd.env("TMPDIR", session.path());
-    let out = cmd.output().expect("start the MPI job");
+    cmd.output().expect("start the MPI job")
+}
+
+fn launch(cmd: Command, what: &str) {
+    let out = session(cmd);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
@@ -508,8 +656,8 @@ impl Output for TempOutput {
         self.temp.as_file()
     }
 
-    fn path(&self) -> &Path {
-        self.temp.path()
+    fn path(&self) -> Option<&Path> {
+        Some(self.temp.path())
     }
 
     fn commit(self: Box<Self>) -> Result<(), Failure> {
@@ -563,9 +711,11 @@ fn rank(d: &Path) {
                 schedule,
                 transport,
                 sync: true,
+                provider: PROVIDER,
+                ..Options::default()
             };
-            let result =
-                paracrypt_mpi::distribute(&cluster, &pool, options, scenario.recipe.as_ref(), root);
+            let recipe = Needs(scenario.recipe.as_ref());
+            let result = paracrypt_mpi::distribute(&cluster, &pool, options, &recipe, root);
             match (result, scenario.expect) {
                 (Ok(summary), Expect::Output | Expect::Opens) => {
                     // CBC encryption is serial.

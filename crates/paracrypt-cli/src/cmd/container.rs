@@ -106,15 +106,15 @@ pub struct DecryptArgs {
 
 /// Runs `paracrypt encrypt`, sealing on `provider`.
 pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
-    crate::run::job(args.common.distributed, encrypt_spec(&args, provider))
+    crate::run::job(args.common.distributed, provider, encrypt_spec(&args))
 }
 
 /// Runs `paracrypt decrypt`, opening on `provider`.
 pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
-    crate::run::job(args.common.distributed, decrypt_spec(&args, provider))
+    crate::run::job(args.common.distributed, provider, decrypt_spec(&args))
 }
 
-fn encrypt_spec(args: &EncryptArgs, provider: Provider) -> Result<JobSpec> {
+fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     let suite: Suite = args.cipher.parse()?;
     let salt = fixed_salt(args)?;
     let to_people = !args.to.is_empty();
@@ -140,7 +140,6 @@ fn encrypt_spec(args: &EncryptArgs, provider: Provider) -> Result<JobSpec> {
         secret: args.common.secret.clone(),
         to: args.to.clone(),
         age,
-        provider,
     };
     let mut spec = args.common.spec(operation, true);
     if salt.is_some() {
@@ -156,7 +155,7 @@ fn encrypt_spec(args: &EncryptArgs, provider: Provider) -> Result<JobSpec> {
     Ok(spec)
 }
 
-fn decrypt_spec(args: &DecryptArgs, provider: Provider) -> Result<JobSpec> {
+fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
     let range = args.range.as_deref().map(parse_range).transpose()?;
     if !args.identities.is_empty()
         && (args.common.secret.key_file.is_some() || args.common.secret.password_file.is_some())
@@ -167,7 +166,6 @@ fn decrypt_spec(args: &DecryptArgs, provider: Provider) -> Result<JobSpec> {
         secret: args.common.secret.clone(),
         identities: args.identities.clone(),
         range,
-        provider,
     };
     Ok(args.common.spec(operation, false))
 }

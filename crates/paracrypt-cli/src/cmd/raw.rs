@@ -85,11 +85,11 @@ pub struct RawArgs {
 
 /// Runs `paracrypt raw`.
 pub fn run(args: RawArgs, provider: Provider) -> Result<ExitCode> {
-    crate::run::job(args.distributed, spec(&args, provider))
+    crate::run::job(args.distributed, provider, spec(&args))
 }
 
 /// The arguments, checked and resolved (no input or output is touched).
-fn spec(args: &RawArgs, provider: Provider) -> Result<JobSpec> {
+fn spec(args: &RawArgs) -> Result<JobSpec> {
     let direction = if args.encrypt {
         Direction::Encrypt
     } else {
@@ -97,7 +97,7 @@ fn spec(args: &RawArgs, provider: Provider) -> Result<JobSpec> {
     };
     let name: RawCipherName = args.cipher.parse()?;
     if let Some(password_file) = &args.password_file {
-        return password_spec(args, name, direction, password_file, provider);
+        return password_spec(args, name, direction, password_file);
     }
     let key = decode_hex("--key", args.key.as_deref().unwrap_or_default())?;
     let iv = args
@@ -115,7 +115,7 @@ fn spec(args: &RawArgs, provider: Provider) -> Result<JobSpec> {
         ));
     }
     let operation = Operation::Raw(RawRecipe {
-        cipher: cipher.with_padding(!args.no_pad).with_provider(provider),
+        cipher: cipher.with_padding(!args.no_pad),
         direction,
         chunk_size: args.chunk_size.chunk_size,
     });
@@ -130,7 +130,6 @@ fn password_spec(
     name: RawCipherName,
     direction: Direction,
     password_file: &std::path::Path,
-    provider: Provider,
 ) -> Result<JobSpec> {
     let md: Digest = match &args.md {
         Some(md) => md.parse().map_err(|_| {
@@ -165,7 +164,6 @@ fn password_spec(
         name,
         kdf,
         padding: !args.no_pad,
-        provider,
         direction,
         chunk_size: args.chunk_size.chunk_size,
         secret: SecretArgs {

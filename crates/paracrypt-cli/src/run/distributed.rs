@@ -3,9 +3,13 @@
 //!
 //! What is left here is the command line's part: the flags mapped to `paracrypt-mpi`'s options,
 //! the checks every rank makes of its own arguments (agreed on before anything starts), rank
-//! 0's output as the CLI makes it (a temporary file beside OUTPUT, renamed on commit), and the
-//! report: an agreed failure is printed once, by rank 0, and every rank exits with the same
-//! status.
+//! 0's output as the CLI makes it (a temporary file beside OUTPUT, renamed on commit; under
+//! the messages transport one with no name at all where Linux allows it, `O_TMPFILE`, so that
+//! even a killed rank 0 leaves nothing), the report: an agreed failure is printed once, by
+//! rank 0, and every rank exits with the same status; and what a stalled run does before the
+//! watchdog aborts it: each rank prints one line saying what it waited for, and removes its
+//! temporary files (rank 0's output; a worker of the shared-fs transport removes it too, in
+//! case rank 0 is gone).
 //!
 //! Built without the `mpi` feature, `--distributed` is a usage error that says how to build
 //! with MPI.
@@ -13,13 +17,14 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use paracrypt_core::provider::Provider;
 
 use crate::flags::DistributedFlags;
 use crate::spec::JobSpec;
 
-/// Runs `spec` across the ranks of the MPI job this process belongs to.
-pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
-    imp::run(flags, spec)
+/// Runs `spec` across the ranks of the MPI job this process belongs to, on `provider`.
+pub fn run(flags: DistributedFlags, provider: Provider, spec: Result<JobSpec>) -> Result<ExitCode> {
+    imp::run(flags, provider, spec)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -31,7 +36,7 @@ mod imp {
         cargo build --release -p paracrypt-cli --features mpi \
         (needs Open MPI and libclang: apt-get install libopenmpi-dev openmpi-bin libclang-dev)";
 
-    pub fn run(_: DistributedFlags, _: Result<JobSpec>) -> Result<ExitCode> {
+    pub fn run(_: DistributedFlags, _: Provider, _: Result<JobSpec>) -> Result<ExitCode> {
         usage(NOT_BUILT)
     }
 }
@@ -39,24 +44,30 @@ mod imp {
 #[cfg(feature = "mpi")]
 mod imp {
     use std::fs::File;
-    use std::path::Path;
-    use std::time::Instant;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
 
     use paracrypt_mpi::{
-        Cluster, Failure, Options, Output as MpiOutput, RankLayout, Root, Schedule, Summary,
-        Transport,
+        Cluster, Failure, Hooks, Options, Output as MpiOutput, RankLayout, Root, Schedule, Stall,
+        Summary, Transport,
     };
 
     use super::*;
     use crate::exit::{self, usage, warn};
     use crate::flags::{ScheduleArg, TransportArg};
+    use crate::interrupt::{pending, pending_within};
     use crate::io::{Input, Output, OutputTarget};
     use crate::spec::{HEAD_LEN, Keyed};
 
-    pub fn run(flags: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
-        let cluster = Cluster::init()?;
+    pub fn run(
+        flags: DistributedFlags,
+        provider: Provider,
+        spec: Result<JobSpec>,
+    ) -> Result<ExitCode> {
+        let cluster = Cluster::init()?.with_hooks(CliHooks::default());
         let start = Instant::now();
-        match steps(&cluster, flags, spec) {
+        match steps(&cluster, flags, provider, spec) {
             Ok((summary, layout)) => {
                 if let Some(layout) = layout {
                     print_layout(&layout, flags, &summary, start);
@@ -92,6 +103,7 @@ mod imp {
     fn steps(
         cluster: &Cluster,
         flags: DistributedFlags,
+        provider: Provider,
         spec: Result<JobSpec>,
     ) -> paracrypt_mpi::Result<(Summary, Option<Vec<RankLayout>>)> {
         // Every rank checks its own arguments and reads the key; rank 0 also checks the output.
@@ -105,7 +117,11 @@ mod imp {
             keyed,
             target,
         } = cluster.agree(local)?;
-        let options = options(flags, spec.policy.sync);
+        let options = Options {
+            sync: spec.policy.sync,
+            provider,
+            ..options(flags)
+        };
         if cluster.is_root() {
             super::super::warn_all(&spec);
             if keyed.serial && cluster.size() > 1 && !spec.quiet {
@@ -123,7 +139,12 @@ mod imp {
         let root = target.map(|target| Root {
             input: &spec.input,
             create_output: Box::new(move || {
-                let output = target.create_named().map_err(|e| failure(&e))?;
+                // Only the shared-fs transport needs a name the other ranks can open.
+                let output = match options.transport {
+                    Transport::SharedFs => target.create_named(),
+                    Transport::Messages => target.create(),
+                }
+                .map_err(|e| failure(&e))?;
                 Ok(Box::new(TempOutput(output)) as Box<dyn MpiOutput>)
             }),
         });
@@ -132,7 +153,7 @@ mod imp {
     }
 
     /// The flags, as `paracrypt-mpi`'s options.
-    fn options(flags: DistributedFlags, sync: bool) -> Options {
+    fn options(flags: DistributedFlags) -> Options {
         Options {
             schedule: match flags.schedule {
                 ScheduleArg::Static => Schedule::Static,
@@ -142,7 +163,42 @@ mod imp {
                 TransportArg::SharedFs => Transport::SharedFs,
                 TransportArg::Messages => Transport::Messages,
             },
-            sync,
+            stall_timeout: (flags.stall_timeout > 0)
+                .then(|| Duration::from_secs(flags.stall_timeout)),
+            ..Options::default()
+        }
+    }
+
+    /// What a rank does when its run must end abnormally.
+    #[derive(Debug, Default)]
+    struct CliHooks {
+        /// Rank 0's output, which this rank writes into (shared-fs transport, ranks but 0).
+        shared: Mutex<Option<PathBuf>>,
+    }
+
+    impl Hooks for CliHooks {
+        fn writing_shared(&self, path: Option<&Path>) {
+            let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            let mut pending = pending();
+            if let Some(old) = shared.take() {
+                pending.forget_file(&old);
+            }
+            if let Some(path) = path {
+                pending.add_file(path);
+                *shared = Some(path.to_path_buf());
+            }
+        }
+
+        fn stalled(&self, stall: &Stall) -> i32 {
+            // Held until MPI_Abort ends the process: nothing commits after this point. A commit
+            // that holds it for more than a second is stuck itself, and left alone.
+            let pending = pending_within(Duration::from_secs(1));
+            eprintln!("paracrypt: error: {stall}; aborting the job (--stall-timeout)");
+            if let Some(mut pending) = pending {
+                pending.clean_up();
+                std::mem::forget(pending);
+            }
+            i32::from(exit::STALLED)
         }
     }
 
@@ -207,10 +263,8 @@ mod imp {
             self.0.as_file().expect("a file target")
         }
 
-        fn path(&self) -> &Path {
-            self.0
-                .temp_path()
-                .expect("a distributed output is a named temporary file")
+        fn path(&self) -> Option<&Path> {
+            self.0.temp_path()
         }
 
         fn commit(self: Box<Self>) -> std::result::Result<(), Failure> {
@@ -224,7 +278,7 @@ mod imp {
         summary: &Summary,
         start: Instant,
     ) {
-        let options = options(flags, false);
+        let options = options(flags);
         eprintln!(
             "paracrypt: distributed: {} ranks, schedule {}, transport {}, {} bytes in {} chunks",
             layout.len(),

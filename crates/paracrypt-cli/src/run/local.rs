@@ -6,14 +6,15 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use paracrypt_core::Runner;
+use paracrypt_core::provider::Provider;
 
 use crate::exit::usage;
 use crate::io::{Input, OutputTarget};
 use crate::progress;
 use crate::spec::{HEAD_LEN, JobSpec};
 
-/// Runs `spec` in a pool of its `-j` threads.
-pub fn run(spec: JobSpec) -> Result<ExitCode> {
+/// Runs `spec` in a pool of its `-j` threads, on `provider`.
+pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
     super::warn_all(&spec);
     let mut input = Input::open(&spec.input)?;
     let range = spec.operation.range();
@@ -34,7 +35,9 @@ pub fn run(spec: JobSpec) -> Result<ExitCode> {
     let bar = progress::bar(spec.progress, input.len(), keyed.label);
     let runner = {
         let bar = bar.clone();
-        Runner::new().progress(move |n| bar.inc(n))
+        Runner::new()
+            .provider(provider)
+            .progress(move |n| bar.inc(n))
     };
     let mut output = target.create()?;
     pool.install(|| -> Result<()> {

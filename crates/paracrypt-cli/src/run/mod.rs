@@ -8,18 +8,24 @@ pub mod local;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use paracrypt_core::provider::Provider;
 
 use crate::flags::DistributedFlags;
 use crate::spec::JobSpec;
 
-/// Runs `spec` locally, or across MPI ranks when `--distributed` was given. A distributed run
-/// takes the spec's resolution even when it failed: every rank resolves its own flags, and a
-/// failure on any of them must be agreed on, then reported once.
-pub fn job(distributed: DistributedFlags, spec: Result<JobSpec>) -> Result<ExitCode> {
+/// Runs `spec` locally, or across MPI ranks when `--distributed` was given, computing on
+/// `provider` (`--provider`). A distributed run takes the spec's resolution even when it
+/// failed: every rank resolves its own flags, and a failure on any of them must be agreed on,
+/// then reported once.
+pub fn job(
+    distributed: DistributedFlags,
+    provider: Provider,
+    spec: Result<JobSpec>,
+) -> Result<ExitCode> {
     if distributed.distributed {
-        distributed::run(distributed, spec)
+        distributed::run(distributed, provider, spec)
     } else {
-        local::run(spec?)
+        local::run(spec?, provider)
     }
 }
 

@@ -1,7 +1,13 @@
 //! `--distributed` across an emulated cluster (`scripts/cluster.sh`): three hosts in network
 //! namespaces, Open MPI over TCP only, so every byte between ranks crosses a veth whose
-//! counters are read. The bytes equal one process's; under the messages transport each host
-//! but rank 0's sees an empty data directory of its own, and the chunks really cross the links.
+//! counters are read. Every job kind, at both schedules and both transports, gives one
+//! process's bytes where its format is deterministic (raw ciphers, a container with a key file
+//! or a password and a fixed salt) and otherwise opens to the plaintext on one process, with
+//! `age -d`, or equals `openssl enc -S` under the file's salt; what one process encrypts opens on
+//! the cluster. Under the messages transport each host but rank 0's sees an empty data directory
+//! of its own (the key, identity and password files lie outside it: every rank reads them), the
+//! chunks really cross the links, and nothing is left in any host's directory, after a success
+//! or after a wrong identity, a wrong password or a damaged chunk.
 //!
 //! Needs root (network namespaces); skipped with a note otherwise. CI runs as root, so there
 //! these tests run.
@@ -18,7 +24,7 @@ const SALT: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a
 const CHUNK: usize = 4096;
 const HOSTS: usize = 3;
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| {
         use std::os::unix::fs::MetadataExt;
         m.uid() == 0
@@ -26,7 +32,7 @@ fn is_root() -> bool {
 }
 
 /// Whether the cluster can be made here: root, `ip` and `mpirun`.
-fn can_make_a_cluster() -> bool {
+pub(crate) fn can_make_a_cluster() -> bool {
     let root = is_root();
     let tools = ["ip", "mpirun"].iter().all(|tool| {
         Command::new(tool)
@@ -40,7 +46,7 @@ fn can_make_a_cluster() -> bool {
     root && tools
 }
 
-fn script() -> PathBuf {
+pub(crate) fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/cluster.sh")
 }
 
@@ -54,6 +60,16 @@ struct Link {
 /// `scripts/cluster.sh run -n 3 [--private DIR] -- paracrypt ARGS --distributed`, and the
 /// bytes each host's link carried.
 fn on_cluster(private: Option<&Path>, args: &[String]) -> (Output, Vec<Link>) {
+    on_cluster_through(&[], private, args)
+}
+
+/// [`on_cluster`], each rank's `paracrypt` started by `wrapper` (a command that runs the
+/// command its arguments end with).
+fn on_cluster_through(
+    wrapper: &[String],
+    private: Option<&Path>,
+    args: &[String],
+) -> (Output, Vec<Link>) {
     let counters = tempfile::NamedTempFile::new().unwrap();
     let mut cmd = Command::new("bash");
     cmd.arg(script())
@@ -64,6 +80,7 @@ fn on_cluster(private: Option<&Path>, args: &[String]) -> (Output, Vec<Link>) {
         cmd.arg("--private").arg(dir);
     }
     cmd.arg("--")
+        .args(wrapper)
         .arg(env!("CARGO_BIN_EXE_paracrypt"))
         .args(args)
         .arg("--distributed");
@@ -83,11 +100,11 @@ fn on_cluster(private: Option<&Path>, args: &[String]) -> (Output, Vec<Link>) {
     (out, links)
 }
 
-fn s(path: &Path) -> String {
+pub(crate) fn s(path: &Path) -> String {
     path.to_str().unwrap().to_string()
 }
 
-fn strings(args: &[&str]) -> Vec<String> {
+pub(crate) fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| a.to_string()).collect()
 }
 
@@ -295,4 +312,487 @@ fn the_cluster_script_refuses_to_run_without_root() {
     let out = run(cmd);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("setpriv:"));
     fails(out, 2, "cluster.sh: needs root");
+}
+
+/// The layouts the job kinds run at on the cluster: both schedules × both transports (the
+/// messages transport with the data directory private to rank 0).
+const LAYOUTS: [(&str, &str); 4] = [
+    ("static", "messages"),
+    ("dynamic", "shared-fs"),
+    ("static", "shared-fs"),
+    ("dynamic", "messages"),
+];
+
+/// The two layouts job kind `i` runs at: each kind gets both schedules and both transports
+/// (the messages transport with private directories), and each layout half the kinds. The
+/// schedule and transport are the same code for every recipe (raw CTR and the container with a
+/// key file run all four layouts above); two a kind keeps CI's time down (a cluster run is
+/// about 1.6 s).
+fn layouts_for(i: usize) -> [(&'static str, &'static str); 2] {
+    if i % 2 == 0 {
+        [LAYOUTS[0], LAYOUTS[1]]
+    } else {
+        [LAYOUTS[2], LAYOUTS[3]]
+    }
+}
+
+/// Plaintext for the job kinds: seven 64 KiB age chunks and a short one (two or three per rank),
+/// 113 container chunks of 4 KiB.
+const PLAIN_LEN: usize = 7 * 64 * 1024 + 5;
+
+/// How one rank's `paracrypt` ended, as its own host saw it.
+#[derive(Debug)]
+struct RankEnd {
+    host: String,
+    status: i32,
+    /// What the host sees in the data directory once its `paracrypt` ended.
+    files: Vec<String>,
+}
+
+/// `paracrypt ARGS --distributed` on the cluster (`private`: `data` private to rank 0), and
+/// how each rank ended, in rank order. Each rank's `paracrypt` runs under a shell that then
+/// lists its host's view of `data` (a worker host's private directory is a tmpfs that goes
+/// with the run) and exits 0, so that mpirun lets every rank list its own before the job ends.
+fn ranks_on_cluster(data: &Path, private: bool, args: &[String]) -> (Output, Vec<RankEnd>) {
+    let script = format!(
+        "\"$@\"; status=$?; echo \"rank-end $OMPI_COMM_WORLD_RANK $(hostname) $status \
+         $(ls -A '{}' | tr '\\n' ' ')\"",
+        s(data)
+    );
+    let wrapper = strings(&["sh", "-c", &script, "sh"]);
+    let (out, _) = on_cluster_through(&wrapper, private.then_some(data), args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut ends: Vec<(usize, RankEnd)> = stdout
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.strip_prefix("rank-end ")?.split_whitespace();
+            let rank = fields.next()?.parse().ok()?;
+            let host = fields.next()?.to_string();
+            let status = fields.next()?.parse().ok()?;
+            let files = fields.map(String::from).collect();
+            Some((
+                rank,
+                RankEnd {
+                    host,
+                    status,
+                    files,
+                },
+            ))
+        })
+        .collect();
+    ends.sort_by_key(|(rank, _)| *rank);
+    assert_eq!(
+        ends.iter().map(|(rank, _)| *rank).collect::<Vec<_>>(),
+        (0..HOSTS).collect::<Vec<_>>(),
+        "every rank reports how it ended: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, ends.into_iter().map(|(_, end)| end).collect())
+}
+
+/// Every rank ran on its own host and ended with `status`; rank 0 left no temporary file, and
+/// a worker host with a private data directory has nothing in it (its chunks came and went as
+/// messages). (Without private directories a worker may list the shared one before rank 0 has
+/// renamed or removed its temporary file: the caller checks that directory once the job is over.)
+#[track_caller]
+fn ranks_ended(what: &str, ends: &[RankEnd], status: i32, private: bool) {
+    for (rank, end) in ends.iter().enumerate() {
+        assert_eq!(end.host, format!("pc-h{}", rank + 1), "{what}: {ends:?}");
+        assert_eq!(end.status, status, "{what}: rank {rank}'s exit: {ends:?}");
+    }
+    assert!(
+        !ends[0].files.iter().any(|f| f.starts_with(".paracrypt")),
+        "{what}: a temporary file left: {ends:?}"
+    );
+    if private {
+        for end in &ends[1..] {
+            assert!(
+                end.files.is_empty(),
+                "{what}: left on {}: {ends:?}",
+                end.host
+            );
+        }
+    }
+}
+
+/// `args` (a subcommand and its options) from `input` to `output`.
+fn job(args: &[String], input: &Path, output: &Path) -> Vec<String> {
+    let mut a = args.to_vec();
+    a.extend([s(input), "-o".into(), s(output)]);
+    a
+}
+
+/// `paracrypt ARGS` on one local process, asserting success.
+fn locally(args: &[String]) {
+    let mut cmd = paracrypt();
+    cmd.args(args);
+    ok(run(cmd));
+}
+
+/// One job kind `--distributed` runs: how to encrypt and decrypt (key, identity and password
+/// files lie outside the data directory: every rank reads them itself), and what its
+/// distributed encryption is checked against.
+struct Kind {
+    name: &'static str,
+    encrypt: Vec<String>,
+    decrypt: Vec<String>,
+    sealed: Sealed,
+}
+
+/// What a distributed encryption must be.
+enum Sealed {
+    /// The format is deterministic: one local process's bytes.
+    Same,
+    /// A fresh file key: the file opens to the plaintext on one process and, given an
+    /// identity, with the real `age -d`.
+    Opens { age: Option<PathBuf> },
+    /// An `openssl enc` password file, under a fresh salt: it opens on one process, and
+    /// `openssl enc -S SALT` with the file's salt writes the same bytes after the header.
+    Salted {
+        cipher: &'static str,
+        password: PathBuf,
+    },
+}
+
+/// Every job kind the cluster tests add to the raw CTR and key-file container of
+/// [`three_hosts_over_tcp_give_the_bytes_of_one_process`], with their secrets made in `keys`.
+fn kinds(keys: &Path) -> Vec<Kind> {
+    // The container and raw ciphers in small chunks, a few dozen a rank (age's are 64 KiB).
+    let chunk = CHUNK.to_string();
+    let c = chunk.as_str();
+    let password = write(keys, "password", b"correct horse battery staple\n");
+    let pw = s(&password);
+    let (identity, recipient) = crate::people::x25519(keys, "me.key");
+    let id = s(&identity);
+    let mut kinds = vec![
+        Kind {
+            name: "raw AES-256-CBC (serial encryption on rank 0, parallel decryption)",
+            encrypt: strings(&[
+                "raw",
+                "-e",
+                "-c",
+                "aes-256-cbc",
+                "-K",
+                KEY,
+                "--iv",
+                IV,
+                "--chunk-size",
+                c,
+            ]),
+            decrypt: strings(&[
+                "raw",
+                "-d",
+                "-c",
+                "aes-256-cbc",
+                "-K",
+                KEY,
+                "--iv",
+                IV,
+                "--chunk-size",
+                c,
+            ]),
+            sealed: Sealed::Same,
+        },
+        Kind {
+            name: "container, password (Argon2id on every rank)",
+            encrypt: strings(&[
+                "encrypt",
+                "-q",
+                "--fixed-salt",
+                SALT,
+                "-p",
+                &pw,
+                "--chunk-size",
+                c,
+            ]),
+            decrypt: strings(&["decrypt", "-q", "-p", &pw]),
+            sealed: Sealed::Same,
+        },
+        Kind {
+            name: "container to recipients (version 2)",
+            encrypt: strings(&["encrypt", "-q", "-r", &recipient, "--chunk-size", c]),
+            decrypt: strings(&["decrypt", "-q", "-i", &id]),
+            sealed: Sealed::Opens { age: None },
+        },
+        Kind {
+            name: "age, X25519",
+            encrypt: strings(&["encrypt", "-q", "--format", "age", "-r", &recipient]),
+            decrypt: strings(&["decrypt", "-q", "-i", &id]),
+            sealed: Sealed::Opens {
+                age: Some(identity.clone()),
+            },
+        },
+        Kind {
+            name: "age, passphrase (scrypt on rank 0)",
+            encrypt: strings(&[
+                "encrypt",
+                "-q",
+                "--format",
+                "age",
+                "--passphrase",
+                "-p",
+                &pw,
+            ]),
+            decrypt: strings(&["decrypt", "-q", "-p", &pw]),
+            sealed: Sealed::Opens { age: None },
+        },
+        Kind {
+            name: "openssl password file (PBKDF2 on every rank)",
+            encrypt: strings(&[
+                "raw",
+                "-e",
+                "-c",
+                "aes-256-ctr",
+                "--pbkdf2",
+                "-p",
+                &pw,
+                "--chunk-size",
+                c,
+            ]),
+            decrypt: strings(&[
+                "raw",
+                "-d",
+                "-c",
+                "aes-256-ctr",
+                "--pbkdf2",
+                "-p",
+                &pw,
+                "--chunk-size",
+                c,
+            ]),
+            sealed: Sealed::Salted {
+                cipher: "aes-256-ctr",
+                password: password.clone(),
+            },
+        },
+    ];
+    if let Some((ssh, public)) = crate::people::ssh_key(keys, "ed25519") {
+        kinds.push(Kind {
+            name: "age, SSH (ed25519)",
+            encrypt: strings(&["encrypt", "-q", "--format", "age", "-r", &public]),
+            decrypt: strings(&["decrypt", "-q", "-i", &s(&ssh)]),
+            sealed: Sealed::Opens { age: Some(ssh) },
+        });
+    }
+    kinds
+}
+
+/// Checks a distributed encryption of `input` (`plain`) against `kind` and the local
+/// `reference`; `scratch` holds what the checks write.
+fn check_sealed(
+    kind: &Kind,
+    what: &str,
+    sealed: &Path,
+    reference: &Path,
+    input: &Path,
+    plain: &[u8],
+    scratch: &Path,
+) {
+    let bytes = std::fs::read(sealed).unwrap();
+    if let Sealed::Same = kind.sealed {
+        assert!(
+            bytes == std::fs::read(reference).unwrap(),
+            "{what}: differs from one process"
+        );
+        return;
+    }
+    let opened = scratch.join("opened-locally");
+    locally(&job(&kind.decrypt, sealed, &opened));
+    assert!(
+        std::fs::read(&opened).unwrap() == plain,
+        "{what}: does not open on one process"
+    );
+    std::fs::remove_file(opened).unwrap();
+    match &kind.sealed {
+        Sealed::Opens {
+            age: Some(identity),
+        } if have("age", "--version") => {
+            let mut cmd = Command::new("age");
+            cmd.arg("-d").arg("-i").arg(identity).arg(sealed);
+            assert!(ok(run(cmd)) == plain, "{what}: age -d differs");
+        }
+        Sealed::Salted { cipher, password } if openssl().is_some() => {
+            assert!(bytes.starts_with(b"Salted__"), "{what}: no Salted__ header");
+            let salt = hex::encode(&bytes[8..16]);
+            let pass = format!("file:{}", s(password));
+            let theirs = openssl_ok(&[
+                "enc",
+                "-e",
+                &format!("-{cipher}"),
+                "-pbkdf2",
+                "-S",
+                &salt,
+                "-pass",
+                &pass,
+                "-in",
+                &s(input),
+            ]);
+            // OpenSSL 3 leaves the header out when the salt is given; 1.1 writes it.
+            let theirs = theirs.strip_prefix(&bytes[..16]).unwrap_or(&theirs);
+            assert!(
+                &bytes[16..] == theirs,
+                "{what}: differs from openssl enc -S {salt}"
+            );
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_job_kind_on_three_hosts() {
+    if !can_make_a_cluster() {
+        return;
+    }
+    // The data directory is private to rank 0 under the messages transport; the secrets are not.
+    let data = scratch();
+    let keys = scratch();
+    let plain = data_of(PLAIN_LEN);
+    let input = write(data.path(), "plain", &plain);
+    for (i, kind) in kinds(keys.path()).into_iter().enumerate() {
+        // One process's encryption: the reference, and what the cluster decrypts.
+        let reference = data.path().join("local");
+        locally(&job(&kind.encrypt, &input, &reference));
+        for (schedule, transport) in layouts_for(i) {
+            let what = format!("{}, {schedule} {transport}", kind.name);
+            let private = transport == "messages";
+            let layout = strings(&["--schedule", schedule, "--transport", transport]);
+            let sealed = data.path().join("sealed");
+            let mut args = job(&kind.encrypt, &input, &sealed);
+            args.extend(layout.clone());
+            let (_, ends) = ranks_on_cluster(data.path(), private, &args);
+            ranks_ended(&format!("{what}, encrypting"), &ends, 0, private);
+            check_sealed(
+                &kind,
+                &what,
+                &sealed,
+                &reference,
+                &input,
+                &plain,
+                keys.path(),
+            );
+
+            let opened = data.path().join("opened");
+            let mut args = job(&kind.decrypt, &reference, &opened);
+            args.extend(layout);
+            let (_, ends) = ranks_on_cluster(data.path(), private, &args);
+            ranks_ended(&format!("{what}, decrypting"), &ends, 0, private);
+            assert!(
+                std::fs::read(&opened).unwrap() == plain,
+                "{what}: decryption differs"
+            );
+            std::fs::remove_file(sealed).unwrap();
+            std::fs::remove_file(opened).unwrap();
+        }
+        std::fs::remove_file(reference).unwrap();
+        assert_eq!(listing(data.path()), ["plain"], "{}", kind.name);
+    }
+}
+
+#[test]
+fn failures_on_the_cluster_leave_nothing_on_any_host() {
+    if !can_make_a_cluster() {
+        return;
+    }
+    let data = scratch();
+    let keys = scratch();
+    let k = keys.path();
+    let plain = data_of(PLAIN_LEN);
+    let input = write(data.path(), "plain", &plain);
+    let chunk = CHUNK.to_string();
+    // A wrong identity: rank 0 finds it reading the header, before any output exists.
+    let (_, recipient) = crate::people::x25519(k, "me.key");
+    let (other, _) = crate::people::x25519(k, "other.key");
+    let aged = data.path().join("sealed.age");
+    locally(&job(
+        &strings(&["encrypt", "-q", "--format", "age", "-r", &recipient]),
+        &input,
+        &aged,
+    ));
+    // A wrong password on a CBC password file: the last chunk's padding, on the last rank.
+    let cbc = |password: &Path| {
+        strings(&[
+            "raw",
+            "-c",
+            "aes-256-cbc",
+            "--pbkdf2",
+            "--chunk-size",
+            &chunk,
+            "-p",
+            &s(password),
+        ])
+    };
+    let password = write(k, "password", b"hunter2\n");
+    let wrong = write(k, "wrong", b"hunter3\n");
+    let salted = data.path().join("sealed.cbc");
+    let mut args = cbc(&password);
+    args.push("-e".into());
+    locally(&job(&args, &input, &salted));
+    // A damaged chunk in the last third of a container: rank 2's under the static schedule.
+    let key = k.join("key");
+    locally(&strings(&["keygen", "-o", &s(&key)]));
+    let sealed = data.path().join("sealed.pcr");
+    locally(&job(
+        &strings(&["encrypt", "-q", "-k", &s(&key), "--chunk-size", &chunk]),
+        &input,
+        &sealed,
+    ));
+    let mut bytes = std::fs::read(&sealed).unwrap();
+    // From the end: the 5-byte last chunk and its tag, then two whole chunks.
+    let damaged_chunk = PLAIN_LEN / CHUNK - 2;
+    let at = bytes.len() - (PLAIN_LEN % CHUNK + 16) - 2 * (CHUNK + 16) + 100;
+    bytes[at] ^= 1;
+    let damaged = write(data.path(), "damaged.pcr", &bytes);
+
+    let mut decrypt_cbc = cbc(&wrong);
+    decrypt_cbc.push("-d".into());
+    let cases = [
+        (
+            "a wrong identity",
+            job(
+                &strings(&["decrypt", "-q", "-i", &s(&other)]),
+                &aged,
+                &data.path().join("out"),
+            ),
+            "rank 0: no identity matches".to_string(),
+        ),
+        (
+            "a wrong password",
+            job(&decrypt_cbc, &salted, &data.path().join("out")),
+            "rank 2: bad password".to_string(),
+        ),
+        (
+            "a damaged chunk",
+            job(
+                &strings(&["decrypt", "-q", "-k", &s(&key)]),
+                &damaged,
+                &data.path().join("out"),
+            ),
+            format!("rank 2: chunk {damaged_chunk} failed authentication"),
+        ),
+    ];
+    let before = listing(data.path());
+    for transport in ["shared-fs", "messages"] {
+        let private = transport == "messages";
+        for (what, args, needle) in &cases {
+            let what = format!("{what}, {transport}");
+            let mut args = args.clone();
+            args.extend(strings(&["--schedule", "static", "--transport", transport]));
+            let (out, ends) = ranks_on_cluster(data.path(), private, &args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                stderr.matches("paracrypt: error:").count(),
+                1,
+                "{what}: {stderr}"
+            );
+            assert!(
+                stderr.contains(needle.as_str()),
+                "{what}: `{needle}` expected: {stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+            // Nothing at the destination on rank 0's host, nor a temporary file on any host.
+            ranks_ended(&what, &ends, 1, private);
+            assert_eq!(ends[0].files, before, "{what}");
+            assert_eq!(listing(data.path()), before, "{what}");
+        }
+    }
 }

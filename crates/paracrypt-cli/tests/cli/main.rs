@@ -6,6 +6,7 @@ mod cctv;
 #[path = "../../../paracrypt-core/tests/cctv/vectors.rs"]
 mod cctv_vectors;
 mod cluster;
+mod cluster_faults;
 mod common;
 mod container;
 mod distributed;

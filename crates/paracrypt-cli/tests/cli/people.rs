@@ -26,7 +26,7 @@ fn age(args: &[&str], stdin: &[u8]) -> Vec<u8> {
 
 /// `ssh-keygen -t KIND` into `dir`: (private key path, public key line), or `None` outside CI
 /// when ssh-keygen is missing.
-fn ssh_key(dir: &Path, kind: &str) -> Option<(PathBuf, String)> {
+pub fn ssh_key(dir: &Path, kind: &str) -> Option<(PathBuf, String)> {
     let path = dir.join(format!("id_{kind}"));
     let mut cmd = Command::new("ssh-keygen");
     cmd.args(["-q", "-t", kind, "-N", "", "-f"]).arg(&path);

@@ -14,32 +14,39 @@
 //! use age::secrecy::ExposeSecret;
 //! use paracrypt_core::agefile::{Decryptor, Encryptor};
 //! use paracrypt_core::recipient::{Identities, Recipients};
+//! use paracrypt_core::Runner;
 //!
 //! let me = age::x25519::Identity::generate();
 //! let mut recipients = Recipients::new();
 //! recipients.add(&me.to_public().to_string(), "recipient 1")?;
-//! let sealed = Encryptor::new(recipients).encrypt_vec(&[42; 200_000])?;
+//! let (runner, encryptor) = (Runner::new(), Encryptor::new(recipients));
+//! let sealed = runner.vec(&encryptor, &[42; 200_000])?;
 //! assert!(sealed.starts_with(b"age-encryption.org/v1\n"));
 //!
 //! let mut identities = Identities::new();
 //! identities.add_file("me.key", me.to_string().expose_secret().as_bytes())?;
-//! assert_eq!(Decryptor::new(identities).decrypt_vec(&sealed)?, vec![42; 200_000]);
+//! let decryptor = Decryptor::new(identities);
+//! assert_eq!(runner.vec(&decryptor, &sealed)?, vec![42; 200_000]);
+//!
+//! // ASCII armor: a stream wrapper around the same recipe.
+//! let mut armored = Vec::new();
+//! encryptor.encrypt_armored(&runner, &mut &[42u8; 1000][..], &mut armored)?;
+//! let mut plain = Vec::new();
+//! decryptor.decrypt_armored(&runner, &mut &armored[..], &mut plain)?;
+//! assert_eq!(plain, vec![42; 1000]);
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 //!
-//! Random access ([`Decryptor::decrypt_range`]) reads and opens only the chunks a byte range
-//! needs, as for paracrypt's own container; it needs the binary form (armor is read in order).
-//!
 //! [`Encryptor`] and [`Decryptor`] are [`Recipe`]s of the binary form, so a [`Runner`] runs
-//! them on every driver (and `paracrypt-mpi` over MPI ranks); armor is a stream wrapper around
-//! the same recipe, added by their `*_stream`, `*_file` and `*_vec` methods.
+//! them on every driver (and `paracrypt-mpi` over MPI ranks): random access
+//! ([`Runner::range`]) reads and opens only the chunks a byte range needs, as for paracrypt's
+//! own container. Armor is read and written in order, as a stream:
+//! [`Encryptor::encrypt_armored`] and [`Decryptor::decrypt_armored`] wrap the same recipe.
 
 mod header;
 mod payload;
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use age_core::secrecy::ExposeSecret;
@@ -52,7 +59,6 @@ use zeroize::Zeroizing;
 pub use header::{Header, MAGIC, MAX_HEADER_LEN, NONCE_LEN};
 use payload::SEALED_CHUNK_LEN;
 
-use crate::engine::io::{PositionalReader, PositionalWriter};
 use crate::engine::{Job, Transform};
 use crate::error::{Error, Result};
 use crate::provider::Provider;
@@ -142,18 +148,13 @@ fn armor_from(start: &[u8]) -> Result<&[u8]> {
 #[derive(Clone)]
 pub struct Encryptor {
     recipients: Arc<Recipients>,
-    armor: bool,
-    runner: Runner,
     fixed: Option<([u8; 16], [u8; NONCE_LEN])>,
-    provider: Provider,
 }
 
 impl std::fmt::Debug for Encryptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Encryptor")
             .field("recipients", &self.recipients)
-            .field("armor", &self.armor)
-            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }
@@ -163,36 +164,8 @@ impl Encryptor {
     pub fn new(recipients: impl Into<Arc<Recipients>>) -> Self {
         Encryptor {
             recipients: recipients.into(),
-            armor: false,
-            runner: Runner::new(),
             fixed: None,
-            provider: Provider::default(),
         }
-    }
-
-    /// Writes ASCII armor (`-----BEGIN AGE ENCRYPTED FILE-----`) instead of binary. Armor
-    /// is written in order, so [`Encryptor::encrypt_file`] streams it.
-    pub fn armor(mut self, armor: bool) -> Self {
-        self.armor = armor;
-        self
-    }
-
-    /// Runs the convenience methods below with `runner`'s options (window, progress).
-    pub fn runner(mut self, runner: Runner) -> Self {
-        self.runner = runner;
-        self
-    }
-
-    /// Seals the payload's chunks with `provider`'s ChaCha20-Poly1305 (the default is the
-    /// fastest compiled one). The bytes are the same whichever provider runs.
-    pub fn with_provider(mut self, provider: Provider) -> Self {
-        self.provider = provider;
-        self
-    }
-
-    /// The provider that seals the payload.
-    pub fn provider(&self) -> Provider {
-        self.provider
     }
 
     /// **Testing only.** Uses this file key and payload nonce instead of fresh random ones, so
@@ -203,51 +176,14 @@ impl Encryptor {
         self
     }
 
-    /// Prepares the encryption of `plaintext_len` bytes (`None`: a stream): draws the file key
-    /// and nonce, wraps the key for every recipient and makes the header the job writes
-    /// (header, then nonce). The job writes binary age; armor is added around it by the
-    /// stream drivers.
-    pub fn job(&self, plaintext_len: Option<u64>) -> Result<Job> {
-        let (key, nonce) = self.fixed.unwrap_or_else(|| {
-            let mut key = [0u8; 16];
-            let mut nonce = [0u8; NONCE_LEN];
-            rand::rng().fill_bytes(&mut key);
-            rand::rng().fill_bytes(&mut nonce);
-            (key, nonce)
-        });
-        let file_key = FileKey::new(Box::new(key));
-        let header = Header::seal(self.recipients.wrap(&file_key)?, &file_key);
-        let job = payload_job(
-            Direction::Encrypt,
-            &header,
-            &nonce,
-            &file_key,
-            self.provider,
-        )?;
-        // Only this process knows the fresh file key: others are given it with the header.
-        let job = job.with_shared_key(file_key.expose_secret());
-        job.planned_for(plaintext_len)
-    }
-
-    /// Encrypts `input` into `output` with positional I/O on every pool thread (armor: in
-    /// order, sealing in parallel) and sets `output`'s length. Returns the bytes written.
-    pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        if self.armor {
-            return in_order(input, output, |r, w| self.encrypt_stream(r, w));
-        }
-        self.runner.file(self, input, output)
-    }
-
-    /// Encrypts a stream through a bounded ordered window. Returns the bytes written (of the
-    /// armor, when armored).
-    pub fn encrypt_stream(
+    /// Encrypts a stream into ASCII armor (`-----BEGIN AGE ENCRYPTED FILE-----`): `runner`
+    /// runs this recipe, in order, into age's armor writer. Returns the bytes of armor written.
+    pub fn encrypt_armored(
         &self,
+        runner: &Runner,
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        if !self.armor {
-            return self.runner.stream(self, reader, writer);
-        }
         let mut counted = Counted {
             inner: writer,
             n: 0,
@@ -258,7 +194,7 @@ impl Encryptor {
         // `finish`, which breaks its 64-column lines: the stream's final flush must not reach
         // it.
         let mut unflushed = FlushOnFinish(armored);
-        self.runner.stream(self, reader, &mut unflushed)?;
+        runner.stream(self, reader, &mut unflushed)?;
         unflushed
             .0
             .finish()
@@ -266,22 +202,32 @@ impl Encryptor {
             .map_err(|e| Error::io("writing the armor", e))?;
         Ok(counted.n)
     }
-
-    /// Encrypts a buffer in memory.
-    pub fn encrypt_vec(&self, plaintext: &[u8]) -> Result<Vec<u8>> {
-        if self.armor {
-            let mut sealed = Vec::new();
-            self.encrypt_stream(&mut &plaintext[..], &mut sealed)?;
-            return Ok(sealed);
-        }
-        self.runner.vec(self, plaintext)
-    }
 }
 
-/// The binary form: armor is added around it by [`Encryptor`]'s stream methods.
+/// The binary form (armor: [`Encryptor::encrypt_armored`]). The payload's bytes are the same
+/// whichever provider seals them.
 impl Recipe for Encryptor {
-    fn first_job(&self, _input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
-        self.job(input_len)
+    /// Draws the file key and nonce, wraps the key for every recipient and makes the header
+    /// the job writes (header, then nonce).
+    fn first_job(
+        &self,
+        _input: &mut dyn BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> Result<Job> {
+        let (key, nonce) = self.fixed.unwrap_or_else(|| {
+            let mut key = [0u8; 16];
+            let mut nonce = [0u8; NONCE_LEN];
+            rand::rng().fill_bytes(&mut key);
+            rand::rng().fill_bytes(&mut nonce);
+            (key, nonce)
+        });
+        let file_key = FileKey::new(Box::new(key));
+        let header = Header::seal(self.recipients.wrap(&file_key)?, &file_key);
+        let job = payload_job(Direction::Encrypt, &header, &nonce, &file_key, provider)?;
+        // Only this process knows the fresh file key: others are given it with the header.
+        let job = job.with_shared_key(file_key.expose_secret());
+        job.planned_for(input_len)
     }
 
     /// `key`: the file key of the job that wrote `header` (only that process drew it); the
@@ -291,11 +237,13 @@ impl Recipe for Encryptor {
         header: &[u8],
         key: Option<&[u8]>,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> Result<Job> {
         let key = key.ok_or(Error::WrongSecretKind {
             needs: "the file key of the process that wrote the header",
         })?;
-        let job = open_with_key(&mut &header[..], key, self.provider)?;
+        let file_key = |_: &Header| shared_file_key(key);
+        let (job, _) = read_job(&mut &header[..], file_key, Direction::Encrypt, provider)?;
         job.planned_for(input_len)
     }
 }
@@ -330,30 +278,41 @@ fn read_nonce(input: &mut dyn BufRead) -> Result<[u8; NONCE_LEN]> {
     Ok(nonce)
 }
 
-/// The encryption job of a header and nonce another process wrote, under the file key it
-/// drew: the header's MAC must check with that key.
-fn open_with_key(input: &mut dyn BufRead, key: &[u8], provider: Provider) -> Result<Job> {
-    let key: [u8; 16] = key.try_into().map_err(|_| Error::WrongKey)?;
-    let file_key = FileKey::new(Box::new(key));
+/// Reads the header and nonce of a binary age file from `input` (exactly those bytes), gets
+/// the file key (`file_key`: unwrapped with identities, or the one another process drew or
+/// unwrapped) and checks the header's MAC with it: a wrong identity or an altered header fails
+/// here, before any payload. Returns the job of the payload in `direction` (unplanned) and the
+/// file key.
+fn read_job(
+    input: &mut dyn BufRead,
+    file_key: impl FnOnce(&Header) -> Result<FileKey>,
+    direction: Direction,
+    provider: Provider,
+) -> Result<(Job, FileKey)> {
     let header = Header::read(input)?;
+    let file_key = file_key(&header)?;
     header.verify(&file_key)?;
     let nonce = read_nonce(input)?;
-    payload_job(Direction::Encrypt, &header, &nonce, &file_key, provider)
+    let job = payload_job(direction, &header, &nonce, &file_key, provider)?;
+    Ok((job, file_key))
+}
+
+/// A file key another process sent.
+fn shared_file_key(key: &[u8]) -> Result<FileKey> {
+    let key: [u8; 16] = key.try_into().map_err(|_| Error::WrongKey)?;
+    Ok(FileKey::new(Box::new(key)))
 }
 
 /// Reads age files.
 #[derive(Clone)]
 pub struct Decryptor {
     identities: Arc<Identities>,
-    runner: Runner,
-    provider: Provider,
 }
 
 impl std::fmt::Debug for Decryptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Decryptor")
             .field("identities", &self.identities)
-            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }
@@ -363,128 +322,61 @@ impl Decryptor {
     pub fn new(identities: impl Into<Arc<Identities>>) -> Self {
         Decryptor {
             identities: identities.into(),
-            runner: Runner::new(),
-            provider: Provider::default(),
         }
     }
 
-    /// Runs the convenience methods below with `runner`'s options (window, progress).
-    pub fn runner(mut self, runner: Runner) -> Self {
-        self.runner = runner;
-        self
-    }
-
-    /// Opens the payload's chunks with `provider`'s ChaCha20-Poly1305 (the default is the
-    /// fastest compiled one); a file sealed by any age writer opens with either provider.
-    pub fn with_provider(mut self, provider: Provider) -> Self {
-        self.provider = provider;
-        self
-    }
-
-    /// The provider that opens the payload.
-    pub fn provider(&self) -> Provider {
-        self.provider
-    }
-
-    /// Reads the header and nonce of a binary age file from `input` (exactly those bytes),
-    /// unwraps the file key (or takes `key`, the one another process unwrapped) and checks
-    /// the header's MAC: a wrong identity or an altered header fails here, before any payload.
-    /// Returns the job (unplanned) and the file key.
-    fn open(&self, input: &mut dyn BufRead, key: Option<&[u8]>) -> Result<(Job, FileKey)> {
-        let header = Header::read(input)?;
-        let file_key = match key.map(<[u8; 16]>::try_from) {
-            Some(Ok(key)) => FileKey::new(Box::new(key)),
-            Some(Err(_)) => return Err(Error::WrongKey),
-            None => self.identities.unwrap(header.stanzas())?,
-        };
-        header.verify(&file_key)?;
-        let nonce = read_nonce(input)?;
-        let job = payload_job(
-            Direction::Decrypt,
-            &header,
-            &nonce,
-            &file_key,
-            self.provider,
-        )?;
-        Ok((job, file_key))
-    }
-
-    /// Prepares the decryption of a binary age file of `input_len` bytes (`None`: a stream)
-    /// whose first bytes are `start` (at least its header and nonce; more is ignored).
-    pub fn job(&self, start: &[u8], input_len: Option<u64>) -> Result<Job> {
-        self.first_job(&mut &start[..], input_len)
-    }
-
-    /// Decrypts `input` into `output` and sets `output`'s length: binary files with
-    /// positional I/O on every pool thread, armored ones in order (opening chunks in
-    /// parallel). Every chunk is verified; a failure names the chunk. Returns the bytes
-    /// written.
-    pub fn decrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        let mut start = [0u8; DETECT_LEN];
-        let n = read_prefix(input, &mut start)?;
-        if detect(&start[..n]) == Some(AgeFormat::Armored) {
-            return in_order(input, output, |r, w| self.decrypt_stream(r, w));
-        }
-        self.runner.file(self, input, output)
-    }
-
-    /// Decrypts a stream, binary or armored, through a bounded ordered window. Only verified
-    /// chunks are written, in order; on failure the chunks before the failing one have been
-    /// written.
-    pub fn decrypt_stream(
+    /// [`read_job`] with the file key unwrapped here, or `key`, the one another process
+    /// unwrapped.
+    fn open(
         &self,
+        input: &mut dyn BufRead,
+        key: Option<&[u8]>,
+        provider: Provider,
+    ) -> Result<(Job, FileKey)> {
+        let file_key = |header: &Header| match key {
+            Some(key) => shared_file_key(key),
+            None => self.identities.unwrap(header.stanzas()),
+        };
+        read_job(input, file_key, Direction::Decrypt, provider)
+    }
+
+    /// Decrypts an ASCII-armored age file from a stream: `runner` runs this recipe, in order,
+    /// behind age's armor reader (blank lines before the BEGIN line are skipped). Only
+    /// verified chunks are written; on failure the chunks before the failing one have been
+    /// written. Returns the bytes written.
+    pub fn decrypt_armored(
+        &self,
+        runner: &Runner,
         reader: &mut (dyn Read + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let mut counted = self.runner.count(reader);
+        let mut counted = runner.count(reader);
         let mut start = Vec::with_capacity(DETECT_LEN);
         (&mut counted)
             .take(DETECT_LEN as u64)
             .read_to_end(&mut start)
             .map_err(|e| Error::io("reading the age header", e))?;
-        if detect(&start) != Some(AgeFormat::Armored) {
-            let mut input =
-                BufReader::with_capacity(SEALED_CHUNK_LEN, (&start[..]).chain(&mut counted));
-            return self.runner.stream_buffered(self, &mut input, writer);
-        }
         let start = armor_from(&start)?;
         let input = BufReader::with_capacity(SEALED_CHUNK_LEN, start.chain(&mut counted));
         let mut armored = ArmoredReader::new(input);
-        self.runner
+        runner
             .stream_buffered(self, &mut armored, writer)
             .map_err(armor_error)
     }
-
-    /// Decrypts a buffer in memory, binary or armored.
-    pub fn decrypt_vec(&self, sealed: &[u8]) -> Result<Vec<u8>> {
-        if detect(sealed) == Some(AgeFormat::Armored) {
-            let mut plain = Vec::new();
-            self.decrypt_stream(&mut &sealed[..], &mut plain)?;
-            return Ok(plain);
-        }
-        self.runner.vec(self, sealed)
-    }
-
-    /// Decrypts and verifies only the chunks that cover plaintext bytes
-    /// `offset..offset + len` of a binary age file and writes those bytes (fewer when the
-    /// plaintext ends first); see [`Runner::range`]. Returns the bytes written.
-    pub fn decrypt_range(
-        &self,
-        input: &File,
-        offset: u64,
-        len: u64,
-        writer: &mut dyn Write,
-    ) -> Result<u64> {
-        self.runner.range(self, input, offset, len, writer)
-    }
 }
 
-/// The binary form: armor is taken off around it by [`Decryptor`]'s stream methods.
+/// The binary form (armor: [`Decryptor::decrypt_armored`]). A file sealed by any age writer
+/// opens on any provider.
 impl Recipe for Decryptor {
     /// Reads the header and nonce. A passphrase's file key (scrypt: about a second and 64 MiB
     /// or more to unwrap) is the job's shared key, for other processes to take instead.
-    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
-        let (job, file_key) = self.open(input, None)?;
+    fn first_job(
+        &self,
+        input: &mut dyn BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> Result<Job> {
+        let (job, file_key) = self.open(input, None, provider)?;
         let job = if self.identities.is_passphrase() {
             job.with_shared_key(file_key.expose_secret())
         } else {
@@ -498,8 +390,9 @@ impl Recipe for Decryptor {
         header: &[u8],
         key: Option<&[u8]>,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> Result<Job> {
-        let (job, _) = self.open(&mut &header[..], key)?;
+        let (job, _) = self.open(&mut &header[..], key, provider)?;
         job.planned_for(input_len)
     }
 }
@@ -520,24 +413,6 @@ pub(crate) fn rekey_header(
     Ok(Header::seal(new.wrap(&file_key)?, &file_key)
         .as_bytes()
         .to_vec())
-}
-
-/// Runs `stream` from the start of `input` into `output`, emptied first, in order (armor is
-/// read and written front to back); positional I/O leaves both files' cursors alone.
-fn in_order(
-    input: &File,
-    output: &File,
-    stream: impl FnOnce(&mut (dyn Read + Send), &mut (dyn Write + Send)) -> Result<u64>,
-) -> Result<u64> {
-    output
-        .set_len(0)
-        .map_err(|e| Error::io("truncating the output", e))?;
-    let mut reader = PositionalReader { file: input, at: 0 };
-    let mut writer = PositionalWriter {
-        file: output,
-        at: 0,
-    };
-    stream(&mut reader, &mut writer)
 }
 
 /// An I/O error that carries damaged armor, as [`Error::Armor`]; anything else unchanged.
@@ -565,20 +440,6 @@ fn armor_error(error: Error) -> Error {
         }
         other => other,
     }
-}
-
-/// Reads up to `buf.len()` bytes from the start of `file`; the count.
-fn read_prefix(file: &File, buf: &mut [u8]) -> Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read_at(&mut buf[n..], n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io("reading the input", e)),
-        }
-    }
-    Ok(n)
 }
 
 /// A writer whose `flush` does nothing: the armor writer is flushed by its `finish`.

@@ -9,30 +9,29 @@
 //! ```
 //! use paracrypt_core::container::{Decryptor, Encryptor, Key, Suite};
 //! use paracrypt_core::plan::ChunkSize;
+//! use paracrypt_core::Runner;
 //!
 //! let key = Key::generate();
-//! let sealed = Encryptor::new(key.clone())
+//! let seal = Encryptor::new(key.clone())
 //!     .suite(Suite::Aes256Gcm)
-//!     .chunk_size(ChunkSize::new(64 * 1024)?)
-//!     .encrypt_vec(b"hello, many cores")?;
-//! let opened = Decryptor::new(key).decrypt_vec(&sealed)?;
+//!     .chunk_size(ChunkSize::new(64 * 1024)?);
+//! let runner = Runner::new();
+//! let sealed = runner.vec(&seal, b"hello, many cores")?;
+//! let opened = runner.vec(&Decryptor::new(key), &sealed)?;
 //! assert_eq!(opened, b"hello, many cores");
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 //!
-//! The same works file to file ([`Encryptor::encrypt_file`], parallel positional I/O), stream to
-//! stream ([`Encryptor::encrypt_stream`], a bounded ordered window) and through a
-//! [`StreamWriter`] that implements `Write`. Everything runs in the caller's Rayon pool. The
-//! encryptor and decryptor are [`Recipe`]s: each of those methods hands itself to a
-//! [`Runner`], which runs it on any driver (and `paracrypt-mpi` over MPI ranks).
+//! The encryptor and decryptor are [`Recipe`]s: a [`Runner`](crate::Runner) runs them on every driver (file to
+//! file with parallel positional I/O, stream to stream, memory, a range, a `Write` adapter) in
+//! the caller's Rayon pool, and `paracrypt-mpi` over MPI ranks.
 
 mod chunk;
 mod header;
 mod secret;
 mod suite;
 
-use std::fs::File;
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Read};
 
 use header::Keys;
 pub use header::{
@@ -47,8 +46,7 @@ use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::provider::Provider;
 use crate::raw::Direction;
-pub use crate::recipe::StreamWriter;
-use crate::recipe::{Recipe, Runner};
+use crate::recipe::Recipe;
 use age_core::secrecy::ExposeSecret;
 
 /// Where chunks go when sealing (`Encrypt`: plaintext chunks of `chunk_size`, sealed chunks
@@ -82,10 +80,8 @@ pub struct Encryptor {
     secret: Secret,
     suite: Suite,
     chunk_size: ChunkSize,
-    runner: Runner,
     salt: Option<[u8; SALT_LEN]>,
     file_key: Option<[u8; 16]>,
-    provider: Provider,
 }
 
 impl std::fmt::Debug for Encryptor {
@@ -93,7 +89,6 @@ impl std::fmt::Debug for Encryptor {
         f.debug_struct("Encryptor")
             .field("suite", &self.suite)
             .field("chunk_size", &self.chunk_size)
-            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }
@@ -105,10 +100,8 @@ impl Encryptor {
             secret: secret.into(),
             suite: Suite::default(),
             chunk_size: ChunkSize::DEFAULT,
-            runner: Runner::new(),
             salt: None,
             file_key: None,
-            provider: Provider::default(),
         }
     }
 
@@ -122,25 +115,6 @@ impl Encryptor {
     pub fn chunk_size(mut self, chunk_size: ChunkSize) -> Self {
         self.chunk_size = chunk_size;
         self
-    }
-
-    /// Runs the convenience methods below with `runner`'s options (window, progress).
-    pub fn runner(mut self, runner: Runner) -> Self {
-        self.runner = runner;
-        self
-    }
-
-    /// Seals the chunks with `provider` (the default is the fastest compiled one). The file's
-    /// bytes are the same whichever provider runs; the header's key schedule is not on the
-    /// hot path and always runs on RustCrypto.
-    pub fn with_provider(mut self, provider: Provider) -> Self {
-        self.provider = provider;
-        self
-    }
-
-    /// The provider that seals the chunks.
-    pub fn provider(&self) -> Provider {
-        self.provider
     }
 
     /// **Testing only.** Uses `salt` instead of a fresh random one, so that the output is
@@ -160,22 +134,27 @@ impl Encryptor {
         self.file_key = Some(file_key);
         self
     }
+}
 
-    fn keys(&self) -> Result<Keys> {
-        Keys::seal(
+/// The chunks are sealed on the provider the caller names; the file's bytes are the same
+/// whichever provider runs (the header's key schedule is not on the hot path and always runs on
+/// RustCrypto).
+impl Recipe for Encryptor {
+    /// Derives the file's keys (a fresh salt each call) and makes the header the job writes.
+    fn first_job(
+        &self,
+        _input: &mut dyn BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> Result<Job> {
+        let keys = Keys::seal(
             &self.secret,
             self.suite,
             self.chunk_size,
             self.salt,
             self.file_key,
-        )
-    }
-
-    /// Prepares the encryption of `plaintext_len` bytes (`None`: a stream of unknown length):
-    /// derives the file's keys (a fresh salt each call) and makes the header the job writes.
-    pub fn job(&self, plaintext_len: Option<u64>) -> Result<Job> {
-        let keys = self.keys()?;
-        let job = job(&keys, Direction::Encrypt, plaintext_len, self.provider)?;
+        )?;
+        let job = job(&keys, Direction::Encrypt, input_len, provider)?;
         // Encrypting to recipients, only this process can know the fresh file key.
         Ok(match &keys.file_key {
             Some(key) => job.with_shared_key(key.expose_secret()),
@@ -183,40 +162,8 @@ impl Encryptor {
         })
     }
 
-    /// Encrypts `input` into `output` with positional I/O on every pool thread and sets
-    /// `output`'s length. Returns the bytes written.
-    pub fn encrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        self.runner.file(self, input, output)
-    }
-
-    /// Encrypts a stream through a bounded ordered window. Returns the bytes written.
-    pub fn encrypt_stream(
-        &self,
-        reader: &mut (dyn Read + Send),
-        writer: &mut (dyn Write + Send),
-    ) -> Result<u64> {
-        self.runner.stream(self, reader, writer)
-    }
-
-    /// Encrypts a buffer in memory.
-    pub fn encrypt_vec(&self, plaintext: &[u8]) -> Result<Vec<u8>> {
-        self.runner.vec(self, plaintext)
-    }
-
-    /// A `Write` adapter that encrypts everything written to it into `inner`. The header is
-    /// written now; [`StreamWriter::finish`] must be called to seal the last chunk.
-    pub fn writer<W: Write + Send>(&self, inner: W) -> Result<StreamWriter<W>> {
-        self.runner.writer(self, inner)
-    }
-}
-
-impl Recipe for Encryptor {
-    fn first_job(&self, _input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
-        self.job(input_len)
-    }
-
-    /// The encryption under a `header` that another [`Encryptor::job`] with the same secret
-    /// made (for example on MPI rank 0): the salt, suite and chunk size are the header's, so
+    /// The encryption under a `header` that another encryptor with the same secret made (for
+    /// example on MPI rank 0): the salt, suite and chunk size are the header's, so
     /// every process seals every chunk identically, and no new salt is drawn. The header is
     /// checked like a decryptor checks it (a different secret fails with
     /// [`Error::WrongKey`]); encrypting to recipients, `key` is the file key rank 0 drew.
@@ -225,9 +172,10 @@ impl Recipe for Encryptor {
         header: &[u8],
         key: Option<&[u8]>,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> Result<Job> {
         let keys = Keys::open(&self.secret, header, key)?;
-        job(&keys, Direction::Encrypt, input_len, self.provider)
+        job(&keys, Direction::Encrypt, input_len, provider)
     }
 }
 
@@ -235,15 +183,11 @@ impl Recipe for Encryptor {
 #[derive(Clone)]
 pub struct Decryptor {
     secret: Secret,
-    runner: Runner,
-    provider: Provider,
 }
 
 impl std::fmt::Debug for Decryptor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decryptor")
-            .field("provider", &self.provider)
-            .finish_non_exhaustive()
+        f.debug_struct("Decryptor").finish_non_exhaustive()
     }
 }
 
@@ -252,93 +196,39 @@ impl Decryptor {
     pub fn new(secret: impl Into<Secret>) -> Self {
         Decryptor {
             secret: secret.into(),
-            runner: Runner::new(),
-            provider: Provider::default(),
         }
     }
+}
 
-    /// Runs the convenience methods below with `runner`'s options (window, progress).
-    pub fn runner(mut self, runner: Runner) -> Self {
-        self.runner = runner;
-        self
+/// The decryption under `keys` of an input of `input_len` bytes, header included.
+fn open_job(keys: &Keys, input_len: Option<u64>, provider: Provider) -> Result<Job> {
+    if input_len == Some(keys.header.len() as u64) {
+        return Err(Error::TruncatedAfterHeader);
     }
+    job(keys, Direction::Decrypt, input_len, provider)
+}
 
-    /// Opens the chunks with `provider` (the default is the fastest compiled one); a file
-    /// sealed by either provider opens with either.
-    pub fn with_provider(mut self, provider: Provider) -> Self {
-        self.provider = provider;
-        self
-    }
-
-    /// The provider that opens the chunks.
-    pub fn provider(&self) -> Provider {
-        self.provider
-    }
-
-    /// Checks `header` (a wrong key or password fails here) and prepares the decryption of an
-    /// input of `input_len` bytes, header included (`None`: a stream, read after the header).
-    pub fn job(&self, header: &[u8], input_len: Option<u64>) -> Result<Job> {
-        let keys = Keys::open(&self.secret, header, None)?;
-        let job = self.job_of(&keys, input_len)?;
+/// A file sealed on any provider opens on any.
+impl Recipe for Decryptor {
+    /// Reads and checks the header (a wrong key or password fails here; a stream that ends
+    /// right after it fails as [`Error::TruncatedAfterHeader`]).
+    fn first_job(
+        &self,
+        input: &mut dyn BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> Result<Job> {
+        let header = read_header_bytes(&mut *input)?;
+        let keys = Keys::open(&self.secret, &header, None)?;
+        let job = open_job(&keys, input_len, provider)?;
         // An scrypt passphrase costs every process about a second and 64 MiB or more: the
         // file key it unwrapped is what others are given.
-        Ok(match (&keys.file_key, &self.secret) {
+        let job = match (&keys.file_key, &self.secret) {
             (Some(key), Secret::Identities(identities)) if identities.is_passphrase() => {
                 job.with_shared_key(key.expose_secret())
             }
             _ => job,
-        })
-    }
-
-    fn job_of(&self, keys: &Keys, input_len: Option<u64>) -> Result<Job> {
-        if input_len == Some(keys.header.len() as u64) {
-            return Err(Error::TruncatedAfterHeader);
-        }
-        job(keys, Direction::Decrypt, input_len, self.provider)
-    }
-
-    /// Decrypts `input` into `output` on every pool thread and sets `output`'s length. Every
-    /// chunk is verified; on any failure the error names the chunk. Returns the bytes written.
-    pub fn decrypt_file(&self, input: &File, output: &File) -> Result<u64> {
-        self.runner.file(self, input, output)
-    }
-
-    /// Decrypts a stream through a bounded ordered window. Only verified chunks are written, in
-    /// order; on failure the chunks before the failing one have been written.
-    pub fn decrypt_stream(
-        &self,
-        reader: &mut (dyn Read + Send),
-        writer: &mut (dyn Write + Send),
-    ) -> Result<u64> {
-        self.runner.stream(self, reader, writer)
-    }
-
-    /// Decrypts a buffer in memory.
-    pub fn decrypt_vec(&self, sealed: &[u8]) -> Result<Vec<u8>> {
-        self.runner.vec(self, sealed)
-    }
-
-    /// Decrypts and verifies only the chunks that cover plaintext bytes
-    /// `offset..offset + len` and writes those bytes (fewer when the plaintext ends first).
-    /// A range that reaches the end of the plaintext also verifies the last chunk, so a
-    /// truncated file fails here as it does everywhere else. Returns the bytes written.
-    pub fn decrypt_range(
-        &self,
-        input: &File,
-        offset: u64,
-        len: u64,
-        writer: &mut dyn Write,
-    ) -> Result<u64> {
-        self.runner.range(self, input, offset, len, writer)
-    }
-}
-
-impl Recipe for Decryptor {
-    /// Reads the header (a stream that ends right after it fails as
-    /// [`Error::TruncatedAfterHeader`]).
-    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
-        let header = read_header_bytes(&mut *input)?;
-        let job = self.job(&header, input_len)?;
+        };
         if input_len.is_none() {
             let rest = input
                 .fill_buf()
@@ -356,8 +246,9 @@ impl Recipe for Decryptor {
         header: &[u8],
         key: Option<&[u8]>,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> Result<Job> {
-        self.job_of(&Keys::open(&self.secret, header, key)?, input_len)
+        open_job(&Keys::open(&self.secret, header, key)?, input_len, provider)
     }
 }
 

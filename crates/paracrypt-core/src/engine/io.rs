@@ -2,7 +2,7 @@
 //! number of threads read and write one file at once) and memory.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Mutex};
 
@@ -115,24 +115,6 @@ impl Read for PositionalReader<'_> {
         let n = self.file.read_at(buf, self.at)?;
         self.at += n as u64;
         Ok(n)
-    }
-}
-
-/// `Write` into a file with positional writes from `at`, leaving the file's cursor alone.
-pub(crate) struct PositionalWriter<'a> {
-    pub(crate) file: &'a File,
-    pub(crate) at: u64,
-}
-
-impl Write for PositionalWriter<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.file.write_at(buf, self.at)?;
-        self.at += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -160,19 +160,20 @@ pub(crate) fn lowest_error<T>(
 /// One input's work: where every chunk goes (the layout and, once the input's length is known,
 /// the plan), the transform that runs on each chunk, and the header bytes outside the chunks.
 ///
-/// Raw ciphers ([`RawCipher::job`](crate::raw::RawCipher::job)) and the container
-/// ([`Encryptor::job`](crate::container::Encryptor::job),
-/// [`Decryptor::job`](crate::container::Decryptor::job)) make one; every driver (in memory, file
-/// to file, stream to stream, and `paracrypt-mpi`'s ranks) runs one. A job can be run more
-/// than once, and shared between threads: a serial transform starts over at chunk 0.
+/// Every format's [`Recipe`](crate::Recipe) makes one; every driver (in memory, file to file,
+/// stream to stream, and `paracrypt-mpi`'s ranks) runs one. A job can be run more than once,
+/// and shared between threads: a serial transform starts over at chunk 0.
 ///
 /// ```
 /// use paracrypt_core::engine::{self, Job};
 /// use paracrypt_core::plan::ChunkSize;
+/// use paracrypt_core::provider::Provider;
 /// use paracrypt_core::raw::{Direction, RawCipher};
+/// use paracrypt_core::Recipe;
 ///
 /// let cipher = RawCipher::new("aes-128-ctr".parse()?, &[1; 16], Some(&[2; 16]))?;
-/// let job: Job = cipher.job(Direction::Encrypt, Some(10_000), ChunkSize::new(4096)?)?;
+/// let recipe = cipher.recipe(Direction::Encrypt, ChunkSize::new(4096)?);
+/// let job: Job = recipe.first_job(&mut &[][..], Some(10_000), Provider::default())?;
 /// assert_eq!(job.plan().map(|plan| plan.len()), Some(3));
 /// assert!(job.is_parallel() && job.header().is_empty());
 ///

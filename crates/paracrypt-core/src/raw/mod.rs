@@ -17,22 +17,22 @@
 //! ```
 //! use paracrypt_core::plan::ChunkSize;
 //! use paracrypt_core::raw::{Direction, RawCipher};
+//! use paracrypt_core::Runner;
 //!
 //! let key = [0x11; 32];
 //! let iv = [0x22; 16];
 //! let cipher = RawCipher::new("aes-256-cbc".parse()?, &key, Some(&iv))?;
-//! let mut data = b"attack at dawn".to_vec();
 //! let chunk = ChunkSize::new(4096)?;
-//! cipher.encrypt_vec(&mut data, chunk)?;
-//! assert_eq!(data.len(), 16);
-//! cipher.decrypt_vec(&mut data, chunk)?;
-//! assert_eq!(data, b"attack at dawn");
+//! let runner = Runner::new();
+//! let sealed = runner.vec(&cipher.recipe(Direction::Encrypt, chunk), b"attack at dawn")?;
+//! assert_eq!(sealed.len(), 16);
+//! let plain = runner.vec(&cipher.recipe(Direction::Decrypt, chunk), &sealed)?;
+//! assert_eq!(plain, b"attack at dawn");
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 //!
-//! Every method builds a [`Job`] ([`RawCipher::job`]) and runs it with one of the
-//! drivers of the [`engine`]; a [`RawRecipe`] (cipher, direction, chunk size) is the
-//! [`Recipe`] any [`Runner`](crate::Runner) runs.
+//! A [`RawRecipe`] (cipher, direction, chunk size) is the [`Recipe`] any
+//! [`Runner`](crate::Runner) runs: it makes the [`Job`] the [engine](crate::engine)'s drivers run.
 
 mod modes;
 mod name;
@@ -42,7 +42,7 @@ use std::io::BufRead;
 
 use zeroize::Zeroizing;
 
-use crate::engine::{self, Job, Transform};
+use crate::engine::{Job, Transform};
 use crate::error::{Error, Result};
 use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::provider::{BlockAlg, Provider};
@@ -52,14 +52,13 @@ use modes::{CbcDecrypt, CbcEncrypt, Ctr, Ecb, Framing, Rc4Stream};
 pub use name::{Algorithm, CipherMode, Hazard, RawCipherName};
 
 /// A raw cipher with its key, IV and padding choice: the whole description of a raw job but
-/// for the data and the chunk size.
+/// for the data, the direction and the chunk size ([`RawCipher::recipe`]).
 #[derive(Clone)]
 pub struct RawCipher {
     name: RawCipherName,
     key: Zeroizing<Vec<u8>>,
     iv: Vec<u8>,
     padding: bool,
-    provider: Provider,
 }
 
 impl std::fmt::Debug for RawCipher {
@@ -67,7 +66,6 @@ impl std::fmt::Debug for RawCipher {
         f.debug_struct("RawCipher")
             .field("name", &self.name)
             .field("padding", &self.padding)
-            .field("provider", &self.provider)
             .finish_non_exhaustive()
     }
 }
@@ -111,7 +109,6 @@ impl RawCipher {
             key: Zeroizing::new(key.to_vec()),
             iv,
             padding: name.is_padded_mode(),
-            provider: Provider::default(),
         })
     }
 
@@ -120,18 +117,6 @@ impl RawCipher {
     pub fn with_padding(mut self, padding: bool) -> Self {
         self.padding = padding && self.name.is_padded_mode();
         self
-    }
-
-    /// The same cipher computed by `provider` (the default is the fastest compiled one). The
-    /// output bytes are the same whichever provider runs.
-    pub fn with_provider(mut self, provider: Provider) -> Self {
-        self.provider = provider;
-        self
-    }
-
-    /// The provider that computes the cipher.
-    pub fn provider(&self) -> Provider {
-        self.provider
     }
 
     /// The cipher's name.
@@ -144,40 +129,12 @@ impl RawCipher {
         self.padding
     }
 
-    /// The job for `direction` in chunks of `chunk_size`, for an input of `input_len` bytes
-    /// when it is known (positional work: files, memory) or of unknown length (a stream).
-    ///
-    /// A known length is checked before any work: a partial block without padding, or padded
-    /// ciphertext that is not whole blocks, fails here.
-    pub fn job(
-        &self,
-        direction: Direction,
-        input_len: Option<u64>,
-        chunk_size: ChunkSize,
-    ) -> Result<Job> {
-        self.job_with_header(direction, input_len, chunk_size, &[])
-    }
-
-    /// [`RawCipher::job`] for data behind a `header`: one the output starts with when
-    /// encrypting, one the input starts with (and `input_len` counts) when decrypting, as
-    /// openssl's `Salted__` header ([`salted`]).
-    pub fn job_with_header(
-        &self,
-        direction: Direction,
-        input_len: Option<u64>,
-        chunk_size: ChunkSize,
-        header: &[u8],
-    ) -> Result<Job> {
-        self.framed_job(
-            direction,
-            input_len,
-            chunk_size,
-            header,
-            self.transform(direction),
-        )
-    }
-
-    /// The job of `transform` (this cipher's, perhaps wrapped) behind `header`.
+    /// The job of `transform` (this cipher's, perhaps wrapped) for an input of `input_len`
+    /// bytes when it is known (`None`: a stream), behind `header`: one the output starts with
+    /// when encrypting, one the input starts with (and `input_len` counts) when decrypting, as
+    /// openssl's `Salted__` header ([`salted`]). A known length is checked before any work: a
+    /// partial block without padding, or padded ciphertext that is not whole blocks, fails
+    /// here.
     pub(crate) fn framed_job(
         &self,
         direction: Direction,
@@ -246,12 +203,12 @@ impl RawCipher {
         Ok(())
     }
 
-    /// The per-chunk transform for `direction`: parallel for ECB, CTR and CBC decryption,
-    /// serial otherwise.
-    pub(crate) fn transform(&self, direction: Direction) -> Transform {
+    /// The per-chunk transform for `direction` on `provider`: parallel for ECB, CTR and CBC
+    /// decryption, serial otherwise.
+    pub(crate) fn transform(&self, direction: Direction, provider: Provider) -> Transform {
         // The key and IV lengths were checked in `new`, so building the cipher cannot fail.
         const CHECKED: &str = "key and IV lengths checked in RawCipher::new";
-        let (provider, key, iv) = (self.provider, &self.key[..], &self.iv[..]);
+        let (key, iv) = (&self.key[..], &self.iv[..]);
         let block_alg = match self.name.algorithm() {
             Algorithm::Aes128 | Algorithm::Aes192 | Algorithm::Aes256 => BlockAlg::Aes,
             Algorithm::Des => BlockAlg::Des,
@@ -293,27 +250,6 @@ impl RawCipher {
         }
     }
 
-    /// Encrypts `data` in place, growing it by the padding. Runs in the current Rayon pool.
-    pub fn encrypt_vec(&self, data: &mut Vec<u8>, chunk_size: ChunkSize) -> Result<()> {
-        self.process_vec(Direction::Encrypt, data, chunk_size)
-    }
-
-    /// Decrypts `data` in place, shrinking it by the padding. Runs in the current Rayon pool.
-    pub fn decrypt_vec(&self, data: &mut Vec<u8>, chunk_size: ChunkSize) -> Result<()> {
-        self.process_vec(Direction::Decrypt, data, chunk_size)
-    }
-
-    /// Encrypts or decrypts `data` in place, resizing it by the padding.
-    pub fn process_vec(
-        &self,
-        direction: Direction,
-        data: &mut Vec<u8>,
-        chunk_size: ChunkSize,
-    ) -> Result<()> {
-        let job = self.job(direction, Some(data.len() as u64), chunk_size)?;
-        Ok(engine::process_in_place(&job, data)?)
-    }
-
     /// The recipe of this cipher in `direction`, in chunks of `chunk_size`: what a
     /// [`Runner`](crate::Runner) runs file to file, stream to stream, over a range or as a
     /// `Write` adapter.
@@ -326,8 +262,8 @@ impl RawCipher {
     }
 }
 
-/// A raw cipher job, everything it needs but the data: the cipher (key, IV, padding,
-/// provider), the direction and the chunk size. With no header, it is the same job on every
+/// A raw cipher job, everything it needs but the data and the provider: the cipher (key, IV,
+/// padding), the direction and the chunk size. With no header, it is the same job on every
 /// process.
 #[derive(Clone, Debug)]
 pub struct RawRecipe {
@@ -346,10 +282,18 @@ impl RawRecipe {
     }
 }
 
+/// The output bytes are the same whichever provider computes the cipher.
 impl Recipe for RawRecipe {
-    /// Reads nothing; a known length is checked here ([`RawCipher::job`]).
-    fn first_job(&self, _input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
-        self.cipher.job(self.direction, input_len, self.chunk_size)
+    /// Reads nothing. A known length is checked here, before any work: a partial block without
+    /// padding, or padded ciphertext that is not whole blocks, fails.
+    fn first_job(
+        &self,
+        _input: &mut dyn BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> Result<Job> {
+        let transform = self.cipher.transform(self.direction, provider);
+        (self.cipher).framed_job(self.direction, input_len, self.chunk_size, &[], transform)
     }
 
     fn job_from_header(
@@ -357,7 +301,8 @@ impl Recipe for RawRecipe {
         _header: &[u8],
         _key: Option<&[u8]>,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> Result<Job> {
-        self.cipher.job(self.direction, input_len, self.chunk_size)
+        self.first_job(&mut &[][..], input_len, provider)
     }
 }

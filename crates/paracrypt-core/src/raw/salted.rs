@@ -12,20 +12,17 @@
 //! and CTR.
 //!
 //! ```
-//! use paracrypt_core::engine;
 //! use paracrypt_core::plan::ChunkSize;
+//! use paracrypt_core::raw::Direction;
 //! use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
+//! use paracrypt_core::Runner;
 //!
 //! let cipher = PasswordCipher::new("aes-256-cbc".parse()?, b"hunter2", PasswordKdf::default());
 //! let chunk = ChunkSize::new(4096)?;
-//! let job = cipher.encrypt_job(Some(10_000), chunk)?;
-//! let mut sealed = Vec::new();
-//! engine::run_in_memory(&job, &[7u8; 10_000], &mut sealed)?;
+//! let runner = Runner::new();
+//! let sealed = runner.vec(&cipher.clone().recipe(Direction::Encrypt, chunk), &[7u8; 10_000])?;
 //! assert!(sealed.starts_with(b"Salted__"));
-//!
-//! let job = cipher.decrypt_job(&sealed[..16], Some(sealed.len() as u64), chunk)?;
-//! let mut plain = Vec::new();
-//! engine::run_in_memory(&job, &sealed, &mut plain)?;
+//! let plain = runner.vec(&cipher.recipe(Direction::Decrypt, chunk), &sealed)?;
 //! assert_eq!(plain, [7u8; 10_000]);
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
@@ -241,7 +238,6 @@ pub struct PasswordCipher {
     password: Zeroizing<Vec<u8>>,
     kdf: PasswordKdf,
     padding: bool,
-    provider: Provider,
     salt: Option<[u8; SALT_LEN]>,
 }
 
@@ -263,15 +259,8 @@ impl PasswordCipher {
             password: Zeroizing::new(password.to_vec()),
             kdf,
             padding: name.is_padded_mode(),
-            provider: Provider::default(),
             salt: None,
         }
-    }
-
-    /// Runs the cipher on `provider` (the default: the fastest compiled).
-    pub fn with_provider(mut self, provider: Provider) -> Self {
-        self.provider = provider;
-        self
     }
 
     /// Turns PKCS#7 padding on or off (`openssl enc -nopad`).
@@ -300,20 +289,7 @@ impl PasswordCipher {
         self.kdf.derive(&self.password, salt, &mut material)?;
         let (key, iv) = material.split_at(key_len);
         let iv = (iv_len > 0).then_some(iv);
-        Ok(RawCipher::new(self.name, key, iv)?
-            .with_padding(self.padding)
-            .with_provider(self.provider))
-    }
-
-    /// The encryption of `input_len` bytes (`None`: a stream): a fresh salt, and the job that
-    /// writes `Salted__ ‖ salt` and then the ciphertext.
-    pub fn encrypt_job(&self, input_len: Option<u64>, chunk_size: ChunkSize) -> Result<Job> {
-        let salt = self.salt.unwrap_or_else(|| {
-            let mut salt = [0u8; SALT_LEN];
-            rand::rng().fill_bytes(&mut salt);
-            salt
-        });
-        self.salted_job(salt, input_len, chunk_size)
+        Ok(RawCipher::new(self.name, key, iv)?.with_padding(self.padding))
     }
 
     /// The encryption under `salt`: the job that writes `Salted__ ‖ salt` and the ciphertext.
@@ -322,25 +298,36 @@ impl PasswordCipher {
         salt: [u8; SALT_LEN],
         input_len: Option<u64>,
         chunk_size: ChunkSize,
+        provider: Provider,
     ) -> Result<Job> {
         let header = [&MAGIC[..], &salt].concat();
-        self.cipher(&salt)?
-            .job_with_header(Direction::Encrypt, input_len, chunk_size, &header)
+        let cipher = self.cipher(&salt)?;
+        let transform = cipher.transform(Direction::Encrypt, provider);
+        cipher.framed_job(
+            Direction::Encrypt,
+            input_len,
+            chunk_size,
+            &header,
+            transform,
+        )
     }
 
     /// The decryption of a password file whose first bytes are `header` (at least
     /// [`HEADER_LEN`]) and whose length is `input_len` (`None`: a stream, read after the
-    /// header). A wrong password that shows (bad padding in ECB and CBC) fails as
-    /// [`Error::BadPassword`]; CTR and RC4 cannot tell and give garbage, as openssl does.
-    pub fn decrypt_job(
+    /// header).
+    fn decrypt_job(
         &self,
         header: &[u8],
         input_len: Option<u64>,
         chunk_size: ChunkSize,
+        provider: Provider,
     ) -> Result<Job> {
         let salt = read_salt(header)?;
         let cipher = self.cipher(&salt)?;
-        let transform = match cipher.transform(Direction::Decrypt).into_parallel() {
+        let transform = match cipher
+            .transform(Direction::Decrypt, provider)
+            .into_parallel()
+        {
             Ok(inner) => Transform::parallel(PasswordCheck {
                 inner,
                 kdf: self.kdf,
@@ -379,20 +366,37 @@ pub struct PasswordRecipe {
     pub chunk_size: ChunkSize,
 }
 
+/// The bytes are the same whichever provider computes the cipher.
 impl Recipe for PasswordRecipe {
-    /// Encrypting: a fresh salt. Decrypting: reads the `Salted__` header.
-    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job> {
-        match self.direction {
-            Direction::Encrypt => self.cipher.encrypt_job(input_len, self.chunk_size),
+    /// Encrypting: a fresh salt; the job writes `Salted__ ‖ salt` and then the ciphertext.
+    /// Decrypting: reads the `Salted__` header. A wrong password that shows (bad padding in
+    /// ECB and CBC) fails as [`Error::BadPassword`]; CTR and RC4 cannot tell and give garbage,
+    /// as openssl does.
+    fn first_job(
+        &self,
+        input: &mut dyn BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> Result<Job> {
+        let header = match self.direction {
+            Direction::Encrypt => {
+                let salt = self.cipher.salt.unwrap_or_else(|| {
+                    let mut salt = [0u8; SALT_LEN];
+                    rand::rng().fill_bytes(&mut salt);
+                    salt
+                });
+                [&MAGIC[..], &salt].concat()
+            }
             Direction::Decrypt => {
                 let mut header = Vec::with_capacity(HEADER_LEN);
                 input
                     .take(HEADER_LEN as u64)
                     .read_to_end(&mut header)
                     .map_err(|e| Error::io("reading the header", e))?;
-                self.cipher.decrypt_job(&header, input_len, self.chunk_size)
+                header
             }
-        }
+        };
+        self.job_from_header(&header, None, input_len, provider)
     }
 
     fn job_from_header(
@@ -400,13 +404,14 @@ impl Recipe for PasswordRecipe {
         header: &[u8],
         _key: Option<&[u8]>,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> Result<Job> {
+        let (cipher, chunk_size) = (&self.cipher, self.chunk_size);
         match self.direction {
             Direction::Encrypt => {
-                self.cipher
-                    .salted_job(read_salt(header)?, input_len, self.chunk_size)
+                cipher.salted_job(read_salt(header)?, input_len, chunk_size, provider)
             }
-            Direction::Decrypt => self.cipher.decrypt_job(header, input_len, self.chunk_size),
+            Direction::Decrypt => cipher.decrypt_job(header, input_len, chunk_size, provider),
         }
     }
 }
@@ -451,7 +456,6 @@ impl PasswordCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine;
 
     /// `openssl enc -aes-256-cbc -pbkdf2 -pass pass:password -S 0102030405060708 -P`
     /// (OpenSSL 3.0.19) prints this key and IV.
@@ -494,22 +498,20 @@ mod tests {
 
     #[test]
     fn a_wrong_password_is_named() {
-        let chunk = ChunkSize::new(64).unwrap();
+        let (chunk, runner) = (ChunkSize::new(64).unwrap(), crate::Runner::new());
         let right = PasswordCipher::new(RawCipherName::Aes128Cbc, b"right", PasswordKdf::default());
-        let job = right.encrypt_job(Some(1000), chunk).unwrap();
-        let mut sealed = Vec::new();
-        engine::run_in_memory(&job, &[1u8; 1000], &mut sealed).unwrap();
-        let wrong = PasswordCipher::new(RawCipherName::Aes128Cbc, b"wrong", PasswordKdf::default());
-        let job = wrong
-            .decrypt_job(&sealed[..16], Some(sealed.len() as u64), chunk)
+        let sealed = runner
+            .vec(&right.recipe(Direction::Encrypt, chunk), &[1u8; 1000])
             .unwrap();
-        let err = engine::run_in_memory(&job, &sealed, &mut Vec::new()).unwrap_err();
+        let wrong = PasswordCipher::new(RawCipherName::Aes128Cbc, b"wrong", PasswordKdf::default())
+            .recipe(Direction::Decrypt, chunk);
+        let err = runner.vec(&wrong, &sealed).unwrap_err();
         assert_eq!(
             err.to_string(),
             "bad password or not a -pbkdf2 -iter 10000 -md sha256 file"
         );
         assert!(matches!(
-            wrong.decrypt_job(b"plain text here!", None, chunk),
+            runner.vec(&wrong, b"plain text here!"),
             Err(Error::NotSalted)
         ));
     }

@@ -9,13 +9,15 @@
 //! [`agefile::Decryptor`](crate::agefile::Decryptor); the binary form, armor being a stream
 //! wrapper around it), raw ciphers ([`RawRecipe`](crate::raw::RawRecipe)) and `openssl enc`
 //! password files ([`PasswordRecipe`](crate::raw::salted::PasswordRecipe)). A recipe keeps only
-//! its format's own options (suite, chunk size, recipients, provider).
+//! its format's own options (suite, chunk size, recipients).
 //!
-//! The [`Runner`] holds what every format shares (the streaming window, a progress callback)
+//! The [`Runner`] holds what every format shares (the streaming window, a progress callback,
+//! the [`Provider`] that computes the primitives, handed to the recipe as it makes the job)
 //! and runs any recipe: file to file ([`Runner::file`]), stream to stream ([`Runner::stream`]),
 //! in memory ([`Runner::vec`]), a byte range ([`Runner::range`]) and as a `Write` adapter
 //! ([`Runner::writer`], whose [`StreamWriter::finish`] must be called). The thread pool stays
-//! the caller's. `paracrypt-mpi`'s `distribute` takes the same recipes: rank 0 makes the job
+//! the caller's. `paracrypt-mpi`'s `distribute` takes the same recipes (and its options name
+//! the provider): rank 0 makes the job
 //! with [`Recipe::first_job`], the other ranks with [`Recipe::job_from_header`] from its
 //! header and, when the header alone is not enough, its [shared key](crate::engine::Job::shared_key).
 //!
@@ -25,12 +27,13 @@
 //! use std::io::Write;
 //! use paracrypt_core::container::{Decryptor, Encryptor, Key};
 //! use paracrypt_core::plan::ChunkSize;
+//! use paracrypt_core::provider::Provider;
 //! use paracrypt_core::Runner;
 //!
 //! let key = Key::generate();
 //! let seal = Encryptor::new(key.clone()).chunk_size(ChunkSize::new(4096)?);
 //! let open = Decryptor::new(key);
-//! let runner = Runner::new().window(4);
+//! let runner = Runner::new().window(4).provider(Provider::RustCrypto);
 //! let data = vec![7u8; 50_000];
 //!
 //! // In memory.
@@ -71,19 +74,26 @@ pub use writer::StreamWriter;
 
 use crate::engine::Job;
 use crate::error::Result;
+use crate::provider::Provider;
 
 /// What a format is to the engine: the job for an input, and the same job again on another
 /// process from the first one's header.
 ///
 /// Both methods make jobs that transform every chunk identically, so that chunk `i` is the same
-/// bytes whichever process runs it.
+/// bytes whichever process runs it, and whichever `provider` computes the primitives (the
+/// caller's choice: [`Runner::provider`], or `paracrypt-mpi`'s options).
 pub trait Recipe: Send + Sync {
     /// The job for an input of `input_len` bytes, header included (`None`: a stream of unknown
     /// length). A recipe that opens a header reads exactly its bytes from the front of `input`
     /// (checking it: a wrong key fails here, before any output), so that a stream goes on from
     /// the first chunk; one that writes a header reads nothing and makes it (a fresh salt, file
     /// key or nonce each call).
-    fn first_job(&self, input: &mut dyn BufRead, input_len: Option<u64>) -> Result<Job>;
+    fn first_job(
+        &self,
+        input: &mut dyn BufRead,
+        input_len: Option<u64>,
+        provider: Provider,
+    ) -> Result<Job>;
 
     /// The job [`Recipe::first_job`] made, made again from its [`Job::header`] and its
     /// [`Job::shared_key`] (`key`), for an input of `input_len` bytes: what another process
@@ -93,5 +103,6 @@ pub trait Recipe: Send + Sync {
         header: &[u8],
         key: Option<&[u8]>,
         input_len: Option<u64>,
+        provider: Provider,
     ) -> Result<Job>;
 }

@@ -8,14 +8,16 @@ use super::{Recipe, StreamWriter};
 use crate::engine::io::{Counting, PositionalReader, Progress, ProgressSource};
 use crate::engine::{self, stream};
 use crate::error::{Error, Result};
+use crate::provider::Provider;
 
 /// Runs any [`Recipe`] on every driver, with the options every format shares: the streaming
-/// window and a progress callback. Work runs in the caller's Rayon pool (wrap calls in
+/// window, a progress callback and the provider. Work runs in the caller's Rayon pool (wrap calls in
 /// `ThreadPool::install` to choose the thread count). See the [module](super) for an example.
 #[derive(Clone, Default)]
 pub struct Runner {
     window: usize,
     progress: Option<Progress>,
+    provider: Provider,
 }
 
 impl std::fmt::Debug for Runner {
@@ -23,12 +25,14 @@ impl std::fmt::Debug for Runner {
         f.debug_struct("Runner")
             .field("window", &self.window)
             .field("progress", &self.progress.is_some())
+            .field("provider", &self.provider)
             .finish()
     }
 }
 
 impl Runner {
-    /// A runner with the default window (one chunk per pool thread) and no progress callback.
+    /// A runner with the default window (one chunk per pool thread), no progress callback and
+    /// the default provider.
     pub fn new() -> Self {
         Self::default()
     }
@@ -47,10 +51,17 @@ impl Runner {
         self
     }
 
+    /// Computes the primitives with `provider` (the default, [`Provider::Fastest`]: per
+    /// primitive, the fastest compiled one). The bytes are the same whichever provider runs.
+    pub fn provider(mut self, provider: Provider) -> Self {
+        self.provider = provider;
+        self
+    }
+
     /// Runs `recipe` from `input` into `output` with positional I/O on every pool thread and
     /// sets `output`'s length. Returns the bytes written.
     pub fn file(&self, recipe: &dyn Recipe, input: &File, output: &File) -> Result<u64> {
-        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?))?;
+        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
         engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
     }
 
@@ -81,13 +92,13 @@ impl Runner {
         input: &mut (dyn BufRead + Send),
         writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
-        let job = recipe.first_job(input, None)?;
+        let job = recipe.first_job(input, None, self.provider)?;
         stream::process_stream(&job, input, writer, self.window)
     }
 
     /// Runs `recipe` over a buffer in memory and returns the output.
     pub fn vec(&self, recipe: &dyn Recipe, input: &[u8]) -> Result<Vec<u8>> {
-        let job = recipe.first_job(&mut &input[..], Some(input.len() as u64))?;
+        let job = recipe.first_job(&mut &input[..], Some(input.len() as u64), self.provider)?;
         let mut output = Vec::new();
         engine::run_in_memory(&job, input, &mut output)?;
         Ok(output)
@@ -105,7 +116,7 @@ impl Runner {
         len: u64,
         writer: &mut dyn Write,
     ) -> Result<u64> {
-        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?))?;
+        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
         let source = ProgressSource::new(input, &self.progress);
         engine::run_range(&job, &source, offset, len, writer)
     }
@@ -119,7 +130,7 @@ impl Runner {
         recipe: &dyn Recipe,
         mut inner: W,
     ) -> Result<StreamWriter<W>> {
-        let job = recipe.first_job(&mut &[][..], None)?;
+        let job = recipe.first_job(&mut &[][..], None, self.provider)?;
         inner
             .write_all(job.output_header())
             .map_err(|e| Error::io("writing the header", e))?;

@@ -24,13 +24,14 @@ use crate::engine::{Job, MAX_CONTEXT};
 /// let me = age::x25519::Identity::generate();
 /// let mut recipients = Recipients::new();
 /// recipients.add(&me.to_public().to_string(), "recipient 1")?;
-/// let mut writer = Runner::new().writer(&Encryptor::new(recipients), Vec::new())?;
+/// let runner = Runner::new();
+/// let mut writer = runner.writer(&Encryptor::new(recipients), Vec::new())?;
 /// writer.write_all(&[7u8; 100_000])?;
 /// let sealed = writer.finish()?;
 ///
 /// let mut identities = Identities::new();
 /// identities.add_file("me.key", me.to_string().expose_secret().as_bytes())?;
-/// assert_eq!(Decryptor::new(identities).decrypt_vec(&sealed)?, vec![7u8; 100_000]);
+/// assert_eq!(runner.vec(&Decryptor::new(identities), &sealed)?, vec![7u8; 100_000]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct StreamWriter<W: Write> {

@@ -7,11 +7,11 @@
 //! that chunk too; see `check`).
 
 use age::secrecy::SecretString;
-use paracrypt_core::Error;
-use paracrypt_core::agefile::Decryptor;
+use paracrypt_core::agefile::{self, AgeFormat, Decryptor};
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::sha256;
 use paracrypt_core::recipient::Identities;
+use paracrypt_core::{Error, Runner};
 
 /// The plaintext bytes of every age payload chunk but the last (age v1's `64 KiB`).
 const CHUNK_SIZE: usize = 64 * 1024;
@@ -121,17 +121,28 @@ fn check(vector: &Vector, how: &str, result: Result<(), Error>, released: &[u8])
 
 /// Every driver on `vector`: what went wrong.
 fn run_all(vector: &Vector, provider: Provider, threads: usize) -> Vec<String> {
-    let decryptor = Decryptor::new(vector.identities()).with_provider(provider);
+    let decryptor = Decryptor::new(vector.identities());
+    let runner = Runner::new().provider(provider);
     let how = |driver: &str| format!("{driver}, {provider:?}, {threads} threads");
     with_threads(threads, || {
         let mut wrong = Vec::new();
         let mut out = Vec::new();
-        let result = decryptor.decrypt_vec(&vector.file).map(|plain| out = plain);
+        if agefile::detect(&vector.file) == Some(AgeFormat::Armored) {
+            // Armor is read in order, as a stream, whichever driver reads the file.
+            let result = decryptor
+                .decrypt_armored(&runner, &mut &vector.file[..], &mut out)
+                .map(drop);
+            wrong.extend(check(vector, &how("armor"), result, &out));
+            return wrong;
+        }
+        let result = runner
+            .vec(&decryptor, &vector.file)
+            .map(|plain| out = plain);
         wrong.extend(check(vector, &how("memory"), result, &out));
 
         let mut out = Vec::new();
-        let result = decryptor
-            .decrypt_stream(&mut &vector.file[..], &mut out)
+        let result = runner
+            .stream(&decryptor, &mut &vector.file[..], &mut out)
             .map(drop);
         wrong.extend(check(vector, &how("stream"), result, &out));
 
@@ -139,8 +150,8 @@ fn run_all(vector: &Vector, provider: Provider, threads: usize) -> Vec<String> {
         let input = dir.path().join("in.age");
         std::fs::write(&input, &vector.file).unwrap();
         let output = std::fs::File::create(dir.path().join("out")).unwrap();
-        let result = decryptor
-            .decrypt_file(&std::fs::File::open(&input).unwrap(), &output)
+        let result = runner
+            .file(&decryptor, &std::fs::File::open(&input).unwrap(), &output)
             .map(drop);
         let out = std::fs::read(dir.path().join("out")).unwrap();
         // A file driver may leave written chunks behind on failure (the CLI's output is a

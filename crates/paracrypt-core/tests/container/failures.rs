@@ -1,8 +1,8 @@
 //! Decryption names what went wrong — wrong key, damaged header, which chunk failed, cut
 //! after which chunk, trailing data — and never panics, whatever the damage.
 
-use paracrypt_core::Error;
 use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Key, Secret, Suite};
+use paracrypt_core::{Error, Runner};
 use proptest::prelude::*;
 
 use super::{chunk_size, data, key};
@@ -10,15 +10,18 @@ use super::{chunk_size, data, key};
 const CHUNK: usize = 1024;
 
 fn sealed(suite: Suite, len: usize) -> Vec<u8> {
-    Encryptor::new(key())
-        .suite(suite)
-        .chunk_size(chunk_size(CHUNK))
-        .encrypt_vec(&data(len, 42))
+    Runner::new()
+        .vec(
+            &Encryptor::new(key())
+                .suite(suite)
+                .chunk_size(chunk_size(CHUNK)),
+            &data(len, 42),
+        )
         .unwrap()
 }
 
 fn open(bytes: &[u8]) -> Result<Vec<u8>, Error> {
-    Decryptor::new(key()).decrypt_vec(bytes)
+    Runner::new().vec(&Decryptor::new(key()), bytes)
 }
 
 /// Where sealed chunk `i` starts.
@@ -29,22 +32,22 @@ fn chunk_at(suite: Suite, i: usize) -> usize {
 #[test]
 fn wrong_key_and_wrong_password_fail_before_any_chunk() {
     let file = sealed(Suite::Aes256Gcm, 5000);
-    let err = Decryptor::new(Key::generate())
-        .decrypt_vec(&file)
+    let err = Runner::new()
+        .vec(&Decryptor::new(Key::generate()), &file)
         .unwrap_err();
     assert_eq!(err.to_string(), "wrong key or password");
 
-    let pw = Encryptor::new(Secret::password("right"))
-        .encrypt_vec(b"x")
+    let pw = Runner::new()
+        .vec(&Encryptor::new(Secret::password("right")), b"x")
         .unwrap();
-    let err = Decryptor::new(Secret::password("wrong"))
-        .decrypt_vec(&pw)
+    let err = Runner::new()
+        .vec(&Decryptor::new(Secret::password("wrong")), &pw)
         .unwrap_err();
     assert!(matches!(err, Error::WrongKey));
-    let err = Decryptor::new(key()).decrypt_vec(&pw).unwrap_err();
+    let err = Runner::new().vec(&Decryptor::new(key()), &pw).unwrap_err();
     assert_eq!(err.to_string(), "this file was encrypted with a password");
-    let err = Decryptor::new(Secret::password("x"))
-        .decrypt_vec(&file)
+    let err = Runner::new()
+        .vec(&Decryptor::new(Secret::password("x")), &file)
         .unwrap_err();
     assert_eq!(err.to_string(), "this file was encrypted with a key file");
 }
@@ -244,6 +247,6 @@ proptest! {
         }
         prop_assert!(open(&file).is_err());
         let mut out = Vec::new();
-        prop_assert!(Decryptor::new(key()).decrypt_stream(&mut &file[..], &mut out).is_err());
+        prop_assert!(Runner::new().stream(&Decryptor::new(key()), &mut &file[..], &mut out).is_err());
     }
 }

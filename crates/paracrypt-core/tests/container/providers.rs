@@ -11,7 +11,7 @@ use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Suite};
 use paracrypt_core::engine::ChunkCtx;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients};
-use paracrypt_core::{Error, Runner};
+use paracrypt_core::{Error, Recipe, Runner};
 
 use super::{SALT, chunk_size, data, key, read_back, temp_with, with_threads};
 
@@ -23,16 +23,16 @@ const ALL: &[Provider] = Provider::ALL;
 /// A C backend (the first compiled): the sealer of the damage tests.
 const SEALER: Provider = Provider::ALL[0];
 
-fn encryptor(suite: Suite, provider: Provider) -> Encryptor {
+fn encryptor(suite: Suite) -> Encryptor {
     Encryptor::new(key())
         .suite(suite)
         .chunk_size(chunk_size(CHUNK))
         .fixed_salt_for_tests(SALT)
-        .with_provider(provider)
 }
 
-fn decryptor(provider: Provider) -> Decryptor {
-    Decryptor::new(key()).with_provider(provider)
+/// A runner on `provider`.
+fn on(provider: Provider) -> Runner {
+    Runner::new().provider(provider)
 }
 
 /// Where chunk `index` starts in a version 1 file of `suite`.
@@ -50,15 +50,16 @@ fn every_suite_gives_the_same_file_on_every_provider_and_each_opens_the_others()
                 let files: Vec<Vec<u8>> = ALL
                     .iter()
                     .map(|&p| {
-                        with_threads(threads, || encryptor(suite, p).encrypt_vec(&plain)).unwrap()
+                        with_threads(threads, || on(p).vec(&encryptor(suite), &plain)).unwrap()
                     })
                     .collect();
                 for (sealed, &sealer) in files.iter().zip(ALL) {
                     assert!(*sealed == files[0], "{at}: {sealer}'s file differs");
                     for &opener in ALL {
-                        let opened =
-                            with_threads(threads, || decryptor(opener).decrypt_vec(sealed))
-                                .unwrap_or_else(|e| panic!("{at}, opened on {opener}: {e}"));
+                        let opened = with_threads(threads, || {
+                            on(opener).vec(&Decryptor::new(key()), sealed)
+                        })
+                        .unwrap_or_else(|e| panic!("{at}, opened on {opener}: {e}"));
                         assert!(
                             opened == plain,
                             "{at}, sealed on {sealer}, opened on {opener}"
@@ -74,44 +75,37 @@ fn every_suite_gives_the_same_file_on_every_provider_and_each_opens_the_others()
 fn every_driver_gives_the_same_bytes_on_every_provider() {
     let plain = data(3 * CHUNK + 5, 7);
     for &suite in Suite::ALL {
-        let expected = encryptor(suite, Provider::RustCrypto)
-            .encrypt_vec(&plain)
-            .unwrap();
+        let expected = (on(Provider::RustCrypto).vec(&encryptor(suite), &plain)).unwrap();
         for &provider in ALL {
             let at = format!("{suite} on {provider}");
-            let e = encryptor(suite, provider);
+            let (e, runner) = (encryptor(suite), on(provider));
             let output = tempfile::tempfile().unwrap();
-            with_threads(3, || e.encrypt_file(&temp_with(&plain), &output)).unwrap();
+            with_threads(3, || runner.file(&e, &temp_with(&plain), &output)).unwrap();
             assert!(read_back(output) == expected, "{at}: file to file");
             let mut streamed = Vec::new();
             with_threads(2, || {
-                e.clone()
-                    .runner(Runner::new().window(1))
-                    .encrypt_stream(&mut &plain[..], &mut streamed)
+                (runner.clone().window(1)).stream(&e, &mut &plain[..], &mut streamed)
             })
             .unwrap();
             assert!(streamed == expected, "{at}: stream");
-            let mut writer = e.writer(Vec::new()).unwrap();
+            let mut writer = runner.writer(&e, Vec::new()).unwrap();
             for piece in plain.chunks(1000) {
                 writer.write_all(piece).unwrap();
             }
             assert!(writer.finish().unwrap() == expected, "{at}: writer");
 
-            let d = decryptor(provider);
+            let d = Decryptor::new(key());
             let output = tempfile::tempfile().unwrap();
-            with_threads(3, || d.decrypt_file(&temp_with(&expected), &output)).unwrap();
+            with_threads(3, || runner.file(&d, &temp_with(&expected), &output)).unwrap();
             assert!(read_back(output) == plain, "{at}: decrypt file to file");
             let mut opened = Vec::new();
             with_threads(2, || {
-                d.clone()
-                    .runner(Runner::new().window(1))
-                    .decrypt_stream(&mut &expected[..], &mut opened)
+                (runner.clone().window(1)).stream(&d, &mut &expected[..], &mut opened)
             })
             .unwrap();
             assert!(opened == plain, "{at}: decrypt stream");
             let mut range = Vec::new();
-            d.decrypt_range(&temp_with(&expected), 5000, 3000, &mut range)
-                .unwrap();
+            (runner.range(&d, &temp_with(&expected), 5000, 3000, &mut range)).unwrap();
             assert!(range == plain[5000..8000], "{at}: range");
         }
     }
@@ -126,22 +120,15 @@ fn files_to_recipients_open_on_every_provider() {
         recipients
             .add(&me.to_public().to_string(), "recipient 1")
             .unwrap();
-        let sealed = Encryptor::new(recipients)
-            .chunk_size(chunk_size(CHUNK))
-            .with_provider(sealer)
-            .encrypt_vec(&plain)
-            .unwrap();
+        let encryptor = Encryptor::new(recipients).chunk_size(chunk_size(CHUNK));
+        let sealed = on(sealer).vec(&encryptor, &plain).unwrap();
         for &opener in ALL {
             let mut identities = Identities::new();
             identities
                 .add_file("me.key", me.to_string().expose_secret().as_bytes())
                 .unwrap();
-            let opened = with_threads(3, || {
-                Decryptor::new(identities)
-                    .with_provider(opener)
-                    .decrypt_vec(&sealed)
-            })
-            .unwrap();
+            let opened = with_threads(3, || on(opener).vec(&Decryptor::new(identities), &sealed));
+            let opened = opened.unwrap();
             assert!(opened == plain, "sealed on {sealer}, opened on {opener}");
         }
     }
@@ -191,22 +178,20 @@ fn damages(suite: Suite, sealed: &[u8], whole: &[u8]) -> Vec<(&'static str, Vec<
 #[test]
 fn damage_gets_the_same_diagnosis_on_every_provider() {
     for &suite in Suite::ALL {
-        let sealed = encryptor(suite, SEALER)
-            .encrypt_vec(&data(3 * CHUNK + 100, 9))
-            .unwrap();
-        let whole = encryptor(suite, SEALER)
-            .encrypt_vec(&data(2 * CHUNK, 10))
-            .unwrap();
+        let sealed = on(SEALER).vec(&encryptor(suite), &data(3 * CHUNK + 100, 9));
+        let whole = on(SEALER).vec(&encryptor(suite), &data(2 * CHUNK, 10));
+        let (sealed, whole) = (sealed.unwrap(), whole.unwrap());
         for (what, bytes, expected) in damages(suite, &sealed, &whole) {
             for &provider in ALL {
                 for threads in [1, 3] {
                     let at = format!("{suite}, {what}, on {provider} at {threads} threads");
-                    let err = with_threads(threads, || decryptor(provider).decrypt_vec(&bytes))
-                        .expect_err(&at);
+                    let err =
+                        with_threads(threads, || on(provider).vec(&Decryptor::new(key()), &bytes))
+                            .expect_err(&at);
                     assert_eq!(err.to_string(), expected.to_string(), "{at}");
                     let mut out = Vec::new();
                     let err = with_threads(threads, || {
-                        decryptor(provider).decrypt_stream(&mut &bytes[..], &mut out)
+                        on(provider).stream(&Decryptor::new(key()), &mut &bytes[..], &mut out)
                     })
                     .expect_err(&at);
                     assert_eq!(err.to_string(), expected.to_string(), "{at}, streamed");
@@ -222,12 +207,15 @@ fn damage_gets_the_same_diagnosis_on_every_provider() {
 #[test]
 fn a_chunk_that_fails_to_open_is_left_as_it_was() {
     for &suite in Suite::ALL {
-        let sealed = encryptor(suite, SEALER)
-            .encrypt_vec(&data(3 * CHUNK + 100, 11))
-            .unwrap();
+        let sealed = on(SEALER).vec(&encryptor(suite), &data(3 * CHUNK + 100, 11));
+        let sealed = sealed.unwrap();
         for &provider in ALL {
-            let job = decryptor(provider)
-                .job(&sealed[..HEADER_LEN], Some(sealed.len() as u64))
+            let job = Decryptor::new(key())
+                .first_job(
+                    &mut &sealed[..HEADER_LEN],
+                    Some(sealed.len() as u64),
+                    provider,
+                )
                 .unwrap();
             // Chunk 1 (full) and chunk 3 (the short last one), each damaged in its ciphertext
             // and in its tag.

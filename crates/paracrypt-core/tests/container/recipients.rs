@@ -6,11 +6,11 @@ use std::io::Write;
 use std::process::Command;
 
 use age::secrecy::ExposeSecret;
-use paracrypt_core::Error;
 use paracrypt_core::container::{Decryptor, Encryptor, HEADER_LEN, Key, Suite, read_header};
 use paracrypt_core::container::{Kdf, VERSION_RECIPIENTS};
 use paracrypt_core::pubkey::rsa::RsaPrivateKey;
 use paracrypt_core::recipient::{Identities, Recipients, recipients_of};
+use paracrypt_core::{Error, Runner};
 
 use super::{chunk_size, data, with_threads};
 use crate::raw::have;
@@ -107,15 +107,16 @@ fn encryptor(people: &[&Person]) -> Encryptor {
 
 /// Decrypts with every driver; all must agree.
 fn decrypt_all_ways(decryptor: &Decryptor, sealed: &[u8]) -> Result<Vec<u8>, Error> {
-    let in_memory = decryptor.decrypt_vec(sealed)?;
+    let runner = Runner::new();
+    let in_memory = runner.vec(decryptor, sealed)?;
     let mut streamed = Vec::new();
-    decryptor.decrypt_stream(&mut &sealed[..], &mut streamed)?;
+    runner.stream(decryptor, &mut &sealed[..], &mut streamed)?;
     let mut input = tempfile::tempfile().unwrap();
     input.write_all(sealed).unwrap();
     let output = tempfile::tempfile().unwrap();
-    decryptor.decrypt_file(&input, &output)?;
+    runner.file(decryptor, &input, &output)?;
     let mut ranged = Vec::new();
-    decryptor.decrypt_range(&input, 0, u64::MAX, &mut ranged)?;
+    runner.range(decryptor, &input, 0, u64::MAX, &mut ranged)?;
     assert_eq!(in_memory, streamed);
     assert_eq!(ranged, in_memory);
     Ok(in_memory)
@@ -136,7 +137,8 @@ fn every_recipient_kind_round_trips() {
     for (n, (kind, person)) in people.iter().enumerate() {
         for len in [0, 1, CHUNK, 3 * CHUNK + 1] {
             let plain = data(len, n as u32);
-            let sealed = with_threads(3, || encryptor(&[person]).encrypt_vec(&plain)).unwrap();
+            let sealed =
+                with_threads(3, || Runner::new().vec(&encryptor(&[person]), &plain)).unwrap();
             let info = read_header(&mut &sealed[..]).unwrap();
             assert_eq!(info.version, VERSION_RECIPIENTS);
             assert_eq!(info.kdf, Kdf::Recipients);
@@ -155,7 +157,7 @@ fn each_of_several_recipients_decrypts() {
     let people = [x25519(), rsa_pem(), x25519()];
     let all: Vec<&Person> = people.iter().collect();
     let plain = data(5 * CHUNK + 3, 7);
-    let sealed = encryptor(&all).encrypt_vec(&plain).unwrap();
+    let sealed = Runner::new().vec(&encryptor(&all), &plain).unwrap();
     assert_eq!(read_header(&mut &sealed[..]).unwrap().recipients, 3);
     for person in &people {
         let opened = decrypt_all_ways(&Decryptor::new(identities(person)), &sealed);
@@ -167,35 +169,41 @@ fn each_of_several_recipients_decrypts() {
     both.extend_from_slice(&people[2].identity);
     let mut ids = Identities::new();
     ids.add_file("both", &both).unwrap();
-    assert!(Decryptor::new(ids).decrypt_vec(&sealed).unwrap() == plain);
+    assert!(Runner::new().vec(&Decryptor::new(ids), &sealed).unwrap() == plain);
 }
 
 #[test]
 fn a_wrong_identity_or_secret_fails_before_any_output() {
     let (alice, bob, eve) = (x25519(), rsa_pem(), x25519());
-    let sealed = encryptor(&[&alice, &bob])
-        .encrypt_vec(&data(3 * CHUNK, 1))
+    let sealed = Runner::new()
+        .vec(&encryptor(&[&alice, &bob]), &data(3 * CHUNK, 1))
         .unwrap();
     let mut written = Vec::new();
-    let err = Decryptor::new(identities(&eve))
-        .decrypt_stream(&mut &sealed[..], &mut written)
+    let err = Runner::new()
+        .stream(
+            &Decryptor::new(identities(&eve)),
+            &mut &sealed[..],
+            &mut written,
+        )
         .unwrap_err();
     assert_eq!(
         err.to_string(),
         "no identity matches this file; it was encrypted to 2 recipients"
     );
     assert!(written.is_empty());
-    let err = Decryptor::new(Key::generate())
-        .decrypt_vec(&sealed)
+    let err = Runner::new()
+        .vec(&Decryptor::new(Key::generate()), &sealed)
         .unwrap_err();
     assert_eq!(
         err.to_string(),
         "this file was encrypted with public keys (decrypt it with an identity)"
     );
     // And identities given to a key-file container.
-    let keyed = Encryptor::new(Key::generate()).encrypt_vec(b"x").unwrap();
-    let err = Decryptor::new(identities(&alice))
-        .decrypt_vec(&keyed)
+    let keyed = Runner::new()
+        .vec(&Encryptor::new(Key::generate()), b"x")
+        .unwrap();
+    let err = Runner::new()
+        .vec(&Decryptor::new(identities(&alice)), &keyed)
         .unwrap_err();
     assert_eq!(err.to_string(), "this file was encrypted with a key file");
 }
@@ -203,10 +211,14 @@ fn a_wrong_identity_or_secret_fails_before_any_output() {
 #[test]
 fn an_altered_recipient_block_is_caught() {
     let (alice, bob) = (x25519(), x25519());
-    let sealed = encryptor(&[&alice]).encrypt_vec(&data(100, 2)).unwrap();
+    let sealed = Runner::new()
+        .vec(&encryptor(&[&alice]), &data(100, 2))
+        .unwrap();
     // Replace alice's stanza with one for bob (same file key unknown to the attacker: a
     // stanza of another file), keeping the checksum right: the MAC or the key check fails.
-    let other = encryptor(&[&bob]).encrypt_vec(&data(100, 2)).unwrap();
+    let other = Runner::new()
+        .vec(&encryptor(&[&bob]), &data(100, 2))
+        .unwrap();
     let len = read_header(&mut &sealed[..]).unwrap().len;
     let other_len = read_header(&mut &other[..]).unwrap().len;
     assert_eq!(len, other_len);
@@ -214,16 +226,16 @@ fn an_altered_recipient_block_is_caught() {
     spliced[76..len - 40].copy_from_slice(&other[76..len - 40]);
     let checksum = <sha2::Sha256 as sha2::Digest>::digest(&spliced[..len - 40]);
     spliced[len - 40..len - 32].copy_from_slice(&checksum[..8]);
-    let err = Decryptor::new(identities(&bob))
-        .decrypt_vec(&spliced)
+    let err = Runner::new()
+        .vec(&Decryptor::new(identities(&bob)), &spliced)
         .unwrap_err();
     assert!(matches!(err, Error::WrongKey | Error::Header(_)), "{err}");
     // Accidental damage in the block: the checksum says so, before any identity is tried.
     let mut damaged = sealed.clone();
     damaged[80] ^= 1;
     assert_eq!(
-        Decryptor::new(identities(&alice))
-            .decrypt_vec(&damaged)
+        Runner::new()
+            .vec(&Decryptor::new(identities(&alice)), &damaged)
             .unwrap_err()
             .to_string(),
         "header damaged: checksum mismatch"
@@ -240,12 +252,12 @@ fn keygen_minus_y_gives_recipients_that_encrypt_to_the_identity() {
         recipient: Recipient::Text(line.clone()),
         identity: rsa.identity.clone(),
     };
-    let sealed = encryptor(&[&person])
-        .encrypt_vec(b"to the ssh-rsa line")
+    let sealed = Runner::new()
+        .vec(&encryptor(&[&person]), b"to the ssh-rsa line")
         .unwrap();
     assert_eq!(
-        Decryptor::new(identities(&rsa))
-            .decrypt_vec(&sealed)
+        Runner::new()
+            .vec(&Decryptor::new(identities(&rsa)), &sealed)
             .unwrap(),
         b"to the ssh-rsa line"
     );

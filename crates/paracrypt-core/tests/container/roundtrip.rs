@@ -27,10 +27,12 @@ fn every_suite_and_size_round_trips_across_thread_counts() {
             let plain = data(len, len as u32);
             for (enc_threads, dec_threads) in [(1, 3), (2, 1), (3, 2)] {
                 let sealed =
-                    with_threads(enc_threads, || encryptor(suite).encrypt_vec(&plain)).unwrap();
-                let opened =
-                    with_threads(dec_threads, || Decryptor::new(key()).decrypt_vec(&sealed))
+                    with_threads(enc_threads, || Runner::new().vec(&encryptor(suite), &plain))
                         .unwrap();
+                let opened = with_threads(dec_threads, || {
+                    Runner::new().vec(&Decryptor::new(key()), &sealed)
+                })
+                .unwrap();
                 assert!(
                     opened == plain,
                     "{suite} {len} bytes, {enc_threads}→{dec_threads} threads"
@@ -44,7 +46,7 @@ fn every_suite_and_size_round_trips_across_thread_counts() {
 fn sealed_sizes_follow_from_the_chunk_size() {
     for &suite in Suite::ALL {
         for len in sizes() {
-            let sealed = encryptor(suite).encrypt_vec(&data(len, 1)).unwrap();
+            let sealed = Runner::new().vec(&encryptor(suite), &data(len, 1)).unwrap();
             let full = len / CHUNK;
             let tail = len % CHUNK;
             let chunks = if len == 0 { 1 } else { len.div_ceil(CHUNK) };
@@ -69,17 +71,17 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
         for len in sizes() {
             let plain = data(len, 3);
             let enc = encryptor(suite).fixed_salt_for_tests(SALT);
-            let reference = with_threads(1, || enc.encrypt_vec(&plain)).unwrap();
+            let reference = with_threads(1, || Runner::new().vec(&enc, &plain)).unwrap();
             for threads in [1, 2, 3] {
                 for window in [0, 1, 3] {
-                    let enc = enc.clone().runner(Runner::new().window(window));
+                    let runner = Runner::new().window(window);
                     // File to file.
                     let (src, dst) = (temp_with(&plain), temp_with(&[0xee; 100_000]));
-                    with_threads(threads, || enc.encrypt_file(&src, &dst)).unwrap();
+                    with_threads(threads, || runner.file(&enc, &src, &dst)).unwrap();
                     assert!(read_back(dst) == reference, "{suite} {len} file t{threads}");
                     // Stream to stream.
                     let mut out = Vec::new();
-                    with_threads(threads, || enc.encrypt_stream(&mut &plain[..], &mut out))
+                    with_threads(threads, || runner.stream(&enc, &mut &plain[..], &mut out))
                         .unwrap();
                     assert!(
                         out == reference,
@@ -87,7 +89,7 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
                     );
                     // Write adapter, fed in odd pieces.
                     let sealed = with_threads(threads, || {
-                        let mut w = enc.writer(Vec::new()).unwrap();
+                        let mut w = runner.writer(&enc, Vec::new()).unwrap();
                         for piece in plain.chunks(1000) {
                             w.write_all(piece).unwrap();
                         }
@@ -99,16 +101,16 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
                     );
 
                     // And back, on every driver.
-                    let dec = Decryptor::new(key()).runner(Runner::new().window(window));
+                    let dec = Decryptor::new(key());
                     let (src, dst) = (temp_with(&reference), temp_with(&[0xee; 100_000]));
-                    with_threads(threads, || dec.decrypt_file(&src, &dst)).unwrap();
+                    with_threads(threads, || runner.file(&dec, &src, &dst)).unwrap();
                     assert!(
                         read_back(dst) == plain,
                         "{suite} {len} decrypt file t{threads}"
                     );
                     let mut out = Vec::new();
                     with_threads(threads, || {
-                        dec.decrypt_stream(&mut &reference[..], &mut out)
+                        runner.stream(&dec, &mut &reference[..], &mut out)
                     })
                     .unwrap();
                     assert!(
@@ -123,8 +125,12 @@ fn file_stream_writer_and_memory_give_the_same_bytes() {
 
 #[test]
 fn a_fresh_salt_every_time() {
-    let a = encryptor(Suite::Aes256Gcm).encrypt_vec(b"same").unwrap();
-    let b = encryptor(Suite::Aes256Gcm).encrypt_vec(b"same").unwrap();
+    let a = Runner::new()
+        .vec(&encryptor(Suite::Aes256Gcm), b"same")
+        .unwrap();
+    let b = Runner::new()
+        .vec(&encryptor(Suite::Aes256Gcm), b"same")
+        .unwrap();
     assert_ne!(a, b);
     assert_ne!(a[28..60], b[28..60], "salts differ");
 }
@@ -132,16 +138,14 @@ fn a_fresh_salt_every_time() {
 #[test]
 fn passwords_round_trip_and_store_their_parameters() {
     let secret = Secret::password("correct horse battery staple");
-    let sealed = Encryptor::new(secret.clone())
-        .chunk_size(chunk_size(CHUNK))
-        .encrypt_vec(b"secret")
-        .unwrap();
+    let encryptor = Encryptor::new(secret.clone()).chunk_size(chunk_size(CHUNK));
+    let sealed = Runner::new().vec(&encryptor, b"secret").unwrap();
     let info = paracrypt_core::container::read_header(&mut &sealed[..]).unwrap();
     assert!(
         matches!(info.kdf, paracrypt_core::container::Kdf::Argon2id(p) if p.m_cost == 19 * 1024 && p.t_cost == 2)
     );
     assert_eq!(
-        Decryptor::new(secret).decrypt_vec(&sealed).unwrap(),
+        Runner::new().vec(&Decryptor::new(secret), &sealed).unwrap(),
         b"secret"
     );
 }
@@ -150,7 +154,7 @@ fn passwords_round_trip_and_store_their_parameters() {
 fn random_access_reads_only_what_it_needs() {
     for &suite in Suite::ALL {
         let plain = data(10 * CHUNK + 123, 5);
-        let sealed = encryptor(suite).encrypt_vec(&plain).unwrap();
+        let sealed = Runner::new().vec(&encryptor(suite), &plain).unwrap();
         let file = temp_with(&sealed);
         let dec = Decryptor::new(key());
         let c = CHUNK as u64;
@@ -164,13 +168,16 @@ fn random_access_reads_only_what_it_needs() {
             (17, 0),
         ] {
             let mut out = Vec::new();
-            with_threads(2, || dec.decrypt_range(&file, offset, len, &mut out)).unwrap();
+            with_threads(2, || {
+                Runner::new().range(&dec, &file, offset, len, &mut out)
+            })
+            .unwrap();
             let from = (offset as usize).min(plain.len());
             let to = (offset + len).min(plain.len() as u64) as usize;
             assert!(out == plain[from..to], "{suite} range {offset}+{len}");
         }
-        let err = dec
-            .decrypt_range(&file, 10 * CHUNK as u64 + 124, 1, &mut Vec::new())
+        let err = Runner::new()
+            .range(&dec, &file, 10 * CHUNK as u64 + 124, 1, &mut Vec::new())
             .unwrap_err();
         assert!(err.to_string().contains("beyond the end"), "{suite}: {err}");
 
@@ -180,10 +187,12 @@ fn random_access_reads_only_what_it_needs() {
         damaged[chunk3] ^= 1;
         let file = temp_with(&damaged);
         let mut out = Vec::new();
-        dec.decrypt_range(&file, 0, CHUNK as u64, &mut out).unwrap();
+        Runner::new()
+            .range(&dec, &file, 0, CHUNK as u64, &mut out)
+            .unwrap();
         assert_eq!(out, plain[..CHUNK]);
-        let err = dec
-            .decrypt_range(&file, 3 * CHUNK as u64, 1, &mut Vec::new())
+        let err = Runner::new()
+            .range(&dec, &file, 3 * CHUNK as u64, 1, &mut Vec::new())
             .unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -216,9 +225,9 @@ fn the_writer_holds_at_most_one_window_of_chunks() {
     let plain = data(64 * CHUNK + 5, 11);
     let sink = SharedSink::default();
     let sealed = with_threads(2, || {
-        let mut w = encryptor(suite)
-            .runner(Runner::new().window(window))
-            .writer(sink.clone())
+        let mut w = Runner::new()
+            .window(window)
+            .writer(&encryptor(suite), sink.clone())
             .unwrap();
         for (i, piece) in plain.chunks(CHUNK).enumerate() {
             w.write_all(piece).unwrap();
@@ -230,7 +239,10 @@ fn the_writer_holds_at_most_one_window_of_chunks() {
         w.finish().unwrap();
         sink.0.lock().unwrap().clone()
     });
-    assert_eq!(Decryptor::new(key()).decrypt_vec(&sealed).unwrap(), plain);
+    assert_eq!(
+        Runner::new().vec(&Decryptor::new(key()), &sealed).unwrap(),
+        plain
+    );
 }
 
 #[test]
@@ -240,7 +252,7 @@ fn the_stream_decryptor_holds_at_most_two_windows_of_chunks() {
     let suite = Suite::Aes256Gcm;
     let window = 2;
     let plain = data(64 * CHUNK + 5, 12);
-    let sealed = encryptor(suite).encrypt_vec(&plain).unwrap();
+    let sealed = Runner::new().vec(&encryptor(suite), &plain).unwrap();
     let sink = SharedSink::default();
     let mut source = Watched {
         rest: &sealed[..],
@@ -258,9 +270,9 @@ fn the_stream_decryptor_holds_at_most_two_windows_of_chunks() {
     };
     let mut out = sink.clone();
     with_threads(2, || {
-        Decryptor::new(key())
-            .runner(Runner::new().window(window))
-            .decrypt_stream(&mut source, &mut out)
+        Runner::new()
+            .window(window)
+            .stream(&Decryptor::new(key()), &mut source, &mut out)
     })
     .unwrap();
     assert!(*sink.0.lock().unwrap() == plain);

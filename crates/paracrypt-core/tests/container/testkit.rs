@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use paracrypt_core::container::{
     Argon2Params, Decryptor, Encryptor, HEADER_LEN, Key, SALT_LEN, Secret, Suite,
 };
-use paracrypt_core::{Error, Runner};
+use paracrypt_core::{Error, Recipe, Runner};
 use std::collections::HashSet;
 
 use age_core::primitives::{aead_encrypt, hkdf};
@@ -134,12 +134,15 @@ fn seal_to(suite: Suite, publics: &[[u8; 32]], plain: &[u8]) -> Vec<u8> {
             ephemeral: [0x40 + i as u8; 32],
         }));
     }
-    Encryptor::new(recipients)
-        .suite(suite)
-        .chunk_size(chunk_size(CHUNK))
-        .fixed_salt_for_tests(SALT)
-        .fixed_file_key_for_tests(FILE_KEY)
-        .encrypt_vec(plain)
+    Runner::new()
+        .vec(
+            &Encryptor::new(recipients)
+                .suite(suite)
+                .chunk_size(chunk_size(CHUNK))
+                .fixed_salt_for_tests(SALT)
+                .fixed_file_key_for_tests(FILE_KEY),
+            plain,
+        )
         .unwrap()
 }
 
@@ -158,11 +161,14 @@ fn plaintext(len: usize) -> Vec<u8> {
 }
 
 fn seal(suite: Suite, secret: &SecretSpec, salt: [u8; SALT_LEN], plain: &[u8]) -> Vec<u8> {
-    Encryptor::new(secret.secret())
-        .suite(suite)
-        .chunk_size(chunk_size(CHUNK))
-        .fixed_salt_for_tests(salt)
-        .encrypt_vec(plain)
+    Runner::new()
+        .vec(
+            &Encryptor::new(secret.secret())
+                .suite(suite)
+                .chunk_size(chunk_size(CHUNK))
+                .fixed_salt_for_tests(salt),
+            plain,
+        )
         .unwrap()
 }
 
@@ -174,7 +180,7 @@ fn forge(suite: Suite, secret: &SecretSpec, chunks: &[(u64, bool, Vec<u8>)]) -> 
         .suite(suite)
         .chunk_size(chunk_size(CHUNK))
         .fixed_salt_for_tests(SALT)
-        .job(None)
+        .first_job(&mut &[][..], None, Provider::default())
         .unwrap();
     let mut file = job.header().to_vec();
     for (index, is_last, plain) in chunks {
@@ -987,29 +993,26 @@ fn failing_chunk(err: &Error) -> u64 {
 
 /// One way of decrypting a whole file: the plaintext or the error, and for the stream the
 /// output written (before the error, if any).
-type DecryptPath = fn(&Decryptor, &[u8]) -> (Result<Vec<u8>, Error>, Option<Vec<u8>>);
+type DecryptPath = fn(&Runner, &Decryptor, &[u8]) -> (Result<Vec<u8>, Error>, Option<Vec<u8>>);
 
 /// Every decryption path, each at a thread count of its own.
 fn paths() -> [(&'static str, usize, DecryptPath); 5] {
     [
-        ("memory", 1, |d, body| (d.decrypt_vec(body), None)),
-        ("memory", 3, |d, body| (d.decrypt_vec(body), None)),
-        ("stream", 2, |d, body| {
+        ("memory", 1, |r, d, body| (r.vec(d, body), None)),
+        ("memory", 3, |r, d, body| (r.vec(d, body), None)),
+        ("stream", 2, |r, d, body| {
             let mut out = Vec::new();
-            let result = d
-                .clone()
-                .runner(Runner::new().window(1))
-                .decrypt_stream(&mut &body[..], &mut out);
+            let result = r.clone().window(1).stream(d, &mut &body[..], &mut out);
             (result.map(|_| out.clone()), Some(out))
         }),
-        ("file to file", 3, |d, body| {
+        ("file to file", 3, |r, d, body| {
             let (input, output) = (temp_with(body), tempfile::tempfile().unwrap());
-            let result = d.decrypt_file(&input, &output);
+            let result = r.file(d, &input, &output);
             (result.map(|_| read_back(output)), None)
         }),
-        ("whole range", 2, |d, body| {
+        ("whole range", 2, |r, d, body| {
             let mut out = Vec::new();
-            let result = d.decrypt_range(&temp_with(body), 0, u64::MAX, &mut out);
+            let result = r.range(d, &temp_with(body), 0, u64::MAX, &mut out);
             (result.map(|_| out), None)
         }),
     ]
@@ -1040,8 +1043,11 @@ fn every_case_meets_its_expectation() {
             .iter()
             .flat_map(|&provider| paths().map(|path| (provider, path)));
         for (provider, (route, threads, decrypt)) in routes {
-            let decryptor = Decryptor::new(secret.secret()).with_provider(provider);
-            let (result, streamed) = with_threads(threads, || decrypt(&decryptor, body));
+            let (decryptor, runner) = (
+                Decryptor::new(secret.secret()),
+                Runner::new().provider(provider),
+            );
+            let (result, streamed) = with_threads(threads, || decrypt(&runner, &decryptor, body));
             let at = format!("{name} ({route}, {threads} threads, {provider})");
             match expect {
                 "success" => {

@@ -3,9 +3,9 @@
 //! interop with `openssl enc` (padding included) is tested against the real binary in
 //! `crates/paracrypt-cli/tests/cli/raw.rs`.
 
-use paracrypt_core::raw::{RawCipher, RawCipherName};
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
-use super::{chunk_size, with_threads};
+use super::{chunk_size, process, with_threads};
 
 /// Encrypts `plaintext` without padding on 1 and 3 threads with a one-block chunk size (so every
 /// block is its own chunk and the chunk seams are exercised), checks `ciphertext`, and decrypts.
@@ -22,13 +22,19 @@ fn check(name: &str, key: &str, iv: &str, plaintext: &str, ciphertext: &str) {
     for threads in [1, 3] {
         for chunk in [16, 4096] {
             let mut buf = plaintext.clone();
-            with_threads(threads, || cipher.encrypt_vec(&mut buf, chunk_size(chunk))).unwrap();
+            with_threads(threads, || {
+                process(&cipher, Direction::Encrypt, &mut buf, chunk_size(chunk))
+            })
+            .unwrap();
             assert_eq!(
                 hex::encode(&buf),
                 hex::encode(&expected),
                 "{name} encrypt, {threads} threads, chunk {chunk}"
             );
-            with_threads(threads, || cipher.decrypt_vec(&mut buf, chunk_size(chunk))).unwrap();
+            with_threads(threads, || {
+                process(&cipher, Direction::Decrypt, &mut buf, chunk_size(chunk))
+            })
+            .unwrap();
             assert_eq!(
                 buf, plaintext,
                 "{name} decrypt, {threads} threads, chunk {chunk}"
@@ -131,12 +137,12 @@ fn ctr_counter_carries_across_all_128_bits() {
     let key = hex::decode(AES128_KEY).unwrap();
     let ctr = RawCipher::new(RawCipherName::Aes128Ctr, &key, Some(&[0xff; 16])).unwrap();
     let mut stream = vec![0u8; 32];
-    ctr.encrypt_vec(&mut stream, chunk_size(16)).unwrap();
+    process(&ctr, Direction::Encrypt, &mut stream, chunk_size(16)).unwrap();
     let ecb = RawCipher::new(RawCipherName::Aes128Ecb, &key, None)
         .unwrap()
         .with_padding(false);
     let mut blocks = [[0xffu8; 16], [0u8; 16]].concat();
-    ecb.encrypt_vec(&mut blocks, chunk_size(16)).unwrap();
+    process(&ecb, Direction::Encrypt, &mut blocks, chunk_size(16)).unwrap();
     assert_eq!(stream, blocks);
 }
 
@@ -251,7 +257,7 @@ fn rfc6229_rc4_far_offset() {
         None,
     )
     .unwrap();
-    cipher.encrypt_vec(&mut buf, chunk_size(1024)).unwrap();
+    process(&cipher, Direction::Encrypt, &mut buf, chunk_size(1024)).unwrap();
     assert_eq!(
         hex::encode(&buf[4096..]),
         "ff25b58995996707e51fbdf08b34d875"
@@ -269,7 +275,7 @@ fn pkcs7_padding_fills_the_block_with_its_length() {
     )
     .unwrap();
     let mut buf = b"abc".to_vec();
-    cipher.encrypt_vec(&mut buf, chunk_size(16)).unwrap();
+    process(&cipher, Direction::Encrypt, &mut buf, chunk_size(16)).unwrap();
     let raw = RawCipher::new(
         RawCipherName::Aes128Ecb,
         &hex::decode(AES128_KEY).unwrap(),
@@ -278,10 +284,10 @@ fn pkcs7_padding_fills_the_block_with_its_length() {
     .unwrap()
     .with_padding(false);
     let mut padded = b"abc\x0d\x0d\x0d\x0d\x0d\x0d\x0d\x0d\x0d\x0d\x0d\x0d\x0d".to_vec();
-    raw.encrypt_vec(&mut padded, chunk_size(16)).unwrap();
+    process(&raw, Direction::Encrypt, &mut padded, chunk_size(16)).unwrap();
     assert_eq!(buf, padded);
     // A whole block of input gains a whole block of padding.
     let mut aligned = vec![7u8; 32];
-    cipher.encrypt_vec(&mut aligned, chunk_size(16)).unwrap();
+    process(&cipher, Direction::Encrypt, &mut aligned, chunk_size(16)).unwrap();
     assert_eq!(aligned.len(), 48);
 }

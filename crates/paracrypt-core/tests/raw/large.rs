@@ -3,9 +3,10 @@
 //! checked against RustCrypto's `ctr` seeked to the same byte.
 
 use aes::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
-use paracrypt_core::engine;
 use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::{Recipe, engine};
 use std::os::unix::fs::FileExt;
 
 #[test]
@@ -19,13 +20,8 @@ fn chunks_past_4_gib_land_at_their_offsets() {
 
     let (key, iv) = ([7u8; 32], [9u8; 16]);
     let cipher = RawCipher::new(RawCipherName::Aes256Ctr, &key, Some(&iv)).unwrap();
-    let job = cipher
-        .job(
-            Direction::Encrypt,
-            Some(len),
-            ChunkSize::new(chunk).unwrap(),
-        )
-        .unwrap();
+    let recipe = cipher.recipe(Direction::Encrypt, ChunkSize::new(chunk).unwrap());
+    let job = (recipe.first_job(&mut &[][..], Some(len), Provider::default())).unwrap();
     let first = (4u64 << 30) / chunk as u64;
     let chunks = job.plan().unwrap().len();
     let end = engine::run(&job, first..chunks, &input, &output).unwrap();

@@ -8,7 +8,9 @@ mod salted;
 mod validation;
 
 use paracrypt_core::plan::ChunkSize;
-use paracrypt_core::raw::{RawCipher, RawCipherName};
+use paracrypt_core::provider::Provider;
+use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::{Recipe, engine};
 
 /// A cipher with a fixed key (its smallest accepted length, at least 16 bytes) and IV.
 pub fn cipher(name: RawCipherName) -> RawCipher {
@@ -35,6 +37,30 @@ pub fn data(len: usize, seed: u32) -> Vec<u8> {
 /// A chunk size the test knows to be valid.
 pub fn chunk_size(bytes: usize) -> ChunkSize {
     ChunkSize::new(bytes).unwrap()
+}
+
+/// Runs `cipher` in `direction` over `data` in place (the engine's in-place driver), in chunks
+/// of `chunk_size`, on the default provider, in the current pool.
+pub fn process(
+    cipher: &RawCipher,
+    direction: Direction,
+    data: &mut Vec<u8>,
+    chunk_size: ChunkSize,
+) -> paracrypt_core::Result<()> {
+    process_on(cipher, direction, data, chunk_size, Provider::default())
+}
+
+/// [`process`] on `provider`.
+pub fn process_on(
+    cipher: &RawCipher,
+    direction: Direction,
+    data: &mut Vec<u8>,
+    chunk_size: ChunkSize,
+    provider: Provider,
+) -> paracrypt_core::Result<()> {
+    let recipe = cipher.recipe(direction, chunk_size);
+    let job = recipe.first_job(&mut &[][..], Some(data.len() as u64), provider)?;
+    Ok(engine::process_in_place(&job, data)?)
 }
 
 /// Runs `f` in a pool of `threads` threads.

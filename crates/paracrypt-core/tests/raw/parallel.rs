@@ -6,7 +6,7 @@ use std::io::{Read, Seek, Write};
 use paracrypt_core::Runner;
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
-use super::{chunk_size, cipher, data, with_threads};
+use super::{chunk_size, cipher, data, process, with_threads};
 
 const KIB: usize = 1024;
 const MIB: usize = 1024 * KIB;
@@ -16,7 +16,7 @@ fn reference(cipher: &RawCipher, direction: Direction, input: &[u8]) -> Vec<u8> 
     let mut buf = input.to_vec();
     let chunk = (input.len().div_ceil(16) * 16).clamp(16, 1 << 30);
     with_threads(1, || {
-        cipher.process_vec(direction, &mut buf, chunk_size(chunk))
+        process(cipher, direction, &mut buf, chunk_size(chunk))
     })
     .unwrap();
     buf
@@ -31,7 +31,7 @@ fn in_memory(
 ) -> Vec<u8> {
     let mut buf = input.to_vec();
     with_threads(threads, || {
-        cipher.process_vec(direction, &mut buf, chunk_size(chunk))
+        process(cipher, direction, &mut buf, chunk_size(chunk))
     })
     .unwrap();
     buf

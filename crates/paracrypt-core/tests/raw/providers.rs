@@ -5,7 +5,7 @@ use paracrypt_core::Runner;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
-use super::{chunk_size, cipher, data, with_threads};
+use super::{chunk_size, cipher, data, process_on, with_threads};
 
 const CHUNK: usize = 4096;
 
@@ -24,13 +24,18 @@ const SIZES: &[usize] = &[
     3 * CHUNK + 24,
 ];
 
-fn on(name: RawCipherName, provider: Provider) -> RawCipher {
-    cipher(name).with_provider(provider)
-}
-
-fn encrypt(c: &RawCipher, plain: &[u8], threads: usize) -> Vec<u8> {
+fn encrypt(c: &RawCipher, plain: &[u8], threads: usize, provider: Provider) -> Vec<u8> {
     let mut data = plain.to_vec();
-    with_threads(threads, || c.encrypt_vec(&mut data, chunk_size(CHUNK))).unwrap();
+    with_threads(threads, || {
+        process_on(
+            c,
+            Direction::Encrypt,
+            &mut data,
+            chunk_size(CHUNK),
+            provider,
+        )
+    })
+    .unwrap();
     data
 }
 
@@ -42,9 +47,9 @@ fn every_raw_cipher_gives_the_same_bytes_on_every_provider() {
             {
                 let mut outputs = Vec::new();
                 for &provider in Provider::ALL {
-                    let c = on(name, provider);
                     for threads in [1, 3] {
-                        outputs.push((provider, threads, encrypt(&c, &plain, threads)));
+                        let sealed = encrypt(&cipher(name), &plain, threads, provider);
+                        outputs.push((provider, threads, sealed));
                     }
                 }
                 let (_, _, first) = &outputs[0];
@@ -55,7 +60,14 @@ fn every_raw_cipher_gives_the_same_bytes_on_every_provider() {
                 for &provider in Provider::ALL {
                     let mut back = first.clone();
                     with_threads(3, || {
-                        on(name, provider).decrypt_vec(&mut back, chunk_size(CHUNK))
+                        let c = cipher(name);
+                        process_on(
+                            &c,
+                            Direction::Decrypt,
+                            &mut back,
+                            chunk_size(CHUNK),
+                            provider,
+                        )
                     })
                     .unwrap();
                     assert_eq!(back, plain, "{name} {len} bytes decrypted on {provider}");
@@ -72,9 +84,9 @@ fn streams_and_files_agree_across_providers() {
         let plain = data(3 * CHUNK + 24, 9);
         let input = dir.path().join("in");
         std::fs::write(&input, &plain).unwrap();
-        let expected = encrypt(&on(name, Provider::RustCrypto), &plain, 1);
+        let expected = encrypt(&cipher(name), &plain, 1, Provider::RustCrypto);
         for &provider in Provider::ALL {
-            let c = on(name, provider);
+            let (c, runner) = (cipher(name), Runner::new().provider(provider));
             let out = dir.path().join(format!("out-{provider}"));
             let (i, o) = (
                 std::fs::File::open(&input).unwrap(),
@@ -82,7 +94,7 @@ fn streams_and_files_agree_across_providers() {
             );
             with_threads(3, || {
                 let recipe = c.recipe(Direction::Encrypt, chunk_size(CHUNK));
-                Runner::new().file(&recipe, &i, &o)
+                runner.file(&recipe, &i, &o)
             })
             .unwrap();
             assert_eq!(
@@ -93,7 +105,7 @@ fn streams_and_files_agree_across_providers() {
             let mut sink = Vec::new();
             with_threads(3, || {
                 let recipe = c.recipe(Direction::Encrypt, chunk_size(CHUNK));
-                Runner::new().stream(&recipe, &mut &plain[..], &mut sink)
+                runner.stream(&recipe, &mut &plain[..], &mut sink)
             })
             .unwrap();
             assert_eq!(sink, expected, "{name} stream on {provider}");
@@ -115,26 +127,30 @@ fn one_pass_in_memory_equals_in_place_on_every_provider() {
                 let plain = &stored[1..];
                 for &provider in Provider::ALL {
                     let at = format!("{name}, chunks of {chunk}, {len} bytes on {provider}");
-                    let c = on(name, provider);
+                    let (c, runner) = (cipher(name), Runner::new().provider(provider));
                     let mut in_place = plain.to_vec();
-                    if with_threads(3, || c.encrypt_vec(&mut in_place, chunk_size(chunk))).is_err()
+                    let size = chunk_size(chunk);
+                    if with_threads(3, || {
+                        process_on(&c, Direction::Encrypt, &mut in_place, size, provider)
+                    })
+                    .is_err()
                     {
                         // A partial block without padding: refused the same way in memory.
                         let recipe = c.recipe(Direction::Encrypt, chunk_size(chunk));
-                        assert!(Runner::new().vec(&recipe, plain).is_err(), "{at}");
+                        assert!(runner.vec(&recipe, plain).is_err(), "{at}");
                         continue;
                     }
                     for threads in [1, 3] {
                         let sealed = with_threads(threads, || {
                             let recipe = c.recipe(Direction::Encrypt, chunk_size(chunk));
-                            Runner::new().vec(&recipe, plain)
+                            runner.vec(&recipe, plain)
                         })
                         .unwrap();
                         assert!(sealed == in_place, "{at}, {threads} threads: encryption");
                         let stored = [&[0x42][..], &sealed].concat();
                         let opened = with_threads(threads, || {
                             let recipe = c.recipe(Direction::Decrypt, chunk_size(chunk));
-                            Runner::new().vec(&recipe, &stored[1..])
+                            runner.vec(&recipe, &stored[1..])
                         })
                         .unwrap();
                         assert!(opened == plain, "{at}, {threads} threads: decryption");

@@ -3,9 +3,9 @@
 
 use std::process::Command;
 
-use paracrypt_core::engine;
-use paracrypt_core::raw::RawCipherName;
+use paracrypt_core::Runner;
 use paracrypt_core::raw::salted::{Digest, PasswordCipher, PasswordKdf};
+use paracrypt_core::raw::{Direction, RawCipherName};
 
 use super::{chunk_size, data, have, with_threads};
 
@@ -50,19 +50,13 @@ fn with_header(out: Vec<u8>) -> Vec<u8> {
 }
 
 fn seal(cipher: &PasswordCipher, plain: &[u8], threads: usize) -> Vec<u8> {
-    let job = cipher
-        .encrypt_job(Some(plain.len() as u64), chunk_size(CHUNK))
-        .unwrap();
-    let mut out = Vec::new();
-    with_threads(threads, || engine::run_in_memory(&job, plain, &mut out)).unwrap();
-    out
+    let recipe = cipher.clone().recipe(Direction::Encrypt, chunk_size(CHUNK));
+    with_threads(threads, || Runner::new().vec(&recipe, plain)).unwrap()
 }
 
 fn open(cipher: &PasswordCipher, sealed: &[u8], threads: usize) -> paracrypt_core::Result<Vec<u8>> {
-    let job = cipher.decrypt_job(sealed, Some(sealed.len() as u64), chunk_size(CHUNK))?;
-    let mut out = Vec::new();
-    with_threads(threads, || engine::run_in_memory(&job, sealed, &mut out))?;
-    Ok(out)
+    let recipe = cipher.clone().recipe(Direction::Decrypt, chunk_size(CHUNK));
+    with_threads(threads, || Runner::new().vec(&recipe, sealed))
 }
 
 #[test]

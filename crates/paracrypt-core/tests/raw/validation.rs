@@ -4,7 +4,7 @@ use paracrypt_core::Error;
 use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 
-use super::{chunk_size, cipher};
+use super::{chunk_size, cipher, process};
 
 #[test]
 fn unknown_cipher_lists_the_valid_names() {
@@ -54,14 +54,14 @@ fn chunk_sizes_must_be_whole_blocks_and_bounded() {
         let err = ChunkSize::new(bad).unwrap_err();
         assert!(matches!(err, Error::ChunkSize { .. }), "{bad}: {err}");
     }
-    assert!(c.job(Direction::Encrypt, Some(100), chunk_size(16)).is_ok());
+    assert!(process(&c, Direction::Encrypt, &mut vec![0; 100], chunk_size(16)).is_ok());
 }
 
 #[test]
 fn unpadded_input_must_be_whole_blocks() {
     let c = cipher(RawCipherName::Aes128Cbc).with_padding(false);
     let mut buf = vec![0u8; 17];
-    let err = c.encrypt_vec(&mut buf, chunk_size(4096)).unwrap_err();
+    let err = process(&c, Direction::Encrypt, &mut buf, chunk_size(4096)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "input of 17 bytes is not a whole number of 16-byte blocks (padding is off)"
@@ -69,10 +69,8 @@ fn unpadded_input_must_be_whole_blocks() {
     assert_eq!(buf.len(), 17, "nothing was done");
     // CTR and RC4 never pad and take any length.
     let mut buf = vec![0u8; 17];
-    cipher(RawCipherName::Aes128Ctr)
-        .with_padding(false)
-        .encrypt_vec(&mut buf, chunk_size(4096))
-        .unwrap();
+    let ctr = cipher(RawCipherName::Aes128Ctr).with_padding(false);
+    process(&ctr, Direction::Encrypt, &mut buf, chunk_size(4096)).unwrap();
 }
 
 #[test]
@@ -80,20 +78,18 @@ fn padded_ciphertext_is_checked() {
     let c = cipher(RawCipherName::Aes256Cbc);
     let mut buf = vec![0u8; 33];
     assert!(matches!(
-        c.decrypt_vec(&mut buf, chunk_size(4096)),
+        process(&c, Direction::Decrypt, &mut buf, chunk_size(4096)),
         Err(Error::PartialBlock { len: 33, .. })
     ));
     let mut empty = Vec::new();
-    let err = c.decrypt_vec(&mut empty, chunk_size(4096)).unwrap_err();
+    let err = process(&c, Direction::Decrypt, &mut empty, chunk_size(4096)).unwrap_err();
     assert!(matches!(err, Error::TooShort { len: 0, .. }), "{err}");
 
     // A wrong key almost never yields valid padding.
     let mut sealed = b"sixteen byte msg and some more".to_vec();
-    c.encrypt_vec(&mut sealed, chunk_size(4096)).unwrap();
+    process(&c, Direction::Encrypt, &mut sealed, chunk_size(4096)).unwrap();
     let wrong = RawCipher::new(RawCipherName::Aes256Cbc, &[9; 32], Some(&[0xf0; 16])).unwrap();
-    let err = wrong
-        .decrypt_vec(&mut sealed, chunk_size(4096))
-        .unwrap_err();
+    let err = process(&wrong, Direction::Decrypt, &mut sealed, chunk_size(4096)).unwrap_err();
     assert!(matches!(err, Error::BadPadding), "{err}");
 }
 
