@@ -116,7 +116,7 @@ pub struct DistributedFlags {
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = 40,
+        default_value_t = 30,
         requires = "distributed"
     )]
     pub stall_timeout: u64,

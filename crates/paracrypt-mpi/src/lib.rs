@@ -71,8 +71,8 @@ pub use paracrypt_core::Recipe;
 use paracrypt_core::provider::Provider;
 pub use watchdog::{Hooks, Peer, Stall};
 
-/// [`Options::stall_timeout`]'s default: 40 s, so that a fault ends the job within a minute (docs/SCALING.md, *The bound*).
-pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(40);
+/// [`Options::stall_timeout`]'s default: 30 s, so that a fault ends the job within a minute (docs/SCALING.md, *The bound*).
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How [`distribute`] spreads the work, and what computes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
