@@ -353,7 +353,9 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
 
 #[test]
 fn block_ciphers_out_of_place_equal_in_place_on_every_provider() {
-    let algs: [(BlockAlg, usize); 4] = [
+    let algs: [(BlockAlg, usize); 6] = [
+        (BlockAlg::Aes, 16),
+        (BlockAlg::Aes, 24),
         (BlockAlg::Aes, 32),
         (BlockAlg::Des, 8),
         (BlockAlg::TripleDes, 24),

@@ -15,7 +15,7 @@ use aws_lc_rs::cipher::{
 use aws_lc_rs::iv::FixedLength;
 use aws_lc_rs::{hkdf, hmac};
 
-use self::ffi::{DesKey, EvpCtr, EvpEcb, EvpGcmOpen, FfiError, Rc4Key};
+use self::ffi::{DesKey, EvpCbc, EvpCtr, EvpEcb, EvpGcmOpen, FfiError, Rc4Key};
 use super::{
     Aead, AeadAlg, BlockCipher, CtrCipher, Entry, HmacSha256, NONCE_LEN, Provider, StreamCipher,
     TAG_LEN, Table, rustcrypto,
@@ -75,13 +75,15 @@ fn des_ede3(key: &[u8]) -> Option<Box<dyn BlockCipher>> {
         .map(|k| Box::new(Des(k)) as _)
 }
 
-/// AES: ECB through `EVP` (pipelined), CBC through aws-lc-rs (`AES_cbc_encrypt`, whose
-/// decryption pipelines too).
+/// AES: ECB through `EVP` (pipelined), CBC in place through aws-lc-rs (`AES_cbc_encrypt`,
+/// whose decryption pipelines too) and from one slice into another through `EVP` (one pass).
 struct Aes {
     ecb_enc: EvpEcb,
     ecb_dec: EvpEcb,
     cbc_enc: EncryptingKey,
     cbc_dec: DecryptingKey,
+    cbc_enc_to: EvpCbc,
+    cbc_dec_to: EvpCbc,
 }
 
 impl Aes {
@@ -98,6 +100,8 @@ impl Aes {
             ecb_dec: EvpEcb::aes(key, false).ok()??,
             cbc_enc: EncryptingKey::cbc(unbound()?).ok()?,
             cbc_dec: DecryptingKey::cbc(unbound()?).ok()?,
+            cbc_enc_to: EvpCbc::aes(key, true).ok()??,
+            cbc_dec_to: EvpCbc::aes(key, false).ok()??,
         })
     }
 }
@@ -149,6 +153,24 @@ impl BlockCipher for Aes {
             .map_err(failed("AES-CBC decryption"))?;
         Ok(())
     }
+
+    fn cbc_encrypt_to(&self, iv: &mut [u8], input: &[u8], output: &mut [u8]) -> Result<()> {
+        if input.is_empty() {
+            return Ok(());
+        }
+        let start: [u8; 16] = iv.try_into().expect("AES IVs are 16 bytes");
+        self.cbc_enc_to.apply_to(&start, input, output)?;
+        iv.copy_from_slice(&output[output.len() - 16..]);
+        Ok(())
+    }
+
+    fn cbc_decrypt_to(&self, iv: &[u8], input: &[u8], output: &mut [u8]) -> Result<()> {
+        if input.is_empty() {
+            return Ok(());
+        }
+        let start: [u8; 16] = iv.try_into().expect("AES IVs are 16 bytes");
+        Ok(self.cbc_dec_to.apply_to(&start, input, output)?)
+    }
 }
 
 /// DES and 3DES (FFI: aws-lc-rs's DES refuses weak and repeated keys, `openssl enc` does not).
@@ -173,6 +195,23 @@ impl BlockCipher for Des {
     fn cbc_decrypt(&self, iv: &[u8], data: &mut [u8]) -> Result<()> {
         let mut iv: [u8; 8] = iv.try_into().expect("DES IVs are 8 bytes");
         self.0.cbc(false, &mut iv, data);
+        Ok(())
+    }
+
+    fn ecb_to(&self, encrypt: bool, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.0.ecb_to(encrypt, input, output);
+        Ok(())
+    }
+
+    fn cbc_encrypt_to(&self, iv: &mut [u8], input: &[u8], output: &mut [u8]) -> Result<()> {
+        let iv: &mut [u8; 8] = iv.try_into().expect("DES IVs are 8 bytes");
+        self.0.cbc_to(true, iv, input, output);
+        Ok(())
+    }
+
+    fn cbc_decrypt_to(&self, iv: &[u8], input: &[u8], output: &mut [u8]) -> Result<()> {
+        let mut iv: [u8; 8] = iv.try_into().expect("DES IVs are 8 bytes");
+        self.0.cbc_to(false, &mut iv, input, output);
         Ok(())
     }
 }

@@ -185,6 +185,51 @@ impl EvpEcb {
     }
 }
 
+/// AES-CBC (128, 192 or 256-bit key, no padding: whole blocks) from one slice into another in
+/// one pass (aws-lc-rs's CBC works in place only).
+///
+/// As [`EvpEcb`], a keyed template copied for every call, in one direction.
+pub(crate) struct EvpCbc {
+    template: CipherCtx,
+    encrypt: bool,
+}
+
+// SAFETY: after `new` the template is only ever read, through the `const` pointer of
+// `EVP_CIPHER_CTX_copy`; reads from many threads at once are sound.
+unsafe impl Send for EvpCbc {}
+// SAFETY: as above: shared access only reads the template.
+unsafe impl Sync for EvpCbc {}
+
+impl EvpCbc {
+    /// A keyed AES-CBC context for `encrypt`ion or decryption (`None` for a key length other
+    /// than 16, 24 or 32).
+    pub(crate) fn aes(key: &[u8], encrypt: bool) -> Result<Option<Self>> {
+        // SAFETY: these return pointers to static cipher tables.
+        let cipher = unsafe {
+            match key.len() {
+                16 => sys::EVP_aes_128_cbc(),
+                24 => sys::EVP_aes_192_cbc(),
+                32 => sys::EVP_aes_256_cbc(),
+                _ => return Ok(None),
+            }
+        };
+        let template = CipherCtx::keyed(cipher, key, encrypt)?;
+        // SAFETY: the context is live and initialised.
+        check(
+            unsafe { sys::EVP_CIPHER_CTX_set_padding(template.0.as_ptr(), 0) },
+            "EVP_CIPHER_CTX_set_padding",
+        )?;
+        Ok(Some(EvpCbc { template, encrypt }))
+    }
+
+    /// CBC over whole 16-byte blocks of `input` from `iv`, written to `output` (of the same
+    /// length). Without padding every block in gives its block out at once.
+    pub(crate) fn apply_to(&self, iv: &[u8; 16], input: &[u8], output: &mut [u8]) -> Result<()> {
+        debug_assert!(input.len().is_multiple_of(16));
+        CipherCtx::started(&self.template, iv, self.encrypt)?.update_to(input, output)
+    }
+}
+
 /// AES-CTR (128, 192 or 256-bit key, a 128-bit big-endian counter) from one slice into
 /// another in one pass (aws-lc-rs's CTR works in place only).
 ///

@@ -36,7 +36,7 @@ pub(crate) use bn::{
     mod_mul, mod_sub, mul_add, rand_range,
 };
 pub(crate) use des::{DES_BLOCK, DesKey};
-pub(crate) use evp::{EvpCtr, EvpEcb, EvpGcmOpen};
+pub(crate) use evp::{EvpCbc, EvpCtr, EvpEcb, EvpGcmOpen};
 pub(crate) use rc4::Rc4Key;
 
 /// An aws-lc call failed (allocation failure or an internal error): names the function.
