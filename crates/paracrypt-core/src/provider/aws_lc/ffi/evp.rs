@@ -41,6 +41,18 @@ impl CipherCtx {
         Ok(ctx)
     }
 
+    /// [`keyed`](Self::keyed), with padding off: whole blocks in, the same blocks out (ECB,
+    /// CBC).
+    fn unpadded(cipher: *const sys::EVP_CIPHER, key: &[u8], encrypt: bool) -> Result<Self> {
+        let ctx = CipherCtx::keyed(cipher, key, encrypt)?;
+        // SAFETY: the context is live and initialised.
+        check(
+            unsafe { sys::EVP_CIPHER_CTX_set_padding(ctx.0.as_ptr(), 0) },
+            "EVP_CIPHER_CTX_set_padding",
+        )?;
+        Ok(ctx)
+    }
+
     /// A working copy of a keyed template (the expanded key is copied, not recomputed), so
     /// that one template serves any number of threads at once.
     fn copy_of(template: &CipherCtx) -> Result<Self> {
@@ -163,12 +175,7 @@ impl EvpEcb {
                 _ => return Ok(None),
             }
         };
-        let template = CipherCtx::keyed(cipher, key, encrypt)?;
-        // SAFETY: the context is live and initialised.
-        check(
-            unsafe { sys::EVP_CIPHER_CTX_set_padding(template.0.as_ptr(), 0) },
-            "EVP_CIPHER_CTX_set_padding",
-        )?;
+        let template = CipherCtx::unpadded(cipher, key, encrypt)?;
         Ok(Some(EvpEcb { template }))
     }
 
@@ -213,12 +220,7 @@ impl EvpCbc {
                 _ => return Ok(None),
             }
         };
-        let template = CipherCtx::keyed(cipher, key, encrypt)?;
-        // SAFETY: the context is live and initialised.
-        check(
-            unsafe { sys::EVP_CIPHER_CTX_set_padding(template.0.as_ptr(), 0) },
-            "EVP_CIPHER_CTX_set_padding",
-        )?;
+        let template = CipherCtx::unpadded(cipher, key, encrypt)?;
         Ok(Some(EvpCbc { template, encrypt }))
     }
 
