@@ -384,6 +384,38 @@ impl ChunkPlan {
         (0..self.count).map(|i| self.chunk(i))
     }
 
+    /// Block `part` of `parts` contiguous blocks of chunks whose lengths differ by at most one
+    /// chunk: the share of one of `parts` workers that each take one run of the plan (an MPI
+    /// rank under the static schedule, a Dask task). Every chunk is in exactly one block; a
+    /// block is empty when there are more parts than chunks.
+    ///
+    /// ```
+    /// use paracrypt_core::plan::ChunkPlan;
+    ///
+    /// let plan = ChunkPlan::identity(10 * 4096, 4096).unwrap();
+    /// let blocks: Vec<_> = (0..3).map(|part| plan.block(part, 3)).collect();
+    /// assert_eq!(blocks, [0..3, 3..6, 6..10]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `part >= parts`.
+    pub fn block(&self, part: usize, parts: usize) -> Range<u64> {
+        assert!(part < parts, "block {part} of {parts}");
+        let at = |p: usize| (self.count as u128 * p as u128 / parts as u128) as u64;
+        at(part)..at(part + 1)
+    }
+
+    /// The output bytes of the chunks `chunks` (a run of consecutive chunks): from the first
+    /// one's output start to the last one's output end (for [`Tail::Unpad`], the largest it can
+    /// be). The header before chunk 0 is not included.
+    ///
+    /// # Panics
+    /// If `chunks` is empty or goes beyond the plan.
+    pub fn output_span(&self, chunks: Range<u64>) -> Range<u64> {
+        assert!(chunks.start < chunks.end, "an empty run of chunks");
+        self.chunk(chunks.start).output.start..self.chunk(chunks.end - 1).output.end
+    }
+
     /// The chunks whose output overlaps `range` (for random access).
     pub fn chunks_covering_output(&self, range: Range<u64>) -> Range<u64> {
         let data = |x: u64| x.saturating_sub(self.layout.output_offset);
@@ -401,6 +433,32 @@ impl ChunkPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_cover_every_chunk_once() {
+        for chunks in [1u64, 2, 3, 7, 100, 101] {
+            let plan = ChunkPlan::identity(chunks * 16, 16).unwrap();
+            for parts in 1..9 {
+                let mut next = 0;
+                for part in 0..parts {
+                    let b = plan.block(part, parts);
+                    assert_eq!(b.start, next);
+                    assert!(b.end - b.start <= chunks / parts as u64 + 1);
+                    next = b.end;
+                }
+                assert_eq!(next, chunks);
+            }
+        }
+    }
+
+    #[test]
+    fn an_output_span_runs_from_the_first_chunk_to_the_end_of_the_last() {
+        let layout = ChunkLayout::framed(0, 100, 40, 116, Tail::Fixed).unwrap();
+        let plan = ChunkPlan::new(layout, 250).unwrap();
+        assert_eq!(plan.output_span(0..1), 40..156);
+        assert_eq!(plan.output_span(1..3), 156..40 + 2 * 116 + 50 + 16);
+        assert_eq!(plan.output_span(0..3).end, plan.output_len());
+    }
 
     #[test]
     fn empty_input_is_one_empty_chunk() {

@@ -106,9 +106,9 @@ impl Batches<'_> {
                     base: self.input_start(&batch),
                     bytes: &assign.payload,
                 };
-                let base = self.plan.chunk(batch.start).output.start;
-                let max_end = self.plan.chunk(batch.end - 1).output.end;
-                let mut out = vec![0u8; (max_end - base) as usize];
+                let span = self.plan.output_span(batch.clone());
+                let base = span.start;
+                let mut out = vec![0u8; (span.end - base) as usize];
                 // The batch's own outcome first: only a batch that succeeded is sent back.
                 let mine = Outcome::default();
                 let failed = {

@@ -31,7 +31,7 @@ pub(crate) fn serve(cluster: &Cluster, batches: &Batches<'_>, schedule: Schedule
         Transport::Messages => MAX_MESSAGE_BYTES,
     };
     let max_chunks = (limit / batches.plan.layout().max_buffer().max(1)).max(1) as u64;
-    let dispenser = Dispenser::new(schedule, batches.plan.len(), cluster.size(), max_chunks);
+    let dispenser = Dispenser::new(schedule, batches.plan, cluster.size(), max_chunks);
     let threads = batches.pool.current_num_threads();
     std::thread::scope(|scope| {
         scope.spawn(|| {

@@ -12,7 +12,6 @@ use crate::batches::{Batches, Files, Outcome};
 use crate::cluster::Cluster;
 use crate::error::{Failure, Result};
 use crate::farm;
-use crate::schedule::block;
 use crate::watchdog::{Progress, Step};
 use crate::{Options, Schedule, Transport};
 
@@ -68,10 +67,10 @@ pub(crate) fn run(
                 if root {
                     // What each worker holds, for the watchdog's report.
                     for rank in 1..cluster.size() {
-                        progress.handed(rank, &block(plan.len(), cluster.size(), rank));
+                        progress.handed(rank, &plan.block(rank, cluster.size()));
                     }
                 }
-                let range = block(plan.len(), cluster.size(), cluster.rank());
+                let range = plan.block(cluster.rank(), cluster.size());
                 log::debug!("rank {}: chunks {range:?}", cluster.rank());
                 batches.run_files(range);
             }

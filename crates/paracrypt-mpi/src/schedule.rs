@@ -3,6 +3,8 @@
 use std::ops::Range;
 use std::sync::Mutex;
 
+use paracrypt_core::plan::ChunkPlan;
+
 use crate::Schedule;
 
 /// The most bytes of chunks in one batch: with [`DEPTH`](crate::protocol::DEPTH) batches per
@@ -13,14 +15,6 @@ pub const MAX_BATCH_BYTES: usize = 32 << 20;
 /// link twice (in, then out), and the last one's return is time the link carries nothing else,
 /// so smaller batches end a run sooner on a slow link (8 MiB: 0.7 s at 100 Mbit/s).
 pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
-
-/// Rank `rank`'s contiguous block of `chunks` chunks among `size` ranks (sizes differ by at
-/// most one).
-pub fn block(chunks: u64, size: usize, rank: usize) -> Range<u64> {
-    let size = size as u128;
-    let at = |r: usize| (chunks as u128 * r as u128 / size) as u64;
-    at(rank)..at(rank + 1)
-}
 
 /// Rank 0's dispenser of batches, shared by its serving loop and its own compute thread.
 pub struct Dispenser {
@@ -41,12 +35,14 @@ struct State {
 }
 
 impl Dispenser {
-    /// A dispenser of `chunks` chunks over `size` ranks, no batch over `max_chunks` chunks.
-    pub fn new(schedule: Schedule, chunks: u64, size: usize, max_chunks: u64) -> Self {
+    /// A dispenser of `plan`'s chunks over `size` ranks, no batch over `max_chunks` chunks;
+    /// under the static schedule each rank's share is its [`ChunkPlan::block`].
+    pub fn new(schedule: Schedule, plan: &ChunkPlan, size: usize, max_chunks: u64) -> Self {
+        let chunks = plan.len();
         Dispenser {
             state: Mutex::new(State {
                 next: 0,
-                blocks: (0..size).map(|r| block(chunks, size, r)).collect(),
+                blocks: (0..size).map(|r| plan.block(r, size)).collect(),
                 failed: u64::MAX,
                 schedule,
                 chunks,
@@ -101,22 +97,6 @@ impl Dispenser {
 mod tests {
     use super::*;
 
-    #[test]
-    fn blocks_cover_every_chunk_once() {
-        for chunks in [0u64, 1, 2, 3, 7, 100, 101] {
-            for size in 1..9 {
-                let mut next = 0;
-                for rank in 0..size {
-                    let b = block(chunks, size, rank);
-                    assert_eq!(b.start, next);
-                    assert!(b.end - b.start <= chunks / size as u64 + 1);
-                    next = b.end;
-                }
-                assert_eq!(next, chunks);
-            }
-        }
-    }
-
     fn drain(d: &Dispenser, size: usize) -> Vec<Range<u64>> {
         let mut all = Vec::new();
         let mut active = vec![true; size];
@@ -137,7 +117,8 @@ mod tests {
         for schedule in [Schedule::Static, Schedule::Dynamic] {
             for chunks in [1u64, 5, 64, 1000] {
                 for size in [1, 2, 3, 7] {
-                    let d = Dispenser::new(schedule, chunks, size, 6);
+                    let plan = ChunkPlan::identity(chunks * 16, 16).unwrap();
+                    let d = Dispenser::new(schedule, &plan, size, 6);
                     let batches = drain(&d, size);
                     let mut next = 0;
                     for b in batches {
@@ -153,7 +134,8 @@ mod tests {
 
     #[test]
     fn nothing_above_a_failure_is_handed_out() {
-        let d = Dispenser::new(Schedule::Dynamic, 100, 2, 4);
+        let plan = ChunkPlan::identity(100 * 16, 16).unwrap();
+        let d = Dispenser::new(Schedule::Dynamic, &plan, 2, 4);
         let first = d.next(0, 1).unwrap();
         d.fail(first.start);
         assert_eq!(d.next(1, 1), None);

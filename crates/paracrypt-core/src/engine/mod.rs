@@ -15,6 +15,11 @@
 //!   `read_at`/`write_at`, or memory), each worker owning one page-aligned buffer, so reading,
 //!   transforming and writing of different chunks overlap across threads and at most one chunk
 //!   per thread is in memory; a failure names its chunk ([`ChunkError`]);
+//! - [`run_to_buffer`]: a run of chunks into a buffer of their own: one part of the output,
+//!   made by whichever process or task owns it (a rank's batch, a Dask task, a multipart
+//!   upload's part), with the job made elsewhere from the same header
+//!   ([`Recipe::job_from_header`](crate::Recipe::job_from_header)) and the run chosen with
+//!   [`ChunkPlan::block`] or [`ChunkPlan::output_span`];
 //! - the stream driver behind [`Runner::stream`](crate::Runner::stream): `Read` → `Write` through a
 //!   bounded, ordered window.
 //!
@@ -339,6 +344,64 @@ pub fn run(
             Ok(done.end)
         })
     })
+}
+
+/// Runs the chunks `chunks` of `job`'s plan from `source` into `out`, which is resized to hold
+/// their output: the bytes of [`ChunkPlan::output_span`], cut to the real end when the run
+/// holds the last chunk. A run of chunks is a part of the output on its own, whoever computes
+/// it: what a task of a distributed job (an MPI rank's batch, a Dask task) or one part of a
+/// multipart upload makes. The job's output header (before chunk 0) is the caller's. Returns
+/// where the output ends (an offset in the whole output) if the last chunk was among `chunks`.
+///
+/// ```
+/// use paracrypt_core::engine::{self, SliceSource};
+/// use paracrypt_core::plan::ChunkSize;
+/// use paracrypt_core::provider::Provider;
+/// use paracrypt_core::raw::{Direction, RawCipher};
+/// use paracrypt_core::Recipe;
+///
+/// let cipher = RawCipher::new("aes-128-ctr".parse()?, &[1; 16], Some(&[2; 16]))?;
+/// let recipe = cipher.recipe(Direction::Encrypt, ChunkSize::new(4096)?);
+/// let input = vec![9u8; 10_000];
+/// let job = recipe.first_job(&mut &[][..], Some(10_000), Provider::default())?;
+/// let whole = {
+///     let mut whole = Vec::new();
+///     engine::run_in_memory(&job, &input, &mut whole)?;
+///     whole
+/// };
+/// // Two parts, computed apart (here one after the other), put side by side.
+/// let plan = job.plan().unwrap();
+/// let mut parts = Vec::new();
+/// for part in 0..2 {
+///     let mut out = Vec::new();
+///     engine::run_to_buffer(&job, plan.block(part, 2), &SliceSource(&input), &mut out)?;
+///     parts.extend_from_slice(&out);
+/// }
+/// assert_eq!(parts, whole);
+/// # Ok::<(), paracrypt_core::Error>(())
+/// ```
+///
+/// # Panics
+/// If the job was made without the input's length, or `chunks` is empty or goes beyond its
+/// plan.
+pub fn run_to_buffer(
+    job: &Job,
+    chunks: Range<u64>,
+    source: &dyn Source,
+    out: &mut Vec<u8>,
+) -> Result<Option<u64>, ChunkError> {
+    let plan = job.planned();
+    let span = plan.output_span(chunks.clone());
+    out.clear();
+    out.resize((span.end - span.start) as usize, 0);
+    let end = {
+        let sink = SliceSink::new(plan, chunks.clone(), out);
+        run(job, chunks, source, &sink)?
+    };
+    if let Some(end) = end {
+        out.truncate((end - span.start) as usize);
+    }
+    Ok(end)
 }
 
 /// Feeds a plan's chunks from a source, each with its context.

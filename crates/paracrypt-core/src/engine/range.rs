@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{Job, SliceSink, Source, run};
+use super::{Job, Source, run_to_buffer};
 use crate::error::{Error, Result};
 
 /// Runs only the chunks of `job` whose output covers bytes `offset..offset + len` and writes
@@ -38,18 +38,14 @@ pub fn run_range(
     }
     let batch = 2 * rayon::current_num_threads() as u64;
     let mut written = 0;
+    let mut buf = Vec::new();
     let mut first = chunks.start;
     while first < chunks.end {
         let last = (first + batch).min(chunks.end);
         let base = plan.chunk(first).output.start;
-        let batch_end = plan.chunk(last - 1).output.end;
-        let mut buf = vec![0u8; (batch_end - base) as usize];
-        let real_end = {
-            let sink = SliceSink::new(plan, first..last, &mut buf);
-            run(job, first..last, source, &sink)?
-        };
         // The last chunk's exact length is known once it is open (CBC padding).
-        let stop = real_end.map_or(end, |real| end.min(real)).min(batch_end);
+        let real_end = run_to_buffer(job, first..last, source, &mut buf)?;
+        let stop = end.min(base + buf.len() as u64);
         if let Some(real) = real_end.filter(|&real| offset > real) {
             return Err(Error::RangeOutOfBounds { offset, len: real });
         }
