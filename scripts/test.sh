@@ -137,6 +137,29 @@ cargo build --workspace --all-features --locked --bins
 PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   "$venv/bin/python" -m pytest -q tests/reference 2>&1 | tee -a "$results"
 
+# The Python package (crates/paracrypt-py, `import paracrypt`): its pinned tools go into their
+# own virtual environment (reinstalled when the pins change); `maturin develop` builds the
+# extension with the dev profile into the shared target/, reusing what cargo compiled above,
+# and installs it there. Then pytest over every API (round trips with the CLI and age, bad
+# input, a real Dask LocalCluster) and mypy over the stub and a typed usage file.
+pyvenv=target/py-venv
+pyrequirements=crates/paracrypt-py/requirements-test.txt
+if ! cmp -s "$pyrequirements" "$pyvenv/requirements.txt"; then
+  rm -rf "$pyvenv"
+  python3 -m venv "$pyvenv"
+  "$pyvenv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+    --only-binary=:all: --require-virtualenv -r "$pyrequirements"
+  cp "$pyrequirements" "$pyvenv/requirements.txt"
+fi
+VIRTUAL_ENV="$PWD/$pyvenv" PATH="$PWD/$pyvenv/bin:$PATH" "$pyvenv/bin/maturin" develop --quiet \
+  --locked --features openssl -m crates/paracrypt-py/Cargo.toml
+PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
+  "$pyvenv/bin/python" -m pytest -q crates/paracrypt-py/tests 2>&1 | tee -a "$results"
+# The stub against the compiled module (stubtest), then the package and a typed use of it.
+(cd crates/paracrypt-py && "../../$pyvenv/bin/python" -m mypy.stubtest --mypy-config-file \
+  pyproject.toml paracrypt && "../../$pyvenv/bin/python" -m mypy python/paracrypt \
+  tests/typed_usage.py)
+
 # 2. OpenSSL without aws-lc: OpenSSL is then the first backend (the one the default `fastest`
 # table takes every primitive from) and the one every cross-provider test compares with
 # RustCrypto. To keep CI's time down: the core's suite (every primitive, suite, age payload,

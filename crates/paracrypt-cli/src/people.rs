@@ -1,15 +1,12 @@
 //! Who a file is encrypted to and what decrypts it: `-r`, `-R`, `-i`, and the passphrase of an
 //! age file. Each flag resolves, once, into the core's [`Recipients`] or [`Identities`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use age::secrecy::SecretString;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use paracrypt_core::recipient::{Identities, Recipients};
-
-/// The most bytes a recipients or identity file may hold (as age: 16 MiB).
-const MAX_FILE: u64 = 16 << 20;
 
 /// `-r/--recipient` and `-R/--recipients-file`.
 #[derive(Clone, Debug, Default, Args)]
@@ -38,8 +35,7 @@ impl RecipientFlags {
             recipients.add(text, format!("recipient {}", n + 1))?;
         }
         for path in &self.recipient_files {
-            let bytes = read_small(path, "recipients file")?;
-            recipients.add_file(&path.display().to_string(), &bytes)?;
+            recipients.add_path(path)?;
         }
         Ok(recipients)
     }
@@ -65,8 +61,7 @@ impl IdentityFlags {
     pub fn read(&self) -> Result<Identities> {
         let mut identities = Identities::new();
         for path in &self.identity_files {
-            let bytes = zeroize::Zeroizing::new(read_small(path, "identity file")?);
-            identities.add_file(&path.display().to_string(), &bytes)?;
+            identities.add_path(path)?;
         }
         Ok(identities)
     }
@@ -75,19 +70,4 @@ impl IdentityFlags {
 /// A passphrase as the age crate takes it.
 pub fn passphrase(password: &str) -> SecretString {
     SecretString::from(password.to_owned())
-}
-
-/// Reads a small file (at most 16 MiB), saying which kind of file it was meant to be.
-fn read_small(path: &Path, what: &str) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?;
-    if bytes.len() as u64 > MAX_FILE {
-        anyhow::bail!("{what} {} is larger than 16 MiB", path.display());
-    }
-    Ok(bytes)
 }

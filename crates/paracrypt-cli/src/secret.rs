@@ -32,11 +32,11 @@ pub struct SecretArgs {
     pub password_file: Option<std::path::PathBuf>,
 }
 
-/// The largest key or password file read: both are a line of text.
-const MAX_SECRET_FILE: u64 = 64 * 1024;
+/// The largest password file read: a line of text, as a key file.
+const MAX_SECRET_FILE: u64 = paracrypt_core::container::MAX_KEY_FILE;
 
-/// Reads a small text file holding a secret (`what`: "key file", "password file"); anything
-/// larger or not UTF-8 text is a usage error naming the file.
+/// Reads a small text file holding a secret (`what`: "password file"); anything larger or not
+/// UTF-8 text is a usage error naming the file.
 fn read_secret_text(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>> {
     let cannot = || format!("cannot read {what} {}", path.display());
     let file = std::fs::File::open(path).with_context(cannot)?;
@@ -53,11 +53,10 @@ fn read_secret_text(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>> {
     Ok(bytes)
 }
 
-/// Reads a key file. A malformed one is a usage error, like a malformed `--key`.
+/// Reads a key file ([`Key::read_file`]). A malformed one is a usage error naming the file, like
+/// a malformed `--key`.
 pub fn read_key_file(path: &Path) -> Result<Key> {
-    let bytes = read_secret_text(path, "key file")?;
-    let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
-    Key::from_file_text(text).map_err(|e| match e {
+    Key::read_file(path).map_err(|e| match e {
         CoreError::KeyFile(reason) => {
             Usage(format!("key file {}: {reason}", path.display())).into()
         }

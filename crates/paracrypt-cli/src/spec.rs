@@ -2,19 +2,18 @@
 //! local runner or the distributed one (module `run`) carries out. Every flag is checked and
 //! turned into its value once, when the spec is made.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
 use paracrypt_core::agefile::{self, AgeFormat};
-use paracrypt_core::container::{Decryptor, Encryptor, SALT_LEN, Secret, Suite};
-use paracrypt_core::engine::Job;
+use paracrypt_core::container::{Encryptor, SALT_LEN, Secret, Suite};
 use paracrypt_core::plan::ChunkSize;
-use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipherName, RawRecipe};
-use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::recipe::AnyDecryptor;
+use paracrypt_core::recipient::Recipients;
 use paracrypt_core::{Recipe, Runner};
 
 use crate::exit::usage;
@@ -231,54 +230,6 @@ impl Keyed {
     }
 }
 
-/// Decrypting: a container, or an age file when the secret can open one, told apart by the
-/// input's first bytes.
-struct Either {
-    container: Decryptor,
-    age: Option<agefile::Decryptor>,
-}
-
-impl Either {
-    /// The recipe for an input that starts with `head`.
-    fn pick(&self, head: &[u8]) -> paracrypt_core::Result<&dyn Recipe> {
-        match (agefile::detect(head), &self.age) {
-            (None, _) => Ok(&self.container),
-            (Some(AgeFormat::Binary), Some(age)) => Ok(age),
-            (Some(AgeFormat::Armored), Some(_)) => Err(paracrypt_core::Error::Armor(
-                "armored age files are read in order, as a stream".into(),
-            )),
-            (Some(_), None) => Err(paracrypt_core::Error::WrongSecretKind {
-                needs: "an identity (-i FILE) or a passphrase",
-            }),
-        }
-    }
-}
-
-impl Recipe for Either {
-    fn first_job(
-        &self,
-        input: &mut dyn BufRead,
-        input_len: Option<u64>,
-        provider: Provider,
-    ) -> paracrypt_core::Result<Job> {
-        let head = input
-            .fill_buf()
-            .map_err(|e| paracrypt_core::Error::io("reading the header", e))?;
-        self.pick(head)?.first_job(input, input_len, provider)
-    }
-
-    fn job_from_header(
-        &self,
-        header: &[u8],
-        key: Option<&[u8]>,
-        input_len: Option<u64>,
-        provider: Provider,
-    ) -> paracrypt_core::Result<Job> {
-        self.pick(header)?
-            .job_from_header(header, key, input_len, provider)
-    }
-}
-
 /// Refuses an input that `openssl enc` encrypted with a password, and says how to read it.
 fn refuse_salted(input: &std::path::Path, cipher: RawCipherName) -> Result<()> {
     let (what, file) = match input {
@@ -353,25 +304,17 @@ impl Operation {
             Operation::Decrypt {
                 secret, identities, ..
             } => {
-                let (container, age) = if identities.is_empty() {
-                    let secret = secret.secret(false, may_prompt)?;
-                    let age = match &secret {
-                        Secret::Password(password, _) => Some(agefile::Decryptor::new(
-                            Identities::passphrase(passphrase(password), None),
-                        )),
-                        _ => None,
-                    };
-                    (secret, age)
+                let secret = if identities.is_empty() {
+                    secret.secret(false, may_prompt)?
                 } else {
-                    let identities = Arc::new(identities.read()?);
-                    let age = agefile::Decryptor::new(identities.clone());
-                    (Secret::Identities(identities), Some(age))
+                    Secret::Identities(Arc::new(identities.read()?))
                 };
-                let container = Decryptor::new(container);
+                let decryptor = AnyDecryptor::new(secret);
+                let age = decryptor.age().cloned();
                 Keyed {
                     armor: age.clone().map(Armor::Read),
                     refuse: Refuse::Decrypt { age: age.is_some() },
-                    ..Keyed::new(Either { container, age }, "decrypting")
+                    ..Keyed::new(decryptor, "decrypting")
                 }
             }
         })

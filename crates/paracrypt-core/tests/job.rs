@@ -340,3 +340,72 @@ fn in_memory_a_shrinking_job_without_a_one_pass_transform_gives_what_the_positio
         }
     }
 }
+
+#[test]
+fn progress_counts_every_input_byte_file_to_file_as_a_stream_does() {
+    use std::os::unix::fs::FileExt;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let plain = data(50_000, 9);
+    let seal = Encryptor::new(key()).chunk_size(ChunkSize::new(4096).unwrap());
+    let sealed = Runner::new().vec(&seal, &plain).unwrap();
+    let counted = Arc::new(AtomicU64::new(0));
+    let runner = {
+        let counted = Arc::clone(&counted);
+        Runner::new().progress(move |n| {
+            counted.fetch_add(n, Ordering::Relaxed);
+        })
+    };
+    let (input, output) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+    input.write_all_at(&sealed, 0).unwrap();
+    runner
+        .file(&Decryptor::new(key()), &input, &output)
+        .unwrap();
+    assert_eq!(counted.swap(0, Ordering::Relaxed), sealed.len() as u64);
+    runner
+        .stream(&Decryptor::new(key()), &mut &sealed[..], &mut Vec::new())
+        .unwrap();
+    assert_eq!(counted.load(Ordering::Relaxed), sealed.len() as u64);
+}
+
+#[test]
+fn into_a_slice_the_in_memory_driver_gives_its_bytes_and_the_unpadded_end() {
+    for (recipe, len) in [
+        (
+            Box::new(Encryptor::new(key()).chunk_size(chunk_size(1024))) as Box<dyn Recipe>,
+            5000,
+        ),
+        (
+            Box::new(cipher(RawCipherName::Aes128Cbc).recipe(Direction::Encrypt, chunk_size(64))),
+            1000,
+        ),
+    ] {
+        let plain = data(len, 3);
+        let job = first_job(&*recipe, &[], Some(len as u64));
+        let mut whole = Vec::new();
+        engine::run_in_memory(&job, &plain, &mut whole).unwrap();
+        let mut out = vec![0u8; job.plan().unwrap().output_len() as usize];
+        let end = engine::run_into_slice(&job, &plain, &mut out).unwrap();
+        assert_eq!(&out[..end as usize], &whole[..]);
+    }
+    // Decrypting CBC drops the padding: the end is short of the plan's bound.
+    let cbc = cipher(RawCipherName::Aes128Cbc);
+    let sealed = Runner::new()
+        .vec(
+            &cbc.recipe(Direction::Encrypt, chunk_size(64)),
+            &data(1000, 4),
+        )
+        .unwrap();
+    let job = first_job(
+        &cbc.recipe(Direction::Decrypt, chunk_size(64)),
+        &[],
+        Some(sealed.len() as u64),
+    );
+    let mut out = vec![0u8; job.plan().unwrap().output_len() as usize];
+    assert_eq!(out.len(), 1008);
+    assert_eq!(
+        engine::run_into_slice(&job, &sealed, &mut out).unwrap(),
+        1000
+    );
+    assert_eq!(&out[..1000], &data(1000, 4)[..]);
+}

@@ -38,7 +38,7 @@ pub use header::{
     HEADER_LEN, HeaderInfo, Kdf, MAGIC, MAX_RECIPIENT_BLOCK, SALT_LEN, VERSION, VERSION_RECIPIENTS,
     header_len,
 };
-pub use secret::{Argon2Params, Key, Secret};
+pub use secret::{Argon2Params, Key, MAX_KEY_FILE, Secret};
 pub use suite::Suite;
 
 use crate::engine::{Job, Transform};

@@ -2,6 +2,8 @@
 //! Argon2id), or, for files encrypted to recipients, identities. Keys and passwords zeroize on
 //! drop.
 
+use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 use rand::Rng;
@@ -76,6 +78,44 @@ impl Key {
             .map_err(|_| Error::KeyFile(format!("key is {} bytes, expected 32", bytes.len())))?;
         Ok(Key::from_bytes(bytes))
     }
+
+    /// Reads and parses the key file at `path` (as [`Key::from_file_text`]). A key file is a
+    /// line of text: a file larger than [`MAX_KEY_FILE`] or not UTF-8 is refused unread, with
+    /// [`Error::KeyFile`] (whose reason does not name the path: callers add it); a file that
+    /// cannot be read is [`Error::Io`], naming it.
+    ///
+    /// ```
+    /// use paracrypt_core::container::Key;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("my.key");
+    /// let key = Key::generate();
+    /// std::fs::write(&path, key.to_file_text())?;
+    /// assert_eq!(Key::read_file(&path)?, key);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_file(path: &Path) -> Result<Self> {
+        let text = read_text_file(path, "key file", MAX_KEY_FILE)?;
+        let text =
+            std::str::from_utf8(&text).map_err(|_| Error::KeyFile("is not text (UTF-8)".into()))?;
+        Key::from_file_text(text)
+    }
+}
+
+/// The largest key file [`Key::read_file`] reads (64 KiB): a key file is a line of text.
+pub const MAX_KEY_FILE: u64 = 64 * 1024;
+
+/// Reads the file at `path` (`what` names its kind in errors), refusing one larger than `max`
+/// bytes with [`Error::KeyFile`] before reading more than `max + 1` of them.
+fn read_text_file(path: &Path, what: &str, max: u64) -> Result<Zeroizing<Vec<u8>>> {
+    let cannot = |e| Error::io(format!("cannot read {what} {}", path.display()), e);
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Zeroizing::new(Vec::new());
+    file.take(max + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() as u64 > max {
+        return Err(Error::KeyFile(format!("is larger than {} KiB", max / 1024)));
+    }
+    Ok(bytes)
 }
 
 impl std::fmt::Debug for Key {

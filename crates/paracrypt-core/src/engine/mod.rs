@@ -10,7 +10,7 @@
 //! encryption, RC4) carries state from chunk to chunk and runs in order on one thread.
 //!
 //! The drivers, all consuming a [`Job`]:
-//! - [`process_in_place`] and [`run_in_memory`]: buffers in memory;
+//! - [`process_in_place`], [`run_in_memory`] and [`run_into_slice`]: buffers in memory;
 //! - [`run`]: any range of chunks from a positional [`Source`] to a [`Sink`] (files with
 //!   `read_at`/`write_at`, or memory), each worker owning one page-aligned buffer, so reading,
 //!   transforming and writing of different chunks overlap across threads and at most one chunk
@@ -223,14 +223,49 @@ pub fn process_in_place(job: &Job, buf: &mut Vec<u8>) -> Result<(), ChunkError> 
 /// # Panics
 /// If the job was made without the input's length, or `input` is shorter than its plan.
 pub fn run_in_memory(job: &Job, input: &[u8], output: &mut Vec<u8>) -> Result<(), ChunkError> {
+    output.resize(job.planned().output_len() as usize, 0);
+    let end = run_into_slice(job, input, output)?;
+    output.truncate(end as usize);
+    Ok(())
+}
+
+/// [`run_in_memory`] into a buffer the caller allocated: `output` must be exactly
+/// [`ChunkPlan::output_len`] bytes long (the plan's bound on the output) and receives the
+/// output header and every chunk, as `run_in_memory` writes them. Returns the output's real
+/// length, which is `output.len()` but for a plan whose last chunk drops padding
+/// ([`Tail::Unpad`](crate::plan::Tail)); the bytes after it are left as they were. What a
+/// caller that owns its memory (a Python `bytes` object, a mapped file) runs into, without a
+/// copy.
+///
+/// ```
+/// use paracrypt_core::container::{Encryptor, Key};
+/// use paracrypt_core::engine;
+/// use paracrypt_core::provider::Provider;
+/// use paracrypt_core::Recipe;
+///
+/// let input = vec![5u8; 100_000];
+/// let job = Encryptor::new(Key::generate()).first_job(&mut &[][..], Some(100_000), Provider::default())?;
+/// let mut output = vec![0u8; job.plan().unwrap().output_len() as usize];
+/// let end = engine::run_into_slice(&job, &input, &mut output)?;
+/// assert_eq!(end, output.len() as u64);
+/// # Ok::<(), paracrypt_core::Error>(())
+/// ```
+///
+/// # Panics
+/// If the job was made without the input's length, `input` is shorter than its plan, or
+/// `output` is not [`ChunkPlan::output_len`] bytes long.
+pub fn run_into_slice(job: &Job, input: &[u8], output: &mut [u8]) -> Result<u64, ChunkError> {
     let plan = job.planned();
-    output.resize(plan.output_len() as usize, 0);
+    assert_eq!(
+        output.len() as u64,
+        plan.output_len(),
+        "the output buffer must hold the plan's output"
+    );
     let header = job.output_header();
     output[..header.len()].copy_from_slice(header);
     let base = plan.chunk(0).output.start as usize;
     let end = transform_in_slots(job, input, &mut output[base..])?;
-    output.truncate(end.expect("the whole plan includes its last chunk") as usize);
-    Ok(())
+    Ok(end.expect("the whole plan includes its last chunk"))
 }
 
 /// Runs every chunk of a plan from `input` into its own slot of `out` (the output from the

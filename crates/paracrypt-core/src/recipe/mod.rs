@@ -64,11 +64,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod any;
 mod runner;
 mod writer;
 
 use std::io::BufRead;
 
+pub use any::AnyDecryptor;
 pub use runner::Runner;
 pub use writer::StreamWriter;
 

@@ -59,9 +59,14 @@ impl Runner {
     }
 
     /// Runs `recipe` from `input` into `output` with positional I/O on every pool thread and
-    /// sets `output`'s length. Returns the bytes written.
+    /// sets `output`'s length. Returns the bytes written. The progress callback is told of
+    /// every input byte, the header a decryption reads included (as a stream counts it).
     pub fn file(&self, recipe: &dyn Recipe, input: &File, output: &File) -> Result<u64> {
         let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
+        let header = job.layout().input_offset;
+        if let (Some(progress), true) = (&self.progress, header > 0) {
+            progress(header);
+        }
         engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
     }
 

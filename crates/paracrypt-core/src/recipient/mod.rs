@@ -41,6 +41,10 @@ pub mod rsa;
 
 use std::collections::HashSet;
 use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+use zeroize::Zeroizing;
 
 use age::secrecy::SecretString;
 pub use age_core::format::{FILE_KEY_BYTES, FileKey, Stanza};
@@ -166,6 +170,13 @@ impl Recipients {
         Ok(())
     }
 
+    /// Reads the file at `path` (at most [`MAX_PEOPLE_FILE`] bytes) and adds its recipients, as
+    /// [`Recipients::add_file`] with the path as its name: what age's `-R FILE` takes.
+    pub fn add_path(&mut self, path: &Path) -> Result<()> {
+        let bytes = read_people_file(path, "recipients file", recipient_error)?;
+        self.add_file(&path.display().to_string(), &bytes)
+    }
+
     /// How many recipients there are.
     pub fn len(&self) -> usize {
         self.list.len()
@@ -268,6 +279,13 @@ impl Identities {
             });
         }
         Ok(())
+    }
+
+    /// Reads the file at `path` (at most [`MAX_PEOPLE_FILE`] bytes) and adds its identities, as
+    /// [`Identities::add_file`] with the path as its name: what age's `-i FILE` takes.
+    pub fn add_path(&mut self, path: &Path) -> Result<()> {
+        let bytes = read_identity_file(path)?;
+        self.add_file(&path.display().to_string(), &bytes)
     }
 
     /// How many identities there are.
@@ -596,6 +614,37 @@ fn shorten(text: &str) -> String {
     } else {
         head
     }
+}
+
+/// The most bytes a recipients or identity file may hold (as age: 16 MiB).
+pub const MAX_PEOPLE_FILE: u64 = 16 << 20;
+
+/// Reads the identity file at `path` without parsing it (for [`Identities::add_file`] and
+/// [`recipients_of`], or to hand its bytes to another process): at most [`MAX_PEOPLE_FILE`]
+/// bytes, zeroized when dropped. A larger file fails with [`Error::Identity`], one that cannot
+/// be read with [`Error::Io`].
+pub fn read_identity_file(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
+    read_people_file(path, "identity file", identity_error)
+}
+
+/// Reads a recipients or identity file (`what`), refusing one larger than [`MAX_PEOPLE_FILE`]
+/// before reading more than that. The bytes are zeroized when dropped (an identity file holds
+/// private keys).
+fn read_people_file(
+    path: &Path,
+    what: &str,
+    error: fn(String, &'static str) -> Error,
+) -> Result<Zeroizing<Vec<u8>>> {
+    let cannot = |e| Error::io(format!("cannot read {what} {}", path.display()), e);
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Zeroizing::new(Vec::new());
+    file.take(MAX_PEOPLE_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_PEOPLE_FILE {
+        return Err(error(path.display().to_string(), "is larger than 16 MiB"));
+    }
+    Ok(bytes)
 }
 
 fn recipient_error(at: impl fmt::Display, reason: impl Into<String>) -> Error {

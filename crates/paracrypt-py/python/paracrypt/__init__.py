@@ -1,0 +1,63 @@
+"""paracrypt: parallel, authenticated, random-access encryption of large data.
+
+Files, bytes and streams are cut into chunks that are sealed and opened on every core (the GIL
+is released while they are), with the same bytes at any thread count, and the same bytes as
+the ``paracrypt`` command line: a file written here opens with ``paracrypt decrypt`` (and, for
+``format="age"``, with ``age``), and the reverse.
+
+>>> import paracrypt
+>>> key = paracrypt.Key.generate()
+>>> sealed = paracrypt.encrypt(b"hello, many cores", key=key)
+>>> paracrypt.decrypt(sealed, key=key)
+b'hello, many cores'
+
+Files: :func:`encrypt_file`, :func:`decrypt_file`, :func:`decrypt_range`; bytes:
+:func:`encrypt`, :func:`decrypt`; streams: :func:`encryptor`, :func:`decryptor`; raw
+``openssl enc`` ciphers: :mod:`paracrypt.raw`; several processes on one file:
+:mod:`paracrypt.dask` (and :class:`DistributedJob` for other schedulers). Errors are
+:class:`Error` and its subclasses.
+"""
+
+from paracrypt._errors import (
+    AuthenticationError,
+    DataError,
+    Error,
+    FormatError,
+    IoError,
+    LegacyWarning,
+    ProviderError,
+    UsageError,
+    WrongKeyError,
+)
+from paracrypt._paracrypt import (
+    Identities,
+    Key,
+    Recipients,
+    __version__,
+    decrypt,
+    decrypt_file,
+    decrypt_range,
+    encrypt,
+    encrypt_file,
+)
+
+__all__ = [
+    "AuthenticationError",
+    "DataError",
+    "Error",
+    "FormatError",
+    "Identities",
+    "IoError",
+    "Key",
+    "LegacyWarning",
+    "ProviderError",
+    "Recipients",
+    "UsageError",
+    "WrongKeyError",
+    "__version__",
+    "decrypt",
+    "decrypt_file",
+    "decrypt_range",
+    "encrypt",
+    "encrypt_file",
+]

@@ -1,0 +1,76 @@
+"""paracrypt's exceptions and warnings.
+
+Every error paracrypt raises is a :class:`Error`. Its subclasses follow the kind of failure the
+Rust core reports (``Error.kind``): a request that cannot be carried out (:class:`UsageError`,
+also a :class:`ValueError`), data that is not what it should be (:class:`DataError` and its
+subclasses), and failed I/O (:class:`IoError`, also an :class:`OSError`). Arguments of the wrong
+Python type raise :class:`TypeError`, as everywhere in Python.
+"""
+
+from typing import Optional
+
+
+class Error(Exception):
+    """Base class of every error paracrypt raises.
+
+    ``kind`` is the core's kind of failure: ``"usage"``, ``"data"``, ``"io"`` or
+    ``"internal"``; ``chunk`` is the index of the chunk that failed, when one did (the lowest
+    failing one, whatever the thread count).
+    """
+
+    kind: str = "internal"
+    chunk: Optional[int] = None
+
+
+class UsageError(Error, ValueError):
+    """The request cannot be carried out as made: an unknown cipher or provider, a key or IV of
+    the wrong length, a malformed key file, recipient or identity, an unusable chunk size, an
+    output that exists. Nothing was read or written."""
+
+    kind = "usage"
+
+
+class DataError(Error):
+    """The data is not what it should be (its subclasses say how): wrong key, failed
+    authentication, damaged or truncated input, bad padding."""
+
+    kind = "data"
+
+
+class WrongKeyError(DataError):
+    """The key, password or identities do not open this file (or are of the wrong kind for it):
+    checked on the header, before any output."""
+
+
+class AuthenticationError(DataError):
+    """A chunk (``chunk``) or the header failed authentication: the data was altered, reordered
+    or spliced from another file."""
+
+
+class FormatError(DataError):
+    """The input is not a file this call reads, or is damaged: not a paracrypt or age file, an
+    unsupported version, a damaged header or armor, truncated after a chunk, trailing data."""
+
+
+class IoError(Error, OSError):
+    """Reading or writing failed. ``errno`` is set when the system gave one."""
+
+    kind = "io"
+
+
+class ProviderError(Error):
+    """The cryptographic provider failed internally (not a problem with the input)."""
+
+    kind = "internal"
+
+
+class LegacyWarning(UserWarning):
+    """A legacy algorithm (DES, 3DES, Blowfish, RC4, ECB) or an unauthenticated mode was chosen:
+    kept for compatibility, never a default."""
+
+
+# Shown (and pickled) as `paracrypt.WrongKeyError`, where users import them from.
+for _class in (Error, UsageError, DataError, WrongKeyError, AuthenticationError, FormatError,
+               IoError, ProviderError, LegacyWarning):
+    _class.__module__ = "paracrypt"
+del _class

@@ -1,0 +1,199 @@
+"""Types of paracrypt's compiled module (checked by mypy and mypy.stubtest in the suite)."""
+
+import os
+from typing import Callable, Iterable, Optional, Sequence, Union, final
+
+from typing_extensions import Buffer
+
+_StrPath = Union[str, "os.PathLike[str]"]
+_ChunkSize = Union[int, str]
+_Progress = Callable[[int], object]
+_KeyArg = Union["Key", _StrPath]
+_RecipientsArg = Union["Recipients", str, Iterable[str]]
+_IdentitiesArg = Union["Identities", _StrPath, Sequence[Union["Identities", _StrPath]]]
+
+__all__ = [
+    "Key",
+    "Recipients",
+    "Identities",
+    "encrypt_file",
+    "decrypt_file",
+    "encrypt",
+    "decrypt",
+    "decrypt_range",
+    "raw_encrypt",
+    "raw_decrypt",
+    "raw_encrypt_file",
+    "raw_decrypt_file",
+    "__version__",
+]
+
+__version__: str
+
+@final
+class Key:
+    @staticmethod
+    def generate() -> Key: ...
+    @staticmethod
+    def from_bytes(data: Buffer) -> Key: ...
+    @staticmethod
+    def from_text(text: str) -> Key: ...
+    @staticmethod
+    def load(path: _StrPath) -> Key: ...
+    def save(self, path: _StrPath) -> None: ...
+    def to_text(self) -> str: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+@final
+class Recipients:
+    def __new__(
+        cls,
+        recipients: Optional[Union[str, Iterable[str]]] = None,
+        *,
+        files: Optional[Union[_StrPath, Iterable[_StrPath]]] = None,
+    ) -> Recipients: ...
+    def __len__(self) -> int: ...
+
+@final
+class Identities:
+    @staticmethod
+    def load(*paths: _StrPath) -> Identities: ...
+    @staticmethod
+    def from_text(text: Union[str, Buffer], name: str = "identity") -> Identities: ...
+    def recipients(self) -> list[str]: ...
+    def __len__(self) -> int: ...
+    def __reduce__(self) -> tuple[object, tuple[list[tuple[str, bytes]]]]: ...
+    @staticmethod
+    def _from_pickle(sources: Sequence[tuple[str, bytes]]) -> Identities: ...
+
+def encrypt_file(
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    recipients: Optional[_RecipientsArg] = None,
+    format: str = "paracrypt",
+    armor: bool = False,
+    cipher: str = "aes-256-gcm",
+    chunk_size: Optional[_ChunkSize] = None,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+    _fixed_salt: Optional[Buffer] = None,
+) -> int: ...
+def decrypt_file(
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> int: ...
+def encrypt(
+    data: Buffer,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    recipients: Optional[_RecipientsArg] = None,
+    format: str = "paracrypt",
+    armor: bool = False,
+    cipher: str = "aes-256-gcm",
+    chunk_size: Optional[_ChunkSize] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    _fixed_salt: Optional[Buffer] = None,
+) -> bytes: ...
+def decrypt(
+    data: Buffer,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+) -> bytes: ...
+def decrypt_range(
+    src: _StrPath,
+    offset: int,
+    length: int,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> bytes: ...
+def raw_encrypt(
+    data: Buffer,
+    *,
+    cipher: str,
+    key: Optional[Buffer] = None,
+    iv: Optional[Buffer] = None,
+    password: Optional[str] = None,
+    pbkdf2: bool = True,
+    iterations: Optional[int] = None,
+    md: str = "sha256",
+    padding: bool = True,
+    chunk_size: Optional[_ChunkSize] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+) -> bytes: ...
+def raw_decrypt(
+    data: Buffer,
+    *,
+    cipher: str,
+    key: Optional[Buffer] = None,
+    iv: Optional[Buffer] = None,
+    password: Optional[str] = None,
+    pbkdf2: bool = True,
+    iterations: Optional[int] = None,
+    md: str = "sha256",
+    padding: bool = True,
+    chunk_size: Optional[_ChunkSize] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+) -> bytes: ...
+def raw_encrypt_file(
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    cipher: str,
+    key: Optional[Buffer] = None,
+    iv: Optional[Buffer] = None,
+    password: Optional[str] = None,
+    pbkdf2: bool = True,
+    iterations: Optional[int] = None,
+    md: str = "sha256",
+    padding: bool = True,
+    chunk_size: Optional[_ChunkSize] = None,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> int: ...
+def raw_decrypt_file(
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    cipher: str,
+    key: Optional[Buffer] = None,
+    iv: Optional[Buffer] = None,
+    password: Optional[str] = None,
+    pbkdf2: bool = True,
+    iterations: Optional[int] = None,
+    md: str = "sha256",
+    padding: bool = True,
+    chunk_size: Optional[_ChunkSize] = None,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> int: ...

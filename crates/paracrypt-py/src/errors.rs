@@ -1,0 +1,166 @@
+//! The core's errors as Python exceptions (`paracrypt/_errors.py` defines the classes), and
+//! panics caught before they reach Python.
+
+use std::any::Any;
+
+use paracrypt_core::{Error as CoreError, ErrorKind, HeaderFault};
+use pyo3::prelude::*;
+
+/// `EEXIST` (on Linux, as on the BSDs and macOS): an output that exists.
+const EEXIST: i32 = 17;
+
+/// Why a call failed, before it becomes a Python exception (which needs the interpreter: the
+/// work runs without it).
+#[derive(Debug)]
+pub enum Failure {
+    /// The core's error.
+    Core(CoreError),
+    /// A request the binding refuses (an argument combination, a name), as `UsageError`.
+    Usage(String),
+    /// Reading or writing failed outside the core (the output's temporary file, its commit).
+    Io(String, std::io::Error),
+    /// A Rust panic, caught: a bug, reported as a `paracrypt.Error` instead of unwinding into
+    /// Python.
+    Panic(String),
+    /// A Python exception raised by Python code the work called (a file object, a callback).
+    Python(PyErr),
+}
+
+impl From<CoreError> for Failure {
+    fn from(error: CoreError) -> Self {
+        Failure::Core(error)
+    }
+}
+
+impl From<paracrypt_core::ChunkError> for Failure {
+    fn from(error: paracrypt_core::ChunkError) -> Self {
+        Failure::Core(error.source)
+    }
+}
+
+impl From<PyErr> for Failure {
+    fn from(error: PyErr) -> Self {
+        Failure::Python(error)
+    }
+}
+
+/// A usage failure with `message`.
+pub fn usage<T>(message: impl Into<String>) -> Result<T, Failure> {
+    Err(Failure::Usage(message.into()))
+}
+
+/// The message of a caught panic.
+pub fn panic_message(payload: Box<dyn Any + Send>) -> Failure {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    Failure::Panic(format!("internal error (a bug in paracrypt): {message}"))
+}
+
+/// The exception class of a core error: by its kind, refined by what failed.
+fn class_of(error: &CoreError) -> &'static str {
+    match error.kind() {
+        ErrorKind::Usage => "UsageError",
+        ErrorKind::Io => "IoError",
+        ErrorKind::Data => match error {
+            CoreError::WrongKey
+            | CoreError::WrongSecretKind { .. }
+            | CoreError::NoIdentityMatches { .. }
+            | CoreError::BadPassword { .. } => "WrongKeyError",
+            CoreError::ChunkAuth { .. } | CoreError::Header(HeaderFault::Mac) => {
+                "AuthenticationError"
+            }
+            CoreError::NotAContainer
+            | CoreError::NotEncrypted
+            | CoreError::UnsupportedVersion(_)
+            | CoreError::Header(_)
+            | CoreError::Truncated { .. }
+            | CoreError::TruncatedAfter { .. }
+            | CoreError::TrailingData { .. }
+            | CoreError::TruncatedAfterHeader
+            | CoreError::AgeHeader(_)
+            | CoreError::UnsupportedAgeVersion(_)
+            | CoreError::Armor(_)
+            | CoreError::EmptyLastChunk { .. }
+            | CoreError::NotSalted
+            | CoreError::TooShort { .. }
+            | CoreError::PartialBlock { .. } => "FormatError",
+            CoreError::Provider { .. } => "ProviderError",
+            _ => "DataError",
+        },
+        // A kind this build does not know yet: the base class.
+        _ => "Error",
+    }
+}
+
+/// The chunk a core error names.
+fn chunk_of(error: &CoreError) -> Option<u64> {
+    match error {
+        CoreError::ChunkAuth { index }
+        | CoreError::Truncated { index }
+        | CoreError::TruncatedAfter { index }
+        | CoreError::TrailingData { index }
+        | CoreError::EmptyLastChunk { index } => Some(*index),
+        _ => None,
+    }
+}
+
+/// An instance of `paracrypt.<class>` with `message` (and, for `IoError`, the OS error number
+/// first, as `OSError` takes it).
+fn exception(
+    py: Python<'_>,
+    class: &str,
+    message: String,
+    errno: Option<i32>,
+    chunk: Option<u64>,
+) -> PyErr {
+    let made = (|| -> PyResult<PyErr> {
+        let class = py.import("paracrypt._errors")?.getattr(class)?;
+        let value = match errno {
+            Some(errno) => class.call1((errno, message.clone()))?,
+            None => class.call1((message.clone(),))?,
+        };
+        if let Some(chunk) = chunk {
+            value.setattr("chunk", chunk)?;
+        }
+        Ok(PyErr::from_value(value))
+    })();
+    made.unwrap_or_else(|e| e)
+}
+
+impl Failure {
+    /// The Python exception.
+    pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Core(error) => {
+                let errno = match &error {
+                    CoreError::Io { source, .. } => source.raw_os_error(),
+                    _ => None,
+                };
+                let class = class_of(&error);
+                exception(py, class, error.to_string(), errno, chunk_of(&error))
+            }
+            Failure::Usage(message) => exception(py, "UsageError", message, None, None),
+            Failure::Io(context, error) => {
+                let errno = error
+                    .raw_os_error()
+                    .or((error.kind() == std::io::ErrorKind::AlreadyExists).then_some(EEXIST));
+                let message = match error.raw_os_error() {
+                    Some(_) => format!("{context}: {error}"),
+                    None => context,
+                };
+                exception(py, "IoError", message, errno, None)
+            }
+            Failure::Panic(message) => exception(py, "Error", message, None, None),
+            Failure::Python(error) => error,
+        }
+    }
+}
+
+impl From<Failure> for PyErr {
+    fn from(failure: Failure) -> PyErr {
+        Python::attach(|py| failure.into_pyerr(py))
+    }
+}

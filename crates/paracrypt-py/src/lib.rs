@@ -1,0 +1,40 @@
+//! `paracrypt._paracrypt`: the extension module behind the `paracrypt` Python package.
+//!
+//! It wraps the core's [`Runner`](paracrypt_core::Runner) and recipes and holds no format or
+//! cipher logic of its own: a call's keyword arguments become a [`recipes::Spec`], which makes
+//! the core's recipe, and a driver ([`drive`], `streams`, `distributed`) runs it without the
+//! GIL in a Rayon pool. Errors become the exceptions of `paracrypt/_errors.py`; a panic is
+//! caught and raised as `paracrypt.Error`, never unwound into Python.
+// `unsafe` only in `buffer`, the buffer protocol's FFI (each block has a `// SAFETY:` note).
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+mod api;
+mod buffer;
+mod drive;
+mod errors;
+mod options;
+mod output;
+mod recipes;
+mod secrets;
+
+use pyo3::prelude::*;
+
+/// Parallel, authenticated, random-access encryption (the compiled part of `paracrypt`).
+#[pymodule]
+fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<secrets::Key>()?;
+    m.add_class::<secrets::Recipients>()?;
+    m.add_class::<secrets::Identities>()?;
+    m.add_function(wrap_pyfunction!(api::encrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(api::decrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(api::encrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(api::decrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(api::decrypt_range, m)?)?;
+    m.add_function(wrap_pyfunction!(api::raw_encrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(api::raw_decrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(api::raw_encrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(api::raw_decrypt_file, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

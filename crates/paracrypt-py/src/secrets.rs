@@ -1,0 +1,427 @@
+//! Keys, recipients and identities as Python objects, and the one rule that turns a call's
+//! `key=`, `password=`, `recipients=` or `identities=` into the core's [`Secret`].
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use paracrypt_core::Error as CoreError;
+use paracrypt_core::container::{self, Secret};
+use paracrypt_core::recipient;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use zeroize::Zeroizing;
+
+use crate::buffer::Bytes;
+use crate::errors::{Failure, usage};
+
+/// A 256-bit key for paracrypt's container (what `paracrypt keygen` writes to a key file).
+///
+/// ``Key.generate()`` draws a new one; ``Key.load(path)`` reads a key file; ``key.save(path)``
+/// writes one (mode 0600, never over an existing file). The key's bytes are zeroized when it is
+/// freed, and its repr never shows them. A key pickles (to hand it to Dask workers): the
+/// pickle holds the key.
+#[pyclass(module = "paracrypt", frozen, eq)]
+#[derive(Clone, PartialEq)]
+pub struct Key(pub container::Key);
+
+#[pymethods]
+impl Key {
+    /// A new random key from the operating system's random number generator.
+    #[staticmethod]
+    fn generate() -> Self {
+        Key(container::Key::generate())
+    }
+
+    /// The key whose 32 bytes are ``data`` (any bytes-like object).
+    #[staticmethod]
+    fn from_bytes(data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let bytes = Bytes::get(data)?;
+        let bytes: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
+            Failure::Usage(format!("a key is 32 bytes, got {}", bytes.as_slice().len()))
+        })?;
+        Ok(Key(container::Key::from_bytes(bytes)))
+    }
+
+    /// The key in a key file's text (``#`` comment lines, then 64 hex digits).
+    #[staticmethod]
+    fn from_text(text: &str) -> PyResult<Self> {
+        Ok(Key(container::Key::from_file_text(text).map_err(
+            |e| match e {
+                CoreError::KeyFile(reason) => Failure::Usage(format!("bad key file: {reason}")),
+                other => other.into(),
+            },
+        )?))
+    }
+
+    /// Reads the key file at ``path`` (from ``paracrypt keygen`` or :meth:`Key.save`).
+    #[staticmethod]
+    fn load(path: PathBuf) -> PyResult<Self> {
+        Ok(Key(read_key_file(&path)?))
+    }
+
+    /// Writes the key file to ``path``: created with mode 0600; an existing file is never
+    /// replaced (``IoError`` with ``errno.EEXIST``).
+    fn save(&self, path: PathBuf) -> PyResult<()> {
+        write_private(&path, self.0.to_file_text().as_bytes())?;
+        Ok(())
+    }
+
+    /// The key file's text: what :meth:`Key.save` writes.
+    fn to_text(&self) -> String {
+        self.0.to_file_text()
+    }
+
+    fn __repr__(&self) -> &'static str {
+        "Key(..)"
+    }
+
+    /// Pickles as ``Key.from_bytes(bytes)``: the pickle holds the key.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let from_bytes = py.get_type::<Key>().getattr("from_bytes")?;
+        let bytes = PyBytes::new(py, self.0.as_bytes());
+        PyTuple::new(py, [from_bytes, PyTuple::new(py, [bytes])?.into_any()])
+    }
+}
+
+/// Reads a key file: a malformed one is a `UsageError` naming it.
+pub fn read_key_file(path: &Path) -> Result<container::Key, Failure> {
+    container::Key::read_file(path).map_err(|e| match e {
+        CoreError::KeyFile(reason) => {
+            Failure::Usage(format!("key file {}: {reason}", path.display()))
+        }
+        other => other.into(),
+    })
+}
+
+/// Creates `path` with mode 0600 and writes `bytes`; removes it again when writing fails.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let cannot = |e| Failure::Io(format!("cannot create {}", path.display()), e);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(cannot)?;
+    if let Err(e) = file.write_all(bytes).and_then(|()| file.sync_all()) {
+        let _ = std::fs::remove_file(path);
+        return Err(Failure::Io(format!("writing {}", path.display()), e));
+    }
+    Ok(())
+}
+
+/// The people a file is encrypted to: ``age1pq1…`` (post-quantum), ``age1…`` (X25519),
+/// ``ssh-ed25519 …`` and ``ssh-rsa …`` public keys, and files of them (one a line, as age's
+/// ``-R``) or RSA public keys in PEM or DER.
+///
+/// ``Recipients(["age1…", "ssh-ed25519 AAAA…"], files=["team.txt"])``; anywhere ``recipients=``
+/// is taken, a list of recipient strings does as well.
+#[pyclass(module = "paracrypt", frozen)]
+pub struct Recipients {
+    pub inner: Arc<recipient::Recipients>,
+}
+
+#[pymethods]
+impl Recipients {
+    /// Parses every recipient string and reads every file: a malformed one is a `UsageError`
+    /// saying where it is and what was expected.
+    #[new]
+    #[pyo3(signature = (recipients = None, *, files = None))]
+    fn new(
+        recipients: Option<&Bound<'_, PyAny>>,
+        files: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut inner = recipient::Recipients::new();
+        if let Some(recipients) = recipients {
+            for (n, text) in strings(recipients, "recipients")?.iter().enumerate() {
+                inner
+                    .add(text, format!("recipient {}", n + 1))
+                    .map_err(Failure::from)?;
+            }
+        }
+        if let Some(files) = files {
+            for path in paths(files, "files")? {
+                inner.add_path(&path).map_err(Failure::from)?;
+            }
+        }
+        Ok(Recipients {
+            inner: Arc::new(inner),
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Recipients({} recipients)", self.inner.len())
+    }
+}
+
+/// One identity file's bytes, kept so that identities can be handed to another process.
+#[derive(Clone)]
+struct Source {
+    name: String,
+    bytes: Arc<Zeroizing<Vec<u8>>>,
+}
+
+/// The private keys a file encrypted to recipients is opened with: ``AGE-SECRET-KEY-PQ-1…``
+/// and ``AGE-SECRET-KEY-1…`` lines (``paracrypt keygen --kind pq|x25519``, ``age-keygen``), an
+/// OpenSSH private key, or an RSA private key in PEM or DER.
+///
+/// ``Identities.load("me.key")`` reads identity files; ``Identities.from_text(text)`` parses
+/// one held in memory. Anywhere ``identities=`` is taken, a path or a list of paths does as
+/// well. Identities pickle (to hand them to Dask workers): the pickle holds the private keys.
+#[pyclass(module = "paracrypt", frozen)]
+#[derive(Clone)]
+pub struct Identities {
+    pub inner: Arc<recipient::Identities>,
+    sources: Vec<Source>,
+}
+
+impl Identities {
+    fn from_sources(sources: Vec<Source>) -> Result<Self, Failure> {
+        let mut inner = recipient::Identities::new();
+        for source in &sources {
+            inner.add_file(&source.name, &source.bytes)?;
+        }
+        Ok(Identities {
+            inner: Arc::new(inner),
+            sources,
+        })
+    }
+
+    /// The identities of the files at `paths`.
+    pub fn read(paths: &[PathBuf]) -> Result<Self, Failure> {
+        let sources = paths
+            .iter()
+            .map(|path| {
+                Ok(Source {
+                    name: path.display().to_string(),
+                    bytes: Arc::new(recipient::read_identity_file(path)?),
+                })
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        Self::from_sources(sources)
+    }
+
+    /// These and `other`'s.
+    fn join(mut self, other: &Identities) -> Result<Self, Failure> {
+        self.sources.extend(other.sources.iter().cloned());
+        Self::from_sources(self.sources)
+    }
+}
+
+#[pymethods]
+impl Identities {
+    /// Reads the identity files at ``paths`` (each at most 16 MiB).
+    #[staticmethod]
+    #[pyo3(signature = (*paths))]
+    fn load(paths: Vec<PathBuf>) -> PyResult<Self> {
+        if paths.is_empty() {
+            return Err(Failure::Usage("Identities.load needs at least one path".into()).into());
+        }
+        Ok(Self::read(&paths)?)
+    }
+
+    /// Parses an identity file held in memory (``str`` or bytes-like); ``name`` says where it
+    /// came from in errors.
+    #[staticmethod]
+    #[pyo3(signature = (text, name = "identity"))]
+    fn from_text(text: &Bound<'_, PyAny>, name: &str) -> PyResult<Self> {
+        let bytes = if let Ok(text) = text.cast::<PyString>() {
+            Zeroizing::new(text.to_cow()?.as_bytes().to_vec())
+        } else {
+            Zeroizing::new(Bytes::get(text)?.as_slice().to_vec())
+        };
+        Ok(Self::from_sources(vec![Source {
+            name: name.to_owned(),
+            bytes: Arc::new(bytes),
+        }])?)
+    }
+
+    /// The recipients (public keys) of these identities, as recipient strings: what
+    /// ``age-keygen -y`` prints.
+    fn recipients(&self) -> PyResult<Vec<String>> {
+        let mut all = Vec::new();
+        for source in &self.sources {
+            all.extend(
+                recipient::recipients_of(&source.name, &source.bytes).map_err(Failure::from)?,
+            );
+        }
+        Ok(all)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Identities({} identities)", self.inner.len())
+    }
+
+    /// Pickles as the identity files' names and bytes.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let rebuild = py.get_type::<Identities>().getattr("_from_pickle")?;
+        let sources = PyList::empty(py);
+        for source in &self.sources {
+            sources.append((source.name.as_str(), PyBytes::new(py, &source.bytes)))?;
+        }
+        PyTuple::new(
+            py,
+            [rebuild, PyTuple::new(py, [sources.into_any()])?.into_any()],
+        )
+    }
+
+    #[staticmethod]
+    fn _from_pickle(sources: Vec<(String, Vec<u8>)>) -> PyResult<Self> {
+        Ok(Self::from_sources(
+            sources
+                .into_iter()
+                .map(|(name, bytes)| Source {
+                    name,
+                    bytes: Arc::new(Zeroizing::new(bytes)),
+                })
+                .collect(),
+        )?)
+    }
+}
+
+/// A list of strings (a lone `str` is one string, not its characters).
+fn strings(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
+    if let Ok(text) = value.extract::<String>() {
+        return Ok(vec![text]);
+    }
+    value
+        .try_iter()
+        .and_then(|items| items.map(|item| item?.extract::<String>()).collect())
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a str or a list of str")))
+}
+
+/// A path or a list of paths.
+fn paths(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<PathBuf>> {
+    if let Ok(path) = value.extract::<PathBuf>() {
+        return Ok(vec![path]);
+    }
+    value
+        .try_iter()
+        .and_then(|items| items.map(|item| item?.extract::<PathBuf>()).collect())
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a path or a list of paths")))
+}
+
+/// What a call's secret arguments resolve into.
+#[derive(Clone)]
+pub enum Credential {
+    /// `key=`.
+    Key(container::Key),
+    /// `password=`.
+    Password(Zeroizing<String>),
+    /// `recipients=`.
+    Recipients(Arc<recipient::Recipients>),
+    /// `identities=`.
+    Identities(Identities),
+}
+
+impl Credential {
+    /// The core's secret.
+    pub fn secret(&self) -> Secret {
+        match self {
+            Credential::Key(key) => Secret::Key(key.clone()),
+            Credential::Password(password) => Secret::password(password.to_string()),
+            Credential::Recipients(recipients) => Secret::Recipients(Arc::clone(recipients)),
+            Credential::Identities(identities) => Secret::Identities(Arc::clone(&identities.inner)),
+        }
+    }
+}
+
+/// `key=`: a [`Key`], or the path of a key file.
+fn key_of(value: &Bound<'_, PyAny>) -> PyResult<container::Key> {
+    if let Ok(key) = value.cast::<Key>() {
+        return Ok(key.get().0.clone());
+    }
+    if let Ok(path) = value.extract::<PathBuf>() {
+        return Ok(read_key_file(&path)?);
+    }
+    Err(PyTypeError::new_err(
+        "key must be a paracrypt.Key or the path of a key file",
+    ))
+}
+
+/// `password=`: a non-empty `str`.
+fn password_of(value: &Bound<'_, PyAny>) -> PyResult<Zeroizing<String>> {
+    let password = Zeroizing::new(
+        value
+            .extract::<String>()
+            .map_err(|_| PyTypeError::new_err("password must be a str"))?,
+    );
+    if password.is_empty() {
+        return Err(Failure::Usage("the password is empty".into()).into());
+    }
+    Ok(password)
+}
+
+/// `recipients=`: [`Recipients`], or a list of recipient strings.
+fn recipients_of(value: &Bound<'_, PyAny>) -> PyResult<Arc<recipient::Recipients>> {
+    if let Ok(recipients) = value.cast::<Recipients>() {
+        return Ok(Arc::clone(&recipients.get().inner));
+    }
+    Ok(Recipients::new(Some(value), None)?.inner)
+}
+
+/// `identities=`: [`Identities`], a path, or a list of both.
+fn identities_of(value: &Bound<'_, PyAny>) -> PyResult<Identities> {
+    if let Ok(identities) = value.cast::<Identities>() {
+        return Ok(identities.get().clone());
+    }
+    if let Ok(path) = value.extract::<PathBuf>() {
+        return Ok(Identities::read(&[path])?);
+    }
+    let mut all: Option<Identities> = None;
+    let items = value.try_iter().map_err(|_| {
+        PyTypeError::new_err("identities must be paracrypt.Identities, a path or a list of them")
+    })?;
+    for item in items {
+        let one = identities_of(&item?)?;
+        all = Some(match all {
+            None => one,
+            Some(all) => all.join(&one)?,
+        });
+    }
+    all.ok_or_else(|| Failure::Usage("identities is empty".into()).into())
+}
+
+/// The credential of an encryption: exactly one of `key=`, `password=`, `recipients=`.
+pub fn to_encrypt(
+    key: Option<&Bound<'_, PyAny>>,
+    password: Option<&Bound<'_, PyAny>>,
+    recipients: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Credential> {
+    Ok(match (key, password, recipients) {
+        (Some(key), None, None) => Credential::Key(key_of(key)?),
+        (None, Some(password), None) => Credential::Password(password_of(password)?),
+        (None, None, Some(recipients)) => Credential::Recipients(recipients_of(recipients)?),
+        (None, None, None) => {
+            return Ok(usage("give key=, password= or recipients=")?);
+        }
+        _ => return Ok(usage("give one of key=, password= and recipients=")?),
+    })
+}
+
+/// The credential of a decryption: exactly one of `key=`, `password=`, `identities=`.
+pub fn to_decrypt(
+    key: Option<&Bound<'_, PyAny>>,
+    password: Option<&Bound<'_, PyAny>>,
+    identities: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Credential> {
+    Ok(match (key, password, identities) {
+        (Some(key), None, None) => Credential::Key(key_of(key)?),
+        (None, Some(password), None) => Credential::Password(password_of(password)?),
+        (None, None, Some(identities)) => Credential::Identities(identities_of(identities)?),
+        (None, None, None) => {
+            return Ok(usage("give key=, password= or identities=")?);
+        }
+        _ => return Ok(usage("give one of key=, password= and identities=")?),
+    })
+}

@@ -1,0 +1,47 @@
+"""A typed use of every public API, checked by `mypy --strict` in scripts/test.sh (and run by
+pytest, so that what type-checks also works)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import paracrypt
+from paracrypt import raw
+
+
+def use_everything(directory: Path) -> None:
+    key: paracrypt.Key = paracrypt.Key.generate()
+    key.save(directory / "key")
+    same: paracrypt.Key = paracrypt.Key.load(directory / "key")
+    assert same == key and paracrypt.Key.from_text(key.to_text()) == key
+    sealed: bytes = paracrypt.encrypt(b"typed", key=key, chunk_size="64KiB", threads=2)
+    plain: bytes = paracrypt.decrypt(bytearray(sealed), key=directory / "key")
+    assert plain == b"typed"
+    (directory / "plain").write_bytes(b"typed file")
+    seen: list[int] = []
+    written: int = paracrypt.encrypt_file(
+        directory / "plain", str(directory / "sealed"), password="pw", cipher="aes-128-gcm",
+        progress=seen.append, overwrite=True,
+    )
+    assert written > 0
+    paracrypt.decrypt_file(directory / "sealed", directory / "back", password="pw",
+                           provider="rustcrypto")
+    part: bytes = paracrypt.decrypt_range(directory / "sealed", 2, 4, password="pw")
+    assert part == b"ped "
+    age: bytes = paracrypt.encrypt(memoryview(b"to age"), password="pw", format="age", armor=True)
+    assert paracrypt.decrypt(age, password="pw") == b"to age"
+    recipients = paracrypt.Recipients(["age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"])
+    assert len(recipients) == 1
+    ctr: bytes = raw.encrypt(b"raw", cipher="aes-128-ctr", key=bytes(16), iv=bytes(16))
+    assert raw.decrypt(ctr, cipher="aes-128-ctr", key=bytes(16), iv=bytes(16)) == b"raw"
+    try:
+        paracrypt.decrypt(sealed, password="wrong")
+    except paracrypt.WrongKeyError as e:
+        kind: str = e.kind
+        assert kind == "data" and e.chunk is None
+    except paracrypt.Error:
+        raise
+
+
+def test_typed_usage(tmp_path: Path) -> None:
+    use_everything(tmp_path)
