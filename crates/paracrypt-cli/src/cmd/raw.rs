@@ -34,7 +34,8 @@ The output is byte-identical to `openssl enc -e -CIPHER -K KEY -iv IV [-nopad]`.
 --password-file the key and IV come from a password and a random salt, as `openssl enc -pass
 file:FILE -pbkdf2 [-iter N] [-md MD]` (a `Salted__` header first); without --pbkdf2 openssl's
 legacy EVP_BytesToKey (weak: one hash per guess) is used to read old files.
-Exit status: 0 success, 1 failure, 2 usage error.")]
+Exit status: 0 success, 1 failure, 2 usage error, 3 a --distributed job stalled, 4 a
+cryptographic provider failed inside (not the data's fault).")]
 pub struct RawArgs {
     /// Encrypt INPUT.
     #[arg(short, long)]
