@@ -168,7 +168,7 @@ fn ssh_and_armored_age_files_both_ways() {
 }
 
 /// `age` reads a passphrase from the terminal only: `script` gives it one (util-linux, on
-/// every Debian machine).
+/// every Debian machine). `args` is a shell command line: paths in it go through [`sh_quote`].
 fn age_with_passphrase(args: &str, passphrase: &str, times: usize) -> bool {
     let mut cmd = Command::new("script");
     cmd.args(["-qec", &format!("age {args}"), "/dev/null"]);
@@ -201,7 +201,7 @@ fn passphrase_age_files_both_ways() {
         let ours_path = write(d, "ours.age", &sealed);
         let out = d.join("age-out");
         let _ = std::fs::remove_file(&out);
-        let args = format!("-d -o {} {}", out.display(), ours_path.display());
+        let args = format!("-d -o {} {}", sh_quote(&out), sh_quote(&ours_path));
         assert!(
             age_with_passphrase(&args, passphrase, 1),
             "age -d of ours, {len} bytes"
@@ -214,7 +214,7 @@ fn passphrase_age_files_both_ways() {
         let input = write(d, "plain", &plain);
         let theirs = d.join("theirs.age");
         let _ = std::fs::remove_file(&theirs);
-        let args = format!("-p -o {} {}", theirs.display(), input.display());
+        let args = format!("-p -o {} {}", sh_quote(&theirs), sh_quote(&input));
         assert!(
             age_with_passphrase(&args, passphrase, 2),
             "age -p, {len} bytes"
