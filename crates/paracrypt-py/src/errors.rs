@@ -64,6 +64,7 @@ fn class_of(error: &CoreError) -> &'static str {
     match error.kind() {
         ErrorKind::Usage => "UsageError",
         ErrorKind::Io => "IoError",
+        ErrorKind::Internal => "ProviderError",
         ErrorKind::Data => match error {
             CoreError::WrongKey
             | CoreError::WrongSecretKind { .. }
@@ -87,7 +88,6 @@ fn class_of(error: &CoreError) -> &'static str {
             | CoreError::NotSalted
             | CoreError::TooShort { .. }
             | CoreError::PartialBlock { .. } => "FormatError",
-            CoreError::Provider { .. } => "ProviderError",
             _ => "DataError",
         },
         // A kind this build does not know yet: the base class.
