@@ -45,4 +45,4 @@ pub mod size;
 mod stream;
 
 pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};
-pub use recipe::{Recipe, Runner, StreamWriter};
+pub use recipe::{Recipe, Runner, StreamReader, StreamWriter};

@@ -470,3 +470,53 @@ fn armor_that_is_not_text_is_damaged_armor() {
         assert_eq!(err.kind(), paracrypt_core::ErrorKind::Data);
     }
 }
+
+/// The armored `Read` and `Write` adapters give what the armored streams give, and `age`
+/// reads what the writer wrote; damaged armor is named through the reader too.
+#[test]
+fn armor_through_the_read_and_write_adapters() {
+    use paracrypt_core::StreamReader;
+    use std::io::Read;
+    let (identity, recipient) = x25519();
+    let plain = data(3 * K + 11, 12);
+    let encryptor = Encryptor::new(recipients(&recipient));
+    let runner = Runner::new();
+    let mut writer = encryptor.armored_writer(&runner, Vec::new()).unwrap();
+    for piece in plain.chunks(10_000) {
+        writer.write_all(piece).unwrap();
+    }
+    let sealed = writer.finish().unwrap();
+    assert!(sealed.starts_with(b"-----BEGIN AGE ENCRYPTED FILE-----"));
+    let decryptor = Decryptor::new(identities(&identity));
+    let mut out = Vec::new();
+    decryptor
+        .armored_reader(&runner, b"\n\n".chain(&sealed[..]))
+        .unwrap()
+        .read_to_end(&mut out)
+        .unwrap();
+    assert_eq!(out, plain);
+    if age() {
+        let dir = scratch();
+        let key = write(dir.path(), "key", identity.as_bytes());
+        let key = key.to_str().unwrap();
+        assert_eq!(run_age(&["-d", "-i", key], Some(&sealed)), plain);
+    }
+    let text = String::from_utf8(sealed).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    // A line in the payload: the header opens, a later chunk's read fails.
+    let at = lines.len() - 3;
+    let short = &lines[at][..20].to_owned();
+    lines[at] = short;
+    let damaged = lines.join("\n");
+    let mut reader = decryptor
+        .armored_reader(&runner, damaged.as_bytes())
+        .unwrap();
+    let error = reader.read_to_end(&mut Vec::new()).unwrap_err();
+    assert!(
+        matches!(
+            StreamReader::<&[u8]>::error_of(&error),
+            Some(Error::Armor(_))
+        ),
+        "{error}"
+    );
+}

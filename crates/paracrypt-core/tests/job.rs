@@ -409,3 +409,79 @@ fn into_a_slice_the_in_memory_driver_gives_its_bytes_and_the_unpadded_end() {
     );
     assert_eq!(&out[..1000], &data(1000, 4)[..]);
 }
+
+#[test]
+fn the_read_adapter_gives_what_the_other_drivers_give_and_stops_at_a_failing_chunk() {
+    use paracrypt_core::StreamReader;
+    use std::io::Read;
+    let runner = Runner::new().window(3);
+    let plain = data(40_000, 11);
+    let seal = Encryptor::new(key())
+        .chunk_size(chunk_size(1024))
+        .fixed_salt_for_tests([7; 32]);
+    let sealed = runner.vec(&seal, &plain).unwrap();
+    // Sealing through the reader, read in odd sizes: the same bytes, header first.
+    let mut reader = runner.reader(&seal, &plain[..]).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 777];
+    loop {
+        let n = reader.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(out, sealed);
+    // Opening, at 1 and 4 threads, and a serial job (CBC encryption).
+    for threads in [1, 4] {
+        let opened = with_threads(threads, || {
+            let mut out = Vec::new();
+            let open = Decryptor::new(key());
+            runner
+                .reader(&open, &sealed[..])
+                .unwrap()
+                .read_to_end(&mut out)
+                .unwrap();
+            out
+        });
+        assert_eq!(opened, plain);
+    }
+    let cbc = cipher(RawCipherName::Aes128Cbc).recipe(Direction::Encrypt, chunk_size(64));
+    let mut out = Vec::new();
+    runner
+        .reader(&cbc, &plain[..])
+        .unwrap()
+        .read_to_end(&mut out)
+        .unwrap();
+    assert_eq!(out, runner.vec(&cbc, &plain).unwrap());
+    // A damaged chunk 20: chunks 0 to 19 come out, then the chunk's error, and again after.
+    let mut damaged = sealed.clone();
+    damaged[HEADER_LEN + 20 * (1024 + 16) + 5] ^= 1;
+    let mut reader = runner.reader(&Decryptor::new(key()), &damaged[..]).unwrap();
+    let mut out = Vec::new();
+    let error = reader.read_to_end(&mut out).unwrap_err();
+    assert_eq!(out, &plain[..20 * 1024]);
+    assert!(matches!(
+        StreamReader::<&[u8]>::error_of(&error),
+        Some(Error::ChunkAuth { index: 20 })
+    ));
+    assert!(reader.read(&mut [0u8; 10]).is_err());
+    // A wrong key fails when the reader is made; a cut file at its end.
+    assert!(matches!(
+        runner.reader(
+            &Decryptor::new(paracrypt_core::container::Key::generate()),
+            &sealed[..]
+        ),
+        Err(Error::WrongKey)
+    ));
+    let cut = &sealed[..HEADER_LEN + 3 * (1024 + 16)];
+    let error = runner
+        .reader(&Decryptor::new(key()), cut)
+        .unwrap()
+        .read_to_end(&mut Vec::new())
+        .unwrap_err();
+    assert!(matches!(
+        StreamReader::<&[u8]>::error_of(&error),
+        Some(Error::TruncatedAfter { index: 2 })
+    ));
+}

@@ -17,6 +17,7 @@ use crate::errors::Failure;
 use crate::options::{Options, chunk_size};
 use crate::recipes::{Format, Spec};
 use crate::secrets;
+use crate::streams;
 
 /// The spec of an encryption from its keyword arguments.
 #[allow(clippy::too_many_arguments)]
@@ -386,4 +387,135 @@ raw_functions!(
     raw_decrypt_file,
     Direction::Decrypt,
     "Decrypts"
+);
+
+/// Wraps a compiled stream in its Python file object (`paracrypt/_streams.py`).
+fn wrap<'py>(
+    py: Python<'py>,
+    class: &str,
+    inner: impl IntoPyObject<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    py.import("paracrypt._streams")?
+        .getattr(class)?
+        .call1((inner,))
+}
+
+/// A writable file object that encrypts what is written to it into ``fileobj`` (any object
+/// with ``write``): the header is written now, the chunks as they fill, on every core.
+///
+/// **Close it** (``close()``, or leave a ``with`` block without an exception): the last chunk
+/// is written then. A writer that is not closed — left by an exception, or garbage collected —
+/// leaves a file that fails to decrypt as truncated, never one that looks complete.
+/// ``fileobj`` itself is not closed. Secrets and options as :func:`encrypt_file`.
+#[pyfunction]
+#[pyo3(signature = (fileobj, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, progress = None, _fixed_salt = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn encryptor<'py>(
+    py: Python<'py>,
+    fileobj: &Bound<'py, PyAny>,
+    key: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    format: &str,
+    armor: bool,
+    cipher: &str,
+    chunk_size: Option<&Bound<'py, PyAny>>,
+    threads: Option<i64>,
+    provider: Option<&str>,
+    progress: Option<Py<PyAny>>,
+    _fixed_salt: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let spec = encrypt_spec(
+        key,
+        password,
+        recipients,
+        format,
+        armor,
+        cipher,
+        chunk_size,
+        _fixed_salt,
+    )?;
+    let options = Options::new(threads, provider, progress)?;
+    let inner = streams::encryptor(py, &spec, fileobj, &options)?;
+    wrap(py, "EncryptingWriter", inner)
+}
+
+/// A readable file object that decrypts ``fileobj`` (any object with ``read``: a container or
+/// an age file, binary or armored) as it is read, every chunk verified before it is handed out.
+/// The header is read and checked now (a wrong key fails here); a damaged chunk fails the read
+/// that reaches it, after every byte before it. Wrap it in ``io.BufferedReader`` for small
+/// reads. Secrets and options as :func:`decrypt_file`.
+#[pyfunction]
+#[pyo3(signature = (fileobj, *, key = None, password = None, identities = None, threads = None, provider = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn decryptor<'py>(
+    py: Python<'py>,
+    fileobj: &Bound<'py, PyAny>,
+    key: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    identities: Option<&Bound<'py, PyAny>>,
+    threads: Option<i64>,
+    provider: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let spec = decrypt_spec(key, password, identities)?;
+    let options = Options::new(threads, provider, progress)?;
+    let inner = streams::decryptor(py, &spec, fileobj, &options)?;
+    wrap(py, "DecryptingReader", inner)
+}
+
+/// Raw streams, by direction.
+macro_rules! raw_streams {
+    ($name:ident, $direction:expr, $class:literal, $make:path, $what:literal) => {
+        #[doc = concat!(
+            "A file object that ", $what, " with a raw ``openssl enc`` cipher (arguments as ",
+            ":func:`paracrypt.raw.encrypt`; the stream as :func:`paracrypt.", $class, "`)."
+        )]
+        #[pyfunction]
+        #[pyo3(signature = (fileobj, *, cipher, key = None, iv = None, password = None, pbkdf2 = true, iterations = None, md = "sha256", padding = true, chunk_size = None, threads = None, provider = None, progress = None))]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<'py>(
+            py: Python<'py>,
+            fileobj: &Bound<'py, PyAny>,
+            cipher: &str,
+            key: Option<&Bound<'py, PyAny>>,
+            iv: Option<&Bound<'py, PyAny>>,
+            password: Option<&str>,
+            pbkdf2: bool,
+            iterations: Option<u32>,
+            md: &str,
+            padding: bool,
+            chunk_size: Option<&Bound<'py, PyAny>>,
+            threads: Option<i64>,
+            provider: Option<&str>,
+            progress: Option<Py<PyAny>>,
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let spec = raw_spec(
+                $direction, cipher, key, iv, password, pbkdf2, iterations, md, padding,
+                chunk_size,
+            )?;
+            let options = Options::new(threads, provider, progress)?;
+            let inner = $make(py, &spec, fileobj, &options)?;
+            wrap(
+                py,
+                if $class == "encryptor" { "EncryptingWriter" } else { "DecryptingReader" },
+                inner,
+            )
+        }
+    };
+}
+
+raw_streams!(
+    raw_encryptor,
+    Direction::Encrypt,
+    "encryptor",
+    streams::encryptor,
+    "encrypts what is written to it into ``fileobj``"
+);
+raw_streams!(
+    raw_decryptor,
+    Direction::Decrypt,
+    "decryptor",
+    streams::decryptor,
+    "decrypts ``fileobj`` as it is read"
 );

@@ -34,6 +34,8 @@ struct PyBufferView {
 /// `PyBUF_SIMPLE`: one C-contiguous run of bytes, read only; an exporter that cannot give
 /// that (a strided numpy view) raises `BufferError`.
 const PYBUF_SIMPLE: c_int = 0;
+/// `PyBUF_WRITABLE`: the same, writable (a `bytes` object refuses with `BufferError`).
+const PYBUF_WRITABLE: c_int = 1;
 
 unsafe extern "C" {
     fn PyObject_GetBuffer(obj: *mut ffi::PyObject, view: *mut PyBufferView, flags: c_int) -> c_int;
@@ -56,6 +58,15 @@ impl Bytes {
     /// Exports `obj`'s buffer: a `TypeError` for an object without one (a `str`, say), the
     /// exporter's own error (`BufferError`) for one that is not contiguous.
     pub fn get(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Self::export(obj, PYBUF_SIMPLE)
+    }
+
+    /// Exports `obj`'s buffer for writing (what `readinto` fills).
+    pub fn get_mut(obj: &Bound<'_, PyAny>) -> PyResult<BytesMut> {
+        Ok(BytesMut(Self::export(obj, PYBUF_WRITABLE)?))
+    }
+
+    fn export(obj: &Bound<'_, PyAny>, flags: c_int) -> PyResult<Self> {
         let mut view = Box::new(PyBufferView {
             buf: std::ptr::null_mut(),
             obj: std::ptr::null_mut(),
@@ -71,7 +82,7 @@ impl Bytes {
         });
         // SAFETY: `obj` is a live object (a `Bound` while the interpreter is held), `view` a
         // valid, exclusively owned `Py_buffer` to fill.
-        let status = unsafe { PyObject_GetBuffer(obj.as_ptr(), &mut *view, PYBUF_SIMPLE) };
+        let status = unsafe { PyObject_GetBuffer(obj.as_ptr(), &mut *view, flags) };
         if status != 0 {
             return Err(PyErr::fetch(obj.py()));
         }
@@ -87,6 +98,24 @@ impl Bytes {
         // SAFETY: a successful `PyBuffer_SIMPLE` export is `len` contiguous bytes at `buf`,
         // valid until `PyBuffer_Release`, which only `Drop` calls.
         unsafe { std::slice::from_raw_parts(self.view.buf.cast::<u8>(), len) }
+    }
+}
+
+/// The bytes of an object's writable buffer, exported until this is dropped.
+pub struct BytesMut(Bytes);
+
+impl BytesMut {
+    /// The exported bytes, to write into.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        let view = &self.0.view;
+        let len = usize::try_from(view.len).unwrap_or(0);
+        if len == 0 || view.buf.is_null() {
+            return &mut [];
+        }
+        // SAFETY: a successful `PyBUF_WRITABLE` export is `len` contiguous writable bytes at
+        // `buf`, valid until `PyBuffer_Release`; `&mut self` makes this the only slice of them
+        // this extension holds.
+        unsafe { std::slice::from_raw_parts_mut(view.buf.cast::<u8>(), len) }
     }
 }
 

@@ -130,10 +130,44 @@ fn exception(
     made.unwrap_or_else(|e| e)
 }
 
+/// The Python exception an I/O error carries: raised by a Python file object that the work
+/// read or wrote ([`Failure::from_io`]).
+fn python_cause(py: Python<'_>, error: &std::io::Error) -> Option<PyErr> {
+    error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<PyErr>())
+        .map(|e| e.clone_ref(py))
+}
+
 impl Failure {
+    /// An error of a `Read` or `Write` adapter: the core's error or a Python file object's
+    /// exception it carries, else `context` and the error.
+    pub fn from_io(context: &str, error: std::io::Error) -> Self {
+        if error
+            .get_ref()
+            .is_some_and(|inner| inner.is::<CoreError>() || inner.is::<PyErr>())
+        {
+            let inner = error.into_inner().expect("checked above");
+            return match inner.downcast::<CoreError>() {
+                Ok(core) => Failure::Core(*core),
+                Err(other) => match other.downcast::<PyErr>() {
+                    Ok(python) => Failure::Python(*python),
+                    Err(other) => Failure::Io(context.into(), std::io::Error::other(other)),
+                },
+            };
+        }
+        Failure::Io(context.into(), error)
+    }
+
     /// The Python exception.
     pub fn into_pyerr(self, py: Python<'_>) -> PyErr {
         match self {
+            Failure::Core(CoreError::Io { source, .. }) if python_cause(py, &source).is_some() => {
+                python_cause(py, &source).expect("checked")
+            }
+            Failure::Io(_, error) if python_cause(py, &error).is_some() => {
+                python_cause(py, &error).expect("checked")
+            }
             Failure::Core(error) => {
                 let errno = match &error {
                     CoreError::Io { source, .. } => source.raw_os_error(),

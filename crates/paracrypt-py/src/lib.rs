@@ -17,6 +17,7 @@ mod options;
 mod output;
 mod recipes;
 mod secrets;
+mod streams;
 
 use pyo3::prelude::*;
 
@@ -35,6 +36,12 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::raw_decrypt, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_encrypt_file, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_decrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(api::encryptor, m)?)?;
+    m.add_function(wrap_pyfunction!(api::decryptor, m)?)?;
+    m.add_function(wrap_pyfunction!(api::raw_encryptor, m)?)?;
+    m.add_function(wrap_pyfunction!(api::raw_decryptor, m)?)?;
+    m.add_class::<streams::StreamEncryptor>()?;
+    m.add_class::<streams::StreamDecryptor>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -164,7 +164,7 @@ impl Spec {
         let category = py.import("paracrypt._errors")?.getattr("LegacyWarning")?;
         let warn = py.import("warnings")?.getattr("warn")?;
         for message in warnings {
-            warn.call1((message, &category, 3))?;
+            warn.call1((message, &category, 1))?;
         }
         Ok(())
     }
@@ -253,6 +253,22 @@ impl Built {
     /// The recipe.
     pub fn recipe(&self) -> &dyn Recipe {
         &*self.recipe
+    }
+
+    /// The age encryptor that writes armor, when the job writes armored age.
+    pub fn armor_writer(&self) -> Option<&agefile::Encryptor> {
+        match &self.armor {
+            Some(Armor::Write(age)) => Some(age),
+            _ => None,
+        }
+    }
+
+    /// The age decryptor that reads armor, when the job may read an age file.
+    pub fn age_reader(&self) -> Option<&agefile::Decryptor> {
+        match &self.armor {
+            Some(Armor::Read(age)) => Some(age),
+            _ => None,
+        }
     }
 
     /// Whether the job must run in order as a stream: age armor, written, or read from an input

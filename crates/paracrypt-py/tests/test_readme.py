@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ def python_blocks() -> list[str]:
     readme = (ROOT / "README.md").read_text()
     start = readme.index(SECTION)
     end = readme.find("\n## ", start + len(SECTION))
-    return re.findall(r"```python\n(.*?)```", readme[start:end], flags=re.S)
+    blocks = re.findall(r"^( *)```python\n(.*?)^\1```", readme[start:end], flags=re.S | re.M)
+    return [textwrap.dedent(code) for _, code in blocks]
 
 
 def test_the_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -29,4 +31,5 @@ def test_the_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         exec(compile(block, "README.md", "exec"), scope)  # noqa: S102 - our own README
     out = capsys.readouterr().out
     assert "wrong key or password" in out
+    assert "['notes.txt']" in out
     assert not os.path.exists(tmp_path / "x")

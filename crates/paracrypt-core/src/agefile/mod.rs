@@ -63,7 +63,7 @@ use crate::engine::{Job, Transform};
 use crate::error::{Error, Result};
 use crate::provider::Provider;
 use crate::raw::Direction;
-use crate::recipe::{Recipe, Runner};
+use crate::recipe::{Recipe, Runner, StreamReader, StreamWriter};
 use crate::recipient::{Identities, Recipients};
 
 /// How an armored age file begins.
@@ -362,6 +362,104 @@ impl Decryptor {
         runner
             .stream_buffered(self, &mut armored, writer)
             .map_err(armor_error)
+    }
+}
+
+impl Decryptor {
+    /// A `Read` adapter over an ASCII-armored age file in `inner` ([`Runner::reader`] behind
+    /// age's armor reader; blank lines before the BEGIN line are skipped): reading it gives the
+    /// plaintext, verified chunk by chunk. The header is read and checked here.
+    pub fn armored_reader<'a>(
+        &self,
+        runner: &Runner,
+        mut inner: impl Read + Send + 'a,
+    ) -> Result<ArmoredStreamReader<'a>> {
+        let mut start = Vec::with_capacity(DETECT_LEN);
+        (&mut inner)
+            .take(DETECT_LEN as u64)
+            .read_to_end(&mut start)
+            .map_err(|e| Error::io("reading the age header", e))?;
+        let skip = start.len() - armor_from(&start)?.len();
+        start.drain(..skip);
+        let input: Box<dyn Read + Send + 'a> = Box::new(std::io::Cursor::new(start).chain(inner));
+        let armored = ArmoredReader::new(BufReader::with_capacity(SEALED_CHUNK_LEN, input));
+        let reader = runner.reader(self, armored).map_err(armor_error)?;
+        Ok(ArmoredStreamReader(reader))
+    }
+}
+
+/// The armor's base64 decoded from the input, behind the buffering the chunk reader wants.
+type Unarmored<'a> = ArmoredReader<BufReader<BufReader<Box<dyn Read + Send + 'a>>>>;
+
+/// What [`Decryptor::armored_reader`] returns: a [`StreamReader`] whose errors name damaged
+/// armor as [`Error::Armor`].
+pub struct ArmoredStreamReader<'a>(StreamReader<Unarmored<'a>>);
+
+impl std::fmt::Debug for ArmoredStreamReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ArmoredStreamReader").finish_non_exhaustive()
+    }
+}
+
+impl Read for ArmoredStreamReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf).map_err(|e| {
+            if StreamReader::<std::io::Empty>::error_of(&e).is_none() {
+                return e;
+            }
+            match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+                Some(Ok(error)) => std::io::Error::other(armor_error(*error)),
+                Some(Err(other)) => std::io::Error::other(other),
+                None => std::io::Error::other("reading the armor"),
+            }
+        })
+    }
+}
+
+impl Encryptor {
+    /// A `Write` adapter that encrypts what is written to it into ASCII armor in `inner`
+    /// ([`Runner::writer`] into age's armor writer). [`ArmoredStreamWriter::finish`] must be
+    /// called: it writes the last chunk and the armor's END line.
+    pub fn armored_writer<W: Write + Send>(
+        &self,
+        runner: &Runner,
+        inner: W,
+    ) -> Result<ArmoredStreamWriter<W>> {
+        let armored = ArmoredWriter::wrap_output(inner, Format::AsciiArmor)
+            .map_err(|e| Error::io("writing the armor", e))?;
+        // age 0.12's armor writer counts its buffered bytes twice when flushed before
+        // `finish`: the stream writer's flush must not reach it.
+        Ok(ArmoredStreamWriter(
+            runner.writer(self, FlushOnFinish(armored))?,
+        ))
+    }
+}
+
+/// What [`Encryptor::armored_writer`] returns. **Call [`ArmoredStreamWriter::finish`]**.
+pub struct ArmoredStreamWriter<W: Write>(StreamWriter<FlushOnFinish<ArmoredWriter<W>>>);
+
+impl<W: Write> std::fmt::Debug for ArmoredStreamWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ArmoredStreamWriter").finish_non_exhaustive()
+    }
+}
+
+impl<W: Write> Write for ArmoredStreamWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<W: Write> ArmoredStreamWriter<W> {
+    /// Writes the last chunk and the armor's END line, and returns the inner writer.
+    pub fn finish(self) -> std::io::Result<W> {
+        let mut inner = self.0.finish()?.0.finish()?;
+        inner.flush()?;
+        Ok(inner)
     }
 }
 

@@ -132,8 +132,8 @@ pub(crate) fn write_wave(
 
 /// Reads a stream chunk by chunk and knows which chunk is the last: a short read is the last
 /// chunk, and a full chunk is the last when one byte of look-ahead finds the end.
-pub(crate) struct ChunkReader<'r> {
-    reader: &'r mut (dyn Read + Send),
+pub(crate) struct ChunkReader<R> {
+    reader: R,
     layout: ChunkLayout,
     context_len: usize,
     carry: Option<u8>,
@@ -142,10 +142,10 @@ pub(crate) struct ChunkReader<'r> {
     done: bool,
 }
 
-impl<'r> ChunkReader<'r> {
+impl<R: Read> ChunkReader<R> {
     /// Reads the input chunks of `layout`; keeps the last `context_len` bytes of each chunk as
     /// the next chunk's context.
-    pub fn new(reader: &'r mut (dyn Read + Send), layout: ChunkLayout, context_len: usize) -> Self {
+    pub fn new(reader: R, layout: ChunkLayout, context_len: usize) -> Self {
         assert!(context_len <= MAX_CONTEXT && context_len <= layout.input_chunk);
         ChunkReader {
             reader,
@@ -180,7 +180,7 @@ impl<'r> ChunkReader<'r> {
                 slot.buf.resize((2 * filled).max(FIRST_BUFFER).min(chunk));
             }
             let end = slot.buf.len().min(chunk);
-            filled += read_full(self.reader, &mut slot.buf[filled..end], index)?;
+            filled += read_full(&mut self.reader, &mut slot.buf[filled..end], index)?;
             if filled < end {
                 break; // the stream ended
             }
@@ -190,7 +190,7 @@ impl<'r> ChunkReader<'r> {
             true
         } else {
             let mut peek = [0u8; 1];
-            let n = read_full(self.reader, &mut peek, index + 1)?;
+            let n = read_full(&mut self.reader, &mut peek, index + 1)?;
             self.carry = (n == 1).then_some(peek[0]);
             n == 0
         };
@@ -209,6 +209,11 @@ impl<'r> ChunkReader<'r> {
         self.next_index += 1;
         self.done = is_last;
         Ok(true)
+    }
+
+    /// Whether the last chunk was read.
+    pub fn is_done(&self) -> bool {
+        self.done
     }
 
     /// Reads up to `window` chunks, reusing the slots in `spare` and making new ones as needed.
@@ -236,7 +241,7 @@ impl<'r> ChunkReader<'r> {
 }
 
 /// Reads until `buf` is full or the stream ends; returns the bytes read.
-fn read_full(reader: &mut (dyn Read + Send), buf: &mut [u8], index: u64) -> Result<usize> {
+fn read_full(reader: &mut impl Read, buf: &mut [u8], index: u64) -> Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         match reader.read(&mut buf[filled..]) {

@@ -14,8 +14,9 @@
 //! The [`Runner`] holds what every format shares (the streaming window, a progress callback,
 //! the [`Provider`] that computes the primitives, handed to the recipe as it makes the job)
 //! and runs any recipe: file to file ([`Runner::file`]), stream to stream ([`Runner::stream`]),
-//! in memory ([`Runner::vec`]), a byte range ([`Runner::range`]) and as a `Write` adapter
-//! ([`Runner::writer`], whose [`StreamWriter::finish`] must be called). The thread pool stays
+//! in memory ([`Runner::vec`]), a byte range ([`Runner::range`]), as a `Write` adapter
+//! ([`Runner::writer`], whose [`StreamWriter::finish`] must be called) and as a `Read` adapter
+//! ([`Runner::reader`]). The thread pool stays
 //! the caller's. `paracrypt-mpi`'s `distribute` takes the same recipes (and its options name
 //! the provider): rank 0 makes the job
 //! with [`Recipe::first_job`], the other ranks with [`Recipe::job_from_header`] from its
@@ -65,12 +66,14 @@
 //! ```
 
 mod any;
+mod reader;
 mod runner;
 mod writer;
 
 use std::io::BufRead;
 
 pub use any::AnyDecryptor;
+pub use reader::StreamReader;
 pub use runner::Runner;
 pub use writer::StreamWriter;
 

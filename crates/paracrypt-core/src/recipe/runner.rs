@@ -4,7 +4,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::Arc;
 
-use super::{Recipe, StreamWriter};
+use super::reader::Counted;
+use super::{Recipe, StreamReader, StreamWriter};
 use crate::engine::io::{Counting, PositionalReader, Progress, ProgressSource};
 use crate::engine::{self, stream};
 use crate::error::{Error, Result};
@@ -124,6 +125,28 @@ impl Runner {
         let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
         let source = ProgressSource::new(input, &self.progress);
         engine::run_range(&job, &source, offset, len, writer)
+    }
+
+    /// A `Read` adapter that runs `recipe` over `inner`: what is read from it is the job's
+    /// output, made wave by wave as it is read (see [`StreamReader`]). The job is made now: a
+    /// recipe that opens a header reads and checks it here (a wrong key fails before any
+    /// output), one that writes a header hands it out first. Progress counts the bytes read
+    /// from `inner`.
+    pub fn reader<R: Read>(&self, recipe: &dyn Recipe, inner: R) -> Result<StreamReader<R>> {
+        let mut input = BufReader::new(inner);
+        let job = recipe.first_job(&mut input, None, self.provider)?;
+        let counted = Counted {
+            inner: input,
+            progress: self.progress.clone(),
+        };
+        if let Some(progress) = &self.progress {
+            // The header, read before the counting began.
+            let header = job.layout().input_offset;
+            if header > 0 {
+                progress(header);
+            }
+        }
+        Ok(StreamReader::new(counted, job, self.window))
     }
 
     /// A `Write` adapter that runs `recipe` over everything written to it into `inner`: the

@@ -37,13 +37,18 @@ from paracrypt._paracrypt import (
     decrypt,
     decrypt_file,
     decrypt_range,
+    decryptor,
     encrypt,
     encrypt_file,
+    encryptor,
 )
+from paracrypt._streams import DecryptingReader, EncryptingWriter
 
 __all__ = [
     "AuthenticationError",
     "DataError",
+    "DecryptingReader",
+    "EncryptingWriter",
     "Error",
     "FormatError",
     "Identities",
@@ -58,6 +63,8 @@ __all__ = [
     "decrypt",
     "decrypt_file",
     "decrypt_range",
+    "decryptor",
     "encrypt",
     "encrypt_file",
+    "encryptor",
 ]

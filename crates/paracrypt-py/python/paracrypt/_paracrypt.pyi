@@ -5,6 +5,8 @@ from typing import Callable, Iterable, Optional, Sequence, Union, final
 
 from typing_extensions import Buffer
 
+from paracrypt._streams import DecryptingReader, EncryptingWriter
+
 _StrPath = Union[str, "os.PathLike[str]"]
 _ChunkSize = Union[int, str]
 _Progress = Callable[[int], object]
@@ -25,6 +27,12 @@ __all__ = [
     "raw_decrypt",
     "raw_encrypt_file",
     "raw_decrypt_file",
+    "encryptor",
+    "decryptor",
+    "raw_encryptor",
+    "raw_decryptor",
+    "StreamEncryptor",
+    "StreamDecryptor",
     "__version__",
 ]
 
@@ -197,3 +205,72 @@ def raw_decrypt_file(
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
 ) -> int: ...
+
+@final
+class StreamEncryptor:
+    def write(self, data: Buffer) -> int: ...
+    def finish(self) -> None: ...
+    def abort(self) -> None: ...
+
+@final
+class StreamDecryptor:
+    def readinto(self, buffer: Buffer) -> int: ...
+    def close(self) -> None: ...
+
+def encryptor(
+    fileobj: object,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    recipients: Optional[_RecipientsArg] = None,
+    format: str = "paracrypt",
+    armor: bool = False,
+    cipher: str = "aes-256-gcm",
+    chunk_size: Optional[_ChunkSize] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+    _fixed_salt: Optional[Buffer] = None,
+) -> EncryptingWriter: ...
+def decryptor(
+    fileobj: object,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> DecryptingReader: ...
+def raw_encryptor(
+    fileobj: object,
+    *,
+    cipher: str,
+    key: Optional[Buffer] = None,
+    iv: Optional[Buffer] = None,
+    password: Optional[str] = None,
+    pbkdf2: bool = True,
+    iterations: Optional[int] = None,
+    md: str = "sha256",
+    padding: bool = True,
+    chunk_size: Optional[_ChunkSize] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> EncryptingWriter: ...
+def raw_decryptor(
+    fileobj: object,
+    *,
+    cipher: str,
+    key: Optional[Buffer] = None,
+    iv: Optional[Buffer] = None,
+    password: Optional[str] = None,
+    pbkdf2: bool = True,
+    iterations: Optional[int] = None,
+    md: str = "sha256",
+    padding: bool = True,
+    chunk_size: Optional[_ChunkSize] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> DecryptingReader: ...

@@ -15,7 +15,9 @@ True
 
 from paracrypt._paracrypt import raw_decrypt as decrypt
 from paracrypt._paracrypt import raw_decrypt_file as decrypt_file
+from paracrypt._paracrypt import raw_decryptor as decryptor
 from paracrypt._paracrypt import raw_encrypt as encrypt
 from paracrypt._paracrypt import raw_encrypt_file as encrypt_file
+from paracrypt._paracrypt import raw_encryptor as encryptor
 
-__all__ = ["decrypt", "decrypt_file", "encrypt", "encrypt_file"]
+__all__ = ["decrypt", "decrypt_file", "decryptor", "encrypt", "encrypt_file", "encryptor"]
