@@ -155,15 +155,21 @@ if ! cmp -s "$requirements" "$venv/requirements.txt"; then
     --only-binary=:all: --require-virtualenv -r "$requirements"
   cp "$requirements" "$venv/requirements.txt"
 fi
-cargo build --workspace --all-features --locked --bins
+# The binaries, and the Python package's extension (crates/paracrypt-py, a cdylib) in the same
+# build: cargo unifies features over the whole workspace here as in the tests above, so only
+# pyo3 and the extension's own crate compile (`maturin develop`, which builds the package
+# alone with its own features, would build aws-lc, the core and age again: minutes).
+# PYO3_BUILD_EXTENSION_MODULE links it as maturin does, without libpython.
+PYO3_BUILD_EXTENSION_MODULE=1 cargo build --workspace --all-features --locked --bins --lib
 PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   "$venv/bin/python" -m pytest -q tests/reference 2>&1 | tee -a "$results"
 
 # The Python package (crates/paracrypt-py, `import paracrypt`): its pinned tools go into their
-# own virtual environment (reinstalled when the pins change); `maturin develop` builds the
-# extension with the dev profile into the shared target/, reusing what cargo compiled above,
-# and installs it there. Then pytest over every API (round trips with the CLI and age, bad
-# input, a real Dask LocalCluster) and mypy over the stub and a typed usage file.
+# own virtual environment (reinstalled when the pins change); the extension built above goes
+# beside the package's Python sources and the environment imports them in place (what
+# `maturin develop` does, without a second build). Then pytest over every API (round trips
+# with the CLI and age, bad input, a real Dask LocalCluster of two worker processes) and mypy
+# over the stub and a typed usage file.
 pyvenv=target/py-venv
 pyrequirements=crates/paracrypt-py/requirements-test.txt
 if ! cmp -s "$pyrequirements" "$pyvenv/requirements.txt"; then
@@ -173,8 +179,10 @@ if ! cmp -s "$pyrequirements" "$pyvenv/requirements.txt"; then
     --only-binary=:all: --require-virtualenv -r "$pyrequirements"
   cp "$pyrequirements" "$pyvenv/requirements.txt"
 fi
-VIRTUAL_ENV="$PWD/$pyvenv" PATH="$PWD/$pyvenv/bin:$PATH" "$pyvenv/bin/maturin" develop --quiet \
-  --locked --features openssl -m crates/paracrypt-py/Cargo.toml
+cp target/debug/lib_paracrypt.so crates/paracrypt-py/python/paracrypt/_paracrypt.abi3.so
+"$pyvenv/bin/python" -c 'import pathlib, sys, sysconfig
+pathlib.Path(sysconfig.get_paths()["purelib"], "paracrypt-dev.pth").write_text(sys.argv[1] + "\n")' \
+  "$PWD/crates/paracrypt-py/python"
 PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   "$pyvenv/bin/python" -m pytest -q crates/paracrypt-py/tests 2>&1 | tee -a "$results"
 # The stub against the compiled module (stubtest), then the package and a typed use of it.

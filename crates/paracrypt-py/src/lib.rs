@@ -11,6 +11,7 @@
 
 mod api;
 mod buffer;
+mod distributed;
 mod drive;
 mod errors;
 mod options;
@@ -18,6 +19,7 @@ mod output;
 mod recipes;
 mod secrets;
 mod streams;
+mod tools;
 
 use pyo3::prelude::*;
 
@@ -40,6 +42,11 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::decryptor, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_encryptor, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_decryptor, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::keygen, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::info, m)?)?;
+    m.add_function(wrap_pyfunction!(tools::rekey, m)?)?;
+    m.add_class::<distributed::DistributedJob>()?;
+    m.add_class::<distributed::StagedOutput>()?;
     m.add_class::<streams::StreamEncryptor>()?;
     m.add_class::<streams::StreamDecryptor>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

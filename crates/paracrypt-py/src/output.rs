@@ -60,22 +60,49 @@ impl Staged {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Failure::Io(format!("cannot write {}", dest.display()), e)),
         };
+        let staged = Self::create_in(dest, overwrite)?;
+        if let Some(mode) = replaced {
+            staged
+                .temp
+                .as_file()
+                .set_permissions(Permissions::from_mode(mode))
+                .map_err(|e| Failure::Io(format!("cannot create {}", dest.display()), e))?;
+        }
+        Ok(staged)
+    }
+
+    /// Replaces the existing file `dest` (which may be the input, kept open and intact until
+    /// the commit), keeping its permission bits.
+    pub fn replacing(dest: &Path) -> Result<Self, Failure> {
+        let mode = std::fs::metadata(dest)
+            .map_err(|e| Failure::Io(format!("cannot write {}", dest.display()), e))?
+            .mode();
+        let staged = Self::create_in(dest, true)?;
+        staged
+            .temp
+            .as_file()
+            .set_permissions(Permissions::from_mode(mode & 0o7777))
+            .map_err(|e| Failure::Io(format!("cannot create {}", dest.display()), e))?;
+        Ok(staged)
+    }
+
+    fn create_in(dest: &Path, overwrite: bool) -> Result<Self, Failure> {
         let temp = tempfile::Builder::new()
             .prefix(".paracrypt-")
             .suffix(".tmp")
             .permissions(Permissions::from_mode(0o666))
             .tempfile_in(dir_of(dest))
             .map_err(|e| Failure::Io(format!("cannot create {}", dest.display()), bare(e)))?;
-        if let Some(mode) = replaced {
-            temp.as_file()
-                .set_permissions(Permissions::from_mode(mode))
-                .map_err(|e| Failure::Io(format!("cannot create {}", dest.display()), e))?;
-        }
         Ok(Staged {
             temp,
             dest: dest.to_path_buf(),
             overwrite,
         })
+    }
+
+    /// The temporary file's path.
+    pub fn path(&self) -> &Path {
+        self.temp.path()
     }
 
     /// The temporary file.

@@ -33,3 +33,4 @@ def test_the_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "wrong key or password" in out
     assert "['notes.txt']" in out
     assert not os.path.exists(tmp_path / "x")
+    assert (tmp_path / "notes.dask.out").read_bytes() == (tmp_path / "notes.txt").read_bytes()

@@ -7,11 +7,12 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use age::secrecy::ExposeSecret;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use paracrypt_core::container::Key;
-use paracrypt_core::recipient::recipients_of;
+use paracrypt_core::recipient::{
+    IdentityKind, generate_identity, read_identity_file, recipients_of,
+};
 use zeroize::Zeroizing;
 
 use crate::exit::usage;
@@ -71,22 +72,12 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
     let (text, public) = match args.kind {
         KindArg::Key => (Zeroizing::new(Key::generate().to_file_text()), None),
         KindArg::X25519 => {
-            let identity = age::x25519::Identity::generate();
-            let public = identity.to_public().to_string();
-            let text = format!(
-                "# created by paracrypt keygen --kind x25519\n# public key: {public}\n{}\n",
-                identity.to_string().expose_secret()
-            );
-            (Zeroizing::new(text), Some(public))
+            let (text, public) = generate_identity(IdentityKind::X25519);
+            (text, Some(public))
         }
         KindArg::Pq => {
-            let identity = paracrypt_core::recipient::pq::HybridIdentity::generate();
-            let public = identity.to_public().to_string();
-            let text = format!(
-                "# created by paracrypt keygen --kind pq\n# public key: {public}\n{}\n",
-                identity.to_secret_string().expose_secret()
-            );
-            (Zeroizing::new(text), Some(public))
+            let (text, public) = generate_identity(IdentityKind::PostQuantum);
+            (text, Some(public))
         }
     };
     write_new(output, text.as_bytes())?;
@@ -114,9 +105,7 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// `-y`: the recipients of an identity file, on stdout.
 fn print_recipients(path: &Path) -> Result<ExitCode> {
-    let bytes = Zeroizing::new(
-        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
-    );
+    let bytes = read_identity_file(path)?;
     let recipients = recipients_of(&path.display().to_string(), &bytes)?;
     let mut out = std::io::stdout().lock();
     for recipient in recipients {

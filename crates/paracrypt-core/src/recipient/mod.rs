@@ -408,6 +408,50 @@ pub fn read_stanzas(mut block: &[u8]) -> Result<Vec<Stanza>> {
     Ok(stanzas)
 }
 
+/// The kinds of identity [`generate_identity`] makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdentityKind {
+    /// An age X25519 identity (`AGE-SECRET-KEY-1…`), recipient `age1…`.
+    X25519,
+    /// A post-quantum identity (ML-KEM-768 + X25519, `AGE-SECRET-KEY-PQ-1…`), recipient
+    /// `age1pq1…`.
+    PostQuantum,
+}
+
+/// A new random identity of `kind`: the text of its identity file (two comment lines, the
+/// second naming the recipient, then the identity, as `age-keygen` writes) and its recipient
+/// string. What `paracrypt keygen --kind x25519|pq` writes; [`Identities::add_file`] and age
+/// read it.
+///
+/// ```
+/// use paracrypt_core::recipient::{generate_identity, recipients_of, IdentityKind};
+///
+/// let (text, recipient) = generate_identity(IdentityKind::PostQuantum);
+/// assert!(recipient.starts_with("age1pq1"));
+/// assert_eq!(recipients_of("me.key", text.as_bytes())?, vec![recipient]);
+/// # Ok::<(), paracrypt_core::Error>(())
+/// ```
+pub fn generate_identity(kind: IdentityKind) -> (Zeroizing<String>, String) {
+    use age::secrecy::ExposeSecret;
+    let (name, secret, public) = match kind {
+        IdentityKind::X25519 => {
+            let identity = age::x25519::Identity::generate();
+            let public = identity.to_public().to_string();
+            ("x25519", identity.to_string(), public)
+        }
+        IdentityKind::PostQuantum => {
+            let identity = pq::HybridIdentity::generate();
+            let public = identity.to_public().to_string();
+            ("pq", identity.to_secret_string(), public)
+        }
+    };
+    let text = format!(
+        "# created by paracrypt keygen --kind {name}\n# public key: {public}\n{}\n",
+        secret.expose_secret()
+    );
+    (Zeroizing::new(text), public)
+}
+
 /// The recipient of every identity in an identity file, as recipient strings: `age1pq1…` for
 /// post-quantum identities, `age1…` for X25519 identities, `ssh-ed25519 …`/`ssh-rsa …` for SSH and RSA keys (an RSA key in PEM is
 /// written in its OpenSSH form, which paracrypt and age both take). What `age-keygen -y`

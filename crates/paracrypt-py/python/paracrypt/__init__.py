@@ -12,7 +12,8 @@ the ``paracrypt`` command line: a file written here opens with ``paracrypt decry
 b'hello, many cores'
 
 Files: :func:`encrypt_file`, :func:`decrypt_file`, :func:`decrypt_range`; bytes:
-:func:`encrypt`, :func:`decrypt`; streams: :func:`encryptor`, :func:`decryptor`; raw
+:func:`encrypt`, :func:`decrypt`; streams: :func:`encryptor`, :func:`decryptor`; keys and
+headers: :func:`keygen`, :func:`info`, :func:`rekey`; raw
 ``openssl enc`` ciphers: :mod:`paracrypt.raw`; several processes on one file:
 :mod:`paracrypt.dask` (and :class:`DistributedJob` for other schedulers). Errors are
 :class:`Error` and its subclasses.
@@ -30,6 +31,7 @@ from paracrypt._errors import (
     WrongKeyError,
 )
 from paracrypt._paracrypt import (
+    DistributedJob,
     Identities,
     Key,
     Recipients,
@@ -41,6 +43,9 @@ from paracrypt._paracrypt import (
     encrypt,
     encrypt_file,
     encryptor,
+    info,
+    keygen,
+    rekey,
 )
 from paracrypt._streams import DecryptingReader, EncryptingWriter
 
@@ -48,6 +53,7 @@ __all__ = [
     "AuthenticationError",
     "DataError",
     "DecryptingReader",
+    "DistributedJob",
     "EncryptingWriter",
     "Error",
     "FormatError",
@@ -67,4 +73,7 @@ __all__ = [
     "encrypt",
     "encrypt_file",
     "encryptor",
+    "info",
+    "keygen",
+    "rekey",
 ]

@@ -1,7 +1,7 @@
 """Types of paracrypt's compiled module (checked by mypy and mypy.stubtest in the suite)."""
 
 import os
-from typing import Callable, Iterable, Optional, Sequence, Union, final
+from typing import Any, Callable, Iterable, Optional, Sequence, Union, final
 
 from typing_extensions import Buffer
 
@@ -33,6 +33,11 @@ __all__ = [
     "raw_decryptor",
     "StreamEncryptor",
     "StreamDecryptor",
+    "keygen",
+    "info",
+    "DistributedJob",
+    "StagedOutput",
+    "rekey",
     "__version__",
 ]
 
@@ -274,3 +279,72 @@ def raw_decryptor(
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
 ) -> DecryptingReader: ...
+def keygen(path: _StrPath, *, kind: str = "key") -> Optional[str]: ...
+def info(src: Union[_StrPath, Buffer]) -> dict[str, Any]: ...
+def rekey(
+    src: _StrPath,
+    dst: Optional[_StrPath] = None,
+    *,
+    identities: Optional[_IdentitiesArg] = None,
+    password: Optional[str] = None,
+    recipients: Optional[_RecipientsArg] = None,
+    new_password: Optional[str] = None,
+    overwrite: bool = False,
+) -> None: ...
+
+@final
+class StagedOutput:
+    @property
+    def path(self) -> str: ...
+    def commit(self, end: int) -> int: ...
+    def discard(self) -> None: ...
+
+@final
+class DistributedJob:
+    @staticmethod
+    def encrypt(
+        src: _StrPath,
+        *,
+        key: Optional[_KeyArg] = None,
+        password: Optional[str] = None,
+        recipients: Optional[_RecipientsArg] = None,
+        format: str = "paracrypt",
+        cipher: str = "aes-256-gcm",
+        chunk_size: Optional[_ChunkSize] = None,
+        provider: Optional[str] = None,
+        _fixed_salt: Optional[Buffer] = None,
+    ) -> DistributedJob: ...
+    @staticmethod
+    def decrypt(
+        src: _StrPath,
+        *,
+        key: Optional[_KeyArg] = None,
+        password: Optional[str] = None,
+        identities: Optional[_IdentitiesArg] = None,
+        provider: Optional[str] = None,
+    ) -> DistributedJob: ...
+    @property
+    def chunks(self) -> int: ...
+    @property
+    def input_len(self) -> int: ...
+    @property
+    def header(self) -> bytes: ...
+    def parts(self, n: int) -> list[tuple[int, int]]: ...
+    def stage(self, dst: _StrPath, *, overwrite: bool = False) -> StagedOutput: ...
+    def run(
+        self, src: _StrPath, dst: _StrPath, part: tuple[int, int], *, threads: Optional[int] = None
+    ) -> Optional[int]: ...
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]: ...
+    @staticmethod
+    def _from_pickle(
+        encrypting: bool,
+        credential: object,
+        format: str,
+        suite: str,
+        chunk_size: int,
+        header: bytes,
+        shared_key: Optional[bytes],
+        input_len: int,
+        provider: str,
+        src: _StrPath,
+    ) -> DistributedJob: ...

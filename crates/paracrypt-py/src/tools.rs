@@ -1,0 +1,193 @@
+//! `keygen`, `info` and `rekey`: the CLI's commands of the same names, on the core's functions.
+
+use std::io::{BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use age::secrecy::SecretString;
+use paracrypt_core::agefile::{self, AgeFormat};
+use paracrypt_core::container::{self, Kdf};
+use paracrypt_core::recipient::{self, Identities, IdentityKind, Recipients};
+use paracrypt_core::rekey::rekey_header;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::buffer::Bytes;
+use crate::drive::open_input;
+use crate::errors::{Failure, usage};
+use crate::options::detached;
+use crate::output::Staged;
+use crate::secrets::{self, Credential, write_private};
+
+/// Writes a new key or identity file at ``path`` (mode 0600, never over an existing file), as
+/// ``paracrypt keygen``: ``kind="key"`` a 256-bit key file for ``key=``, ``"x25519"`` an age
+/// identity, ``"pq"`` a post-quantum age identity (ML-KEM-768 + X25519). Returns the recipient
+/// (``age1…``, ``age1pq1…``) others encrypt to, or ``None`` for a key file.
+#[pyfunction]
+#[pyo3(signature = (path, *, kind = "key"))]
+pub fn keygen(path: PathBuf, kind: &str) -> PyResult<Option<String>> {
+    let kind = match kind {
+        "key" => {
+            write_private(&path, container::Key::generate().to_file_text().as_bytes())?;
+            return Ok(None);
+        }
+        "x25519" => IdentityKind::X25519,
+        "pq" | "mlkem768x25519" => IdentityKind::PostQuantum,
+        other => {
+            return Ok(usage(format!(
+                "unknown kind `{}` (valid: key, x25519, pq)",
+                other.escape_debug()
+            ))?);
+        }
+    };
+    let (text, recipient) = recipient::generate_identity(kind);
+    write_private(&path, text.as_bytes())?;
+    Ok(Some(recipient))
+}
+
+/// The first bytes of `src` (a path or a bytes-like object), enough to read any header, and
+/// the input's length when it is a file.
+fn head(src: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, Option<u64>, Option<PathBuf>)> {
+    if let Ok(path) = src.extract::<PathBuf>() {
+        let file = open_input(&path)?;
+        let len = file
+            .metadata()
+            .map_err(|e| Failure::Io(format!("cannot read {}", path.display()), e))?
+            .len();
+        let mut head = Vec::new();
+        (&file)
+            .take(container::MAX_RECIPIENT_BLOCK as u64 + 4096)
+            .read_to_end(&mut head)
+            .map_err(|e| Failure::Io(format!("cannot read {}", path.display()), e))?;
+        return Ok((head, Some(len), Some(path)));
+    }
+    let bytes = Bytes::get(src)?;
+    let len = bytes.as_slice().len() as u64;
+    Ok((bytes.as_slice().to_vec(), Some(len), None))
+}
+
+/// What a file's header says, without a key: a dict with ``format`` (``"paracrypt"`` or
+/// ``"age"``) and, for a container, ``version``, ``suite``, ``legacy``, ``chunk_size``,
+/// ``secret`` (``"key"``, ``"password"`` or ``"recipients"``), ``argon2`` (its parameters, for a
+/// password), ``recipients`` (how many), ``rekeyed``, ``salt`` (hex) and ``header_len``; for a
+/// binary age file ``armored`` and ``stanzas`` (the recipient stanzas' types); ``size`` (bytes)
+/// in both. ``src`` is a path or a bytes-like object.
+#[pyfunction]
+pub fn info<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    let (head, len, _) = head(src)?;
+    let out = PyDict::new(py);
+    out.set_item("size", len)?;
+    match agefile::detect(&head) {
+        Some(form) => {
+            out.set_item("format", "age")?;
+            out.set_item("armored", form == AgeFormat::Armored)?;
+            if form == AgeFormat::Binary {
+                let header = agefile::Header::read(&mut &head[..]).map_err(Failure::from)?;
+                let tags: Vec<&str> = header.stanzas().iter().map(|s| s.tag.as_str()).collect();
+                out.set_item("stanzas", tags)?;
+            }
+        }
+        None => {
+            let info = container::read_header(&mut &head[..]).map_err(Failure::from)?;
+            out.set_item("format", "paracrypt")?;
+            out.set_item("version", info.version)?;
+            out.set_item("suite", info.suite.as_str())?;
+            out.set_item("legacy", info.suite.is_legacy())?;
+            out.set_item("chunk_size", info.chunk_size.get())?;
+            let (secret, argon2) = match info.kdf {
+                Kdf::Key => ("key", None),
+                Kdf::Argon2id(p) => ("password", Some((p.m_cost, p.t_cost, p.p_cost))),
+                Kdf::Recipients => ("recipients", None),
+            };
+            out.set_item("secret", secret)?;
+            match argon2 {
+                Some((m, t, p)) => {
+                    let params = PyDict::new(py);
+                    params.set_item("m_cost", m)?;
+                    params.set_item("t_cost", t)?;
+                    params.set_item("p_cost", p)?;
+                    out.set_item("argon2", params)?;
+                }
+                None => out.set_item("argon2", py.None())?,
+            }
+            out.set_item("recipients", info.recipients)?;
+            out.set_item("rekeyed", info.binding.is_some())?;
+            out.set_item("salt", hex_of(&info.salt))?;
+            out.set_item("header_len", info.len)?;
+        }
+    }
+    Ok(out)
+}
+
+fn hex_of(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Gives the file ``src`` a new header for the same file key, opened with ``identities=`` or
+/// the old ``password=`` and wrapped for exactly the new ``recipients=`` (every recipient the
+/// file should keep; one left out is removed) or ``new_password=`` (age files only), as
+/// ``paracrypt rekey``: the rest of the file is copied as it is. ``dst`` defaults to ``src``,
+/// replaced atomically once the new file is complete. Containers encrypted to recipients
+/// (version 2) and binary age files; a wrong credential or a damaged header changes nothing.
+/// Rekeying is not revocation: whoever had the file key can still read the data.
+#[pyfunction]
+#[pyo3(signature = (src, dst = None, *, identities = None, password = None, recipients = None, new_password = None, overwrite = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn rekey(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: Option<PathBuf>,
+    identities: Option<&Bound<'_, PyAny>>,
+    password: Option<&Bound<'_, PyAny>>,
+    recipients: Option<&Bound<'_, PyAny>>,
+    new_password: Option<&Bound<'_, PyAny>>,
+    overwrite: bool,
+) -> PyResult<()> {
+    let old = match secrets::to_decrypt(None, password, identities)? {
+        Credential::Identities(identities) => Arc::clone(&identities.inner),
+        Credential::Password(password) => Arc::new(Identities::passphrase(
+            SecretString::from(password.to_string()),
+            None,
+        )),
+        // `to_decrypt` without `key=` gives identities or a password.
+        Credential::Key(_) | Credential::Recipients(_) => unreachable!("no key= was passed"),
+    };
+    let new = match secrets::to_encrypt(None, new_password, recipients)? {
+        Credential::Recipients(recipients) => recipients,
+        Credential::Password(password) => Arc::new(Recipients::passphrase(
+            SecretString::from(password.to_string()),
+            None,
+        )),
+        // `to_encrypt` without `key=` gives recipients or a password.
+        Credential::Key(_) | Credential::Identities(_) => unreachable!("no key= was passed"),
+    };
+    let in_place = dst.is_none();
+    let dst = dst.unwrap_or_else(|| src.clone());
+    detached(py, 1, || {
+        let input = open_input(&src)?;
+        let output = if in_place {
+            Staged::replacing(&dst)?
+        } else {
+            Staged::create(&dst, overwrite, Some(&src))?
+        };
+        copy_rekeyed(&input, &output, old, new, &dst)?;
+        output.commit()
+    })?;
+    Ok(())
+}
+
+/// Writes the new header, then the rest of `input` as it is.
+fn copy_rekeyed(
+    input: &std::fs::File,
+    output: &Staged,
+    old: Arc<Identities>,
+    new: Arc<Recipients>,
+    dst: &Path,
+) -> Result<(), Failure> {
+    let mut reader = BufReader::new(input);
+    let header = rekey_header(&mut reader, old, new)?;
+    let mut file = output.file();
+    file.write_all(&header)
+        .and_then(|()| std::io::copy(&mut reader, &mut file).map(drop))
+        .map_err(|e| Failure::Io(format!("writing {}", dst.display()), e))
+}
