@@ -6,7 +6,7 @@ mod output;
 
 pub use input::Input;
 #[cfg(feature = "mpi")]
-pub use output::Output;
+pub use output::{NewOutput, Output};
 pub use output::{OutputPolicy, OutputTarget};
 
 use anyhow::{Context, Result};
