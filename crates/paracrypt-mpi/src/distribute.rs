@@ -233,7 +233,12 @@ pub fn distribute(
     drop(key);
     let job = cluster.agree(local)?;
     let local = match setup.as_mut() {
-        Some(s) => s.create_output(),
+        Some(s) => progress.creating(|| s.create_output()).unwrap_or_else(|| {
+            Err(Failure::new(
+                ErrorKind::Io,
+                "the watchdog fired before the output was created",
+            ))
+        }),
         None => Ok(()),
     };
     cluster.agree(local)?;
