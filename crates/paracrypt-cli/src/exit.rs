@@ -50,7 +50,7 @@ pub fn kind(error: &anyhow::Error) -> ErrorKind {
             } else if cause.is::<std::io::Error>() {
                 Some(ErrorKind::Io)
             } else {
-                mpi_kind(cause)
+                mpi_kind(cause).or_else(|| store_kind(cause))
             }
         })
         .collect();
@@ -69,6 +69,18 @@ fn mpi_kind(cause: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
 
 #[cfg(not(feature = "mpi"))]
 fn mpi_kind(_: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    None
+}
+
+#[cfg(feature = "s3")]
+fn store_kind(cause: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    cause
+        .downcast_ref::<paracrypt_store::Error>()
+        .map(|e| e.core_kind())
+}
+
+#[cfg(not(feature = "s3"))]
+fn store_kind(_: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
     None
 }
 

@@ -47,6 +47,8 @@ pub struct Cli {
         value_parser = parse_provider
     )]
     provider: Vec<Provider>,
+    #[command(flatten)]
+    store: io::remote::StoreFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -85,6 +87,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    io::remote::configure(cli.store);
     if let Err(error) = interrupt::install() {
         exit::warn(format!("cannot watch for interrupts: {error}"));
     }

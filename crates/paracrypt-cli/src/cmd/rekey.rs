@@ -86,6 +86,10 @@ pub fn run(args: RekeyArgs) -> Result<ExitCode> {
     match Input::open(&args.files.input)? {
         Input::Stdin => rekey(std::io::stdin().lock(), old, new, target),
         Input::File { file, .. } => rekey(&file, old, new, target),
+        // An object: read ahead with ranged GETs, and the new file uploaded in parts. No store
+        // offers a copy of the payload under a new header through object_store (S3's
+        // UploadPartCopy is not in its API), so the payload crosses the network twice.
+        Input::Remote(remote) => rekey(remote.reader(), old, new, target),
     }?;
     Ok(ExitCode::SUCCESS)
 }

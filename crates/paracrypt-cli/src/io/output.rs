@@ -28,6 +28,7 @@ use anyhow::{Context, Result};
 use rustix::fs::{AtFlags, CWD, Mode, OFlags};
 use tempfile::NamedTempFile;
 
+use super::remote::{self, RemoteOutput, RemoteTarget};
 use crate::exit::usage;
 use crate::interrupt::pending;
 
@@ -53,6 +54,8 @@ pub enum OutputTarget {
     Through(PathBuf, OutputPolicy),
     /// A regular file, created through a temporary file.
     File(FileTarget),
+    /// An object (`s3://bucket/key`), created by a multipart upload.
+    Remote(RemoteTarget),
 }
 
 /// A regular file to create or replace.
@@ -115,7 +118,16 @@ impl OutputTarget {
     /// the input, an existing regular file without `--force`, a directory, and binary output
     /// to a terminal.
     pub fn new(path: &Path, input: &Path, policy: OutputPolicy) -> Result<Self> {
-        let input = input_id(input);
+        if remote::is_url(path) {
+            return Ok(OutputTarget::Remote(RemoteTarget::new(
+                path, input, policy, false,
+            )?));
+        }
+        let input = if remote::is_url(input) {
+            None
+        } else {
+            input_id(input)
+        };
         let stdout = fd_id(std::io::stdout());
         if path == Path::new("-") {
             return Self::stdout(input, stdout, policy);
@@ -175,7 +187,13 @@ impl OutputTarget {
     /// atomic rename once everything succeeded, as `paracrypt rekey -o INPUT INPUT` does. The
     /// input stays open, and intact until then.
     pub fn new_in_place(path: &Path, input: &Path, policy: OutputPolicy) -> Result<Self> {
+        if remote::is_url(path) {
+            return Ok(OutputTarget::Remote(RemoteTarget::new(
+                path, input, policy, true,
+            )?));
+        }
         if path != Path::new("-")
+            && !remote::is_url(input)
             && input != Path::new("-")
             && let (Ok(meta), Ok(input_meta)) = (std::fs::metadata(path), std::fs::metadata(input))
             && meta.is_file()
@@ -229,6 +247,7 @@ impl OutputTarget {
         match self {
             OutputTarget::Stdout => Ok(Output::Stdout(std::io::stdout())),
             OutputTarget::Through(path, policy) => Ok(Output::Through(through(&path, policy)?)),
+            OutputTarget::Remote(target) => Ok(Output::Remote(target.create()?)),
             OutputTarget::File(target) => {
                 let temp = target
                     .temp()
@@ -494,6 +513,8 @@ pub enum Output {
     Through(Through),
     /// A regular file, staged in a temporary file.
     File(Staged),
+    /// An object being uploaded.
+    Remote(RemoteOutput),
 }
 
 /// An existing node written through.
@@ -546,7 +567,15 @@ impl Output {
     pub fn as_file(&self) -> Option<&File> {
         match self {
             Output::File(staged) => staged.temp.as_ref().map(Temp::file),
-            Output::Stdout(_) | Output::Through(_) => None,
+            Output::Stdout(_) | Output::Through(_) | Output::Remote(_) => None,
+        }
+    }
+
+    /// The object being uploaded, when the output is one.
+    pub fn remote(&mut self) -> Option<&mut RemoteOutput> {
+        match self {
+            Output::Remote(remote) => Some(remote),
+            _ => None,
         }
     }
 
@@ -571,6 +600,7 @@ impl Output {
             Output::File(staged) => {
                 Box::new(staged.temp.as_ref().map(Temp::file).expect("not committed"))
             }
+            Output::Remote(remote) => Box::new(remote),
         }
     }
 
@@ -581,6 +611,7 @@ impl Output {
             Output::Stdout(mut out) => out.flush().context("writing to stdout"),
             Output::Through(_) => Ok(()),
             Output::File(staged) => staged.commit(),
+            Output::Remote(remote) => remote.commit(),
         }
     }
 }
