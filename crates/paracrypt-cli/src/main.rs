@@ -30,7 +30,8 @@ use paracrypt_core::provider::Provider;
 #[derive(Debug, Parser)]
 #[command(name = "paracrypt", version, about, long_about = None)]
 #[command(
-    after_help = "Exit status: 0 success, 1 failure, 2 usage error, 128+N interrupted by signal N."
+    after_help = "Exit status: 0 success, 1 failure, 2 usage error, 3 a --distributed job stalled, 4 a \
+                  cryptographic provider failed inside, 128+N interrupted by signal N."
 )]
 pub struct Cli {
     /// Cryptographic provider: fastest (the default: per primitive, the fastest compiled

@@ -1,7 +1,13 @@
 //! The library's typed errors: each variant says what failed and, where it helps, which chunk;
 //! [`Error::kind`] sorts them into bad requests, bad data and failed I/O.
+//!
+//! The public-key work has its own error ([`pubkey::Error`], re-exported as
+//! `paracrypt_core::pubkey::Error`). It is defined here, below both the public-key API and the
+//! provider that computes it, so that neither module needs the other's types.
 
 use std::io;
+
+pub(crate) mod pubkey;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -239,7 +245,7 @@ pub enum Error {
         note: String,
     },
     /// The cryptographic provider failed internally (an allocation in aws-lc, say): not a
-    /// problem with the input.
+    /// problem with the input ([`ErrorKind::Internal`]).
     #[error("cryptographic provider failure: {what}")]
     Provider {
         /// Which call failed.
@@ -277,6 +283,12 @@ pub enum ErrorKind {
     Data,
     /// Reading or writing failed (or the system did: a cluster that cannot start).
     Io,
+    /// A cryptographic provider (aws-lc, OpenSSL or RustCrypto: the backend computing the
+    /// primitives) failed inside, e.g. it could not allocate, or refused a call paracrypt makes
+    /// correctly. Neither the request nor the data is at fault, and nothing says the same call
+    /// would fail again: a failure of the system, or a defect in paracrypt or the backend
+    /// (report it when it repeats). [`Error::Provider`] is this kind.
+    Internal,
 }
 
 impl Error {
@@ -319,8 +331,8 @@ impl Error {
             | Error::Armor(_)
             | Error::EmptyLastChunk { .. }
             | Error::NotSalted
-            | Error::BadPassword { .. }
-            | Error::Provider { .. } => ErrorKind::Data,
+            | Error::BadPassword { .. } => ErrorKind::Data,
+            Error::Provider { .. } => ErrorKind::Internal,
         }
     }
 
@@ -386,6 +398,11 @@ mod tests {
         assert_eq!(Error::ChunkAuth { index: 3 }.kind(), ErrorKind::Data);
         let io = Error::io("reading chunk 2", io::ErrorKind::UnexpectedEof.into());
         assert_eq!(io.kind(), ErrorKind::Io);
+        // A backend's own failure is neither the request's nor the data's.
+        let internal = Error::Provider {
+            what: "EVP_CIPHER_CTX_new",
+        };
+        assert_eq!(internal.kind(), ErrorKind::Internal);
     }
 
     /// Found by the `cli_args` fuzz target: an unknown provider name was bad data (exit 1),

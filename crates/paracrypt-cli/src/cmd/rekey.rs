@@ -40,7 +40,8 @@ a damaged chunk is copied as it is and found by the next decryption.
 
 Rekeying is NOT revocation: the file key and the payload do not change, so anyone who had the
 file key, or a copy of the old file and an old credential, can still read the data. To cut
-someone off, decrypt and encrypt again. Exit status: 0 success, 1 failure, 2 usage error.")]
+someone off, decrypt and encrypt again. Exit status: 0 success, 1 failure, 2 usage error, 4 a
+cryptographic provider failed inside (not the data's fault).")]
 pub struct RekeyArgs {
     #[command(flatten)]
     files: FilesFlags,
