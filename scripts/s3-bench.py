@@ -155,7 +155,7 @@ def main():
                 "paracrypt encrypt": [paracrypt, "encrypt", "-q", "-f", "-k", keyfile, data,
                                       "-o", "s3://bench/p.pcr"],
                 "plaintext upload": [upload, data, "s3://bench/plain"],
-                "rclone crypt": ["rclone", "copyto", "--s3-upload-concurrency", "8",
+                "rclone crypt": ["rclone", "copyto", "--ignore-times", "--s3-upload-concurrency", "8",
                                  "--s3-chunk-size", "8M", data, "crypt:r"],
             }
             times = {name: [] for name in jobs}
