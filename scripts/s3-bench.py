@@ -151,35 +151,42 @@ def main():
             keyfile = os.path.join(tmp, "key")
             subprocess.run([paracrypt, "keygen", "-o", keyfile], check=True,
                            stderr=subprocess.DEVNULL)
-            jobs = {
-                "paracrypt encrypt": [paracrypt, "encrypt", "-q", "-f", "-k", keyfile, data,
-                                      "-o", "s3://bench/p.pcr"],
-                "plaintext upload": [upload, data, "s3://bench/plain"],
-                "rclone crypt": ["rclone", "copyto", "--ignore-times", "--s3-upload-concurrency", "8",
-                                 "--s3-chunk-size", "8M", data, "crypt:r"],
-            }
-            times = {name: [] for name in jobs}
+            def jobs(run):
+                # A fresh key per run: rclone skips or trips over an object it already wrote.
+                return {
+                    "paracrypt encrypt": [paracrypt, "encrypt", "-q", "-k", keyfile, data,
+                                          "-o", f"s3://bench/p{run}.pcr"],
+                    "plaintext upload": [upload, data, f"s3://bench/plain{run}"],
+                    "rclone crypt": ["rclone", "copyto", "--s3-upload-concurrency", "8",
+                                     "--s3-chunk-size", "8M", data, f"crypt:r{run}"],
+                }
+
+            times = {name: [] for name in jobs(0)}
             rss = []
             for run in range(args.runs):
-                for name, cmd in jobs.items():
+                for name, cmd in jobs(run).items():
                     seconds, peak = timed(cmd, env)
                     times[name].append(seconds)
                     if name == "paracrypt encrypt":
                         rss.append(peak)
                     print(f"run {run + 1}: {name}: {seconds:.2f} s", file=sys.stderr)
+                    # Free the server's memory (moto keeps objects in memory).
+                    command(op="delete", bucket="bench", prefix="")
             med = {name: statistics.median(t) for name, t in times.items()}
 
+            subprocess.run([paracrypt, "encrypt", "-q", "-k", keyfile, data, "-o",
+                            "s3://bench/range.pcr"], env=env, check=True)
             relay.reset()
             middle = (args.size_mib << 20) // 2
             out = subprocess.run(
                 [paracrypt, "decrypt", "-k", keyfile, "--range", f"{middle}:4096",
-                 "s3://bench/p.pcr"], env=env, capture_output=True, check=True,
+                 "s3://bench/range.pcr"], env=env, capture_output=True, check=True,
             ).stdout
             with open(data, "rb") as f:
                 f.seek(middle)
                 assert out == f.read(4096), "the range decrypted to other bytes"
             range_bytes = relay.reset()
-            subprocess.run([paracrypt, "info", "s3://bench/p.pcr"], env=env,
+            subprocess.run([paracrypt, "info", "s3://bench/range.pcr"], env=env,
                            capture_output=True, check=True)
             info_bytes = relay.reset()
 
