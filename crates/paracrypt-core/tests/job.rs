@@ -375,7 +375,10 @@ fn a_run_announces_the_bytes_it_will_read() {
     let mut out = Vec::new();
     engine::run_to_buffer(&job, 3..7, &source, &mut out).unwrap();
     let want = plan.chunk(3).input.start..plan.chunk(6).input.end;
-    assert_eq!(source.hints.lock().unwrap().as_slice(), std::slice::from_ref(&want));
+    assert_eq!(
+        source.hints.lock().unwrap().as_slice(),
+        std::slice::from_ref(&want)
+    );
 
     // CBC decryption reads one block of context before each chunk: announced too.
     let name: RawCipherName = "aes-128-cbc".parse().unwrap();
@@ -388,5 +391,8 @@ fn a_run_announces_the_bytes_it_will_read() {
     };
     engine::run_to_buffer(&job, 2..4, &source, &mut out).unwrap();
     let want = 2 * 4096 - 16..4 * 4096;
-    assert_eq!(source.hints.lock().unwrap().as_slice(), std::slice::from_ref(&want));
+    assert_eq!(
+        source.hints.lock().unwrap().as_slice(),
+        std::slice::from_ref(&want)
+    );
 }
