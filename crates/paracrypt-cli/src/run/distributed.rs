@@ -210,6 +210,12 @@ mod imp {
         if spec.input == Path::new("-") || spec.output == Path::new("-") {
             return not_files();
         }
+        if crate::io::remote::is_url(&spec.input) || crate::io::remote::is_url(&spec.output) {
+            return usage(
+                "--distributed does not take object URLs (s3://…) in this version: drop \
+                 --distributed (one process seals and uploads on every core)",
+            );
+        }
         if spec.operation.range().is_some() {
             return usage(
                 "--range reads only a few chunks and runs on one process: drop --distributed",
