@@ -116,6 +116,13 @@ pub enum Error {
          nor -----BEGIN AGE ENCRYPTED FILE-----)"
     )]
     NotEncrypted,
+    /// The input is none of the encrypted formats paracrypt reads (`paracrypt info`): neither a
+    /// container, an age file, nor an `openssl enc` password file.
+    #[error(
+        "not an encrypted file paracrypt reads (it starts with neither PARACRYPT, \
+         age-encryption.org/, -----BEGIN AGE ENCRYPTED FILE----- nor openssl's Salted__)"
+    )]
+    UnknownFormat,
     /// The container was written by a newer (or unknown) format version.
     #[error("unsupported paracrypt format version {0} (this build reads versions 1 and 2)")]
     UnsupportedVersion(u8),
@@ -314,6 +321,7 @@ impl Error {
             | Error::Truncated { .. }
             | Error::NotAContainer
             | Error::NotEncrypted
+            | Error::UnknownFormat
             | Error::UnsupportedVersion(_)
             | Error::Header(_)
             | Error::WrongKey

@@ -17,6 +17,7 @@
 //! - [`recipient`]: encrypting to people: age recipients and identities (X25519, SSH, RSA, a
 //!   passphrase), through the `age` crate.
 //! - [`agefile`]: age v1 files, binary and armored, sealed and opened on every core.
+//! - [`info`]: what an encrypted file says about itself without a key, for every format.
 //! - [`size`]: byte sizes and ranges as people write them (`64KiB`, `OFFSET:LENGTH`).
 //! - [`recipe`]: what every format is to the engine ([`Recipe`]), and the one [`Runner`] that
 //!   runs any of them file to file, stream to stream, in memory, over a range or as a `Write`
@@ -34,6 +35,7 @@ mod buffer;
 pub mod container;
 pub mod engine;
 mod error;
+pub mod info;
 pub mod plan;
 pub mod provider;
 pub mod pubkey;

@@ -21,6 +21,68 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 
+/// What the length of a file's payload says about its chunks, without a key (`paracrypt
+/// info`): how many there are, how much plaintext they hold, and whether any writer makes a
+/// payload of that length.
+///
+/// ```
+/// use paracrypt_core::plan::Sizes;
+///
+/// // Two full 4 KiB chunks and one of 100 bytes, each with a 16-byte tag.
+/// let sizes = Sizes::sealed(2 * (4096 + 16) + 116, 4096, 16, 16);
+/// assert_eq!((sizes.chunks, sizes.plaintext), (3, 8292..=8292));
+/// assert!(sizes.damage.is_none());
+/// // Nothing after the header: not even the one chunk an empty plaintext has.
+/// assert!(Sizes::sealed(0, 4096, 16, 16).damage.is_some());
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Sizes {
+    /// The bytes after the header (and anything else before the first chunk).
+    pub payload: u64,
+    /// How many chunks they make (at least one).
+    pub chunks: u64,
+    /// The plaintext's length: one value, or the bounds when the last chunk's padding (CBC)
+    /// is only known once it is decrypted.
+    pub plaintext: std::ops::RangeInclusive<u64>,
+    /// Why no writer makes a payload of this length (the file was cut or damaged), if so.
+    pub damage: Option<Error>,
+}
+
+impl Sizes {
+    /// A payload of sealed chunks: each full one holds `chunk_size` bytes of plaintext and
+    /// grows by `overhead` when sealed (its tag, and its padding); the last one is shorter, and
+    /// at least its `tag`. A payload of 0 bytes has not even the one chunk an empty plaintext
+    /// has.
+    pub fn sealed(payload: u64, chunk_size: u64, overhead: u64, tag: u64) -> Self {
+        let stride = chunk_size + overhead;
+        let chunks = payload.div_ceil(stride).max(1);
+        let last = payload - (chunks - 1) * stride;
+        let damage = if payload == 0 {
+            Some(Error::TruncatedAfterHeader)
+        } else if last < tag {
+            Some(Error::Truncated { index: chunks - 1 })
+        } else {
+            None
+        };
+        let plaintext = (chunks - 1) * chunk_size + last.saturating_sub(tag);
+        Sizes {
+            payload,
+            chunks,
+            plaintext: plaintext..=plaintext,
+            damage,
+        }
+    }
+
+    /// The same, the last chunk ending in 1 to `block` bytes of padding (CBC), which only its
+    /// decryption tells.
+    pub fn padded(mut self, block: u64) -> Self {
+        let most = *self.plaintext.end();
+        self.plaintext = most.saturating_sub(block)..=most.saturating_sub(1);
+        self
+    }
+}
+
 /// The largest chunk size accepted (1 GiB): beyond it a chunk no longer fits a bounded window.
 /// The limit is on the data a chunk carries; its framing (a tag, padding) comes on top.
 pub const MAX_CHUNK_SIZE: usize = 1 << 30;

@@ -341,6 +341,302 @@ fn in_memory_a_shrinking_job_without_a_one_pass_transform_gives_what_the_positio
     }
 }
 
+/// A source that records what runs announce they will read.
+struct Announced<'a> {
+    inner: SliceSource<'a>,
+    hints: std::sync::Mutex<Vec<std::ops::Range<u64>>>,
+}
+
+impl engine::Source for Announced<'_> {
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> paracrypt_core::Result<()> {
+        self.inner.read_chunk(index, offset, buf)
+    }
+
+    fn will_read(&self, bytes: std::ops::Range<u64>) {
+        self.hints.lock().unwrap().push(bytes);
+    }
+}
+
+/// Every positional run tells its source which input bytes it will read — a run's chunks and
+/// the context bytes before them — once, before reading: what a source that fetches ahead
+/// (ranged GETs from object storage) fetches, and nothing else.
+#[test]
+fn a_run_announces_the_bytes_it_will_read() {
+    let plain = data(10 * 4096 + 100, 9);
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(chunk_size(4096)), &plain)
+        .unwrap();
+    let job = first_job(&Decryptor::new(key()), &sealed, Some(sealed.len() as u64));
+    let plan = job.plan().unwrap().clone();
+    let source = Announced {
+        inner: SliceSource(&sealed),
+        hints: std::sync::Mutex::default(),
+    };
+    let mut out = Vec::new();
+    engine::run_to_buffer(&job, 3..7, &source, &mut out).unwrap();
+    let want = plan.chunk(3).input.start..plan.chunk(6).input.end;
+    assert_eq!(
+        source.hints.lock().unwrap().as_slice(),
+        std::slice::from_ref(&want)
+    );
+
+    // CBC decryption reads one block of context before each chunk: announced too.
+    let name: RawCipherName = "aes-128-cbc".parse().unwrap();
+    let recipe = cipher(name).recipe(Direction::Decrypt, chunk_size(4096));
+    let input = data(10 * 4096, 3);
+    let job = first_job(&recipe, &[], Some(input.len() as u64));
+    let source = Announced {
+        inner: SliceSource(&input),
+        hints: std::sync::Mutex::default(),
+    };
+    engine::run_to_buffer(&job, 2..4, &source, &mut out).unwrap();
+    let want = 2 * 4096 - 16..4 * 4096;
+    assert_eq!(
+        source.hints.lock().unwrap().as_slice(),
+        std::slice::from_ref(&want)
+    );
+}
+
+/// Every way a run of chunks is computed, for `recipe`, which decrypts `sealed` into `plain`
+/// (sealed by `sealer`): in memory, file to file, stream to stream (the default window and one
+/// of a single chunk), over ranges that cross tasks, and in parts as MPI ranks and multipart
+/// uploads make them; and `sealer` as a `Write` adapter fed in odd pieces.
+fn every_driver_opens(
+    sealer: &dyn Recipe,
+    recipe: &dyn Recipe,
+    sealed: &[u8],
+    plain: &[u8],
+    what: &str,
+) {
+    use std::io::Write;
+    let runner = Runner::new();
+    assert!(
+        runner.vec(recipe, sealed).unwrap() == plain,
+        "{what}: in memory"
+    );
+    for window in [0, 1] {
+        let mut out = Vec::new();
+        (runner.clone().window(window))
+            .stream(recipe, &mut &sealed[..], &mut out)
+            .unwrap();
+        assert!(out == plain, "{what}: stream, window {window}");
+    }
+    let (input, output) = (tempfile::tempfile().unwrap(), tempfile::tempfile().unwrap());
+    std::os::unix::fs::FileExt::write_all_at(&input, sealed, 0).unwrap();
+    assert_eq!(
+        runner.file(recipe, &input, &output).unwrap(),
+        plain.len() as u64
+    );
+    let mut written = vec![0u8; plain.len()];
+    std::os::unix::fs::FileExt::read_exact_at(&output, &mut written, 0).unwrap();
+    assert!(written == plain, "{what}: file to file");
+    let mut writer = runner.writer(sealer, Vec::new()).unwrap();
+    for piece in plain.chunks(7919) {
+        writer.write_all(piece).unwrap();
+    }
+    let written = writer.finish().unwrap();
+    assert!(
+        runner.vec(recipe, &written).unwrap() == plain,
+        "{what}: Write adapter"
+    );
+    let len = plain.len() as u64;
+    for (offset, n) in [
+        (0, len),
+        (len / 3, len / 2 + 1),
+        (len.saturating_sub(5), 100),
+    ] {
+        let mut part = Vec::new();
+        runner.range(recipe, &input, offset, n, &mut part).unwrap();
+        let end = (offset + n).min(len) as usize;
+        assert!(
+            part == plain[offset as usize..end],
+            "{what}: range {offset}+{n}"
+        );
+    }
+    let job = first_job(recipe, sealed, Some(sealed.len() as u64));
+    let plan = job.plan().unwrap();
+    let mut parts = Vec::new();
+    for part in 0..3 {
+        let chunks = plan.block(part, 3);
+        if chunks.is_empty() {
+            continue;
+        }
+        let mut out = Vec::new();
+        engine::run_to_buffer(&job, chunks, &SliceSource(sealed), &mut out).unwrap();
+        parts.extend_from_slice(&out);
+    }
+    assert!(parts == plain, "{what}: three parts");
+}
+
+/// The sizes around the engine's tasks for `threads` threads and `chunk`-byte chunks: a task
+/// carries `n / (4 × threads)` chunks of a run of `n` (fewer than `TASK_BYTES` holds here),
+/// so these chunk counts end runs on a task boundary, one chunk past it and one chunk short of
+/// it, each full, one byte short and one byte into the chunk.
+fn task_boundary_sizes(threads: usize, chunk: usize) -> Vec<usize> {
+    let per_round = 4 * threads;
+    let mut sizes = vec![0, 1, chunk - 1, chunk, chunk + 1];
+    for chunks in [
+        per_round * 3 - 1,
+        per_round * 3,
+        per_round * 3 + 1,
+        per_round * 5 + 2,
+    ] {
+        sizes.extend([chunks * chunk - 1, chunks * chunk, chunks * chunk + 1]);
+    }
+    sizes
+}
+
+#[test]
+fn tasks_of_many_chunks_give_the_same_bytes_on_every_driver_at_task_boundaries() {
+    // The container with 4 KiB chunks, sealed by one job on every positional way (the
+    // reference: in memory on one thread, which runs chunk by chunk), then opened by every
+    // driver. Each at 1, 2 and 3 threads.
+    let chunk = 4096;
+    for threads in [1, 2, 3] {
+        for len in task_boundary_sizes(threads, chunk) {
+            let plain = data(len, len as u32);
+            let encryptor = Encryptor::new(key()).chunk_size(chunk_size(chunk));
+            let job = first_job(&encryptor, &[], Some(len as u64));
+            let plan = job.plan().unwrap();
+            let mut expected = Vec::new();
+            engine::run_in_memory(&job, &plain, &mut expected).unwrap();
+            let what = format!("{len} bytes, {threads} threads");
+            with_threads(threads, || {
+                let mut sealed = vec![0u8; plan.output_len() as usize];
+                sealed[..HEADER_LEN].copy_from_slice(job.header());
+                let sink = SliceSink::new(plan, 0..plan.len(), &mut sealed[HEADER_LEN..]);
+                engine::run(&job, 0..plan.len(), &SliceSource(&plain), &sink).unwrap();
+                assert!(
+                    sealed == expected,
+                    "{what}: sealed through the positional engine"
+                );
+                let file = tempfile::tempfile().unwrap();
+                engine::run_file(&job, &SliceSource(&plain), &file).unwrap();
+                let mut from_file = vec![0u8; expected.len()];
+                std::os::unix::fs::FileExt::read_exact_at(&file, &mut from_file, 0).unwrap();
+                assert!(from_file == expected, "{what}: sealed file to file");
+                every_driver_opens(&encryptor, &Decryptor::new(key()), &expected, &plain, &what);
+            });
+        }
+    }
+}
+
+#[test]
+fn age_files_give_the_same_bytes_on_every_driver_at_task_boundaries() {
+    use std::sync::Arc;
+    // age's chunks are 64 KiB: a task of several of them, at 1 and 3 threads.
+    let identity = age::x25519::Identity::generate();
+    let mut recipients = paracrypt_core::recipient::Recipients::new();
+    recipients
+        .add(&identity.to_public().to_string(), "recipient")
+        .unwrap();
+    let mut identities = paracrypt_core::recipient::Identities::new();
+    let text = identity.to_string();
+    identities
+        .add_file(
+            "identity",
+            age::secrecy::ExposeSecret::expose_secret(&text).as_bytes(),
+        )
+        .unwrap();
+    let (recipients, identities) = (Arc::new(recipients), Arc::new(identities));
+    let chunk = 64 * 1024;
+    for threads in [1, 3] {
+        for chunks in [12 * threads - 1, 12 * threads + 1] {
+            let len = chunks * chunk + 1;
+            let plain = data(len, 9);
+            let encryptor = paracrypt_core::agefile::Encryptor::new(recipients.clone());
+            let sealed = with_threads(threads, || Runner::new().vec(&encryptor, &plain)).unwrap();
+            let decryptor = paracrypt_core::agefile::Decryptor::new(identities.clone());
+            let what = format!("age, {len} bytes, {threads} threads");
+            with_threads(threads, || {
+                every_driver_opens(&encryptor, &decryptor, &sealed, &plain, &what);
+            });
+        }
+    }
+}
+
+/// A source and a sink that count their calls, around memory.
+struct Counting<'a> {
+    source: SliceSource<'a>,
+    sink: SliceSink<'a>,
+    reads: std::sync::atomic::AtomicUsize,
+    writes: std::sync::atomic::AtomicUsize,
+}
+
+impl engine::Source for Counting<'_> {
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> paracrypt_core::Result<()> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.source.read_chunk(index, offset, buf)
+    }
+}
+
+impl engine::Sink for Counting<'_> {
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> paracrypt_core::Result<()> {
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.sink.write_chunk(index, offset, data)
+    }
+
+    fn write_run(
+        &self,
+        plan: &paracrypt_core::plan::ChunkPlan,
+        chunks: std::ops::Range<u64>,
+        data: &[u8],
+    ) -> paracrypt_core::Result<()> {
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.sink.write_run(plan, chunks, data)
+    }
+}
+
+#[test]
+fn a_task_reads_and_writes_its_chunks_at_once_and_a_failure_inside_it_is_named() {
+    // 1000 chunks of 4 KiB on 2 threads: tasks of 125 chunks (a run's 4 tasks per thread),
+    // so 8 reads and 8 writes, not 1000 of each. The bytes are those of the chunk-by-chunk
+    // in-memory run.
+    let chunk = 4096;
+    let plain = data(1000 * chunk, 12);
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(chunk_size(chunk)), &plain)
+        .unwrap();
+    let job = first_job(&Decryptor::new(key()), &sealed, Some(sealed.len() as u64));
+    let plan = job.plan().unwrap();
+    let mut out = vec![0u8; plain.len()];
+    let counting = Counting {
+        source: SliceSource(&sealed),
+        sink: SliceSink::new(plan, 0..plan.len(), &mut out),
+        reads: Default::default(),
+        writes: Default::default(),
+    };
+    let end = with_threads(2, || engine::run(&job, 0..plan.len(), &counting, &counting));
+    assert_eq!(end.unwrap(), Some(plain.len() as u64));
+    let (reads, writes) = (counting.reads.into_inner(), counting.writes.into_inner());
+    assert_eq!((reads, writes), (8, 8), "one read and one write per task");
+    assert!(out == plain);
+
+    // A chunk that fails inside a task: it is the one named, and every chunk below it (the
+    // task's own before it too) is written.
+    let mut tampered = sealed.clone();
+    for bad in [300, 700] {
+        tampered[HEADER_LEN + bad * (chunk + 16) + 9] ^= 1;
+    }
+    for threads in [1, 2, 3] {
+        let mut out = vec![0xAA; plain.len()];
+        let sink = SliceSink::new(plan, 0..plan.len(), &mut out);
+        let failed = with_threads(threads, || {
+            engine::run(&job, 0..plan.len(), &SliceSource(&tampered), &sink)
+        })
+        .unwrap_err();
+        assert_eq!(failed.index, 300, "{threads} threads");
+        assert!(matches!(failed.source, Error::ChunkAuth { index: 300 }));
+        assert!(
+            out[..300 * chunk] == plain[..300 * chunk],
+            "{threads} threads"
+        );
+    }
+}
+
 #[test]
 fn progress_counts_every_input_byte_file_to_file_as_a_stream_does() {
     use std::os::unix::fs::FileExt;

@@ -139,7 +139,8 @@ impl Batches<'_> {
     }
 }
 
-/// A sink that counts every chunk written as progress (one relaxed atomic add: no lock).
+/// A sink that counts every write (a task's chunks) as progress (one relaxed atomic add: no
+/// lock).
 struct Watched<'a> {
     sink: &'a dyn Sink,
     progress: &'a Progress,
@@ -148,6 +149,18 @@ struct Watched<'a> {
 impl Sink for Watched<'_> {
     fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> paracrypt_core::Result<()> {
         self.sink.write_chunk(index, offset, data)?;
+        self.progress.tick();
+        Ok(())
+    }
+
+    /// A task's chunks at once, as the inner sink takes them (one write into a file).
+    fn write_run(
+        &self,
+        plan: &ChunkPlan,
+        chunks: Range<u64>,
+        data: &[u8],
+    ) -> paracrypt_core::Result<()> {
+        self.sink.write_run(plan, chunks, data)?;
         self.progress.tick();
         Ok(())
     }

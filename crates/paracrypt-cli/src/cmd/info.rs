@@ -1,57 +1,147 @@
-//! `paracrypt info`: what a container's header says, without a key.
+//! `paracrypt info`: what an encrypted file says about itself, without a key: a paracrypt
+//! container, an age file (binary or armored) or an `openssl enc` password file. The core's
+//! format modules read the headers ([`paracrypt_core::info`]); this module prints them, as
+//! text or as one JSON object (`--json`, whose fields the README lists).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use paracrypt_core::Error as CoreError;
-use paracrypt_core::container::{HeaderInfo, Kdf, read_header};
+use paracrypt_core::agefile::{AgeFormat, AgeInfo, StanzaKind};
+use paracrypt_core::container::{HeaderInfo, Kdf, Suite};
+use paracrypt_core::info::{self, FileInfo};
+use paracrypt_core::plan::Sizes;
 use paracrypt_core::provider::Provider;
+use paracrypt_core::raw::salted::SaltedInfo;
+use paracrypt_core::recipient::SCRYPT_MAX_LOG_N;
+use serde_json::{Value, json};
 
 use crate::io::Input;
 
+/// The version of `info --json`'s fields (the README lists them): fields may be added within
+/// a version, never renamed, removed or given another meaning.
+const JSON_SCHEMA: u32 = 1;
+
 /// Arguments of `paracrypt info`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Reads only the header (and, for an armored age file, decodes the armor to count its chunks); \
+no key, identity or password is asked for and nothing is decrypted. A file whose length no \
+writer makes is reported as damaged after its fields (exit 1); a file that is none of the \
+formats is one line (exit 1). Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct InfoArgs {
-    /// A paracrypt file (`-` for stdin).
+    /// A paracrypt container, an age file (binary or armored) or an `openssl enc` password
+    /// file (`-` for stdin).
     #[arg(value_name = "FILE")]
     input: PathBuf,
+    /// Print one JSON object, for scripts (its fields are listed in the README).
+    #[arg(long)]
+    json: bool,
 }
 
-/// Runs `paracrypt info`. The header's fields and what computes the suite on `provider` (the
-/// global `--provider`: who would decrypt it), then the sizes when INPUT is a file; a file
-/// whose length no writer produces (nothing after the header, a last chunk shorter than its
-/// tag) is reported as damaged (exit 1) after the fields.
+/// Runs `paracrypt info`. The header's fields and, for a container, what computes its suite on
+/// `provider` (the global `--provider`: who would decrypt it), then the sizes when they are
+/// known; a file whose length no writer produces is reported as damaged (exit 1) after the
+/// fields.
 pub fn run(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
     let mut input = Input::open(&args.input)?;
     let len = input.len();
-    let info = match input.remote() {
-        // An object: its header alone, not the whole object read ahead.
-        Some(remote) => read_header(&mut remote.header())?,
-        None => read_header(&mut input.reader())?,
+    let path = input.path().to_path_buf();
+    let file = match input.remote() {
+        // An object: its header alone, not the whole object read ahead (so armor is not
+        // decoded to count its chunks).
+        Some(remote) => info::read(&mut remote.header(), len, false)?,
+        None => info::read(&mut input.reader(), len, true)?,
     };
+    let shown = path.display().to_string();
     let mut out = std::io::stdout().lock();
-    print(&mut out, input.path(), &info).context("writing to stdout")?;
-    writeln!(out, "provider:    {}", info.suite.primitives(provider))
-        .context("writing to stdout")?;
-    if let Some(len) = len {
-        let sizes = Sizes::new(&info, len);
-        writeln!(out, "size:        {len} bytes ({} chunks)", sizes.chunks)
-            .context("writing to stdout")?;
-        if let Some(damage) = sizes.damage {
-            out.flush().context("writing to stdout")?;
-            return Err(damage.into());
-        }
-        writeln!(out, "plaintext:   {}", sizes.plaintext).context("writing to stdout")?;
+    if args.json {
+        let mut value = json(&file, provider);
+        let object = value.as_object_mut().expect("an object");
+        object.insert("schema".into(), Value::from(JSON_SCHEMA));
+        object.insert("file".into(), Value::from(shown));
+        object.insert("size".into(), json!(len));
+        object.insert(
+            "damage".into(),
+            json!(damage(&file).map(|damage| damage.to_string())),
+        );
+        serde_json::to_writer_pretty(&mut out, &value).context("writing to stdout")?;
+        writeln!(out).context("writing to stdout")?;
+    } else {
+        text(&mut out, &shown, &file, len, provider).context("writing to stdout")?;
     }
     out.flush().context("writing to stdout")?;
-    Ok(ExitCode::SUCCESS)
+    match damage_of(file) {
+        Some(damage) => Err(damage.into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
-fn print(out: &mut dyn Write, path: &Path, info: &HeaderInfo) -> std::io::Result<()> {
-    writeln!(out, "file:        {}", path.display())?;
+/// What a file's sizes say is wrong with it, if anything.
+fn damage(file: &FileInfo) -> Option<&paracrypt_core::Error> {
+    sizes(file).and_then(|sizes| sizes.damage.as_ref())
+}
+
+/// The same, owned.
+fn damage_of(file: FileInfo) -> Option<paracrypt_core::Error> {
+    match file {
+        FileInfo::Container { sizes, .. } => sizes.and_then(|s| s.damage),
+        FileInfo::Age(age) => age.sizes.and_then(|s| s.damage),
+        _ => None,
+    }
+}
+
+fn sizes(file: &FileInfo) -> Option<&Sizes> {
+    match file {
+        FileInfo::Container { sizes, .. } => sizes.as_ref(),
+        FileInfo::Age(age) => age.sizes.as_ref(),
+        _ => None,
+    }
+}
+
+/// A plaintext length: one number, or the bounds padding leaves.
+fn plaintext(sizes: &Sizes) -> String {
+    let (min, max) = (sizes.plaintext.start(), sizes.plaintext.end());
+    if min == max {
+        format!("{min} bytes")
+    } else {
+        format!("{min} to {max} bytes")
+    }
+}
+
+/// The text form: one `label: value` line per field.
+fn text(
+    out: &mut dyn Write,
+    path: &str,
+    file: &FileInfo,
+    len: Option<u64>,
+    provider: Provider,
+) -> std::io::Result<()> {
+    writeln!(out, "file:        {path}")?;
+    match file {
+        FileInfo::Container { header, sizes } => {
+            container_text(out, header, provider)?;
+            if let (Some(len), Some(sizes)) = (len, sizes) {
+                writeln!(out, "size:        {len} bytes ({} chunks)", sizes.chunks)?;
+                if sizes.damage.is_none() {
+                    writeln!(out, "plaintext:   {}", plaintext(sizes))?;
+                }
+            }
+        }
+        FileInfo::Age(age) => age_text(out, age, len, provider)?,
+        FileInfo::Salted(salted) => salted_text(out, salted, len)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+fn container_text(
+    out: &mut dyn Write,
+    info: &HeaderInfo,
+    provider: Provider,
+) -> std::io::Result<()> {
     writeln!(out, "format:      paracrypt version {}", info.version)?;
     let legacy = if info.suite.is_legacy() {
         " (legacy)"
@@ -79,45 +169,225 @@ fn print(out: &mut dyn Write, path: &Path, info: &HeaderInfo) -> std::io::Result
             }
         )?,
     }
-    writeln!(out, "salt:        {}", hex::encode(info.salt))
+    writeln!(out, "salt:        {}", hex::encode(info.salt))?;
+    writeln!(out, "provider:    {}", info.suite.primitives(provider))
 }
 
-/// What a container's length says about its chunks.
-struct Sizes {
-    chunks: u64,
-    plaintext: String,
-    /// Why no writer makes a file of this length.
-    damage: Option<CoreError>,
-}
-
-impl Sizes {
-    fn new(info: &HeaderInfo, len: u64) -> Self {
-        let stride = info.suite.sealed_chunk_len(info.chunk_size.get()) as u64;
-        let payload = len.saturating_sub(info.len as u64);
-        let chunks = payload.div_ceil(stride).max(1);
-        let last = payload - (chunks - 1) * stride;
-        let tag = info.suite.tag_len() as u64;
-        let damage = if payload == 0 {
-            Some(CoreError::TruncatedAfterHeader)
-        } else if last < tag {
-            Some(CoreError::Truncated { index: chunks - 1 })
-        } else {
-            None
-        };
-        let full = (chunks - 1) * info.chunk_size.get() as u64;
-        let plaintext = match info.suite.cbc_block() {
-            // The padding of the last CBC chunk is only known once it is decrypted.
-            Some(block) => format!(
-                "{} to {} bytes",
-                full + last.saturating_sub(tag + block as u64),
-                full + last.saturating_sub(tag + 1)
-            ),
-            None => format!("{} bytes", full + last.saturating_sub(tag)),
-        };
-        Sizes {
-            chunks,
-            plaintext,
-            damage,
+/// Stanza tags with their counts, in the order they first appear: `X25519 ×2, y-grease`.
+fn stanza_summary(age: &AgeInfo) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for stanza in &age.stanzas {
+        match counts.iter_mut().find(|(tag, _)| *tag == stanza.tag) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((&stanza.tag, 1)),
         }
+    }
+    counts
+        .iter()
+        .map(|(tag, n)| {
+            let tag = tag.escape_debug();
+            if *n == 1 {
+                tag.to_string()
+            } else {
+                format!("{tag} ×{n}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn age_text(
+    out: &mut dyn Write,
+    age: &AgeInfo,
+    len: Option<u64>,
+    provider: Provider,
+) -> std::io::Result<()> {
+    let form = match age.format {
+        AgeFormat::Armored => "ASCII armor",
+        _ => "binary",
+    };
+    writeln!(out, "format:      age v1 ({form})")?;
+    let stanzas = age.stanzas.len();
+    writeln!(
+        out,
+        "stanzas:     {stanzas} ({}){}",
+        stanza_summary(age),
+        match age.stanzas.len() - age.recipients() {
+            0 => String::new(),
+            grease => format!("; {grease} grease, which no identity opens"),
+        }
+    )?;
+    let post_quantum = if age.post_quantum() {
+        "yes (every recipient is mlkem768x25519)"
+    } else if age
+        .stanzas
+        .iter()
+        .any(|s| s.kind == StanzaKind::PostQuantum)
+    {
+        "no (a recipient that is not post-quantum can open it too)"
+    } else {
+        "no"
+    };
+    writeln!(out, "post-quantum: {post_quantum}")?;
+    match age.passphrase() {
+        None => writeln!(out, "passphrase:  no")?,
+        Some(Some(log_n)) if log_n <= SCRYPT_MAX_LOG_N => {
+            writeln!(out, "passphrase:  yes (scrypt, work factor 2^{log_n})")?
+        }
+        Some(Some(log_n)) => writeln!(
+            out,
+            "passphrase:  yes (scrypt, work factor 2^{log_n}: above 2^{SCRYPT_MAX_LOG_N}, age's \
+             cap, so decrypt refuses it)"
+        )?,
+        Some(None) => writeln!(
+            out,
+            "passphrase:  yes (scrypt, no work factor that reads as a number: decrypt refuses it)"
+        )?,
+    }
+    writeln!(out, "header:      {} bytes", age.header_len)?;
+    writeln!(
+        out,
+        "provider:    {}",
+        Suite::ChaCha20Poly1305.primitives(provider)
+    )?;
+    if let Some(sizes) = &age.sizes {
+        match (len, age.format) {
+            (Some(len), AgeFormat::Binary) => {
+                writeln!(out, "size:        {len} bytes ({} chunks)", sizes.chunks)?
+            }
+            (Some(len), _) => writeln!(
+                out,
+                "size:        {len} bytes of armor, {} of payload ({} chunks)",
+                sizes.payload, sizes.chunks
+            )?,
+            (None, _) => writeln!(
+                out,
+                "payload:     {} bytes ({} chunks)",
+                sizes.payload, sizes.chunks
+            )?,
+        }
+        if sizes.damage.is_none() {
+            writeln!(out, "plaintext:   {}", plaintext(sizes))?;
+        }
+    }
+    Ok(())
+}
+
+/// What a ciphertext's length says about the cipher, which the file does not record.
+fn blocks(ciphertext: u64) -> &'static str {
+    if ciphertext == 0 {
+        "empty: a stream mode (CTR, RC4) of nothing, or cut short"
+    } else if ciphertext.is_multiple_of(16) {
+        "whole 16-byte blocks"
+    } else if ciphertext.is_multiple_of(8) {
+        "whole 8-byte blocks (DES, 3DES or Blowfish, not AES in ECB or CBC)"
+    } else {
+        "not whole blocks: a stream mode (CTR, RC4), or cut short"
+    }
+}
+
+fn salted_text(out: &mut dyn Write, salted: &SaltedInfo, len: Option<u64>) -> std::io::Result<()> {
+    writeln!(out, "format:      openssl enc password file (Salted__)")?;
+    writeln!(out, "salt:        {}", hex::encode(salted.salt))?;
+    writeln!(
+        out,
+        "cipher:      not recorded in the file (give it to decrypt: raw -d -c NAME)"
+    )?;
+    writeln!(
+        out,
+        "kdf:         not recorded in the file: PBKDF2 (openssl enc -pbkdf2, with its -iter \
+         and -md) or openssl's legacy EVP_BytesToKey; give the same to decrypt"
+    )?;
+    if let (Some(len), Some(ciphertext)) = (len, salted.ciphertext_len) {
+        writeln!(
+            out,
+            "size:        {len} bytes (ciphertext {ciphertext} bytes: {})",
+            blocks(ciphertext)
+        )?;
+    }
+    Ok(())
+}
+
+/// The JSON form, without the fields every format has (`file`, `size`, `damage`).
+fn json(file: &FileInfo, provider: Provider) -> Value {
+    let plaintext =
+        |sizes: &Sizes| json!({ "min": sizes.plaintext.start(), "max": sizes.plaintext.end() });
+    match file {
+        FileInfo::Container { header, sizes } => {
+            let secret = match header.kdf {
+                Kdf::Key => json!({ "kind": "key" }),
+                Kdf::Argon2id(p) => json!({
+                    "kind": "password",
+                    "kdf": "argon2id",
+                    "m_cost_kib": p.m_cost,
+                    "t_cost": p.t_cost,
+                    "p_cost": p.p_cost,
+                }),
+                Kdf::Recipients => json!({
+                    "kind": "recipients",
+                    "recipients": header.recipients,
+                    "rekeyed": header.binding.is_some(),
+                }),
+            };
+            json!({
+                "format": "paracrypt",
+                "version": header.version,
+                "suite": header.suite.to_string(),
+                "legacy": header.suite.is_legacy(),
+                "chunk_size": header.chunk_size.get(),
+                "secret": secret,
+                "salt": hex::encode(header.salt),
+                "header_len": header.len,
+                "provider": header.suite.primitives(provider),
+                "chunks": sizes.as_ref().map(|s| s.chunks),
+                "plaintext": sizes.as_ref().map(plaintext),
+            })
+        }
+        FileInfo::Age(age) => {
+            let stanzas: Vec<Value> = age
+                .stanzas
+                .iter()
+                .map(|stanza| {
+                    let kind = match stanza.kind {
+                        StanzaKind::X25519 => "x25519",
+                        StanzaKind::PostQuantum => "mlkem768x25519",
+                        StanzaKind::Passphrase { .. } => "scrypt",
+                        StanzaKind::SshEd25519 => "ssh-ed25519",
+                        StanzaKind::SshRsa => "ssh-rsa",
+                        StanzaKind::Grease => "grease",
+                        _ => "other",
+                    };
+                    match stanza.kind {
+                        StanzaKind::Passphrase { log_n } => {
+                            json!({ "tag": stanza.tag, "kind": kind, "log_n": log_n })
+                        }
+                        _ => json!({ "tag": stanza.tag, "kind": kind }),
+                    }
+                })
+                .collect();
+            json!({
+                "format": "age",
+                "armored": age.format == AgeFormat::Armored,
+                "header_len": age.header_len,
+                "stanzas": stanzas,
+                "recipients": age.recipients(),
+                "post_quantum": age.post_quantum(),
+                "passphrase": age.passphrase().is_some(),
+                "scrypt_log_n": age.passphrase().flatten(),
+                "work_factor_refused": age.work_factor_refused(),
+                "provider": Suite::ChaCha20Poly1305.primitives(provider),
+                "payload": age.sizes.as_ref().map(|s| s.payload),
+                "chunks": age.sizes.as_ref().map(|s| s.chunks),
+                "plaintext": age.sizes.as_ref().map(plaintext),
+            })
+        }
+        FileInfo::Salted(salted) => json!({
+            "format": "openssl-salted",
+            "salt": hex::encode(salted.salt),
+            "cipher": null,
+            "kdf": null,
+            "ciphertext": salted.ciphertext_len,
+        }),
+        _ => json!({ "format": "unknown" }),
     }
 }

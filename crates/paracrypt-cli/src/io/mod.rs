@@ -6,6 +6,8 @@ mod output;
 pub mod remote;
 
 pub use input::Input;
+#[cfg(feature = "mpi")]
+pub use output::NewOutput;
 pub use output::{Output, OutputPolicy, OutputTarget};
 
 use anyhow::{Context, Result};

@@ -413,7 +413,7 @@ fn info_reads_the_header_without_a_key() {
             c
         }),
         1,
-        "not a paracrypt file",
+        "not an encrypted file paracrypt reads",
     );
 }
 

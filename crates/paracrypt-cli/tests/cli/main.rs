@@ -12,6 +12,7 @@ mod container;
 mod distributed;
 mod ecdsa;
 mod hardening;
+mod info;
 mod people;
 mod providers;
 mod raw;

@@ -44,6 +44,7 @@
 //! [`Encryptor::encrypt_armored`] and [`Decryptor::decrypt_armored`] wrap the same recipe.
 
 mod header;
+mod info;
 mod payload;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -57,6 +58,7 @@ use rand::Rng;
 use zeroize::Zeroizing;
 
 pub use header::{Header, MAGIC, MAX_HEADER_LEN, NONCE_LEN};
+pub use info::{AgeInfo, StanzaInfo, StanzaKind};
 use payload::SEALED_CHUNK_LEN;
 
 use crate::engine::{Job, Transform};

@@ -13,7 +13,7 @@ use zeroize::Zeroizing;
 use super::secret::{Argon2Params, Secret, argon2id};
 use super::suite::Suite;
 use crate::error::{Error, HeaderFault, Result};
-use crate::plan::ChunkSize;
+use crate::plan::{ChunkSize, Sizes};
 use crate::recipient::{
     FileKey, Identities, MAX_STANZAS, Recipients, SCRYPT_TAG, read_stanzas, write_stanzas,
 };
@@ -110,6 +110,23 @@ pub fn header_len(bytes: &[u8]) -> Result<Option<usize>> {
 }
 
 impl HeaderInfo {
+    /// What a file of `file_len` bytes that starts with this header holds: its chunks and
+    /// their plaintext (within a block, for the CBC suites), or why no writer makes a file of
+    /// that length (nothing after the header, a last chunk shorter than its tag).
+    pub fn sizes(&self, file_len: u64) -> Sizes {
+        let suite = self.suite;
+        let sizes = Sizes::sealed(
+            file_len.saturating_sub(self.len as u64),
+            self.chunk_size.get() as u64,
+            suite.chunk_overhead() as u64,
+            suite.tag_len() as u64,
+        );
+        match suite.cbc_block() {
+            Some(block) => sizes.padded(block as u64),
+            None => sizes,
+        }
+    }
+
     /// Parses and checks a header's fields (magic, version, length, checksum, suite, chunk
     /// size, KDF) without any key, in `docs/FORMAT.md`'s order. The MAC is checked later, by
     /// `Keys::open`.

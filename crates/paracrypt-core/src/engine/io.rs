@@ -28,6 +28,22 @@ pub trait Sink: Sync {
     /// Writes chunk `index`'s output `data` at `offset`.
     fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> Result<()>;
 
+    /// Writes the output of the consecutive chunks `chunks` of `plan`, back to back in `data`
+    /// (every chunk's full output, the plan's last chunk's real length), at the first one's
+    /// output offset: what one task of the engine made. By default one
+    /// [`write_chunk`](Self::write_chunk) per chunk; a sink that takes any bytes at any offset
+    /// (a file) writes them at once.
+    fn write_run(&self, plan: &ChunkPlan, chunks: std::ops::Range<u64>, data: &[u8]) -> Result<()> {
+        let base = plan.chunk(chunks.start).output.start;
+        for index in chunks {
+            let chunk = plan.chunk(index);
+            let from = (chunk.output.start - base) as usize;
+            let to = (from + chunk.output_len()).min(data.len());
+            self.write_chunk(index, chunk.output.start, &data[from..to])?;
+        }
+        Ok(())
+    }
+
     /// Whether concurrent writes serialise anyway, so that the engine should write from one
     /// thread while the others transform (true for files: Linux takes the inode lock for every
     /// buffered write, and threads that collide on it spin instead of working).
@@ -65,6 +81,10 @@ impl Sink for File {
     fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> Result<()> {
         self.write_all_at(data, offset)
             .map_err(|e| Error::io(format!("writing chunk {index} at byte {offset}"), e))
+    }
+
+    fn write_run(&self, plan: &ChunkPlan, chunks: std::ops::Range<u64>, data: &[u8]) -> Result<()> {
+        self.write_chunk(chunks.start, plan.chunk(chunks.start).output.start, data)
     }
 
     fn single_writer(&self) -> bool {

@@ -12,8 +12,9 @@
 //! The drivers, all consuming a [`Job`]:
 //! - [`process_in_place`], [`run_in_memory`] and [`run_into_slice`]: buffers in memory;
 //! - [`run`]: any range of chunks from a positional [`Source`] to a [`Sink`] (files with
-//!   `read_at`/`write_at`, or memory), each worker owning one page-aligned buffer, so reading,
-//!   transforming and writing of different chunks overlap across threads and at most one chunk
+//!   `read_at`/`write_at`, or memory), in tasks of consecutive chunks ([`TASK_BYTES`] of input
+//!   each, at least one chunk), each worker owning one page-aligned pair of buffers, so reading,
+//!   transforming and writing of different tasks overlap across threads and at most one task
 //!   per thread is in memory; a failure names its chunk ([`ChunkError`]);
 //! - [`run_to_buffer`]: a run of chunks into a buffer of their own: one part of the output,
 //!   made by whichever process or task owns it (a rank's batch, a Dask task, a multipart
@@ -42,7 +43,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::buffer::{AlignedBuf, with_scratch};
 use crate::error::{ChunkError, Error, Result};
-use crate::plan::ChunkPlan;
+use crate::plan::{ChunkLayout, ChunkPlan};
 pub use io::{Sink, SliceSink, SliceSource, Source};
 use job::{Apply, lowest_error};
 pub use job::{Job, Transform};
@@ -329,22 +330,48 @@ pub fn run_file(job: &Job, input: &dyn Source, output: &File) -> Result<u64> {
     Ok(end)
 }
 
-/// A writer thread pays for itself (fresh buffers, a thread, a hand-off per chunk) only when
-/// each pool thread has several chunks to transform; below this many, threads write their own.
-const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
+/// The most input bytes one task of the positional and stream drivers carries: a run of
+/// consecutive chunks up to this size (always at least one chunk) is read, transformed chunk by
+/// chunk and written as one piece of work.
+///
+/// A format's chunk is not the engine's unit of work. Each task pays a read, a write, a
+/// claim and, into a file, a hand-off to the writer thread, whatever its size; age's 64 KiB
+/// chunks paid them sixteen times as often as the container's default 1 MiB chunks (about
+/// 5.6 µs a chunk). Grouped, a task of sixteen 64 KiB chunks costs what one 1 MiB chunk does.
+pub const TASK_BYTES: usize = 1 << 20;
+
+/// How many consecutive chunks one task carries in a run of `chunks` chunks of `layout` on
+/// `threads` threads: as many as [`TASK_BYTES`] holds (at least one), but few enough that
+/// each thread has four tasks when the run has the chunks for it.
+pub(crate) fn chunks_per_task(layout: &ChunkLayout, chunks: u64, threads: usize) -> u64 {
+    let by_size = (TASK_BYTES / layout.input_chunk).max(1) as u64;
+    let by_balance = (chunks / (4 * threads.max(1) as u64)).max(1);
+    by_size.min(by_balance)
+}
+
+/// A writer thread pays for itself (fresh buffers, a thread, a hand-off per task) only when
+/// each pool thread has several tasks; below this many, threads write their own.
+const WRITER_MIN_TASKS_PER_THREAD: u64 = 4;
 
 /// Runs the chunks `indices` of `job`'s plan from `source` to `sink` and returns the output
 /// length if the last chunk was among them (the exact length, also for
 /// [`Tail::Unpad`](crate::plan::Tail)). On failure, the error of the lowest failing chunk, with
-/// its index. Headers are the caller's: only chunks are read and written.
+/// its index; every chunk below it is written. Headers are the caller's: only chunks are read
+/// and written.
 ///
-/// Parallel work uses each pool thread's page-aligned scratch buffer, which
-/// holds one chunk at a time (sized by [`ChunkPlan::max_buffer`]: never more than the input
-/// needs): the thread reads the chunk, transforms it and writes it, so memory
-/// stays at one chunk per thread whatever the input size. When the sink is a file (whose
-/// writes serialise in the kernel) and there are at least four chunks per thread, the pool reads
-/// and transforms and one writer thread writes, through a bounded ring of `2 × threads + 1`
-/// buffers. Serial work runs `indices` in order on the calling thread.
+/// The unit of work is a task: a run of consecutive chunks of up to [`TASK_BYTES`] of input
+/// (one chunk when chunks are larger), read with one [`Source::read_chunk`], transformed chunk
+/// by chunk from the input buffer into an output buffer ([`ChunkTransform::transform_to`]: one
+/// pass over memory) and written with one [`Sink::write_run`]. Parallel work uses each pool
+/// thread's page-aligned scratch buffers, which hold one task at a time, so memory stays at one
+/// task per thread whatever the input size. When the sink is a file (whose writes serialise in
+/// the kernel) and there are at least four tasks per thread, the pool reads and transforms and
+/// one writer thread writes, through a bounded ring of `2 × threads + 1` output buffers. Serial
+/// work runs `indices` in order on the calling thread.
+///
+/// Before any chunk is read, the source learns which input bytes the run reads
+/// ([`Source::will_read`]: the chunks' input and the context bytes before the first), so that a
+/// source whose reads are slow to start (ranged GETs from object storage) fetches ahead.
 ///
 /// # Panics
 /// If the job was made without the input's length, or `indices` go beyond its plan.
@@ -356,36 +383,42 @@ pub fn run(
 ) -> Result<Option<u64>, ChunkError> {
     let plan = job.planned();
     assert!(indices.end <= plan.len(), "chunk range beyond the plan");
-    if !indices.is_empty() {
-        let context = if indices.start > 0 {
-            job.context_len() as u64
-        } else {
-            0
-        };
-        let first = plan.chunk(indices.start).input.start - context;
-        source.will_read(first..plan.chunk(indices.end - 1).input.end);
+    if indices.is_empty() {
+        return Ok(None);
     }
+    let context = if indices.start > 0 {
+        job.context_len() as u64
+    } else {
+        0
+    };
+    let first = plan.chunk(indices.start).input.start - context;
+    source.will_read(first..plan.chunk(indices.end - 1).input.end);
+    let transform = job.transform();
+    let threads = transform.workers();
+    let per_task = chunks_per_task(plan.layout(), indices.end - indices.start, threads);
     let feed = Feed {
         plan,
         source,
         context_len: job.context_len(),
+        per_task,
+        indices: indices.clone(),
     };
-    let buffer_len = plan.max_buffer();
-    let transform = job.transform();
+    let tasks = feed.tasks();
     if transform.is_parallel()
         && sink.single_writer()
-        && rayon::current_num_threads() > 1
-        && indices.end - indices.start
-            >= WRITER_MIN_CHUNKS_PER_THREAD * rayon::current_num_threads() as u64
+        && threads > 1
+        && tasks >= WRITER_MIN_TASKS_PER_THREAD * threads as u64
     {
-        return run_with_writer(&feed, transform, indices, buffer_len, sink);
+        return run_with_writer(&feed, transform, sink);
     }
+    let (input_len, output_len) = feed.buffer_lens();
     let failed = AtomicU64::new(u64::MAX);
-    claim_each(transform, indices, &failed, |t, index| {
-        with_scratch(buffer_len, |buf| {
-            let done = feed.read_and_transform(buf, index, t)?;
-            sink.write_chunk(index, done.output_start, &buf[..done.len])?;
-            Ok(done.end)
+    claim_each(&feed, transform, &failed, |t, task| {
+        with_scratch(input_len + output_len, |buf| {
+            let (input, output) = buf.split_at_mut(input_len);
+            let done = feed.read_and_transform(input, output, task, t, &failed);
+            let written = feed.write(sink, &done, output);
+            lowest_error(done.result, written)
         })
     })
 }
@@ -448,113 +481,201 @@ pub fn run_to_buffer(
     Ok(end)
 }
 
-/// Feeds a plan's chunks from a source, each with its context.
+/// Feeds the tasks of a run of a plan's chunks from a source.
 struct Feed<'a> {
     plan: &'a ChunkPlan,
     source: &'a dyn Source,
     context_len: usize,
+    /// Chunks per task (the last task of the run may have fewer).
+    per_task: u64,
+    /// The run's chunks.
+    indices: Range<u64>,
 }
 
-/// A chunk transformed in its buffer.
-struct Transformed {
-    /// Its output length.
+/// A task done, or done up to a failure.
+struct Done {
+    /// The chunks transformed (all the task's, or those before the one that failed).
+    chunks: Range<u64>,
+    /// Their output length, in the output buffer.
     len: usize,
-    /// Where its output goes.
-    output_start: u64,
-    /// For the last chunk, where the output ends.
-    end: Option<u64>,
+    /// For the last chunk of the plan, where the output ends: `Ok(Some(end))`; the failure of
+    /// the task's chunk that failed.
+    result: Result<Option<u64>, ChunkError>,
 }
 
 impl Feed<'_> {
-    /// Reads chunk `index` (and its context) into `buf` and transforms it there.
+    /// How many tasks the run has.
+    fn tasks(&self) -> u64 {
+        (self.indices.end - self.indices.start).div_ceil(self.per_task)
+    }
+
+    /// The chunks of task `task`.
+    fn task(&self, task: u64) -> Range<u64> {
+        let start = self.indices.start + task * self.per_task;
+        start..(start + self.per_task).min(self.indices.end)
+    }
+
+    /// The input and output buffer lengths a task needs at most: its chunks' input with the
+    /// context before them, and their output with the room the plan's last chunk may need.
+    fn buffer_lens(&self) -> (usize, usize) {
+        let layout = self.plan.layout();
+        let chunks = (self.per_task as usize).min((self.indices.end - self.indices.start) as usize);
+        let input = self.context_len + (chunks - 1) * layout.input_chunk + self.plan.max_buffer();
+        let output = (chunks - 1) * layout.output_chunk + self.plan.max_buffer();
+        (input, output)
+    }
+
+    /// Reads task `task`'s chunks (and the context before the first) into `input` and
+    /// transforms each one into its place in `output`, in order, stopping at the first
+    /// failure (or at a chunk above `failed`, which another task already reported).
     fn read_and_transform(
         &self,
-        buf: &mut [u8],
-        index: u64,
+        input: &mut [u8],
+        output: &mut [u8],
+        task: u64,
         transform: &mut Apply<'_>,
-    ) -> Result<Transformed> {
-        let chunk = self.plan.chunk(index);
-        let input_len = chunk.input_len();
-        self.source
-            .read_chunk(index, chunk.input.start, &mut buf[..input_len])?;
-        let mut context = [0u8; MAX_CONTEXT];
-        let ctx_len = self.context_len;
-        let context = if index > 0 && ctx_len > 0 {
-            let at = chunk.input.start - ctx_len as u64;
-            self.source.read_chunk(index, at, &mut context[..ctx_len])?;
-            &context[..ctx_len]
+        failed: &AtomicU64,
+    ) -> Done {
+        let chunks = self.task(task);
+        let plan = self.plan;
+        let first = plan.chunk(chunks.start);
+        let last = plan.chunk(chunks.end - 1);
+        let ctx_len = if chunks.start > 0 {
+            self.context_len
         } else {
-            &[][..]
+            0
         };
-        let layout = self.plan.layout();
-        let ctx = ChunkCtx {
-            index,
-            offset: layout.payload_start(index),
-            chunk_size: layout.payload_chunk(),
-            is_last: chunk.is_last,
-            context,
+        let input_start = first.input.start - ctx_len as u64;
+        let input_len = (last.input.end - input_start) as usize;
+        let mut done = Done {
+            chunks: chunks.start..chunks.start,
+            len: 0,
+            result: Ok(None),
         };
-        let len = transform.in_place(&ctx, buf, input_len)?;
-        Ok(Transformed {
-            len,
-            output_start: chunk.output.start,
-            end: chunk.is_last.then_some(chunk.output.start + len as u64),
-        })
+        if let Err(source) =
+            self.source
+                .read_chunk(chunks.start, input_start, &mut input[..input_len])
+        {
+            done.result = Err(ChunkError {
+                index: chunks.start,
+                source,
+            });
+            return done;
+        }
+        let layout = plan.layout();
+        for index in chunks.clone() {
+            if index > failed.load(Ordering::Relaxed) {
+                break;
+            }
+            let chunk = plan.chunk(index);
+            let from = (chunk.input.start - input_start) as usize;
+            let context = if index > 0 {
+                &input[from - self.context_len..from]
+            } else {
+                &[][..]
+            };
+            let ctx = ChunkCtx {
+                index,
+                offset: layout.payload_start(index),
+                chunk_size: layout.payload_chunk(),
+                is_last: chunk.is_last,
+                context,
+            };
+            let at = (chunk.output.start - first.output.start) as usize;
+            debug_assert_eq!(
+                at, done.len,
+                "chunks before the last have their full output"
+            );
+            let slot = &mut output[at..at + chunk.output_len()];
+            match transform.apart(&ctx, &input[from..from + chunk.input_len()], slot) {
+                Ok(len) => {
+                    done.len = at + len;
+                    done.chunks.end = index + 1;
+                    if chunk.is_last {
+                        done.result = Ok(Some(chunk.output.start + len as u64));
+                    }
+                }
+                Err(source) => {
+                    failed.fetch_min(index, Ordering::Relaxed);
+                    done.result = Err(ChunkError { index, source });
+                    break;
+                }
+            }
+        }
+        done
+    }
+
+    /// Writes what `done` transformed (`output[..done.len]`) to `sink`; the error names the
+    /// first chunk written.
+    fn write(
+        &self,
+        sink: &dyn Sink,
+        done: &Done,
+        output: &[u8],
+    ) -> Result<Option<u64>, ChunkError> {
+        if done.chunks.is_empty() {
+            return Ok(None);
+        }
+        sink.write_run(self.plan, done.chunks.clone(), &output[..done.len])
+            .map(|()| None)
+            .map_err(|source| ChunkError {
+                index: done.chunks.start,
+                source,
+            })
     }
 }
 
-/// Runs `f` on the chunks of `indices` from every worker of `transform` (every pool thread for
+/// Runs `f` on the tasks `0..tasks` from every worker of `transform` (every pool thread for
 /// parallel work, the calling thread for serial work, which thus runs in order). Workers claim
-/// indices in
-/// increasing order from a shared counter (one atomic operation per chunk, no lock), so reads
-/// and writes stay nearly sequential — kernel readahead and writeback see one stream, not one
-/// per thread — and a slow chunk never holds up a pre-split share of the work.
+/// tasks in increasing order from a shared counter (one atomic operation per task, no lock), so
+/// reads and writes stay nearly sequential — kernel readahead and writeback see one stream, not
+/// one per thread — and a slow task never holds up a pre-split share of the work.
 ///
 /// The lowest failing chunk is the one reported, whatever the thread count: once chunk `i`
-/// fails, no chunk above `i` is started, and every chunk below it was claimed earlier and runs
-/// to completion.
+/// fails (`f` lowers `failed` to it), no task whose chunks are all above `i` is started, a task
+/// stops before any chunk above `i`, and every chunk below `i` was claimed earlier and runs to
+/// completion.
 fn claim_each<T: Send>(
+    feed: &Feed<'_>,
     transform: &Transform,
-    indices: Range<u64>,
     failed: &AtomicU64,
-    f: impl Fn(&mut Apply<'_>, u64) -> Result<Option<T>> + Sync,
+    f: impl Fn(&mut Apply<'_>, u64) -> Result<Option<T>, ChunkError> + Sync,
 ) -> Result<Option<T>, ChunkError> {
-    let next = AtomicU64::new(indices.start);
+    let (tasks, next) = (feed.tasks(), AtomicU64::new(0));
     transform.each(0..transform.workers(), |t, _| {
         let mut result = Ok(None);
         loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            if index >= indices.end || index > failed.load(Ordering::Relaxed) {
+            let task = next.fetch_add(1, Ordering::Relaxed);
+            if task >= tasks || feed.task(task).start > failed.load(Ordering::Relaxed) {
                 return result;
             }
-            let this = f(t, index).map_err(|source| {
-                failed.fetch_min(index, Ordering::Relaxed);
-                ChunkError { index, source }
-            });
+            let this = f(t, task);
+            if let Err(e) = &this {
+                failed.fetch_min(e.index, Ordering::Relaxed);
+            }
             result = lowest_error(result, this);
         }
     })
 }
 
-/// A transformed chunk on its way to the writer.
+/// A transformed task on its way to the writer.
 struct Outgoing {
-    index: u64,
     buf: AlignedBuf,
-    chunk: Transformed,
+    done: Done,
 }
 
 /// Parallel work into a sink whose writes serialise (a file): the pool reads and transforms,
 /// one writer thread (outside the pool) writes. Nobody spins on the file's lock, and only one
-/// thread takes fresh page-cache pages. Buffers circulate between the two sides, at most
-/// `2 × threads + 1` of them, so memory stays bounded; a transformed chunk waits for the writer
-/// only when the writer is the bottleneck anyway.
+/// thread takes fresh page-cache pages. Output buffers circulate between the two sides, at
+/// most `2 × threads + 1` of them, so memory stays bounded; a transformed task waits for the
+/// writer only when the writer is the bottleneck anyway. Each worker reads into its own
+/// scratch buffer.
 fn run_with_writer(
     feed: &Feed<'_>,
     transform: &Transform,
-    indices: Range<u64>,
-    buffer_len: usize,
     sink: &dyn Sink,
 ) -> Result<Option<u64>, ChunkError> {
+    let (input_len, output_len) = feed.buffer_lens();
     let buffers = 2 * rayon::current_num_threads() + 1;
     let (full_tx, full_rx) = crossbeam_channel::bounded::<Outgoing>(buffers);
     let (free_tx, free_rx) = crossbeam_channel::bounded::<AlignedBuf>(buffers);
@@ -563,7 +684,7 @@ fn run_with_writer(
     let made = AtomicUsize::new(0);
     let take = || match free_rx.try_recv() {
         Ok(buf) => buf,
-        Err(_) if made.fetch_add(1, Ordering::Relaxed) < buffers => AlignedBuf::new(buffer_len),
+        Err(_) if made.fetch_add(1, Ordering::Relaxed) < buffers => AlignedBuf::new(output_len),
         Err(_) => free_rx.recv().expect("the writer returns every buffer"),
     };
     let failed = AtomicU64::new(u64::MAX);
@@ -573,37 +694,27 @@ fn run_with_writer(
             // Drain until every sender is gone, also after a failure, so that no transforming
             // thread ever waits for a buffer that will not come back.
             for out in full_rx {
-                if let Ok(end) = &mut result {
-                    let data = &out.buf[..out.chunk.len];
-                    match sink.write_chunk(out.index, out.chunk.output_start, data) {
-                        Ok(()) => *end = end.or(out.chunk.end),
-                        Err(source) => {
-                            failed.fetch_min(out.index, Ordering::Relaxed);
-                            result = Err(ChunkError {
-                                index: out.index,
-                                source,
-                            });
-                        }
+                if result.is_ok() {
+                    let written = feed.write(sink, &out.done, &out.buf);
+                    if let Err(e) = &written {
+                        failed.fetch_min(e.index, Ordering::Relaxed);
                     }
+                    result = lowest_error(result, written);
                 }
                 let _ = free_tx.send(out.buf);
             }
             result
         });
-        let transformed = claim_each(transform, indices, &failed, |t, index| {
+        let transformed = claim_each(feed, transform, &failed, |t, task| {
             let mut buf = take();
-            match feed.read_and_transform(&mut buf, index, t) {
-                Ok(chunk) => {
-                    full_tx
-                        .send(Outgoing { index, buf, chunk })
-                        .expect("the writer runs until the senders are gone");
-                    Ok(None)
-                }
-                Err(e) => {
-                    let _ = free_tx.send(buf);
-                    Err(e)
-                }
-            }
+            let mut done = with_scratch(input_len, |input| {
+                feed.read_and_transform(input, &mut buf, task, t, &failed)
+            });
+            let result = std::mem::replace(&mut done.result, Ok(None));
+            full_tx
+                .send(Outgoing { buf, done })
+                .expect("the writer runs until the senders are gone");
+            result
         });
         drop(full_tx);
         let written = writer.join().expect("the writer thread does not panic");

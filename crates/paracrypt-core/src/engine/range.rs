@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 /// A range that reaches the end of the output also runs the last chunk, so that a file cut
 /// after a chunk boundary fails here as it does everywhere else: the last chunk's flag is what
 /// shows the file ends there, and that chunk may cover no output at all. Memory stays bounded:
-/// at most two chunks per pool thread are held at a time.
+/// at most two tasks' worth of chunks ([`TASK_BYTES`](super::TASK_BYTES) of input each, at
+/// least a chunk) per pool thread are held at a time.
 ///
 /// # Panics
 /// If the job was made without the input's length.
@@ -36,7 +37,9 @@ pub fn run_range(
     if wanted_end >= upper {
         chunks.end = plan.len();
     }
-    let batch = 2 * rayon::current_num_threads() as u64;
+    // Two tasks per thread at a time (each up to `TASK_BYTES` of input, at least a chunk).
+    let per_task = (super::TASK_BYTES / plan.layout().input_chunk).max(1) as u64;
+    let batch = 2 * rayon::current_num_threads() as u64 * per_task;
     let mut written = 0;
     let mut buf = Vec::new();
     let mut first = chunks.start;

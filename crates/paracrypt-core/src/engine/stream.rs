@@ -8,7 +8,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 
-use super::{Apply, ChunkCtx, Job, MAX_CONTEXT};
+use super::{Apply, ChunkCtx, Job, MAX_CONTEXT, TASK_BYTES};
 use crate::buffer::AlignedBuf;
 use crate::error::{ChunkError, Error, Result};
 use crate::plan::ChunkLayout;
@@ -16,9 +16,13 @@ use crate::plan::ChunkLayout;
 /// The first buffer a stream's chunk gets (64 KiB); it doubles as data arrives.
 pub(crate) const FIRST_BUFFER: usize = 64 * 1024;
 
-/// The window used when the caller passes 0: one chunk per pool thread per wave.
-pub(crate) fn default_window() -> usize {
-    rayon::current_num_threads()
+/// The window used when the caller passes 0: one task's worth of chunks ([`TASK_BYTES`] of
+/// input, at least one chunk) per pool thread per wave. A wave costs a hand-off to the pool
+/// and back whatever its size; one chunk per thread per wave paid it for every 64 KiB of an age
+/// file. The pool splits a wave among its threads as it sees fit, so a thread runs its share of
+/// the wave's chunks in one piece.
+pub(crate) fn default_window(layout: &ChunkLayout) -> usize {
+    rayon::current_num_threads() * (TASK_BYTES / layout.input_chunk).max(1)
 }
 
 /// One chunk in flight: its buffer, what it holds and, once transformed, its result.
@@ -256,7 +260,8 @@ fn read_full(reader: &mut impl Read, buf: &mut [u8], index: u64) -> Result<usize
 
 /// Streams `reader` through `job` into `writer`: writes the job's output header, then every
 /// chunk in order, and returns the bytes written. `window` is the number of chunks per wave (0:
-/// one per pool thread); at most `2 × window` chunks are in memory.
+/// [`TASK_BYTES`] of input per pool thread, at least one chunk each); at most `2 × window`
+/// chunks are in memory.
 ///
 /// `reader` starts at the first chunk: a header in the input was read before (the job was
 /// made from it). The job needs no plan: a stream's length is found as it ends.
@@ -267,7 +272,7 @@ pub fn process_stream(
     window: usize,
 ) -> Result<u64> {
     let window = if window == 0 {
-        default_window()
+        default_window(job.layout())
     } else {
         window
     };

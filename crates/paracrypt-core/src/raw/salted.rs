@@ -231,6 +231,52 @@ pub fn read_salt(header: &[u8]) -> Result<[u8; SALT_LEN]> {
     }
 }
 
+/// What an `openssl enc` password file says without the password (`paracrypt info`): its salt,
+/// and how long its ciphertext is. That is all the file holds: the cipher, the key derivation
+/// (PBKDF2 or openssl's legacy one), its iterations and its digest are not recorded, and are
+/// given again to decrypt.
+///
+/// ```
+/// use paracrypt_core::raw::salted::SaltedInfo;
+///
+/// let file = [&b"Salted__"[..], &[1, 2, 3, 4, 5, 6, 7, 8], &[0; 32]].concat();
+/// let info = SaltedInfo::read(&mut &file[..], Some(file.len() as u64))?;
+/// assert_eq!(info.salt, [1, 2, 3, 4, 5, 6, 7, 8]);
+/// assert_eq!(info.ciphertext_len, Some(32));
+/// # Ok::<(), paracrypt_core::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SaltedInfo {
+    /// The salt the key and IV were derived with.
+    pub salt: [u8; SALT_LEN],
+    /// The ciphertext's length (the file's, less the 16-byte header), when the input's length
+    /// is known.
+    pub ciphertext_len: Option<u64>,
+}
+
+impl SaltedInfo {
+    /// Reads the header at the start of `input`, whose length is `len` when known: fails with
+    /// [`Error::NotSalted`] when it is not `Salted__`, and as a truncated header when the file
+    /// ends inside the salt.
+    pub fn read(input: &mut dyn Read, len: Option<u64>) -> Result<Self> {
+        let mut header = Vec::with_capacity(HEADER_LEN);
+        input
+            .take(HEADER_LEN as u64)
+            .read_to_end(&mut header)
+            .map_err(|e| Error::io("reading the header", e))?;
+        if !header.starts_with(MAGIC) {
+            return Err(Error::NotSalted);
+        }
+        let salt =
+            read_salt(&header).map_err(|_| Error::Header(crate::error::HeaderFault::Truncated))?;
+        Ok(SaltedInfo {
+            salt,
+            ciphertext_len: len.map(|len| len.saturating_sub(HEADER_LEN as u64)),
+        })
+    }
+}
+
 /// A raw cipher keyed by a password, as `openssl enc -pass`.
 #[derive(Clone)]
 pub struct PasswordCipher {

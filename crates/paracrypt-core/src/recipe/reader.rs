@@ -83,7 +83,7 @@ impl<R: Read> StreamReader<R> {
             header_at: 0,
             job,
             window: if window == 0 {
-                default_window()
+                default_window(&layout)
             } else {
                 window
             },

@@ -32,14 +32,15 @@ impl std::fmt::Debug for Runner {
 }
 
 impl Runner {
-    /// A runner with the default window (one chunk per pool thread), no progress callback and
-    /// the default provider.
+    /// A runner with the default window (a task's worth of chunks per pool thread), no progress
+    /// callback and the default provider.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Chunks per wave when streaming (0, the default: one per pool thread). At most twice this
-    /// many chunks are in memory.
+    /// Chunks per wave when streaming (0, the default: [`TASK_BYTES`](crate::engine::TASK_BYTES)
+    /// of input per pool thread, at least one chunk each). At most twice this many chunks are in
+    /// memory.
     pub fn window(mut self, window: usize) -> Self {
         self.window = window;
         self

@@ -58,12 +58,12 @@ impl<W: Write> StreamWriter<W> {
         StreamWriter {
             inner,
             capacity: job.layout().max_buffer(),
-            job,
             window: if window == 0 {
-                default_window()
+                default_window(job.layout())
             } else {
                 window
             },
+            job,
             wave: Vec::new(),
             spare: Vec::new(),
             next_index: 0,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 from paracrypt._paracrypt import DistributedJob, Identities, Key, Recipients
 
 if TYPE_CHECKING:
-    from distributed import Client
+    from distributed import Client as _Client
 
 __all__ = ["decrypt_file", "encrypt_file", "run"]
 
@@ -39,7 +39,7 @@ _StrPath = Union[str, "os.PathLike[str]"]
 
 
 def encrypt_file(
-    client: Client,
+    client: _Client,
     src: _StrPath,
     dst: _StrPath,
     *,
@@ -80,7 +80,7 @@ def encrypt_file(
 
 
 def decrypt_file(
-    client: Client,
+    client: _Client,
     src: _StrPath,
     dst: _StrPath,
     *,
@@ -111,7 +111,7 @@ def _run_part(job: DistributedJob, src: str, dst: str, part: tuple[int, int],
 
 
 def run(
-    client: Client,
+    client: _Client,
     job: DistributedJob,
     src: _StrPath,
     dst: _StrPath,
@@ -140,7 +140,7 @@ def run(
             for i, block in enumerate(blocks)
         ]
         end: Optional[int] = None
-        for future in as_completed(futures):  # type: ignore[no-untyped-call]
+        for future in as_completed(futures):
             # The first failure raises here (and the rest are cancelled below).
             part_end = future.result()
             if part_end is not None:

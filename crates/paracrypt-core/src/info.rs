@@ -1,0 +1,144 @@
+//! What an encrypted file says about itself without a key (`paracrypt info`), for every format
+//! paracrypt reads: a paracrypt container, an age file (binary or armored) and an `openssl enc`
+//! password file. The formats are told apart by their first bytes, as `decrypt` does; each
+//! format's own module reads its header ([`container::read_header`],
+//! [`AgeInfo::read`](crate::agefile::AgeInfo::read),
+//! [`SaltedInfo::read`](crate::raw::salted::SaltedInfo::read)), with the caps it always applies,
+//! and what the file's length says about its chunks is a [`Sizes`].
+//!
+//! ```
+//! use paracrypt_core::container::{Encryptor, Key};
+//! use paracrypt_core::info::{FileInfo, read};
+//! use paracrypt_core::Runner;
+//!
+//! let sealed = Runner::new().vec(&Encryptor::new(Key::generate()), b"some data")?;
+//! match read(&mut &sealed[..], Some(sealed.len() as u64), true)? {
+//!     FileInfo::Container { header, sizes } => {
+//!         assert_eq!(header.suite.to_string(), "aes-256-gcm");
+//!         assert_eq!(sizes.unwrap().plaintext, 9..=9);
+//!     }
+//!     other => panic!("{other:?}"),
+//! }
+//! assert!(read(&mut &b"plain text"[..], Some(10), true).is_err());
+//! # Ok::<(), paracrypt_core::Error>(())
+//! ```
+
+use std::io::Read;
+
+use crate::agefile::{self, AgeInfo};
+use crate::container::{self, HeaderInfo};
+use crate::error::{Error, Result};
+use crate::plan::Sizes;
+use crate::raw::salted::{self, SaltedInfo};
+
+/// What a file is and what it says about itself.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FileInfo {
+    /// A paracrypt container.
+    Container {
+        /// Its header's fields.
+        header: HeaderInfo,
+        /// What the file's length says about its chunks, when the length is known.
+        sizes: Option<Sizes>,
+    },
+    /// An age file, binary or armored.
+    Age(AgeInfo),
+    /// An `openssl enc` password file (`Salted__`).
+    Salted(SaltedInfo),
+}
+
+/// Reads what the file at the start of `input` says about itself: `len` is its length when
+/// known (the chunks are then counted from it, nothing more read), and `decode_armor` lets an
+/// armored age file be decoded to its end to count its chunks (see [`AgeInfo::read`]).
+///
+/// Fails with [`Error::UnknownFormat`] when the file is none of the formats, and as `decrypt`
+/// would on a header it cannot read. A length that no writer makes is
+/// [`Sizes::damage`], not an error.
+pub fn read(input: &mut dyn Read, len: Option<u64>, decode_armor: bool) -> Result<FileInfo> {
+    let mut start = Vec::with_capacity(agefile::DETECT_LEN);
+    (&mut *input)
+        .take(agefile::DETECT_LEN as u64)
+        .read_to_end(&mut start)
+        .map_err(|e| Error::io("reading the header", e))?;
+    let mut whole = start.as_slice().chain(input);
+    // A container shorter than its magic is the container's to call truncated.
+    let magic = container::MAGIC;
+    if start.starts_with(magic) || (!start.is_empty() && magic.starts_with(&start)) {
+        let header = container::read_header(&mut whole)?;
+        let sizes = len.map(|len| header.sizes(len));
+        Ok(FileInfo::Container { header, sizes })
+    } else if agefile::detect(&start).is_some() {
+        Ok(FileInfo::Age(AgeInfo::read(&mut whole, len, decode_armor)?))
+    } else if start.starts_with(salted::MAGIC) {
+        Ok(FileInfo::Salted(SaltedInfo::read(&mut whole, len)?))
+    } else {
+        Err(Error::UnknownFormat)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Runner;
+    use crate::container::{Encryptor, Key, Suite};
+    use crate::plan::ChunkSize;
+
+    fn read_all(file: &[u8]) -> Result<FileInfo> {
+        read(&mut &file[..], Some(file.len() as u64), true)
+    }
+
+    #[test]
+    fn every_format_is_told_apart_by_its_first_bytes() {
+        let container = Runner::new()
+            .vec(&Encryptor::new(Key::generate()), &[1; 5000])
+            .unwrap();
+        assert!(matches!(
+            read_all(&container).unwrap(),
+            FileInfo::Container { sizes: Some(ref s), .. } if s.plaintext == (5000..=5000)
+        ));
+        let salted = [&salted::MAGIC[..], &[7; 8], &[0; 48]].concat();
+        match read_all(&salted).unwrap() {
+            FileInfo::Salted(info) => {
+                assert_eq!(info.salt, [7; 8]);
+                assert_eq!(info.ciphertext_len, Some(48));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A stream: no lengths.
+        match read(&mut &salted[..], None, true).unwrap() {
+            FileInfo::Salted(info) => assert_eq!(info.ciphertext_len, None),
+            other => panic!("{other:?}"),
+        }
+        for file in [&b""[..], b"plain text", b"Salted", b"\n\n\nhello"] {
+            assert!(
+                matches!(read_all(file), Err(Error::UnknownFormat)),
+                "{file:?}"
+            );
+        }
+        // Cut inside a header: as the format's reader says it.
+        assert!(matches!(read_all(b"PARA"), Err(Error::NotAContainer)));
+        assert!(matches!(
+            read_all(b"Salted__\x01\x02"),
+            Err(Error::Header(crate::HeaderFault::Truncated))
+        ));
+    }
+
+    #[test]
+    fn a_cbc_container_gives_its_plaintext_within_a_block() {
+        let chunk = ChunkSize::new(4096).unwrap();
+        let encryptor = Encryptor::new(Key::generate())
+            .suite(Suite::DesEde3CbcHmacSha256)
+            .chunk_size(chunk);
+        for len in [0, 1, 4095, 4096, 10_000] {
+            let sealed = Runner::new().vec(&encryptor, &vec![3; len]).unwrap();
+            let FileInfo::Container { sizes, .. } = read_all(&sealed).unwrap() else {
+                panic!("a container");
+            };
+            let sizes = sizes.unwrap();
+            assert!(sizes.damage.is_none());
+            assert!(sizes.plaintext.contains(&(len as u64)), "{len}: {sizes:?}");
+            assert_eq!(sizes.plaintext.end() - sizes.plaintext.start(), 7);
+        }
+    }
+}
