@@ -7,6 +7,7 @@
 //! | 1 | the work failed: unreadable input, bad padding, authentication failure, I/O error |
 //! | 2 | usage: bad arguments, unknown cipher, bad hex, wrong key or IV length, a malformed key file, refused output |
 //! | 3 | `--distributed`: nothing progressed for `--stall-timeout` seconds; the job was aborted (`mpirun`'s status) |
+//! | 4 | a signature check failed: the data is not proven to come from the expected signer (altered data or signature, another signer, or no signature where one was required) |
 //! | 128 + N | killed by signal N (130 for Ctrl-C): nothing is left behind (see [`crate::interrupt`]) |
 
 use std::process::ExitCode;
@@ -47,7 +48,7 @@ pub fn kind(error: &anyhow::Error) -> ErrorKind {
             }
         })
         .collect();
-    [ErrorKind::Usage, ErrorKind::Io]
+    [ErrorKind::Usage, ErrorKind::Io, ErrorKind::Signature]
         .into_iter()
         .find(|kind| kinds.contains(kind))
         .unwrap_or(ErrorKind::Data)
@@ -65,9 +66,17 @@ fn mpi_kind(_: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
     None
 }
 
-/// The exit status of a kind of failure: 2 for a usage error, 1 otherwise.
+/// The status of a failed signature check: the data is not proven to come from the signer.
+pub const NOT_SIGNED: u8 = 4;
+
+/// The exit status of a kind of failure: 2 for a usage error, 4 for a failed signature check,
+/// 1 otherwise.
 pub fn code_of(kind: ErrorKind) -> u8 {
-    if kind == ErrorKind::Usage { 2 } else { 1 }
+    match kind {
+        ErrorKind::Usage => 2,
+        ErrorKind::Signature => NOT_SIGNED,
+        _ => 1,
+    }
 }
 
 /// Prints a warning line on stderr.
@@ -90,7 +99,7 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
     ExitCode::from(code(error))
 }
 
-/// The exit status `error` maps to: 2 for a usage error, 1 otherwise.
+/// The exit status `error` maps to (see [`code_of`]).
 pub fn code(error: &anyhow::Error) -> u8 {
     code_of(kind(error))
 }

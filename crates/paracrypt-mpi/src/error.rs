@@ -102,6 +102,7 @@ pub(crate) fn kind_to_wire(kind: ErrorKind) -> u64 {
     match kind {
         ErrorKind::Usage => 0,
         ErrorKind::Io => 2,
+        ErrorKind::Signature => 3,
         _ => 1,
     }
 }
@@ -111,6 +112,7 @@ pub(crate) fn kind_from_wire(wire: u64) -> ErrorKind {
     match wire {
         0 => ErrorKind::Usage,
         2 => ErrorKind::Io,
+        3 => ErrorKind::Signature,
         _ => ErrorKind::Data,
     }
 }
@@ -121,7 +123,12 @@ mod tests {
 
     #[test]
     fn kinds_cross_the_wire() {
-        for kind in [ErrorKind::Usage, ErrorKind::Data, ErrorKind::Io] {
+        for kind in [
+            ErrorKind::Usage,
+            ErrorKind::Data,
+            ErrorKind::Io,
+            ErrorKind::Signature,
+        ] {
             assert_eq!(kind_from_wire(kind_to_wire(kind)), kind);
         }
     }

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use paracrypt_core::container::Key;
 use paracrypt_core::recipient::recipients_of;
+use paracrypt_core::sign::SigningKey;
 use zeroize::Zeroizing;
 
 use crate::exit::usage;
@@ -41,6 +42,9 @@ pub struct KeygenArgs {
     /// `age-keygen -y` does.
     #[arg(short = 'y', value_name = "IDENTITY_FILE", conflicts_with = "output")]
     recipients_of: Option<PathBuf>,
+    /// With a signing key (--kind ed25519): also write its public key here (SPKI PEM).
+    #[arg(long, value_name = "PUB", requires = "output")]
+    public_out: Option<PathBuf>,
 }
 
 /// `--kind`.
@@ -54,6 +58,10 @@ enum KindArg {
     /// others encrypt to.
     #[value(alias = "mlkem768x25519")]
     Pq,
+    /// An Ed25519 signing key (PKCS#8 PEM, as `openssl genpkey -algorithm ed25519`) for
+    /// `paracrypt sign`; its public key (an `ssh-ed25519` line) is printed, and written as SPKI
+    /// PEM with --public-out.
+    Ed25519,
 }
 
 /// Runs `paracrypt keygen`.
@@ -66,6 +74,17 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
         return usage(format!(
             "{} already exists; keygen never overwrites a key",
             output.display()
+        ));
+    }
+    if args.public_out.is_some() && args.kind != KindArg::Ed25519 {
+        return usage("--public-out is for signing keys (--kind ed25519)");
+    }
+    if let Some(public_out) = &args.public_out
+        && (public_out == output || public_out.exists())
+    {
+        return usage(format!(
+            "{} already exists or is the key; keygen never overwrites",
+            public_out.display()
         ));
     }
     let (text, public) = match args.kind {
@@ -87,6 +106,17 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
                 identity.to_secret_string().expose_secret()
             );
             (Zeroizing::new(text), Some(public))
+        }
+        KindArg::Ed25519 => {
+            let key = SigningKey::generate_ed25519();
+            let public = key.verifying_key();
+            if let Some(public_out) = &args.public_out {
+                write_new(public_out, public.to_spki_pem()?.as_bytes())?;
+            }
+            let line = public
+                .to_openssh()
+                .expect("an Ed25519 key has an OpenSSH form");
+            (key.to_pkcs8_pem()?, Some(line))
         }
     };
     write_new(output, text.as_bytes())?;
@@ -117,6 +147,14 @@ fn print_recipients(path: &Path) -> Result<ExitCode> {
     let bytes = Zeroizing::new(
         std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
     );
+    // A PKCS#8 Ed25519 signing key (`keygen --kind ed25519`): its OpenSSH public key line.
+    if let Ok(key) = SigningKey::from_key_file(&bytes, Default::default())
+        && let Some(line) = key.verifying_key().to_openssh()
+        && !bytes.starts_with(b"-----BEGIN OPENSSH")
+    {
+        println!("{line}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let recipients = recipients_of(&path.display().to_string(), &bytes)?;
     let mut out = std::io::stdout().lock();
     for recipient in recipients {

@@ -18,5 +18,6 @@ mod raw;
 mod rekey;
 mod rsa;
 mod sigfiles;
+mod sign;
 mod testkit;
 mod typage;
