@@ -116,11 +116,23 @@ pub struct DistributedFlags {
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = 30,
+        default_value_t = STALL_TIMEOUT_SECS,
         requires = "distributed"
     )]
     pub stall_timeout: u64,
 }
+
+/// `--stall-timeout`'s default, in seconds: `paracrypt_mpi::DEFAULT_STALL_TIMEOUT`, which this
+/// crate can name only with the `mpi` feature. Every build with it checks the two are one value
+/// (a build without it cannot run `--distributed`, so it never uses this one).
+pub const STALL_TIMEOUT_SECS: u64 = 30;
+
+#[cfg(feature = "mpi")]
+const _: () = assert!(
+    STALL_TIMEOUT_SECS == paracrypt_mpi::DEFAULT_STALL_TIMEOUT.as_secs()
+        && paracrypt_mpi::DEFAULT_STALL_TIMEOUT.subsec_nanos() == 0,
+    "--stall-timeout's default differs from paracrypt_mpi::DEFAULT_STALL_TIMEOUT"
+);
 
 /// `--schedule`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -1,7 +1,13 @@
 //! The library's typed errors: each variant says what failed and, where it helps, which chunk;
 //! [`Error::kind`] sorts them into bad requests, bad data and failed I/O.
+//!
+//! The public-key work has its own error ([`pubkey::Error`], re-exported as
+//! `paracrypt_core::pubkey::Error`). It is defined here, below both the public-key API and the
+//! provider that computes it, so that neither module needs the other's types.
 
 use std::io;
+
+pub(crate) mod pubkey;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -91,8 +91,8 @@ mod tests {
     use crate::plan::ChunkSize;
     use crate::{ErrorKind, HeaderFault, Runner};
 
-    fn people(n: usize) -> Vec<age::x25519::Identity> {
-        (0..n).map(|_| age::x25519::Identity::generate()).collect()
+    fn people<const N: usize>() -> [age::x25519::Identity; N] {
+        std::array::from_fn(|_| age::x25519::Identity::generate())
     }
 
     fn to(who: &[&age::x25519::Identity]) -> Arc<Recipients> {
@@ -132,9 +132,7 @@ mod tests {
 
     #[test]
     fn a_rekeyed_container_opens_with_the_new_recipients_only() {
-        let [a, b, c] = &people(3)[..] else {
-            unreachable!()
-        };
+        let [a, b, c] = &people();
         let plain: Vec<u8> = (0..20_000u32).map(|i| i as u8).collect();
         let sealed = container(to(&[a, b]), &plain);
         let old_len = crate::container::read_header(&mut &sealed[..]).unwrap().len;
@@ -170,9 +168,7 @@ mod tests {
 
     #[test]
     fn a_rekeyed_header_is_checked_like_any_other() {
-        let [a, b] = &people(2)[..] else {
-            unreachable!()
-        };
+        let [a, b] = &people();
         let sealed = container(to(&[a]), &[1; 10_000]);
         let rekeyed = rekey(&sealed, with(a), to(&[b])).unwrap();
         let len = crate::container::read_header(&mut &rekeyed[..])
@@ -237,9 +233,7 @@ mod tests {
 
     #[test]
     fn a_rekeyed_age_file_keeps_its_payload_and_moves_to_a_passphrase_and_back() {
-        let [a, b] = &people(2)[..] else {
-            unreachable!()
-        };
+        let [a, b] = &people();
         let plain = vec![9u8; 150_000];
         let runner = Runner::new();
         let sealed = runner

@@ -72,6 +72,7 @@ use paracrypt_core::provider::Provider;
 pub use watchdog::{Hooks, Peer, Stall};
 
 /// [`Options::stall_timeout`]'s default: 30 s, so that a fault ends the job within a minute (docs/SCALING.md, *The bound*).
+/// The CLI's `--stall-timeout` default is this value: its build fails when the two differ.
 pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How [`distribute`] spreads the work, and what computes it.

@@ -41,16 +41,20 @@ pub mod fastest;
 mod openssl;
 #[cfg(any(feature = "aws-lc", feature = "openssl"))]
 mod per_thread;
+pub(crate) mod public_key;
 mod rustcrypto;
 mod table;
 
 use std::fmt;
 use std::str::FromStr;
 
+use crate::error::pubkey::{Error as PkError, Result as PkResult};
 use crate::error::{Error, Result};
-use crate::pubkey::Result as PkResult;
 #[cfg(any(feature = "aws-lc", feature = "openssl"))]
 use per_thread::PerThread;
+/// P-256 verification on one of p256's paths, whatever the provider (for callers that choose
+/// the path: `EcdsaPublicKey::verify_digest_with`).
+pub(crate) use rustcrypto::verify_p256;
 pub(crate) use table::{
     AeadFn, BlockFn, EcdsaSignOps, EcdsaVerifyOps, Entry, KeyObject, PrimeFn, RsaPrivateOps,
     RsaPublicOps, Table,
@@ -469,7 +473,7 @@ impl Provider {
                 return Ok(KeyObject { by: entry.by, key });
             }
         }
-        Err(crate::pubkey::Error::UnsupportedKey {
+        Err(PkError::UnsupportedKey {
             reason: "no provider takes the key".to_owned(),
         })
     }

@@ -12,9 +12,9 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use super::public_key::{Digest, Parallelism};
 use super::{Aead, AeadAlg, BlockCipher, CtrCipher, HmacSha256, Provider, StreamCipher};
-use crate::pubkey::crt::Parallelism;
-use crate::pubkey::{Digest, Result as PkResult};
+use crate::error::pubkey::Result as PkResult;
 
 /// A keyed block cipher, or `None` when the key length does not fit.
 pub(crate) type BlockFn = fn(key: &[u8]) -> Option<Box<dyn BlockCipher>>;

@@ -736,3 +736,47 @@ fn measure_primitives() {
         eprintln!("{p}: {}", row.join("; "));
     }
 }
+
+// ---- Layering ---------------------------------------------------------------------------------
+
+/// The provider depends on nothing above it (as rustls's `crypto/`): no file under
+/// `src/provider/` names a module of this crate other than `provider` and `error` (the errors,
+/// below everything). The same check by hand:
+/// `grep -rnoE 'crate::[a-z_]+' crates/paracrypt-core/src/provider | grep -vE 'crate::(error|provider)\b'`.
+#[test]
+fn the_provider_knows_no_module_above_it() {
+    fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, found);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let mut rest = line;
+                while let Some(at) = rest.find("crate::") {
+                    rest = &rest[at + "crate::".len()..];
+                    let module: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                        .collect();
+                    // `crate::Error` (capitalised) is the error module's re-export.
+                    if !module.is_empty() && module != "error" && module != "provider" {
+                        found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/provider"),
+        &mut found,
+    );
+    assert!(
+        found.is_empty(),
+        "the provider names modules above it:\n{}",
+        found.join("\n")
+    );
+}

@@ -28,38 +28,15 @@
 //! aws-lc signs with a fresh random nonce, RustCrypto deterministically (RFC 6979): the
 //! signatures differ, both verify everywhere (each provider and `openssl`).
 
-use p256::ecdsa::signature::hazmat::{PrehashSigner, PrehashVerifier};
-use p256::ecdsa::{DerSignature, Signature, SigningKey, VerifyingKey};
+use p256::ecdsa::signature::hazmat::PrehashSigner;
+use p256::ecdsa::{DerSignature, SigningKey, VerifyingKey};
 use p256::elliptic_curve::Generate;
-use p256::elliptic_curve::ops::{Invert, MulByGeneratorVartime, MulVartime, Reduce};
-use p256::elliptic_curve::point::AffineCoordinates;
 use p256::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
-use p256::{FieldBytes, ProjectivePoint, Scalar};
 use zeroize::Zeroizing;
 
 use super::{Digest, Error, Result, Signer, Verifier, pem};
-use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, KeyObject, Provider};
-
-/// How a P-256 signature is verified.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EcdsaVerify {
-    /// p256's own verification: `u1·G + u2·Q` in one interleaved pass.
-    Lincomb,
-    /// `u1·G ‖ u2·Q` on two threads under `rayon::join`.
-    Split,
-}
-
-impl EcdsaVerify {
-    /// The faster path in the current Rayon pool: [`Split`](Self::Split) with two threads or
-    /// more, [`Lincomb`](Self::Lincomb) on one (see the README's table).
-    pub fn for_current_pool() -> Self {
-        if rayon::current_num_threads() > 1 {
-            EcdsaVerify::Split
-        } else {
-            EcdsaVerify::Lincomb
-        }
-    }
-}
+pub use crate::provider::public_key::EcdsaVerify;
+use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, KeyObject, Provider, verify_p256};
 
 /// A P-256 private key.
 ///
@@ -299,39 +276,6 @@ fn verifier(key: &VerifyingKey, provider: Provider) -> KeyObject<dyn EcdsaVerify
     provider
         .ecdsa_verifier(key.to_sec1_point(false).as_bytes())
         .expect("p256 reads back the point it writes")
-}
-
-/// Whether the DER `signature` is valid for `digest` under `key`, on p256's path `how`.
-pub(crate) fn verify_p256(
-    key: &VerifyingKey,
-    how: EcdsaVerify,
-    digest: &Digest,
-    signature: &[u8],
-) -> bool {
-    let Ok(signature) = Signature::from_der(signature) else {
-        return false;
-    };
-    match how {
-        EcdsaVerify::Lincomb => key.verify_prehash(digest, &signature).is_ok(),
-        EcdsaVerify::Split => verify_split(key, digest, &signature),
-    }
-}
-
-/// `x(u1·G ‖ u2·Q) mod n = r`, the two products on two threads.
-fn verify_split(key: &VerifyingKey, digest: &Digest, signature: &Signature) -> bool {
-    let (r, s) = signature.split_scalars();
-    // z: the digest as an integer mod n (SHA-256 output is exactly n's 32 bytes).
-    let z = <Scalar as Reduce<FieldBytes>>::reduce(&FieldBytes::from(*digest));
-    let s_inv = *s.invert_vartime();
-    let u1 = z * s_inv;
-    let u2 = *r * s_inv;
-    let q = ProjectivePoint::from(*key.as_affine());
-    let (u1_g, u2_q) = rayon::join(
-        || ProjectivePoint::mul_by_generator_vartime(&u1),
-        || q.mul_vartime(&u2),
-    );
-    let x = (u1_g + u2_q).to_affine().x();
-    <Scalar as Reduce<FieldBytes>>::reduce(&x) == *r
 }
 
 impl Verifier for EcdsaPublicKey {

@@ -47,7 +47,6 @@
 pub mod batch;
 pub mod crt;
 pub mod ecdsa;
-mod error;
 pub mod keygen;
 pub mod pem;
 pub mod rsa;
@@ -56,10 +55,8 @@ use std::io::Read;
 
 use sha2::Digest as _;
 
-pub use error::{Error, Result};
-
-/// A SHA-256 digest: what every signature here signs.
-pub type Digest = [u8; 32];
+pub use crate::error::pubkey::{Error, Result};
+pub use crate::provider::public_key::Digest;
 
 /// Something that signs SHA-256 digests (an ECDSA key, or an RSA key with a scheme).
 pub trait Signer: Sync {

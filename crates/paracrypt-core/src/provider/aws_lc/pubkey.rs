@@ -1,5 +1,5 @@
 //! The aws-lc provider's public-key work: aws-lc-rs's RSA and ECDSA for the one-thread
-//! operations, and aws-lc's big numbers (through [`ffi`](super::ffi)) for what paracrypt
+//! operations, and aws-lc's big numbers (through [`super::ffi`]) for what paracrypt
 //! parallelises itself: the split RSA private operation and the prime search.
 //!
 //! Keys are still read, written and validated by the RustCrypto crates (one format layer for
@@ -14,9 +14,9 @@ use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 use std::sync::Arc;
 
 use super::ffi::{self, Bignum, BnCtx, FfiError, MontCtx};
+use crate::error::pubkey::{Error, Result};
+use crate::provider::public_key::{Digest, Parallelism};
 use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, PerThread, RsaPrivateOps, RsaPublicOps};
-use crate::pubkey::crt::Parallelism;
-use crate::pubkey::{Digest, Error, Result};
 
 impl From<FfiError> for Error {
     fn from(e: FfiError) -> Self {
@@ -191,9 +191,10 @@ struct Half {
 }
 
 /// The split RSA private operation on aws-lc's constant-time big numbers: the same blinding
-/// and recombination as [`crt`](super::crt) (see its module docs), with
-/// `BN_mod_exp_mont_consttime` for the exponentiations, Montgomery reductions and
-/// multiplications (as aws-lc's own RSA reduces), and aws-lc's blinded inversion.
+/// and recombination as RustCrypto's [`CrtKey`](crate::provider::public_key::CrtKey) (the
+/// docs of `paracrypt_core::pubkey::crt` tell how it works), with `BN_mod_exp_mont_consttime`
+/// for the exponentiations, Montgomery reductions and multiplications (as aws-lc's own RSA
+/// reduces), and aws-lc's blinded inversion.
 struct CrtSplit {
     n: Bignum,
     e: Bignum,

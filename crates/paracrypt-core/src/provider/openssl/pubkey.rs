@@ -21,10 +21,10 @@ use openssl::sign::RsaPssSaltlen;
 use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey};
 use rsa::traits::PublicKeyParts;
 
+use crate::error::pubkey::{Error, Result};
 use crate::provider::PerThread;
+use crate::provider::public_key::{Digest, Parallelism};
 use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, RsaPrivateOps, RsaPublicOps};
-use crate::pubkey::crt::Parallelism;
-use crate::pubkey::{Digest, Error, Result};
 
 /// The smallest RSA modulus this provider runs (as aws-lc); smaller keys stay on RustCrypto.
 const MIN_RSA_BITS: usize = 2048;

@@ -3,7 +3,10 @@
 //! (`encrypt_blocks`, `write_keystream`) so every thread keeps the cipher's instruction-level
 //! parallelism; `rsa`, `crypto-primes` and `p256` for the public-key entries ([`pubkey`]).
 
+pub(super) mod crt;
 mod pubkey;
+
+pub(crate) use pubkey::verify_p256;
 
 use aes_gcm::aead::{AeadInOut, Nonce, Tag, inout::InOutBuf};
 use cipher::{

@@ -1,6 +1,6 @@
 //! RustCrypto's public-key entries: the `rsa` crate (and, for PKCS#1 v1.5 signing, the split
-//! private operation of [`crt`](crate::pubkey::crt) on its numbers) for RSA, crypto-primes for
-//! the prime search, `p256` for ECDSA.
+//! private operation of [`crt`](super::crt) on its numbers) for RSA, crypto-primes for
+//! the prime search, `p256` for ECDSA (its own verification, or `u1·G ‖ u2·Q` on two threads).
 //!
 //! Every other backend falls back to these for a key it does not take (RSA below 2048 bits).
 //! Pure Rust keeps no lock, cache or reference count inside a key: threads share one object.
@@ -11,17 +11,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crypto_bigint::BoxedUint;
 use crypto_primes::hazmat::{SetBits, SieveFactory, SmallFactorsSieveFactory};
 use crypto_primes::{Flavor, is_prime};
-use p256::ecdsa::signature::hazmat::PrehashSigner;
-use p256::ecdsa::{DerSignature, SigningKey, VerifyingKey};
+use p256::ecdsa::signature::hazmat::{PrehashSigner, PrehashVerifier};
+use p256::ecdsa::{DerSignature, Signature, SigningKey, VerifyingKey};
+use p256::elliptic_curve::ops::{Invert, MulByGeneratorVartime, MulVartime, Reduce};
+use p256::elliptic_curve::point::AffineCoordinates;
 use p256::pkcs8::DecodePrivateKey;
+use p256::{FieldBytes, ProjectivePoint, Scalar};
 use rsa::sha2::Sha256;
 use rsa::traits::PublicKeyParts;
 use rsa::{Oaep, Pkcs1v15Sign, Pss};
 
+use super::crt::CrtKey;
+use crate::error::pubkey::{Error, Result};
+use crate::provider::public_key::{Digest, EcdsaVerify, Parallelism};
 use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, RsaPrivateOps, RsaPublicOps};
-use crate::pubkey::crt::{CrtKey, Parallelism};
-use crate::pubkey::ecdsa::{EcdsaVerify, verify_p256};
-use crate::pubkey::{Digest, Error, Result};
 
 // ---------------------------------------------------------------------------------------------
 // RSA
@@ -177,4 +180,37 @@ impl EcdsaVerifyOps for EcdsaPublic {
         };
         verify_p256(&self.0, how, digest, signature)
     }
+}
+
+/// Whether the DER `signature` is valid for `digest` under `key`, on p256's path `how`.
+pub(crate) fn verify_p256(
+    key: &VerifyingKey,
+    how: EcdsaVerify,
+    digest: &Digest,
+    signature: &[u8],
+) -> bool {
+    let Ok(signature) = Signature::from_der(signature) else {
+        return false;
+    };
+    match how {
+        EcdsaVerify::Lincomb => key.verify_prehash(digest, &signature).is_ok(),
+        EcdsaVerify::Split => verify_split(key, digest, &signature),
+    }
+}
+
+/// `x(u1·G ‖ u2·Q) mod n = r`, the two products on two threads.
+fn verify_split(key: &VerifyingKey, digest: &Digest, signature: &Signature) -> bool {
+    let (r, s) = signature.split_scalars();
+    // z: the digest as an integer mod n (SHA-256 output is exactly n's 32 bytes).
+    let z = <Scalar as Reduce<FieldBytes>>::reduce(&FieldBytes::from(*digest));
+    let s_inv = *s.invert_vartime();
+    let u1 = z * s_inv;
+    let u2 = *r * s_inv;
+    let q = ProjectivePoint::from(*key.as_affine());
+    let (u1_g, u2_q) = rayon::join(
+        || ProjectivePoint::mul_by_generator_vartime(&u1),
+        || q.mul_vartime(&u2),
+    );
+    let x = (u1_g + u2_q).to_affine().x();
+    <Scalar as Reduce<FieldBytes>>::reduce(&x) == *r
 }

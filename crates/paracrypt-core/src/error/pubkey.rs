@@ -1,4 +1,7 @@
 //! Errors of the public-key work: each variant says what failed, in one line.
+//!
+//! Re-exported as `paracrypt_core::pubkey::Error`; defined below both `pubkey` and `provider`
+//! (whose public-key entries return it), so that the provider knows nothing above it.
 
 use std::io;
 
