@@ -18,7 +18,7 @@ use rsa::pkcs1::{DecodeRsaPublicKey, EncodeRsaPublicKey};
 use zeroize::Zeroizing;
 
 use crate::error::{Error, Result};
-use crate::provider::Provider;
+use crate::provider::{KeyObject, MessageSignOps, MessageVerifyOps, Provider};
 use crate::pubkey::ecdsa::{EcdsaPrivateKey, EcdsaPublicKey};
 use crate::pubkey::pem::{self, KeyFile};
 use crate::pubkey::rsa::{RsaPrivateKey, RsaPublicKey, RsaScheme};
@@ -100,7 +100,7 @@ pub struct SigningKey {
 
 #[derive(Clone)]
 enum Private {
-    Ed25519(ed25519_dalek::SigningKey),
+    Ed25519(Ed25519Private),
     Ecdsa(EcdsaPrivateKey),
     Rsa(std::sync::Arc<RsaPrivateKey>, RsaScheme),
 }
@@ -132,15 +132,13 @@ impl SigningKey {
     pub fn generate_ed25519() -> Self {
         let mut seed = Zeroizing::new([0u8; 32]);
         rand::Rng::fill_bytes(&mut rand::rng(), &mut seed[..]);
-        SigningKey {
-            inner: Private::Ed25519(ed25519_dalek::SigningKey::from_bytes(&seed)),
-        }
+        Self::ed25519_from_seed(&seed)
     }
 
     /// The Ed25519 key of the 32-byte seed `seed` (RFC 8032's private key).
     pub fn ed25519_from_seed(seed: &[u8; 32]) -> Self {
         SigningKey {
-            inner: Private::Ed25519(ed25519_dalek::SigningKey::from_bytes(seed)),
+            inner: Private::Ed25519(Ed25519Private::new(seed, Provider::default())),
         }
     }
 
@@ -170,9 +168,7 @@ impl SigningKey {
             return Self::from_openssh(bytes);
         }
         if let Some(key) = ed25519_pkcs8(bytes) {
-            return Ok(SigningKey {
-                inner: Private::Ed25519(key),
-            });
+            return Ok(Self::ed25519_from_seed(&key.to_bytes()));
         }
         if ssh_line(bytes).is_some() || ed25519_spki(bytes).is_some() {
             return Err(Error::SignKey(
@@ -248,7 +244,7 @@ impl SigningKey {
                 let key = key.with_provider(provider).map_err(key_error)?;
                 Private::Rsa(std::sync::Arc::new(key), scheme)
             }
-            ed25519 => ed25519,
+            Private::Ed25519(key) => Private::Ed25519(Ed25519Private::new(&key.seed, provider)),
         };
         Ok(SigningKey { inner })
     }
@@ -256,7 +252,10 @@ impl SigningKey {
     /// The public key.
     pub fn verifying_key(&self) -> VerifyingKey {
         let inner = match &self.inner {
-            Private::Ed25519(key) => Public::Ed25519(key.verifying_key()),
+            Private::Ed25519(key) => Public::Ed25519(
+                Ed25519Public::new(&key.public, key.backend.by)
+                    .expect("a key's own public key is a point"),
+            ),
             Private::Ecdsa(key) => Public::Ecdsa(key.public_key()),
             Private::Rsa(key, scheme) => Public::Rsa(key.public_key(), *scheme),
         };
@@ -271,10 +270,11 @@ impl SigningKey {
     /// The provider's failure (RSA's re-check, say).
     pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
         match &self.inner {
-            Private::Ed25519(key) => {
-                use ed25519_dalek::Signer as _;
-                Ok(key.sign(message).to_bytes().to_vec())
-            }
+            Private::Ed25519(key) => key
+                .backend
+                .key
+                .sign(message)
+                .map_err(|e| Error::SignKey(e.to_string())),
             Private::Ecdsa(key) => {
                 let der = key.sign_digest(&sha256(message));
                 let signature = EcdsaSignature::from_der(&der).map_err(|_| Error::Provider {
@@ -299,7 +299,7 @@ impl SigningKey {
             // PKCS#8 v1 (without the optional public key), as `openssl genpkey` writes it:
             // OpenSSL 3.0 does not read the v2 form.
             Private::Ed25519(key) => ed25519_dalek::pkcs8::KeypairBytes {
-                secret_key: key.to_bytes(),
+                secret_key: *key.seed,
                 public_key: None,
             }
             .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
@@ -307,6 +307,47 @@ impl SigningKey {
             Private::Ecdsa(key) => key.to_pkcs8_pem().map_err(key_error),
             Private::Rsa(key, _) => key.to_pkcs8_pem().map_err(key_error),
         }
+    }
+}
+
+/// An Ed25519 private key: its seed and public key, and the provider's key object that signs.
+#[derive(Clone)]
+struct Ed25519Private {
+    seed: Zeroizing<[u8; 32]>,
+    public: [u8; 32],
+    backend: KeyObject<dyn MessageSignOps>,
+}
+
+impl Ed25519Private {
+    fn new(seed: &[u8; 32], provider: Provider) -> Self {
+        let public = ed25519_dalek::SigningKey::from_bytes(seed)
+            .verifying_key()
+            .to_bytes();
+        Ed25519Private {
+            seed: Zeroizing::new(*seed),
+            public,
+            backend: provider
+                .ed25519_signer(seed)
+                .expect("RustCrypto takes every seed"),
+        }
+    }
+}
+
+/// An Ed25519 public key and the provider's key object that verifies.
+#[derive(Clone)]
+struct Ed25519Public {
+    public: [u8; 32],
+    backend: KeyObject<dyn MessageVerifyOps>,
+}
+
+impl Ed25519Public {
+    fn new(public: &[u8; 32], provider: Provider) -> Result<Self> {
+        Ok(Ed25519Public {
+            public: *public,
+            backend: provider
+                .ed25519_verifier(public)
+                .map_err(|e| Error::SignKey(e.to_string()))?,
+        })
     }
 }
 
@@ -338,7 +379,7 @@ pub struct VerifyingKey {
 
 #[derive(Clone)]
 enum Public {
-    Ed25519(ed25519_dalek::VerifyingKey),
+    Ed25519(Ed25519Public),
     Ecdsa(EcdsaPublicKey),
     Rsa(RsaPublicKey, RsaScheme),
 }
@@ -386,9 +427,8 @@ impl VerifyingKey {
             return Ok(SigningKey::from_key_file(bytes, rsa_scheme)?.verifying_key());
         }
         if let Some(key) = ed25519_spki(bytes) {
-            return Ok(VerifyingKey {
-                inner: Public::Ed25519(key),
-            });
+            return Self::from_field(Scheme::Ed25519, key.as_bytes())
+                .map_err(|e| Error::SignKey(e.to_string()));
         }
         match pem::parse(bytes).map_err(key_error)? {
             KeyFile::EcPrivate(key) => Ok(VerifyingKey {
@@ -432,7 +472,7 @@ impl VerifyingKey {
             Scheme::Ed25519 => {
                 let bytes: [u8; 32] = field.try_into().map_err(|_| bad("an Ed25519 key"))?;
                 Public::Ed25519(
-                    ed25519_dalek::VerifyingKey::from_bytes(&bytes)
+                    Ed25519Public::new(&bytes, Provider::default())
                         .map_err(|_| bad("an Ed25519 key"))?,
                 )
             }
@@ -486,7 +526,10 @@ impl VerifyingKey {
             Public::Rsa(key, scheme) => {
                 Public::Rsa(key.with_provider(provider).map_err(key_error)?, scheme)
             }
-            ed25519 => ed25519,
+            Public::Ed25519(key) => Public::Ed25519(
+                Ed25519Public::new(&key.public, provider)
+                    .map_err(|e| Error::SignKey(e.to_string()))?,
+            ),
         };
         Ok(VerifyingKey { inner })
     }
@@ -505,7 +548,7 @@ impl VerifyingKey {
     /// uncompressed point (65 bytes), RSA's PKCS#1 DER.
     pub fn to_field(&self) -> Vec<u8> {
         match &self.inner {
-            Public::Ed25519(key) => key.to_bytes().to_vec(),
+            Public::Ed25519(key) => key.public.to_vec(),
             Public::Ecdsa(key) => key.as_p256().to_sec1_point(false).as_bytes().to_vec(),
             Public::Rsa(key, _) => key
                 .as_rsa()
@@ -520,7 +563,7 @@ impl VerifyingKey {
     /// shows it).
     pub fn fingerprint(&self) -> String {
         let hashed = match &self.inner {
-            Public::Ed25519(key) => sha256(&ssh_wire_ed25519(key.as_bytes())),
+            Public::Ed25519(key) => sha256(&ssh_wire_ed25519(&key.public)),
             _ => sha256(&self.to_field()),
         };
         format!(
@@ -537,7 +580,8 @@ impl VerifyingKey {
     /// [`Error::SignKey`] if encoding fails (it does not).
     pub fn to_spki_pem(&self) -> Result<String> {
         match &self.inner {
-            Public::Ed25519(key) => key
+            Public::Ed25519(key) => ed25519_dalek::VerifyingKey::from_bytes(&key.public)
+                .map_err(|e| Error::SignKey(format!("cannot encode the key: {e}")))?
                 .to_public_key_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
                 .map_err(|e| Error::SignKey(format!("cannot encode the key: {e}"))),
             Public::Ecdsa(key) => key.to_spki_pem().map_err(key_error),
@@ -550,7 +594,7 @@ impl VerifyingKey {
         match &self.inner {
             Public::Ed25519(key) => Some(format!(
                 "ssh-ed25519 {}",
-                base64::prelude::BASE64_STANDARD.encode(ssh_wire_ed25519(key.as_bytes()))
+                base64::prelude::BASE64_STANDARD.encode(ssh_wire_ed25519(&key.public))
             )),
             _ => None,
         }
@@ -559,7 +603,7 @@ impl VerifyingKey {
     /// The raw Ed25519 public key, or `None` for another scheme.
     pub fn ed25519_bytes(&self) -> Option<[u8; 32]> {
         match &self.inner {
-            Public::Ed25519(key) => Some(key.to_bytes()),
+            Public::Ed25519(key) => Some(key.public),
             _ => None,
         }
     }
@@ -567,12 +611,7 @@ impl VerifyingKey {
     /// Whether `signature` is this key's signature of `message`.
     pub fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
         match &self.inner {
-            Public::Ed25519(key) => {
-                let Ok(signature) = ed25519_dalek::Signature::from_slice(signature) else {
-                    return false;
-                };
-                key.verify_strict(message, &signature).is_ok()
-            }
+            Public::Ed25519(key) => key.backend.key.verify(message, signature),
             Public::Ecdsa(key) => {
                 let Ok(signature) = EcdsaSignature::from_slice(signature) else {
                     return false;
