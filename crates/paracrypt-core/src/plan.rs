@@ -195,10 +195,10 @@ impl ChunkLayout {
     /// the chunks' digests, chunk `i`'s at `i · digest_len`.
     pub fn digest(input_offset: u64, chunk: usize, digest_len: usize) -> Result<Self> {
         check_chunk_size(chunk)?;
-        if digest_len == 0 || digest_len > chunk.min(MAX_FRAMING) {
+        if digest_len == 0 || digest_len > MAX_FRAMING {
             return Err(Error::ChunkSize {
-                size: chunk as u64,
-                reason: "is shorter than the digest of a chunk",
+                size: digest_len as u64,
+                reason: "is no digest length (1 to 4096 bytes)",
             });
         }
         Ok(ChunkLayout {

@@ -232,8 +232,11 @@ mod tests {
 
     #[test]
     fn the_engine_gives_the_serial_leaves_at_every_boundary_and_thread_count() {
-        let chunk = 64;
-        for len in [0, 1, 63, 64, 65, 128, 129, 64 * 7 + 1] {
+        // 16 bytes: a chunk shorter than its leaf.
+        for (chunk, len) in [0, 1, 63, 64, 65, 128, 129, 64 * 7 + 1]
+            .into_iter()
+            .flat_map(|len| [(64, len), (16, len)])
+        {
             let data: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
             let size = ChunkSize::new(chunk).unwrap();
             let expected = FileDigest::of_slice(size, &data);
