@@ -415,6 +415,7 @@ impl VerifyingKey {
             return match key.key_data() {
                 ssh_key::public::KeyData::Ed25519(public) => {
                     Self::from_field(Scheme::Ed25519, &public.0)
+                        .map_err(|_| Error::SignKey("the Ed25519 public key is not a point".into()))
                 }
                 other => Err(Error::SignKey(format!(
                     "an OpenSSH {} key; paracrypt verifies OpenSSH Ed25519 keys (and RSA or \
