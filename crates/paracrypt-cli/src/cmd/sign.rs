@@ -15,7 +15,7 @@ use paracrypt_core::sign::{Signature, SigningKey, VerifyingKey};
 
 use crate::cmd::signatures::{key_error_core, read_key_file};
 use crate::exit::usage;
-use crate::flags::{ThreadsFlag, parse_chunk_size};
+use crate::flags::{DistributedFlags, ThreadsFlag, parse_chunk_size};
 use crate::io::{Input, OutputPolicy, OutputTarget};
 
 /// The largest signature file read: its header and 2^26 leaves.
@@ -51,6 +51,8 @@ pub struct SignArgs {
     force: bool,
     #[command(flatten)]
     threads: ThreadsFlag,
+    #[command(flatten)]
+    distributed: DistributedFlags,
     /// The file to sign (`-`: stdin, which needs -o).
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -98,6 +100,22 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
         (None, true) => return usage("signing stdin (`-`) needs -o SIG"),
         (None, false) => default_signature(&args.file),
     };
+    if args.distributed.distributed {
+        let (path, scheme) = (args.key.clone(), args.rsa_scheme);
+        let job = crate::run::distributed::SignJob {
+            input: args.file,
+            output,
+            force: args.force,
+            threads: args.threads,
+            chunk_size: args.chunk_size,
+            key: Box::new(move || {
+                Ok(SigningKey::from_key_file(&read_key_file(&path)?, scheme)
+                    .map_err(key_error_core(&path))?
+                    .with_provider(provider)?)
+            }),
+        };
+        return crate::run::distributed::sign(args.distributed, provider, job);
+    }
     let key = SigningKey::from_key_file(&read_key_file(&args.key)?, args.rsa_scheme)
         .map_err(key_error_core(&args.key))?
         .with_provider(provider)?;
