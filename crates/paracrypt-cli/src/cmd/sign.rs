@@ -11,12 +11,31 @@ use paracrypt_core::Runner;
 use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
-use paracrypt_core::sign::{Signature, SigningKey, VerifyingKey};
+use paracrypt_core::sign::{Signature, SigningKey, VerifyingKey, sshsig};
 
 use crate::cmd::signatures::{key_error_core, read_key_file};
 use crate::exit::usage;
 use crate::flags::{DistributedFlags, ThreadsFlag, parse_chunk_size};
 use crate::io::{Input, OutputPolicy, OutputTarget};
+
+/// The signature formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// paracrypt's tree-hash signature (FILE.psig): hashed on every core, range checks.
+    Paracrypt,
+    /// OpenSSH's SSHSIG (FILE.sig), as `ssh-keygen -Y sign` makes and `ssh-keygen -Y verify`
+    /// checks: Ed25519 keys, SHA-512 of the whole file on one core.
+    Sshsig,
+}
+
+impl FormatArg {
+    fn extension(self) -> &'static str {
+        match self {
+            FormatArg::Paracrypt => ".psig",
+            FormatArg::Sshsig => ".sig",
+        }
+    }
+}
 
 /// The largest signature file read: its header and 2^26 leaves.
 const MAX_SIGNATURE_FILE: u64 = (1 << 26) * 32 + 16 * 1024;
@@ -46,6 +65,13 @@ pub struct SignArgs {
     /// The RSA signature scheme, for an RSA key.
     #[arg(long, value_name = "SCHEME", default_value_t = RsaScheme::Pkcs1v15)]
     rsa_scheme: RsaScheme,
+    /// The signature format: paracrypt's tree hash (FILE.psig), or an SSHSIG (FILE.sig) that
+    /// `ssh-keygen -Y verify` checks (Ed25519 keys; hashed on one core).
+    #[arg(long, value_enum, default_value_t = FormatArg::Paracrypt)]
+    format: FormatArg,
+    /// The SSHSIG namespace (`ssh-keygen -Y … -n`).
+    #[arg(short, long, value_name = "NAMESPACE", default_value = "file")]
+    namespace: String,
     /// Replace an existing signature file.
     #[arg(short, long)]
     force: bool,
@@ -79,6 +105,13 @@ pub struct VerifyArgs {
     /// Verify only these bytes: OFFSET:LENGTH (needs a regular file).
     #[arg(long, value_name = "OFFSET:LENGTH")]
     range: Option<String>,
+    /// The signature format: paracrypt's (FILE.psig) or an SSHSIG (FILE.sig, from `ssh-keygen
+    /// -Y sign` or `paracrypt sign --format sshsig`).
+    #[arg(long, value_enum, default_value_t = FormatArg::Paracrypt)]
+    format: FormatArg,
+    /// The SSHSIG namespace the signature must have.
+    #[arg(short, long, value_name = "NAMESPACE", default_value = "file")]
+    namespace: String,
     #[command(flatten)]
     threads: ThreadsFlag,
     /// The signed file (`-`: stdin, which needs -s).
@@ -86,10 +119,10 @@ pub struct VerifyArgs {
     file: PathBuf,
 }
 
-/// `FILE.psig`.
-fn default_signature(file: &Path) -> PathBuf {
+/// `FILE.psig` (or `FILE.sig` for an SSHSIG).
+fn default_signature(file: &Path, format: FormatArg) -> PathBuf {
     let mut name = file.as_os_str().to_owned();
-    name.push(".psig");
+    name.push(format.extension());
     PathBuf::from(name)
 }
 
@@ -98,8 +131,11 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
     let output = match (&args.output, args.file.as_path() == Path::new("-")) {
         (Some(output), _) => output.clone(),
         (None, true) => return usage("signing stdin (`-`) needs -o SIG"),
-        (None, false) => default_signature(&args.file),
+        (None, false) => default_signature(&args.file, args.format),
     };
+    if args.format == FormatArg::Sshsig && args.distributed.distributed {
+        return usage("an SSHSIG hashes the whole file on one core: drop --distributed");
+    }
     if args.distributed.distributed {
         let (path, scheme) = (args.key.clone(), args.rsa_scheme);
         let job = crate::run::distributed::SignJob {
@@ -128,14 +164,21 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
     let mut input = Input::open(&args.file)?;
     let runner = Runner::new().provider(provider);
     let pool = args.threads.pool()?;
-    let signature = pool.install(|| match input.as_file() {
-        Some(file) => Signature::sign_file(&runner, &key, args.chunk_size, file),
-        None => Signature::sign_stream(&runner, &key, args.chunk_size, &mut input.reader()),
-    });
-    let signature = signature.with_context(|| format!("cannot sign {}", args.file.display()))?;
+    let bytes = match args.format {
+        FormatArg::Paracrypt => pool
+            .install(|| match input.as_file() {
+                Some(file) => Signature::sign_file(&runner, &key, args.chunk_size, file),
+                None => Signature::sign_stream(&runner, &key, args.chunk_size, &mut input.reader()),
+            })
+            .map(|signature| signature.to_bytes()),
+        FormatArg::Sshsig => {
+            sshsig::sign(&key, &args.namespace, &mut input.reader()).map(String::into_bytes)
+        }
+    };
+    let bytes = bytes.with_context(|| format!("cannot sign {}", args.file.display()))?;
     let mut out = target.create()?;
     out.writer()
-        .write_all(&signature.to_bytes())
+        .write_all(&bytes)
         .context("writing the signature")?;
     out.commit()?;
     Ok(ExitCode::SUCCESS)
@@ -146,7 +189,7 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     let sig_path = match (&args.signature, args.file.as_path() == Path::new("-")) {
         (Some(path), _) => path.clone(),
         (None, true) => return usage("verifying stdin (`-`) needs -s SIG"),
-        (None, false) => default_signature(&args.file),
+        (None, false) => default_signature(&args.file, args.format),
     };
     let range = args
         .range
@@ -158,13 +201,24 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     if range.is_some() && input.as_file().is_none() {
         return usage("--range needs a regular file (it is read with positional reads)");
     }
-    let signature = read_signature(&sig_path)?;
     let public = VerifyingKey::from_key_file(&read_key_file(&args.public)?, RsaScheme::Pkcs1v15)
         .map_err(key_error_core(&args.public))?
         .with_provider(provider)?;
+    let name = args.file.display();
+    if args.format == FormatArg::Sshsig {
+        if range.is_some() {
+            return usage("an SSHSIG covers the whole file: --range needs paracrypt's format");
+        }
+        let armored = read_limited(&sig_path, sshsig::MAX_ARMORED as u64)?;
+        sshsig::verify(&armored, &public, &args.namespace, &mut input.reader())
+            .with_context(|| format!("{name}"))?;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{name}: OK").context("writing to stdout")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let signature = read_signature(&sig_path)?;
     let runner = Runner::new().provider(provider);
     let pool = args.threads.pool()?;
-    let name = args.file.display();
     let verified = pool.install(|| match (input.as_file(), range) {
         (Some(file), None) => signature.verify_file(&runner, &public, file).map(|()| None),
         (Some(file), Some((offset, len))) => signature
@@ -189,6 +243,21 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     }
     .context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a small file whole, refusing one larger than `max` bytes.
+fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read signature {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read signature {}", path.display()))?;
+    if bytes.len() as u64 > max {
+        anyhow::bail!("{}: not a signature (too large)", path.display());
+    }
+    Ok(bytes)
 }
 
 /// Reads a signature file, refusing one larger than any signature.

@@ -318,3 +318,116 @@ fn signing_refuses_before_writing_anything() {
     cmd.args(["sign", "-k", s(&key), "-"]);
     fails(run(cmd), 2, "needs -o");
 }
+
+/// `ssh-keygen -Y` both ways: an SSHSIG from `paracrypt sign --format sshsig` (with a key of
+/// paracrypt's and with an OpenSSH key) verifies with `ssh-keygen -Y verify`, and one from
+/// `ssh-keygen -Y sign` with `paracrypt verify --format sshsig`; a changed file, another
+/// namespace or another key fails on one line with exit 4 (1 for the namespace).
+#[test]
+fn sshsig_interoperates_with_ssh_keygen_both_ways() {
+    if !have("ssh-keygen", "-?") {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let file = write(d, "f", &data(200_000, 7));
+    let ssh_key = d.join("id");
+    let made = std::process::Command::new("ssh-keygen")
+        .args([
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "me",
+            "-f",
+            s(&ssh_key),
+        ])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (mine, _) = ed25519(d, "mine");
+    let mut cmd = paracrypt();
+    cmd.args(["keygen", "-y", s(&mine)]);
+    let mine_line = String::from_utf8(ok(run(cmd))).unwrap();
+    let ssh_line = std::fs::read_to_string(d.join("id.pub")).unwrap();
+    for (key, line) in [(&ssh_key, ssh_line.trim()), (&mine, mine_line.trim())] {
+        let mut cmd = paracrypt();
+        cmd.args(["sign", "-f", "--format", "sshsig", "-k", s(key), s(&file)]);
+        ok(run(cmd));
+        let sig = d.join("f.sig");
+        assert!(
+            std::fs::read_to_string(&sig)
+                .unwrap()
+                .starts_with("-----BEGIN SSH SIGNATURE-----")
+        );
+        let allowed = write(d, "allowed", format!("me {line}\n").as_bytes());
+        let verified = std::process::Command::new("ssh-keygen")
+            .args([
+                "-Y",
+                "verify",
+                "-f",
+                s(&allowed),
+                "-I",
+                "me",
+                "-n",
+                "file",
+                "-s",
+                s(&sig),
+            ])
+            .stdin(std::fs::File::open(&file).unwrap())
+            .output()
+            .unwrap();
+        assert!(
+            verified.status.success(),
+            "ssh-keygen -Y verify: {}",
+            String::from_utf8_lossy(&verified.stderr)
+        );
+    }
+    // ssh-keygen's signature, checked by paracrypt.
+    std::fs::remove_file(d.join("f.sig")).unwrap();
+    let signed = std::process::Command::new("ssh-keygen")
+        .args([
+            "-q",
+            "-Y",
+            "sign",
+            "-f",
+            s(&ssh_key),
+            "-n",
+            "file",
+            s(&file),
+        ])
+        .status()
+        .unwrap();
+    assert!(signed.success());
+    let public = d.join("id.pub");
+    ok(verify(&public, &file, &["--format", "sshsig"]));
+    fails(
+        verify(&public, &file, &["--format", "sshsig", "-n", "git"]),
+        1,
+        "namespace `file`, not `git`",
+    );
+    let (_, other) = ed25519(d, "other");
+    fails(
+        verify(&other, &file, &["--format", "sshsig"]),
+        4,
+        "signed by another key",
+    );
+    let mut altered = data(200_000, 7);
+    altered[100] ^= 1;
+    std::fs::write(&file, &altered).unwrap();
+    fails(
+        verify(&public, &file, &["--format", "sshsig"]),
+        4,
+        "does not verify",
+    );
+    // Only Ed25519 keys make SSHSIGs here.
+    let ec = d.join("ec.pem");
+    let mut cmd = paracrypt();
+    cmd.args(["ecdsa", "keygen", "-o", s(&ec)]);
+    ok(run(cmd));
+    let mut cmd = paracrypt();
+    cmd.args(["sign", "-f", "--format", "sshsig", "-k", s(&ec), s(&file)]);
+    fails(run(cmd), 2, "Ed25519 keys");
+}

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod keys;
+pub mod sshsig;
 pub mod tree;
 
 use std::fs::File;
