@@ -45,6 +45,9 @@ pub struct KeygenArgs {
     /// With a signing key (--kind ed25519): also write its public key here (SPKI PEM).
     #[arg(long, value_name = "PUB", requires = "output")]
     public_out: Option<PathBuf>,
+    /// With -y and an Ed25519 key: print its minisign public key (for `minisign -V -p`).
+    #[arg(long, requires = "recipients_of")]
+    minisign: bool,
 }
 
 /// `--kind`.
@@ -67,7 +70,7 @@ enum KindArg {
 /// Runs `paracrypt keygen`.
 pub fn run(args: KeygenArgs) -> Result<ExitCode> {
     if let Some(identity) = &args.recipients_of {
-        return print_recipients(identity);
+        return print_recipients(identity, args.minisign);
     }
     let output = args.output.as_ref().expect("clap requires -o without -y");
     if output.exists() {
@@ -143,11 +146,19 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// `-y`: the recipients of an identity file, on stdout.
-fn print_recipients(path: &Path) -> Result<ExitCode> {
+fn print_recipients(path: &Path, minisign: bool) -> Result<ExitCode> {
     let bytes = Zeroizing::new(
         std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
     );
     // A PKCS#8 Ed25519 signing key (`keygen --kind ed25519`): its OpenSSH public key line.
+    if minisign {
+        let key = SigningKey::from_key_file(&bytes, Default::default())
+            .map_err(crate::cmd::signatures::key_error_core(path))?;
+        let file = paracrypt_core::sign::minisign::public_key_file(&key.verifying_key())
+            .map_err(crate::cmd::signatures::key_error_core(path))?;
+        print!("{file}");
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Ok(key) = SigningKey::from_key_file(&bytes, Default::default())
         && let Some(line) = key.verifying_key().to_openssh()
         && !bytes.starts_with(b"-----BEGIN OPENSSH")

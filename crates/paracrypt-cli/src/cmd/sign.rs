@@ -11,7 +11,7 @@ use paracrypt_core::Runner;
 use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
-use paracrypt_core::sign::{Signature, SigningKey, VerifyingKey, sshsig};
+use paracrypt_core::sign::{Signature, SigningKey, VerifyingKey, minisign, sshsig};
 
 use crate::cmd::signatures::{key_error_core, read_key_file};
 use crate::exit::usage;
@@ -26,6 +26,9 @@ pub enum FormatArg {
     /// OpenSSH's SSHSIG (FILE.sig), as `ssh-keygen -Y sign` makes and `ssh-keygen -Y verify`
     /// checks: Ed25519 keys, SHA-512 of the whole file on one core.
     Sshsig,
+    /// minisign's prehashed signature (FILE.minisig), as `minisign -V` checks: Ed25519 keys,
+    /// BLAKE2b-512 of the whole file on one core.
+    Minisign,
 }
 
 impl FormatArg {
@@ -33,6 +36,7 @@ impl FormatArg {
         match self {
             FormatArg::Paracrypt => ".psig",
             FormatArg::Sshsig => ".sig",
+            FormatArg::Minisign => ".minisig",
         }
     }
 }
@@ -133,8 +137,8 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
         (None, true) => return usage("signing stdin (`-`) needs -o SIG"),
         (None, false) => default_signature(&args.file, args.format),
     };
-    if args.format == FormatArg::Sshsig && args.distributed.distributed {
-        return usage("an SSHSIG hashes the whole file on one core: drop --distributed");
+    if args.format != FormatArg::Paracrypt && args.distributed.distributed {
+        return usage("SSHSIG and minisign hash the whole file on one core: drop --distributed");
     }
     if args.distributed.distributed {
         let (path, scheme) = (args.key.clone(), args.rsa_scheme);
@@ -174,6 +178,17 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
         FormatArg::Sshsig => {
             sshsig::sign(&key, &args.namespace, &mut input.reader()).map(String::into_bytes)
         }
+        FormatArg::Minisign => {
+            let seconds = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let name = args.file.file_name().map_or_else(
+                || "-".into(),
+                |name| name.to_string_lossy().replace(['\n', '\r', '\t'], " "),
+            );
+            let trusted = format!("timestamp:{seconds}\tfile:{name}\thashed");
+            minisign::sign(&key, &trusted, &mut input.reader()).map(String::into_bytes)
+        }
     };
     let bytes = bytes.with_context(|| format!("cannot sign {}", args.file.display()))?;
     let mut out = target.create()?;
@@ -205,15 +220,27 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
         .map_err(key_error_core(&args.public))?
         .with_provider(provider)?;
     let name = args.file.display();
-    if args.format == FormatArg::Sshsig {
+    if args.format != FormatArg::Paracrypt {
         if range.is_some() {
-            return usage("an SSHSIG covers the whole file: --range needs paracrypt's format");
+            return usage(
+                "SSHSIG and minisign cover the whole file: --range needs paracrypt's format",
+            );
         }
-        let armored = read_limited(&sig_path, sshsig::MAX_ARMORED as u64)?;
-        sshsig::verify(&armored, &public, &args.namespace, &mut input.reader())
-            .with_context(|| format!("{name}"))?;
+        let text = read_limited(&sig_path, sshsig::MAX_ARMORED as u64)?;
+        let mut reader = input.reader();
+        let comment = match args.format {
+            FormatArg::Sshsig => {
+                sshsig::verify(&text, &public, &args.namespace, &mut reader).map(|()| None)
+            }
+            _ => minisign::verify(&text, &public, &mut reader).map(Some),
+        };
+        let comment = comment.with_context(|| format!("{name}"))?;
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "{name}: OK").context("writing to stdout")?;
+        match comment {
+            Some(comment) => writeln!(stdout, "{name}: OK (trusted comment: {comment})"),
+            None => writeln!(stdout, "{name}: OK"),
+        }
+        .context("writing to stdout")?;
         return Ok(ExitCode::SUCCESS);
     }
     let signature = read_signature(&sig_path)?;

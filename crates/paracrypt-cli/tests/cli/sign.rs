@@ -431,3 +431,88 @@ fn sshsig_interoperates_with_ssh_keygen_both_ways() {
     cmd.args(["sign", "-f", "--format", "sshsig", "-k", s(&ec), s(&file)]);
     fails(run(cmd), 2, "Ed25519 keys");
 }
+
+/// minisign both ways: `paracrypt sign --format minisign` verifies with `minisign -V` (the
+/// public key from `keygen -y --minisign`), and `minisign -S`'s signature (an unencrypted key
+/// from `minisign -G -W`) with `paracrypt verify --format minisign`; a changed file or trusted
+/// comment fails with exit 4.
+#[test]
+fn minisign_interoperates_both_ways() {
+    if !have("minisign", "-v") {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let file = write(d, "f", &data(150_000, 8));
+    let (key, _) = ed25519(d, "me");
+    let mut cmd = paracrypt();
+    cmd.args(["keygen", "--minisign", "-y", s(&key)]);
+    let public = write(d, "me.minisign.pub", &ok(run(cmd)));
+    let mut cmd = paracrypt();
+    cmd.args(["sign", "--format", "minisign", "-k", s(&key), s(&file)]);
+    ok(run(cmd));
+    let checked = std::process::Command::new("minisign")
+        .args(["-V", "-p", s(&public), "-m", s(&file)])
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "minisign -V: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    ok(verify(&public, &file, &["--format", "minisign"]));
+    // minisign's own signature, checked by paracrypt.
+    let made = std::process::Command::new("minisign")
+        .args([
+            "-G",
+            "-W",
+            "-p",
+            s(&d.join("m.pub")),
+            "-s",
+            s(&d.join("m.key")),
+        ])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    std::fs::remove_file(d.join("f.minisig")).unwrap();
+    let signed = std::process::Command::new("minisign")
+        .args(["-S", "-s", s(&d.join("m.key")), "-m", s(&file)])
+        .output()
+        .unwrap();
+    assert!(
+        signed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&signed.stderr)
+    );
+    let out = ok(verify(&d.join("m.pub"), &file, &["--format", "minisign"]));
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .contains("trusted comment: timestamp:")
+    );
+    fails(
+        verify(&public, &file, &["--format", "minisign"]),
+        4,
+        "does not verify",
+    );
+    let sig = d.join("f.minisig");
+    let text = std::fs::read_to_string(&sig).unwrap();
+    std::fs::write(
+        &sig,
+        text.replace("trusted comment: ", "trusted comment: x"),
+    )
+    .unwrap();
+    fails(
+        verify(&d.join("m.pub"), &file, &["--format", "minisign"]),
+        4,
+        "does not verify",
+    );
+    std::fs::write(&sig, &text).unwrap();
+    std::fs::write(&file, data(150_001, 8)).unwrap();
+    fails(
+        verify(&d.join("m.pub"), &file, &["--format", "minisign"]),
+        4,
+        "does not verify",
+    );
+}

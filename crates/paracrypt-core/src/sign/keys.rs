@@ -401,7 +401,8 @@ impl Eq for VerifyingKey {}
 
 impl VerifyingKey {
     /// Reads a public key from a file's bytes: Ed25519 (SPKI PEM or DER, an `ssh-ed25519
-    /// AAAA…` line, an `authorized_keys`-style file's first line), ECDSA P-256 or RSA (every
+    /// AAAA…` line, an `authorized_keys`-style file's first line, a minisign public key),
+    /// ECDSA P-256 or RSA (every
     /// form `openssl` writes); a private key gives its public half. An RSA key verifies
     /// `rsa_scheme` signatures.
     ///
@@ -423,6 +424,10 @@ impl VerifyingKey {
                     other.algorithm()
                 ))),
             };
+        }
+        if let Some(public) = super::minisign::parse_public_key(bytes) {
+            return Self::from_field(Scheme::Ed25519, &public)
+                .map_err(|_| Error::SignKey("the minisign public key is not a point".into()));
         }
         if pem_label(bytes) == Some("OPENSSH PRIVATE KEY") || ed25519_pkcs8(bytes).is_some() {
             return Ok(SigningKey::from_key_file(bytes, rsa_scheme)?.verifying_key());

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod keys;
+pub mod minisign;
 pub mod sshsig;
 pub mod tree;
 

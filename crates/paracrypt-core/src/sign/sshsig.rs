@@ -9,7 +9,6 @@
 
 use std::io::Read;
 
-
 use super::keys::{Scheme, SigningKey, VerifyingKey};
 use crate::error::{Error, Result};
 
