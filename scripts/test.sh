@@ -108,6 +108,28 @@ if ! cmp -s tests/typage/package-lock.json "$typage/package-lock.json" ||
   (cd "$typage" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
 
+# The S3 server of the object-storage tests (crates/paracrypt-cli/tests/cli/s3/): moto's
+# standalone server, pinned in tests/s3/requirements.txt (tests/s3/server.py says why moto and
+# not s3s-fs), in a virtual environment under target/ (reinstalled when the pins change; about
+# a minute from PyPI's wheels). The tests start it on 127.0.0.1 on a free port and it ends with
+# them, however they end.
+if ! python3 -c 'import ensurepip, venv' 2>/dev/null && command -v apt-get >/dev/null; then
+  echo "installing python3-venv: the S3 server and the reference reader run in virtual environments"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+fi
+s3venv=target/s3-venv
+s3requirements=tests/s3/requirements.txt
+if ! cmp -s "$s3requirements" "$s3venv/requirements.txt"; then
+  rm -rf "$s3venv"
+  python3 -m venv "$s3venv"
+  "$s3venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+    --only-binary=:all: --require-virtualenv -r "$s3requirements"
+  cp "$s3requirements" "$s3venv/requirements.txt"
+fi
+export PARACRYPT_S3_PYTHON="$PWD/$s3venv/bin/python"
+
 export CI="${CI:-true}"
 # Every runner's output also goes to a log, for the closing count of tests run.
 results=target/test-results.log
@@ -149,7 +171,9 @@ cargo test -p paracrypt-core "${ossl[@]}" --tests 2>&1 | tee -a "$results"
 cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers:: 2>&1 | tee -a "$results"
 
 # 3. The pure-Rust build: RustCrypto only. It must link neither aws-lc nor OpenSSL (checked on
-# the dependency graph, build scripts included), and the suite must pass on it too.
+# the dependency graph, build scripts included), and the suite must pass on it too. Object
+# storage (paracrypt-store, the CLI's default `s3` feature) is left out of it: its TLS (rustls
+# through object_store) is built on aws-lc.
 pure=(--no-default-features --features rustcrypto --locked)
 for c in aws-lc-sys openssl-sys; do
   if cargo tree -e normal,build "${pure[@]}" -p paracrypt-cli -p paracrypt-bench -p paracrypt | grep -q "$c"; then
@@ -158,7 +182,7 @@ for c in aws-lc-sys openssl-sys; do
     exit 1
   fi
 done
-cargo test --workspace --exclude paracrypt-mpi "${pure[@]}" 2>&1 | tee -a "$results"
+cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store "${pure[@]}" 2>&1 | tee -a "$results"
 
 # 4. Fuzz smoke: every cargo-fuzz target for a few seconds from its corpus (docs/FUZZING.md; the
 # long runs are `scripts/fuzz.sh SECONDS` by hand).

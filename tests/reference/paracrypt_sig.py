@@ -4,7 +4,7 @@ BLAKE3 from the `blake3` package, the signature schemes from pyca/cryptography. 
 
     python paracrypt_sig.py PUBLIC_KEY FILE [SIGNATURE] [--range OFFSET:LENGTH]
 
-prints `FILE: OK` and exits 0, or prints the failure and exits 4 (a signature check) or 1 (a
+prints `FILE: OK` and exits 0, or prints the failure and exits 5 (a signature check) or 1 (a
 malformed signature file).
 """
 
@@ -34,7 +34,7 @@ class Malformed(Exception):
 
 
 class NotVerified(Exception):
-    """A signature check failed (exit 4)."""
+    """A signature check failed (exit 5)."""
 
 
 def leaf(index: int, chunk: bytes) -> bytes:
@@ -205,7 +205,7 @@ def main(argv: list[str]) -> int:
         return 1
     except NotVerified as e:
         print(f"{path}: {e}", file=sys.stderr)
-        return 4
+        return 5
     print(f"{path}: OK")
     return 0
 

@@ -7,7 +7,8 @@
 //! | 1 | the work failed: unreadable input, bad padding, authentication failure, I/O error |
 //! | 2 | usage: bad arguments, unknown cipher, bad hex, wrong key or IV length, a malformed key file, refused output |
 //! | 3 | `--distributed`: nothing progressed for `--stall-timeout` seconds; the job was aborted (`mpirun`'s status) |
-//! | 4 | a signature check failed: the data is not proven to come from the expected signer (altered data or signature, another signer, or no signature where one was required) |
+//! | 4 | internal: a cryptographic provider (aws-lc, OpenSSL, RustCrypto) failed inside, e.g. could not allocate ([`ErrorKind::Internal`]); neither the request nor the data is at fault |
+//! | 5 | a signature check failed: the data is not proven to come from the expected signer (altered data or signature, another signer, or no signature where one was required) |
 //! | 128 + N | killed by signal N (130 for Ctrl-C): nothing is left behind (see [`crate::interrupt`]) |
 
 use std::process::ExitCode;
@@ -30,7 +31,8 @@ pub fn usage<T>(message: impl Into<String>) -> anyhow::Result<T> {
 }
 
 /// What kind of failure `error` is: a usage error when any of its causes is one (ours, or a
-/// library's), an I/O error when any cause is about I/O, else a failure of the data.
+/// library's), an I/O error when any cause is about I/O, an internal one when a provider
+/// failed inside, else a failure of the data.
 pub fn kind(error: &anyhow::Error) -> ErrorKind {
     let kinds: Vec<ErrorKind> = error
         .chain()
@@ -41,17 +43,27 @@ pub fn kind(error: &anyhow::Error) -> ErrorKind {
                 Some(core.kind())
             } else if let Some(chunk) = cause.downcast_ref::<paracrypt_core::ChunkError>() {
                 Some(chunk.kind())
+            } else if let Some(pubkey) = cause.downcast_ref::<paracrypt_core::pubkey::Error>() {
+                // The public-key work's errors have no kind of their own; its provider's
+                // failure is the core's.
+                matches!(pubkey, paracrypt_core::pubkey::Error::Provider { .. })
+                    .then_some(ErrorKind::Internal)
             } else if cause.is::<std::io::Error>() {
                 Some(ErrorKind::Io)
             } else {
-                mpi_kind(cause)
+                mpi_kind(cause).or_else(|| store_kind(cause))
             }
         })
         .collect();
-    [ErrorKind::Usage, ErrorKind::Io, ErrorKind::Signature]
-        .into_iter()
-        .find(|kind| kinds.contains(kind))
-        .unwrap_or(ErrorKind::Data)
+    [
+        ErrorKind::Usage,
+        ErrorKind::Io,
+        ErrorKind::Internal,
+        ErrorKind::Signature,
+    ]
+    .into_iter()
+    .find(|kind| kinds.contains(kind))
+    .unwrap_or(ErrorKind::Data)
 }
 
 #[cfg(feature = "mpi")]
@@ -66,14 +78,30 @@ fn mpi_kind(_: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
     None
 }
 
-/// The status of a failed signature check: the data is not proven to come from the signer.
-pub const NOT_SIGNED: u8 = 4;
+#[cfg(feature = "s3")]
+fn store_kind(cause: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    cause
+        .downcast_ref::<paracrypt_store::Error>()
+        .map(|e| e.core_kind())
+}
 
-/// The exit status of a kind of failure: 2 for a usage error, 4 for a failed signature check,
-/// 1 otherwise.
+#[cfg(not(feature = "s3"))]
+fn store_kind(_: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    None
+}
+
+/// The status a provider's own failure exits with ([`ErrorKind::Internal`]).
+pub const INTERNAL: u8 = 4;
+
+/// The status of a failed signature check: the data is not proven to come from the signer.
+pub const NOT_SIGNED: u8 = 5;
+
+/// The exit status of a kind of failure: 2 for a usage error, 4 for an internal one, 5 for a
+/// failed signature check, 1 otherwise.
 pub fn code_of(kind: ErrorKind) -> u8 {
     match kind {
         ErrorKind::Usage => 2,
+        ErrorKind::Internal => INTERNAL,
         ErrorKind::Signature => NOT_SIGNED,
         _ => 1,
     }
@@ -119,4 +147,33 @@ pub fn one_line(error: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind has its own status; a provider's failure is not bad data (1), wherever it
+    /// comes from and whatever context wraps it.
+    #[test]
+    fn every_kind_has_its_status() {
+        let core = |e: paracrypt_core::Error| anyhow::Error::from(e).context("decrypting x");
+        assert_eq!(code(&core(paracrypt_core::Error::WrongKey)), 1);
+        assert_eq!(code(&usage::<()>("bad").unwrap_err()), 2);
+        let provider = paracrypt_core::Error::Provider {
+            what: "EVP_CIPHER_CTX_new",
+        };
+        assert_eq!(kind(&core(provider)), ErrorKind::Internal);
+        let provider = paracrypt_core::Error::Provider { what: "x" };
+        assert_eq!(code(&core(provider)), 4);
+        let chunk = paracrypt_core::ChunkError {
+            index: 3,
+            source: paracrypt_core::Error::Provider { what: "x" },
+        };
+        assert_eq!(code(&anyhow::Error::from(chunk)), 4);
+        let pubkey = paracrypt_core::pubkey::Error::Provider { what: "signing" };
+        assert_eq!(code(&anyhow::Error::from(pubkey)), 4);
+        let io = paracrypt_core::Error::io("writing", std::io::Error::other("disk full"));
+        assert_eq!(code(&core(io)), 1);
+    }
 }

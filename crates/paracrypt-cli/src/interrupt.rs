@@ -4,7 +4,8 @@
 //! The CLI installs the handler once, in `main` (the libraries never touch signals). A
 //! dedicated thread receives the signals (signal-hook), so the cleanup is ordinary code, not
 //! code in a signal handler. It removes every temporary file and directory still registered
-//! here, clears the progress bar, and then ends the process the way the signal would have, so a
+//! here, aborts every multipart upload of an output object still registered (so neither the
+//! object nor its parts are left), clears the progress bar, and then ends the process the way the signal would have, so a
 //! shell still sees "killed by SIGINT" (status 130, 143 or 129).
 //!
 //! Registration and cleanup share one lock. An output that commits (links or renames its
@@ -19,17 +20,34 @@ use indicatif::ProgressBar;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+/// An action that undoes something an interrupted run began (abort a multipart upload).
+pub type Undo = Box<dyn FnMut() + Send>;
+
 /// What an interrupted run must undo.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Pending {
     files: Vec<PathBuf>,
     dirs: Vec<PathBuf>,
+    aborts: Vec<(u64, Undo)>,
+    next_abort: u64,
     bar: Option<ProgressBar>,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("files", &self.files)
+            .field("dirs", &self.dirs)
+            .field("aborts", &self.aborts.len())
+            .finish_non_exhaustive()
+    }
 }
 
 static PENDING: Mutex<Pending> = Mutex::new(Pending {
     files: Vec::new(),
     dirs: Vec::new(),
+    aborts: Vec::new(),
+    next_abort: 0,
     bar: None,
 });
 
@@ -79,6 +97,20 @@ impl Pending {
         self.dirs.retain(|p| p != path);
     }
 
+    /// Runs `undo` if the process is interrupted before [`Pending::forget_abort`] with the
+    /// number returned.
+    pub fn add_abort(&mut self, undo: Undo) -> u64 {
+        self.next_abort += 1;
+        self.aborts.push((self.next_abort, undo));
+        self.next_abort
+    }
+
+    /// The action registered as `id` is no longer needed (the upload completed or was
+    /// aborted).
+    pub fn forget_abort(&mut self, id: u64) {
+        self.aborts.retain(|(n, _)| *n != id);
+    }
+
     /// Clears `bar` on an interrupt or an error.
     pub fn set_bar(&mut self, bar: ProgressBar) {
         self.bar = Some(bar);
@@ -95,6 +127,9 @@ impl Pending {
     /// interrupt does; also a stalled distributed run before it is aborted).
     pub fn clean_up(&mut self) {
         self.clear_bar();
+        for (_, mut undo) in self.aborts.drain(..) {
+            undo();
+        }
         for file in self.files.drain(..) {
             let _ = std::fs::remove_file(file);
         }

@@ -30,8 +30,9 @@ use paracrypt_core::provider::Provider;
 #[derive(Debug, Parser)]
 #[command(name = "paracrypt", version, about, long_about = None)]
 #[command(
-    after_help = "Exit status: 0 success, 1 failure, 2 usage error, 4 signature not verified, \
-                  128+N interrupted by signal N."
+    after_help = "Exit status: 0 success, 1 failure, 2 usage error, 3 a --distributed job stalled, 4 a \
+                  cryptographic provider failed inside, 5 a signature not \
+                  verified, 128+N interrupted by signal N."
 )]
 pub struct Cli {
     /// Cryptographic provider: fastest (the default: per primitive, the fastest compiled
@@ -47,6 +48,8 @@ pub struct Cli {
         value_parser = parse_provider
     )]
     provider: Vec<Provider>,
+    #[command(flatten)]
+    store: io::remote::StoreFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -91,6 +94,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    io::remote::configure(cli.store);
     if let Err(error) = interrupt::install() {
         exit::warn(format!("cannot watch for interrupts: {error}"));
     }

@@ -115,6 +115,8 @@ pub struct PasswordSpec {
     pub chunk_size: ChunkSize,
     /// `--password-file`.
     pub secret: SecretArgs,
+    /// `--fixed-salt` (tests only): encrypt under this salt instead of a random one.
+    pub salt: Option<[u8; paracrypt_core::raw::salted::SALT_LEN]>,
 }
 
 /// An operation with its key or password read: what a runner runs.
@@ -310,8 +312,11 @@ impl Operation {
             Operation::RawPassword(spec) => {
                 let confirm = spec.direction == Direction::Encrypt;
                 let password = spec.secret.password(confirm, may_prompt)?;
-                let cipher = PasswordCipher::new(spec.name, password.as_bytes(), spec.kdf)
+                let mut cipher = PasswordCipher::new(spec.name, password.as_bytes(), spec.kdf)
                     .with_padding(spec.padding);
+                if let Some(salt) = spec.salt {
+                    cipher = cipher.fixed_salt_for_tests(salt);
+                }
                 Keyed {
                     serial: !spec.name.runs_in_parallel(spec.direction),
                     ..Keyed::new(cipher.recipe(spec.direction, spec.chunk_size), "")

@@ -245,7 +245,7 @@ pub enum Error {
         note: String,
     },
     /// The cryptographic provider failed internally (an allocation in aws-lc, say): not a
-    /// problem with the input.
+    /// problem with the input ([`ErrorKind::Internal`]).
     #[error("cryptographic provider failure: {what}")]
     Provider {
         /// Which call failed.
@@ -334,6 +334,12 @@ pub enum ErrorKind {
     Data,
     /// Reading or writing failed (or the system did: a cluster that cannot start).
     Io,
+    /// A cryptographic provider (aws-lc, OpenSSL or RustCrypto: the backend computing the
+    /// primitives) failed inside, e.g. it could not allocate, or refused a call paracrypt makes
+    /// correctly. Neither the request nor the data is at fault, and nothing says the same call
+    /// would fail again: a failure of the system, or a defect in paracrypt or the backend
+    /// (report it when it repeats). [`Error::Provider`] is this kind.
+    Internal,
     /// The data is not proven to come from the expected signer: a signature that does not
     /// verify, data signed by another key, or no signature where one was required.
     Signature,
@@ -381,8 +387,8 @@ impl Error {
             | Error::EmptyLastChunk { .. }
             | Error::NotSalted
             | Error::BadPassword { .. }
-            | Error::Provider { .. }
             | Error::SignatureFile(_) => ErrorKind::Data,
+            Error::Provider { .. } => ErrorKind::Internal,
             Error::BadSignature
             | Error::WrongSigner { .. }
             | Error::ChunkMismatch { .. }
@@ -454,6 +460,11 @@ mod tests {
         assert_eq!(Error::ChunkAuth { index: 3 }.kind(), ErrorKind::Data);
         let io = Error::io("reading chunk 2", io::ErrorKind::UnexpectedEof.into());
         assert_eq!(io.kind(), ErrorKind::Io);
+        // A backend's own failure is neither the request's nor the data's.
+        let internal = Error::Provider {
+            what: "EVP_CIPHER_CTX_new",
+        };
+        assert_eq!(internal.kind(), ErrorKind::Internal);
     }
 
     /// Found by the `cli_args` fuzz target: an unknown provider name was bad data (exit 1),

@@ -1,16 +1,19 @@
 //! A whole distributed run of one job: from rank 0's input to a committed output, or to one
 //! agreed failure and no output.
 //!
-//! 1. Rank 0 opens the input, makes the job ([`Recipe::first_job`]: a header is made or read
-//!    here, so a wrong key fails before any output), creates the output and writes the job's
-//!    output header into it.
+//! 1. Rank 0 opens the input and makes the job ([`Recipe::first_job`]: a header is made or read
+//!    here, so a wrong key fails before any output); its output has a path ([`NewOutput`]) but
+//!    does not exist yet.
 //! 2. Rank 0 broadcasts the input's length, the job's header, its
 //!    [shared key](paracrypt_core::engine::Job::shared_key) if it has one (a fresh file key
 //!    when encrypting to recipients, an scrypt passphrase's file key: see `docs/SCALING.md`)
 //!    and both paths. Every rank zeroizes its copy of the key once its job is made.
 //! 3. The other ranks make the same job from the header and the key
-//!    ([`Recipe::job_from_header`]) and, under the shared-fs transport, open the input and the
-//!    output.
+//!    ([`Recipe::job_from_header`]); under the shared-fs transport they learn the output's path
+//!    ([`Hooks::writing_shared`]) *before* rank 0 creates the file, so that if rank 0 dies
+//!    from then on (even by `SIGKILL`), the ranks `mpirun` then ends remove it. Once they all
+//!    have, rank 0 creates the output ([`NewOutput::create`]) and writes the job's output
+//!    header; then the others open the input and the output.
 //! 4. Every rank runs its chunks.
 //! 5. Rank 0 sets the output's length and commits it ([`Output::commit`]).
 //!
@@ -57,17 +60,32 @@ pub trait Output {
     fn commit(self: Box<Self>) -> std::result::Result<(), Failure>;
 }
 
-/// Creates rank 0's output (called once its job is made).
-pub type CreateOutput<'a> =
-    Box<dyn FnOnce() -> std::result::Result<Box<dyn Output + 'a>, Failure> + 'a>;
+/// Rank 0's output before it exists: the path it will have, and how to create it.
+///
+/// Under [`Transport::SharedFs`] the other ranks learn the path before [`NewOutput::create`]
+/// runs (their [`Hooks::writing_shared`]), so that no moment exists when the file is there and
+/// only rank 0 knows its name: if rank 0 dies, even by `SIGKILL`, the ranks that outlive it
+/// remove the file. The path must therefore be free when it is given, and `create` must fail
+/// rather than open a file another process made there meanwhile (`O_EXCL`).
+pub trait NewOutput<'a> {
+    /// Where the other ranks open the output for writing under [`Transport::SharedFs`]; `None`
+    /// for a file that will have no name (Linux's `O_TMPFILE`, which not even `SIGKILL` can
+    /// leave behind), which only [`Transport::Messages`] can use.
+    fn path(&self) -> Option<&Path>;
+
+    /// Creates the output, at [`NewOutput::path`] when it has one (called once, after rank 0's
+    /// job is made and, under the shared-fs transport, every rank knows the path).
+    fn create(self: Box<Self>) -> std::result::Result<Box<dyn Output + 'a>, Failure>;
+}
 
 /// What only rank 0 is given.
 pub struct Root<'a> {
     /// The input file. Rank 0 reads it; under [`Transport::SharedFs`] the other ranks open it
     /// too, by the absolute path rank 0 sends them.
     pub input: &'a Path,
-    /// Creates the output, after rank 0's job is made.
-    pub create_output: CreateOutput<'a>,
+    /// The output, created once rank 0's job is made (so a wrong key leaves nothing) and every
+    /// rank knows its path.
+    pub output: Box<dyn NewOutput<'a> + 'a>,
 }
 
 impl std::fmt::Debug for Root<'_> {
@@ -106,7 +124,7 @@ pub struct Summary {
 /// use std::path::Path;
 /// use paracrypt_core::plan::ChunkSize;
 /// use paracrypt_core::raw::{Direction, RawCipher, RawRecipe};
-/// use paracrypt_mpi::{Cluster, Failure, Options, Output, Root};
+/// use paracrypt_mpi::{Cluster, Failure, NewOutput, Options, Output, Root};
 ///
 /// /// The output file itself (a real caller writes a temporary file and renames it).
 /// struct Plain(std::fs::File, &'static Path);
@@ -115,6 +133,19 @@ pub struct Summary {
 ///     fn file(&self) -> &std::fs::File { &self.0 }
 ///     fn path(&self) -> Option<&Path> { Some(self.1) }
 ///     fn commit(self: Box<Self>) -> Result<(), Failure> { Ok(()) }
+/// }
+///
+/// /// The output before it exists: its path.
+/// struct New(&'static Path);
+///
+/// impl<'a> NewOutput<'a> for New {
+///     fn path(&self) -> Option<&Path> { Some(self.0) }
+///     fn create(self: Box<Self>) -> Result<Box<dyn Output + 'a>, Failure> {
+///         let file = std::fs::File::create_new(self.0).map_err(|e| {
+///             Failure::new(paracrypt_core::ErrorKind::Io, e.to_string())
+///         })?;
+///         Ok(Box::new(Plain(file, self.0)))
+///     }
 /// }
 ///
 /// let cluster = Cluster::init()?;
@@ -126,13 +157,7 @@ pub struct Summary {
 /// };
 /// let root = cluster.is_root().then(|| Root {
 ///     input: Path::new("/shared/in.bin"),
-///     create_output: Box::new(|| {
-///         let path = Path::new("/shared/out.bin");
-///         let file = std::fs::File::create(path).map_err(|e| {
-///             Failure::new(paracrypt_core::ErrorKind::Io, e.to_string())
-///         })?;
-///         Ok(Box::new(Plain(file, path)) as Box<dyn Output>)
-///     }),
+///     output: Box::new(New(Path::new("/shared/out.bin"))),
 /// });
 /// let summary = paracrypt_mpi::distribute(&cluster, &pool, Options::default(), &recipe, root)?;
 /// assert_eq!(summary.output_len, summary.input_len);
@@ -157,7 +182,7 @@ pub fn distribute(
         progress.clone(),
     );
 
-    // 1. Rank 0: the input, the job, the output with the job's output header.
+    // 1. Rank 0: the input, the job, the output's path (the file does not exist yet).
     let local = match (cluster.is_root(), root) {
         (true, Some(root)) => root_setup(root, recipe, options).map(Some),
         (true, None) => Err(Failure::new(
@@ -176,7 +201,11 @@ pub fn distribute(
             s.job.header().to_vec(),
             Zeroizing::new(s.job.shared_key().unwrap_or_default().to_vec()),
             absolute(&s.input_path),
-            s.output.path().map(absolute).unwrap_or_default(),
+            s.new_output
+                .as_ref()
+                .and_then(|output| output.path())
+                .map(absolute)
+                .unwrap_or_default(),
         ),
         None => (0, Vec::new(), Zeroizing::default(), Vec::new(), Vec::new()),
     };
@@ -188,25 +217,37 @@ pub fn distribute(
     let _writing = (shared && setup.is_none() && !output_path.as_os_str().is_empty())
         .then(|| WritingShared::new(cluster.hooks(), &output_path));
 
-    // 3. The other ranks: the same job, and the files under the shared-fs transport.
+    // 3. The other ranks make the same job; under the shared-fs transport they have learned
+    //    the output's path (just above), and once they all agree rank 0 creates the file and
+    //    writes the header into it: no moment exists when the file is there and only rank 0
+    //    knows its name. Then they open the files.
     let local = if setup.is_some() {
         Ok(None)
     } else {
-        (|| {
-            let key = (!key.is_empty()).then_some(&key[..]);
-            let job = recipe
-                .job_from_header(&header, key, Some(len), options.provider)
-                .map_err(|e| Failure::from(&e))?;
-            let files = if shared {
-                Some(open_shared(&input_path, &output_path, len)?)
-            } else {
-                None
-            };
-            Ok(Some((job, files)))
-        })()
+        let key = (!key.is_empty()).then_some(&key[..]);
+        recipe
+            .job_from_header(&header, key, Some(len), options.provider)
+            .map(Some)
+            .map_err(|e| Failure::from(&e))
     };
     drop(key);
-    let other = cluster.agree(local)?;
+    let job = cluster.agree(local)?;
+    let local = match setup.as_mut() {
+        Some(s) => progress.creating(|| s.create_output()).unwrap_or_else(|| {
+            Err(Failure::new(
+                ErrorKind::Io,
+                "the watchdog fired before the output was created",
+            ))
+        }),
+        None => Ok(()),
+    };
+    cluster.agree(local)?;
+    let local = match (&job, shared) {
+        (Some(_), true) => open_shared(&input_path, &output_path, len).map(Some),
+        _ => Ok(None),
+    };
+    let files = cluster.agree(local)?;
+    let other = job.map(|job| (job, files));
 
     // 4. The chunks, on every rank.
     progress.step(Step::Chunks);
@@ -215,7 +256,7 @@ pub fn distribute(
         (Some(s), _) => {
             let files = Files {
                 input: &s.input,
-                output: s.output.file(),
+                output: s.output().file(),
             };
             (
                 &s.job,
@@ -244,13 +285,12 @@ pub fn distribute(
     // 5. Rank 0 cuts the output to its length and commits it; every rank learns whether that
     //    worked, so that all return alike.
     progress.step(Step::Committing);
-    let local = match setup.take() {
-        Some(s) => s
-            .output
+    let local = match setup.take().and_then(|s| s.output) {
+        Some(output) => output
             .file()
             .set_len(end)
             .map_err(|e| Failure::new(ErrorKind::Io, format!("setting the output's length: {e}")))
-            .and_then(|()| s.output.commit()),
+            .and_then(|()| output.commit()),
         None => Ok(()),
     };
     cluster.agree(local)?;
@@ -263,7 +303,29 @@ struct RootSetup<'a> {
     input_path: PathBuf,
     input_len: u64,
     job: Job,
-    output: Box<dyn Output + 'a>,
+    /// The output until it is created ...
+    new_output: Option<Box<dyn NewOutput<'a> + 'a>>,
+    /// ... and once it is.
+    output: Option<Box<dyn Output + 'a>>,
+}
+
+impl<'a> RootSetup<'a> {
+    /// Creates the output and writes the job's output header into it.
+    fn create_output(&mut self) -> std::result::Result<(), Failure> {
+        let new = self.new_output.take().expect("the output is created once");
+        let output = new.create()?;
+        output
+            .file()
+            .write_all_at(self.job.output_header(), 0)
+            .map_err(|e| Failure::new(ErrorKind::Io, format!("writing the header: {e}")))?;
+        self.output = Some(output);
+        Ok(())
+    }
+
+    /// The output, once created.
+    fn output(&self) -> &(dyn Output + 'a) {
+        self.output.as_deref().expect("the output was created")
+    }
 }
 
 fn root_setup<'a>(
@@ -301,18 +363,13 @@ fn root_setup<'a>(
             options.provider,
         )
         .map_err(|e| Failure::from(&e))?;
-    let output = (root.create_output)()?;
-    if options.transport == Transport::SharedFs && output.path().is_none() {
+    if options.transport == Transport::SharedFs && root.output.path().is_none() {
         return Err(Failure::new(
             ErrorKind::Usage,
             "the output has no name the other ranks could open: the shared-fs transport \
              needs a named output file",
         ));
     }
-    output
-        .file()
-        .write_all_at(job.output_header(), 0)
-        .map_err(|e| Failure::new(ErrorKind::Io, format!("writing the header: {e}")))?;
     log::debug!(
         "rank 0: {} bytes in {} chunks",
         input_len,
@@ -323,7 +380,8 @@ fn root_setup<'a>(
         input_path: path.to_path_buf(),
         input_len,
         job,
-        output,
+        new_output: Some(root.output),
+        output: None,
     })
 }
 

@@ -102,7 +102,8 @@ pub(crate) fn kind_to_wire(kind: ErrorKind) -> u64 {
     match kind {
         ErrorKind::Usage => 0,
         ErrorKind::Io => 2,
-        ErrorKind::Signature => 3,
+        ErrorKind::Internal => 3,
+        ErrorKind::Signature => 4,
         _ => 1,
     }
 }
@@ -112,7 +113,8 @@ pub(crate) fn kind_from_wire(wire: u64) -> ErrorKind {
     match wire {
         0 => ErrorKind::Usage,
         2 => ErrorKind::Io,
-        3 => ErrorKind::Signature,
+        3 => ErrorKind::Internal,
+        4 => ErrorKind::Signature,
         _ => ErrorKind::Data,
     }
 }
@@ -127,6 +129,7 @@ mod tests {
             ErrorKind::Usage,
             ErrorKind::Data,
             ErrorKind::Io,
+            ErrorKind::Internal,
             ErrorKind::Signature,
         ] {
             assert_eq!(kind_from_wire(kind_to_wire(kind)), kind);

@@ -28,8 +28,12 @@
 //! #     fn path(&self) -> Option<&std::path::Path> { unimplemented!() }
 //! #     fn commit(self: Box<Self>) -> Result<(), paracrypt_mpi::Failure> { Ok(()) }
 //! # }
-//! # fn create_temp_output() -> Result<Box<dyn paracrypt_mpi::Output>, paracrypt_mpi::Failure> {
-//! #     Ok(Box::new(Temp))
+//! # struct NewTemp;
+//! # impl<'a> paracrypt_mpi::NewOutput<'a> for NewTemp {
+//! #     fn path(&self) -> Option<&std::path::Path> { unimplemented!() }
+//! #     fn create(self: Box<Self>) -> Result<Box<dyn paracrypt_mpi::Output + 'a>, paracrypt_mpi::Failure> {
+//! #         Ok(Box::new(Temp))
+//! #     }
 //! # }
 //!
 //! let cluster = Cluster::init()?;
@@ -38,7 +42,7 @@
 //! let options = Options { schedule: Schedule::Dynamic, transport: Transport::SharedFs, ..Options::default() };
 //! let root = cluster.is_root().then(|| paracrypt_mpi::Root {
 //!     input: std::path::Path::new("/shared/big.tar"),
-//!     create_output: Box::new(create_temp_output),
+//!     output: Box::new(NewTemp),
 //! });
 //! let summary = paracrypt_mpi::distribute(&cluster, &pool, options, &encryptor, root)?;
 //! println!("{} chunks", summary.chunks);
@@ -65,7 +69,7 @@ mod watchdog;
 use std::time::Duration;
 
 pub use cluster::{Cluster, RankLayout};
-pub use distribute::{CreateOutput, Output, Root, Summary, distribute};
+pub use distribute::{NewOutput, Output, Root, Summary, distribute};
 pub use error::{Error, Failure, RankFailure, Result};
 pub use paracrypt_core::Recipe;
 use paracrypt_core::provider::Provider;

@@ -24,12 +24,15 @@
 //! When the watchdog fires, it builds a [`Stall`] (what this rank knew: its step, its chunks in
 //! flight, which rank it waited for and what that rank held), hands it to the caller's
 //! [`Hooks::stalled`] (which reports it and removes what the rank holds: this crate never
-//! prints) and calls `MPI_Abort`, which ends every rank of the job.
+//! prints) and calls `MPI_Abort`, which ends every rank of the job. Rank 0 creates its output
+//! only through [`Progress::creating`]: once the watchdog fired, nothing is created that the
+//! hooks could not have removed, and a creation under way is waited for (up to a second) so
+//! that the hooks see what it made.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -191,7 +194,20 @@ pub(crate) struct Progress {
     /// Events of this rank's own work.
     local: AtomicU64,
     state: Mutex<State>,
+    /// Between creating what the hooks remove and the watchdog firing: [`IDLE`], [`CREATING`]
+    /// or [`ABORTING`].
+    fence: AtomicU8,
 }
+
+/// Neither creating nor aborting.
+const IDLE: u8 = 0;
+/// Rank 0 is creating its output.
+const CREATING: u8 = 1;
+/// The watchdog fired: nothing more is created.
+const ABORTING: u8 = 2;
+
+/// How long a firing watchdog waits for a creation under way to end.
+const CREATION_WAIT: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Default)]
 struct State {
@@ -202,6 +218,34 @@ struct State {
 }
 
 impl Progress {
+    /// Runs `create` (rank 0 creating its output) unless the watchdog has fired, in which case
+    /// `None`: what the hooks remove is never created after they ran.
+    pub fn creating<T>(&self, create: impl FnOnce() -> T) -> Option<T> {
+        self.fence
+            .compare_exchange(IDLE, CREATING, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        let made = create();
+        self.fence.store(IDLE, Ordering::Release);
+        Some(made)
+    }
+
+    /// The watchdog fires: no creation starts from now on, and one under way is waited for,
+    /// for [`CREATION_WAIT`] at most (a stuck file system does not hold the abort).
+    fn aborting(&self) {
+        let start = Instant::now();
+        while self
+            .fence
+            .compare_exchange(IDLE, ABORTING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            if start.elapsed() >= CREATION_WAIT {
+                self.fence.store(ABORTING, Ordering::Release);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Something moved on this rank (a chunk, a message).
     pub fn tick(&self) {
         self.local.fetch_add(1, Ordering::Relaxed);
@@ -441,6 +485,7 @@ impl Watch {
             if idle >= limit {
                 let stall = self.stall(host, idle, &heard);
                 log::debug!("stalled: {stall:?}");
+                self.progress.aborting();
                 let code = self.hooks.as_ref().map_or(1, |hooks| hooks.stalled(&stall));
                 world.abort(code);
             }
@@ -491,6 +536,17 @@ impl Watch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Once the watchdog fired, rank 0 creates nothing its hooks could not have removed.
+    #[test]
+    fn nothing_is_created_once_the_watchdog_fired() {
+        let progress = Progress::default();
+        assert_eq!(progress.creating(|| 7), Some(7));
+        progress.aborting();
+        let mut ran = false;
+        assert_eq!(progress.creating(|| ran = true), None);
+        assert!(!ran);
+    }
 
     #[test]
     fn a_stall_is_one_line_naming_ranks_hosts_and_chunks() {

@@ -33,7 +33,8 @@ use paracrypt_core::raw::{Direction, RawCipher, RawCipherName, RawRecipe};
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::{ErrorKind, Runner, agefile};
 use paracrypt_mpi::{
-    Cluster, Error, Failure, Hooks, Options, Output, Recipe, Root, Schedule, Stall, Transport,
+    Cluster, Error, Failure, Hooks, NewOutput, Options, Output, Recipe, Root, Schedule, Stall,
+    Transport,
 };
 
 /// Where the inputs are and the outputs go; set for the ranks of the MPI job.
@@ -556,7 +557,7 @@ fn stalled_rank(d: &Path) {
     let input = d.join("plain");
     let root = cluster.is_root().then(|| Root {
         input: &input,
-        create_output: Box::new(|| create_output(&out)),
+        output: new_output(&out),
     });
     let options = Options {
         stall_timeout: Some(Duration::from_secs(2)),
@@ -668,15 +669,44 @@ impl Output for TempOutput {
     }
 }
 
-fn create_output(destination: &Path) -> Result<Box<dyn Output>, Failure> {
-    let temp = tempfile::Builder::new()
+/// The output before it exists: a free temporary name beside the destination.
+struct NewTemp {
+    path: PathBuf,
+    destination: PathBuf,
+}
+
+impl<'a> NewOutput<'a> for NewTemp {
+    fn path(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
+    fn create(self: Box<Self>) -> Result<Box<dyn Output + 'a>, Failure> {
+        let failed = |e: std::io::Error| Failure::new(ErrorKind::Io, e.to_string());
+        let file = std::fs::File::create_new(&self.path).map_err(failed)?;
+        let path = tempfile::TempPath::try_from_path(&self.path).map_err(failed)?;
+        let temp = tempfile::NamedTempFile::from_parts(file, path);
+        Ok(Box::new(TempOutput {
+            temp,
+            destination: self.destination,
+        }))
+    }
+}
+
+fn new_output<'a>(destination: &Path) -> Box<dyn NewOutput<'a> + 'a> {
+    // A name nothing holds: tempfile picks it, and leaves it free.
+    let (_, path) = tempfile::Builder::new()
         .suffix(".tmp")
-        .tempfile_in(destination.parent().unwrap())
-        .map_err(|e| Failure::new(ErrorKind::Io, e.to_string()))?;
-    Ok(Box::new(TempOutput {
-        temp,
+        .make_in(destination.parent().unwrap(), |path| match path.exists() {
+            true => Err(std::io::ErrorKind::AlreadyExists.into()),
+            false => Ok(()),
+        })
+        .unwrap()
+        .keep()
+        .unwrap();
+    Box::new(NewTemp {
+        path,
         destination: destination.to_path_buf(),
-    }))
+    })
 }
 
 fn rank(d: &Path) {
@@ -705,7 +735,7 @@ fn rank(d: &Path) {
             let input = d.join(scenario.input);
             let root = cluster.is_root().then(|| Root {
                 input: &input,
-                create_output: Box::new(|| create_output(&out)),
+                output: new_output(&out),
             });
             let options = Options {
                 schedule,

@@ -49,7 +49,8 @@ Without --key-file or recipients (-r/-R) the password comes from --password-file
 PARACRYPT_PASSWORD, or a prompt. Recipients: age1… (X25519, from `paracrypt keygen --kind
 x25519` or age-keygen), ssh-ed25519 and ssh-rsa public keys, RSA public keys in PEM or DER.
 --format age writes an age v1 file (`age -d` reads it) to recipients or with --passphrase.
-The format is specified in docs/FORMAT.md. Exit status: 0 success, 1 failure, 2 usage error.")]
+The format is specified in docs/FORMAT.md. Exit status: 0 success, 1 failure, 2 usage error,
+3 a --distributed job stalled, 4 a cryptographic provider failed inside (not the data's fault).")]
 pub struct EncryptArgs {
     #[command(flatten)]
     common: CommonArgs,
@@ -89,7 +90,8 @@ pub enum FormatArg {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Every chunk is verified; a failure names it (wrong key or password, header damaged, chunk N
-failed authentication, file truncated after chunk N, trailing data) and exits 1. A file OUTPUT
+failed authentication, file truncated after chunk N, trailing data) and exits 1 (4 when a
+cryptographic provider failed inside, 3 when a --distributed job stalled). A file OUTPUT
 appears only once everything verified; to stdout only verified chunks are written, in order.
 age files (binary or armored) are recognised and decrypted on every core, with -i or a
 passphrase.")]

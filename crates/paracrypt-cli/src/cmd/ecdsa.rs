@@ -23,7 +23,8 @@ reads every form openssl writes (PKCS#8, SPKI, SEC1 `EC PRIVATE KEY`, PEM or DER
 makes (openssl's are randomised; both verify either way).
 
 Parallelism: many files are signed or verified one per thread.
-Exit status: 0 success, 1 failure, 2 usage error.")]
+Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider failed inside (not
+the data's fault).")]
 pub struct EcdsaArgs {
     #[command(subcommand)]
     command: EcdsaCommand,

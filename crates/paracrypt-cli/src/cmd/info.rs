@@ -27,7 +27,11 @@ pub struct InfoArgs {
 pub fn run(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
     let mut input = Input::open(&args.input)?;
     let len = input.len();
-    let info = read_header(&mut input.reader())?;
+    let info = match input.remote() {
+        // An object: its header alone, not the whole object read ahead.
+        Some(remote) => read_header(&mut remote.header())?,
+        None => read_header(&mut input.reader())?,
+    };
     let mut out = std::io::stdout().lock();
     print(&mut out, input.path(), &info).context("writing to stdout")?;
     writeln!(out, "provider:    {}", info.suite.primitives(provider))

@@ -7,7 +7,7 @@ use clap::{ArgGroup, Args};
 use std::path::PathBuf;
 
 use paracrypt_core::provider::Provider;
-use paracrypt_core::raw::salted::{DEFAULT_ITER, Digest, PasswordKdf};
+use paracrypt_core::raw::salted::{DEFAULT_ITER, Digest, PasswordKdf, SALT_LEN};
 use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName, RawRecipe};
 
 use crate::exit::{Usage, usage};
@@ -34,7 +34,8 @@ The output is byte-identical to `openssl enc -e -CIPHER -K KEY -iv IV [-nopad]`.
 --password-file the key and IV come from a password and a random salt, as `openssl enc -pass
 file:FILE -pbkdf2 [-iter N] [-md MD]` (a `Salted__` header first); without --pbkdf2 openssl's
 legacy EVP_BytesToKey (weak: one hash per guess) is used to read old files.
-Exit status: 0 success, 1 failure, 2 usage error.")]
+Exit status: 0 success, 1 failure, 2 usage error, 3 a --distributed job stalled, 4 a
+cryptographic provider failed inside (not the data's fault).")]
 pub struct RawArgs {
     /// Encrypt INPUT.
     #[arg(short, long)]
@@ -73,6 +74,10 @@ pub struct RawArgs {
     /// No PKCS#7 padding (openssl -nopad): the input must be whole blocks.
     #[arg(long)]
     no_pad: bool,
+    /// Testing only: with --password-file, encrypt under this salt (hex, 8 bytes) instead of a
+    /// random one, as `openssl enc -S`. Never reuse a salt.
+    #[arg(long, value_name = "HEX", hide = true, requires = "password_file")]
+    fixed_salt: Option<String>,
     #[command(flatten)]
     threads: ThreadsFlag,
     #[command(flatten)]
@@ -160,6 +165,16 @@ fn password_spec(
              files but writes only --pbkdf2 ones",
         );
     }
+    let salt = match &args.fixed_salt {
+        None => None,
+        Some(_) if direction == Direction::Decrypt => {
+            return usage("--fixed-salt applies to encryption (the file holds its salt)");
+        }
+        Some(hex) => match <[u8; SALT_LEN]>::try_from(decode_hex("--fixed-salt", hex)?) {
+            Ok(salt) => Some(salt),
+            Err(_) => return usage(format!("--fixed-salt needs {SALT_LEN} bytes")),
+        },
+    };
     let operation = Operation::RawPassword(PasswordSpec {
         name,
         kdf,
@@ -170,6 +185,7 @@ fn password_spec(
             key_file: None,
             password_file: Some(password_file.to_path_buf()),
         },
+        salt,
     });
     let mut spec = JobSpec::new(operation, args.threads, &args.files, args.encrypt);
     spec.warnings = warnings(name);
@@ -179,6 +195,10 @@ fn password_spec(
              (one hash per password guess): re-encrypt the data with --pbkdf2"
                 .into(),
         );
+    }
+    if salt.is_some() {
+        spec.warnings
+            .push("--fixed-salt makes the output reproducible: for tests only".into());
     }
     Ok(spec)
 }

@@ -40,7 +40,8 @@ a damaged chunk is copied as it is and found by the next decryption.
 
 Rekeying is NOT revocation: the file key and the payload do not change, so anyone who had the
 file key, or a copy of the old file and an old credential, can still read the data. To cut
-someone off, decrypt and encrypt again. Exit status: 0 success, 1 failure, 2 usage error.")]
+someone off, decrypt and encrypt again. Exit status: 0 success, 1 failure, 2 usage error, 4 a
+cryptographic provider failed inside (not the data's fault).")]
 pub struct RekeyArgs {
     #[command(flatten)]
     files: FilesFlags,
@@ -85,6 +86,10 @@ pub fn run(args: RekeyArgs) -> Result<ExitCode> {
     match Input::open(&args.files.input)? {
         Input::Stdin => rekey(std::io::stdin().lock(), old, new, target),
         Input::File { file, .. } => rekey(&file, old, new, target),
+        // An object: read ahead with ranged GETs, and the new file uploaded in parts. No store
+        // offers a copy of the payload under a new header through object_store (S3's
+        // UploadPartCopy is not in its API), so the payload crosses the network twice.
+        Input::Remote(remote) => rekey(remote.reader(), old, new, target),
     }?;
     Ok(ExitCode::SUCCESS)
 }

@@ -33,7 +33,8 @@ one file per thread, and a single PKCS#1 v1.5 signature splits its private opera
 threads (mod p and mod q).
 
 Do not expose `rsa decrypt` to untrusted ciphertexts over a network (RUSTSEC-2023-0071: see the
-README). Exit status: 0 success, 1 failure, 2 usage error.")]
+README). Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider
+failed inside (not the data's fault).")]
 pub struct RsaArgs {
     #[command(subcommand)]
     command: RsaCommand,

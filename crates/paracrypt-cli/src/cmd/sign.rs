@@ -92,12 +92,12 @@ pub struct SignArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Verifies FILE against its detached signature (FILE.psig by default) and the signer's public key:
-prints `FILE: OK` and exits 0, or says what failed on one line and exits 4 (the first altered
+prints `FILE: OK` and exits 0, or says what failed on one line and exits 5 (the first altered
 chunk and its bytes, a length other than the signed one, another signer, a damaged signature).
 --range OFFSET:LENGTH hashes only the chunks that cover those bytes (`1GiB:4096`, `0:1MiB`).
 
 Exit status: 0 verified, 1 failure (unreadable input, malformed signature file), 2 usage error,
-4 not verified.")]
+5 not verified.")]
 pub struct VerifyArgs {
     /// The signer's public key: Ed25519 (SPKI PEM or DER, or an `ssh-ed25519 AAAA…` line),
     /// ECDSA P-256 or RSA (SPKI or PKCS#1); a private key gives its public half.

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::remote::{self, RemoteInput};
+
 /// Where input comes from.
 #[derive(Debug)]
 pub enum Input {
@@ -27,6 +29,8 @@ pub enum Input {
         /// The length, when the file is a regular file whose size can be trusted.
         len: Option<u64>,
     },
+    /// An object (`s3://bucket/key`), read with ranged GETs.
+    Remote(Box<RemoteInput>),
 }
 
 impl Input {
@@ -35,6 +39,9 @@ impl Input {
     pub fn open(path: &Path) -> Result<Self> {
         if path == Path::new("-") {
             return Ok(Input::Stdin);
+        }
+        if remote::is_url(path) {
+            return Ok(Input::Remote(Box::new(RemoteInput::open(path)?)));
         }
         let cannot = || format!("cannot read {}", path.display());
         if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
@@ -68,6 +75,15 @@ impl Input {
         match self {
             Input::File { len, .. } => *len,
             Input::Stdin => None,
+            Input::Remote(remote) => Some(remote.len()),
+        }
+    }
+
+    /// The object, when the input is one.
+    pub fn remote(&mut self) -> Option<&mut RemoteInput> {
+        match self {
+            Input::Remote(remote) => Some(remote),
+            _ => None,
         }
     }
 
@@ -76,6 +92,7 @@ impl Input {
         match self {
             Input::Stdin => Path::new("-"),
             Input::File { path, .. } => path,
+            Input::Remote(remote) => remote.path(),
         }
     }
 
@@ -84,6 +101,7 @@ impl Input {
         match self {
             Input::Stdin => Box::new(std::io::stdin()),
             Input::File { file, .. } => Box::new(file),
+            Input::Remote(remote) => Box::new(remote.reader()),
         }
     }
 }

@@ -3,11 +3,12 @@
 
 mod input;
 mod output;
+pub mod remote;
 
 pub use input::Input;
 #[cfg(feature = "mpi")]
-pub use output::Output;
-pub use output::{OutputPolicy, OutputTarget};
+pub use output::NewOutput;
+pub use output::{Output, OutputPolicy, OutputTarget};
 
 use anyhow::{Context, Result};
 

@@ -28,6 +28,7 @@ use anyhow::{Context, Result};
 use rustix::fs::{AtFlags, CWD, Mode, OFlags};
 use tempfile::NamedTempFile;
 
+use super::remote::{self, RemoteOutput, RemoteTarget};
 use crate::exit::usage;
 use crate::interrupt::pending;
 
@@ -53,6 +54,8 @@ pub enum OutputTarget {
     Through(PathBuf, OutputPolicy),
     /// A regular file, created through a temporary file.
     File(FileTarget),
+    /// An object (`s3://bucket/key`), created by a multipart upload.
+    Remote(RemoteTarget),
 }
 
 /// A regular file to create or replace.
@@ -115,7 +118,16 @@ impl OutputTarget {
     /// the input, an existing regular file without `--force`, a directory, and binary output
     /// to a terminal.
     pub fn new(path: &Path, input: &Path, policy: OutputPolicy) -> Result<Self> {
-        let input = input_id(input);
+        if remote::is_url(path) {
+            return Ok(OutputTarget::Remote(RemoteTarget::new(
+                path, input, policy, false,
+            )?));
+        }
+        let input = if remote::is_url(input) {
+            None
+        } else {
+            input_id(input)
+        };
         let stdout = fd_id(std::io::stdout());
         if path == Path::new("-") {
             return Self::stdout(input, stdout, policy);
@@ -175,7 +187,13 @@ impl OutputTarget {
     /// atomic rename once everything succeeded, as `paracrypt rekey -o INPUT INPUT` does. The
     /// input stays open, and intact until then.
     pub fn new_in_place(path: &Path, input: &Path, policy: OutputPolicy) -> Result<Self> {
+        if remote::is_url(path) {
+            return Ok(OutputTarget::Remote(RemoteTarget::new(
+                path, input, policy, true,
+            )?));
+        }
         if path != Path::new("-")
+            && !remote::is_url(input)
             && input != Path::new("-")
             && let (Ok(meta), Ok(input_meta)) = (std::fs::metadata(path), std::fs::metadata(input))
             && meta.is_file()
@@ -226,30 +244,72 @@ impl OutputTarget {
     /// Creates the output: the temporary file of a file target, with no name where the system
     /// allows it.
     pub fn create(self) -> Result<Output> {
-        self.create_with(false)
-    }
-
-    /// As [`OutputTarget::create`], but a file target's temporary file always has a name
-    /// ([`Output::temp_path`]), so that other processes can open it (the ranks of a
-    /// `--distributed` run).
-    #[cfg(feature = "mpi")]
-    pub fn create_named(self) -> Result<Output> {
-        self.create_with(true)
-    }
-
-    fn create_with(self, named: bool) -> Result<Output> {
         match self {
             OutputTarget::Stdout => Ok(Output::Stdout(std::io::stdout())),
             OutputTarget::Through(path, policy) => Ok(Output::Through(through(&path, policy)?)),
+            OutputTarget::Remote(target) => Ok(Output::Remote(target.create()?)),
             OutputTarget::File(target) => {
                 let temp = target
-                    .temp(named)
+                    .temp()
                     .with_context(|| format!("cannot create {}", target.shown.display()))?;
                 Ok(Output::File(Staged {
                     temp: Some(temp),
                     target,
                 }))
             }
+        }
+    }
+
+    /// The output before it exists, to be made by [`NewOutput::create`]. With `named`, a file
+    /// target's temporary file gets a name ([`NewOutput::path`]) chosen now, free in the
+    /// destination's directory, so that other processes learn it before the file exists and
+    /// can then open it, or remove it if this process dies (the ranks of a `--distributed` run
+    /// under the shared-fs transport).
+    #[cfg(feature = "mpi")]
+    pub fn new_output(self, named: bool) -> Result<NewOutput> {
+        let path = match (&self, named) {
+            (OutputTarget::File(target), true) => Some(
+                target
+                    .free_name()
+                    .with_context(|| format!("cannot create {}", target.shown.display()))?,
+            ),
+            _ => None,
+        };
+        Ok(NewOutput { target: self, path })
+    }
+}
+
+/// An output before it exists: see [`OutputTarget::new_output`].
+#[cfg(feature = "mpi")]
+#[derive(Debug)]
+pub struct NewOutput {
+    target: OutputTarget,
+    /// The temporary file's name, for a named one.
+    path: Option<PathBuf>,
+}
+
+#[cfg(feature = "mpi")]
+impl NewOutput {
+    /// The name the temporary file will have, if it is to have one.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Creates the output: a named temporary file at [`NewOutput::path`] (which fails if
+    /// anything appeared there meanwhile), else as [`OutputTarget::create`] does.
+    pub fn create(self) -> Result<Output> {
+        match (self.target, self.path) {
+            (OutputTarget::File(target), Some(path)) => {
+                let temp = target
+                    .named_temp_at(&path)
+                    .and_then(|temp| target.adopt(temp))
+                    .with_context(|| format!("cannot create {}", target.shown.display()))?;
+                Ok(Output::File(Staged {
+                    temp: Some(temp),
+                    target,
+                }))
+            }
+            (target, _) => target.create(),
         }
     }
 }
@@ -320,8 +380,8 @@ impl FileTarget {
         }
     }
 
-    fn temp(&self, named: bool) -> std::io::Result<Temp> {
-        let temp = if named || !unnamed_supported() {
+    fn temp(&self) -> std::io::Result<Temp> {
+        let temp = if !unnamed_supported() {
             self.named_temp()?
         } else {
             match self.unnamed_temp() {
@@ -330,6 +390,11 @@ impl FileTarget {
                 Err(_) => self.named_temp()?,
             }
         };
+        self.adopt(temp)
+    }
+
+    /// Gives a new temporary file what it keeps of a file it replaces.
+    fn adopt(&self, temp: Temp) -> std::io::Result<Temp> {
         if let (Some(old), false) = (self.replaces, self.policy.private) {
             let file = temp.file();
             // Keep the owner where we may (root), else at least the group; then the mode
@@ -371,6 +436,45 @@ impl FileTarget {
         pending.add_file(temp.path());
         Ok(Temp::Named(temp))
     }
+
+    /// A hidden name beside the destination that nothing holds now (the file is not created).
+    #[cfg(feature = "mpi")]
+    fn free_name(&self) -> std::io::Result<PathBuf> {
+        let free = |path: &Path| match std::fs::symlink_metadata(path) {
+            Ok(_) => Err(std::io::ErrorKind::AlreadyExists.into()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        // `keep`: the name is only chosen, and nothing is removed when it is dropped.
+        let chosen = hidden_name().make_in(self.dir(), free).map_err(bare)?;
+        let ((), path) = chosen.keep().map_err(|e| bare(e.error))?;
+        Ok(path)
+    }
+
+    /// The temporary file at `path` (from [`FileTarget::free_name`]): created only if nothing
+    /// is there, and removed if the process is interrupted.
+    #[cfg(feature = "mpi")]
+    fn named_temp_at(&self, path: &Path) -> std::io::Result<Temp> {
+        let path = tempfile::TempPath::try_from_path(path)?;
+        let mut pending = pending();
+        let opened = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(self.create_mode())
+            .open(&path);
+        let file = match opened {
+            Ok(file) => file,
+            Err(e) => {
+                // What is there is not ours: never removed.
+                let _ = path.keep();
+                return Err(bare(e));
+            }
+        };
+        let temp = NamedTempFile::from_parts(file, path);
+        pending.add_file(temp.path());
+        Ok(Temp::Named(temp))
+    }
 }
 
 /// The names temporary files get beside a destination.
@@ -409,6 +513,8 @@ pub enum Output {
     Through(Through),
     /// A regular file, staged in a temporary file.
     File(Staged),
+    /// An object being uploaded.
+    Remote(RemoteOutput),
 }
 
 /// An existing node written through.
@@ -461,11 +567,19 @@ impl Output {
     pub fn as_file(&self) -> Option<&File> {
         match self {
             Output::File(staged) => staged.temp.as_ref().map(Temp::file),
-            Output::Stdout(_) | Output::Through(_) => None,
+            Output::Stdout(_) | Output::Through(_) | Output::Remote(_) => None,
         }
     }
 
-    /// The temporary file's path, when it has one (see [`OutputTarget::create_named`]).
+    /// The object being uploaded, when the output is one.
+    pub fn remote(&mut self) -> Option<&mut RemoteOutput> {
+        match self {
+            Output::Remote(remote) => Some(remote),
+            _ => None,
+        }
+    }
+
+    /// The temporary file's path, when it has one (see [`OutputTarget::new_output`]).
     #[cfg(feature = "mpi")]
     pub fn temp_path(&self) -> Option<&Path> {
         match self {
@@ -486,6 +600,7 @@ impl Output {
             Output::File(staged) => {
                 Box::new(staged.temp.as_ref().map(Temp::file).expect("not committed"))
             }
+            Output::Remote(remote) => Box::new(remote),
         }
     }
 
@@ -496,6 +611,7 @@ impl Output {
             Output::Stdout(mut out) => out.flush().context("writing to stdout"),
             Output::Through(_) => Ok(()),
             Output::File(staged) => staged.commit(),
+            Output::Remote(remote) => remote.commit(),
         }
     }
 }

@@ -5,7 +5,9 @@
 //! the checks every rank makes of its own arguments (agreed on before anything starts), rank
 //! 0's output as the CLI makes it (a temporary file beside OUTPUT, renamed on commit; under
 //! the messages transport one with no name at all where Linux allows it, `O_TMPFILE`, so that
-//! even a killed rank 0 leaves nothing), the report: an agreed failure is printed once, by
+//! even a killed rank 0 leaves nothing; under the shared-fs transport a named one, whose name
+//! every rank learns before it exists, so that the ranks outliving a killed rank 0 remove it),
+//! the report: an agreed failure is printed once, by
 //! rank 0, and every rank exits with the same status; and what a stalled run does before the
 //! watchdog aborts it: each rank prints one line saying what it waited for, and removes its
 //! temporary files (rank 0's output; a worker of the shared-fs transport removes it too, in
@@ -79,15 +81,15 @@ mod imp {
     use std::time::{Duration, Instant};
 
     use paracrypt_mpi::{
-        Cluster, Failure, Hooks, Options, Output as MpiOutput, RankLayout, Root, Schedule, Stall,
-        Summary, Transport,
+        Cluster, Failure, Hooks, NewOutput as MpiNewOutput, Options, Output as MpiOutput,
+        RankLayout, Root, Schedule, Stall, Summary, Transport,
     };
 
     use super::*;
     use crate::exit::{self, usage, warn};
     use crate::flags::{ScheduleArg, TransportArg};
     use crate::interrupt::{pending, pending_within};
-    use crate::io::{Input, Output, OutputTarget};
+    use crate::io::{Input, NewOutput, Output, OutputTarget};
     use crate::spec::{HEAD_LEN, Keyed};
 
     pub fn run(
@@ -266,8 +268,9 @@ mod imp {
         spec: JobSpec,
         pool: rayon::ThreadPool,
         keyed: Keyed,
-        /// Rank 0's checked output.
-        target: Option<OutputTarget>,
+        /// Rank 0's checked output, not yet created (under the shared-fs transport, with the
+        /// name its temporary file will have).
+        output: Option<NewOutput>,
     }
 
     /// The agreed preparation, then the run. Returns the summary and, with `--verbose`, rank
@@ -280,19 +283,22 @@ mod imp {
     ) -> paracrypt_mpi::Result<(Summary, Option<Vec<RankLayout>>)> {
         // Every rank checks its own arguments and reads the key; rank 0 also checks the output.
         // A failure anywhere is agreed on before anything starts.
+        let options = Options {
+            provider,
+            ..options(flags)
+        };
         let local = spec
-            .and_then(|spec| prepare(spec, cluster.is_root()))
+            .and_then(|spec| prepare(spec, cluster.is_root(), options.transport))
             .map_err(|e| failure(&e));
         let RankSetup {
             spec,
             pool,
             keyed,
-            target,
+            output,
         } = cluster.agree(local)?;
         let options = Options {
             sync: spec.policy.sync,
-            provider,
-            ..options(flags)
+            ..options
         };
         if cluster.is_root() {
             super::super::warn_all(&spec);
@@ -308,17 +314,9 @@ mod imp {
         } else {
             None
         };
-        let root = target.map(|target| Root {
+        let root = output.map(|output| Root {
             input: &spec.input,
-            create_output: Box::new(move || {
-                // Only the shared-fs transport needs a name the other ranks can open.
-                let output = match options.transport {
-                    Transport::SharedFs => target.create_named(),
-                    Transport::Messages => target.create(),
-                }
-                .map_err(|e| failure(&e))?;
-                Ok(Box::new(TempOutput(output)) as Box<dyn MpiOutput>)
-            }),
+            output: Box::new(NewTempOutput(output)),
         });
         let summary = paracrypt_mpi::distribute(cluster, &pool, options, keyed.recipe(), root)?;
         Ok((summary, layout))
@@ -375,8 +373,9 @@ mod imp {
     }
 
     /// A rank's own checks: its pool, its arguments, its key; rank 0 also checks the input
-    /// and the output (both must be files every rank can open).
-    fn prepare(spec: JobSpec, root: bool) -> Result<RankSetup> {
+    /// and the output (both must be files every rank can open) and, under the shared-fs
+    /// transport, chooses the output's temporary name.
+    fn prepare(spec: JobSpec, root: bool, transport: Transport) -> Result<RankSetup> {
         let pool = spec.threads.pool()?;
         let not_files =
             || usage("--distributed needs INPUT and OUTPUT to be files (not - or a pipe)");
@@ -399,7 +398,7 @@ mod imp {
         if keyed.in_order(&[]) {
             return armor();
         }
-        let target = if root {
+        let output = if root {
             let mut input = Input::open(&spec.input)?;
             let (head, _) = super::super::head::read_head(&mut input, HEAD_LEN)?;
             keyed.check(&head, input.path())?;
@@ -410,7 +409,7 @@ mod imp {
             if input.as_file().is_none() || !target.is_file() {
                 return not_files();
             }
-            Some(target)
+            Some(target.new_output(transport == Transport::SharedFs)?)
         } else {
             None
         };
@@ -418,13 +417,36 @@ mod imp {
             spec,
             pool,
             keyed,
-            target,
+            output,
         })
     }
 
     /// A local error, as a failure to agree on.
     fn failure(error: &anyhow::Error) -> Failure {
         Failure::new(exit::kind(error), exit::one_line(error))
+    }
+
+    /// Testing only: set, rank 0 waits until it is killed once its output file exists, so that
+    /// a fault test can kill it there (`distributed::a_rank_0_killed_once_its_output_exists_…`).
+    const HOLD_ENV: &str = "PARACRYPT_TEST_HOLD_NEW_OUTPUT";
+
+    /// Rank 0's output before it exists.
+    struct NewTempOutput(NewOutput);
+
+    impl<'a> MpiNewOutput<'a> for NewTempOutput {
+        fn path(&self) -> Option<&Path> {
+            self.0.path()
+        }
+
+        fn create(self: Box<Self>) -> std::result::Result<Box<dyn MpiOutput + 'a>, Failure> {
+            let output = self.0.create().map_err(|e| failure(&e))?;
+            if std::env::var_os(HOLD_ENV).is_some() {
+                loop {
+                    std::thread::park();
+                }
+            }
+            Ok(Box::new(TempOutput(output)))
+        }
     }
 
     /// Rank 0's output: the CLI's temporary file beside OUTPUT.

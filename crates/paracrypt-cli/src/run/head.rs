@@ -12,6 +12,9 @@ use crate::io::Input;
 /// a file is read positionally (and later read whole), a stream gives them up (the caller puts
 /// them back in front, or goes on after them).
 pub(super) fn read_head(input: &mut Input, len: usize) -> Result<(Vec<u8>, bool)> {
+    if let Some(remote) = input.remote() {
+        return Ok((remote.front(len)?, false));
+    }
     let path = input.path().display().to_string();
     let cannot = || format!("cannot read {path}");
     let mut head = vec![0u8; len];

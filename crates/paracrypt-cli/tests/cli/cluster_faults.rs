@@ -48,11 +48,11 @@ enum Fault {
 
 /// A process of the run, found by a marker in its command line.
 #[derive(Debug, Clone)]
-struct Proc {
-    pid: u32,
-    program: String,
+pub(crate) struct Proc {
+    pub(crate) pid: u32,
+    pub(crate) program: String,
     /// Its MPI rank, for a rank.
-    rank: Option<usize>,
+    pub(crate) rank: Option<usize>,
 }
 
 fn read_nul_separated(path: &Path) -> Vec<String> {
@@ -64,7 +64,7 @@ fn read_nul_separated(path: &Path) -> Vec<String> {
 }
 
 /// Every process whose command line mentions `marker`.
-fn processes(marker: &str) -> Vec<Proc> {
+pub(crate) fn processes(marker: &str) -> Vec<Proc> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -109,7 +109,7 @@ fn daemon_of(pid: u32) -> Option<u32> {
     None
 }
 
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         !stat
             .rsplit_once(") ")
@@ -117,7 +117,7 @@ fn alive(pid: u32) -> bool {
     })
 }
 
-fn signal(signal: &str, pid: u32) {
+pub(crate) fn signal(signal: &str, pid: u32) {
     ok(run({
         let mut cmd = Command::new("kill");
         cmd.args([signal, &pid.to_string()]);

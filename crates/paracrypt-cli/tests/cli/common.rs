@@ -140,6 +140,12 @@ pub fn umask() -> u32 {
     u32::from_str_radix(line.trim(), 8).unwrap()
 }
 
+/// `path` quoted for a POSIX shell's command line, whatever it holds (spaces, quotes): a test
+/// may run from a checkout or a `TMPDIR` anywhere.
+pub fn sh_quote(path: &Path) -> String {
+    format!("'{}'", path.to_str().unwrap().replace('\'', "'\\''"))
+}
+
 /// Names of the files in `dir` (to check that nothing was left behind).
 pub fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

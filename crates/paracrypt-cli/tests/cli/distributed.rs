@@ -755,8 +755,13 @@ mod with_mpi {
             }
         }
         // CBC: encryption is serial (rank 0 alone), decryption parallel; openssl's file too.
+        // The salt is fixed for the wrong password below: under a random one, its key would
+        // pass the padding check about once in 256 runs (and decrypt to garbage, as openssl
+        // does); under this one it does not.
         let sealed = d.join("sealed.cbc");
-        ok(mpirun(3, password("-e", "aes-256-cbc", &input, &sealed)));
+        let mut args = password("-e", "aes-256-cbc", &input, &sealed);
+        args.extend(["--fixed-salt".into(), "0102030405060708".into()]);
+        ok(mpirun(3, args));
         let theirs = if openssl().is_some() {
             let opened = openssl_ok(&[
                 "enc",
@@ -807,6 +812,70 @@ mod with_mpi {
             one_error(&String::from_utf8_lossy(&result.stderr), "bad password");
             assert_eq!(listing(d), before, "{transport}: output left behind");
         }
+    }
+    /// A rank 0 killed under the shared-fs transport once its output's temporary file exists
+    /// leaves no file: every rank learned the file's name before it existed, and the ranks
+    /// `mpirun` ends when rank 0 dies remove it. (Before, rank 0 created the file and then
+    /// sent its name: killed in between, it left the file.) Rank 0 is held right after it
+    /// creates the file (`PARACRYPT_TEST_HOLD_NEW_OUTPUT`, testing only), and killed there;
+    /// the watchdog is off, so that only the other ranks can remove it.
+    #[test]
+    fn a_rank_0_killed_once_its_output_exists_leaves_nothing() {
+        use std::time::{Duration, Instant};
+
+        use crate::cluster::is_root;
+        use crate::cluster_faults::{alive, processes, signal};
+
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let input = write(d, "plain", &data(40 * CHUNK, 3));
+        let output = d.join("sealed-by-a-rank-0-to-be-killed");
+        let session = scratch();
+        let mut cmd = std::process::Command::new("timeout");
+        cmd.args(["120", "mpirun", "--oversubscribe"]);
+        if is_root() {
+            cmd.arg("--allow-run-as-root");
+        }
+        cmd.args(["-n", "3", "-x", "PARACRYPT_TEST_HOLD_NEW_OUTPUT=1"])
+            .arg(env!("CARGO_BIN_EXE_paracrypt"))
+            .args(raw_encrypt_args(&input, &output))
+            .args(layout("static", "shared-fs"))
+            .args(["--stall-timeout", "0", "--distributed"])
+            .env("TMPDIR", session.path())
+            .env_remove("PARACRYPT_PASSWORD")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut job = cmd.spawn().expect("start mpirun");
+        let marker = s(&output);
+        let bound = Duration::from_secs(60);
+        let start = Instant::now();
+        let temporary = || listing(d).iter().any(|n| n.starts_with(".paracrypt-"));
+        while !temporary() {
+            assert!(
+                start.elapsed() < bound && job.try_wait().unwrap().is_none(),
+                "rank 0 never created its output"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let rank_0 = processes(&marker)
+            .into_iter()
+            .find(|p| p.program == "paracrypt" && p.rank == Some(0))
+            .expect("rank 0 runs");
+        signal("-KILL", rank_0.pid);
+        let status = job.wait().unwrap();
+        let stderr = std::io::read_to_string(job.stderr.take().unwrap()).unwrap();
+        assert!(!status.success(), "{stderr}");
+        // Every process of the run ends; then nothing is left but the input.
+        let ended = Instant::now();
+        while processes(&marker).iter().any(|p| alive(p.pid)) {
+            assert!(ended.elapsed() < bound, "processes of the run left");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(listing(d), ["plain"], "{status:?}: {stderr}");
     }
 
     /// `sign --distributed`: every rank hashes its chunks, rank 0 signs; the signature file is

@@ -17,6 +17,7 @@ mod providers;
 mod raw;
 mod rekey;
 mod rsa;
+mod s3;
 mod sigfiles;
 mod sign;
 mod testkit;

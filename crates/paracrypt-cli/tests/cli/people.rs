@@ -168,7 +168,7 @@ fn ssh_and_armored_age_files_both_ways() {
 }
 
 /// `age` reads a passphrase from the terminal only: `script` gives it one (util-linux, on
-/// every Debian machine).
+/// every Debian machine). `args` is a shell command line: paths in it go through [`sh_quote`].
 fn age_with_passphrase(args: &str, passphrase: &str, times: usize) -> bool {
     let mut cmd = Command::new("script");
     cmd.args(["-qec", &format!("age {args}"), "/dev/null"]);
@@ -201,7 +201,7 @@ fn passphrase_age_files_both_ways() {
         let ours_path = write(d, "ours.age", &sealed);
         let out = d.join("age-out");
         let _ = std::fs::remove_file(&out);
-        let args = format!("-d -o {} {}", out.display(), ours_path.display());
+        let args = format!("-d -o {} {}", sh_quote(&out), sh_quote(&ours_path));
         assert!(
             age_with_passphrase(&args, passphrase, 1),
             "age -d of ours, {len} bytes"
@@ -214,7 +214,7 @@ fn passphrase_age_files_both_ways() {
         let input = write(d, "plain", &plain);
         let theirs = d.join("theirs.age");
         let _ = std::fs::remove_file(&theirs);
-        let args = format!("-p -o {} {}", theirs.display(), input.display());
+        let args = format!("-p -o {} {}", sh_quote(&theirs), sh_quote(&input));
         assert!(
             age_with_passphrase(&args, passphrase, 2),
             "age -p, {len} bytes"
@@ -696,5 +696,58 @@ fn openssl_password_files_refuse_cleanly() {
         run(cmd),
         1,
         "not a password-based openssl file (no Salted__ header)",
+    );
+}
+
+/// `raw --fixed-salt` (testing only) writes what `openssl enc -S` does under that salt, says it
+/// is for tests, and applies to encryption only.
+#[test]
+fn a_fixed_salt_is_openssl_enc_s() {
+    let dir = scratch();
+    let d = dir.path();
+    let pw = write(d, "pw", b"open sesame\n");
+    let plain = data(5000, 71);
+    let input = write(d, "plain", &plain);
+    let raw = |direction: &str, extra: &[&str], input: &Path| {
+        let mut cmd = paracrypt();
+        cmd.args(["raw", direction, "-c", "aes-256-cbc", "--pbkdf2", "-p"])
+            .arg(&pw)
+            .args(extra)
+            .arg(input);
+        run(cmd)
+    };
+    let out = raw("-e", &["--fixed-salt", "0102030405060708"], &input);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--fixed-salt"));
+    let ours = ok(out);
+    assert_eq!(ours[..16], *b"Salted__\x01\x02\x03\x04\x05\x06\x07\x08");
+    let again = ok(raw("-e", &["--fixed-salt", "0102030405060708"], &input));
+    assert!(ours == again, "the same salt gives the same bytes");
+    if openssl().is_some() {
+        let theirs = openssl_ok(&[
+            "enc",
+            "-e",
+            "-aes-256-cbc",
+            "-pbkdf2",
+            "-S",
+            "0102030405060708",
+            "-pass",
+            &format!("file:{}", pw.display()),
+            "-in",
+            input.to_str().unwrap(),
+        ]);
+        // OpenSSL 3.0 leaves the header out when -S is given.
+        assert!(ours.ends_with(&theirs), "differs from openssl enc -S");
+    }
+    let sealed = write(d, "sealed", &ours);
+    assert!(ok(raw("-d", &[], &sealed)) == plain);
+    fails(
+        raw("-d", &["--fixed-salt", "0102030405060708"], &sealed),
+        2,
+        "--fixed-salt applies to encryption",
+    );
+    fails(
+        raw("-e", &["--fixed-salt", "0102"], &input),
+        2,
+        "--fixed-salt needs 8 bytes",
     );
 }

@@ -727,3 +727,27 @@ fn help_says_cbc_encryption_is_serial() {
         "{help}"
     );
 }
+
+/// Every help text that lists exit statuses lists 4, a provider's own failure.
+#[test]
+fn help_texts_name_the_internal_status() {
+    for command in [
+        &[][..],
+        &["raw"],
+        &["encrypt"],
+        &["rsa"],
+        &["ecdsa"],
+        &["rekey"],
+    ] {
+        let out = ok(run({
+            let mut c = paracrypt();
+            c.args(command).arg("--help");
+            c
+        }));
+        let help = String::from_utf8_lossy(&out).replace('\n', " ");
+        assert!(
+            help.contains("4 a cryptographic provider failed inside"),
+            "{command:?}: {help}"
+        );
+    }
+}

@@ -174,7 +174,7 @@ fn a_range_verifies_only_the_chunks_that_cover_it() {
     );
     fails(
         verify(&public, &file, &["--range", "28700:1"]),
-        4,
+        5,
         "chunk 7 does not match the signature (bytes 28672..32768 were altered)",
     );
     // The last chunk, short.
@@ -184,7 +184,7 @@ fn a_range_verifies_only_the_chunks_that_cover_it() {
         1,
         "beyond the end",
     );
-    fails(verify(&public, &file, &[]), 4, "chunk 7 does not match");
+    fails(verify(&public, &file, &[]), 5, "chunk 7 does not match");
 }
 
 #[test]
@@ -200,7 +200,7 @@ fn bad_input_is_caught_on_one_line_with_its_exit_code() {
         std::fs::write(&sig_path, sig).unwrap();
         let out = verify(&public, &file, &[]);
         let (got, stderr) = status_and_stderr(&out);
-        let code = if code == 0 && [1, 4].contains(&got) {
+        let code = if code == 0 && [1, 5].contains(&got) {
             got
         } else {
             code
@@ -216,7 +216,7 @@ fn bad_input_is_caught_on_one_line_with_its_exit_code() {
         check(
             &bytes,
             &signature,
-            4,
+            5,
             &format!("chunk {chunk} does not match"),
         );
     }
@@ -224,19 +224,19 @@ fn bad_input_is_caught_on_one_line_with_its_exit_code() {
     check(
         &original[..4096 * 5],
         &signature,
-        4,
+        5,
         "truncated or extended",
     );
     let mut longer = original.clone();
     longer.push(0);
-    check(&longer, &signature, 4, "truncated or extended");
+    check(&longer, &signature, 5, "truncated or extended");
     let mut swapped = original.clone();
     let (a, b) = swapped.split_at_mut(4096);
     a.swap_with_slice(&mut b[..4096]);
-    check(&swapped, &signature, 4, "chunk 0 does not match");
+    check(&swapped, &signature, 5, "chunk 0 does not match");
     let mut spliced = original.clone();
     spliced[8192..12288].copy_from_slice(&data(4096, 9));
-    check(&spliced, &signature, 4, "chunk 2 does not match");
+    check(&spliced, &signature, 5, "chunk 2 does not match");
     // A flipped bit anywhere in the signature file: the header fields, the key, the
     // signature, a leaf.
     let key_at = 30;
@@ -249,14 +249,14 @@ fn bad_input_is_caught_on_one_line_with_its_exit_code() {
         (14, 1, "unknown hash"),
         (15, 1, "reserved byte"),
         (18, 1, "not a valid paracrypt signature"),
-        (27, 4, "the signature does not verify"),
+        (27, 5, "the signature does not verify"),
         (29, 1, "not a valid paracrypt signature"),
         // Another point, or none (the key does not decompress): either way refused.
         (key_at + 5, 0, "key"),
         (sig_at - 1, 1, "not a valid paracrypt signature"),
-        (sig_at + 10, 4, "the signature does not verify"),
-        (leaves_at + 40, 4, "the signature does not verify"),
-        (signature.len() - 1, 4, "the signature does not verify"),
+        (sig_at + 10, 5, "the signature does not verify"),
+        (leaves_at + 40, 5, "the signature does not verify"),
+        (signature.len() - 1, 5, "the signature does not verify"),
     ] {
         let mut sig = signature.clone();
         sig[at] ^= 0x01;
@@ -284,7 +284,7 @@ fn bad_input_is_caught_on_one_line_with_its_exit_code() {
     std::fs::write(&sig_path, &signature).unwrap();
     fails(
         verify(&other_public, &file, &[]),
-        4,
+        5,
         "signed by another key",
     );
     ok(verify(&public, &file, &[]));
@@ -322,7 +322,7 @@ fn signing_refuses_before_writing_anything() {
 /// `ssh-keygen -Y` both ways: an SSHSIG from `paracrypt sign --format sshsig` (with a key of
 /// paracrypt's and with an OpenSSH key) verifies with `ssh-keygen -Y verify`, and one from
 /// `ssh-keygen -Y sign` with `paracrypt verify --format sshsig`; a changed file, another
-/// namespace or another key fails on one line with exit 4 (1 for the namespace).
+/// namespace or another key fails on one line with exit 5 (1 for the namespace).
 #[test]
 fn sshsig_interoperates_with_ssh_keygen_both_ways() {
     if !have("ssh-keygen", "-?") {
@@ -411,7 +411,7 @@ fn sshsig_interoperates_with_ssh_keygen_both_ways() {
     let (_, other) = ed25519(d, "other");
     fails(
         verify(&other, &file, &["--format", "sshsig"]),
-        4,
+        5,
         "signed by another key",
     );
     let mut altered = data(200_000, 7);
@@ -419,7 +419,7 @@ fn sshsig_interoperates_with_ssh_keygen_both_ways() {
     std::fs::write(&file, &altered).unwrap();
     fails(
         verify(&public, &file, &["--format", "sshsig"]),
-        4,
+        5,
         "does not verify",
     );
     // Only Ed25519 keys make SSHSIGs here.
@@ -435,7 +435,7 @@ fn sshsig_interoperates_with_ssh_keygen_both_ways() {
 /// minisign both ways: `paracrypt sign --format minisign` verifies with `minisign -V` (the
 /// public key from `keygen -y --minisign`), and `minisign -S`'s signature (an unencrypted key
 /// from `minisign -G -W`) with `paracrypt verify --format minisign`; a changed file or trusted
-/// comment fails with exit 4.
+/// comment fails with exit 5.
 #[test]
 fn minisign_interoperates_both_ways() {
     if !have("minisign", "-v") {
@@ -493,7 +493,7 @@ fn minisign_interoperates_both_ways() {
     );
     fails(
         verify(&public, &file, &["--format", "minisign"]),
-        4,
+        5,
         "does not verify",
     );
     let sig = d.join("f.minisig");
@@ -505,14 +505,14 @@ fn minisign_interoperates_both_ways() {
     .unwrap();
     fails(
         verify(&d.join("m.pub"), &file, &["--format", "minisign"]),
-        4,
+        5,
         "does not verify",
     );
     std::fs::write(&sig, &text).unwrap();
     std::fs::write(&file, data(150_001, 8)).unwrap();
     fails(
         verify(&d.join("m.pub"), &file, &["--format", "minisign"]),
-        4,
+        5,
         "does not verify",
     );
 }

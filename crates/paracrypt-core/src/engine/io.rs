@@ -13,6 +13,14 @@ use crate::plan::ChunkPlan;
 pub trait Source: Sync {
     /// Fills `buf` with the input bytes at `offset` (for chunk `index`, named in errors).
     fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> Result<()>;
+
+    /// A hint: the run about to start reads the input bytes `bytes`, roughly in order, and no
+    /// others (besides a few bytes of context before its chunks). A source whose reads are
+    /// slow to start (ranged GETs from object storage) fetches ahead within them; the default
+    /// does nothing. [`run`](super::run) calls it once per run.
+    fn will_read(&self, bytes: std::ops::Range<u64>) {
+        let _ = bytes;
+    }
 }
 
 /// Positional output: any chunk can be written at any time, from any thread.
@@ -140,6 +148,10 @@ impl Source for ProgressSource<'_> {
             progress(buf.len() as u64);
         }
         Ok(())
+    }
+
+    fn will_read(&self, bytes: std::ops::Range<u64>) {
+        self.inner.will_read(bytes);
     }
 }
 

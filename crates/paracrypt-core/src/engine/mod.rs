@@ -321,6 +321,15 @@ pub fn run(
 ) -> Result<Option<u64>, ChunkError> {
     let plan = job.planned();
     assert!(indices.end <= plan.len(), "chunk range beyond the plan");
+    if !indices.is_empty() {
+        let context = if indices.start > 0 {
+            job.context_len() as u64
+        } else {
+            0
+        };
+        let first = plan.chunk(indices.start).input.start - context;
+        source.will_read(first..plan.chunk(indices.end - 1).input.end);
+    }
     let feed = Feed {
         plan,
         source,
