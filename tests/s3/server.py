@@ -95,6 +95,11 @@ def command(s3, cmd: dict):
         with open(cmd["file"], "rb") as f:
             s3.put_object(Bucket=cmd["bucket"], Key=cmd["key"], Body=f.read())
         return None
+    if op == "delete":
+        listed = s3.list_objects_v2(Bucket=cmd["bucket"], Prefix=cmd["prefix"])
+        for o in listed.get("Contents", []):
+            s3.delete_object(Bucket=cmd["bucket"], Key=o["Key"])
+        return None
     if op == "flip":
         body = bytearray(s3.get_object(Bucket=cmd["bucket"], Key=cmd["key"])["Body"].read())
         body[cmd["offset"]] ^= 0x01

@@ -29,6 +29,7 @@ pub struct Pending {
     files: Vec<PathBuf>,
     dirs: Vec<PathBuf>,
     aborts: Vec<(u64, Undo)>,
+    #[cfg_attr(not(feature = "s3"), allow(dead_code))] // only object storage aborts
     next_abort: u64,
     bar: Option<ProgressBar>,
 }
@@ -99,6 +100,7 @@ impl Pending {
 
     /// Runs `undo` if the process is interrupted before [`Pending::forget_abort`] with the
     /// number returned.
+    #[cfg_attr(not(feature = "s3"), allow(dead_code))]
     pub fn add_abort(&mut self, undo: Undo) -> u64 {
         self.next_abort += 1;
         self.aborts.push((self.next_abort, undo));
@@ -107,6 +109,7 @@ impl Pending {
 
     /// The action registered as `id` is no longer needed (the upload completed or was
     /// aborted).
+    #[cfg_attr(not(feature = "s3"), allow(dead_code))]
     pub fn forget_abort(&mut self, id: u64) {
         self.aborts.retain(|(n, _)| *n != id);
     }

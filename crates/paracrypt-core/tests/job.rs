@@ -340,3 +340,59 @@ fn in_memory_a_shrinking_job_without_a_one_pass_transform_gives_what_the_positio
         }
     }
 }
+
+/// A source that records what runs announce they will read.
+struct Announced<'a> {
+    inner: SliceSource<'a>,
+    hints: std::sync::Mutex<Vec<std::ops::Range<u64>>>,
+}
+
+impl engine::Source for Announced<'_> {
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> paracrypt_core::Result<()> {
+        self.inner.read_chunk(index, offset, buf)
+    }
+
+    fn will_read(&self, bytes: std::ops::Range<u64>) {
+        self.hints.lock().unwrap().push(bytes);
+    }
+}
+
+/// Every positional run tells its source which input bytes it will read — a run's chunks and
+/// the context bytes before them — once, before reading: what a source that fetches ahead
+/// (ranged GETs from object storage) fetches, and nothing else.
+#[test]
+fn a_run_announces_the_bytes_it_will_read() {
+    let plain = data(10 * 4096 + 100, 9);
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(chunk_size(4096)), &plain)
+        .unwrap();
+    let job = first_job(&Decryptor::new(key()), &sealed, Some(sealed.len() as u64));
+    let plan = job.plan().unwrap().clone();
+    let source = Announced {
+        inner: SliceSource(&sealed),
+        hints: std::sync::Mutex::default(),
+    };
+    let mut out = Vec::new();
+    engine::run_to_buffer(&job, 3..7, &source, &mut out).unwrap();
+    let want = plan.chunk(3).input.start..plan.chunk(6).input.end;
+    assert_eq!(
+        source.hints.lock().unwrap().as_slice(),
+        std::slice::from_ref(&want)
+    );
+
+    // CBC decryption reads one block of context before each chunk: announced too.
+    let name: RawCipherName = "aes-128-cbc".parse().unwrap();
+    let recipe = cipher(name).recipe(Direction::Decrypt, chunk_size(4096));
+    let input = data(10 * 4096, 3);
+    let job = first_job(&recipe, &[], Some(input.len() as u64));
+    let source = Announced {
+        inner: SliceSource(&input),
+        hints: std::sync::Mutex::default(),
+    };
+    engine::run_to_buffer(&job, 2..4, &source, &mut out).unwrap();
+    let want = 2 * 4096 - 16..4 * 4096;
+    assert_eq!(
+        source.hints.lock().unwrap().as_slice(),
+        std::slice::from_ref(&want)
+    );
+}

@@ -307,6 +307,9 @@ mod stub {
         pub fn front(&mut self, _: usize) -> Result<Vec<u8>> {
             match *self {}
         }
+        pub fn source(&self) -> &dyn paracrypt_core::engine::Source {
+            match *self {}
+        }
         pub fn header(&self) -> std::io::Empty {
             match *self {}
         }

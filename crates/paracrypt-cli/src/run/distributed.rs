@@ -144,7 +144,8 @@ mod imp {
     struct SignRoot {
         key: paracrypt_core::sign::SigningKey,
         target: OutputTarget,
-        dir: PathBuf,
+        /// The free name chosen for the temporary file of leaves.
+        leaves: PathBuf,
     }
 
     fn prepare_sign(job: &SignJob, root: bool) -> Result<(rayon::ThreadPool, Option<SignRoot>)> {
@@ -170,7 +171,15 @@ mod imp {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        Ok((pool, Some(SignRoot { key, target, dir })))
+        let leaves = NewLeaves::choose(&dir)?;
+        Ok((
+            pool,
+            Some(SignRoot {
+                key,
+                target,
+                leaves,
+            }),
+        ))
     }
 
     fn sign_steps(
@@ -188,24 +197,12 @@ mod imp {
         let recipe = paracrypt_core::sign::tree::TreeHash::new(job.chunk_size);
         // The leaves, kept by rank 0's output when it commits.
         let kept: std::sync::Arc<Mutex<Option<tempfile::NamedTempFile>>> = Default::default();
-        let root = sign_root.as_ref().map(|root| {
-            let kept = kept.clone();
-            let dir = root.dir.clone();
-            Root {
-                input: &job.input,
-                create_output: Box::new(move || {
-                    let file = tempfile::Builder::new()
-                        .prefix(".paracrypt-leaves-")
-                        .tempfile_in(&dir)
-                        .map_err(|e| {
-                            Failure::new(
-                                paracrypt_core::ErrorKind::Io,
-                                format!("cannot create a temporary file in {}: {e}", dir.display()),
-                            )
-                        })?;
-                    Ok(Box::new(Leaves { file, kept }) as Box<dyn MpiOutput>)
-                }),
-            }
+        let root = sign_root.as_ref().map(|root| Root {
+            input: &job.input,
+            output: Box::new(NewLeaves {
+                path: root.leaves.clone(),
+                kept: kept.clone(),
+            }),
         });
         let summary = paracrypt_mpi::distribute(cluster, &pool, options, &recipe, root)?;
         let Some(SignRoot { key, target, .. }) = sign_root else {
@@ -238,6 +235,65 @@ mod imp {
         })();
         // Rank 0 alone signs, after every rank's part succeeded: its failure is its own.
         Ok(signed)
+    }
+
+    /// Rank 0's output of a distributed signature before it exists: a free name beside the
+    /// signature for the temporary file of leaves (every shared-fs rank learns it before the
+    /// file is made, so that a rank 0 killed at any point leaves nothing).
+    struct NewLeaves {
+        path: PathBuf,
+        kept: std::sync::Arc<Mutex<Option<tempfile::NamedTempFile>>>,
+    }
+
+    impl NewLeaves {
+        /// A name free in `dir` now.
+        fn choose(dir: &Path) -> Result<PathBuf> {
+            let free = |path: &Path| match std::fs::symlink_metadata(path) {
+                Ok(_) => Err(std::io::ErrorKind::AlreadyExists.into()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+            };
+            let chosen = tempfile::Builder::new()
+                .prefix(".paracrypt-leaves-")
+                .make_in(dir, free)
+                .and_then(|chosen| chosen.keep().map_err(|e| e.error))
+                .map_err(|e| {
+                    anyhow::anyhow!("cannot create a temporary file in {}: {e}", dir.display())
+                })?;
+            Ok(chosen.1)
+        }
+    }
+
+    impl<'a> MpiNewOutput<'a> for NewLeaves {
+        fn path(&self) -> Option<&Path> {
+            Some(&self.path)
+        }
+
+        fn create(self: Box<Self>) -> std::result::Result<Box<dyn MpiOutput + 'a>, Failure> {
+            use std::os::unix::fs::OpenOptionsExt;
+            let cannot = |e: std::io::Error| {
+                Failure::new(
+                    paracrypt_core::ErrorKind::Io,
+                    format!(
+                        "cannot create a temporary file in {}: {e}",
+                        self.path.parent().unwrap_or(Path::new(".")).display()
+                    ),
+                )
+            };
+            // Created only if nothing is there (what another process made is never ours).
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&self.path)
+                .map_err(cannot)?;
+            let path = tempfile::TempPath::try_from_path(&self.path).map_err(cannot)?;
+            Ok(Box::new(Leaves {
+                file: tempfile::NamedTempFile::from_parts(file, path),
+                kept: self.kept.clone(),
+            }))
+        }
     }
 
     /// Rank 0's output of a distributed signature: the leaves, in a temporary file beside
@@ -381,6 +437,12 @@ mod imp {
             || usage("--distributed needs INPUT and OUTPUT to be files (not - or a pipe)");
         if spec.input == Path::new("-") || spec.output == Path::new("-") {
             return not_files();
+        }
+        if crate::io::remote::is_url(&spec.input) || crate::io::remote::is_url(&spec.output) {
+            return usage(
+                "--distributed does not take object URLs (s3://…) in this version: drop \
+                 --distributed (one process seals and uploads on every core)",
+            );
         }
         if spec.operation.range().is_some() {
             return usage(

@@ -50,6 +50,7 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
         if !in_order && input.remote().is_some() && (range.is_some() || positional_out) {
             return remote_input(&keyed, &mut input, &mut output, range, provider, &bar);
         }
+        #[cfg(feature = "s3")]
         if !in_order
             && range.is_none()
             && output.remote().is_some()
@@ -116,6 +117,7 @@ fn remote_input(
         engine::run_range(&job, &source, offset, want, &mut *output.writer())?;
         return Ok(());
     }
+    #[cfg(feature = "s3")]
     if output.remote().is_some() {
         return upload(&job, &source, output);
     }
@@ -125,6 +127,7 @@ fn remote_input(
 }
 
 /// Uploads every part of `job` from `source` into the output object.
+#[cfg(feature = "s3")]
 fn upload(job: &engine::Job, source: &dyn Source, output: &mut Output) -> Result<()> {
     let plan = job.plan().expect("a job of known length");
     let count = paracrypt_store::part_count(plan);

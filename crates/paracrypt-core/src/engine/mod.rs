@@ -311,6 +311,10 @@ const WRITER_MIN_CHUNKS_PER_THREAD: u64 = 4;
 /// and transforms and one writer thread writes, through a bounded ring of `2 × threads + 1`
 /// buffers. Serial work runs `indices` in order on the calling thread.
 ///
+/// Before any chunk is read, the source learns which input bytes the run reads
+/// ([`Source::will_read`]: the chunks' input and the context bytes before the first), so that a
+/// source whose reads are slow to start (ranged GETs from object storage) fetches ahead.
+///
 /// # Panics
 /// If the job was made without the input's length, or `indices` go beyond its plan.
 pub fn run(
