@@ -23,7 +23,8 @@ declare -A why=(
   [pkg-config]="openssl-sys finds libcrypto with pkg-config"
   [openssl]="interop tests run the openssl binary"
   [age]="age interop tests run the age and age-keygen binaries"
-  [openssh-client]="recipient tests make SSH keys with ssh-keygen"
+  [openssh-client]="recipient tests make SSH keys with ssh-keygen; signature tests run ssh-keygen -Y"
+  [minisign]="signature interop tests run minisign both ways"
   [openmpi-bin]="MPI tests run mpirun"
   [libopenmpi-dev]="mpi-sys compiles against mpi.h (mpicc)"
   [libclang-dev]="bindgen (mpi-sys) loads libclang.so and clang's headers"
@@ -45,6 +46,7 @@ else
   command -v openssl >/dev/null || need+=(openssl)
   command -v age >/dev/null || need+=(age)
   command -v ssh-keygen >/dev/null || need+=(openssh-client)
+  command -v minisign >/dev/null || need+=(minisign)
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   command -v mpicc >/dev/null || need+=(libopenmpi-dev)
   command -v ip >/dev/null || need+=(iproute2)

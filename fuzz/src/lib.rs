@@ -22,6 +22,7 @@ use paracrypt_core::engine;
 use paracrypt_core::raw::salted::{self, PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
 use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::sign;
 use paracrypt_core::{Error, ErrorKind, Recipe, Runner};
 
 pub use paracrypt_core::container::Suite;
@@ -477,6 +478,52 @@ pub mod keys {
         }
         let mut recipients = Recipients::new();
         let _ = ok_or(recipients.add_file("fuzz", bytes), ErrorKind::Usage);
+        // Signing keys (`paracrypt sign -k`, `verify -p`): a key that reads has a public key
+        // that reads back from its signature-file field.
+        let rsa = pubkey::rsa::RsaScheme::Pkcs1v15;
+        if let Some(key) = ok_or(sign::SigningKey::from_key_file(bytes, rsa), ErrorKind::Usage) {
+            let public = key.verifying_key();
+            let again = sign::VerifyingKey::from_field(public.scheme(), &public.to_field())
+                .expect("a key's own field reads back");
+            assert_eq!(again, public);
+        }
+        let _ = ok_or(sign::VerifyingKey::from_key_file(bytes, rsa), ErrorKind::Usage);
+    }
+}
+
+/// Signature files (`paracrypt verify`), as the CLI reads them.
+pub mod signatures {
+    use super::*;
+
+    /// Parses `bytes` as a signature file three ways (whole, from a reader capped at what its
+    /// header announces, and the announced length from its head), which must agree; what
+    /// parses writes back to the same bytes, and is checked against its own signer and an
+    /// empty file: a signature failure or bad data, never a panic.
+    pub fn parse(bytes: &[u8]) {
+        let whole = sign::Signature::from_bytes(bytes);
+        let read = sign::Signature::read(&mut &bytes[..]);
+        assert_eq!(whole.is_ok(), read.is_ok());
+        if let Ok(len) = sign::Signature::file_len(&bytes[..bytes.len().min(sign::Signature::HEAD_LEN)]) {
+            if whole.is_ok() {
+                assert_eq!(len, bytes.len() as u64);
+            }
+        }
+        let Ok(signature) = whole else {
+            rejected(&whole.unwrap_err(), ErrorKind::Data);
+            return;
+        };
+        assert_eq!(signature.to_bytes(), bytes);
+        match signature.check_signer(&signature.signer) {
+            Ok(()) => {}
+            Err(e) => assert!(
+                matches!(e.kind(), ErrorKind::Signature | ErrorKind::Data),
+                "{e}"
+            ),
+        }
+        let runner = paracrypt_core::Runner::new();
+        if let Err(e) = signature.verify_slice(&runner, &signature.signer, &[]) {
+            assert!(matches!(e.kind(), ErrorKind::Signature | ErrorKind::Data), "{e}");
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! | 2 | usage: bad arguments, unknown cipher, bad hex, wrong key or IV length, a malformed key file, refused output |
 //! | 3 | `--distributed`: nothing progressed for `--stall-timeout` seconds; the job was aborted (`mpirun`'s status) |
 //! | 4 | internal: a cryptographic provider (aws-lc, OpenSSL, RustCrypto) failed inside, e.g. could not allocate ([`ErrorKind::Internal`]); neither the request nor the data is at fault |
+//! | 5 | a signature check failed: the data is not proven to come from the expected signer (altered data or signature, another signer, or no signature where one was required) |
 //! | 128 + N | killed by signal N (130 for Ctrl-C): nothing is left behind (see [`crate::interrupt`]) |
 
 use std::process::ExitCode;
@@ -54,10 +55,15 @@ pub fn kind(error: &anyhow::Error) -> ErrorKind {
             }
         })
         .collect();
-    [ErrorKind::Usage, ErrorKind::Io, ErrorKind::Internal]
-        .into_iter()
-        .find(|kind| kinds.contains(kind))
-        .unwrap_or(ErrorKind::Data)
+    [
+        ErrorKind::Usage,
+        ErrorKind::Io,
+        ErrorKind::Internal,
+        ErrorKind::Signature,
+    ]
+    .into_iter()
+    .find(|kind| kinds.contains(kind))
+    .unwrap_or(ErrorKind::Data)
 }
 
 #[cfg(feature = "mpi")]
@@ -87,12 +93,16 @@ fn store_kind(_: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
 /// The status a provider's own failure exits with ([`ErrorKind::Internal`]).
 pub const INTERNAL: u8 = 4;
 
-/// The exit status of a kind of failure: 2 for a usage error, 4 for an internal one, 1
-/// otherwise.
+/// The status of a failed signature check: the data is not proven to come from the signer.
+pub const NOT_SIGNED: u8 = 5;
+
+/// The exit status of a kind of failure: 2 for a usage error, 4 for an internal one, 5 for a
+/// failed signature check, 1 otherwise.
 pub fn code_of(kind: ErrorKind) -> u8 {
     match kind {
         ErrorKind::Usage => 2,
         ErrorKind::Internal => INTERNAL,
+        ErrorKind::Signature => NOT_SIGNED,
         _ => 1,
     }
 }

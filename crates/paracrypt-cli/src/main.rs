@@ -31,7 +31,8 @@ use paracrypt_core::provider::Provider;
 #[command(name = "paracrypt", version, about, long_about = None)]
 #[command(
     after_help = "Exit status: 0 success, 1 failure, 2 usage error, 3 a --distributed job stalled, 4 a \
-                  cryptographic provider failed inside, 128+N interrupted by signal N."
+                  cryptographic provider failed inside, 5 a signature not \
+                  verified, 128+N interrupted by signal N."
 )]
 pub struct Cli {
     /// Cryptographic provider: fastest (the default: per primitive, the fastest compiled
@@ -68,6 +69,12 @@ enum Command {
     /// Change who can open a container (to recipients) or an age file, without re-encrypting
     /// it: a new header for the same file key. Not revocation (see --help).
     Rekey(cmd::rekey::RekeyArgs),
+    /// Sign a file: a detached signature over a tree hash of its chunks, hashed on every core
+    /// (Ed25519, ECDSA P-256 or RSA keys).
+    Sign(cmd::sign::SignArgs),
+    /// Verify a file (or a byte range of it) against its detached signature and the signer's
+    /// public key.
+    Verify(cmd::sign::VerifyArgs),
     /// Create a new random 256-bit key file or age X25519 identity (mode 0600); -y prints an
     /// identity file's recipients.
     Keygen(cmd::keygen::KeygenArgs),
@@ -110,6 +117,8 @@ fn main() -> ExitCode {
         Command::Decrypt(args) => cmd::container::run_decrypt(args, provider),
         Command::Rekey(args) => cmd::rekey::run(args),
         Command::Keygen(args) => cmd::keygen::run(args),
+        Command::Sign(args) => cmd::sign::run_sign(args, provider),
+        Command::Verify(args) => cmd::sign::run_verify(args, provider),
         Command::Info(args) => cmd::info::run(args, provider),
         Command::Bench(args) => cmd::bench::run(args, &providers),
         Command::Generate(args) => cmd::generate::run(args),

@@ -258,6 +258,57 @@ pub enum Error {
         /// Which call failed.
         what: &'static str,
     },
+    /// A signing or verifying key that cannot be used (its file, its kind, its size).
+    #[error("{0}")]
+    SignKey(String),
+    /// A signature file (or a signed container's signer block) that is not well formed: what
+    /// is wrong with it.
+    #[error("not a valid paracrypt signature: {0}")]
+    SignatureFile(String),
+    /// The signature does not verify: the data or the signature was altered, or another key
+    /// made it.
+    #[error("the signature does not verify (the file or its signature was altered)")]
+    BadSignature,
+    /// The data was signed by another key than the one given.
+    #[error("signed by another key ({signer}), not by the given public key ({expected})")]
+    WrongSigner {
+        /// The signer's key, as [`VerifyingKey::fingerprint`](crate::sign::VerifyingKey::fingerprint) shows it.
+        signer: String,
+        /// The key given to verify with.
+        expected: String,
+    },
+    /// A chunk's bytes are not the ones the signature covers.
+    #[error("chunk {index} does not match the signature (bytes {start}..{end} were altered)")]
+    ChunkMismatch {
+        /// The chunk's index (the lowest that differs).
+        index: u64,
+        /// Its first byte in the file.
+        start: u64,
+        /// The byte after its last.
+        end: u64,
+    },
+    /// The file's length is not the signed length.
+    #[error(
+        "the file is {actual} bytes long, the signature covers {signed} (truncated or extended)"
+    )]
+    SignedLength {
+        /// The length the signature covers.
+        signed: u64,
+        /// The length of the file.
+        actual: u64,
+    },
+    /// A signature was required and the file has none.
+    #[error("the file is not signed (a signature by {expected} was required)")]
+    Unsigned {
+        /// The key whose signature was required.
+        expected: String,
+    },
+    /// A signed container's chunk whose signature does not verify.
+    #[error("chunk {index} is not signed by the signer (altered, reordered, or from another file)")]
+    ChunkSignature {
+        /// The chunk's index.
+        index: u64,
+    },
 }
 
 /// What is wrong with a container header.
@@ -296,6 +347,9 @@ pub enum ErrorKind {
     /// would fail again: a failure of the system, or a defect in paracrypt or the backend
     /// (report it when it repeats). [`Error::Provider`] is this kind.
     Internal,
+    /// The data is not proven to come from the expected signer: a signature that does not
+    /// verify, data signed by another key, or no signature where one was required.
+    Signature,
 }
 
 impl Error {
@@ -311,6 +365,7 @@ impl Error {
             | Error::Size { .. }
             | Error::UnknownProvider { .. }
             | Error::KeyFile(_)
+            | Error::SignKey(_)
             | Error::Recipient { .. }
             | Error::Identity { .. }
             | Error::IncompatibleRecipients(_) => ErrorKind::Usage,
@@ -339,8 +394,15 @@ impl Error {
             | Error::Armor(_)
             | Error::EmptyLastChunk { .. }
             | Error::NotSalted
-            | Error::BadPassword { .. } => ErrorKind::Data,
+            | Error::BadPassword { .. }
+            | Error::SignatureFile(_) => ErrorKind::Data,
             Error::Provider { .. } => ErrorKind::Internal,
+            Error::BadSignature
+            | Error::WrongSigner { .. }
+            | Error::ChunkMismatch { .. }
+            | Error::SignedLength { .. }
+            | Error::Unsigned { .. }
+            | Error::ChunkSignature { .. } => ErrorKind::Signature,
         }
     }
 

@@ -18,6 +18,8 @@
 //!   passphrase), through the `age` crate.
 //! - [`agefile`]: age v1 files, binary and armored, sealed and opened on every core.
 //! - [`info`]: what an encrypted file says about itself without a key, for every format.
+//! - [`sign`]: detached signatures of large files over a tree hash of their chunks, hashed on
+//!   every core (Ed25519, ECDSA P-256, RSA), verifiable whole or by range.
 //! - [`size`]: byte sizes and ranges as people write them (`64KiB`, `OFFSET:LENGTH`).
 //! - [`recipe`]: what every format is to the engine ([`Recipe`]), and the one [`Runner`] that
 //!   runs any of them file to file, stream to stream, in memory, over a range or as a `Write`
@@ -43,6 +45,7 @@ pub mod raw;
 pub mod recipe;
 pub mod recipient;
 pub mod rekey;
+pub mod sign;
 pub mod size;
 mod stream;
 

@@ -195,6 +195,10 @@ pub enum Tail {
         /// Framing bytes removed before the padded data.
         overhead: usize,
     },
+    /// A digest of each chunk: every chunk, the last one too (even when short or empty),
+    /// outputs exactly `output_chunk` bytes computed from its whole input (the leaves of a
+    /// signed file's tree hash). The chunk's payload is its input.
+    Digest,
 }
 
 /// Where each chunk sits in the input and the output, independent of the total length.
@@ -248,11 +252,31 @@ impl ChunkLayout {
         })
     }
 
+    /// A layout where each input chunk of `chunk` bytes (after `input_offset` bytes) becomes a
+    /// digest of `digest_len` bytes in the output ([`Tail::Digest`]): the output is the list of
+    /// the chunks' digests, chunk `i`'s at `i · digest_len`.
+    pub fn digest(input_offset: u64, chunk: usize, digest_len: usize) -> Result<Self> {
+        check_chunk_size(chunk)?;
+        if digest_len == 0 || digest_len > MAX_FRAMING {
+            return Err(Error::ChunkSize {
+                size: digest_len as u64,
+                reason: "is no digest length (1 to 4096 bytes)",
+            });
+        }
+        Ok(ChunkLayout {
+            input_offset,
+            input_chunk: chunk,
+            output_offset: 0,
+            output_chunk: digest_len,
+            tail: Tail::Digest,
+        })
+    }
+
     /// The largest buffer one chunk needs: room for its input and for its output.
     pub fn max_buffer(&self) -> usize {
         let pad = match self.tail {
             Tail::Pad { block, .. } => block,
-            Tail::Fixed | Tail::Unpad { .. } => 0,
+            Tail::Fixed | Tail::Unpad { .. } | Tail::Digest => 0,
         };
         self.input_chunk.max(self.output_chunk) + pad
     }
@@ -260,7 +284,10 @@ impl ChunkLayout {
     /// The payload bytes of every chunk but the last: the smaller of the input and output chunk
     /// sizes (a seal adds framing to its input, an open removes it from its input).
     pub fn payload_chunk(&self) -> usize {
-        self.input_chunk.min(self.output_chunk)
+        match self.tail {
+            Tail::Digest => self.input_chunk,
+            _ => self.input_chunk.min(self.output_chunk),
+        }
     }
 
     /// Where chunk `index`'s payload starts in the unframed data (the plaintext of a container,
@@ -290,6 +317,7 @@ impl ChunkLayout {
             Tail::Fixed => (input_len + self.output_chunk).checked_sub(self.input_chunk),
             Tail::Pad { block, overhead } => Some((input_len / block + 1) * block + overhead),
             Tail::Unpad { overhead } => input_len.checked_sub(overhead),
+            Tail::Digest => Some(self.output_chunk),
         }
     }
 }

@@ -7,3 +7,4 @@ mod container;
 mod job;
 mod pubkey;
 mod raw;
+mod sign;

@@ -103,6 +103,7 @@ pub(crate) fn kind_to_wire(kind: ErrorKind) -> u64 {
         ErrorKind::Usage => 0,
         ErrorKind::Io => 2,
         ErrorKind::Internal => 3,
+        ErrorKind::Signature => 4,
         _ => 1,
     }
 }
@@ -113,6 +114,7 @@ pub(crate) fn kind_from_wire(wire: u64) -> ErrorKind {
         0 => ErrorKind::Usage,
         2 => ErrorKind::Io,
         3 => ErrorKind::Internal,
+        4 => ErrorKind::Signature,
         _ => ErrorKind::Data,
     }
 }
@@ -128,6 +130,7 @@ mod tests {
             ErrorKind::Data,
             ErrorKind::Io,
             ErrorKind::Internal,
+            ErrorKind::Signature,
         ] {
             assert_eq!(kind_from_wire(kind_to_wire(kind)), kind);
         }

@@ -13,6 +13,7 @@ use paracrypt_core::container::Key;
 use paracrypt_core::recipient::{
     IdentityKind, generate_identity, read_identity_file, recipients_of,
 };
+use paracrypt_core::sign::SigningKey;
 use zeroize::Zeroizing;
 
 use crate::exit::usage;
@@ -42,6 +43,12 @@ pub struct KeygenArgs {
     /// `age-keygen -y` does.
     #[arg(short = 'y', value_name = "IDENTITY_FILE", conflicts_with = "output")]
     recipients_of: Option<PathBuf>,
+    /// With a signing key (--kind ed25519): also write its public key here (SPKI PEM).
+    #[arg(long, value_name = "PUB", requires = "output")]
+    public_out: Option<PathBuf>,
+    /// With -y and an Ed25519 key: print its minisign public key (for `minisign -V -p`).
+    #[arg(long, requires = "recipients_of")]
+    minisign: bool,
 }
 
 /// `--kind`.
@@ -55,18 +62,33 @@ enum KindArg {
     /// others encrypt to.
     #[value(alias = "mlkem768x25519")]
     Pq,
+    /// An Ed25519 signing key (PKCS#8 PEM, as `openssl genpkey -algorithm ed25519`) for
+    /// `paracrypt sign`; its public key (an `ssh-ed25519` line) is printed, and written as SPKI
+    /// PEM with --public-out.
+    Ed25519,
 }
 
 /// Runs `paracrypt keygen`.
 pub fn run(args: KeygenArgs) -> Result<ExitCode> {
     if let Some(identity) = &args.recipients_of {
-        return print_recipients(identity);
+        return print_recipients(identity, args.minisign);
     }
     let output = args.output.as_ref().expect("clap requires -o without -y");
     if output.exists() {
         return usage(format!(
             "{} already exists; keygen never overwrites a key",
             output.display()
+        ));
+    }
+    if args.public_out.is_some() && args.kind != KindArg::Ed25519 {
+        return usage("--public-out is for signing keys (--kind ed25519)");
+    }
+    if let Some(public_out) = &args.public_out
+        && (public_out == output || public_out.exists())
+    {
+        return usage(format!(
+            "{} already exists or is the key; keygen never overwrites",
+            public_out.display()
         ));
     }
     let (text, public) = match args.kind {
@@ -78,6 +100,17 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
         KindArg::Pq => {
             let (text, public) = generate_identity(IdentityKind::PostQuantum);
             (text, Some(public))
+        }
+        KindArg::Ed25519 => {
+            let key = SigningKey::generate_ed25519();
+            let public = key.verifying_key();
+            if let Some(public_out) = &args.public_out {
+                write_new(public_out, public.to_spki_pem()?.as_bytes())?;
+            }
+            let line = public
+                .to_openssh()
+                .expect("an Ed25519 key has an OpenSSH form");
+            (key.to_pkcs8_pem()?, Some(line))
         }
     };
     write_new(output, text.as_bytes())?;
@@ -104,8 +137,24 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// `-y`: the recipients of an identity file, on stdout.
-fn print_recipients(path: &Path) -> Result<ExitCode> {
+fn print_recipients(path: &Path, minisign: bool) -> Result<ExitCode> {
     let bytes = read_identity_file(path)?;
+    // A PKCS#8 Ed25519 signing key (`keygen --kind ed25519`): its OpenSSH public key line.
+    if minisign {
+        let key = SigningKey::from_key_file(&bytes, Default::default())
+            .map_err(crate::cmd::signatures::key_error_core(path))?;
+        let file = paracrypt_core::sign::minisign::public_key_file(&key.verifying_key())
+            .map_err(crate::cmd::signatures::key_error_core(path))?;
+        print!("{file}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Ok(key) = SigningKey::from_key_file(&bytes, Default::default())
+        && let Some(line) = key.verifying_key().to_openssh()
+        && !bytes.starts_with(b"-----BEGIN OPENSSH")
+    {
+        println!("{line}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let recipients = recipients_of(&path.display().to_string(), &bytes)?;
     let mut out = std::io::stdout().lock();
     for recipient in recipients {

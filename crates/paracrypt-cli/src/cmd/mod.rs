@@ -9,4 +9,5 @@ pub mod keygen;
 pub mod raw;
 pub mod rekey;
 pub mod rsa;
+pub mod sign;
 pub mod signatures;

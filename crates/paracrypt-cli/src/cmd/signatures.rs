@@ -82,6 +82,11 @@ pub fn key_error(path: &Path) -> impl FnOnce(pubkey::Error) -> anyhow::Error + '
     move |error| Usage(format!("{}: {error}", path.display())).into()
 }
 
+/// A key file that the core cannot use is a usage error, naming the file.
+pub fn key_error_core(path: &Path) -> impl FnOnce(paracrypt_core::Error) -> anyhow::Error + '_ {
+    move |error| Usage(format!("{}: {error}", path.display())).into()
+}
+
 /// Writes the private key (mode 0600) and, if asked, the public key (mode 0666 & ~umask, like
 /// every other output); neither file exists until it is complete.
 pub fn write_key_pair(args: &KeyOutputArgs, private_pem: &str, public_pem: &str) -> Result<()> {

@@ -29,6 +29,32 @@ pub fn run(flags: DistributedFlags, provider: Provider, spec: Result<JobSpec>) -
     imp::run(flags, provider, spec)
 }
 
+/// `paracrypt sign --distributed`: the tree hash's leaves on every rank, signed by rank 0.
+/// (Without MPI it is refused before any field is read.)
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub struct SignJob {
+    /// The file to sign.
+    pub input: std::path::PathBuf,
+    /// Where the signature goes.
+    pub output: std::path::PathBuf,
+    /// `-f`.
+    pub force: bool,
+    /// `-j`.
+    pub threads: crate::flags::ThreadsFlag,
+    /// The tree's chunk size.
+    pub chunk_size: paracrypt_core::plan::ChunkSize,
+    /// Reads the signing key (rank 0 only).
+    pub key: Box<dyn Fn() -> Result<paracrypt_core::sign::SigningKey> + Send>,
+}
+
+/// Signs across the ranks of the MPI job this process belongs to: every rank hashes its
+/// chunks ([`TreeHash`](paracrypt_core::sign::tree::TreeHash) through `paracrypt_mpi::distribute`,
+/// like any other job: the same leaves at any rank count), rank 0 gathers the leaves in a
+/// temporary file beside the signature, signs and writes the signature.
+pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result<ExitCode> {
+    imp::sign(flags, provider, job)
+}
+
 #[cfg(not(feature = "mpi"))]
 mod imp {
     use super::*;
@@ -39,6 +65,10 @@ mod imp {
         (needs Open MPI and libclang: apt-get install libopenmpi-dev openmpi-bin libclang-dev)";
 
     pub fn run(_: DistributedFlags, _: Provider, _: Result<JobSpec>) -> Result<ExitCode> {
+        usage(NOT_BUILT)
+    }
+
+    pub fn sign(_: DistributedFlags, _: Provider, _: SignJob) -> Result<ExitCode> {
         usage(NOT_BUILT)
     }
 }
@@ -88,6 +118,204 @@ mod imp {
                 Ok(ExitCode::from(exit::code_of(failure.kind)))
             }
             Err(error) => Err(error.into()),
+        }
+    }
+
+    pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result<ExitCode> {
+        let cluster = Cluster::init()?.with_hooks(CliHooks::default());
+        match sign_steps(&cluster, flags, provider, job) {
+            Ok(signed) => signed.map(|()| ExitCode::SUCCESS),
+            Err(paracrypt_mpi::Error::Rank(failure)) => {
+                if cluster.is_root() {
+                    let who = if cluster.size() > 1 {
+                        format!("rank {}: ", failure.rank)
+                    } else {
+                        String::new()
+                    };
+                    eprintln!("paracrypt: error: {who}{}", failure.message);
+                }
+                Ok(ExitCode::from(exit::code_of(failure.kind)))
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Rank 0's checked key and signature output.
+    struct SignRoot {
+        key: paracrypt_core::sign::SigningKey,
+        target: OutputTarget,
+        /// The free name chosen for the temporary file of leaves.
+        leaves: PathBuf,
+    }
+
+    fn prepare_sign(job: &SignJob, root: bool) -> Result<(rayon::ThreadPool, Option<SignRoot>)> {
+        let pool = job.threads.pool()?;
+        if job.input == Path::new("-") || job.output == Path::new("-") {
+            return usage("--distributed needs FILE and the signature to be files (not -)");
+        }
+        if !root {
+            return Ok((pool, None));
+        }
+        let key = (job.key)()?;
+        let input = Input::open(&job.input)?;
+        if input.as_file().is_none() {
+            return usage("--distributed needs FILE to be a regular file");
+        }
+        let policy = crate::io::OutputPolicy {
+            force: job.force,
+            binary: true,
+            ..Default::default()
+        };
+        let target = OutputTarget::new(&job.output, &job.input, policy)?;
+        let dir = match job.output.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let leaves = NewLeaves::choose(&dir)?;
+        Ok((
+            pool,
+            Some(SignRoot {
+                key,
+                target,
+                leaves,
+            }),
+        ))
+    }
+
+    fn sign_steps(
+        cluster: &Cluster,
+        flags: DistributedFlags,
+        provider: Provider,
+        job: SignJob,
+    ) -> paracrypt_mpi::Result<Result<()>> {
+        let local = prepare_sign(&job, cluster.is_root()).map_err(|e| failure(&e));
+        let (pool, sign_root) = cluster.agree(local)?;
+        let options = Options {
+            provider,
+            ..options(flags)
+        };
+        let recipe = paracrypt_core::sign::tree::TreeHash::new(job.chunk_size);
+        // The leaves, kept by rank 0's output when it commits.
+        let kept: std::sync::Arc<Mutex<Option<tempfile::NamedTempFile>>> = Default::default();
+        let root = sign_root.as_ref().map(|root| Root {
+            input: &job.input,
+            output: Box::new(NewLeaves {
+                path: root.leaves.clone(),
+                kept: kept.clone(),
+            }),
+        });
+        let summary = paracrypt_mpi::distribute(cluster, &pool, options, &recipe, root)?;
+        let Some(SignRoot { key, target, .. }) = sign_root else {
+            return Ok(Ok(()));
+        };
+        let signed = (|| -> Result<()> {
+            use std::io::Write;
+            use std::os::unix::fs::FileExt;
+            let leaves_file = kept
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .expect("rank 0's output was committed");
+            let mut leaves = vec![0u8; summary.output_len as usize];
+            leaves_file
+                .as_file()
+                .read_exact_at(&mut leaves, 0)
+                .map_err(|e| anyhow::anyhow!("reading the leaves back: {e}"))?;
+            let signature = paracrypt_core::sign::Signature::sign_leaves(
+                &key,
+                job.chunk_size,
+                summary.input_len,
+                leaves,
+            )?;
+            let mut out = target.create()?;
+            out.writer()
+                .write_all(&signature.to_bytes())
+                .map_err(|e| anyhow::anyhow!("writing the signature: {e}"))?;
+            out.commit()
+        })();
+        // Rank 0 alone signs, after every rank's part succeeded: its failure is its own.
+        Ok(signed)
+    }
+
+    /// Rank 0's output of a distributed signature before it exists: a free name beside the
+    /// signature for the temporary file of leaves (every shared-fs rank learns it before the
+    /// file is made, so that a rank 0 killed at any point leaves nothing).
+    struct NewLeaves {
+        path: PathBuf,
+        kept: std::sync::Arc<Mutex<Option<tempfile::NamedTempFile>>>,
+    }
+
+    impl NewLeaves {
+        /// A name free in `dir` now.
+        fn choose(dir: &Path) -> Result<PathBuf> {
+            let free = |path: &Path| match std::fs::symlink_metadata(path) {
+                Ok(_) => Err(std::io::ErrorKind::AlreadyExists.into()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+            };
+            let chosen = tempfile::Builder::new()
+                .prefix(".paracrypt-leaves-")
+                .make_in(dir, free)
+                .and_then(|chosen| chosen.keep().map_err(|e| e.error))
+                .map_err(|e| {
+                    anyhow::anyhow!("cannot create a temporary file in {}: {e}", dir.display())
+                })?;
+            Ok(chosen.1)
+        }
+    }
+
+    impl<'a> MpiNewOutput<'a> for NewLeaves {
+        fn path(&self) -> Option<&Path> {
+            Some(&self.path)
+        }
+
+        fn create(self: Box<Self>) -> std::result::Result<Box<dyn MpiOutput + 'a>, Failure> {
+            use std::os::unix::fs::OpenOptionsExt;
+            let cannot = |e: std::io::Error| {
+                Failure::new(
+                    paracrypt_core::ErrorKind::Io,
+                    format!(
+                        "cannot create a temporary file in {}: {e}",
+                        self.path.parent().unwrap_or(Path::new(".")).display()
+                    ),
+                )
+            };
+            // Created only if nothing is there (what another process made is never ours).
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&self.path)
+                .map_err(cannot)?;
+            let path = tempfile::TempPath::try_from_path(&self.path).map_err(cannot)?;
+            Ok(Box::new(Leaves {
+                file: tempfile::NamedTempFile::from_parts(file, path),
+                kept: self.kept.clone(),
+            }))
+        }
+    }
+
+    /// Rank 0's output of a distributed signature: the leaves, in a temporary file beside
+    /// the signature (named, so that shared-fs ranks write into it), kept on commit for the
+    /// signing and removed when dropped.
+    struct Leaves {
+        file: tempfile::NamedTempFile,
+        kept: std::sync::Arc<Mutex<Option<tempfile::NamedTempFile>>>,
+    }
+
+    impl MpiOutput for Leaves {
+        fn file(&self) -> &File {
+            self.file.as_file()
+        }
+
+        fn path(&self) -> Option<&Path> {
+            Some(self.file.path())
+        }
+
+        fn commit(self: Box<Self>) -> std::result::Result<(), Failure> {
+            *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.file);
+            Ok(())
         }
     }
 

@@ -877,4 +877,104 @@ mod with_mpi {
         }
         assert_eq!(listing(d), ["plain"], "{status:?}: {stderr}");
     }
+
+    /// `sign --distributed`: every rank hashes its chunks, rank 0 signs; the signature file is
+    /// the one of a single process (Ed25519 is deterministic) at every rank count and layout,
+    /// and it verifies; a rank's failure (a key that is not one) is one line, no signature and
+    /// no temporary file left.
+    #[test]
+    fn signing_on_every_rank_gives_the_single_process_signature() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let input = write(d, "in", &data(CHUNK * 9 + 11, 31));
+        let key = d.join("key.pem");
+        let public = d.join("key.pub");
+        let mut cmd = paracrypt();
+        cmd.args([
+            "keygen",
+            "--kind",
+            "ed25519",
+            "-o",
+            &s(&key),
+            "--public-out",
+            &s(&public),
+        ]);
+        ok(run(cmd));
+        let reference = d.join("one.psig");
+        let mut cmd = paracrypt();
+        cmd.args([
+            "sign",
+            "-k",
+            &s(&key),
+            "--chunk-size",
+            &CHUNK.to_string(),
+            "-o",
+        ])
+        .arg(&reference)
+        .arg(&input);
+        ok(run(cmd));
+        let expected = std::fs::read(&reference).unwrap();
+        for (ranks, schedule, transport) in layouts().filter(|&(n, _, _)| n != 4) {
+            let out = d.join("dist.psig");
+            let result = mpirun(
+                ranks,
+                [
+                    "sign",
+                    "-f",
+                    "-k",
+                    &s(&key),
+                    "--chunk-size",
+                    &CHUNK.to_string(),
+                    "-o",
+                ]
+                .map(String::from)
+                .into_iter()
+                .chain([s(&out)])
+                .chain(layout(schedule, transport))
+                .chain([s(&input)]),
+            );
+            let layout = format!("{ranks} ranks, {schedule}, {transport}");
+            assert!(
+                result.status.success(),
+                "{layout}: {}",
+                String::from_utf8_lossy(&result.stderr)
+            );
+            assert_eq!(std::fs::read(&out).unwrap(), expected, "{layout}");
+        }
+        let mut cmd = paracrypt();
+        cmd.args([
+            "verify",
+            "-p",
+            &s(&public),
+            "-s",
+            &s(&d.join("dist.psig")),
+            &s(&input),
+        ]);
+        ok(run(cmd));
+        let before = listing(d);
+        let result = mpirun(
+            3,
+            [
+                "sign",
+                "-k",
+                &s(&public),
+                "-o",
+                &s(&d.join("bad.psig")),
+                &s(&input),
+            ],
+        );
+        assert!(!result.status.success());
+        one_error(
+            &String::from_utf8_lossy(&result.stderr),
+            "signing needs the private key",
+        );
+        assert_eq!(
+            listing(d),
+            before,
+            "a signature or temporary file left behind"
+        );
+    }
 }

@@ -1119,6 +1119,8 @@ fn the_readme_examples_work_when_pasted_in_order() {
         std::fs::read(d.join("part")).unwrap(),
         data(3 << 20, 14)[1 << 20..(1 << 20) + 4096]
     );
+    run_readme_block(d, "## Signing large files");
+    assert!(d.join("big.tar.psig").is_file() && d.join("dir.tar.psig").is_file());
     if openssl().is_none() {
         return;
     }

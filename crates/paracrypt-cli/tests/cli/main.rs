@@ -20,5 +20,6 @@ mod rekey;
 mod rsa;
 mod s3;
 mod sigfiles;
+mod sign;
 mod testkit;
 mod typage;

@@ -234,7 +234,11 @@ impl<R: Read> ChunkReader<R> {
             let mut slot = spare.pop().unwrap_or_else(|| Slot::new(0));
             self.read_into(&mut slot)?;
             // A chunk's output is at most its input plus what a full chunk adds.
-            let room = (slot.input_len + capacity - self.layout.input_chunk).min(capacity);
+            // (A digest's output may be longer than a short last chunk's input.)
+            let digest = self.layout.output_len(slot.input_len, slot.is_last);
+            let room = (slot.input_len + capacity - self.layout.input_chunk)
+                .min(capacity)
+                .max(digest.unwrap_or(0));
             if slot.buf.len() < room {
                 slot.buf.resize(room);
             }

@@ -56,8 +56,8 @@ use per_thread::PerThread;
 /// the path: `EcdsaPublicKey::verify_digest_with`).
 pub(crate) use rustcrypto::verify_p256;
 pub(crate) use table::{
-    AeadFn, BlockFn, EcdsaSignOps, EcdsaVerifyOps, Entry, KeyObject, PrimeFn, RsaPrivateOps,
-    RsaPublicOps, Table,
+    AeadFn, BlockFn, EcdsaSignOps, EcdsaVerifyOps, Entry, KeyObject, MessageSignOps,
+    MessageVerifyOps, PrimeFn, RsaPrivateOps, RsaPublicOps, Table,
 };
 
 /// A cryptographic provider.
@@ -459,6 +459,21 @@ impl Provider {
         sec1_point: &[u8],
     ) -> PkResult<KeyObject<dyn EcdsaVerifyOps>> {
         self.key_object(|t| t.ecdsa_verify, |make| Ok(make(sec1_point).ok()))
+    }
+
+    /// This provider's Ed25519 signing key of `seed`, or RustCrypto's when the backend
+    /// refuses it.
+    pub(crate) fn ed25519_signer(self, seed: &[u8; 32]) -> PkResult<KeyObject<dyn MessageSignOps>> {
+        self.key_object(|t| t.ed25519_sign, |make| Ok(make(seed).ok()))
+    }
+
+    /// This provider's Ed25519 public key, or RustCrypto's when the backend refuses it (an
+    /// error when no backend takes the bytes as a point).
+    pub(crate) fn ed25519_verifier(
+        self,
+        public: &[u8; 32],
+    ) -> PkResult<KeyObject<dyn MessageVerifyOps>> {
+        self.key_object(|t| t.ed25519_verify, |make| Ok(make(public).ok()))
     }
 
     /// A key object from this provider's entry `pick`, or from RustCrypto's when `make` says

@@ -1,6 +1,6 @@
 //! The table of primitives that every backend fills, one `static` per backend (rustls's
 //! `CryptoProvider` is the model): block ciphers, CTR, RC4, the AEADs, HMAC, HKDF, the RSA
-//! private and public operations and prime search, ECDSA signing and verification.
+//! private and public operations and prime search, ECDSA and Ed25519 signing and verification.
 //!
 //! Each entry names the backend that computes it ([`Entry::by`]): a backend that lacks a
 //! primitive, or whose version measured slower, puts another backend's entry in its table
@@ -41,6 +41,10 @@ pub(crate) type PrimeFn =
 pub(crate) type EcdsaSignerFn = fn(pkcs8_der: &[u8]) -> PkResult<Arc<dyn EcdsaSignOps>>;
 /// The backend's P-256 public key, from its uncompressed SEC1 point.
 pub(crate) type EcdsaVerifierFn = fn(sec1_point: &[u8]) -> PkResult<Arc<dyn EcdsaVerifyOps>>;
+/// The backend's Ed25519 signing key, from its 32-byte seed (RFC 8032's private key).
+pub(crate) type Ed25519SignerFn = fn(seed: &[u8; 32]) -> PkResult<Arc<dyn MessageSignOps>>;
+/// The backend's Ed25519 public key, from its 32 bytes; an error when they are no point.
+pub(crate) type Ed25519VerifierFn = fn(public: &[u8; 32]) -> PkResult<Arc<dyn MessageVerifyOps>>;
 
 /// One primitive in a table: the function that makes it and the backend that computes it.
 #[derive(Clone, Copy)]
@@ -69,11 +73,13 @@ pub(crate) struct Table {
     pub(crate) rsa_prime: Entry<PrimeFn>,
     pub(crate) ecdsa_sign: Entry<EcdsaSignerFn>,
     pub(crate) ecdsa_verify: Entry<EcdsaVerifierFn>,
+    pub(crate) ed25519_sign: Entry<Ed25519SignerFn>,
+    pub(crate) ed25519_verify: Entry<Ed25519VerifierFn>,
 }
 
 impl Table {
     /// Every primitive's name and the backend that computes it, in a fixed order.
-    pub(crate) fn by(&self) -> [(&'static str, Provider); 15] {
+    pub(crate) fn by(&self) -> [(&'static str, Provider); 17] {
         [
             ("AES (ECB, CBC)", self.aes.by),
             ("DES", self.des.by),
@@ -90,6 +96,8 @@ impl Table {
             ("RSA prime search", self.rsa_prime.by),
             ("ECDSA P-256 signing", self.ecdsa_sign.by),
             ("ECDSA P-256 verification", self.ecdsa_verify.by),
+            ("Ed25519 signing", self.ed25519_sign.by),
+            ("Ed25519 verification", self.ed25519_verify.by),
         ]
     }
 }
@@ -128,6 +136,19 @@ pub(crate) trait EcdsaVerifyOps: Send + Sync {
     /// verifications running at once, one per thread (a backend that can split one
     /// verification over the pool does not then).
     fn verify(&self, digest: &Digest, signature: &[u8], in_batch: bool) -> bool;
+}
+
+/// A backend's key of a scheme that signs whole messages (Ed25519: PureEdDSA over the
+/// message; the messages are short statements).
+pub(crate) trait MessageSignOps: Send + Sync {
+    /// The signature of `message`.
+    fn sign(&self, message: &[u8]) -> PkResult<Vec<u8>>;
+}
+
+/// A backend's public key of a scheme that verifies whole messages.
+pub(crate) trait MessageVerifyOps: Send + Sync {
+    /// Whether `signature` is valid for `message`.
+    fn verify(&self, message: &[u8], signature: &[u8]) -> bool;
 }
 
 /// A key object of a backend, with the backend's name.

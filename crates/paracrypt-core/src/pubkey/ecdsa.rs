@@ -201,6 +201,11 @@ impl EcdsaPublicKey {
         }
     }
 
+    /// Wraps p256's key, verified by the default provider.
+    pub fn from_verifying_key(key: VerifyingKey) -> Self {
+        Self::from_p256(key, Provider::default())
+    }
+
     /// The same key, verifying with `provider`.
     pub fn with_provider(self, provider: Provider) -> Self {
         EcdsaPublicKey {

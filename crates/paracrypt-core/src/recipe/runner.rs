@@ -111,6 +111,28 @@ impl Runner {
         Ok(output)
     }
 
+    /// Runs `recipe`'s job over a file into memory, with positional reads on every pool thread:
+    /// all its chunks, or only `chunks` (a run of consecutive chunks), and returns their output
+    /// (the output header is not included). For jobs whose output is small beside their input:
+    /// a tree hash's leaves ([`sign::tree::TreeHash`](crate::sign::tree::TreeHash)).
+    ///
+    /// # Panics
+    ///
+    /// If `chunks` is empty or goes beyond the job's plan.
+    pub fn file_to_vec(
+        &self,
+        recipe: &dyn Recipe,
+        input: &File,
+        chunks: Option<std::ops::Range<u64>>,
+    ) -> Result<Vec<u8>> {
+        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
+        let chunks = chunks.unwrap_or(0..job.planned().len());
+        let source = ProgressSource::new(input, &self.progress);
+        let mut out = Vec::new();
+        engine::run_to_buffer(&job, chunks, &source, &mut out)?;
+        Ok(out)
+    }
+
     /// Runs only the chunks of `recipe`'s job over `input` whose output covers bytes
     /// `offset..offset + len` and writes those bytes (fewer when the output ends first). A
     /// range that reaches the end also runs the last chunk, so that a cut file fails here as

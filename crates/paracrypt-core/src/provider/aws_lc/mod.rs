@@ -39,6 +39,8 @@ pub(crate) static TABLE: Table = Table {
     rsa_prime: own(pubkey::prime),
     ecdsa_sign: own(pubkey::ecdsa_signer),
     ecdsa_verify: own(pubkey::ecdsa_verifier),
+    ed25519_sign: own(pubkey::ed25519_signer),
+    ed25519_verify: own(pubkey::ed25519_verifier),
 };
 
 const fn own<F>(make: F) -> Entry<F> {

@@ -16,7 +16,10 @@ use std::sync::Arc;
 use super::ffi::{self, Bignum, BnCtx, FfiError, MontCtx};
 use crate::error::pubkey::{Error, Result};
 use crate::provider::public_key::{Digest, Parallelism};
-use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, PerThread, RsaPrivateOps, RsaPublicOps};
+use crate::provider::{
+    EcdsaSignOps, EcdsaVerifyOps, MessageSignOps, MessageVerifyOps, PerThread, RsaPrivateOps,
+    RsaPublicOps,
+};
 
 impl From<FfiError> for Error {
     fn from(e: FfiError) -> Self {
@@ -362,5 +365,45 @@ impl EcdsaVerifyOps for EcdsaPublic {
             .get()
             .verify_digest_sig(&lc_digest(digest), signature)
             .is_ok()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ed25519
+
+/// aws-lc's Ed25519 key pair.
+struct Ed25519Signer(signature::Ed25519KeyPair);
+
+/// The table's Ed25519 signing entry: aws-lc's key pair of the seed.
+pub(super) fn ed25519_signer(seed: &[u8; 32]) -> Result<Arc<dyn MessageSignOps>> {
+    let pair = signature::Ed25519KeyPair::from_seed_unchecked(seed).map_err(|e| {
+        Error::UnsupportedKey {
+            reason: format!("aws-lc rejects the key: {e}"),
+        }
+    })?;
+    Ok(Arc::new(Ed25519Signer(pair)))
+}
+
+impl MessageSignOps for Ed25519Signer {
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
+        Ok(self.0.sign(message).as_ref().to_vec())
+    }
+}
+
+/// aws-lc's Ed25519 public key.
+struct Ed25519Public(ParsedPublicKey);
+
+/// The table's Ed25519 verification entry.
+pub(super) fn ed25519_verifier(public: &[u8; 32]) -> Result<Arc<dyn MessageVerifyOps>> {
+    let key =
+        ParsedPublicKey::new(&signature::ED25519, public).map_err(|e| Error::UnsupportedKey {
+            reason: format!("aws-lc rejects the key: {e}"),
+        })?;
+    Ok(Arc::new(Ed25519Public(key)))
+}
+
+impl MessageVerifyOps for Ed25519Public {
+    fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
+        self.0.verify_sig(message, signature).is_ok()
     }
 }

@@ -24,7 +24,9 @@ use rsa::traits::PublicKeyParts;
 use crate::error::pubkey::{Error, Result};
 use crate::provider::PerThread;
 use crate::provider::public_key::{Digest, Parallelism};
-use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, RsaPrivateOps, RsaPublicOps};
+use crate::provider::{
+    EcdsaSignOps, EcdsaVerifyOps, MessageSignOps, MessageVerifyOps, RsaPrivateOps, RsaPublicOps,
+};
 
 /// The smallest RSA modulus this provider runs (as aws-lc); smaller keys stay on RustCrypto.
 const MIN_RSA_BITS: usize = 2048;
@@ -222,5 +224,43 @@ struct EcdsaPublic(PublicKey);
 impl EcdsaVerifyOps for EcdsaPublic {
     fn verify(&self, digest: &Digest, signature: &[u8], _in_batch: bool) -> bool {
         self.0.verify(false, digest, signature)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ed25519
+
+/// OpenSSL's Ed25519 key (an `EVP_PKEY`, shared: signing takes no lock on it).
+struct Ed25519Key<T>(PKey<T>);
+
+/// The table's Ed25519 signing entry: OpenSSL's key of the seed.
+pub(super) fn ed25519_signer(seed: &[u8; 32]) -> Result<Arc<dyn MessageSignOps>> {
+    let key =
+        PKey::private_key_from_raw_bytes(seed, openssl::pkey::Id::ED25519).map_err(rejected)?;
+    Ok(Arc::new(Ed25519Key(key)))
+}
+
+impl MessageSignOps for Ed25519Key<Private> {
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
+        openssl::sign::Signer::new_without_digest(&self.0)
+            .and_then(|mut signer| signer.sign_oneshot_to_vec(message))
+            .map_err(|_| Error::Provider {
+                what: "Ed25519 signing",
+            })
+    }
+}
+
+/// The table's Ed25519 verification entry.
+pub(super) fn ed25519_verifier(public: &[u8; 32]) -> Result<Arc<dyn MessageVerifyOps>> {
+    let key =
+        PKey::public_key_from_raw_bytes(public, openssl::pkey::Id::ED25519).map_err(rejected)?;
+    Ok(Arc::new(Ed25519Key(key)))
+}
+
+impl MessageVerifyOps for Ed25519Key<Public> {
+    fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
+        openssl::sign::Verifier::new_without_digest(&self.0)
+            .and_then(|mut verifier| verifier.verify_oneshot(signature, message))
+            .unwrap_or(false)
     }
 }

@@ -24,7 +24,9 @@ use rsa::{Oaep, Pkcs1v15Sign, Pss};
 use super::crt::CrtKey;
 use crate::error::pubkey::{Error, Result};
 use crate::provider::public_key::{Digest, EcdsaVerify, Parallelism};
-use crate::provider::{EcdsaSignOps, EcdsaVerifyOps, RsaPrivateOps, RsaPublicOps};
+use crate::provider::{
+    EcdsaSignOps, EcdsaVerifyOps, MessageSignOps, MessageVerifyOps, RsaPrivateOps, RsaPublicOps,
+};
 
 // ---------------------------------------------------------------------------------------------
 // RSA
@@ -213,4 +215,41 @@ fn verify_split(key: &VerifyingKey, digest: &Digest, signature: &Signature) -> b
     );
     let x = (u1_g + u2_q).to_affine().x();
     <Scalar as Reduce<FieldBytes>>::reduce(&x) == *r
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ed25519 (ed25519-dalek)
+
+/// The table's Ed25519 signing entry: dalek's key of the seed.
+pub(super) fn ed25519_signer(seed: &[u8; 32]) -> Result<Arc<dyn MessageSignOps>> {
+    Ok(Arc::new(ed25519_dalek::SigningKey::from_bytes(seed)))
+}
+
+impl MessageSignOps for ed25519_dalek::SigningKey {
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
+        Ok(ed25519_dalek::Signer::sign(self, message)
+            .to_bytes()
+            .to_vec())
+    }
+}
+
+/// The table's Ed25519 verification entry: dalek's key, which refuses bytes that are no point.
+pub(super) fn ed25519_verifier(public: &[u8; 32]) -> Result<Arc<dyn MessageVerifyOps>> {
+    ed25519_dalek::VerifyingKey::from_bytes(public)
+        .map(|key| Arc::new(key) as Arc<dyn MessageVerifyOps>)
+        .map_err(|_| Error::UnsupportedKey {
+            reason: "the Ed25519 public key is not a point".into(),
+        })
+}
+
+impl MessageVerifyOps for ed25519_dalek::VerifyingKey {
+    /// RFC 8032's verification as aws-lc and OpenSSL run it: `S` below the group order, the
+    /// encodings of `A` and `R` as given (dalek's `verify`; `verify_strict` would also refuse
+    /// small-order `A` and `R`, which the other backends accept).
+    fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
+        let Ok(signature) = ed25519_dalek::Signature::from_slice(signature) else {
+            return false;
+        };
+        ed25519_dalek::Verifier::verify(self, message, &signature).is_ok()
+    }
 }

@@ -1,0 +1,302 @@
+//! `paracrypt sign` and `paracrypt verify`: detached signatures of large files over a tree
+//! hash of their chunks, hashed on every core (`docs/SIGNATURES.md`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use paracrypt_core::Runner;
+use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::provider::Provider;
+use paracrypt_core::pubkey::rsa::RsaScheme;
+use paracrypt_core::sign::{Signature, SigningKey, VerifyingKey, minisign, sshsig};
+
+use crate::cmd::signatures::{key_error_core, read_key_file};
+use crate::exit::usage;
+use crate::flags::{DistributedFlags, ThreadsFlag, parse_chunk_size};
+use crate::io::{Input, OutputPolicy, OutputTarget};
+
+/// The signature formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// paracrypt's tree-hash signature (FILE.psig): hashed on every core, range checks.
+    Paracrypt,
+    /// OpenSSH's SSHSIG (FILE.sig), as `ssh-keygen -Y sign` makes and `ssh-keygen -Y verify`
+    /// checks: Ed25519 keys, SHA-512 of the whole file on one core.
+    Sshsig,
+    /// minisign's prehashed signature (FILE.minisig), as `minisign -V` checks: Ed25519 keys,
+    /// BLAKE2b-512 of the whole file on one core.
+    Minisign,
+}
+
+impl FormatArg {
+    fn extension(self) -> &'static str {
+        match self {
+            FormatArg::Paracrypt => ".psig",
+            FormatArg::Sshsig => ".sig",
+            FormatArg::Minisign => ".minisig",
+        }
+    }
+}
+
+/// The largest signature file read: its header and 2^26 leaves.
+const MAX_SIGNATURE_FILE: u64 = (1 << 26) * 32 + 16 * 1024;
+
+/// Arguments of `paracrypt sign`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Signs FILE with a detached signature over a tree hash of its chunks: every chunk is hashed with
+BLAKE3 on its own thread, so signing runs on every core, and the signature file (FILE.psig by
+default) lists each chunk's hash so that any byte range can be verified alone (`paracrypt verify
+--range`). Keys: Ed25519 (`paracrypt keygen --kind ed25519`, `openssl genpkey -algorithm ed25519`,
+or an unencrypted OpenSSH key from `ssh-keygen -t ed25519`), ECDSA P-256 (`paracrypt ecdsa
+keygen`) and RSA (`paracrypt rsa keygen`). The format is specified in docs/SIGNATURES.md.
+
+Exit status: 0 success, 1 failure, 2 usage error.")]
+pub struct SignArgs {
+    /// Private key: Ed25519, ECDSA P-256 or RSA (PEM or DER), or an OpenSSH Ed25519 key.
+    #[arg(short, long, value_name = "KEY")]
+    key: PathBuf,
+    /// Where to write the signature (default: FILE.psig; `-` for stdout).
+    #[arg(short, long, value_name = "SIG")]
+    output: Option<PathBuf>,
+    /// Bytes per chunk of the tree hash (the signature stores it): a multiple of 16, at most
+    /// 1GiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size, default_value_t = ChunkSize::DEFAULT)]
+    chunk_size: ChunkSize,
+    /// The RSA signature scheme, for an RSA key.
+    #[arg(long, value_name = "SCHEME", default_value_t = RsaScheme::Pkcs1v15)]
+    rsa_scheme: RsaScheme,
+    /// The signature format: paracrypt's tree hash (FILE.psig), or an SSHSIG (FILE.sig) that
+    /// `ssh-keygen -Y verify` checks (Ed25519 keys; hashed on one core).
+    #[arg(long, value_enum, default_value_t = FormatArg::Paracrypt)]
+    format: FormatArg,
+    /// The SSHSIG namespace (`ssh-keygen -Y … -n`).
+    #[arg(short, long, value_name = "NAMESPACE", default_value = "file")]
+    namespace: String,
+    /// Replace an existing signature file.
+    #[arg(short, long)]
+    force: bool,
+    #[command(flatten)]
+    threads: ThreadsFlag,
+    #[command(flatten)]
+    distributed: DistributedFlags,
+    /// The file to sign (`-`: stdin, which needs -o).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+}
+
+/// Arguments of `paracrypt verify`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Verifies FILE against its detached signature (FILE.psig by default) and the signer's public key:
+prints `FILE: OK` and exits 0, or says what failed on one line and exits 5 (the first altered
+chunk and its bytes, a length other than the signed one, another signer, a damaged signature).
+--range OFFSET:LENGTH hashes only the chunks that cover those bytes (`1GiB:4096`, `0:1MiB`).
+
+Exit status: 0 verified, 1 failure (unreadable input, malformed signature file), 2 usage error,
+5 not verified.")]
+pub struct VerifyArgs {
+    /// The signer's public key: Ed25519 (SPKI PEM or DER, or an `ssh-ed25519 AAAA…` line),
+    /// ECDSA P-256 or RSA (SPKI or PKCS#1); a private key gives its public half.
+    #[arg(short, long, value_name = "PUB")]
+    public: PathBuf,
+    /// The signature file (default: FILE.psig).
+    #[arg(short, long, value_name = "SIG")]
+    signature: Option<PathBuf>,
+    /// Verify only these bytes: OFFSET:LENGTH (needs a regular file).
+    #[arg(long, value_name = "OFFSET:LENGTH")]
+    range: Option<String>,
+    /// The signature format: paracrypt's (FILE.psig) or an SSHSIG (FILE.sig, from `ssh-keygen
+    /// -Y sign` or `paracrypt sign --format sshsig`).
+    #[arg(long, value_enum, default_value_t = FormatArg::Paracrypt)]
+    format: FormatArg,
+    /// The SSHSIG namespace the signature must have.
+    #[arg(short, long, value_name = "NAMESPACE", default_value = "file")]
+    namespace: String,
+    #[command(flatten)]
+    threads: ThreadsFlag,
+    /// The signed file (`-`: stdin, which needs -s).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+}
+
+/// `FILE.psig` (or `FILE.sig` for an SSHSIG).
+fn default_signature(file: &Path, format: FormatArg) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(format.extension());
+    PathBuf::from(name)
+}
+
+/// Runs `paracrypt sign`.
+pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
+    let output = match (&args.output, args.file.as_path() == Path::new("-")) {
+        (Some(output), _) => output.clone(),
+        (None, true) => return usage("signing stdin (`-`) needs -o SIG"),
+        (None, false) => default_signature(&args.file, args.format),
+    };
+    if args.format != FormatArg::Paracrypt && args.distributed.distributed {
+        return usage("SSHSIG and minisign hash the whole file on one core: drop --distributed");
+    }
+    if args.distributed.distributed {
+        let (path, scheme) = (args.key.clone(), args.rsa_scheme);
+        let job = crate::run::distributed::SignJob {
+            input: args.file,
+            output,
+            force: args.force,
+            threads: args.threads,
+            chunk_size: args.chunk_size,
+            key: Box::new(move || {
+                Ok(SigningKey::from_key_file(&read_key_file(&path)?, scheme)
+                    .map_err(key_error_core(&path))?
+                    .with_provider(provider)?)
+            }),
+        };
+        return crate::run::distributed::sign(args.distributed, provider, job);
+    }
+    let key = SigningKey::from_key_file(&read_key_file(&args.key)?, args.rsa_scheme)
+        .map_err(key_error_core(&args.key))?
+        .with_provider(provider)?;
+    let policy = OutputPolicy {
+        force: args.force,
+        binary: true,
+        ..OutputPolicy::default()
+    };
+    let target = OutputTarget::new(&output, &args.file, policy)?;
+    let mut input = Input::open(&args.file)?;
+    let runner = Runner::new().provider(provider);
+    let pool = args.threads.pool()?;
+    let bytes = match args.format {
+        FormatArg::Paracrypt => pool
+            .install(|| match input.as_file() {
+                Some(file) => Signature::sign_file(&runner, &key, args.chunk_size, file),
+                None => Signature::sign_stream(&runner, &key, args.chunk_size, &mut input.reader()),
+            })
+            .map(|signature| signature.to_bytes()),
+        FormatArg::Sshsig => {
+            sshsig::sign(&key, &args.namespace, &mut input.reader()).map(String::into_bytes)
+        }
+        FormatArg::Minisign => {
+            let seconds = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let name = args.file.file_name().map_or_else(
+                || "-".into(),
+                |name| name.to_string_lossy().replace(['\n', '\r', '\t'], " "),
+            );
+            let trusted = format!("timestamp:{seconds}\tfile:{name}\thashed");
+            minisign::sign(&key, &trusted, &mut input.reader()).map(String::into_bytes)
+        }
+    };
+    let bytes = bytes.with_context(|| format!("cannot sign {}", args.file.display()))?;
+    let mut out = target.create()?;
+    out.writer()
+        .write_all(&bytes)
+        .context("writing the signature")?;
+    out.commit()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `paracrypt verify`.
+pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
+    let sig_path = match (&args.signature, args.file.as_path() == Path::new("-")) {
+        (Some(path), _) => path.clone(),
+        (None, true) => return usage("verifying stdin (`-`) needs -s SIG"),
+        (None, false) => default_signature(&args.file, args.format),
+    };
+    let range = args
+        .range
+        .as_deref()
+        .map(paracrypt_core::size::parse_range)
+        .transpose()
+        .context("--range")?;
+    let mut input = Input::open(&args.file)?;
+    if range.is_some() && input.as_file().is_none() {
+        return usage("--range needs a regular file (it is read with positional reads)");
+    }
+    let public = VerifyingKey::from_key_file(&read_key_file(&args.public)?, RsaScheme::Pkcs1v15)
+        .map_err(key_error_core(&args.public))?
+        .with_provider(provider)?;
+    let name = args.file.display();
+    if args.format != FormatArg::Paracrypt {
+        if range.is_some() {
+            return usage(
+                "SSHSIG and minisign cover the whole file: --range needs paracrypt's format",
+            );
+        }
+        let text = read_limited(&sig_path, sshsig::MAX_ARMORED as u64)?;
+        let mut reader = input.reader();
+        let comment = match args.format {
+            FormatArg::Sshsig => {
+                sshsig::verify(&text, &public, &args.namespace, &mut reader).map(|()| None)
+            }
+            _ => minisign::verify(&text, &public, &mut reader).map(Some),
+        };
+        let comment = comment.with_context(|| format!("{name}"))?;
+        let mut stdout = std::io::stdout().lock();
+        match comment {
+            Some(comment) => writeln!(stdout, "{name}: OK (trusted comment: {comment})"),
+            None => writeln!(stdout, "{name}: OK"),
+        }
+        .context("writing to stdout")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let signature = read_signature(&sig_path)?;
+    let runner = Runner::new().provider(provider);
+    let pool = args.threads.pool()?;
+    let verified = pool.install(|| match (input.as_file(), range) {
+        (Some(file), None) => signature.verify_file(&runner, &public, file).map(|()| None),
+        (Some(file), Some((offset, len))) => signature
+            .verify_range(&runner, &public, file, offset, len)
+            .map(Some),
+        (None, None) => signature
+            .verify_stream(&runner, &public, &mut input.reader())
+            .map(|()| None),
+        (None, Some(_)) => unreachable!("a range of a stream was refused above"),
+    });
+    let chunks = verified.with_context(|| format!("{name}"))?;
+    let mut stdout = std::io::stdout().lock();
+    match chunks {
+        None => writeln!(stdout, "{name}: OK"),
+        Some(chunks) => writeln!(
+            stdout,
+            "{name}: OK (chunks {}..{} of {})",
+            chunks.start,
+            chunks.end,
+            signature.chunks()
+        ),
+    }
+    .context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a small file whole, refusing one larger than `max` bytes.
+fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read signature {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read signature {}", path.display()))?;
+    if bytes.len() as u64 > max {
+        anyhow::bail!("{}: not a signature (too large)", path.display());
+    }
+    Ok(bytes)
+}
+
+/// Reads a signature file, refusing one larger than any signature.
+fn read_signature(path: &Path) -> Result<Signature> {
+    let mut file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read signature {}", path.display()))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > MAX_SIGNATURE_FILE {
+        anyhow::bail!(
+            "{}: not a paracrypt signature (larger than any signature file)",
+            path.display()
+        );
+    }
+    Signature::read(&mut file).with_context(|| format!("{}", path.display()))
+}
