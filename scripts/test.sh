@@ -133,12 +133,16 @@ export PARACRYPT_S3_PYTHON="$PWD/$s3venv/bin/python"
 export CI="${CI:-true}"
 # Every runner's output also goes to a log, for the closing count of tests run.
 results=target/test-results.log
+# Where the time goes: each stage's start, in seconds since the script began (also in the log).
+stage() { echo "== stage $1 at ${SECONDS}s" | tee -a "$results"; }
 mkdir -p target
 : >"$results"
+stage "1: every feature"
 # 1. The default build (aws-lc, OpenSSL and RustCrypto providers) with every feature, MPI
 # included.
 cargo test --workspace --all-features --locked 2>&1 | tee -a "$results"
 
+stage "the reference reader"
 # The reference reader (tests/reference/): a second implementation of docs/FORMAT.md in Python,
 # run on every test vector and on fresh files from the binary. Its packages are pinned and go
 # into a local virtual environment; a missing one fails here, it never skips.
@@ -166,6 +170,7 @@ PYO3_BUILD_EXTENSION_MODULE=1 cargo build --workspace --all-features --locked --
 PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   "$venv/bin/python" -m pytest -q tests/reference 2>&1 | tee -a "$results"
 
+stage "the Python package"
 # The Python package (crates/paracrypt-py, `import paracrypt`): its pinned tools go into their
 # own virtual environment (reinstalled when the pins change); the extension built above goes
 # beside the package's Python sources and the environment imports them in place (what
@@ -192,6 +197,7 @@ PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   pyproject.toml paracrypt && "../../$pyvenv/bin/python" -m mypy python/paracrypt \
   tests/typed_usage.py)
 
+stage "2: OpenSSL without aws-lc"
 # 2. OpenSSL without aws-lc: OpenSSL is then the first backend (the one the default `fastest`
 # table takes every primitive from) and the one every cross-provider test compares with
 # RustCrypto. To keep CI's time down: the core's suite (every primitive, suite, age payload,
@@ -201,6 +207,7 @@ ossl=(--no-default-features --features openssl --locked)
 cargo test -p paracrypt-core "${ossl[@]}" --tests 2>&1 | tee -a "$results"
 cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers:: 2>&1 | tee -a "$results"
 
+stage "3: pure Rust"
 # 3. The pure-Rust build: RustCrypto only. It must link neither aws-lc nor OpenSSL (checked on
 # the dependency graph, build scripts included), and the suite must pass on it too. Object
 # storage (paracrypt-store, the CLI's default `s3` feature) is left out of it: its TLS (rustls
@@ -215,10 +222,12 @@ for c in aws-lc-sys openssl-sys; do
 done
 cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store "${pure[@]}" 2>&1 | tee -a "$results"
 
+stage "4: fuzz smoke"
 # 4. Fuzz smoke: every cargo-fuzz target for a few seconds from its corpus (docs/FUZZING.md; the
 # long runs are `scripts/fuzz.sh SECONDS` by hand).
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
 
+stage "done"
 # The count of every runner above (cargo test's and pytest's summary lines), on one line.
 awk '
   /^test result:/ { p += $4; f += $6 }
