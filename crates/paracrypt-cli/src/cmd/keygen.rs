@@ -43,7 +43,8 @@ pub struct KeygenArgs {
     /// `age-keygen -y` does.
     #[arg(short = 'y', value_name = "IDENTITY_FILE", conflicts_with = "output")]
     recipients_of: Option<PathBuf>,
-    /// With a signing key (--kind ed25519): also write its public key here (SPKI PEM).
+    /// With a signing key (--kind ed25519 or ml-dsa-65): also write its public key here (SPKI
+    /// PEM).
     #[arg(long, value_name = "PUB", requires = "output")]
     public_out: Option<PathBuf>,
     /// With -y and an Ed25519 key: print its minisign public key (for `minisign -V -p`).
@@ -66,6 +67,11 @@ enum KindArg {
     /// `paracrypt sign`; its public key (an `ssh-ed25519` line) is printed, and written as SPKI
     /// PEM with --public-out.
     Ed25519,
+    /// An ML-DSA-65 signing key (FIPS 204, post-quantum; PKCS#8 PEM holding its 32-byte seed,
+    /// RFC 9881) for `paracrypt sign`; its fingerprint is printed, its public key (SPKI PEM,
+    /// 1952 bytes inside) written with --public-out.
+    #[value(name = "ml-dsa-65", alias = "mldsa65")]
+    MlDsa65,
 }
 
 /// Runs `paracrypt keygen`.
@@ -80,8 +86,8 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
             output.display()
         ));
     }
-    if args.public_out.is_some() && args.kind != KindArg::Ed25519 {
-        return usage("--public-out is for signing keys (--kind ed25519)");
+    if args.public_out.is_some() && !matches!(args.kind, KindArg::Ed25519 | KindArg::MlDsa65) {
+        return usage("--public-out is for signing keys (--kind ed25519 or ml-dsa-65)");
     }
     if let Some(public_out) = &args.public_out
         && (public_out == output || public_out.exists())
@@ -111,6 +117,14 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
                 .to_openssh()
                 .expect("an Ed25519 key has an OpenSSH form");
             (key.to_pkcs8_pem()?, Some(line))
+        }
+        KindArg::MlDsa65 => {
+            let key = SigningKey::generate_ml_dsa_65();
+            let public = key.verifying_key();
+            if let Some(public_out) = &args.public_out {
+                write_new(public_out, public.to_spki_pem()?.as_bytes())?;
+            }
+            (key.to_pkcs8_pem()?, Some(public.fingerprint()))
         }
     };
     write_new(output, text.as_bytes())?;
@@ -148,12 +162,18 @@ fn print_recipients(path: &Path, minisign: bool) -> Result<ExitCode> {
         print!("{file}");
         return Ok(ExitCode::SUCCESS);
     }
-    if let Ok(key) = SigningKey::from_key_file(&bytes, Default::default())
-        && let Some(line) = key.verifying_key().to_openssh()
-        && !bytes.starts_with(b"-----BEGIN OPENSSH")
-    {
-        println!("{line}");
-        return Ok(ExitCode::SUCCESS);
+    if let Ok(key) = SigningKey::from_key_file(&bytes, Default::default()) {
+        if let Some(line) = key.verifying_key().to_openssh()
+            && !bytes.starts_with(b"-----BEGIN OPENSSH")
+        {
+            println!("{line}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        // An ML-DSA-65 key has no one-line form: its SPKI PEM.
+        if key.scheme() == paracrypt_core::sign::Scheme::MlDsa65 {
+            print!("{}", key.verifying_key().to_spki_pem()?);
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let recipients = recipients_of(&path.display().to_string(), &bytes)?;
     let mut out = std::io::stdout().lock();

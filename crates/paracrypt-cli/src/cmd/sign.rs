@@ -51,12 +51,14 @@ Signs FILE with a detached signature over a tree hash of its chunks: every chunk
 BLAKE3 on its own thread, so signing runs on every core, and the signature file (FILE.psig by
 default) lists each chunk's hash so that any byte range can be verified alone (`paracrypt verify
 --range`). Keys: Ed25519 (`paracrypt keygen --kind ed25519`, `openssl genpkey -algorithm ed25519`,
-or an unencrypted OpenSSH key from `ssh-keygen -t ed25519`), ECDSA P-256 (`paracrypt ecdsa
-keygen`) and RSA (`paracrypt rsa keygen`). The format is specified in docs/SIGNATURES.md.
+or an unencrypted OpenSSH key from `ssh-keygen -t ed25519`), ML-DSA-65, post-quantum (`paracrypt
+keygen --kind ml-dsa-65`), ECDSA P-256 (`paracrypt ecdsa keygen`) and RSA (`paracrypt rsa
+keygen`). The format is specified in docs/SIGNATURES.md.
 
 Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct SignArgs {
-    /// Private key: Ed25519, ECDSA P-256 or RSA (PEM or DER), or an OpenSSH Ed25519 key.
+    /// Private key: Ed25519, ML-DSA-65, ECDSA P-256 or RSA (PEM or DER), or an OpenSSH Ed25519
+    /// key.
     #[arg(short, long, value_name = "KEY")]
     key: PathBuf,
     /// Where to write the signature (default: FILE.psig; `-` for stdout).
@@ -100,7 +102,8 @@ Exit status: 0 verified, 1 failure (unreadable input, malformed signature file),
 5 not verified.")]
 pub struct VerifyArgs {
     /// The signer's public key: Ed25519 (SPKI PEM or DER, or an `ssh-ed25519 AAAA…` line),
-    /// ECDSA P-256 or RSA (SPKI or PKCS#1); a private key gives its public half.
+    /// ML-DSA-65 (SPKI PEM or DER), ECDSA P-256 or RSA (SPKI or PKCS#1); a private key gives
+    /// its public half.
     #[arg(short, long, value_name = "PUB")]
     public: PathBuf,
     /// The signature file (default: FILE.psig).

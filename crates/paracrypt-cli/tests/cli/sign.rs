@@ -157,6 +157,89 @@ fn rsa_and_ecdsa_keys_sign_and_verify_on_every_provider() {
     }
 }
 
+/// `keygen --kind ml-dsa-65`: PKCS#8 and SPKI PEM; every provider signs (hedged: the
+/// signature bytes differ, the rest of the file does not) and every provider verifies every
+/// other's; an altered chunk, a flipped signature bit and another key each fail with exit 5.
+#[test]
+fn ml_dsa_65_keys_sign_and_verify_across_providers() {
+    let dir = scratch();
+    let key = dir.path().join("pq.pem");
+    let public = dir.path().join("pq.pub");
+    let mut cmd = paracrypt();
+    cmd.args(["keygen", "--kind", "ml-dsa-65", "-o", s(&key)])
+        .args(["--public-out", s(&public)]);
+    let out = run(cmd);
+    let (_, stderr) = status_and_stderr(&out);
+    assert!(
+        stderr.starts_with("Public key: ml-dsa-65 SHA256:"),
+        "{stderr}"
+    );
+    ok(out);
+    let pem = std::fs::read_to_string(&public).unwrap();
+    assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
+    assert!(
+        std::fs::read_to_string(&key)
+            .unwrap()
+            .starts_with("-----BEGIN PRIVATE KEY-----")
+    );
+    // -y prints the public key file.
+    let mut cmd = paracrypt();
+    cmd.args(["keygen", "-y", s(&key)]);
+    assert_eq!(String::from_utf8(ok(run(cmd))).unwrap(), pem);
+
+    let original = data(3 * 4096 + 77, 8);
+    let file = write(dir.path(), "f", &original);
+    let mut signatures = Vec::new();
+    for signer in providers() {
+        let signature = sign(
+            &key,
+            &file,
+            &["--provider", signer, "-j", "2", "--chunk-size", "4KiB"],
+        );
+        let path = write(dir.path(), &format!("f.{signer}.psig"), &signature);
+        for verifier in providers() {
+            ok(verify(
+                &public,
+                &file,
+                &["--provider", verifier, "-s", s(&path)],
+            ));
+        }
+        signatures.push(signature);
+    }
+    // The header, key and leaves are the same bytes; the 3309-byte signatures are not.
+    let sig_at = 30 + 1952 + 2;
+    for pair in signatures.windows(2) {
+        assert_eq!(pair[0].len(), sig_at + 3309 + 4 * 32);
+        assert_eq!(pair[0][..sig_at], pair[1][..sig_at]);
+        assert_eq!(pair[0][sig_at + 3309..], pair[1][sig_at + 3309..]);
+        assert_ne!(pair[0], pair[1], "hedged signing");
+    }
+    // A range, an altered chunk, a flipped signature bit, another key.
+    ok(verify(&public, &file, &["--range", "5000:10"]));
+    let mut altered = original.clone();
+    altered[2 * 4096 + 1] ^= 1;
+    std::fs::write(&file, &altered).unwrap();
+    fails(verify(&public, &file, &[]), 5, "chunk 2 does not match");
+    ok(verify(&public, &file, &["--range", "0:4096"]));
+    std::fs::write(&file, &original).unwrap();
+    let mut flipped = signatures[0].clone();
+    flipped[sig_at + 100] ^= 0x04;
+    let sig_path = write(dir.path(), "f.psig", &flipped);
+    fails(
+        verify(&public, &file, &["-s", s(&sig_path)]),
+        5,
+        "the signature does not verify",
+    );
+    let (_, ed_public) = ed25519(dir.path(), "ed");
+    std::fs::write(&sig_path, &signatures[0]).unwrap();
+    fails(verify(&ed_public, &file, &[]), 5, "signed by another key");
+    ok(verify(&public, &file, &[]));
+    // The public key cannot sign.
+    let mut cmd = paracrypt();
+    cmd.args(["sign", "-k", s(&public), "-f"]).arg(&file);
+    fails(run(cmd), 2, "ML-DSA-65 public key");
+}
+
 #[test]
 fn a_range_verifies_only_the_chunks_that_cover_it() {
     let dir = scratch();

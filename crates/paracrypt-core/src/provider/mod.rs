@@ -476,6 +476,34 @@ impl Provider {
         self.key_object(|t| t.ed25519_verify, |make| Ok(make(public).ok()))
     }
 
+    /// This provider's ML-DSA-65 signing key of `seed` and the public key it derives, or
+    /// RustCrypto's when the backend refuses it.
+    pub(crate) fn ml_dsa_65_signer(
+        self,
+        seed: &[u8; 32],
+    ) -> PkResult<(KeyObject<dyn MessageSignOps>, Vec<u8>)> {
+        for entry in [
+            self.table().ml_dsa_65_sign,
+            rustcrypto::TABLE.ml_dsa_65_sign,
+        ] {
+            if let Ok((key, public)) = (entry.make)(seed) {
+                return Ok((KeyObject { by: entry.by, key }, public));
+            }
+        }
+        Err(PkError::UnsupportedKey {
+            reason: "no provider takes the key".to_owned(),
+        })
+    }
+
+    /// This provider's ML-DSA-65 public key, or RustCrypto's when the backend refuses it (an
+    /// error when the bytes are no ML-DSA-65 public key).
+    pub(crate) fn ml_dsa_65_verifier(
+        self,
+        public: &[u8],
+    ) -> PkResult<KeyObject<dyn MessageVerifyOps>> {
+        self.key_object(|t| t.ml_dsa_65_verify, |make| Ok(make(public).ok()))
+    }
+
     /// A key object from this provider's entry `pick`, or from RustCrypto's when `make` says
     /// the backend does not take the key (`Ok(None)`); RustCrypto's refusal is the error.
     fn key_object<F: Copy, T: ?Sized>(

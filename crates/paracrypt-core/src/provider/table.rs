@@ -1,6 +1,6 @@
 //! The table of primitives that every backend fills, one `static` per backend (rustls's
 //! `CryptoProvider` is the model): block ciphers, CTR, RC4, the AEADs, HMAC, HKDF, the RSA
-//! private and public operations and prime search, ECDSA and Ed25519 signing and verification.
+//! private and public operations and prime search, ECDSA, Ed25519 and ML-DSA-65 signing and verification.
 //!
 //! Each entry names the backend that computes it ([`Entry::by`]): a backend that lacks a
 //! primitive, or whose version measured slower, puts another backend's entry in its table
@@ -45,6 +45,11 @@ pub(crate) type EcdsaVerifierFn = fn(sec1_point: &[u8]) -> PkResult<Arc<dyn Ecds
 pub(crate) type Ed25519SignerFn = fn(seed: &[u8; 32]) -> PkResult<Arc<dyn MessageSignOps>>;
 /// The backend's Ed25519 public key, from its 32 bytes; an error when they are no point.
 pub(crate) type Ed25519VerifierFn = fn(public: &[u8; 32]) -> PkResult<Arc<dyn MessageVerifyOps>>;
+/// The backend's ML-DSA-65 signing key from its 32-byte seed (FIPS 204's ξ), and the public key
+/// the backend derives from it (1952 bytes).
+pub(crate) type MlDsaSignerFn = fn(seed: &[u8; 32]) -> PkResult<(Arc<dyn MessageSignOps>, Vec<u8>)>;
+/// The backend's ML-DSA-65 public key, from its 1952 bytes.
+pub(crate) type MlDsaVerifierFn = fn(public: &[u8]) -> PkResult<Arc<dyn MessageVerifyOps>>;
 
 /// One primitive in a table: the function that makes it and the backend that computes it.
 #[derive(Clone, Copy)]
@@ -75,11 +80,13 @@ pub(crate) struct Table {
     pub(crate) ecdsa_verify: Entry<EcdsaVerifierFn>,
     pub(crate) ed25519_sign: Entry<Ed25519SignerFn>,
     pub(crate) ed25519_verify: Entry<Ed25519VerifierFn>,
+    pub(crate) ml_dsa_65_sign: Entry<MlDsaSignerFn>,
+    pub(crate) ml_dsa_65_verify: Entry<MlDsaVerifierFn>,
 }
 
 impl Table {
     /// Every primitive's name and the backend that computes it, in a fixed order.
-    pub(crate) fn by(&self) -> [(&'static str, Provider); 17] {
+    pub(crate) fn by(&self) -> [(&'static str, Provider); 19] {
         [
             ("AES (ECB, CBC)", self.aes.by),
             ("DES", self.des.by),
@@ -98,6 +105,8 @@ impl Table {
             ("ECDSA P-256 verification", self.ecdsa_verify.by),
             ("Ed25519 signing", self.ed25519_sign.by),
             ("Ed25519 verification", self.ed25519_verify.by),
+            ("ML-DSA-65 signing", self.ml_dsa_65_sign.by),
+            ("ML-DSA-65 verification", self.ml_dsa_65_verify.by),
         ]
     }
 }
@@ -139,7 +148,8 @@ pub(crate) trait EcdsaVerifyOps: Send + Sync {
 }
 
 /// A backend's key of a scheme that signs whole messages (Ed25519: PureEdDSA over the
-/// message; the messages are short statements).
+/// message; ML-DSA-65: FIPS 204's ML-DSA.Sign, hedged, with the empty context; the messages are
+/// short statements).
 pub(crate) trait MessageSignOps: Send + Sync {
     /// The signature of `message`.
     fn sign(&self, message: &[u8]) -> PkResult<Vec<u8>>;

@@ -1,10 +1,12 @@
 //! Signing and verifying keys of every scheme, read from the files people have: PKCS#8 and
 //! SPKI (PEM or DER, as `openssl genpkey` and `paracrypt keygen` write them), OpenSSH Ed25519
 //! keys (`ssh-keygen -t ed25519`, unencrypted) and `ssh-ed25519 AAAA…` lines, and every RSA and
-//! P-256 form [`pubkey::pem`](crate::pubkey::pem) reads.
+//! P-256 form [`pubkey::pem`](crate::pubkey::pem) reads, and ML-DSA-65 keys in PKCS#8 and SPKI
+//! (RFC 9881: the private key as its 32-byte seed, or as seed and expanded key).
 //!
 //! A signature here always signs a short message (a [statement](super::statement) of about 60
-//! bytes): Ed25519 signs it as it is (PureEdDSA, RFC 8032), ECDSA P-256 and RSA sign its
+//! bytes): Ed25519 and ML-DSA-65 sign it as it is (PureEdDSA, RFC 8032; FIPS 204's ML-DSA.Sign
+//! with the empty context), ECDSA P-256 and RSA sign its
 //! SHA-256 digest (so `openssl dgst -sha256 -verify` checks them), an ECDSA signature is stored
 //! as `r ‖ s` (64 bytes, IEEE P1363) so that every signature of a scheme has one length.
 
@@ -37,6 +39,9 @@ pub enum Scheme {
     RsaPkcs1v15,
     /// RSASSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt: randomised.
     RsaPss,
+    /// ML-DSA-65 (FIPS 204, post-quantum): hedged (randomised), 3309-byte signatures, 1952-byte
+    /// public keys.
+    MlDsa65,
 }
 
 impl Scheme {
@@ -46,6 +51,7 @@ impl Scheme {
         Scheme::EcdsaP256,
         Scheme::RsaPkcs1v15,
         Scheme::RsaPss,
+        Scheme::MlDsa65,
     ];
 
     /// The scheme's id in signature files and signed containers.
@@ -55,6 +61,7 @@ impl Scheme {
             Scheme::EcdsaP256 => 2,
             Scheme::RsaPkcs1v15 => 3,
             Scheme::RsaPss => 4,
+            Scheme::MlDsa65 => 5,
         }
     }
 
@@ -63,13 +70,14 @@ impl Scheme {
         Scheme::ALL.iter().copied().find(|s| s.id() == id)
     }
 
-    /// The scheme's name: `ed25519`, `ecdsa-p256`, `rsa-pkcs1v15`, `rsa-pss`.
+    /// The scheme's name: `ed25519`, `ecdsa-p256`, `rsa-pkcs1v15`, `rsa-pss`, `ml-dsa-65`.
     pub fn name(self) -> &'static str {
         match self {
             Scheme::Ed25519 => "ed25519",
             Scheme::EcdsaP256 => "ecdsa-p256",
             Scheme::RsaPkcs1v15 => "rsa-pkcs1v15",
             Scheme::RsaPss => "rsa-pss",
+            Scheme::MlDsa65 => "ml-dsa-65",
         }
     }
 
@@ -103,6 +111,7 @@ enum Private {
     Ed25519(Ed25519Private),
     Ecdsa(EcdsaPrivateKey),
     Rsa(std::sync::Arc<RsaPrivateKey>, RsaScheme),
+    MlDsa65(MlDsaPrivate),
 }
 
 impl fmt::Debug for SigningKey {
@@ -142,6 +151,21 @@ impl SigningKey {
         }
     }
 
+    /// A new random ML-DSA-65 key.
+    pub fn generate_ml_dsa_65() -> Self {
+        let mut seed = Zeroizing::new([0u8; 32]);
+        rand::Rng::fill_bytes(&mut rand::rng(), &mut seed[..]);
+        Self::ml_dsa_65_from_seed(&seed)
+    }
+
+    /// The ML-DSA-65 key of the 32-byte seed `seed` (FIPS 204's ξ, as RFC 9881's key files
+    /// keep it).
+    pub fn ml_dsa_65_from_seed(seed: &[u8; 32]) -> Self {
+        SigningKey {
+            inner: Private::MlDsa65(MlDsaPrivate::new(seed, Provider::default())),
+        }
+    }
+
     /// An ECDSA P-256 key.
     pub fn ecdsa(key: EcdsaPrivateKey) -> Self {
         SigningKey {
@@ -157,8 +181,8 @@ impl SigningKey {
     }
 
     /// Reads a private key from a key file's bytes: Ed25519 (PKCS#8, or an unencrypted
-    /// OpenSSH private key), ECDSA P-256 or RSA (every form `openssl` writes). An RSA key
-    /// signs with `rsa_scheme`.
+    /// OpenSSH private key), ML-DSA-65 (PKCS#8 with the seed), ECDSA P-256 or RSA (every form
+    /// `openssl` writes). An RSA key signs with `rsa_scheme`.
     ///
     /// # Errors
     ///
@@ -169,6 +193,14 @@ impl SigningKey {
         }
         if let Some(key) = ed25519_pkcs8(bytes) {
             return Ok(Self::ed25519_from_seed(&key.to_bytes()));
+        }
+        if let Some(seed) = ml_dsa_65_pkcs8(bytes) {
+            return Ok(Self::ml_dsa_65_from_seed(&*seed?));
+        }
+        if ml_dsa_65_spki(bytes).is_some() {
+            return Err(Error::SignKey(
+                "an ML-DSA-65 public key (signing needs the private key)".into(),
+            ));
         }
         if ssh_line(bytes).is_some() || ed25519_spki(bytes).is_some() {
             return Err(Error::SignKey(
@@ -222,11 +254,12 @@ impl SigningKey {
             Private::Ecdsa(_) => Scheme::EcdsaP256,
             Private::Rsa(_, RsaScheme::Pkcs1v15) => Scheme::RsaPkcs1v15,
             Private::Rsa(_, RsaScheme::Pss) => Scheme::RsaPss,
+            Private::MlDsa65(_) => Scheme::MlDsa65,
         }
     }
 
-    /// The same key, its operations run by `provider` where the scheme is in the provider
-    /// tables (ECDSA, RSA).
+    /// The same key, its operations run by `provider` (every scheme is in the provider
+    /// tables).
     ///
     /// # Errors
     ///
@@ -245,6 +278,7 @@ impl SigningKey {
                 Private::Rsa(std::sync::Arc::new(key), scheme)
             }
             Private::Ed25519(key) => Private::Ed25519(Ed25519Private::new(&key.seed, provider)),
+            Private::MlDsa65(key) => Private::MlDsa65(MlDsaPrivate::new(&key.seed, provider)),
         };
         Ok(SigningKey { inner })
     }
@@ -258,20 +292,24 @@ impl SigningKey {
             ),
             Private::Ecdsa(key) => Public::Ecdsa(key.public_key()),
             Private::Rsa(key, scheme) => Public::Rsa(key.public_key(), *scheme),
+            Private::MlDsa65(key) => Public::MlDsa65(
+                MlDsaPublic::new(&key.public, key.backend.by)
+                    .expect("a key's own public key is 1952 bytes"),
+            ),
         };
         VerifyingKey { inner }
     }
 
-    /// Signs `message` (a statement): Ed25519 over the message, ECDSA and RSA over its
-    /// SHA-256 digest.
+    /// Signs `message` (a statement): Ed25519 and ML-DSA-65 over the message, ECDSA and RSA
+    /// over its SHA-256 digest.
     ///
     /// # Errors
     ///
     /// The provider's failure (RSA's re-check, say).
     pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
         match &self.inner {
-            Private::Ed25519(key) => key
-                .backend
+            Private::Ed25519(Ed25519Private { backend, .. })
+            | Private::MlDsa65(MlDsaPrivate { backend, .. }) => backend
                 .key
                 .sign(message)
                 .map_err(|e| Error::SignKey(e.to_string())),
@@ -306,8 +344,131 @@ impl SigningKey {
             .map_err(|e| Error::SignKey(format!("cannot encode the key: {e}"))),
             Private::Ecdsa(key) => key.to_pkcs8_pem().map_err(key_error),
             Private::Rsa(key, _) => key.to_pkcs8_pem().map_err(key_error),
+            // RFC 9881's seed form (`[0] IMPLICIT OCTET STRING`), written by ml-dsa.
+            Private::MlDsa65(key) => {
+                use pkcs8::EncodePrivateKey;
+                ml_dsa::SigningKey::<ml_dsa::MlDsa65>::from_seed(&ml_dsa::Seed::from(*key.seed))
+                    .to_pkcs8_pem(pkcs8::LineEnding::LF)
+                    .map_err(|e| Error::SignKey(format!("cannot encode the key: {e}")))
+            }
         }
     }
+}
+
+/// An ML-DSA-65 private key: its seed and public key, and the provider's key object that
+/// signs.
+#[derive(Clone)]
+struct MlDsaPrivate {
+    seed: Zeroizing<[u8; 32]>,
+    public: std::sync::Arc<[u8]>,
+    backend: KeyObject<dyn MessageSignOps>,
+}
+
+impl MlDsaPrivate {
+    fn new(seed: &[u8; 32], provider: Provider) -> Self {
+        let (backend, public) = provider
+            .ml_dsa_65_signer(seed)
+            .expect("RustCrypto takes every seed");
+        MlDsaPrivate {
+            seed: Zeroizing::new(*seed),
+            public: public.into(),
+            backend,
+        }
+    }
+}
+
+/// An ML-DSA-65 public key and the provider's key object that verifies.
+#[derive(Clone)]
+struct MlDsaPublic {
+    public: std::sync::Arc<[u8]>,
+    backend: KeyObject<dyn MessageVerifyOps>,
+}
+
+impl MlDsaPublic {
+    fn new(public: &[u8], provider: Provider) -> Result<Self> {
+        Ok(MlDsaPublic {
+            public: public.into(),
+            backend: provider
+                .ml_dsa_65_verifier(public)
+                .map_err(|e| Error::SignKey(e.to_string()))?,
+        })
+    }
+}
+
+/// ML-DSA-65's object identifier (NIST CSOR, `id-ml-dsa-65`).
+const ML_DSA_65_OID: pkcs8::ObjectIdentifier =
+    pkcs8::ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.3.18");
+
+/// The DER of a key file: the PEM block labelled `label` decoded, or the bytes as they are
+/// when they are no PEM text.
+fn der_of(bytes: &[u8], label: &str) -> Option<Zeroizing<Vec<u8>>> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) if text.contains("-----BEGIN ") => {
+            let start = text.find("-----BEGIN ")?;
+            let (found, der) = pkcs8::der::pem::decode_vec(text[start..].trim().as_bytes()).ok()?;
+            (found == label).then_some(Zeroizing::new(der))
+        }
+        _ => Some(Zeroizing::new(bytes.to_vec())),
+    }
+}
+
+/// The seed of an ML-DSA-65 PKCS#8 private key (PEM or DER): `None` when the file is no
+/// ML-DSA-65 key, an error when it is one that cannot be used.
+fn ml_dsa_65_pkcs8(bytes: &[u8]) -> Option<Result<Zeroizing<[u8; 32]>>> {
+    let der = der_of(bytes, "PRIVATE KEY")?;
+    let info = pkcs8::PrivateKeyInfoRef::try_from(der.as_slice()).ok()?;
+    (info.algorithm.oid == ML_DSA_65_OID).then(|| ml_dsa_65_seed(info.private_key.as_bytes()))
+}
+
+/// The seed of RFC 9881's `ML-DSA-65-PrivateKey`: the `seed` form (`[0] IMPLICIT OCTET
+/// STRING (SIZE (32))`), or the `both` form (`SEQUENCE { seed, expandedKey }`) whose expanded
+/// key must be the seed's; the `expandedKey` form alone has no seed and is refused.
+fn ml_dsa_65_seed(private: &[u8]) -> Result<Zeroizing<[u8; 32]>> {
+    /// `SEQUENCE` of 4070 bytes, then `OCTET STRING` of 32.
+    const BOTH: [u8; 6] = [0x30, 0x82, 0x0f, 0xe6, 0x04, 0x20];
+    /// `OCTET STRING` of 4032 bytes: the expanded key.
+    const EXPANDED: [u8; 4] = [0x04, 0x82, 0x0f, 0xc0];
+    let mut seed = Zeroizing::new([0u8; 32]);
+    if private.len() == 34 && private[..2] == [0x80, 0x20] {
+        seed.copy_from_slice(&private[2..]);
+        return Ok(seed);
+    }
+    if private.len() == BOTH.len() + 32 + EXPANDED.len() + 4032
+        && private[..6] == BOTH
+        && private[38..42] == EXPANDED
+    {
+        seed.copy_from_slice(&private[6..38]);
+        let key = ml_dsa::SigningKey::<ml_dsa::MlDsa65>::from_seed(&ml_dsa::Seed::from(*seed));
+        #[allow(deprecated)] // the expanded form is what is compared, not kept
+        let expanded = Zeroizing::new(key.expanded_key().to_expanded());
+        if expanded.as_slice() != &private[42..] {
+            return Err(Error::SignKey(
+                "the ML-DSA-65 private key's seed and expanded key disagree".into(),
+            ));
+        }
+        return Ok(seed);
+    }
+    if private.starts_with(&EXPANDED) {
+        return Err(Error::SignKey(
+            "an ML-DSA-65 private key without its seed (the expanded form alone); paracrypt \
+             reads keys that keep their seed (RFC 9881's seed or both forms, as `paracrypt \
+             keygen --kind ml-dsa-65` and `openssl genpkey -algorithm ML-DSA-65` write them)"
+                .into(),
+        ));
+    }
+    Err(Error::SignKey(
+        "an ML-DSA-65 private key in no form of RFC 9881".into(),
+    ))
+}
+
+/// The raw public key of an ML-DSA-65 SPKI file (PEM or DER), if it is one.
+fn ml_dsa_65_spki(bytes: &[u8]) -> Option<Vec<u8>> {
+    let der = der_of(bytes, "PUBLIC KEY")?;
+    let info = pkcs8::spki::SubjectPublicKeyInfoRef::try_from(der.as_slice()).ok()?;
+    if info.algorithm.oid != ML_DSA_65_OID {
+        return None;
+    }
+    info.subject_public_key.as_bytes().map(<[u8]>::to_vec)
 }
 
 /// An Ed25519 private key: its seed and public key, and the provider's key object that signs.
@@ -382,6 +543,7 @@ enum Public {
     Ed25519(Ed25519Public),
     Ecdsa(EcdsaPublicKey),
     Rsa(RsaPublicKey, RsaScheme),
+    MlDsa65(MlDsaPublic),
 }
 
 impl fmt::Debug for VerifyingKey {
@@ -402,9 +564,8 @@ impl Eq for VerifyingKey {}
 impl VerifyingKey {
     /// Reads a public key from a file's bytes: Ed25519 (SPKI PEM or DER, an `ssh-ed25519
     /// AAAA…` line, an `authorized_keys`-style file's first line, a minisign public key),
-    /// ECDSA P-256 or RSA (every
-    /// form `openssl` writes); a private key gives its public half. An RSA key verifies
-    /// `rsa_scheme` signatures.
+    /// ML-DSA-65 (SPKI), ECDSA P-256 or RSA (every form `openssl` writes); a private key gives
+    /// its public half. An RSA key verifies `rsa_scheme` signatures.
     ///
     /// # Errors
     ///
@@ -429,8 +590,15 @@ impl VerifyingKey {
             return Self::from_field(Scheme::Ed25519, &public)
                 .map_err(|_| Error::SignKey("the minisign public key is not a point".into()));
         }
-        if pem_label(bytes) == Some("OPENSSH PRIVATE KEY") || ed25519_pkcs8(bytes).is_some() {
+        if pem_label(bytes) == Some("OPENSSH PRIVATE KEY")
+            || ed25519_pkcs8(bytes).is_some()
+            || ml_dsa_65_pkcs8(bytes).is_some()
+        {
             return Ok(SigningKey::from_key_file(bytes, rsa_scheme)?.verifying_key());
+        }
+        if let Some(public) = ml_dsa_65_spki(bytes) {
+            return Self::from_field(Scheme::MlDsa65, &public)
+                .map_err(|_| Error::SignKey("not an ML-DSA-65 public key".into()));
         }
         if let Some(key) = ed25519_spki(bytes) {
             return Self::from_field(Scheme::Ed25519, key.as_bytes())
@@ -467,7 +635,8 @@ impl VerifyingKey {
     }
 
     /// The key of `scheme` whose public key field (as a signature file stores it) is `field`:
-    /// Ed25519's 32 bytes, P-256's uncompressed point (65 bytes), RSA's PKCS#1 DER.
+    /// Ed25519's 32 bytes, P-256's uncompressed point (65 bytes), RSA's PKCS#1 DER, ML-DSA-65's
+    /// 1952 bytes.
     ///
     /// # Errors
     ///
@@ -502,6 +671,10 @@ impl VerifyingKey {
                     scheme,
                 )
             }
+            Scheme::MlDsa65 => Public::MlDsa65(
+                MlDsaPublic::new(field, Provider::default())
+                    .map_err(|_| bad("an ML-DSA-65 key (1952 bytes)"))?,
+            ),
         };
         Ok(VerifyingKey { inner })
     }
@@ -536,6 +709,7 @@ impl VerifyingKey {
                 Ed25519Public::new(&key.public, provider)
                     .map_err(|e| Error::SignKey(e.to_string()))?,
             ),
+            Public::MlDsa65(key) => Public::MlDsa65(MlDsaPublic::new(&key.public, provider)?),
         };
         Ok(VerifyingKey { inner })
     }
@@ -547,11 +721,12 @@ impl VerifyingKey {
             Public::Ecdsa(_) => Scheme::EcdsaP256,
             Public::Rsa(_, RsaScheme::Pkcs1v15) => Scheme::RsaPkcs1v15,
             Public::Rsa(_, RsaScheme::Pss) => Scheme::RsaPss,
+            Public::MlDsa65(_) => Scheme::MlDsa65,
         }
     }
 
     /// The public key field a signature file stores: Ed25519's 32 bytes, P-256's
-    /// uncompressed point (65 bytes), RSA's PKCS#1 DER.
+    /// uncompressed point (65 bytes), RSA's PKCS#1 DER, ML-DSA-65's 1952 bytes.
     pub fn to_field(&self) -> Vec<u8> {
         match &self.inner {
             Public::Ed25519(key) => key.public.to_vec(),
@@ -561,6 +736,7 @@ impl VerifyingKey {
                 .to_pkcs1_der()
                 .map(|der| der.as_bytes().to_vec())
                 .unwrap_or_default(),
+            Public::MlDsa65(key) => key.public.to_vec(),
         }
     }
 
@@ -592,6 +768,15 @@ impl VerifyingKey {
                 .map_err(|e| Error::SignKey(format!("cannot encode the key: {e}"))),
             Public::Ecdsa(key) => key.to_spki_pem().map_err(key_error),
             Public::Rsa(key, _) => key.to_spki_pem().map_err(key_error),
+            Public::MlDsa65(key) => {
+                use pkcs8::EncodePublicKey;
+                let encoded =
+                    ml_dsa::EncodedVerifyingKey::<ml_dsa::MlDsa65>::try_from(&key.public[..])
+                        .map_err(|_| Error::SignKey("an ML-DSA-65 key of another length".into()))?;
+                ml_dsa::VerifyingKey::<ml_dsa::MlDsa65>::decode(&encoded)
+                    .to_public_key_pem(pkcs8::LineEnding::LF)
+                    .map_err(|e| Error::SignKey(format!("cannot encode the key: {e}")))
+            }
         }
     }
 
@@ -617,7 +802,10 @@ impl VerifyingKey {
     /// Whether `signature` is this key's signature of `message`.
     pub fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
         match &self.inner {
-            Public::Ed25519(key) => key.backend.key.verify(message, signature),
+            Public::Ed25519(Ed25519Public { backend, .. })
+            | Public::MlDsa65(MlDsaPublic { backend, .. }) => {
+                backend.key.verify(message, signature)
+            }
             Public::Ecdsa(key) => {
                 let Ok(signature) = EcdsaSignature::from_slice(signature) else {
                     return false;

@@ -203,8 +203,9 @@ impl Signature {
         Ok(fields.end())
     }
 
-    /// How many bytes [`Signature::file_len`] needs to see.
-    pub const HEAD_LEN: usize = FIXED_LEN + keys::MAX_PUBLIC_KEY + 2;
+    /// How many bytes [`Signature::file_len`] needs to see: the fixed fields, the largest
+    /// public key and the largest signature (an ML-DSA-65 file's key and signature are 5.3 KB).
+    pub const HEAD_LEN: usize = FIXED_LEN + keys::MAX_PUBLIC_KEY + 2 + keys::MAX_SIGNATURE;
 
     /// Parses a signature file, checking every field and count before anything is allocated
     /// from it.

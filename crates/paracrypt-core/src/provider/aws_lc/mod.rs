@@ -41,6 +41,8 @@ pub(crate) static TABLE: Table = Table {
     ecdsa_verify: own(pubkey::ecdsa_verifier),
     ed25519_sign: own(pubkey::ed25519_signer),
     ed25519_verify: own(pubkey::ed25519_verifier),
+    ml_dsa_65_sign: own(pubkey::ml_dsa_65_signer),
+    ml_dsa_65_verify: own(pubkey::ml_dsa_65_verifier),
 };
 
 const fn own<F>(make: F) -> Entry<F> {

@@ -407,3 +407,63 @@ impl MessageVerifyOps for Ed25519Public {
         self.0.verify_sig(message, signature).is_ok()
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// ML-DSA-65
+
+/// aws-lc's ML-DSA-65 key pair.
+struct MlDsa65Signer(signature::PqdsaKeyPair);
+
+/// The table's ML-DSA-65 signing entry: aws-lc's key pair of the seed and its public key.
+pub(super) fn ml_dsa_65_signer(seed: &[u8; 32]) -> Result<(Arc<dyn MessageSignOps>, Vec<u8>)> {
+    let pair =
+        signature::PqdsaKeyPair::from_seed(&signature::ML_DSA_65_SIGNING, seed).map_err(|e| {
+            Error::UnsupportedKey {
+                reason: format!("aws-lc rejects the key: {e}"),
+            }
+        })?;
+    let public = signature::KeyPair::public_key(&pair).as_ref().to_vec();
+    Ok((Arc::new(MlDsa65Signer(pair)), public))
+}
+
+impl MessageSignOps for MlDsa65Signer {
+    /// aws-lc's ML-DSA.Sign: hedged (fresh random bytes in every signature), empty context.
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; signature::ML_DSA_65_SIGNING.signature_len()];
+        let len = self
+            .0
+            .sign(message, &mut out)
+            .map_err(|_| Error::Provider {
+                what: "ML-DSA-65 signing",
+            })?;
+        out.truncate(len);
+        Ok(out)
+    }
+}
+
+/// aws-lc's ML-DSA-65 public key.
+struct MlDsa65Public(ParsedPublicKey);
+
+/// The table's ML-DSA-65 verification entry: the raw 1952-byte key only (aws-lc would also
+/// take an SPKI document).
+pub(super) fn ml_dsa_65_verifier(public: &[u8]) -> Result<Arc<dyn MessageVerifyOps>> {
+    if public.len() != signature::ML_DSA_65_SIGNING.public_key_len() {
+        return Err(Error::UnsupportedKey {
+            reason: format!(
+                "an ML-DSA-65 public key is 1952 bytes, not {}",
+                public.len()
+            ),
+        });
+    }
+    let key =
+        ParsedPublicKey::new(&signature::ML_DSA_65, public).map_err(|e| Error::UnsupportedKey {
+            reason: format!("aws-lc rejects the key: {e}"),
+        })?;
+    Ok(Arc::new(MlDsa65Public(key)))
+}
+
+impl MessageVerifyOps for MlDsa65Public {
+    fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
+        self.0.verify_sig(message, signature).is_ok()
+    }
+}

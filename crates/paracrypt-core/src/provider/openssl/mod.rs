@@ -11,6 +11,8 @@
 //!
 //! Its table names RustCrypto's DES, Blowfish and RC4: OpenSSL 3 keeps them in its `legacy`
 //! provider, which a library should not load into the whole process behind its caller's back.
+//! It also names RustCrypto's ML-DSA-65: OpenSSL has ML-DSA from 3.5 on, and the `openssl`
+//! crate (built against any libcrypto from 3.0) has no API for it.
 
 mod pubkey;
 
@@ -52,6 +54,9 @@ pub(crate) static TABLE: Table = Table {
     ecdsa_verify: own(pubkey::ecdsa_verifier),
     ed25519_sign: own(pubkey::ed25519_signer),
     ed25519_verify: own(pubkey::ed25519_verifier),
+    // ML-DSA came with OpenSSL 3.5; the `openssl` crate builds against 3.0 and up.
+    ml_dsa_65_sign: rustcrypto::ML_DSA_65_SIGN,
+    ml_dsa_65_verify: rustcrypto::ML_DSA_65_VERIFY,
 };
 
 const fn own<F>(make: F) -> Entry<F> {

@@ -1,7 +1,7 @@
 //! The RustCrypto provider: `aes`, `des`, `blowfish`, `rc4`, `ctr`, `cbc`, `ecb`, `aes-gcm`,
 //! `chacha20poly1305`, `hmac` and `hkdf`, each chunk handed to the mode crates' batch methods
 //! (`encrypt_blocks`, `write_keystream`) so every thread keeps the cipher's instruction-level
-//! parallelism; `rsa`, `crypto-primes` and `p256` for the public-key entries ([`pubkey`]).
+//! parallelism; `rsa`, `crypto-primes`, `p256`, `ed25519-dalek` and `ml-dsa` for the public-key entries ([`pubkey`]).
 
 pub(super) mod crt;
 mod pubkey;
@@ -43,6 +43,8 @@ pub(crate) static TABLE: Table = Table {
     ecdsa_verify: own(pubkey::ecdsa_verifier),
     ed25519_sign: own(pubkey::ed25519_signer),
     ed25519_verify: own(pubkey::ed25519_verifier),
+    ml_dsa_65_sign: ML_DSA_65_SIGN,
+    ml_dsa_65_verify: ML_DSA_65_VERIFY,
 };
 
 /// RustCrypto's DES, for the backends that lack one.
@@ -50,6 +52,11 @@ pub(crate) static TABLE: Table = Table {
 pub(crate) const DES: Entry<BlockFn> = own(des);
 /// RustCrypto's Blowfish, for the backends that lack one.
 pub(crate) const BLOWFISH: Entry<BlockFn> = own(blowfish);
+/// RustCrypto's ML-DSA-65 signing (`ml-dsa`), for the backends that lack it.
+pub(crate) const ML_DSA_65_SIGN: Entry<super::table::MlDsaSignerFn> = own(pubkey::ml_dsa_65_signer);
+/// RustCrypto's ML-DSA-65 verification, for the backends that lack it.
+pub(crate) const ML_DSA_65_VERIFY: Entry<super::table::MlDsaVerifierFn> =
+    own(pubkey::ml_dsa_65_verifier);
 /// RustCrypto's RC4, for the backends that lack one.
 pub(crate) const RC4: Entry<super::table::Rc4Fn> = own(rc4);
 

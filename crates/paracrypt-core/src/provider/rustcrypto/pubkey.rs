@@ -253,3 +253,68 @@ impl MessageVerifyOps for ed25519_dalek::VerifyingKey {
         ed25519_dalek::Verifier::verify(self, message, &signature).is_ok()
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// ML-DSA-65 (ml-dsa)
+
+/// The length of an ML-DSA-65 public key.
+const ML_DSA_65_PUBLIC_LEN: usize = 1952;
+
+/// ml-dsa's ML-DSA-65 key (the expanded key, kept on the heap: about 30 KB).
+struct MlDsa65Signer(Box<ml_dsa::SigningKey<ml_dsa::MlDsa65>>);
+
+/// The table's ML-DSA-65 signing entry: ml-dsa's key of the seed (FIPS 204's
+/// ML-DSA.KeyGen_internal) and its public key.
+pub(super) fn ml_dsa_65_signer(seed: &[u8; 32]) -> Result<(Arc<dyn MessageSignOps>, Vec<u8>)> {
+    let key = Box::new(ml_dsa::SigningKey::<ml_dsa::MlDsa65>::from_seed(
+        &ml_dsa::Seed::from(*seed),
+    ));
+    let public = AsRef::<ml_dsa::VerifyingKey<_>>::as_ref(&*key)
+        .encode()
+        .to_vec();
+    Ok((Arc::new(MlDsa65Signer(key)), public))
+}
+
+impl MessageSignOps for MlDsa65Signer {
+    /// Hedged signing (FIPS 204's default): 32 fresh random bytes enter every signature, as in
+    /// aws-lc; the context is empty.
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
+        self.0
+            .expanded_key()
+            .sign_randomized(message, &[], &mut rand::rng())
+            .map(|signature| signature.encode().to_vec())
+            .map_err(|_| Error::Provider {
+                what: "ML-DSA-65 signing",
+            })
+    }
+}
+
+/// ml-dsa's ML-DSA-65 public key.
+struct MlDsa65Public(Box<ml_dsa::VerifyingKey<ml_dsa::MlDsa65>>);
+
+/// The table's ML-DSA-65 verification entry: any 1952 bytes are a key (FIPS 204's pkDecode
+/// takes every string of the length).
+pub(super) fn ml_dsa_65_verifier(public: &[u8]) -> Result<Arc<dyn MessageVerifyOps>> {
+    let encoded =
+        ml_dsa::EncodedVerifyingKey::<ml_dsa::MlDsa65>::try_from(public).map_err(|_| {
+            Error::UnsupportedKey {
+                reason: format!(
+                    "an ML-DSA-65 public key is {ML_DSA_65_PUBLIC_LEN} bytes, not {}",
+                    public.len()
+                ),
+            }
+        })?;
+    Ok(Arc::new(MlDsa65Public(Box::new(
+        ml_dsa::VerifyingKey::decode(&encoded),
+    ))))
+}
+
+impl MessageVerifyOps for MlDsa65Public {
+    /// FIPS 204's ML-DSA.Verify with the empty context.
+    fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
+        let Ok(signature) = ml_dsa::Signature::<ml_dsa::MlDsa65>::try_from(signature) else {
+            return false;
+        };
+        self.0.verify_with_context(message, &[], &signature)
+    }
+}
