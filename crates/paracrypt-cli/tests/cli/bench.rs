@@ -53,7 +53,8 @@ fn a_tiny_run_prints_the_table_and_writes_json_and_svg() {
     let tables = report["machine"]["primitives"].as_array().unwrap();
     assert_eq!(tables.len(), 1);
     assert_eq!(tables[0]["provider"], "fastest");
-    assert_eq!(tables[0]["by"].as_array().unwrap().len(), 15);
+    // One row per primitive of the provider table (signatures added Ed25519 and ML-DSA-65).
+    assert_eq!(tables[0]["by"].as_array().unwrap().len(), 19);
     let measurements = report["measurements"].as_array().unwrap();
     // 2 symmetric algorithms × 1 size × 2 modes × 2 thread counts, and 1 public-key × 2.
     assert_eq!(measurements.len(), 10);
