@@ -11,7 +11,7 @@ use paracrypt_core::engine;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::buffer::Bytes;
+use crate::buffer::{Bytes, new_bytes};
 use crate::errors::{Failure, usage};
 use crate::options::{Options, detached};
 use crate::output::Staged;
@@ -143,9 +143,10 @@ pub fn memory<'py>(
     let bound = usize::try_from(plan.output_len())
         .map_err(|_| Failure::Usage("the output does not fit in memory".into()))?;
     let mut end = 0;
-    let bytes = PyBytes::new_with(py, bound, |out| {
+    // Zeroed and filled on the pool's threads without the GIL (see `buffer::new_bytes`).
+    let bytes = new_bytes(py, bound, |out| {
         end = detached(py, options.threads, || {
-            Ok(engine::run_into_slice(&job, input, out)?)
+            Ok(engine::run_into_slice(&job, input, out.zeroed())?)
         })?;
         Ok(())
     })?;

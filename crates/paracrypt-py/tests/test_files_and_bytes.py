@@ -95,6 +95,22 @@ def test_every_suite_matches_the_cli(tmp_path: Path, cli: object, cipher: str) -
     assert paracrypt.decrypt(ours, key=key) == plain
 
 
+def test_a_large_result_is_whole(tmp_path: Path, cli: object) -> None:
+    # Past 4 MiB the result's memory is advised to huge pages and zeroed in pieces on the
+    # pool's threads before the chunks are written into it: every byte must still be the CLI's.
+    plain = data(9 * 1024 * 1024 + 12345)
+    (tmp_path / "plain").write_bytes(plain)
+    key = paracrypt.Key.generate()
+    key.save(tmp_path / "key")
+    cli("encrypt", "-q", "-j1", "--fixed-salt", SALT_HEX, "-k", str(tmp_path / "key"),
+        str(tmp_path / "plain"), "-o", str(tmp_path / "cli.pcr"))
+    expected = (tmp_path / "cli.pcr").read_bytes()
+    for threads in (1, 2, 3):
+        sealed = paracrypt.encrypt(plain, key=key, threads=threads, _fixed_salt=SALT)
+        assert sealed == expected
+        assert paracrypt.decrypt(sealed, key=key, threads=threads) == plain
+
+
 class _no_warning:
     def __enter__(self) -> None:
         import warnings
