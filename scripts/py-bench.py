@@ -76,6 +76,20 @@ def median_s(run: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
+def paired(ours: Callable[[], object], theirs: Callable[[], object],
+           repeat: int) -> tuple[float, float]:
+    """Medians of both, their runs interleaved (ours, theirs, ours, ...) so that a change in
+    the machine's load during the row weighs on both sides alike."""
+    ours(), theirs()  # warm-up (page cache, thread pools)
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for run, into in ((ours, times[0]), (theirs, times[1])):
+            start = time.perf_counter()
+            run()
+            into.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def fill(path: Path, length: int) -> None:
     block = os.urandom(MiB)
     with open(path, "wb") as f:
@@ -168,41 +182,46 @@ def main() -> None:
                                 str(threads), "-k", str(work / "key"), str(plain), "-o",
                                 str(work / "cli.pcr")], check=True)
 
-            out.append(row("file", median_s(python_file, repeat), median_s(cli_file, repeat),
-                           ">= 0.95", f"{args.size} encrypt_file vs paracrypt encrypt, "
-                           f"AES-256-GCM on {provider}"))
+            out.append(row("file", *paired(python_file, cli_file, repeat), ">= 0.95",
+                           f"{args.size} encrypt_file vs paracrypt encrypt, AES-256-GCM on "
+                           f"{provider}"))
             plain.unlink()
             for name in ("py.pcr", "cli.pcr"):
                 (work / name).unlink(missing_ok=True)
         data = os.urandom(size(args.memory))
         if "memory" in rows:
+            # `paracrypt bench` runs in its own process: one call of it (its median of 3) and
+            # the same number of encrypt() calls per round, rounds interleaved.
             report = work / "bench.json"
             command = [args.bin]
             for provider in providers:
                 command += ["--provider", provider]
-            subprocess.run(command + ["bench", "--algorithms", "container/aes-256-gcm",
-                                      "--modes", "memory", "--sizes", args.memory, "--threads",
-                                      str(threads), "--repeat", str(max(repeat, 3)), "--json",
-                                      str(report)], check=True, capture_output=True)
-            measured = json.loads(report.read_text())
+            command += ["bench", "--algorithms", "container/aes-256-gcm", "--modes", "memory",
+                        "--sizes", args.memory, "--threads", str(threads), "--repeat", "3",
+                        "--json", str(report)]
+            rounds: dict[str, tuple[list[float], list[float]]] = {p: ([], []) for p in providers}
+            for _ in range(max(1, repeat // 2)):
+                subprocess.run(command, check=True, capture_output=True)
+                measured = json.loads(report.read_text())["measurements"]
+                for provider in providers:
+                    rust = [m for m in measured if m["algorithm"].endswith("/encrypt")
+                            and m.get("provider") == provider]
+                    rounds[provider][1].append(rust[0]["stats"]["median_s"])
+                    rounds[provider][0].append(median_s(lambda: paracrypt.encrypt(
+                        data, key=key, threads=threads, provider=provider), 3))
             for provider in providers:
-                rust = [m for m in measured["measurements"]
-                        if m["algorithm"].endswith("/encrypt") and m.get("provider") == provider]
-                ours = median_s(lambda: paracrypt.encrypt(data, key=key, threads=threads,
-                                                          provider=provider), repeat)
-                out.append(row("memory", ours, rust[0]["stats"]["median_s"], ">= 0.9",
-                               f"{args.memory} encrypt(bytes) vs the Rust Runner in memory, "
-                               f"AES-256-GCM on {provider}"))
+                ours_s, theirs_s = rounds[provider]
+                out.append(row("memory", statistics.median(ours_s), statistics.median(theirs_s),
+                               ">= 0.9", f"{args.memory} encrypt(bytes) vs the Rust Runner in "
+                               f"memory, AES-256-GCM on {provider}"))
         if "anchors" in rows:
             try:
                 import pyrage  # type: ignore[import-not-found]
 
                 ident = pyrage.x25519.Identity.generate()
-                ours_age = median_s(lambda: paracrypt.encrypt(
+                out.append(row("pyrage", *paired(lambda: paracrypt.encrypt(
                     data, recipients=[str(ident.to_public())], format="age", threads=threads),
-                    repeat)
-                theirs = median_s(lambda: pyrage.encrypt(data, [ident.to_public()]), repeat)
-                out.append(row("pyrage", ours_age, theirs, ">= 1.9",
+                    lambda: pyrage.encrypt(data, [ident.to_public()]), repeat), ">= 1.9",
                                f"{args.memory} age to X25519: encrypt(format='age') vs pyrage, "
                                f"ChaCha20-Poly1305 on {build['fastest'].get('ChaCha20-Poly1305')}"))
             except ImportError:
@@ -212,10 +231,9 @@ def main() -> None:
 
                 aead = ChaCha20Poly1305(ChaCha20Poly1305.generate_key())
                 nonce = os.urandom(12)
-                ours_cc = median_s(lambda: paracrypt.encrypt(
-                    data, key=key, cipher="chacha20-poly1305", threads=threads), repeat)
-                theirs = median_s(lambda: aead.encrypt(nonce, data, None), repeat)
-                out.append(row("pyca", ours_cc, theirs, ">= 1.9",
+                out.append(row("pyca", *paired(lambda: paracrypt.encrypt(
+                    data, key=key, cipher="chacha20-poly1305", threads=threads),
+                    lambda: aead.encrypt(nonce, data, None), repeat), ">= 1.9",
                                f"{args.memory} ChaCha20-Poly1305: encrypt() on "
                                f"{build['fastest'].get('ChaCha20-Poly1305')} vs pyca one-shot"))
             except ImportError:
@@ -235,23 +253,24 @@ def dask_row(work: Path, key: paracrypt.Key, length: int, label: str, repeat: in
 
     plain = work / "dask-plain"
     fill(plain, length)
-    times = {}
-    for workers in (1, 2):
-        # One thread per worker process and one per task (paracrypt.dask's default threads=1):
-        # with 1 worker one core works, with 2 both do.
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
-                Client(cluster) as client:
+    # Both clusters up at once (an idle worker costs nothing), their runs interleaved. One
+    # thread per worker process and one per task (paracrypt.dask's default threads=1): with 1
+    # worker one core works, with 2 both do.
+    def cluster(workers: int) -> LocalCluster:
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            host="127.0.0.1", dashboard_address="127.0.0.1:0")
 
-            def encrypt() -> None:
-                paracrypt.dask.encrypt_file(client, plain, work / "dask.pcr", key=key,
-                                            cipher="chacha20-poly1305", provider="rustcrypto",
-                                            threads=1, overwrite=True)
+    with cluster(1) as one, Client(one) as client1, cluster(2) as two, Client(two) as client2:
 
-            times[workers] = median_s(encrypt, repeat)
+        def encrypt(client: Client) -> Callable[[], object]:
+            return lambda: paracrypt.dask.encrypt_file(
+                client, plain, work / "dask.pcr", key=key, cipher="chacha20-poly1305",
+                provider="rustcrypto", threads=1, overwrite=True)
+
+        one_s, two_s = paired(encrypt(client1), encrypt(client2), repeat)
     plain.unlink()
     (work / "dask.pcr").unlink(missing_ok=True)
-    return row("dask", times[2], times[1], ">= 1.7",
+    return row("dask", two_s, one_s, ">= 1.7",
                f"{label} paracrypt.dask.encrypt_file, 2 workers vs 1, one thread each "
                "(ChaCha20-Poly1305, RustCrypto)")
 
