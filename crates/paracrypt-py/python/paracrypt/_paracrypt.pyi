@@ -39,9 +39,13 @@ __all__ = [
     "StagedOutput",
     "rekey",
     "__version__",
+    "_build_info",
 ]
 
 __version__: str
+
+def _build_info() -> dict[str, Any]:
+    """How this extension was built, for benchmarks: ``profile``, ``providers``, ``fastest``."""
 
 @final
 class Key:
