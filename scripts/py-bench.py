@@ -28,6 +28,8 @@ Rows (each "ours" and "theirs" run with the same provider and thread count):
             runs; encrypt() returns a new `bytes` object each call, whose fresh pages the
             kernel must map: that cost is in this row, as it is in every Python call that
             returns a new 64 MiB object (pyca's included).
+  into      the same with encrypt_into() into a bytearray kept between calls: like with like
+            with the Runner's kept buffer
   anchors   64 MiB encrypt(bytes) / pyrage (age, X25519) and / pyca ChaCha20-Poly1305 one-shot
             (target >= 1.9 at 2 threads; ours on the build's default provider); skipped when
             the package is not installed
@@ -200,6 +202,8 @@ def main() -> None:
                         "--sizes", args.memory, "--threads", str(threads), "--repeat", "3",
                         "--json", str(report)]
             rounds: dict[str, tuple[list[float], list[float]]] = {p: ([], []) for p in providers}
+            into: dict[str, list[float]] = {p: [] for p in providers}
+            kept = bytearray(len(paracrypt.encrypt(data, key=key)))
             for _ in range(max(1, repeat // 2)):
                 subprocess.run(command, check=True, capture_output=True)
                 measured = json.loads(report.read_text())["measurements"]
@@ -209,11 +213,17 @@ def main() -> None:
                     rounds[provider][1].append(rust[0]["stats"]["median_s"])
                     rounds[provider][0].append(median_s(lambda: paracrypt.encrypt(
                         data, key=key, threads=threads, provider=provider), 3))
+                    into[provider].append(median_s(lambda: paracrypt.encrypt_into(
+                        data, kept, key=key, threads=threads, provider=provider), 3))
             for provider in providers:
                 ours_s, theirs_s = rounds[provider]
                 out.append(row("memory", statistics.median(ours_s), statistics.median(theirs_s),
                                ">= 0.9", f"{args.memory} encrypt(bytes) vs the Rust Runner in "
                                f"memory, AES-256-GCM on {provider}"))
+                out.append(row("into", statistics.median(into[provider]),
+                               statistics.median(theirs_s), ">= 0.9",
+                               f"{args.memory} encrypt_into(bytes, a kept bytearray) vs the Rust "
+                               f"Runner in memory (its kept buffer), AES-256-GCM on {provider}"))
         if "anchors" in rows:
             try:
                 import pyrage  # type: ignore[import-not-found]

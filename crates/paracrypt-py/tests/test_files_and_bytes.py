@@ -111,6 +111,34 @@ def test_a_large_result_is_whole(tmp_path: Path, cli: object) -> None:
         assert paracrypt.decrypt(sealed, key=key, threads=threads) == plain
 
 
+def test_into_a_kept_buffer(key: paracrypt.Key) -> None:
+    plain = data(300_000)
+    sealed = paracrypt.encrypt(plain, key=key, chunk_size=4096, _fixed_salt=SALT)
+    out = bytearray(len(sealed) + 7)
+    for threads in (1, 2):
+        n = paracrypt.encrypt_into(plain, out, key=key, chunk_size=4096, threads=threads,
+                                   _fixed_salt=SALT)
+        assert n == len(sealed) and bytes(out[:n]) == sealed
+    back = np.zeros(len(sealed), dtype=np.uint8)
+    n = paracrypt.decrypt_into(memoryview(out)[: len(sealed)], back, key=key)
+    assert n == len(plain) and bytes(back[:n]) == plain
+    with pytest.raises(paracrypt.UsageError, match=f"needs {len(sealed)}"):
+        paracrypt.encrypt_into(plain, bytearray(len(sealed) - 1), key=key, chunk_size=4096)
+    shared = bytearray(2 * len(sealed))
+    shared[: len(plain)] = plain
+    with pytest.raises(paracrypt.UsageError, match="overlaps"):
+        paracrypt.encrypt_into(memoryview(shared)[: len(plain)], memoryview(shared)[100:],
+                               key=key)
+    with pytest.raises(BufferError):
+        paracrypt.encrypt_into(plain, bytes(len(sealed)), key=key)
+    with pytest.raises(paracrypt.UsageError, match="armor"):
+        paracrypt.encrypt_into(plain, out, password="pw", format="age", armor=True)
+    damaged = bytearray(sealed)
+    damaged[len(sealed) // 2] ^= 1
+    with pytest.raises(paracrypt.AuthenticationError):
+        paracrypt.decrypt_into(damaged, back, key=key)
+
+
 class _no_warning:
     def __enter__(self) -> None:
         import warnings

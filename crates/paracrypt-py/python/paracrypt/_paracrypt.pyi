@@ -22,6 +22,8 @@ __all__ = [
     "decrypt_file",
     "encrypt",
     "decrypt",
+    "encrypt_into",
+    "decrypt_into",
     "decrypt_range",
     "raw_encrypt",
     "raw_decrypt",
@@ -136,6 +138,31 @@ def decrypt(
     threads: Optional[int] = None,
     provider: Optional[str] = None,
 ) -> bytes: ...
+def encrypt_into(
+    data: Buffer,
+    out: Buffer,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    recipients: Optional[_RecipientsArg] = None,
+    format: str = "paracrypt",
+    armor: bool = False,
+    cipher: str = "aes-256-gcm",
+    chunk_size: Optional[_ChunkSize] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    _fixed_salt: Optional[Buffer] = None,
+) -> int: ...
+def decrypt_into(
+    data: Buffer,
+    out: Buffer,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+) -> int: ...
 def decrypt_range(
     src: _StrPath,
     offset: int,
