@@ -3,19 +3,39 @@
 pyca/cryptography, and paracrypt.dask with 2 workers against 1. Ratios of medians taken in one
 run; never a test.
 
-Run it with the Python that has the package (scripts/test.sh's venv, after `maturin develop`;
-build the CLI first, and for figures to compare use the same profile for both):
+Compare like with like: the extension and the CLI from ONE release build, with the same
+providers compiled in (this cargo command builds both; `pip install ./crates/paracrypt-py`
+builds a release extension too, but without OpenSSL, so its default ChaCha20-Poly1305 on an
+AVX-512 CPU is aws-lc's where the CLI's is OpenSSL's). From the repository's root, with the
+environment scripts/test.sh makes (target/py-venv, which imports the package from
+crates/paracrypt-py/python), in a quiet window (the script prints the load average):
 
-    target/py-venv/bin/pip install -r scripts/py-bench-requirements.txt   # the anchors (optional)
-    target/py-venv/bin/python scripts/py-bench.py [--bin target/release/paracrypt] [--size 1GiB]
+    export CARGO_INCREMENTAL=0
+    PYO3_BUILD_EXTENSION_MODULE=1 nice -n 10 cargo build --release --locked \
+        -p paracrypt-cli -p paracrypt-py --features paracrypt-py/openssl
+    cp target/release/lib_paracrypt.so crates/paracrypt-py/python/paracrypt/_paracrypt.abi3.so
+    target/py-venv/bin/pip install -r scripts/py-bench-requirements.txt   # the anchors
+    target/py-venv/bin/python scripts/py-bench.py --bin target/release/paracrypt
 
-Rows:
+(scripts/test.sh copies its debug extension back over the release one when it next runs.) The
+script refuses a debug extension or CLI unless given --allow-debug, and prints the CPU's flags,
+both builds' profiles, the provider each primitive runs on, and the load average before each row.
+
+Rows (each "ours" and "theirs" run with the same provider and thread count):
   file      1 GiB file to file: paracrypt.encrypt_file / `paracrypt encrypt` (target >= 0.95)
-  memory    64 MiB encrypt(bytes) / the Rust Runner in memory, `paracrypt bench` (target >= 0.9)
+  memory    64 MiB encrypt(bytes) / the Rust Runner in memory, `paracrypt bench`, one row per
+            provider (target >= 0.9). The Runner writes into an output buffer it keeps between
+            runs; encrypt() returns a new `bytes` object each call, whose fresh pages the
+            kernel must map: that cost is in this row, as it is in every Python call that
+            returns a new 64 MiB object (pyca's included).
+  into      the same with encrypt_into() into a bytearray kept between calls: like with like
+            with the Runner's kept buffer
   anchors   64 MiB encrypt(bytes) / pyrage (age, X25519) and / pyca ChaCha20-Poly1305 one-shot
-            (target >= 1.9 at 2 threads); skipped when the package is not installed
-  dask      paracrypt.dask.encrypt_file, a LocalCluster of 2 worker processes / of 1 (target
-            >= 1.7; compute-bound: ChaCha20-Poly1305 on RustCrypto, the file in the page cache)
+            (target >= 1.9 at 2 threads; ours on the build's default provider); skipped when
+            the package is not installed
+  dask      paracrypt.dask.encrypt_file, a LocalCluster of 2 worker processes / of 1, one
+            thread each (target >= 1.7; compute-bound: ChaCha20-Poly1305 on RustCrypto, the
+            file in the page cache, 1 GiB so Dask's fixed cost per call is small beside it)
 """
 
 from __future__ import annotations
@@ -23,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -36,6 +57,7 @@ import paracrypt
 
 ROOT = Path(__file__).resolve().parents[1]
 MiB = 1 << 20
+FLAGS = ("avx512f", "avx512vl", "avx512ifma", "vaes", "vpclmulqdq", "avx2", "aes", "sha_ni")
 
 
 def size(text: str) -> int:
@@ -56,6 +78,20 @@ def median_s(run: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
+def paired(ours: Callable[[], object], theirs: Callable[[], object],
+           repeat: int) -> tuple[float, float]:
+    """Medians of both, their runs interleaved (ours, theirs, ours, ...) so that a change in
+    the machine's load during the row weighs on both sides alike."""
+    ours(), theirs()  # warm-up (page cache, thread pools)
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for run, into in ((ours, times[0]), (theirs, times[1])):
+            start = time.perf_counter()
+            run()
+            into.append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def fill(path: Path, length: int) -> None:
     block = os.urandom(MiB)
     with open(path, "wb") as f:
@@ -65,31 +101,71 @@ def fill(path: Path, length: int) -> None:
             left -= MiB
 
 
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} CPUs"
+
+
 def row(name: str, ours: float, theirs: float, target: str, what: str) -> dict[str, object]:
     ratio = theirs / ours  # speed ratio: time of theirs over time of ours
-    print(f"{name:<10} {ratio:6.2f}x  (target {target})  {what}: ours {ours:.3f} s, "
-          f"theirs {theirs:.3f} s (medians)")
-    return {"row": name, "ratio": ratio, "ours_s": ours, "theirs_s": theirs, "target": target}
+    print(f"{name:<10} {ratio:6.2f}x  (target {target})  {what}: ours {ours * 1e3:.1f} ms, "
+          f"theirs {theirs * 1e3:.1f} ms (medians; {load()})", flush=True)
+    return {"row": name, "ratio": ratio, "ours_s": ours, "theirs_s": theirs, "target": target,
+            "what": what, "loadavg": os.getloadavg()[0]}
+
+
+def cpu() -> tuple[str, list[str]]:
+    model, flags = "?", set()
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        found = re.search(r"^model name\s*:\s*(.*)$", text, re.M)
+        model = found.group(1) if found else model
+        first = re.search(r"^flags\s*:\s*(.*)$", text, re.M)
+        flags = set(first.group(1).split()) if first else flags
+    except OSError:
+        pass
+    return model, [f for f in FLAGS if f in flags]
+
+
+def cli_profile(binary: str) -> str:
+    parent = Path(binary).resolve().parent.name
+    return parent if parent in ("release", "debug") else "unknown"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bin", default=str(ROOT / "target" / "debug" / "paracrypt"))
+    parser.add_argument("--bin", default=str(ROOT / "target" / "release" / "paracrypt"))
     parser.add_argument("--size", default="1GiB", help="the file-to-file row's file")
     parser.add_argument("--memory", default="64MiB", help="the in-memory rows' buffer")
-    parser.add_argument("--dask-size", default="256MiB", help="the Dask row's file")
+    parser.add_argument("--dask-size", default="1GiB", help="the Dask row's file")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rows", default="file,memory,anchors,dask")
+    parser.add_argument("--providers", default=None,
+                        help="the memory rows' providers (default: every one compiled into the "
+                             "extension); the file row uses the first")
+    parser.add_argument("--allow-debug", action="store_true",
+                        help="run with a debug-profile extension or CLI (figures not comparable)")
     parser.add_argument("--dir", default=None, help="where the files go (default: a temp dir)")
     parser.add_argument("--json", default=None, help="write the rows here too")
     args = parser.parse_args()
     rows = set(args.rows.split(","))
     threads, repeat = args.threads, args.repeat
+    build = paracrypt._paracrypt._build_info()
+    model, flags = cpu()
+    print(f"paracrypt {paracrypt.__version__}; CPU {model}, {os.cpu_count()} CPUs, flags "
+          f"{' '.join(flags) or 'none of ' + ' '.join(FLAGS)}; {load()}")
+    print(f"extension: {build['profile']} build ({paracrypt._paracrypt.__file__}), providers "
+          f"{', '.join(build['providers'])}; default provider per primitive: "
+          + ", ".join(f"{k} {v}" for k, v in build["fastest"].items()))
+    print(f"CLI: {cli_profile(args.bin)} build ({args.bin}); {threads} threads on both sides; "
+          "ratios > 1: Python/paracrypt faster")
+    if "debug" in (build["profile"], cli_profile(args.bin)) and not args.allow_debug:
+        sys.exit("a debug build: build both in release as this script's help says "
+                 "(or pass --allow-debug for figures that compare nothing)")
+    providers = args.providers.split(",") if args.providers else list(build["providers"])
     out: list[dict[str, object]] = []
-    print(f"paracrypt {paracrypt.__version__}, {os.cpu_count()} CPUs, {threads} threads, "
-          f"CLI {args.bin}; ratios > 1: Python/paracrypt faster")
     work = Path(tempfile.mkdtemp(prefix="py-bench-", dir=args.dir))
     try:
         key = paracrypt.Key.generate()
@@ -97,44 +173,67 @@ def main() -> None:
         if "file" in rows:
             plain = work / "plain"
             fill(plain, size(args.size))
+            provider = providers[0]
 
             def python_file() -> None:
                 paracrypt.encrypt_file(plain, work / "py.pcr", key=key, overwrite=True,
-                                       threads=threads)
+                                       threads=threads, provider=provider)
 
             def cli_file() -> None:
-                subprocess.run([args.bin, "encrypt", "-q", "-f", "-j", str(threads), "-k",
-                                str(work / "key"), str(plain), "-o", str(work / "cli.pcr")],
-                               check=True)
+                subprocess.run([args.bin, "--provider", provider, "encrypt", "-q", "-f", "-j",
+                                str(threads), "-k", str(work / "key"), str(plain), "-o",
+                                str(work / "cli.pcr")], check=True)
 
-            out.append(row("file", median_s(python_file, repeat), median_s(cli_file, repeat),
-                           ">= 0.95", f"{args.size} encrypt_file vs paracrypt encrypt"))
+            out.append(row("file", *paired(python_file, cli_file, repeat), ">= 0.95",
+                           f"{args.size} encrypt_file vs paracrypt encrypt, AES-256-GCM on "
+                           f"{provider}"))
             plain.unlink()
             for name in ("py.pcr", "cli.pcr"):
                 (work / name).unlink(missing_ok=True)
         data = os.urandom(size(args.memory))
-        ours_mem = median_s(lambda: paracrypt.encrypt(data, key=key, threads=threads), repeat)
         if "memory" in rows:
+            # `paracrypt bench` runs in its own process: one call of it (its median of 3) and
+            # the same number of encrypt() calls per round, rounds interleaved.
             report = work / "bench.json"
-            subprocess.run([args.bin, "bench", "--algorithms", "container/aes-256-gcm",
-                            "--modes", "memory", "--sizes", args.memory, "--threads",
-                            str(threads), "--repeat", str(max(repeat, 3)), "--json", str(report)],
-                           check=True, capture_output=True)
-            rust = [m for m in json.loads(report.read_text())["measurements"]
-                    if m["algorithm"].endswith("/encrypt")][0]["stats"]["median_s"]
-            out.append(row("memory", ours_mem, rust, ">= 0.9",
-                           f"{args.memory} encrypt(bytes) vs the Rust Runner (paracrypt bench)"))
+            command = [args.bin]
+            for provider in providers:
+                command += ["--provider", provider]
+            command += ["bench", "--algorithms", "container/aes-256-gcm", "--modes", "memory",
+                        "--sizes", args.memory, "--threads", str(threads), "--repeat", "3",
+                        "--json", str(report)]
+            rounds: dict[str, tuple[list[float], list[float]]] = {p: ([], []) for p in providers}
+            into: dict[str, list[float]] = {p: [] for p in providers}
+            kept = bytearray(len(paracrypt.encrypt(data, key=key)))
+            for _ in range(max(1, repeat // 2)):
+                subprocess.run(command, check=True, capture_output=True)
+                measured = json.loads(report.read_text())["measurements"]
+                for provider in providers:
+                    rust = [m for m in measured if m["algorithm"].endswith("/encrypt")
+                            and m.get("provider") == provider]
+                    rounds[provider][1].append(rust[0]["stats"]["median_s"])
+                    rounds[provider][0].append(median_s(lambda: paracrypt.encrypt(
+                        data, key=key, threads=threads, provider=provider), 3))
+                    into[provider].append(median_s(lambda: paracrypt.encrypt_into(
+                        data, kept, key=key, threads=threads, provider=provider), 3))
+            for provider in providers:
+                ours_s, theirs_s = rounds[provider]
+                out.append(row("memory", statistics.median(ours_s), statistics.median(theirs_s),
+                               ">= 0.9", f"{args.memory} encrypt(bytes) vs the Rust Runner in "
+                               f"memory, AES-256-GCM on {provider}"))
+                out.append(row("into", statistics.median(into[provider]),
+                               statistics.median(theirs_s), ">= 0.9",
+                               f"{args.memory} encrypt_into(bytes, a kept bytearray) vs the Rust "
+                               f"Runner in memory (its kept buffer), AES-256-GCM on {provider}"))
         if "anchors" in rows:
             try:
                 import pyrage  # type: ignore[import-not-found]
 
                 ident = pyrage.x25519.Identity.generate()
-                ours_age = median_s(lambda: paracrypt.encrypt(
+                out.append(row("pyrage", *paired(lambda: paracrypt.encrypt(
                     data, recipients=[str(ident.to_public())], format="age", threads=threads),
-                    repeat)
-                theirs = median_s(lambda: pyrage.encrypt(data, [ident.to_public()]), repeat)
-                out.append(row("pyrage", ours_age, theirs, ">= 1.9",
-                               f"{args.memory} age to X25519: encrypt(format='age') vs pyrage"))
+                    lambda: pyrage.encrypt(data, [ident.to_public()]), repeat), ">= 1.9",
+                               f"{args.memory} age to X25519: encrypt(format='age') vs pyrage, "
+                               f"ChaCha20-Poly1305 on {build['fastest'].get('ChaCha20-Poly1305')}"))
             except ImportError:
                 print("pyrage     skipped (pip install -r scripts/py-bench-requirements.txt)")
             try:
@@ -142,11 +241,11 @@ def main() -> None:
 
                 aead = ChaCha20Poly1305(ChaCha20Poly1305.generate_key())
                 nonce = os.urandom(12)
-                ours_cc = median_s(lambda: paracrypt.encrypt(
-                    data, key=key, cipher="chacha20-poly1305", threads=threads), repeat)
-                theirs = median_s(lambda: aead.encrypt(nonce, data, None), repeat)
-                out.append(row("pyca", ours_cc, theirs, ">= 1.9",
-                               f"{args.memory} ChaCha20-Poly1305: encrypt() vs pyca one-shot"))
+                out.append(row("pyca", *paired(lambda: paracrypt.encrypt(
+                    data, key=key, cipher="chacha20-poly1305", threads=threads),
+                    lambda: aead.encrypt(nonce, data, None), repeat), ">= 1.9",
+                               f"{args.memory} ChaCha20-Poly1305: encrypt() on "
+                               f"{build['fastest'].get('ChaCha20-Poly1305')} vs pyca one-shot"))
             except ImportError:
                 print("pyca       skipped (pip install -r scripts/py-bench-requirements.txt)")
         if "dask" in rows:
@@ -164,23 +263,26 @@ def dask_row(work: Path, key: paracrypt.Key, length: int, label: str, repeat: in
 
     plain = work / "dask-plain"
     fill(plain, length)
-    times = {}
-    for workers in (1, 2):
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
-                Client(cluster) as client:
+    # Both clusters up at once (an idle worker costs nothing), their runs interleaved. One
+    # thread per worker process and one per task (paracrypt.dask's default threads=1): with 1
+    # worker one core works, with 2 both do.
+    def cluster(workers: int) -> LocalCluster:
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            host="127.0.0.1", dashboard_address="127.0.0.1:0")
 
-            def encrypt() -> None:
-                paracrypt.dask.encrypt_file(client, plain, work / "dask.pcr", key=key,
-                                            cipher="chacha20-poly1305", provider="rustcrypto",
-                                            overwrite=True)
+    with cluster(1) as one, Client(one) as client1, cluster(2) as two, Client(two) as client2:
 
-            times[workers] = median_s(encrypt, repeat)
+        def encrypt(client: Client) -> Callable[[], object]:
+            return lambda: paracrypt.dask.encrypt_file(
+                client, plain, work / "dask.pcr", key=key, cipher="chacha20-poly1305",
+                provider="rustcrypto", threads=1, overwrite=True)
+
+        one_s, two_s = paired(encrypt(client1), encrypt(client2), repeat)
     plain.unlink()
     (work / "dask.pcr").unlink(missing_ok=True)
-    return row("dask", times[2], times[1], ">= 1.7",
-               f"{label} paracrypt.dask.encrypt_file, 2 workers vs 1 (ChaCha20-Poly1305, "
-               "RustCrypto)")
+    return row("dask", two_s, one_s, ">= 1.7",
+               f"{label} paracrypt.dask.encrypt_file, 2 workers vs 1, one thread each "
+               "(ChaCha20-Poly1305, RustCrypto)")
 
 
 if __name__ == "__main__":

@@ -180,6 +180,65 @@ pub fn encrypt<'py>(
     drive::memory(py, &spec, data, &options)
 }
 
+/// Encrypts ``data`` as :func:`encrypt` does, into the start of ``out`` (a writable buffer the
+/// caller keeps: a bytearray, memoryview, numpy array or mmap, at least the output's size, not
+/// overlapping ``data``), without allocating; returns the bytes written. The output's size is
+/// ``len(encrypt(data, ...))`` for the same options (the error for a short ``out`` names it).
+/// Not for armor.
+#[pyfunction]
+#[pyo3(signature = (data, out, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, _fixed_salt = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn encrypt_into<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    out: &Bound<'py, PyAny>,
+    key: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    format: &str,
+    armor: bool,
+    cipher: &str,
+    chunk_size: Option<&Bound<'py, PyAny>>,
+    threads: Option<i64>,
+    provider: Option<&str>,
+    _fixed_salt: Option<&Bound<'py, PyAny>>,
+) -> PyResult<u64> {
+    let spec = encrypt_spec(
+        key,
+        password,
+        recipients,
+        format,
+        armor,
+        cipher,
+        chunk_size,
+        _fixed_salt,
+    )?;
+    let options = Options::new(threads, provider, None)?;
+    drive::memory_into(py, &spec, data, out, &options)
+}
+
+/// Decrypts ``data`` as :func:`decrypt` does, into the start of ``out`` (a writable buffer the
+/// caller keeps, not overlapping ``data``, at least the bound the header gives: the
+/// ciphertext's length is always enough), without allocating; returns the plaintext's length.
+/// On an error the bytes of ``out`` are unspecified. Not for armor.
+#[pyfunction]
+#[pyo3(signature = (data, out, *, key = None, password = None, identities = None, threads = None, provider = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn decrypt_into<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    out: &Bound<'py, PyAny>,
+    key: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    identities: Option<&Bound<'py, PyAny>>,
+    threads: Option<i64>,
+    provider: Option<&str>,
+) -> PyResult<u64> {
+    let spec = decrypt_spec(key, password, identities)?;
+    let options = Options::new(threads, provider, None)?;
+    drive::memory_into(py, &spec, data, out, &options)
+}
+
 /// Decrypts ``data`` (a paracrypt container or an age file, any bytes-like object) and returns
 /// the plaintext, every chunk verified. Options as :func:`decrypt_file`.
 #[pyfunction]

@@ -11,7 +11,7 @@ use paracrypt_core::engine;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::buffer::Bytes;
+use crate::buffer::{Bytes, new_bytes};
 use crate::errors::{Failure, usage};
 use crate::options::{Options, detached};
 use crate::output::Staged;
@@ -143,9 +143,10 @@ pub fn memory<'py>(
     let bound = usize::try_from(plan.output_len())
         .map_err(|_| Failure::Usage("the output does not fit in memory".into()))?;
     let mut end = 0;
-    let bytes = PyBytes::new_with(py, bound, |out| {
+    // Zeroed and filled on the pool's threads without the GIL (see `buffer::new_bytes`).
+    let bytes = new_bytes(py, bound, |out| {
         end = detached(py, options.threads, || {
-            Ok(engine::run_into_slice(&job, input, out)?)
+            Ok(engine::run_into_slice(&job, input, out.zeroed())?)
         })?;
         Ok(())
     })?;
@@ -156,6 +157,53 @@ pub fn memory<'py>(
     } else {
         PyBytes::new(py, &bytes.as_bytes()[..end])
     })
+}
+
+/// Runs `spec` over the bytes of `data` into the start of `out`, a writable buffer kept by the
+/// caller (bytearray, memoryview, numpy array, mmap) that must hold the whole output; returns
+/// the bytes written. No allocation: what a caller calling again and again reuses.
+pub fn memory_into(
+    py: Python<'_>,
+    spec: &Spec,
+    data: &Bound<'_, PyAny>,
+    out: &Bound<'_, PyAny>,
+    options: &Options,
+) -> PyResult<u64> {
+    spec.warn(py)?;
+    let built = spec.build()?;
+    let data = Bytes::get(data)?;
+    let mut out = Bytes::get_mut(out)?;
+    let input = data.as_slice();
+    let out = out.as_mut_slice();
+    let (from, to) = (input.as_ptr_range(), out.as_ptr_range());
+    if !input.is_empty() && !out.is_empty() && from.start < to.end && to.start < from.end {
+        return Ok(usage("out overlaps data: give a buffer of its own")?);
+    }
+    if built.in_order(&input[..input.len().min(DETECT_LEN)]) {
+        return Ok(usage(
+            "armor is read and written in order: use encrypt() or decrypt(), which return bytes",
+        )?);
+    }
+    let provider = options.provider;
+    let job = options.run(py, || {
+        Ok(built
+            .recipe()
+            .first_job(&mut &input[..], Some(input.len() as u64), provider)?)
+    })?;
+    let plan = job
+        .plan()
+        .expect("a job made with the input's length has a plan");
+    let needed = plan.output_len();
+    if (out.len() as u64) < needed {
+        return Ok(usage(format!(
+            "out holds {} bytes; this output needs {needed}",
+            out.len()
+        ))?);
+    }
+    let out = &mut out[..needed as usize];
+    Ok(detached(py, options.threads, || {
+        Ok(engine::run_into_slice(&job, input, out)?)
+    })?)
 }
 
 /// Runs only the chunks of `spec`'s job over the file `src` that cover output bytes

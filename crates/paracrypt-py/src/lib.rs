@@ -33,6 +33,8 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::decrypt_file, m)?)?;
     m.add_function(wrap_pyfunction!(api::encrypt, m)?)?;
     m.add_function(wrap_pyfunction!(api::decrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(api::encrypt_into, m)?)?;
+    m.add_function(wrap_pyfunction!(api::decrypt_into, m)?)?;
     m.add_function(wrap_pyfunction!(api::decrypt_range, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_encrypt, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_decrypt, m)?)?;
@@ -50,5 +52,29 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<streams::StreamEncryptor>()?;
     m.add_class::<streams::StreamDecryptor>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(_build_info, m)?)?;
     Ok(())
+}
+
+/// How this extension was built, for benchmarks (scripts/py-bench.py): ``profile``
+/// (``"release"`` or ``"debug"``), ``providers`` (the compiled ones) and ``fastest`` (which
+/// provider the default, ``provider=None``, uses for each primitive on this CPU).
+#[pyfunction]
+fn _build_info(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    use paracrypt_core::provider::Provider;
+    let info = pyo3::types::PyDict::new(py);
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    info.set_item("profile", profile)?;
+    let compiled: Vec<String> = Provider::ALL.iter().map(ToString::to_string).collect();
+    info.set_item("providers", compiled)?;
+    let fastest = pyo3::types::PyDict::new(py);
+    for (primitive, by) in Provider::Fastest.primitives() {
+        fastest.set_item(primitive, by.to_string())?;
+    }
+    info.set_item("fastest", fastest)?;
+    Ok(info)
 }

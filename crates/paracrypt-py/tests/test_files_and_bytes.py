@@ -95,6 +95,50 @@ def test_every_suite_matches_the_cli(tmp_path: Path, cli: object, cipher: str) -
     assert paracrypt.decrypt(ours, key=key) == plain
 
 
+def test_a_large_result_is_whole(tmp_path: Path, cli: object) -> None:
+    # Past 4 MiB the result's memory is advised to huge pages and zeroed in pieces on the
+    # pool's threads before the chunks are written into it: every byte must still be the CLI's.
+    plain = data(9 * 1024 * 1024 + 12345)
+    (tmp_path / "plain").write_bytes(plain)
+    key = paracrypt.Key.generate()
+    key.save(tmp_path / "key")
+    cli("encrypt", "-q", "-j1", "--fixed-salt", SALT_HEX, "-k", str(tmp_path / "key"),
+        str(tmp_path / "plain"), "-o", str(tmp_path / "cli.pcr"))
+    expected = (tmp_path / "cli.pcr").read_bytes()
+    for threads in (1, 2, 3):
+        sealed = paracrypt.encrypt(plain, key=key, threads=threads, _fixed_salt=SALT)
+        assert sealed == expected
+        assert paracrypt.decrypt(sealed, key=key, threads=threads) == plain
+
+
+def test_into_a_kept_buffer(key: paracrypt.Key) -> None:
+    plain = data(300_000)
+    sealed = paracrypt.encrypt(plain, key=key, chunk_size=4096, _fixed_salt=SALT)
+    out = bytearray(len(sealed) + 7)
+    for threads in (1, 2):
+        n = paracrypt.encrypt_into(plain, out, key=key, chunk_size=4096, threads=threads,
+                                   _fixed_salt=SALT)
+        assert n == len(sealed) and bytes(out[:n]) == sealed
+    back = np.zeros(len(sealed), dtype=np.uint8)
+    n = paracrypt.decrypt_into(memoryview(out)[: len(sealed)], back, key=key)
+    assert n == len(plain) and bytes(back[:n]) == plain
+    with pytest.raises(paracrypt.UsageError, match=f"needs {len(sealed)}"):
+        paracrypt.encrypt_into(plain, bytearray(len(sealed) - 1), key=key, chunk_size=4096)
+    shared = bytearray(2 * len(sealed))
+    shared[: len(plain)] = plain
+    with pytest.raises(paracrypt.UsageError, match="overlaps"):
+        paracrypt.encrypt_into(memoryview(shared)[: len(plain)], memoryview(shared)[100:],
+                               key=key)
+    with pytest.raises(BufferError):
+        paracrypt.encrypt_into(plain, bytes(len(sealed)), key=key)
+    with pytest.raises(paracrypt.UsageError, match="armor"):
+        paracrypt.encrypt_into(plain, out, password="pw", format="age", armor=True)
+    damaged = bytearray(sealed)
+    damaged[len(sealed) // 2] ^= 1
+    with pytest.raises(paracrypt.AuthenticationError):
+        paracrypt.decrypt_into(damaged, back, key=key)
+
+
 class _no_warning:
     def __enter__(self) -> None:
         import warnings

@@ -211,6 +211,19 @@ def test_raw_ciphers_match_openssl(tmp_path: Path, cipher: str, padding: bool) -
         assert raw.decrypt(theirs, **kwargs) == plain
 
 
+def test_a_large_padded_decryption_is_whole() -> None:
+    # CBC decryption drops the padding: the result is shorter than the memory written into
+    # (5 MiB and more, past the huge-page advice), and must be exactly the plaintext.
+    openssl = shutil.which("openssl")
+    assert openssl, "openssl is installed by scripts/test.sh"
+    plain = data(5 * 1024 * 1024 + 5)
+    key, iv = bytes(range(1, 17)), bytes(range(7, 23))
+    theirs = subprocess.run([openssl, "enc", "-e", "-aes-128-cbc", "-K", key.hex(), "-iv",
+                             iv.hex()], input=plain, capture_output=True, check=True).stdout
+    with pytest.warns(paracrypt.LegacyWarning):
+        assert raw.decrypt(theirs, cipher="aes-128-cbc", key=key, iv=iv, threads=2) == plain
+
+
 def test_openssl_password_files_both_ways(tmp_path: Path) -> None:
     openssl = shutil.which("openssl")
     assert openssl

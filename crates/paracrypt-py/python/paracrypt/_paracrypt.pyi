@@ -22,6 +22,8 @@ __all__ = [
     "decrypt_file",
     "encrypt",
     "decrypt",
+    "encrypt_into",
+    "decrypt_into",
     "decrypt_range",
     "raw_encrypt",
     "raw_decrypt",
@@ -39,9 +41,13 @@ __all__ = [
     "StagedOutput",
     "rekey",
     "__version__",
+    "_build_info",
 ]
 
 __version__: str
+
+def _build_info() -> dict[str, Any]:
+    """How this extension was built, for benchmarks: ``profile``, ``providers``, ``fastest``."""
 
 @final
 class Key:
@@ -132,6 +138,31 @@ def decrypt(
     threads: Optional[int] = None,
     provider: Optional[str] = None,
 ) -> bytes: ...
+def encrypt_into(
+    data: Buffer,
+    out: Buffer,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    recipients: Optional[_RecipientsArg] = None,
+    format: str = "paracrypt",
+    armor: bool = False,
+    cipher: str = "aes-256-gcm",
+    chunk_size: Optional[_ChunkSize] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    _fixed_salt: Optional[Buffer] = None,
+) -> int: ...
+def decrypt_into(
+    data: Buffer,
+    out: Buffer,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+) -> int: ...
 def decrypt_range(
     src: _StrPath,
     offset: int,
