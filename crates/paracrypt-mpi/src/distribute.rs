@@ -17,6 +17,14 @@
 //! 4. Every rank runs its chunks.
 //! 5. Rank 0 sets the output's length and commits it ([`Output::commit`]).
 //!
+//! The input may be an object rather than a file ([`Input::Named`]: every rank opens it by the
+//! name rank 0 sends, through the cluster's [`Remote`](crate::Remote)), and the output a set of
+//! parts every rank stores itself ([`Destination::Parts`]: a multipart upload, which rank 0
+//! creates in step 3 and every rank joins by the name rank 0 then sends). The schedule then
+//! hands out parts, each computed and stored by the rank that has it, every rank waits for its
+//! parts before the ranks agree on the run, and in step 5 rank 0 gathers every rank's part ids
+//! and commits with them ([`RootParts::commit`]).
+//!
 //! A [watchdog](crate::watchdog) watches every step on every rank: a run where nothing moves
 //! for [`Options::stall_timeout`] is aborted as a whole.
 //!

@@ -147,12 +147,14 @@ impl std::fmt::Display for Schedule {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Transport {
     /// Every rank reads its chunks from the input and writes its output ranges in place, with
-    /// positional I/O on a filesystem all ranks see. No file data crosses MPI.
+    /// positional I/O on a filesystem all ranks see (or on an object every rank reaches:
+    /// [`Remote`]). No file data crosses MPI.
     #[default]
     SharedFs,
     /// Only rank 0 touches the files: it sends each batch's input to a worker and writes the
     /// results it gets back at their place. For storage only one node sees; rank 0's link and
-    /// disk bound the speed-up.
+    /// disk bound the speed-up. (An output made of [`Parts`] is stored by the worker itself:
+    /// only the input travels.)
     Messages,
 }
 

@@ -79,6 +79,17 @@ pub(crate) mod with_mpi {
         args: impl IntoIterator<Item = S>,
         setup: impl FnOnce(&mut Command),
     ) -> Output {
+        let (cmd, _session) = mpirun_command(ranks, args, setup);
+        run(cmd)
+    }
+
+    /// The command [`mpirun_with`] runs, to be spawned, with the session directory it must
+    /// outlive.
+    pub(crate) fn mpirun_command<S: AsRef<OsStr>>(
+        ranks: usize,
+        args: impl IntoIterator<Item = S>,
+        setup: impl FnOnce(&mut Command),
+    ) -> (Command, tempfile::TempDir) {
         let mut cmd = Command::new("timeout");
         cmd.args(["600", "mpirun", "--oversubscribe"]);
         let root = std::fs::metadata("/proc/self").is_ok_and(|m| {
@@ -97,7 +108,7 @@ pub(crate) mod with_mpi {
         // each run its own.
         let session = scratch();
         cmd.env("TMPDIR", session.path());
-        run(cmd)
+        (cmd, session)
     }
 
     fn layout(schedule: &str, transport: &str) -> [String; 4] {

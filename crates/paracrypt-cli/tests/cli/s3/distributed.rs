@@ -6,11 +6,12 @@
 //! an object nor a multipart upload in progress.
 
 use std::path::Path;
+use std::process::Command;
 
 use super::{Action, Bucket, Proxy, Server};
 use crate::common::*;
 use crate::container::keygen;
-use crate::distributed::with_mpi::{have_mpirun, mpirun_with, one_error};
+use crate::distributed::with_mpi::{have_mpirun, mpirun_command, mpirun_with, one_error};
 
 const SALT: &str = "0101010101010101010101010101010101010101010101010101010101010101";
 const KEY: &str = "1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f";
@@ -335,4 +336,55 @@ fn faults_leave_no_object_and_no_upload() {
         .filter(|(_, a)| *a == Action::Fail)
         .count();
     assert_eq!(tried, 4 * 2, "part 3 tried twice in each run");
+}
+
+/// SIGTERM to `mpirun` in the middle of the upload (`mpirun` forwards it to every rank): every
+/// rank's interrupt handler aborts the upload it joined, and neither an object nor an upload is
+/// left.
+#[test]
+fn a_signal_aborts_the_distributed_upload() {
+    if !have_mpirun() {
+        return;
+    }
+    let server = Server::shared();
+    let bucket = server.bucket("mpi-signal");
+    let dir = scratch();
+    let d = dir.path();
+    let key = keygen(d, "k");
+    let input = write(d, "plain", &data(LEN, 8));
+    // Parts are held back: the run is mid-upload for seconds.
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() {
+            Action::Delay(std::time::Duration::from_millis(1500))
+        } else {
+            Action::Forward
+        }
+    });
+    let mut args = encrypt_args(&key, &s(&input), &bucket.url("x.pcr"));
+    args.extend(["--upload-concurrency", "1", "--schedule", "static"].map(String::from));
+    let (mut cmd, _session) = mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
+        assert!(start.elapsed().as_secs() < 120, "no part was ever sent");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // `timeout` passes SIGTERM on to mpirun, which passes it on to every rank.
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    nothing_left(&bucket, &[]);
+    assert!(
+        !proxy.requests().iter().any(|(r, _)| r.is_complete()),
+        "the upload was completed"
+    );
 }
