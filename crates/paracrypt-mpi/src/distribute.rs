@@ -442,7 +442,7 @@ impl<'a> RootSetup<'a> {
     fn kinds(&self) -> u64 {
         let named = matches!(self.input, RootInput::Named(_));
         let parts = matches!(self.new_output, Some(Destination::Parts(_)));
-        u64::from(named) * NAMED_INPUT | u64::from(parts) * PARTS_OUTPUT
+        (u64::from(named) * NAMED_INPUT) | (u64::from(parts) * PARTS_OUTPUT)
     }
 
     /// Creates the output and writes the job's output header into it (an output made of

@@ -201,6 +201,7 @@ impl Bucket<'_> {
     }
 
     /// Stores `file` as the object `key` (one PUT, by the server's own client).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub fn put(&self, key: &str, file: &Path) {
         self.server.command(serde_json::json!({
             "op": "put", "bucket": self.name, "key": key, "file": file,
