@@ -388,3 +388,68 @@ fn a_signal_aborts_the_distributed_upload() {
         "the upload was completed"
     );
 }
+
+/// A worker stopped (SIGSTOP) in the middle of the upload: the other ranks' watchdogs fire
+/// after `--stall-timeout`, their hooks abort the upload, and the job ends with the watchdog's
+/// status, leaving neither an object nor an upload.
+#[test]
+fn a_stalled_rank_aborts_the_distributed_upload() {
+    use crate::cluster_faults::{processes, signal};
+    if !have_mpirun() {
+        return;
+    }
+    let server = Server::shared();
+    let bucket = server.bucket("mpi-stall");
+    let dir = scratch();
+    let d = dir.path();
+    let key = keygen(d, "k");
+    let input = write(d, "plain", &data(LEN, 9));
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() {
+            Action::Delay(std::time::Duration::from_millis(1000))
+        } else {
+            Action::Forward
+        }
+    });
+    // The object's name marks this run's processes.
+    let marker = format!("stalled-{}", bucket.name);
+    let mut args = encrypt_args(&key, &s(&input), &bucket.url(&marker));
+    args.extend(
+        [
+            "--upload-concurrency",
+            "1",
+            "--schedule",
+            "static",
+            "--stall-timeout",
+            "4",
+        ]
+        .map(String::from),
+    );
+    let (mut cmd, _session) = mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
+        assert!(start.elapsed().as_secs() < 120, "no part was ever sent");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let rank_2 = processes(&marker)
+        .into_iter()
+        .find(|p| p.program == "paracrypt" && p.rank == Some(2))
+        .expect("rank 2 runs")
+        .pid;
+    signal("-STOP", rank_2);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("--stall-timeout"), "{stderr}");
+    nothing_left(&bucket, &[]);
+    assert!(
+        !proxy.requests().iter().any(|(r, _)| r.is_complete()),
+        "the upload was completed"
+    );
+}
