@@ -101,7 +101,7 @@ pub struct Root<'a> {
 pub enum Input<'a> {
     /// A file.
     File(&'a Path),
-    /// Something else every rank opens by name through its [`Remote`]: an object.
+    /// Something else every rank opens by name through its [`Remote`](crate::Remote): an object.
     Named(Box<dyn NamedInput + 'a>),
 }
 
