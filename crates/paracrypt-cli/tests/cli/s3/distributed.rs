@@ -453,3 +453,37 @@ fn a_stalled_rank_aborts_the_distributed_upload() {
         "the upload was completed"
     );
 }
+
+/// An object created by someone else while the ranks upload is not replaced: rank 0's complete
+/// request is conditional (`If-None-Match: *`, no `-f`), fails, and the upload is aborted.
+#[test]
+fn an_object_created_meanwhile_is_not_replaced_across_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let server = Server::shared();
+    let bucket = server.bucket("mpi-race");
+    let dir = scratch();
+    let d = dir.path();
+    let key = keygen(d, "k");
+    let input = write(d, "plain", &data(LEN, 10));
+    let proxy = {
+        let name = bucket.name.clone();
+        Proxy::start(server.port, move |r| {
+            if r.is_complete() {
+                let theirs = tempfile::NamedTempFile::new().unwrap();
+                std::fs::write(theirs.path(), b"someone else's").unwrap();
+                Server::shared().command(serde_json::json!({
+                    "op": "put", "bucket": name, "key": "x.pcr", "file": theirs.path(),
+                }));
+            }
+            Action::Forward
+        })
+    };
+    let args = encrypt_args(&key, &s(&input), &bucket.url("x.pcr"));
+    let out = mpirun(server, &proxy.url(), (3, "dynamic", "shared-fs"), &args);
+    let stderr = fails(out, 2, "created by someone else meanwhile");
+    one_error(&stderr, "use --force");
+    assert_eq!(bucket.get("x.pcr"), b"someone else's");
+    nothing_left(&bucket, &["x.pcr"]);
+}
