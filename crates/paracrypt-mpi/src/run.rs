@@ -6,13 +6,13 @@
 
 use paracrypt_core::ErrorKind;
 use paracrypt_core::engine::Job;
+use paracrypt_core::plan::share;
 use rayon::ThreadPool;
 
 use crate::batches::{Batches, Files, Outcome, PartsOut};
 use crate::cluster::Cluster;
 use crate::error::{Failure, Result};
 use crate::farm;
-use crate::schedule::share;
 use crate::watchdog::{Progress, Step};
 use crate::{Options, Schedule, Transport};
 

@@ -3,6 +3,8 @@
 use std::ops::Range;
 use std::sync::Mutex;
 
+use paracrypt_core::plan::share;
+
 use crate::Schedule;
 
 /// The most bytes of chunks in one batch: with [`DEPTH`](crate::protocol::DEPTH) batches per
@@ -13,15 +15,6 @@ pub const MAX_BATCH_BYTES: usize = 32 << 20;
 /// link twice (in, then out), and the last one's return is time the link carries nothing else,
 /// so smaller batches end a run sooner on a slow link (8 MiB: 0.7 s at 100 Mbit/s).
 pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
-
-/// Unit `part` of `count` units cut into `parts` shares: the units `count × part / parts` up to
-/// `count × (part + 1) / parts`, as [`ChunkPlan::block`](paracrypt_core::plan::ChunkPlan::block)
-/// cuts chunks (so a static share of chunks is that block).
-pub fn share(count: u64, part: usize, parts: usize) -> Range<u64> {
-    assert!(part < parts, "share {part} of {parts}");
-    let at = |p: usize| (count as u128 * p as u128 / parts as u128) as u64;
-    at(part)..at(part + 1)
-}
 
 /// Rank 0's dispenser of batches of units, shared by its serving loop and its own compute
 /// thread.
@@ -44,7 +37,8 @@ struct State {
 
 impl Dispenser {
     /// A dispenser of `chunks` units over `size` ranks, no batch over `max_chunks` units;
-    /// under the static schedule each rank's share is its [`share`].
+    /// under the static schedule each rank's share is its [`share`] (for chunks, its
+    /// [`ChunkPlan::block`](paracrypt_core::plan::ChunkPlan::block)).
     pub fn new(schedule: Schedule, chunks: u64, size: usize, max_chunks: u64) -> Self {
         Dispenser {
             state: Mutex::new(State {
