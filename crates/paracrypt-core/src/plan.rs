@@ -490,9 +490,7 @@ impl ChunkPlan {
     /// # Panics
     /// If `part >= parts`.
     pub fn block(&self, part: usize, parts: usize) -> Range<u64> {
-        assert!(part < parts, "block {part} of {parts}");
-        let at = |p: usize| (self.count as u128 * p as u128 / parts as u128) as u64;
-        at(part)..at(part + 1)
+        share(self.count, part, parts)
     }
 
     /// The output bytes of the chunks `chunks` (a run of consecutive chunks): from the first
@@ -518,6 +516,27 @@ impl ChunkPlan {
         };
         first..last + 1
     }
+}
+
+/// Share `part` of `parts` of `count` consecutive units — chunks ([`ChunkPlan::block`]), or
+/// runs of them such as the parts of a multipart upload that an MPI schedule hands out: the
+/// units `count × part / parts` up to `count × (part + 1) / parts`. The shares are contiguous,
+/// cover every unit once, and differ in length by at most one; a share is empty when there are
+/// more parts than units.
+///
+/// ```
+/// use paracrypt_core::plan::share;
+///
+/// let shares: Vec<_> = (0..3).map(|part| share(10, part, 3)).collect();
+/// assert_eq!(shares, [0..3, 3..6, 6..10]);
+/// ```
+///
+/// # Panics
+/// If `part >= parts`.
+pub fn share(count: u64, part: usize, parts: usize) -> Range<u64> {
+    assert!(part < parts, "share {part} of {parts}");
+    let at = |p: usize| (count as u128 * p as u128 / parts as u128) as u64;
+    at(part)..at(part + 1)
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use mpi::traits::*;
 
 use crate::error::{Error, Failure, RankFailure, Result, kind_from_wire, kind_to_wire};
 use crate::protocol::TAG_LAYOUT;
+use crate::remote::Remote;
 use crate::watchdog::Hooks;
 
 /// One process of an MPI job: its rank in the world and the collective steps.
@@ -29,6 +30,8 @@ pub struct Cluster {
     multiple: bool,
     /// What the caller does about a stalled run.
     hooks: Option<Arc<dyn Hooks>>,
+    /// How this rank reaches inputs and outputs that are not files.
+    remote: Option<Arc<dyn Remote>>,
     // Dropped last: finalises MPI.
     _universe: Universe,
 }
@@ -72,6 +75,7 @@ impl Cluster {
             world,
             multiple: threading == Threading::Multiple,
             hooks: None,
+            remote: None,
             _universe: universe,
         })
     }
@@ -86,6 +90,18 @@ impl Cluster {
 
     pub(crate) fn hooks(&self) -> Option<&Arc<dyn Hooks>> {
         self.hooks.as_ref()
+    }
+
+    /// Sets how this process reaches the inputs and outputs rank 0 names that are not files
+    /// (objects in a store: [`Remote`]). Without it, such a run fails on the ranks that need
+    /// it.
+    pub fn with_remote(mut self, remote: impl Remote + 'static) -> Self {
+        self.remote = Some(Arc::new(remote));
+        self
+    }
+
+    pub(crate) fn remote(&self) -> Option<&Arc<dyn Remote>> {
+        self.remote.as_ref()
     }
 
     /// This process's rank, from 0.

@@ -17,6 +17,14 @@
 //! 4. Every rank runs its chunks.
 //! 5. Rank 0 sets the output's length and commits it ([`Output::commit`]).
 //!
+//! The input may be an object rather than a file ([`Input::Named`]: every rank opens it by the
+//! name rank 0 sends, through the cluster's [`Remote`](crate::Remote)), and the output a set of
+//! parts every rank stores itself ([`Destination::Parts`]: a multipart upload, which rank 0
+//! creates in step 3 and every rank joins by the name rank 0 then sends). The schedule then
+//! hands out parts, each computed and stored by the rank that has it, every rank waits for its
+//! parts before the ranks agree on the run, and in step 5 rank 0 gathers every rank's part ids
+//! and commits with them ([`RootParts::commit`]).
+//!
 //! A [watchdog](crate::watchdog) watches every step on every rank: a run where nothing moves
 //! for [`Options::stall_timeout`] is aborted as a whole.
 //!
@@ -32,14 +40,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use paracrypt_core::engine::Job;
+use paracrypt_core::engine::{Job, Source};
 use paracrypt_core::{ErrorKind, Recipe};
 use rayon::ThreadPool;
 use zeroize::Zeroizing;
 
-use crate::batches::Files;
+use crate::batches::{Files, PartsOut};
 use crate::cluster::Cluster;
 use crate::error::{Failure, Result};
+use crate::remote::{NamedInput, NewParts, Parts, RootParts, decode_ids, encode_ids};
 use crate::run::run;
 use crate::watchdog::{Hooks, Progress, Step, Watchdog};
 use crate::{Options, Transport};
@@ -80,18 +89,46 @@ pub trait NewOutput<'a> {
 
 /// What only rank 0 is given.
 pub struct Root<'a> {
-    /// The input file. Rank 0 reads it; under [`Transport::SharedFs`] the other ranks open it
-    /// too, by the absolute path rank 0 sends them.
-    pub input: &'a Path,
+    /// The input. Rank 0 reads it; under [`Transport::SharedFs`] the other ranks open it
+    /// too, by the absolute path (or the name) rank 0 sends them.
+    pub input: Input<'a>,
     /// The output, created once rank 0's job is made (so a wrong key leaves nothing) and every
     /// rank knows its path.
-    pub output: Box<dyn NewOutput<'a> + 'a>,
+    pub output: Destination<'a>,
+}
+
+/// Rank 0's input.
+pub enum Input<'a> {
+    /// A file.
+    File(&'a Path),
+    /// Something else every rank opens by name through its [`Remote`](crate::Remote): an object.
+    Named(Box<dyn NamedInput + 'a>),
+}
+
+impl<'a> From<&'a Path> for Input<'a> {
+    fn from(path: &'a Path) -> Self {
+        Input::File(path)
+    }
+}
+
+/// Rank 0's output.
+pub enum Destination<'a> {
+    /// A file, which every rank writes its chunks into (shared-fs transport) or rank 0 writes
+    /// the chunks the others send back into (messages transport).
+    File(Box<dyn NewOutput<'a> + 'a>),
+    /// Parts that every rank stores itself (a multipart upload), whatever the transport: the
+    /// schedule hands out parts, and only the input travels under the messages transport.
+    Parts(Box<dyn NewParts<'a> + 'a>),
 }
 
 impl std::fmt::Debug for Root<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let input = match &self.input {
+            Input::File(path) => path.display().to_string(),
+            Input::Named(named) => String::from_utf8_lossy(&named.name()).into_owned(),
+        };
         f.debug_struct("Root")
-            .field("input", &self.input)
+            .field("input", &input)
             .finish_non_exhaustive()
     }
 }
@@ -124,7 +161,7 @@ pub struct Summary {
 /// use std::path::Path;
 /// use paracrypt_core::plan::ChunkSize;
 /// use paracrypt_core::raw::{Direction, RawCipher, RawRecipe};
-/// use paracrypt_mpi::{Cluster, Failure, NewOutput, Options, Output, Root};
+/// use paracrypt_mpi::{Cluster, Destination, Failure, NewOutput, Options, Output, Root};
 ///
 /// /// The output file itself (a real caller writes a temporary file and renames it).
 /// struct Plain(std::fs::File, &'static Path);
@@ -156,8 +193,8 @@ pub struct Summary {
 ///     chunk_size: ChunkSize::new(1 << 20)?,
 /// };
 /// let root = cluster.is_root().then(|| Root {
-///     input: Path::new("/shared/in.bin"),
-///     output: Box::new(New(Path::new("/shared/out.bin"))),
+///     input: Path::new("/shared/in.bin").into(),
+///     output: Destination::File(Box::new(New(Path::new("/shared/out.bin")))),
 /// });
 /// let summary = paracrypt_mpi::distribute(&cluster, &pool, Options::default(), &recipe, root)?;
 /// assert_eq!(summary.output_len, summary.input_len);
@@ -195,24 +232,36 @@ pub fn distribute(
 
     // 2. What the other ranks cannot see for themselves. A shared key is never empty: an
     //    empty one is none.
-    let (len, header, key, input_path, output_path) = match &setup {
+    let (len, kinds, header, key, input_name, output_path) = match &setup {
         Some(s) => (
             s.input_len,
+            s.kinds(),
             s.job.header().to_vec(),
             Zeroizing::new(s.job.shared_key().unwrap_or_default().to_vec()),
-            absolute(&s.input_path),
-            s.new_output
-                .as_ref()
-                .and_then(|output| output.path())
-                .map(absolute)
-                .unwrap_or_default(),
+            match &s.input {
+                RootInput::File(_, path) => absolute(path),
+                RootInput::Named(named) => named.name(),
+            },
+            match &s.new_output {
+                Some(Destination::File(output)) => output.path().map(absolute).unwrap_or_default(),
+                _ => Vec::new(),
+            },
         ),
-        None => (0, Vec::new(), Zeroizing::default(), Vec::new(), Vec::new()),
+        None => (
+            0,
+            0,
+            Vec::new(),
+            Zeroizing::default(),
+            Vec::new(),
+            Vec::new(),
+        ),
     };
     let len = cluster.broadcast_u64(0, len);
+    let kinds = cluster.broadcast_u64(0, kinds);
+    let (named_input, parts_output) = (kinds & NAMED_INPUT != 0, kinds & PARTS_OUTPUT != 0);
     let header = cluster.broadcast_bytes(0, header);
     let key = Zeroizing::new(cluster.broadcast_bytes(0, key.to_vec()));
-    let input_path = path_from(cluster.broadcast_bytes(0, input_path));
+    let input_name = cluster.broadcast_bytes(0, input_name);
     let output_path = path_from(cluster.broadcast_bytes(0, output_path));
     let _writing = (shared && setup.is_none() && !output_path.as_os_str().is_empty())
         .then(|| WritingShared::new(cluster.hooks(), &output_path));
@@ -220,7 +269,8 @@ pub fn distribute(
     // 3. The other ranks make the same job; under the shared-fs transport they have learned
     //    the output's path (just above), and once they all agree rank 0 creates the file and
     //    writes the header into it: no moment exists when the file is there and only rank 0
-    //    knows its name. Then they open the files.
+    //    knows its name. (An output made of parts is created the same way; the other ranks
+    //    learn its name, the upload's, once it exists.) Then they open the files.
     let local = if setup.is_some() {
         Ok(None)
     } else {
@@ -242,32 +292,65 @@ pub fn distribute(
         None => Ok(()),
     };
     cluster.agree(local)?;
-    let local = match (&job, shared) {
-        (Some(_), true) => open_shared(&input_path, &output_path, len).map(Some),
-        _ => Ok(None),
+    let parts_name = match (&setup, parts_output) {
+        (Some(s), true) => s.parts().map(|p| p.name()).unwrap_or_default(),
+        _ => Vec::new(),
     };
-    let files = cluster.agree(local)?;
-    let other = job.map(|job| (job, files));
+    let parts_name = if parts_output {
+        cluster.broadcast_bytes(0, parts_name)
+    } else {
+        Vec::new()
+    };
+    let local = match &job {
+        Some(_) => open_others(
+            cluster,
+            shared,
+            (named_input, &input_name, len),
+            (!parts_output).then_some(output_path.as_path()),
+            parts_output.then_some(&parts_name[..]),
+        )
+        .map(Some),
+        None => Ok(None),
+    };
+    let opened = cluster.agree(local)?;
+    let other = job.map(|job| (job, opened.expect("opened with the job")));
 
     // 4. The chunks, on every rank.
     progress.step(Step::Chunks);
     let start = Instant::now();
-    let (job, end) = match (&setup, &other) {
+    let (job, (end, ids), parts) = match (&setup, &other) {
         (Some(s), _) => {
+            let parts = s.parts().map(|p| PartsOut {
+                parts: p as &dyn Parts,
+                count: p.count(s.job.plan().expect("a distributed job has a plan")) as u64,
+            });
             let files = Files {
-                input: &s.input,
-                output: s.output().file(),
+                input: s.input.source(),
+                output: s.output_file(),
             };
-            (
+            let done = run(
+                cluster,
+                pool,
                 &s.job,
-                run(cluster, pool, &s.job, options, Some(files), &progress)?,
-            )
+                options,
+                Some(files),
+                parts,
+                &progress,
+            )?;
+            (&s.job, done, parts)
         }
-        (None, Some((job, files))) => {
-            let files = files
-                .as_ref()
-                .map(|(input, output)| Files { input, output });
-            (job, run(cluster, pool, job, options, files, &progress)?)
+        (None, Some((job, opened))) => {
+            let plan = job.plan().expect("a distributed job has a plan");
+            let parts = opened.parts.as_deref().map(|p| PartsOut {
+                parts: p as &dyn Parts,
+                count: p.count(plan) as u64,
+            });
+            let files = opened.input.as_deref().map(|input| Files {
+                input: input as &dyn Source,
+                output: opened.output.as_ref(),
+            });
+            let done = run(cluster, pool, job, options, files, parts, &progress)?;
+            (job, done, parts)
         }
         (None, None) => unreachable!("every rank but 0 made its job"),
     };
@@ -282,49 +365,118 @@ pub fn distribute(
     };
     log::debug!("rank {rank}: chunks done: {summary:?}");
 
-    // 5. Rank 0 cuts the output to its length and commits it; every rank learns whether that
-    //    worked, so that all return alike.
+    // 5. Rank 0 cuts the output to its length and commits it (an output made of parts: with
+    //    every rank's part ids, gathered first); every rank learns whether that worked, so that
+    //    all return alike.
     progress.step(Step::Committing);
+    let mut all_ids = Vec::new();
+    if let Some(parts) = parts {
+        all_ids = vec![None; parts.count as usize];
+        decode_ids(&encode_ids(&ids), &mut all_ids);
+        for from in 1..cluster.size() {
+            let mine = if from == rank {
+                encode_ids(&ids)
+            } else {
+                Vec::new()
+            };
+            let theirs = cluster.broadcast_bytes(from, mine);
+            if cluster.is_root() {
+                decode_ids(&theirs, &mut all_ids);
+            }
+        }
+    }
     let local = match setup.take().and_then(|s| s.output) {
-        Some(output) => output
+        Some(Created::File(output)) => output
             .file()
             .set_len(end)
             .map_err(|e| Failure::new(ErrorKind::Io, format!("setting the output's length: {e}")))
             .and_then(|()| output.commit()),
+        Some(Created::Parts(parts)) => parts.commit(all_ids.len(), all_ids),
         None => Ok(()),
     };
     cluster.agree(local)?;
+    drop(other);
     Ok(summary)
+}
+
+/// [`RootSetup::kinds`]: the input is named, not a file.
+const NAMED_INPUT: u64 = 1;
+/// [`RootSetup::kinds`]: the output is made of parts.
+const PARTS_OUTPUT: u64 = 2;
+
+/// Rank 0's input, open.
+enum RootInput<'a> {
+    File(File, PathBuf),
+    Named(Box<dyn NamedInput + 'a>),
+}
+
+impl RootInput<'_> {
+    fn source(&self) -> &dyn Source {
+        match self {
+            RootInput::File(file, _) => file,
+            RootInput::Named(named) => named.source(),
+        }
+    }
+}
+
+/// Rank 0's output, created.
+enum Created<'a> {
+    File(Box<dyn Output + 'a>),
+    Parts(Box<dyn RootParts + 'a>),
 }
 
 /// What rank 0 sets up before the others can start.
 struct RootSetup<'a> {
-    input: File,
-    input_path: PathBuf,
+    input: RootInput<'a>,
     input_len: u64,
     job: Job,
     /// The output until it is created ...
-    new_output: Option<Box<dyn NewOutput<'a> + 'a>>,
+    new_output: Option<Destination<'a>>,
     /// ... and once it is.
-    output: Option<Box<dyn Output + 'a>>,
+    output: Option<Created<'a>>,
 }
 
 impl<'a> RootSetup<'a> {
-    /// Creates the output and writes the job's output header into it.
+    /// What kinds of input and output the other ranks open ([`NAMED_INPUT`],
+    /// [`PARTS_OUTPUT`]).
+    fn kinds(&self) -> u64 {
+        let named = matches!(self.input, RootInput::Named(_));
+        let parts = matches!(self.new_output, Some(Destination::Parts(_)));
+        (u64::from(named) * NAMED_INPUT) | (u64::from(parts) * PARTS_OUTPUT)
+    }
+
+    /// Creates the output and writes the job's output header into it (an output made of
+    /// parts carries it in part 0).
     fn create_output(&mut self) -> std::result::Result<(), Failure> {
         let new = self.new_output.take().expect("the output is created once");
-        let output = new.create()?;
-        output
-            .file()
-            .write_all_at(self.job.output_header(), 0)
-            .map_err(|e| Failure::new(ErrorKind::Io, format!("writing the header: {e}")))?;
-        self.output = Some(output);
+        self.output = Some(match new {
+            Destination::File(new) => {
+                let output = new.create()?;
+                output
+                    .file()
+                    .write_all_at(self.job.output_header(), 0)
+                    .map_err(|e| Failure::new(ErrorKind::Io, format!("writing the header: {e}")))?;
+                Created::File(output)
+            }
+            Destination::Parts(new) => Created::Parts(new.create()?),
+        });
         Ok(())
     }
 
-    /// The output, once created.
-    fn output(&self) -> &(dyn Output + 'a) {
-        self.output.as_deref().expect("the output was created")
+    /// The output file, once created (none for an output made of parts).
+    fn output_file(&self) -> Option<&File> {
+        match self.output.as_ref().expect("the output was created") {
+            Created::File(output) => Some(output.file()),
+            Created::Parts(_) => None,
+        }
+    }
+
+    /// The output made of parts, once created.
+    fn parts(&self) -> Option<&(dyn RootParts + 'a)> {
+        match self.output.as_ref()? {
+            Created::Parts(parts) => Some(&**parts),
+            Created::File(_) => None,
+        }
     }
 }
 
@@ -333,37 +485,52 @@ fn root_setup<'a>(
     recipe: &dyn Recipe,
     options: Options,
 ) -> std::result::Result<RootSetup<'a>, Failure> {
-    let path = root.input;
-    let input = File::open(path).map_err(|e| {
-        Failure::new(
-            ErrorKind::Io,
-            format!("cannot read {}: {e}", path.display()),
-        )
-    })?;
-    let metadata = input.metadata().map_err(|e| {
-        Failure::new(
-            ErrorKind::Io,
-            format!("cannot read {}: {e}", path.display()),
-        )
-    })?;
-    if !metadata.is_file() {
-        return Err(Failure::new(
-            ErrorKind::Usage,
-            format!(
-                "{} is not a regular file (every rank reads its chunks with positional reads)",
-                path.display()
-            ),
-        ));
-    }
-    let input_len = metadata.len();
-    let job = recipe
-        .first_job(
-            &mut std::io::BufReader::new(&input),
-            Some(input_len),
-            options.provider,
-        )
-        .map_err(|e| Failure::from(&e))?;
-    if options.transport == Transport::SharedFs && root.output.path().is_none() {
+    let (input, input_len, job) = match root.input {
+        Input::File(path) => {
+            let input = File::open(path).map_err(|e| {
+                Failure::new(
+                    ErrorKind::Io,
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            let metadata = input.metadata().map_err(|e| {
+                Failure::new(
+                    ErrorKind::Io,
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            if !metadata.is_file() {
+                return Err(Failure::new(
+                    ErrorKind::Usage,
+                    format!(
+                        "{} is not a regular file (every rank reads its chunks with positional \
+                         reads)",
+                        path.display()
+                    ),
+                ));
+            }
+            let input_len = metadata.len();
+            let job = recipe
+                .first_job(
+                    &mut std::io::BufReader::new(&input),
+                    Some(input_len),
+                    options.provider,
+                )
+                .map_err(|e| Failure::from(&e))?;
+            (RootInput::File(input, path.to_path_buf()), input_len, job)
+        }
+        Input::Named(named) => {
+            let input_len = named.len();
+            let job = recipe
+                .first_job(&mut named.header(), Some(input_len), options.provider)
+                .map_err(|e| Failure::from(&e))?;
+            (RootInput::Named(named), input_len, job)
+        }
+    };
+    if let Destination::File(output) = &root.output
+        && options.transport == Transport::SharedFs
+        && output.path().is_none()
+    {
         return Err(Failure::new(
             ErrorKind::Usage,
             "the output has no name the other ranks could open: the shared-fs transport \
@@ -377,11 +544,61 @@ fn root_setup<'a>(
     );
     Ok(RootSetup {
         input,
-        input_path: path.to_path_buf(),
         input_len,
         job,
         new_output: Some(root.output),
         output: None,
+    })
+}
+
+/// What a rank other than 0 opened: the input (shared-fs transport), the output file
+/// (shared-fs transport, a file output), the output made of parts (joined whatever the
+/// transport).
+struct Opened {
+    input: Option<Box<dyn Source + Send + Sync>>,
+    output: Option<File>,
+    parts: Option<Box<dyn Parts + Send + Sync>>,
+}
+
+/// Opens, on a rank other than 0, what it reads and writes itself: under the shared-fs
+/// transport the input (`(named, name, len)`: a file by its path, or through the cluster's
+/// [`Remote`]) and the output file at `output`; an output made of parts (`parts`: its name)
+/// under either transport.
+fn open_others(
+    cluster: &Cluster,
+    shared: bool,
+    (named, name, len): (bool, &[u8], u64),
+    output: Option<&Path>,
+    parts: Option<&[u8]>,
+) -> std::result::Result<Opened, Failure> {
+    let remote = || {
+        cluster.remote().ok_or_else(|| {
+            Failure::new(
+                ErrorKind::Usage,
+                format!(
+                    "rank {} cannot reach the input or output rank 0 named (no Remote set)",
+                    cluster.rank()
+                ),
+            )
+        })
+    };
+    let input: Option<Box<dyn Source + Send + Sync>> = match (shared, named) {
+        (false, _) => None,
+        (true, true) => Some(remote()?.open_input(name, len)?),
+        (true, false) => Some(Box::new(open_shared_input(&path_from(name.to_vec()), len)?)),
+    };
+    let output = match (shared, output) {
+        (true, Some(path)) => Some(open_shared_output(path)?),
+        _ => None,
+    };
+    let parts = match parts {
+        Some(name) => Some(remote()?.join_parts(name)?),
+        None => None,
+    };
+    Ok(Opened {
+        input,
+        output,
+        parts,
     })
 }
 
@@ -406,14 +623,13 @@ impl Drop for WritingShared<'_> {
     }
 }
 
-/// Opens the input and rank 0's output on a filesystem every rank should see.
-fn open_shared(
-    input: &Path,
-    output: &Path,
-    len: u64,
-) -> std::result::Result<(File, File), Failure> {
-    let hint = "is it on a filesystem every rank sees? Else use the messages transport";
-    let failure = |message: String| Failure::new(ErrorKind::Io, format!("{message} ({hint})"));
+/// What to check when a file of a shared filesystem cannot be opened.
+const SHARED_HINT: &str = "is it on a filesystem every rank sees? Else use the messages transport";
+
+/// Opens the input on a filesystem every rank should see.
+fn open_shared_input(input: &Path, len: u64) -> std::result::Result<File, Failure> {
+    let failure =
+        |message: String| Failure::new(ErrorKind::Io, format!("{message} ({SHARED_HINT})"));
     let input_file =
         File::open(input).map_err(|e| failure(format!("cannot read {}: {e}", input.display())))?;
     let seen = input_file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
@@ -423,14 +639,21 @@ fn open_shared(
             input.display()
         )));
     }
-    let output_file = OpenOptions::new().write(true).open(output).map_err(|e| {
+    Ok(input_file)
+}
+
+/// Opens rank 0's output on a filesystem every rank should see.
+fn open_shared_output(output: &Path) -> std::result::Result<File, Failure> {
+    OpenOptions::new().write(true).open(output).map_err(|e| {
         let dir = output.parent().unwrap_or(Path::new("/"));
-        failure(format!(
-            "cannot open the output being written in {}: {e}",
-            dir.display()
-        ))
-    })?;
-    Ok((input_file, output_file))
+        Failure::new(
+            ErrorKind::Io,
+            format!(
+                "cannot open the output being written in {}: {e} ({SHARED_HINT})",
+                dir.display()
+            ),
+        )
+    })
 }
 
 fn absolute(path: &Path) -> Vec<u8> {

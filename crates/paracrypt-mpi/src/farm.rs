@@ -30,8 +30,8 @@ pub(crate) fn serve(cluster: &Cluster, batches: &Batches<'_>, schedule: Schedule
         Transport::SharedFs => MAX_BATCH_BYTES,
         Transport::Messages => MAX_MESSAGE_BYTES,
     };
-    let max_chunks = (limit / batches.plan.layout().max_buffer().max(1)).max(1) as u64;
-    let dispenser = Dispenser::new(schedule, batches.plan, cluster.size(), max_chunks);
+    let max_units = (limit / batches.unit_bytes()).max(1) as u64;
+    let dispenser = Dispenser::new(schedule, batches.units(), cluster.size(), max_units);
     let threads = batches.pool.current_num_threads();
     std::thread::scope(|scope| {
         scope.spawn(|| {
@@ -78,11 +78,13 @@ fn take_result(
     let Some(batch) = report.batch.clone() else {
         return;
     };
-    batches.progress.returned(from as usize, &batch);
-    if let Some(chunk) = report.failed {
+    batches
+        .progress
+        .returned(from as usize, &batches.chunks(&batch));
+    if let Some(unit) = report.failed {
         // The worker keeps its error for the agreement; stop what cannot matter.
-        dispenser.fail(chunk);
-    } else if batches.transport == Transport::Messages {
+        dispenser.fail(unit);
+    } else if batches.transport == Transport::Messages && batches.parts.is_none() {
         write(batch, std::mem::take(&mut report.payload));
     }
 }
@@ -90,8 +92,11 @@ fn take_result(
 /// Writes a returned batch's output at its place (rank 0, messages transport).
 fn write_result(batches: &Batches<'_>, dispenser: &Dispenser, batch: Range<u64>, bytes: &[u8]) {
     let at = batches.plan.chunk(batch.start).output.start;
-    let files = batches.files.expect("rank 0 has the files");
-    if let Err(e) = files.output.write_all_at(bytes, at) {
+    let output = batches
+        .files
+        .and_then(|files| files.output)
+        .expect("rank 0 has the output file");
+    if let Err(e) = output.write_all_at(bytes, at) {
         let context = format!("writing chunks {}..{} at byte {at}", batch.start, batch.end);
         batches.outcome.fail_batch(&batch, context, e);
         dispenser.fail(batch.start);
@@ -109,8 +114,7 @@ fn answer(batches: &Batches<'_>, dispenser: &Dispenser, batch: Option<Range<u64>
         match batches.read_batch(batch) {
             Ok(bytes) => assign.payload = bytes,
             Err(e) => {
-                let context = format!("reading chunks {}..{}", batch.start, batch.end);
-                batches.outcome.fail_batch(batch, context, e);
+                batches.outcome.fail_chunk(batches.chunks(batch).start, e);
                 dispenser.fail(batch.start);
                 assign.batch = None;
             }
@@ -133,7 +137,9 @@ fn serve_in_turn(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispenser
             let batch = dispenser.next(from as usize, report.threads as usize);
             log::trace!("rank 0: chunks {batch:?} to rank {from}");
             if let Some(batch) = &batch {
-                batches.progress.handed(from as usize, batch);
+                batches
+                    .progress
+                    .handed(from as usize, &batches.chunks(batch));
             }
             let assign = answer(batches, dispenser, batch);
             cluster
@@ -189,7 +195,9 @@ fn serve_overlapped(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispen
                 let batch = dispenser.next(from as usize, report.threads as usize);
                 log::trace!("rank 0: chunks {batch:?} to rank {from}");
                 if let Some(batch) = &batch {
-                    batches.progress.handed(from as usize, batch);
+                    batches
+                        .progress
+                        .handed(from as usize, &batches.chunks(batch));
                 }
                 // Never blocks for long: a worker has at most DEPTH requests open.
                 senders[from as usize - 1]

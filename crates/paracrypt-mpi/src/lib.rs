@@ -15,6 +15,10 @@
 //!   and a [`Transport`] (every rank reads and writes a shared filesystem in place, or only
 //!   rank 0 touches files and chunks travel as messages), and the commit of the output
 //!   ([`Output`]) only once every rank succeeded.
+//! - Inputs and outputs that are not files ([`Remote`]): an object every rank reads its own
+//!   ranges of ([`NamedInput`]), and an output made of [`Parts`] — a multipart upload — that
+//!   every rank stores its own parts of, the part being the unit of the schedule, completed by
+//!   rank 0 with every rank's part ids. No shared filesystem, and no output through rank 0.
 //! - A progress watchdog on every rank ([`Options::stall_timeout`]): a run where nothing moves
 //!   for that long (a rank stopped, a link cut) is aborted as a whole (`MPI_Abort`), after the
 //!   caller's [`Hooks`] reported the [`Stall`] and removed what the rank held.
@@ -41,8 +45,8 @@
 //! let encryptor = Encryptor::new(Key::from_file_text(&std::fs::read_to_string("my.key")?)?);
 //! let options = Options { schedule: Schedule::Dynamic, transport: Transport::SharedFs, ..Options::default() };
 //! let root = cluster.is_root().then(|| paracrypt_mpi::Root {
-//!     input: std::path::Path::new("/shared/big.tar"),
-//!     output: Box::new(NewTemp),
+//!     input: std::path::Path::new("/shared/big.tar").into(),
+//!     output: paracrypt_mpi::Destination::File(Box::new(NewTemp)),
 //! });
 //! let summary = paracrypt_mpi::distribute(&cluster, &pool, options, &encryptor, root)?;
 //! println!("{} chunks", summary.chunks);
@@ -62,6 +66,7 @@ mod distribute;
 mod error;
 mod farm;
 mod protocol;
+mod remote;
 mod run;
 mod schedule;
 mod watchdog;
@@ -69,10 +74,11 @@ mod watchdog;
 use std::time::Duration;
 
 pub use cluster::{Cluster, RankLayout};
-pub use distribute::{NewOutput, Output, Root, Summary, distribute};
+pub use distribute::{Destination, Input, NewOutput, Output, Root, Summary, distribute};
 pub use error::{Error, Failure, RankFailure, Result};
 pub use paracrypt_core::Recipe;
 use paracrypt_core::provider::Provider;
+pub use remote::{NamedInput, NewParts, Parts, Remote, RootParts};
 pub use watchdog::{Hooks, Peer, Stall};
 
 /// [`Options::stall_timeout`]'s default: 30 s, so that a fault ends the job within a minute (docs/SCALING.md, *The bound*).
@@ -141,12 +147,14 @@ impl std::fmt::Display for Schedule {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Transport {
     /// Every rank reads its chunks from the input and writes its output ranges in place, with
-    /// positional I/O on a filesystem all ranks see. No file data crosses MPI.
+    /// positional I/O on a filesystem all ranks see (or on an object every rank reaches:
+    /// [`Remote`]). No file data crosses MPI.
     #[default]
     SharedFs,
     /// Only rank 0 touches the files: it sends each batch's input to a worker and writes the
     /// results it gets back at their place. For storage only one node sees; rank 0's link and
-    /// disk bound the speed-up.
+    /// disk bound the speed-up. (An output made of [`Parts`] is stored by the worker itself:
+    /// only the input travels.)
     Messages,
 }
 

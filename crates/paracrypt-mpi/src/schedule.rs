@@ -1,9 +1,9 @@
-//! Which chunks each rank gets.
+//! Which units of work — chunks, or the parts of an output made of parts — each rank gets.
 
 use std::ops::Range;
 use std::sync::Mutex;
 
-use paracrypt_core::plan::ChunkPlan;
+use paracrypt_core::plan::share;
 
 use crate::Schedule;
 
@@ -16,7 +16,8 @@ pub const MAX_BATCH_BYTES: usize = 32 << 20;
 /// so smaller batches end a run sooner on a slow link (8 MiB: 0.7 s at 100 Mbit/s).
 pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
 
-/// Rank 0's dispenser of batches, shared by its serving loop and its own compute thread.
+/// Rank 0's dispenser of batches of units, shared by its serving loop and its own compute
+/// thread.
 pub struct Dispenser {
     state: Mutex<State>,
     size: usize,
@@ -24,25 +25,25 @@ pub struct Dispenser {
 }
 
 struct State {
-    /// Dynamic: the next chunk to hand out.
+    /// Dynamic: the next unit to hand out.
     next: u64,
     /// Static: what is left of each rank's block.
     blocks: Vec<Range<u64>>,
-    /// The lowest chunk known to have failed.
+    /// The lowest unit known to have failed.
     failed: u64,
     schedule: Schedule,
     chunks: u64,
 }
 
 impl Dispenser {
-    /// A dispenser of `plan`'s chunks over `size` ranks, no batch over `max_chunks` chunks;
-    /// under the static schedule each rank's share is its [`ChunkPlan::block`].
-    pub fn new(schedule: Schedule, plan: &ChunkPlan, size: usize, max_chunks: u64) -> Self {
-        let chunks = plan.len();
+    /// A dispenser of `chunks` units over `size` ranks, no batch over `max_chunks` units;
+    /// under the static schedule each rank's share is its [`share`] (for chunks, its
+    /// [`ChunkPlan::block`](paracrypt_core::plan::ChunkPlan::block)).
+    pub fn new(schedule: Schedule, chunks: u64, size: usize, max_chunks: u64) -> Self {
         Dispenser {
             state: Mutex::new(State {
                 next: 0,
-                blocks: (0..size).map(|r| plan.block(r, size)).collect(),
+                blocks: (0..size).map(|r| share(chunks, r, size)).collect(),
                 failed: u64::MAX,
                 schedule,
                 chunks,
@@ -86,7 +87,7 @@ impl Dispenser {
         (!batch.is_empty() && batch.start <= failed).then_some(batch)
     }
 
-    /// Notes that `chunk` failed.
+    /// Notes that unit `chunk` failed.
     pub fn fail(&self, chunk: u64) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.failed = state.failed.min(chunk);
@@ -95,6 +96,8 @@ impl Dispenser {
 
 #[cfg(test)]
 mod tests {
+    use paracrypt_core::plan::ChunkPlan;
+
     use super::*;
 
     fn drain(d: &Dispenser, size: usize) -> Vec<Range<u64>> {
@@ -118,7 +121,11 @@ mod tests {
             for chunks in [1u64, 5, 64, 1000] {
                 for size in [1, 2, 3, 7] {
                     let plan = ChunkPlan::identity(chunks * 16, 16).unwrap();
-                    let d = Dispenser::new(schedule, &plan, size, 6);
+                    assert_eq!(
+                        share(plan.len(), size - 1, size),
+                        plan.block(size - 1, size)
+                    );
+                    let d = Dispenser::new(schedule, plan.len(), size, 6);
                     let batches = drain(&d, size);
                     let mut next = 0;
                     for b in batches {
@@ -135,7 +142,7 @@ mod tests {
     #[test]
     fn nothing_above_a_failure_is_handed_out() {
         let plan = ChunkPlan::identity(100 * 16, 16).unwrap();
-        let d = Dispenser::new(Schedule::Dynamic, &plan, 2, 4);
+        let d = Dispenser::new(Schedule::Dynamic, plan.len(), 2, 4);
         let first = d.next(0, 1).unwrap();
         d.fail(first.start);
         assert_eq!(d.next(1, 1), None);

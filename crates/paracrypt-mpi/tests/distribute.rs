@@ -33,8 +33,8 @@ use paracrypt_core::raw::{Direction, RawCipher, RawCipherName, RawRecipe};
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::{ErrorKind, Runner, agefile};
 use paracrypt_mpi::{
-    Cluster, Error, Failure, Hooks, NewOutput, Options, Output, Recipe, Root, Schedule, Stall,
-    Transport,
+    Cluster, Destination, Error, Failure, Hooks, NewOutput, Options, Output, Recipe, Root,
+    Schedule, Stall, Transport,
 };
 
 /// Where the inputs are and the outputs go; set for the ranks of the MPI job.
@@ -556,8 +556,8 @@ fn stalled_rank(d: &Path) {
     let out = d.join("out-stalled");
     let input = d.join("plain");
     let root = cluster.is_root().then(|| Root {
-        input: &input,
-        output: new_output(&out),
+        input: input.as_path().into(),
+        output: Destination::File(new_output(&out)),
     });
     let options = Options {
         stall_timeout: Some(Duration::from_secs(2)),
@@ -734,8 +734,8 @@ fn rank(d: &Path) {
             let out = d.join(output_name(ranks, scenario.name, schedule, transport));
             let input = d.join(scenario.input);
             let root = cluster.is_root().then(|| Root {
-                input: &input,
-                output: new_output(&out),
+                input: input.as_path().into(),
+                output: Destination::File(new_output(&out)),
             });
             let options = Options {
                 schedule,

@@ -88,6 +88,12 @@ impl ObjectSource {
         &self.object
     }
 
+    /// Its length and the ETag every read requires (another process opens the same version
+    /// with [`ObjectSource::new`] and these: an MPI rank reading rank 0's input).
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
     /// Bytes this source fetched so far (bodies of its GETs).
     pub fn fetched(&self) -> u64 {
         self.lock().fetched

@@ -235,12 +235,6 @@ impl OutputTarget {
         Ok(OutputTarget::Stdout)
     }
 
-    /// Whether the output is a regular file (written through a temporary file).
-    #[cfg(feature = "mpi")]
-    pub fn is_file(&self) -> bool {
-        matches!(self, OutputTarget::File(_))
-    }
-
     /// Creates the output: the temporary file of a file target, with no name where the system
     /// allows it.
     pub fn create(self) -> Result<Output> {

@@ -82,7 +82,8 @@ mod imp {
         options
     }
 
-    fn open(path: &Path) -> Result<Object> {
+    /// Opens the object `path` names with the command's options (no request yet).
+    pub fn open_object(path: &Path) -> Result<Object> {
         let url = path.to_str().expect("a URL is UTF-8");
         match Object::open(url, options()) {
             Ok(object) => Ok(object),
@@ -108,7 +109,7 @@ mod imp {
     impl RemoteInput {
         /// Opens the object `path` names: a HEAD request (a missing object fails here).
         pub fn open(path: &Path) -> Result<Self> {
-            let object = open(path)?;
+            let object = open_object(path)?;
             let meta = object.meta()?;
             Ok(RemoteInput {
                 source: ObjectSource::new(&object, meta),
@@ -176,7 +177,7 @@ mod imp {
             policy: OutputPolicy,
             in_place: bool,
         ) -> Result<Self> {
-            let object = open(path)?;
+            let object = open_object(path)?;
             if !object.writable() {
                 return usage(format!(
                     "cannot write {}: http(s):// URLs are read-only",
@@ -232,15 +233,34 @@ mod imp {
             self.writer.as_ref().expect("not committed").upload()
         }
 
+        /// The upload, for parts computed from a plan here or elsewhere (an MPI rank);
+        /// [`RemoteOutput::commit_parts`] completes it.
+        #[cfg(feature = "mpi")]
+        pub fn upload(&self) -> &Upload {
+            self.writer.as_ref().expect("not committed").upload()
+        }
+
         /// Completes the upload: the object appears now, or never.
-        pub fn commit(mut self) -> Result<()> {
+        pub fn commit(self) -> Result<()> {
+            self.commit_with(&[])
+        }
+
+        /// Completes the upload of `count` parts, those another process uploaded given by
+        /// index in `others` (their ids): the object appears now, or never.
+        #[cfg(feature = "mpi")]
+        pub fn commit_parts(mut self, count: usize, others: &[Option<String>]) -> Result<()> {
+            self.parts = Some(count);
+            self.commit_with(others)
+        }
+
+        fn commit_with(mut self, others: &[Option<String>]) -> Result<()> {
             let writer = self.writer.take().expect("committed once");
             // Parts still in flight are waited for outside the cleanup lock, so that an
             // interrupt meanwhile still aborts at once; the complete request runs under it.
             writer.upload().wait()?;
             let mut pending = pending();
             let result = match self.parts {
-                Some(count) => writer.into_upload().complete(count, &[]),
+                Some(count) => writer.into_upload().complete(count, others),
                 None => writer.finish(),
             };
             pending.forget_abort(self.registration);

@@ -81,14 +81,16 @@ mod imp {
     use std::time::{Duration, Instant};
 
     use paracrypt_mpi::{
-        Cluster, Failure, Hooks, NewOutput as MpiNewOutput, Options, Output as MpiOutput,
-        RankLayout, Root, Schedule, Stall, Summary, Transport,
+        Cluster, Destination, Failure, Hooks, Input as MpiInput, NewOutput as MpiNewOutput,
+        Options, Output as MpiOutput, RankLayout, Root, Schedule, Stall, Summary, Transport,
     };
 
     use super::*;
     use crate::exit::{self, usage, warn};
     use crate::flags::{ScheduleArg, TransportArg};
     use crate::interrupt::{pending, pending_within};
+    #[cfg(feature = "s3")]
+    use crate::io::remote::{RemoteInput, RemoteTarget};
     use crate::io::{Input, NewOutput, Output, OutputTarget};
     use crate::spec::{HEAD_LEN, Keyed};
 
@@ -98,6 +100,8 @@ mod imp {
         spec: Result<JobSpec>,
     ) -> Result<ExitCode> {
         let cluster = Cluster::init()?.with_hooks(CliHooks::default());
+        #[cfg(feature = "s3")]
+        let cluster = cluster.with_remote(objects::Ranks);
         let start = Instant::now();
         match steps(&cluster, flags, provider, spec) {
             Ok((summary, layout)) => {
@@ -198,11 +202,11 @@ mod imp {
         // The leaves, kept by rank 0's output when it commits.
         let kept: std::sync::Arc<Mutex<Option<tempfile::NamedTempFile>>> = Default::default();
         let root = sign_root.as_ref().map(|root| Root {
-            input: &job.input,
-            output: Box::new(NewLeaves {
+            input: job.input.as_path().into(),
+            output: Destination::File(Box::new(NewLeaves {
                 path: root.leaves.clone(),
                 kept: kept.clone(),
-            }),
+            })),
         });
         let summary = paracrypt_mpi::distribute(cluster, &pool, options, &recipe, root)?;
         let Some(SignRoot { key, target, .. }) = sign_root else {
@@ -324,9 +328,21 @@ mod imp {
         spec: JobSpec,
         pool: rayon::ThreadPool,
         keyed: Keyed,
+        /// Rank 0's input object, its header read (`None`: a file, or not rank 0).
+        #[cfg(feature = "s3")]
+        input: Option<Box<RemoteInput>>,
         /// Rank 0's checked output, not yet created (under the shared-fs transport, with the
         /// name its temporary file will have).
-        output: Option<NewOutput>,
+        output: Option<RootOutput>,
+    }
+
+    /// Rank 0's checked output.
+    enum RootOutput {
+        /// A file.
+        File(NewOutput),
+        /// An object: every rank uploads its own parts.
+        #[cfg(feature = "s3")]
+        Object(RemoteTarget),
     }
 
     /// The agreed preparation, then the run. Returns the summary and, with `--verbose`, rank
@@ -350,6 +366,8 @@ mod imp {
             spec,
             pool,
             keyed,
+            #[cfg(feature = "s3")]
+            input,
             output,
         } = cluster.agree(local)?;
         let options = Options {
@@ -370,9 +388,19 @@ mod imp {
         } else {
             None
         };
+        #[cfg(feature = "s3")]
+        let named = input.map(|remote| MpiInput::Named(Box::new(objects::RankInput(remote))));
+        #[cfg(not(feature = "s3"))]
+        let named: Option<MpiInput<'_>> = None;
         let root = output.map(|output| Root {
-            input: &spec.input,
-            output: Box::new(NewTempOutput(output)),
+            input: named.unwrap_or(MpiInput::File(spec.input.as_path())),
+            output: match output {
+                RootOutput::File(output) => Destination::File(Box::new(NewTempOutput(output))),
+                #[cfg(feature = "s3")]
+                RootOutput::Object(target) => {
+                    Destination::Parts(Box::new(objects::NewObject(target)))
+                }
+            },
         });
         let summary = paracrypt_mpi::distribute(cluster, &pool, options, keyed.recipe(), root)?;
         Ok((summary, layout))
@@ -429,20 +457,15 @@ mod imp {
     }
 
     /// A rank's own checks: its pool, its arguments, its key; rank 0 also checks the input
-    /// and the output (both must be files every rank can open) and, under the shared-fs
-    /// transport, chooses the output's temporary name.
+    /// and the output (each a file every rank can open, or an object every rank reaches) and,
+    /// under the shared-fs transport, chooses the output's temporary name.
     fn prepare(spec: JobSpec, root: bool, transport: Transport) -> Result<RankSetup> {
         let pool = spec.threads.pool()?;
-        let not_files =
-            || usage("--distributed needs INPUT and OUTPUT to be files (not - or a pipe)");
+        let not_files = || {
+            usage("--distributed needs INPUT and OUTPUT to be files or objects (not - or a pipe)")
+        };
         if spec.input == Path::new("-") || spec.output == Path::new("-") {
             return not_files();
-        }
-        if crate::io::remote::is_url(&spec.input) || crate::io::remote::is_url(&spec.output) {
-            return usage(
-                "--distributed does not take object URLs (s3://…) in this version: drop \
-                 --distributed (one process seals and uploads on every core)",
-            );
         }
         if spec.operation.range().is_some() {
             return usage(
@@ -460,6 +483,8 @@ mod imp {
         if keyed.in_order(&[]) {
             return armor();
         }
+        #[cfg(feature = "s3")]
+        let mut remote_input = None;
         let output = if root {
             let mut input = Input::open(&spec.input)?;
             let (head, _) = super::super::head::read_head(&mut input, HEAD_LEN)?;
@@ -468,10 +493,20 @@ mod imp {
                 return armor();
             }
             let target = OutputTarget::new(&spec.output, input.path(), spec.policy)?;
-            if input.as_file().is_none() || !target.is_file() {
-                return not_files();
+            match input {
+                Input::File { len: Some(_), .. } => {}
+                #[cfg(feature = "s3")]
+                Input::Remote(remote) => remote_input = Some(remote),
+                _ => return not_files(),
             }
-            Some(target.new_output(transport == Transport::SharedFs)?)
+            Some(match target {
+                OutputTarget::File(_) => {
+                    RootOutput::File(target.new_output(transport == Transport::SharedFs)?)
+                }
+                #[cfg(feature = "s3")]
+                OutputTarget::Remote(target) => RootOutput::Object(target),
+                _ => return not_files(),
+            })
         } else {
             None
         };
@@ -479,6 +514,8 @@ mod imp {
             spec,
             pool,
             keyed,
+            #[cfg(feature = "s3")]
+            input: remote_input,
             output,
         })
     }
@@ -566,5 +603,204 @@ mod imp {
             summary.chunk_time.as_secs_f64(),
             start.elapsed().as_secs_f64()
         );
+    }
+
+    /// Objects across the ranks (`s3://…` INPUT or OUTPUT): rank 0's input object, which every
+    /// rank opens by its URL and ETag and reads its own ranges of; the output object, one
+    /// multipart upload that rank 0 creates, every rank joins by its upload id and uploads the
+    /// parts it computes (`paracrypt_store::upload_parts`, as one process does), and rank 0
+    /// completes with every rank's part ids. Every rank that joined the upload registers its
+    /// abort with the interrupt handler, so that a signal or a stalled run on any rank aborts
+    /// it, even when rank 0 is gone.
+    #[cfg(feature = "s3")]
+    mod objects {
+        use std::io::BufRead;
+        use std::path::Path;
+
+        use paracrypt_core::engine::{Job, Source};
+        use paracrypt_core::plan::ChunkPlan;
+        use paracrypt_mpi::{Failure, NamedInput, NewParts, Parts, Remote, RootParts};
+        use paracrypt_store::{Meta, ObjectSource, Upload, UploadError};
+
+        use super::failure;
+        use crate::interrupt::pending;
+        use crate::io::remote::{RemoteInput, RemoteOutput, RemoteTarget, open_object};
+
+        /// A URL and a word after it (an ETag, an upload id), as a name rank 0 sends.
+        fn name(url: &str, word: &str) -> Vec<u8> {
+            format!("{url}\n{word}").into_bytes()
+        }
+
+        /// The URL and the word of a [`name`].
+        fn unname(name: &[u8]) -> Result<(&str, &str), Failure> {
+            std::str::from_utf8(name)
+                .ok()
+                .and_then(|name| name.rsplit_once('\n'))
+                .ok_or_else(|| {
+                    Failure::new(
+                        paracrypt_core::ErrorKind::Internal,
+                        "a bad name from rank 0",
+                    )
+                })
+        }
+
+        /// Rank 0's input object.
+        pub struct RankInput(pub Box<RemoteInput>);
+
+        impl NamedInput for RankInput {
+            fn len(&self) -> u64 {
+                self.0.len()
+            }
+
+            fn header(&self) -> Box<dyn BufRead + '_> {
+                Box::new(self.0.header())
+            }
+
+            fn source(&self) -> &dyn Source {
+                self.0.source()
+            }
+
+            fn name(&self) -> Vec<u8> {
+                let meta = self.0.source().meta();
+                name(
+                    self.0.source().object().url(),
+                    meta.e_tag.as_deref().unwrap_or_default(),
+                )
+            }
+        }
+
+        /// Part `index` of `job`'s output from `source`, uploaded as one process does.
+        fn put(
+            upload: &Upload,
+            job: &Job,
+            source: &dyn Source,
+            index: usize,
+        ) -> Result<Option<u64>, Failure> {
+            paracrypt_store::upload_parts(job, source, upload, index..index + 1).map_err(
+                |e| match e {
+                    UploadError::Chunk(e) => Failure::from(&e),
+                    UploadError::Store(e) => Failure::new(e.core_kind(), e.to_string()),
+                },
+            )
+        }
+
+        fn finish(upload: &Upload) -> Result<Vec<Option<String>>, Failure> {
+            upload
+                .part_ids()
+                .map_err(|e| Failure::new(e.core_kind(), e.to_string()))
+        }
+
+        /// Rank 0's output object before the upload exists.
+        pub struct NewObject(pub RemoteTarget);
+
+        impl<'a> NewParts<'a> for NewObject {
+            fn create(self: Box<Self>) -> Result<Box<dyn RootParts + 'a>, Failure> {
+                let output = self.0.create().map_err(|e| failure(&e))?;
+                Ok(Box::new(RootObject(output)))
+            }
+        }
+
+        /// Rank 0's output object: the upload it created (aborted if dropped uncommitted).
+        struct RootObject(RemoteOutput);
+
+        impl Parts for RootObject {
+            fn count(&self, plan: &ChunkPlan) -> usize {
+                paracrypt_store::part_count(plan)
+            }
+
+            fn put(
+                &self,
+                job: &Job,
+                source: &dyn Source,
+                index: usize,
+            ) -> Result<Option<u64>, Failure> {
+                put(self.0.upload(), job, source, index)
+            }
+
+            fn finish(&self) -> Result<Vec<Option<String>>, Failure> {
+                finish(self.0.upload())
+            }
+        }
+
+        impl RootParts for RootObject {
+            fn name(&self) -> Vec<u8> {
+                let upload = self.0.upload();
+                name(upload.object().url(), upload.id())
+            }
+
+            fn commit(
+                self: Box<Self>,
+                count: usize,
+                ids: Vec<Option<String>>,
+            ) -> Result<(), Failure> {
+                self.0.commit_parts(count, &ids).map_err(|e| failure(&e))
+            }
+        }
+
+        /// Another rank's share of rank 0's upload.
+        struct Joined {
+            upload: Upload,
+            /// Its abort, registered with the interrupt handler.
+            registration: u64,
+        }
+
+        impl Parts for Joined {
+            fn count(&self, plan: &ChunkPlan) -> usize {
+                paracrypt_store::part_count(plan)
+            }
+
+            fn put(
+                &self,
+                job: &Job,
+                source: &dyn Source,
+                index: usize,
+            ) -> Result<Option<u64>, Failure> {
+                put(&self.upload, job, source, index)
+            }
+
+            fn finish(&self) -> Result<Vec<Option<String>>, Failure> {
+                finish(&self.upload)
+            }
+        }
+
+        impl Drop for Joined {
+            fn drop(&mut self) {
+                pending().forget_abort(self.registration);
+            }
+        }
+
+        /// How every rank reaches rank 0's objects.
+        pub struct Ranks;
+
+        impl Remote for Ranks {
+            fn open_input(
+                &self,
+                name: &[u8],
+                len: u64,
+            ) -> Result<Box<dyn Source + Send + Sync>, Failure> {
+                let (url, e_tag) = unname(name)?;
+                let object = open_object(Path::new(url)).map_err(|e| failure(&e))?;
+                let meta = Meta {
+                    len,
+                    e_tag: (!e_tag.is_empty()).then(|| e_tag.to_string()),
+                };
+                Ok(Box::new(ObjectSource::new(&object, meta)))
+            }
+
+            fn join_parts(&self, name: &[u8]) -> Result<Box<dyn Parts + Send + Sync>, Failure> {
+                let (url, id) = unname(name)?;
+                let object = open_object(Path::new(url)).map_err(|e| failure(&e))?;
+                let upload = Upload::join(&object, id)
+                    .map_err(|e| Failure::new(e.core_kind(), e.to_string()))?;
+                let aborter = upload.aborter();
+                let registration = pending().add_abort(Box::new(move || {
+                    let _ = aborter.abort();
+                }));
+                Ok(Box::new(Joined {
+                    upload,
+                    registration,
+                }))
+            }
+        }
     }
 }

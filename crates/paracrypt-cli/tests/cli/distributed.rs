@@ -35,7 +35,7 @@ fn distributed_needs_a_build_with_mpi() {
 }
 
 #[cfg(feature = "mpi")]
-mod with_mpi {
+pub(crate) mod with_mpi {
     use std::ffi::OsStr;
     use std::path::{Path, PathBuf};
     use std::process::{Command, Output};
@@ -51,7 +51,7 @@ mod with_mpi {
     const SALT: &str = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a";
 
     /// Whether `mpirun` can be used here (CI installs Open MPI, so there it must be).
-    fn have_mpirun() -> bool {
+    pub(crate) fn have_mpirun() -> bool {
         let found = Command::new("mpirun")
             .arg("--version")
             .output()
@@ -69,6 +69,27 @@ mod with_mpi {
     /// `mpirun -n RANKS paracrypt ARGS --distributed`, oversubscribed (this machine has fewer
     /// cores than ranks), allowed as root when we are root, killed if it hangs.
     fn mpirun<S: AsRef<OsStr>>(ranks: usize, args: impl IntoIterator<Item = S>) -> Output {
+        mpirun_with(ranks, args, |_| {})
+    }
+
+    /// [`mpirun`], with `setup` changing the command first (its environment, which every rank
+    /// inherits).
+    pub(crate) fn mpirun_with<S: AsRef<OsStr>>(
+        ranks: usize,
+        args: impl IntoIterator<Item = S>,
+        setup: impl FnOnce(&mut Command),
+    ) -> Output {
+        let (cmd, _session) = mpirun_command(ranks, args, setup);
+        run(cmd)
+    }
+
+    /// The command [`mpirun_with`] runs, to be spawned, with the session directory it must
+    /// outlive.
+    pub(crate) fn mpirun_command<S: AsRef<OsStr>>(
+        ranks: usize,
+        args: impl IntoIterator<Item = S>,
+        setup: impl FnOnce(&mut Command),
+    ) -> (Command, tempfile::TempDir) {
         let mut cmd = Command::new("timeout");
         cmd.args(["600", "mpirun", "--oversubscribe"]);
         let root = std::fs::metadata("/proc/self").is_ok_and(|m| {
@@ -81,12 +102,13 @@ mod with_mpi {
         cmd.args(["-n", &ranks.to_string(), env!("CARGO_BIN_EXE_paracrypt")]);
         cmd.args(args).arg("--distributed");
         cmd.env_remove("PARACRYPT_PASSWORD");
+        setup(&mut cmd);
         // Open MPI makes its session directory under TMPDIR by checking, then creating, and two
         // mpirun starting at once (tests run in parallel) can fail with "File exists": give
         // each run its own.
         let session = scratch();
         cmd.env("TMPDIR", session.path());
-        run(cmd)
+        (cmd, session)
     }
 
     fn layout(schedule: &str, transport: &str) -> [String; 4] {
@@ -113,7 +135,7 @@ mod with_mpi {
 
     /// `paracrypt: error:` must appear exactly once, whatever the number of ranks.
     #[track_caller]
-    fn one_error(stderr: &str, needle: &str) {
+    pub(crate) fn one_error(stderr: &str, needle: &str) {
         assert_eq!(
             stderr.matches("paracrypt: error:").count(),
             1,

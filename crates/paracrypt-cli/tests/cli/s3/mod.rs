@@ -10,6 +10,8 @@
 //! `PARACRYPT_S3_PYTHON` names another Python that has it.
 #![cfg(feature = "s3")]
 
+#[cfg(feature = "mpi")]
+mod distributed;
 mod faults;
 mod proxy;
 mod reads;
@@ -196,6 +198,14 @@ impl Bucket<'_> {
             "op": "get", "bucket": self.name, "key": key, "file": file,
         }));
         std::fs::read(file).unwrap()
+    }
+
+    /// Stores `file` as the object `key` (one PUT, by the server's own client).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub fn put(&self, key: &str, file: &Path) {
+        self.server.command(serde_json::json!({
+            "op": "put", "bucket": self.name, "key": key, "file": file,
+        }));
     }
 
     /// Flips one bit of the stored object `key` at `offset`.
