@@ -144,6 +144,11 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     {
         return usage("encrypt to recipients (-r/-R) or with a key or password, not both");
     }
+    if args.sign.is_some() && args.format == FormatArg::Age {
+        return usage(
+            "--sign signs paracrypt's container (version 3); age files have no signatures",
+        );
+    }
     let age = match args.format {
         FormatArg::Age if !to_people && !args.passphrase => {
             return usage("--format age needs recipients (-r RECIPIENT, -R FILE) or --passphrase");

@@ -172,7 +172,8 @@ fn container_text(
     if let Some(signer) = &info.signer {
         writeln!(
             out,
-            "signed by:   {} (every chunk carries a {}-byte signature; not yet verified)",
+            "signed by:   {} (as the header says: a {}-byte signature on every chunk, which \
+             decrypt verifies)",
             signer.fingerprint(),
             signer.signature_len()
         )?;

@@ -108,14 +108,8 @@ fn ed25519_signed_files_are_the_same_bytes_at_1_and_3_threads_and_from_stdin() {
     let plain = data(9 * CHUNK + 5, 2);
     let input = write(d, "plain", &plain);
     let salt = "ab".repeat(32);
-    let common = [
-        "-k",
-        s(&d.join("key")),
-        "--sign",
-        s(&signer),
-        "--fixed-salt",
-        &salt,
-    ];
+    let key = d.join("key");
+    let common = ["-k", s(&key), "--sign", s(&signer), "--fixed-salt", &salt];
     let mut outputs = Vec::new();
     for threads in ["1", "3"] {
         let out = d.join(format!("sealed{threads}"));
