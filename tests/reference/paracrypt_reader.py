@@ -419,10 +419,13 @@ def check_signer(header: Header, expected) -> None:
         )
 
 
-def chunk_statement(scheme: int, binding: bytes, index: int, last: bool, sealed: bytes) -> bytes:
+def chunk_statement(
+    scheme: int, field: bytes, binding: bytes, index: int, last: bool, sealed: bytes
+) -> bytes:
     return (
         SIGNED_CHUNK_CONTEXT
         + bytes([0, scheme])
+        + hashlib.sha256(field).digest()
         + binding
         + index.to_bytes(8, "big")
         + bytes([last])
@@ -503,14 +506,14 @@ class SignedChunkOpener(ChunkOpener):
 
     def __init__(self, keys: FileKeys):
         super().__init__(keys)
-        self.scheme, self.key, _ = keys.header.signer
+        self.scheme, self.key, self.field = keys.header.signer
         self.sig_len = keys.header.sig_len
 
     def open(self, index: int, last: bool, chunk: bytes) -> bytes | None:
         if len(chunk) < self.sig_len:
             return None
         sealed, signature = chunk[: len(chunk) - self.sig_len], chunk[len(chunk) - self.sig_len :]
-        statement = chunk_statement(self.scheme, self.aad, index, last, sealed)
+        statement = chunk_statement(self.scheme, self.field, self.aad, index, last, sealed)
         if paracrypt_sig.verifies(self.scheme, self.key, statement, signature):
             return self.open_sealed(index, last, sealed)
         if self.open_sealed(index, last, sealed) is not None:

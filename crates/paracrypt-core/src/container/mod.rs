@@ -40,7 +40,7 @@ pub use header::{
     VERSION_SIGNED, header_len,
 };
 pub use secret::{Argon2Params, Key, MAX_KEY_FILE, Secret};
-pub use signed::{CHUNK_CONTEXT, chunk_statement};
+pub use signed::{CHUNK_CONTEXT, CHUNK_STATEMENT_LEN, chunk_statement};
 pub use suite::Suite;
 
 use crate::engine::{Job, Transform};
@@ -407,6 +407,7 @@ fn job(
                 .map(|k| k.with_provider(provider))
                 .transpose()?,
             verify: public.clone().with_provider(provider)?,
+            key_hash: signed::key_hash(public),
         });
     }
     let transform: Transform = match direction {

@@ -2,7 +2,8 @@
 //! sealed chunk carries a signature by the file's signer of
 //!
 //! ```text
-//! "paracrypt-signed-chunk-v1" ‖ 0x00 ‖ scheme ‖ binding (32) ‖ i (8) ‖ last (1) ‖ leaf(i, sealed chunk)
+//! "paracrypt-signed-chunk-v1" ‖ 0x00 ‖ scheme ‖ SHA-256(public key field) (32) ‖ binding (32)
+//!     ‖ i (8) ‖ last (1) ‖ leaf(i, sealed chunk)
 //! ```
 //!
 //! so that a reader checks each chunk on its own, before it opens it, on any core or rank. It
@@ -18,16 +19,43 @@ use crate::sign::{Scheme, SigningKey, VerifyingKey};
 /// The domain separation string of a chunk statement.
 pub const CHUNK_CONTEXT: &[u8] = b"paracrypt-signed-chunk-v1";
 
+/// The length of a chunk statement.
+pub const CHUNK_STATEMENT_LEN: usize = 25 + 2 + 32 + 32 + 8 + 1 + 32;
+
 /// The statement a signed container's chunk `index` signs: what `docs/FORMAT.md` specifies,
-/// 100 bytes.
+/// 132 bytes. `signer` is the signer's public key: the statement names it (by the SHA-256 of
+/// its public key field), so that no other key can be made to verify the same signatures.
 pub fn chunk_statement(
-    scheme: Scheme,
+    signer: &VerifyingKey,
     binding: &[u8; 32],
     index: u64,
     last: bool,
     sealed: &[u8],
-) -> [u8; 100] {
-    let mut statement = [0u8; 100];
+) -> [u8; CHUNK_STATEMENT_LEN] {
+    statement_of(
+        signer.scheme(),
+        &key_hash(signer),
+        binding,
+        index,
+        last,
+        sealed,
+    )
+}
+
+/// The SHA-256 of `key`'s public key field, as a chunk statement names it.
+pub(crate) fn key_hash(key: &VerifyingKey) -> [u8; 32] {
+    crate::pubkey::sha256(&key.to_field())
+}
+
+fn statement_of(
+    scheme: Scheme,
+    key_hash: &[u8; 32],
+    binding: &[u8; 32],
+    index: u64,
+    last: bool,
+    sealed: &[u8],
+) -> [u8; CHUNK_STATEMENT_LEN] {
+    let mut statement = [0u8; CHUNK_STATEMENT_LEN];
     let mut at = 0;
     let mut put = |bytes: &[u8]| {
         statement[at..at + bytes.len()].copy_from_slice(bytes);
@@ -35,6 +63,7 @@ pub fn chunk_statement(
     };
     put(CHUNK_CONTEXT);
     put(&[0, scheme.id()]);
+    put(key_hash);
     put(binding);
     put(&index.to_be_bytes());
     put(&[u8::from(last)]);
@@ -53,6 +82,8 @@ pub(crate) struct SignedChunks {
     pub sign: Option<SigningKey>,
     /// The signer's public key (the header's).
     pub verify: VerifyingKey,
+    /// [`key_hash`] of `verify`.
+    pub key_hash: [u8; 32],
 }
 
 impl SignedChunks {
@@ -60,9 +91,10 @@ impl SignedChunks {
         self.verify.signature_len()
     }
 
-    fn statement(&self, chunk: &ChunkCtx<'_>, sealed: &[u8]) -> [u8; 100] {
+    fn statement(&self, chunk: &ChunkCtx<'_>, sealed: &[u8]) -> [u8; CHUNK_STATEMENT_LEN] {
         let scheme = self.verify.scheme();
-        chunk_statement(scheme, &self.binding, chunk.index, chunk.is_last, sealed)
+        let (index, last) = (chunk.index, chunk.is_last);
+        statement_of(scheme, &self.key_hash, &self.binding, index, last, sealed)
     }
 
     /// Signs the sealed chunk `buf[..sealed]` and appends the signature; the chunk's length.

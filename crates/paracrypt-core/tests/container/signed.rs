@@ -19,7 +19,7 @@ use paracrypt_core::pubkey::rsa::{RsaPrivateKey, RsaScheme};
 use paracrypt_core::recipe::AnyDecryptor;
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::rekey::rekey_header;
-use paracrypt_core::sign::{Scheme, SigningKey, VerifyingKey};
+use paracrypt_core::sign::{SigningKey, VerifyingKey};
 use paracrypt_core::{Error, ErrorKind, HeaderFault, Runner};
 use sha2::{Digest, Sha256};
 
@@ -429,8 +429,9 @@ fn chunks_forged_by_a_recipient_with_the_file_key_fail() {
 
     // Signed by the forger's own key instead: still not the signer's.
     let forger = ed25519(9);
+    // Its statement names the forger's key: no header naming the signer accepts it.
     let statement = paracrypt_core::container::chunk_statement(
-        Scheme::Ed25519,
+        &forger.verifying_key(),
         header_mac.try_into().unwrap(),
         1,
         false,
