@@ -322,8 +322,8 @@ impl Operation {
                 let signer = sign
                     .as_ref()
                     .map(|(path, scheme)| -> Result<SigningKey> {
-                        Ok(SigningKey::from_key_file(&read_key_file(path)?, *scheme)
-                            .map_err(key_error_core(path))?)
+                        SigningKey::from_key_file(&read_key_file(path)?, *scheme)
+                            .map_err(key_error_core(path))
                     })
                     .transpose()?;
                 let secret = if to.is_empty() {
@@ -366,10 +366,8 @@ impl Operation {
                 let expected = verify_with
                     .as_ref()
                     .map(|path| -> Result<VerifyingKey> {
-                        Ok(
-                            VerifyingKey::from_key_file(&read_key_file(path)?, RsaScheme::Pkcs1v15)
-                                .map_err(key_error_core(path))?,
-                        )
+                        VerifyingKey::from_key_file(&read_key_file(path)?, RsaScheme::Pkcs1v15)
+                            .map_err(key_error_core(path))
                     })
                     .transpose()?;
                 let secret = if identities.is_empty() {
