@@ -442,6 +442,33 @@ fn chunks_forged_by_a_recipient_with_the_file_key_fail() {
     assert!(matches!(err, Error::ChunkSignature { index: 1 }), "{err}");
 }
 
+/// The statement names the signer's key: a signature by the right key of a statement naming
+/// another key (what the first design signed, without the key) does not verify.
+#[test]
+fn a_chunk_statement_names_its_signer() {
+    let (plain, sealed, h) = six_chunks(13, 5);
+    let signer = ed25519(13);
+    let open = Decryptor::new(key()).verify_with(signer.verifying_key());
+    assert_eq!(open_everywhere(&open, &sealed).unwrap(), plain);
+    let binding: [u8; 32] = sealed[h - 32..h].try_into().unwrap();
+    let at = h + 2 * STRIDE;
+    let chunk = &sealed[at..at + CHUNK + 16];
+    let mut resigned = sealed.clone();
+    let statement = |key: &VerifyingKey| {
+        paracrypt_core::container::chunk_statement(key, &binding, 2, false, chunk)
+    };
+    // Re-signing with the header's key reproduces the chunk (Ed25519 is deterministic)...
+    let own = signer.sign(&statement(&signer.verifying_key())).unwrap();
+    assert_eq!(own, &sealed[at + CHUNK + 16..at + STRIDE]);
+    // ...and the same key signing a statement that names another key is refused.
+    let other = signer
+        .sign(&statement(&ed25519(14).verifying_key()))
+        .unwrap();
+    resigned[at + CHUNK + 16..at + STRIDE].copy_from_slice(&other);
+    let err = open_everywhere(&open, &resigned).unwrap_err();
+    assert!(matches!(err, Error::ChunkSignature { index: 2 }), "{err}");
+}
+
 #[test]
 fn rekeying_keeps_the_signatures_valid() {
     let (alice_to, alice) = person();
