@@ -13,6 +13,11 @@ The structure follows the document: `parse_header` (header checks 1-5, no secret
 suite and the failure rules of "What a reader reports"). The header is one function on purpose:
 when the format's header changes, that is where the reader changes. Version 2 (files encrypted
 to recipients) adds the recipient block; its stanzas are read and opened in `recipients.py`.
+Version 3 (signed files) adds the signer block, and `SignedChunkOpener` checks each chunk's
+signature (schemes from `paracrypt_sig.py`) before it opens the chunk; `--verify-with PUB`
+requires the signer:
+
+    python paracrypt_reader.py -k my.key --verify-with me.pub big.tar.spcr -o big.tar
 """
 
 from __future__ import annotations
