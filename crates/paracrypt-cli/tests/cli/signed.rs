@@ -1,8 +1,9 @@
 //! `encrypt --sign` / `decrypt --verify-with`: signed containers (format version 3) from the
 //! command line, file to file, stdin to stdout and by range, with every key kind `sign` takes;
 //! the same bytes at 1 and 3 threads (Ed25519); `info` names the signer; `rekey` keeps the
-//! signatures valid; and every bad input — another signer, an unsigned file, a flipped bit in
-//! a chunk or its signature — fails on one line with its exit code, leaving nothing at the
+//! signatures valid; and every bad input — another signer, an unsigned container or age file,
+//! a flipped bit in a chunk, its signature or the signer field, a cut, swapped or spliced file
+//! — fails on one line with its exit code, leaving nothing at the
 //! destination and releasing nothing past the last verified chunk.
 
 use std::path::{Path, PathBuf};
@@ -201,6 +202,18 @@ fn bad_input_fails_on_one_line_with_its_exit_code_and_leaves_nothing() {
     ));
     let unsigned = d.join("unsigned");
     ok(encrypt(&["-r", &recipient], &input, &unsigned));
+    let age_file = d.join("age");
+    ok(encrypt(
+        &["--format", "age", "-r", &recipient],
+        &input,
+        &age_file,
+    ));
+    let armored = d.join("armored");
+    ok(encrypt(
+        &["--format", "age", "-a", "-r", &recipient],
+        &input,
+        &armored,
+    ));
     let bytes = std::fs::read(&sealed).unwrap();
     let h = paracrypt_core::container::read_header(&mut &bytes[..])
         .unwrap()
@@ -249,6 +262,20 @@ fn bad_input_fails_on_one_line_with_its_exit_code_and_leaves_nothing() {
         ),
         (
             &unsigned,
+            with(&public),
+            5,
+            "the file is not signed (a signature by ed25519",
+            0,
+        ),
+        (
+            &age_file,
+            with(&public),
+            5,
+            "the file is not signed (a signature by ed25519",
+            0,
+        ),
+        (
+            &armored,
             with(&public),
             5,
             "the file is not signed (a signature by ed25519",
