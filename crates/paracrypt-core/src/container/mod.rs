@@ -22,6 +22,25 @@
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 //!
+//! **Signed files** (version 3): [`Encryptor::sign`] adds a signature by the sender to every
+//! chunk, checked before the chunk is opened; [`Decryptor::verify_with`] requires that signer.
+//!
+//! ```
+//! use paracrypt_core::container::{Decryptor, Encryptor, Key};
+//! use paracrypt_core::sign::SigningKey;
+//! use paracrypt_core::{Error, Runner};
+//!
+//! let (key, me) = (Key::generate(), SigningKey::generate_ed25519());
+//! let runner = Runner::new();
+//! let sealed = runner.vec(&Encryptor::new(key.clone()).sign(me.clone()), b"from me")?;
+//! let open = Decryptor::new(key.clone()).verify_with(me.verifying_key());
+//! assert_eq!(runner.vec(&open, &sealed)?, b"from me");
+//! let stranger = SigningKey::generate_ed25519().verifying_key();
+//! let refused = runner.vec(&Decryptor::new(key).verify_with(stranger), &sealed);
+//! assert!(matches!(refused, Err(Error::WrongSigner { .. })));
+//! # Ok::<(), paracrypt_core::Error>(())
+//! ```
+//!
 //! The encryptor and decryptor are [`Recipe`]s: a [`Runner`](crate::Runner) runs them on every driver (file to
 //! file with parallel positional I/O, stream to stream, memory, a range, a `Write` adapter) in
 //! the caller's Rayon pool, and `paracrypt-mpi` over MPI ranks.
