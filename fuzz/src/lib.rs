@@ -146,7 +146,16 @@ pub mod container_files {
         let info = ok_or(HeaderInfo::parse(bytes), ErrorKind::Data)?;
         assert_eq!(len, Some(Some(info.len)), "header_len and parse disagree");
         assert!(info.len <= bytes.len());
-        assert!(info.len <= container::HEADER_LEN + container::MAX_RECIPIENT_BLOCK);
+        // A signed header (version 3) adds its signer block: 3 bytes and the public key.
+        let signer = match &info.signer {
+            Some(key) => {
+                assert_eq!(info.version, container::VERSION_SIGNED);
+                assert!(key.signature_len() > 0);
+                3 + key.to_field().len()
+            }
+            None => 0,
+        };
+        assert!(info.len <= container::HEADER_LEN + container::MAX_RECIPIENT_BLOCK + signer);
         let read = container::read_header(&mut &bytes[..]).expect("a parsed header reads");
         assert_eq!(read, info);
         Some(info)
@@ -172,13 +181,36 @@ pub mod container_files {
         secrets
     }
 
+    /// The signer of the signed container vectors and seeds (Ed25519, seed 32 × `0x5e`).
+    pub fn signer() -> sign::SigningKey {
+        sign::SigningKey::ed25519_from_seed(&[0x5e; 32])
+    }
+
+    /// What a rejection of a container may be: bad data, or (a signed file's chunk, its signer,
+    /// a missing signature) a signature failure.
+    fn container_rejected(error: &Error) {
+        let kind = match error.kind() {
+            ErrorKind::Signature => ErrorKind::Signature,
+            _ => ErrorKind::Data,
+        };
+        rejected(error, kind);
+    }
+
     /// Decrypts a whole file with every secret, on every provider, in memory and as a
-    /// stream: each rejection is bad data, and all runs agree.
+    /// stream, and again requiring the signed vectors' signer (`--verify-with`): each
+    /// rejection is bad data or a signature failure, and all runs agree.
     pub fn open(bytes: &[u8], threads: u8) {
-        for secret in secrets(bytes) {
+        let verify = [None, Some(signer().verifying_key())];
+        let runs = secrets(bytes)
+            .into_iter()
+            .flat_map(|secret| verify.clone().map(move |key| (secret.clone(), key)));
+        for (secret, expected) in runs {
             let mut first: Option<Result<Vec<u8>, Error>> = None;
             for &provider in providers() {
-                let decryptor = container::Decryptor::new(secret.clone());
+                let mut decryptor = container::Decryptor::new(secret.clone());
+                if let Some(key) = &expected {
+                    decryptor = decryptor.verify_with(key.clone());
+                }
                 let runner = Runner::new().provider(provider);
                 let in_memory = pool(threads).install(|| runner.vec(&decryptor, bytes));
                 let streamed = pool(threads.wrapping_add(1)).install(|| {
@@ -191,10 +223,10 @@ pub mod container_files {
                         })
                 });
                 if let Err(e) = &in_memory {
-                    rejected(e, ErrorKind::Data);
+                    container_rejected(e);
                 }
                 if let Err(e) = &streamed {
-                    rejected(e, ErrorKind::Data);
+                    container_rejected(e);
                 }
                 agree("container: memory vs stream", &in_memory, &streamed);
                 match &first {
@@ -355,7 +387,12 @@ pub mod age_files {
     /// Opens with the fuzz identities on `provider`.
     pub fn unseal(sealed: &[u8], provider: Provider) -> Result<Vec<u8>, Error> {
         let runner = Runner::new().provider(provider);
-        decrypt(&runner, &agefile::Decryptor::new(identities()), sealed, false)
+        decrypt(
+            &runner,
+            &agefile::Decryptor::new(identities()),
+            sealed,
+            false,
+        )
     }
 
     /// The payload of a binary age file: what follows its header.
@@ -481,13 +518,19 @@ pub mod keys {
         // Signing keys (`paracrypt sign -k`, `verify -p`): a key that reads has a public key
         // that reads back from its signature-file field.
         let rsa = pubkey::rsa::RsaScheme::Pkcs1v15;
-        if let Some(key) = ok_or(sign::SigningKey::from_key_file(bytes, rsa), ErrorKind::Usage) {
+        if let Some(key) = ok_or(
+            sign::SigningKey::from_key_file(bytes, rsa),
+            ErrorKind::Usage,
+        ) {
             let public = key.verifying_key();
             let again = sign::VerifyingKey::from_field(public.scheme(), &public.to_field())
                 .expect("a key's own field reads back");
             assert_eq!(again, public);
         }
-        let _ = ok_or(sign::VerifyingKey::from_key_file(bytes, rsa), ErrorKind::Usage);
+        let _ = ok_or(
+            sign::VerifyingKey::from_key_file(bytes, rsa),
+            ErrorKind::Usage,
+        );
     }
 }
 
@@ -503,7 +546,9 @@ pub mod signatures {
         let whole = sign::Signature::from_bytes(bytes);
         let read = sign::Signature::read(&mut &bytes[..]);
         assert_eq!(whole.is_ok(), read.is_ok());
-        if let Ok(len) = sign::Signature::file_len(&bytes[..bytes.len().min(sign::Signature::HEAD_LEN)]) {
+        if let Ok(len) =
+            sign::Signature::file_len(&bytes[..bytes.len().min(sign::Signature::HEAD_LEN)])
+        {
             if whole.is_ok() {
                 assert_eq!(len, bytes.len() as u64);
             }
@@ -522,7 +567,10 @@ pub mod signatures {
         }
         let runner = paracrypt_core::Runner::new();
         if let Err(e) = signature.verify_slice(&runner, &signature.signer, &[]) {
-            assert!(matches!(e.kind(), ErrorKind::Signature | ErrorKind::Data), "{e}");
+            assert!(
+                matches!(e.kind(), ErrorKind::Signature | ErrorKind::Data),
+                "{e}"
+            );
         }
     }
 }

@@ -13,6 +13,11 @@ The structure follows the document: `parse_header` (header checks 1-5, no secret
 suite and the failure rules of "What a reader reports"). The header is one function on purpose:
 when the format's header changes, that is where the reader changes. Version 2 (files encrypted
 to recipients) adds the recipient block; its stanzas are read and opened in `recipients.py`.
+Version 3 (signed files) adds the signer block, and `SignedChunkOpener` checks each chunk's
+signature (schemes from `paracrypt_sig.py`) before it opens the chunk; `--verify-with PUB`
+requires the signer:
+
+    python paracrypt_reader.py -k my.key --verify-with me.pub big.tar.spcr -o big.tar
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
 
+import paracrypt_sig
 import recipients
 
 # ---------------------------------------------------------------------------------------------
@@ -43,6 +49,9 @@ import recipients
 
 HEADER_FAILURE = "header failure"
 PAYLOAD_FAILURE = "payload failure"
+# Signed files (version 3): the signer is not the expected one, or a chunk's tag holds while its
+# signature does not.
+SIGNATURE_FAILURE = "signature failure"
 
 
 class FormatError(Exception):
@@ -76,7 +85,11 @@ def chunk_auth_error(index: int) -> FormatError:
 MAGIC = b"PARACRYPT"
 VERSION = 1
 VERSION_RECIPIENTS = 2
-HEADER_LEN = 116  # version 1; version 2 is 116 + R
+VERSION_SIGNED = 3
+HEADER_LEN = 116  # version 1; version 2 is 116 + R; version 3 is 119 + R + P
+MAX_PUBLIC_KEY = 4096
+MAX_FRAMING = 4096
+SIGNED_CHUNK_CONTEXT = b"paracrypt-signed-chunk-v1"
 MAX_RECIPIENT_BLOCK = 1 << 20
 MAX_CHUNK = 1 << 30
 MAX_M_COST_KIB = 4 * 1024 * 1024  # 4 GiB in KiB
@@ -144,6 +157,23 @@ class Header:
     mac: bytes
     stanzas: list  # version 2: the recipient block's stanzas
     binding: bytes  # what the chunks authenticate: the header MAC, or a rekeyed header's binding
+    signer: tuple | None = None  # version 3: (scheme id, public key, public key field)
+    sig_len: int = 0  # version 3: the signature every chunk carries
+
+
+def signer_at(raw: bytes) -> int | None:
+    """Where a version 3 header's signer block starts: after the recipient block (kdf 2 and 3
+    only). None until `raw` says it."""
+    if len(raw) < 12:
+        return None
+    if raw[11] not in (KDF_RECIPIENTS, KDF_REKEYED):
+        return 76
+    if len(raw) < 20:
+        return None
+    (block,) = struct.unpack(">I", raw[16:20])
+    if not 1 <= block <= MAX_RECIPIENT_BLOCK:
+        raise header_error("header damaged: invalid recipient block length")
+    return 76 + block
 
 
 def header_length(raw: bytes) -> int | None:
@@ -151,6 +181,16 @@ def header_length(raw: bytes) -> int | None:
     2, R being the block length at bytes 16..20 (checked: 1 to 1 MiB)."""
     if len(raw) <= len(MAGIC):
         return None
+    if raw[len(MAGIC)] == VERSION_SIGNED:
+        at = signer_at(raw)
+        if at is None:
+            return None
+        if len(raw) < at + 3:
+            return at + 3  # a lower bound: read that much, and ask again
+        (key_len,) = struct.unpack(">H", raw[at + 1 : at + 3])
+        if not 1 <= key_len <= MAX_PUBLIC_KEY:
+            raise header_error("header damaged: invalid signer")
+        return at + 3 + key_len + 40
     if raw[len(MAGIC)] != VERSION_RECIPIENTS:
         return HEADER_LEN
     if len(raw) < 20:
@@ -166,10 +206,14 @@ def parse_header(raw: bytes) -> Header:
     header when the file has one): everything that needs no secret."""
     if raw[: len(MAGIC)] != MAGIC:
         raise header_error("not a paracrypt file (no PARACRYPT header)")
-    if len(raw) > len(MAGIC) and raw[len(MAGIC)] not in (VERSION, VERSION_RECIPIENTS):
+    if len(raw) > len(MAGIC) and raw[len(MAGIC)] not in (
+        VERSION,
+        VERSION_RECIPIENTS,
+        VERSION_SIGNED,
+    ):
         raise header_error(
             f"unsupported paracrypt format version {raw[len(MAGIC)]} "
-            f"(this build reads versions {VERSION} and {VERSION_RECIPIENTS})"
+            f"(this build reads versions {VERSION} to {VERSION_SIGNED})"
         )
     length = header_length(raw)
     if length is None or len(raw) < length:
@@ -188,11 +232,17 @@ def parse_header(raw: bytes) -> Header:
         raise header_error("header damaged: invalid chunk size")
     stanzas = []
     binding = raw[length - 32 : length]
-    if version == VERSION_RECIPIENTS:
+    # Version 3 is version 1 or 2 (by the kdf) with a signer block before the checksum.
+    block_end = checksum_at
+    layout = version
+    if version == VERSION_SIGNED:
+        block_end = signer_at(raw)
+        layout = VERSION if block_end == 76 else VERSION_RECIPIENTS
+    if layout == VERSION_RECIPIENTS:
         if kdf not in (KDF_RECIPIENTS, KDF_REKEYED) or raw[20:28] != bytes(8):
             raise header_error("header damaged: invalid key derivation")
         try:
-            stanzas = recipients.parse_stanzas(raw[76:checksum_at])
+            stanzas = recipients.parse_stanzas(raw[76:block_end])
             if kdf == KDF_REKEYED:
                 first = stanzas.pop(0)
                 if first.type != BINDING_TAG or len(first.args) != 1 or first.body or not stanzas:
@@ -213,6 +263,17 @@ def parse_header(raw: bytes) -> Header:
             and 8 * p_cost <= m_cost <= MAX_M_COST_KIB
         ):
             raise header_error("header damaged: invalid Argon2 parameters")
+    signer, sig_len = None, 0
+    if version == VERSION_SIGNED:
+        scheme, field = raw[block_end], raw[block_end + 3 : checksum_at]
+        try:
+            key = paracrypt_sig.key_from_field(scheme, field)
+        except (ValueError, TypeError, Exception):  # noqa: BLE001 - any parse failure
+            raise header_error("header damaged: invalid signer") from None
+        sig_len = paracrypt_sig.signature_len(scheme, key)
+        if sig_len + 40 > MAX_FRAMING:
+            raise header_error("header damaged: invalid signer")
+        signer = (scheme, key, field)
     return Header(
         raw=raw,
         suite=suite,
@@ -226,6 +287,8 @@ def parse_header(raw: bytes) -> Header:
         mac=raw[length - 32 : length],
         stanzas=stanzas,
         binding=binding,
+        signer=signer,
+        sig_len=sig_len,
     )
 
 
@@ -327,6 +390,55 @@ def open_header(header: Header, secret: Secret) -> FileKeys:
 
 
 # ---------------------------------------------------------------------------------------------
+# Signers (FORMAT.md "Version 3: signed files").
+
+
+def fingerprint(scheme: int, field: bytes) -> str:
+    """`SCHEME SHA256:…` as paracrypt prints a key: for Ed25519 the SHA-256 of the OpenSSH
+    wire encoding, for the others of the public key field; unpadded base64."""
+    import base64
+
+    names = {1: "ed25519", 2: "ecdsa-p256", 3: "rsa-pkcs1v15", 4: "rsa-pss", 5: "ml-dsa-65"}
+    if scheme == 1:
+        wire = struct.pack(">I", 11) + b"ssh-ed25519" + struct.pack(">I", 32) + field
+        digest = hashlib.sha256(wire).digest()
+    else:
+        digest = hashlib.sha256(field).digest()
+    return f"{names[scheme]} SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+
+
+def check_signer(header: Header, expected) -> None:
+    """With a public key to expect (`--verify-with`): the header must name it."""
+    schemes, field = paracrypt_sig.key_field(expected)
+    want = fingerprint(min(schemes), field)
+    if header.signer is None:
+        raise FormatError(
+            SIGNATURE_FAILURE, f"the file is not signed (a signature by {want} was required)"
+        )
+    scheme, _, signer_field = header.signer
+    if scheme not in schemes or signer_field != field:
+        raise FormatError(
+            SIGNATURE_FAILURE,
+            f"signed by another key ({fingerprint(scheme, signer_field)}), "
+            f"not by the given public key ({want})",
+        )
+
+
+def chunk_statement(
+    scheme: int, field: bytes, binding: bytes, index: int, last: bool, sealed: bytes
+) -> bytes:
+    return (
+        SIGNED_CHUNK_CONTEXT
+        + bytes([0, scheme])
+        + hashlib.sha256(field).digest()
+        + binding
+        + index.to_bytes(8, "big")
+        + bytes([last])
+        + paracrypt_sig.leaf(index, sealed)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # Chunks (FORMAT.md "Chunks").
 
 
@@ -347,6 +459,9 @@ class ChunkOpener:
             self.mac_key = keys.payload[-32:]
 
     def open(self, index: int, last: bool, sealed: bytes) -> bytes | None:
+        return self.open_sealed(index, last, sealed)
+
+    def open_sealed(self, index: int, last: bool, sealed: bytes) -> bytes | None:
         if self.suite.aead:
             nonce = index.to_bytes(11, "big") + bytes([last])
             try:
@@ -389,6 +504,33 @@ class ChunkOpener:
         raise AssertionError(f"no decryption for suite {name}")
 
 
+class SignedChunkOpener(ChunkOpener):
+    """A signed file's chunks: the signature (the last `G` bytes) is checked before the sealed
+    chunk is opened; a chunk whose signature fails while its tag holds is a signature
+    failure."""
+
+    def __init__(self, keys: FileKeys):
+        super().__init__(keys)
+        self.scheme, self.key, self.field = keys.header.signer
+        self.sig_len = keys.header.sig_len
+
+    def open(self, index: int, last: bool, chunk: bytes) -> bytes | None:
+        if len(chunk) < self.sig_len:
+            return None
+        sealed, signature = chunk[: len(chunk) - self.sig_len], chunk[len(chunk) - self.sig_len :]
+        statement = chunk_statement(self.scheme, self.field, self.aad, index, last, sealed)
+        if paracrypt_sig.verifies(self.scheme, self.key, statement, signature):
+            return self.open_sealed(index, last, sealed)
+        if self.open_sealed(index, last, sealed) is not None:
+            raise FormatError(
+                SIGNATURE_FAILURE,
+                f"chunk {index} is not signed by the file's signer (its signature was altered, "
+                "or someone who holds the file key rewrote it)",
+                index,
+            )
+        return None
+
+
 def _read_exact(stream: BinaryIO, n: int) -> bytes:
     """Up to n bytes: fewer only at the end of the stream."""
     parts, want = [], n
@@ -403,17 +545,21 @@ def _read_exact(stream: BinaryIO, n: int) -> bytes:
 
 # FORMAT.md lets a reader bound the search for an early end; this is paracrypt's bound.
 END_SEARCH_BUDGET = 256 << 20
+# In a signed file each try checks a signature too: paracrypt counts it as this many bytes.
+SIGNED_SEARCH_COST = 128 << 10
 
 
-def ends_inside(opener: "ChunkOpener", index: int, sealed: bytes, tag_len: int) -> bool:
+def ends_inside(
+    opener: "ChunkOpener", index: int, sealed: bytes, tag_len: int, cost: int = 0
+) -> bool:
     """Whether a shorter prefix of a failed chunk (still holding a tag) authenticates as the
     last chunk: bytes were appended after a short last chunk. Longest prefixes first, within
     the budget of bytes authenticated."""
     budget = END_SEARCH_BUDGET
     for prefix in range(len(sealed) - 1, tag_len - 1, -1):
-        if prefix > budget:
+        if prefix + cost > budget:
             return False
-        budget -= prefix
+        budget -= prefix + cost
         if opener.open(index, True, sealed[:prefix]) is not None:
             return True
     return False
@@ -426,10 +572,12 @@ def open_chunks(keys: FileKeys, stream: BinaryIO) -> Iterator[bytes]:
     holds two chunks whatever the file size. Stops with a FormatError at the first failure,
     which is the lowest failing chunk.
     """
-    opener = ChunkOpener(keys)
+    signed = keys.header.signer is not None
+    opener = SignedChunkOpener(keys) if signed else ChunkOpener(keys)
     chunk_size = keys.header.chunk_size
-    size = keys.header.suite.sealed_len(chunk_size)
-    tag_len = keys.header.suite.tag_len
+    size = keys.header.suite.sealed_len(chunk_size) + keys.header.sig_len
+    tag_len = keys.header.suite.tag_len + keys.header.sig_len
+    cost = SIGNED_SEARCH_COST if signed else 0
     current = _read_exact(stream, size)
     if not current:
         raise header_error("file truncated after the header (no chunks)")
@@ -445,7 +593,7 @@ def open_chunks(keys: FileKeys, stream: BinaryIO) -> Iterator[bytes]:
                 if last:
                     raise chunk_error(index, f"file truncated after chunk {index}")
                 raise chunk_error(index, f"trailing data after the last chunk (chunk {index})")
-            if ends_inside(opener, index, current, tag_len):
+            if ends_inside(opener, index, current, tag_len, cost):
                 raise chunk_error(index, f"trailing data after the last chunk (chunk {index})")
             raise chunk_auth_error(index)
         # Lengths no writer produces: every plaintext has exactly one encoding.
@@ -461,14 +609,21 @@ def open_chunks(keys: FileKeys, stream: BinaryIO) -> Iterator[bytes]:
         index, current = index + 1, following
 
 
-def decrypt(stream: BinaryIO, secret: Secret) -> Iterator[bytes]:
-    """The whole reader: header checks 1-8, then the verified chunks in order."""
+def decrypt(stream: BinaryIO, secret: Secret, verify_with=None) -> Iterator[bytes]:
+    """The whole reader: header checks 1-8, the signer when one is expected (`verify_with`, a
+    public key of pyca/cryptography), then the verified chunks in order."""
     raw = _read_exact(stream, HEADER_LEN)
     length = header_length(raw)
-    if length is not None and length > len(raw):
-        raw += _read_exact(stream, length - len(raw))
+    while length is not None and length > len(raw):
+        more = _read_exact(stream, length - len(raw))
+        if not more:
+            break
+        raw += more
+        length = header_length(raw)
     header = parse_header(raw)
     keys = open_header(header, secret)
+    if verify_with is not None:
+        check_signer(header, verify_with)
     return open_chunks(keys, stream)
 
 
@@ -505,7 +660,12 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("-k", "--key-file")
     parser.add_argument("--password-file")
     parser.add_argument("-i", "--identity", action="append", help="an identity file (version 2)")
+    parser.add_argument("--verify-with", help="the signer's public key (version 3)")
     args = parser.parse_args(argv)
+    expected = None
+    if args.verify_with:
+        with open(args.verify_with, "rb") as f:
+            expected = paracrypt_sig.load_public_key(f.read())
     try:
         secret = _secret_from_args(args)
     except ValueError as e:
@@ -521,7 +681,7 @@ def main(argv: list | None = None) -> int:
             else files.enter_context(open(args.output, "wb"))
         )
         try:
-            for plaintext in decrypt(source, secret):
+            for plaintext in decrypt(source, secret, expected):
                 sink.write(plaintext)
         except FormatError as e:
             print(f"reader: {e.kind}: {e.message}", file=sys.stderr)

@@ -142,6 +142,56 @@ def load_public_key(data: bytes):
     return serialization.load_der_public_key(data)
 
 
+def key_from_field(scheme: int, field: bytes):
+    """The public key of `scheme` whose field (as a signature file or a signed container's
+    header stores it) is `field`; ValueError when it is none."""
+    if scheme == 1:
+        return ed25519.Ed25519PublicKey.from_public_bytes(field)
+    if scheme == 2:
+        return ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), field)
+    if scheme in (3, 4):
+        key = serialization.load_der_public_key(field)
+        if not isinstance(key, rsa.RSAPublicKey):
+            raise ValueError("not an RSA key")
+        if key_field(key)[1] != field:
+            raise ValueError("not PKCS#1 DER")
+        return key
+    if scheme == 5:
+        return mldsa.MLDSA65PublicKey.from_public_bytes(field)
+    raise ValueError(f"unknown scheme {scheme}")
+
+
+def signature_len(scheme: int, public_key) -> int:
+    """The length of every signature of `scheme` by `public_key`."""
+    if scheme in (1, 2):
+        return 64
+    if scheme in (3, 4):
+        return (public_key.key_size + 7) // 8
+    return 3309
+
+
+def verifies(scheme: int, public_key, message: bytes, signature: bytes) -> bool:
+    """Whether `signature` is `public_key`'s signature of `message` under `scheme`."""
+    try:
+        if scheme in (1, 5):
+            # Ed25519 (PureEdDSA), ML-DSA-65 (ML-DSA.Verify, empty context).
+            public_key.verify(signature, message)
+        elif scheme == 2:
+            if len(signature) != 64:
+                return False
+            r = int.from_bytes(signature[:32], "big")
+            s = int.from_bytes(signature[32:], "big")
+            public_key.verify(encode_dss_signature(r, s), message, ec.ECDSA(hashes.SHA256()))
+        elif scheme == 3:
+            public_key.verify(signature, message, padding.PKCS1v15(), hashes.SHA256())
+        else:
+            pss = padding.PSS(mgf=padding.MGF1(hashes.SHA256()), salt_length=padding.PSS.AUTO)
+            public_key.verify(signature, message, pss, hashes.SHA256())
+    except InvalidSignature:
+        return False
+    return True
+
+
 def check_signature(sig: Signature, public_key) -> None:
     schemes, field = key_field(public_key)
     if sig.scheme not in schemes or sig.key != field:

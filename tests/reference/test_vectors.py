@@ -15,7 +15,7 @@ import paracrypt_reader as reader
 import pytest
 
 VECTORS = Path(__file__).resolve().parents[1] / "testdata" / "container"
-EXPECTS = ("success", reader.HEADER_FAILURE, reader.PAYLOAD_FAILURE)
+EXPECTS = ("success", reader.HEADER_FAILURE, reader.PAYLOAD_FAILURE, reader.SIGNATURE_FAILURE)
 
 
 @dataclass
@@ -27,6 +27,7 @@ class Vector:
     plaintext_len: int = -1
     plaintext_sha256: str = ""
     error: str = ""
+    verify_with: object = None  # version 3: the public key the reader requires
 
 
 def parse_vector(path: Path) -> Vector:
@@ -50,6 +51,10 @@ def parse_vector(path: Path) -> Vector:
     }[kind]()
     fields.pop("comment")
     vector = Vector(path.name, expect, secret, container)
+    if "verify-with" in fields:
+        scheme, _, public = fields.pop("verify-with").partition(" ")
+        assert scheme == "ed25519", f"{path.name}: unknown scheme {scheme}"
+        vector.verify_with = reader.paracrypt_sig.key_from_field(1, bytes.fromhex(public))
     if expect == "success":
         size, _, digest = fields.pop("plaintext").partition(" bytes, sha256 ")
         vector.plaintext_len, vector.plaintext_sha256 = int(size), digest
@@ -69,7 +74,7 @@ def read_all(vector: Vector) -> tuple:
     """(verified plaintext, FormatError or None), as a streaming reader produces them."""
     out = bytearray()
     try:
-        for chunk in reader.decrypt(io.BytesIO(vector.container), vector.secret):
+        for chunk in reader.decrypt(io.BytesIO(vector.container), vector.secret, vector.verify_with):
             out += chunk
     except reader.FormatError as e:
         return bytes(out), e
@@ -89,7 +94,7 @@ def test_vector(path: Path) -> None:
         assert (error.kind, error.message) == (vector.expect, vector.error)
         # A streaming reader writes only the verified chunks before the failing one (full
         # chunks, since only the last may be short).
-        if error.kind == reader.HEADER_FAILURE:
+        if error.kind == reader.HEADER_FAILURE or error.chunk is None:
             assert plaintext == b""
         else:
             chunk_size = reader.parse_header(vector.container).chunk_size
@@ -98,19 +103,22 @@ def test_vector(path: Path) -> None:
 
 def test_every_suite_has_every_expect() -> None:
     """The walk above is not vacuous: each suite, and version 2 (`recipients-*`), has success,
-    header and payload cases."""
+    header and payload cases; version 3 (`signed-*`) signature failures too."""
     seen = {}
     for path in all_vectors():
         vector = parse_vector(path)
         if path.name.startswith("recipients-"):
             group = "recipients"
+        elif path.name.startswith("signed-"):
+            group = "signed"
         else:
             group = next(
                 s.name for s in reader.SUITES.values() if path.name.startswith(s.name + "-")
             )
         seen.setdefault(group, set()).add(vector.expect)
-    assert set(seen) == {s.name for s in reader.SUITES.values()} | {"recipients"}
-    assert all(kinds == set(EXPECTS) for kinds in seen.values()), seen
+    assert set(seen) == {s.name for s in reader.SUITES.values()} | {"recipients", "signed"}
+    assert seen.pop("signed") == set(EXPECTS), seen
+    assert all(kinds == set(EXPECTS[:3]) for kinds in seen.values()), seen
 
 
 def test_worked_example() -> None:

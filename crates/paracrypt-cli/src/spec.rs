@@ -10,12 +10,15 @@ use anyhow::Result;
 use paracrypt_core::agefile::{self, AgeFormat};
 use paracrypt_core::container::{Encryptor, SALT_LEN, Secret, Suite};
 use paracrypt_core::plan::ChunkSize;
+use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, RawCipherName, RawRecipe};
 use paracrypt_core::recipe::AnyDecryptor;
 use paracrypt_core::recipient::Recipients;
+use paracrypt_core::sign::{SigningKey, VerifyingKey};
 use paracrypt_core::{Recipe, Runner};
 
+use crate::cmd::signatures::{key_error_core, read_key_file};
 use crate::exit::usage;
 use crate::flags::{FilesFlags, ThreadsFlag};
 use crate::io::OutputPolicy;
@@ -87,6 +90,8 @@ pub enum Operation {
         to: RecipientFlags,
         /// `--format age` (`Some(armor)`), or paracrypt's container (`None`).
         age: Option<bool>,
+        /// `--sign KEY` (with `--rsa-scheme`): sign every chunk with this key.
+        sign: Option<(PathBuf, RsaScheme)>,
     },
     /// `paracrypt decrypt` of a container or an age file (told apart by their first bytes).
     Decrypt {
@@ -96,6 +101,8 @@ pub enum Operation {
         identities: IdentityFlags,
         /// `--range OFFSET:LENGTH`.
         range: Option<(u64, u64)>,
+        /// `--verify-with PUBKEY`: the file must be signed by this key.
+        verify_with: Option<PathBuf>,
     },
 }
 
@@ -131,6 +138,8 @@ pub struct Keyed {
     pub label: &'static str,
     /// What the input must not be, checked from its first bytes before any output exists.
     refuse: Refuse,
+    /// The decryptor, which says who signed what it opened (a clone sharing its record).
+    opened: Option<AnyDecryptor>,
 }
 
 impl std::fmt::Debug for Keyed {
@@ -173,7 +182,28 @@ impl Keyed {
             serial: false,
             label,
             refuse: Refuse::Nothing,
+            opened: None,
         }
+    }
+
+    /// After a decryption that succeeded: who signed the file, when it was a signed container
+    /// (every chunk was verified against that key, and with `--verify-with` it is the given
+    /// key), as a line for stderr.
+    pub fn signer_note(&self) -> Option<String> {
+        let decryptor = self.opened.as_ref()?;
+        let signer = decryptor.signer()?;
+        Some(if decryptor.expects_signer() {
+            format!(
+                "good signature: every chunk is signed by {}",
+                signer.fingerprint()
+            )
+        } else {
+            format!(
+                "every chunk is signed by {} (not checked against a key you trust: give it with \
+                 --verify-with PUBKEY)",
+                signer.fingerprint()
+            )
+        })
     }
 
     /// The recipe the runner runs.
@@ -193,8 +223,15 @@ impl Keyed {
                 let magic = paracrypt_core::container::MAGIC;
                 let container =
                     head.starts_with(magic) || (!head.is_empty() && magic.starts_with(head));
+                let signer_required = self.opened.as_ref().is_some_and(|d| d.expects_signer());
                 match agefile::detect(head) {
                     None if !container => Err(paracrypt_core::Error::NotEncrypted.into()),
+                    // An age file has no signature: --verify-with refuses it as unsigned.
+                    Some(_) if signer_required => Err(self
+                        .opened
+                        .as_ref()
+                        .and_then(|d| d.pick(head).err())
+                        .map_or_else(|| anyhow::anyhow!("the file is not signed"), Into::into)),
                     Some(_) if !age => crate::exit::usage(
                         "this is an age file: decrypt it with an identity (-i FILE) or its \
                          passphrase, not a key file",
@@ -280,7 +317,15 @@ impl Operation {
                 secret,
                 to,
                 age,
+                sign,
             } => {
+                let signer = sign
+                    .as_ref()
+                    .map(|(path, scheme)| -> Result<SigningKey> {
+                        SigningKey::from_key_file(&read_key_file(path)?, *scheme)
+                            .map_err(key_error_core(path))
+                    })
+                    .transpose()?;
                 let secret = if to.is_empty() {
                     secret.secret(true, may_prompt)?
                 } else {
@@ -294,6 +339,9 @@ impl Operation {
                         }
                         _ => return usage("--format age takes -r, -R or --passphrase"),
                     };
+                    if signer.is_some() {
+                        return usage("--sign applies to paracrypt's container, not --format age");
+                    }
                     let encryptor = agefile::Encryptor::new(recipients);
                     return Ok(Keyed {
                         armor: armor.then(|| Armor::Write(encryptor.clone())),
@@ -304,21 +352,38 @@ impl Operation {
                 if let Some(salt) = salt {
                     encryptor = encryptor.fixed_salt_for_tests(*salt);
                 }
+                if let Some(signer) = signer {
+                    encryptor = encryptor.sign(signer);
+                }
                 Keyed::new(encryptor, "encrypting")
             }
             Operation::Decrypt {
-                secret, identities, ..
+                secret,
+                identities,
+                verify_with,
+                ..
             } => {
+                let expected = verify_with
+                    .as_ref()
+                    .map(|path| -> Result<VerifyingKey> {
+                        VerifyingKey::from_key_file(&read_key_file(path)?, RsaScheme::Pkcs1v15)
+                            .map_err(key_error_core(path))
+                    })
+                    .transpose()?;
                 let secret = if identities.is_empty() {
                     secret.secret(false, may_prompt)?
                 } else {
                     Secret::Identities(Arc::new(identities.read()?))
                 };
-                let decryptor = AnyDecryptor::new(secret);
+                let mut decryptor = AnyDecryptor::new(secret);
+                if let Some(expected) = expected {
+                    decryptor = decryptor.verify_with(expected);
+                }
                 let age = decryptor.age().cloned();
                 Keyed {
                     armor: age.clone().map(Armor::Read),
                     refuse: Refuse::Decrypt { age: age.is_some() },
+                    opened: Some(decryptor.clone()),
                     ..Keyed::new(decryptor, "decrypting")
                 }
             }

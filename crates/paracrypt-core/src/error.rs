@@ -124,7 +124,7 @@ pub enum Error {
     )]
     UnknownFormat,
     /// The container was written by a newer (or unknown) format version.
-    #[error("unsupported paracrypt format version {0} (this build reads versions 1 and 2)")]
+    #[error("unsupported paracrypt format version {0} (this build reads versions 1 to 3)")]
     UnsupportedVersion(u8),
     /// The header is damaged or was altered.
     #[error("header damaged: {0}")]
@@ -303,8 +303,13 @@ pub enum Error {
         /// The key whose signature was required.
         expected: String,
     },
-    /// A signed container's chunk whose signature does not verify.
-    #[error("chunk {index} is not signed by the signer (altered, reordered, or from another file)")]
+    /// A signed container's chunk whose signature does not verify although its tag does:
+    /// someone who holds the file key wrote it (a recipient's forgery), or its signature alone
+    /// was altered.
+    #[error(
+        "chunk {index} is not signed by the file's signer (its signature was altered, or \
+         someone who holds the file key rewrote it)"
+    )]
     ChunkSignature {
         /// The chunk's index.
         index: u64,

@@ -138,6 +138,9 @@ pub(crate) struct Open {
     /// Whether a failed chunk is searched for a shorter prefix that authenticates as the last
     /// one (the stream really ended inside it, and bytes were appended).
     pub search_end: bool,
+    /// What each try of that search costs beside the prefix's bytes, counted against its
+    /// budget (a signed container checks a signature on each).
+    pub search_cost: usize,
 }
 
 impl ChunkTransform for Open {
@@ -209,7 +212,7 @@ impl Open {
         };
         let mut budget = END_SEARCH_BUDGET;
         for prefix in (self.tag_len..len).rev() {
-            match budget.checked_sub(prefix) {
+            match budget.checked_sub(prefix + self.search_cost) {
                 Some(left) => budget = left,
                 None => return Ok(false),
             }

@@ -2,10 +2,13 @@
 
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+
 use anyhow::{Context, Result};
 use clap::Args;
 use paracrypt_core::container::{SALT_LEN, Suite};
 use paracrypt_core::provider::Provider;
+use paracrypt_core::pubkey::rsa::RsaScheme;
 
 use crate::exit::usage;
 use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, ThreadsFlag};
@@ -49,6 +52,7 @@ Without --key-file or recipients (-r/-R) the password comes from --password-file
 PARACRYPT_PASSWORD, or a prompt. Recipients: age1… (X25519, from `paracrypt keygen --kind
 x25519` or age-keygen), ssh-ed25519 and ssh-rsa public keys, RSA public keys in PEM or DER.
 --format age writes an age v1 file (`age -d` reads it) to recipients or with --passphrase.
+--sign KEY signs every chunk (a version 3 file: docs/FORMAT.md, \"Version 3: signed files\").
 The format is specified in docs/FORMAT.md. Exit status: 0 success, 1 failure, 2 usage error,
 3 a --distributed job stalled, 4 a cryptographic provider failed inside (not the data's fault).")]
 pub struct EncryptArgs {
@@ -72,6 +76,14 @@ pub struct EncryptArgs {
     cipher: String,
     #[command(flatten)]
     chunk_size: ChunkSizeFlag,
+    /// Sign every chunk with this private key (Ed25519, ECDSA P-256, RSA or ML-DSA-65, as
+    /// `paracrypt sign -k` takes it): decryption verifies each chunk before it releases it,
+    /// and `decrypt --verify-with PUBKEY` requires this signer.
+    #[arg(long, value_name = "KEY")]
+    sign: Option<PathBuf>,
+    /// With --sign and an RSA key: the RSA signature scheme.
+    #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15)]
+    rsa_scheme: RsaScheme,
     /// Testing only: a fixed salt (hex, 32 bytes) for reproducible output. Never reuse a salt.
     #[arg(long, value_name = "HEX", hide = true)]
     fixed_salt: Option<String>,
@@ -93,6 +105,9 @@ Every chunk is verified; a failure names it (wrong key or password, header damag
 failed authentication, file truncated after chunk N, trailing data) and exits 1 (4 when a
 cryptographic provider failed inside, 3 when a --distributed job stalled). A file OUTPUT
 appears only once everything verified; to stdout only verified chunks are written, in order.
+A signed file (encrypt --sign) has every chunk's signature checked before the chunk is opened,
+against the key its header names, and stderr says who signed it; --verify-with PUBKEY requires
+that signer: an unsigned file, another signer, or a chunk the signer did not sign exits 5.
 age files (binary or armored) are recognised and decrypted on every core, with -i or a
 passphrase.")]
 pub struct DecryptArgs {
@@ -104,6 +119,10 @@ pub struct DecryptArgs {
     /// (sizes like 4096 or 1MiB; INPUT must be a file).
     #[arg(long, value_name = "OFFSET:LENGTH")]
     range: Option<String>,
+    /// Require the file to be signed by this public key (as `paracrypt verify -p` takes it):
+    /// an unsigned file, another signer or a chunk it did not sign fails with exit status 5.
+    #[arg(long, value_name = "PUBKEY")]
+    verify_with: Option<PathBuf>,
 }
 
 /// Runs `paracrypt encrypt`, sealing on `provider`.
@@ -125,6 +144,11 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     {
         return usage("encrypt to recipients (-r/-R) or with a key or password, not both");
     }
+    if args.sign.is_some() && args.format == FormatArg::Age {
+        return usage(
+            "--sign signs paracrypt's container (version 3); age files have no signatures",
+        );
+    }
     let age = match args.format {
         FormatArg::Age if !to_people && !args.passphrase => {
             return usage("--format age needs recipients (-r RECIPIENT, -R FILE) or --passphrase");
@@ -142,6 +166,7 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
         secret: args.common.secret.clone(),
         to: args.to.clone(),
         age,
+        sign: args.sign.clone().map(|path| (path, args.rsa_scheme)),
     };
     let mut spec = args.common.spec(operation, true);
     if salt.is_some() {
@@ -168,6 +193,7 @@ fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
         secret: args.common.secret.clone(),
         identities: args.identities.clone(),
         range,
+        verify_with: args.verify_with.clone(),
     };
     Ok(args.common.spec(operation, false))
 }

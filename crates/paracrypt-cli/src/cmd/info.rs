@@ -169,6 +169,15 @@ fn container_text(
             }
         )?,
     }
+    if let Some(signer) = &info.signer {
+        writeln!(
+            out,
+            "signed by:   {} (as the header says: a {}-byte signature on every chunk, which \
+             decrypt verifies)",
+            signer.fingerprint(),
+            signer.signature_len()
+        )?;
+    }
     writeln!(out, "salt:        {}", hex::encode(info.salt))?;
     writeln!(out, "provider:    {}", info.suite.primitives(provider))
 }
@@ -337,6 +346,12 @@ fn json(file: &FileInfo, provider: Provider) -> Value {
                 "chunk_size": header.chunk_size.get(),
                 "secret": secret,
                 "salt": hex::encode(header.salt),
+                "signer": header.signer.as_ref().map(|signer| json!({
+                    "scheme": signer.scheme().name(),
+                    "fingerprint": signer.fingerprint(),
+                    "public_key": hex::encode(signer.to_field()),
+                    "signature_len": signer.signature_len(),
+                })),
                 "header_len": header.len,
                 "provider": header.suite.primitives(provider),
                 "chunks": sizes.as_ref().map(|s| s.chunks),

@@ -403,6 +403,12 @@ mod imp {
             },
         });
         let summary = paracrypt_mpi::distribute(cluster, &pool, options, keyed.recipe(), root)?;
+        if cluster.is_root()
+            && !spec.quiet
+            && let Some(note) = keyed.signer_note()
+        {
+            eprintln!("paracrypt: {note}");
+        }
         Ok((summary, layout))
     }
 

@@ -91,6 +91,9 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
     })?;
     bar.finish_and_clear();
     output.commit()?;
+    if let Some(note) = keyed.signer_note().filter(|_| !spec.quiet) {
+        eprintln!("paracrypt: {note}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

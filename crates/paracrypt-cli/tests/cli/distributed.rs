@@ -302,6 +302,77 @@ pub(crate) mod with_mpi {
         container_round_trips(dir.path(), &key, &data(41 * CHUNK + 77, 3), &RANKS, "main");
     }
 
+    /// A signed container (`--sign`, Ed25519: deterministic) at 1 and 3 ranks under every
+    /// schedule and transport: the bytes of one process; decrypted distributed with
+    /// `--verify-with`; another signer and a flipped signature bit fail with exit 5 once,
+    /// leaving no OUTPUT.
+    #[test]
+    fn signed_container_equals_one_process_and_verifies_at_1_and_3_ranks() {
+        if !have_mpirun() {
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let key = key_file(d);
+        let (signer, public) = crate::signed::signing_key(d, "ed25519", "me");
+        let (_, other) = crate::signed::signing_key(d, "ed25519", "other");
+        let plain = data(23 * CHUNK + 11, 4);
+        let input = write(d, "plain", &plain);
+        let sign = |mut args: Vec<String>| {
+            args.extend(["--sign".into(), s(&signer)]);
+            args
+        };
+        let reference = d.join("reference");
+        let mut cmd = paracrypt();
+        cmd.args(sign(encrypt_args(&key, &input, &reference)));
+        ok(run(cmd));
+        let reference = std::fs::read(&reference).unwrap();
+        for n in [1, 3] {
+            for schedule in SCHEDULES {
+                for transport in TRANSPORTS {
+                    let what = format!("{n} ranks, {schedule}, {transport}");
+                    let sealed = d.join(format!("sealed-{n}-{schedule}-{transport}"));
+                    let mut args = sign(encrypt_args(&key, &input, &sealed));
+                    args.extend(layout(schedule, transport));
+                    ok(mpirun(n, args));
+                    assert!(
+                        std::fs::read(&sealed).unwrap() == reference,
+                        "{what}: the signed file differs"
+                    );
+                    let opened = d.join(format!("opened-{n}-{schedule}-{transport}"));
+                    let mut args = decrypt_args(&key, &sealed, &opened);
+                    args.extend(["--verify-with".into(), s(&public)]);
+                    args.extend(layout(schedule, transport));
+                    ok(mpirun(n, args));
+                    assert!(std::fs::read(&opened).unwrap() == plain, "{what}");
+                }
+            }
+            // Another signer; a chunk whose signature was altered.
+            let opened = d.join("refused");
+            let sealed = d.join(format!("sealed-{n}-dynamic-messages"));
+            let mut args = decrypt_args(&key, &sealed, &opened);
+            args.extend(["--verify-with".into(), s(&other)]);
+            let out = mpirun(n, args);
+            let (code, stderr) = status_and_stderr(&out);
+            assert_eq!(code, 5, "{stderr}");
+            one_error(&stderr, "signed by another key");
+            assert!(!opened.exists());
+            let mut bytes = reference.clone();
+            let header = paracrypt_core::container::read_header(&mut &bytes[..])
+                .unwrap()
+                .len;
+            bytes[header + 17 * (CHUNK + 16 + 64) + CHUNK + 16 + 1] ^= 1;
+            let bad = write(d, "bad", &bytes);
+            let mut args = decrypt_args(&key, &bad, &opened);
+            args.extend(["--verify-with".into(), s(&public)]);
+            let out = mpirun(n, args);
+            let (code, stderr) = status_and_stderr(&out);
+            assert_eq!(code, 5, "{stderr}");
+            one_error(&stderr, "chunk 17 is not signed by the file's signer");
+            assert!(!opened.exists());
+        }
+    }
+
     #[test]
     fn odd_sizes() {
         if !have_mpirun() {

@@ -1121,6 +1121,15 @@ fn the_readme_examples_work_when_pasted_in_order() {
     );
     run_readme_block(d, "## Signing large files");
     assert!(d.join("big.tar.psig").is_file() && d.join("dir.tar.psig").is_file());
+    run_readme_block(d, "### Signed encrypted files");
+    assert_eq!(
+        std::fs::read(d.join("checked.tar")).unwrap(),
+        std::fs::read(d.join("big.tar")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(d.join("checked.part")).unwrap(),
+        data(3 << 20, 14)[1 << 20..(1 << 20) + 4096]
+    );
     if openssl().is_none() {
         return;
     }

@@ -21,5 +21,6 @@ mod rsa;
 mod s3;
 mod sigfiles;
 mod sign;
+mod signed;
 mod testkit;
 mod typage;

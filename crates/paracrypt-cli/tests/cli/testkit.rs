@@ -1,7 +1,8 @@
 //! The container test vectors (`tests/testdata/container/`, format in `docs/FORMAT.md`)
 //! through the binary: `decrypt` file to file, and `decrypt --range` over the whole plaintext.
-//! Success writes the vector's plaintext; every failure exits 1 with the vector's exact message
-//! and leaves no output file and no temporary file.
+//! Success writes the vector's plaintext; every failure exits 1 (5 for a signature failure)
+//! with the vector's exact message and leaves no output file and no temporary file. A signed
+//! vector is decrypted with `--verify-with` its signer.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,17 +62,32 @@ fn every_vector_through_decrypt_and_decrypt_range() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(&path).unwrap();
         let (fields, body) = parse(&bytes);
-        let get = |k: &str| {
+        let find = |k: &str| {
             fields
                 .iter()
                 .find(|(key, _)| key == k)
                 .map(|(_, v)| v.as_str())
-                .unwrap_or_else(|| panic!("{name}: no `{k}:` line"))
         };
+        let get = |k: &str| find(k).unwrap_or_else(|| panic!("{name}: no `{k}:` line"));
         let dir = scratch();
         let d = dir.path();
         let input = write(d, "in.pcr", body);
         let out = d.join("out");
+        // A signed vector's signer, as an OpenSSH line for --verify-with.
+        let verify_with = find("verify-with").map(|line| {
+            let hex_key = line.strip_prefix("ed25519 ").unwrap();
+            let key = paracrypt_core::sign::VerifyingKey::from_field(
+                paracrypt_core::sign::Scheme::Ed25519,
+                &hex::decode(hex_key).unwrap(),
+            )
+            .unwrap();
+            write(d, "signer.pub", key.to_openssh().unwrap().as_bytes())
+        });
+        let with_signer = |cmd: &mut Command| {
+            if let Some(path) = &verify_with {
+                cmd.arg("--verify-with").arg(path);
+            }
+        };
 
         let mut file_to_file = decrypt(d, get("secret"));
         file_to_file
@@ -79,9 +95,11 @@ fn every_vector_through_decrypt_and_decrypt_range() {
             .arg(&input)
             .arg("-o")
             .arg(&out);
+        with_signer(&mut file_to_file);
         let file_to_file = run(file_to_file);
         let mut range = decrypt(d, get("secret"));
         range.args(["-q", "--range", "0:1GiB"]).arg(&input);
+        with_signer(&mut range);
         let range = run(range);
 
         if get("expect") == "success" {
@@ -105,8 +123,14 @@ fn every_vector_through_decrypt_and_decrypt_range() {
                 other => other.to_owned(),
             };
             let message = format!("paracrypt: error: {message}");
-            fails(file_to_file, 1, &message);
-            fails(range, 1, &message);
+            // A signature failure exits 5, as `verify` does.
+            let code = if get("expect") == "signature failure" {
+                5
+            } else {
+                1
+            };
+            fails(file_to_file, code, &message);
+            fails(range, code, &message);
             assert!(!out.exists(), "{name}: output left");
             assert!(
                 !listing(d).iter().any(|f| f.starts_with(".paracrypt-")),

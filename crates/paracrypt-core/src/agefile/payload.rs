@@ -61,5 +61,6 @@ pub(crate) fn open(key: Zeroizing<[u8; 32]>, provider: Provider) -> Result<Open>
         tag_len: TAG_LEN,
         empty_last: |index| Error::EmptyLastChunk { index },
         search_end: false,
+        search_cost: 0,
     })
 }

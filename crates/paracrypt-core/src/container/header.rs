@@ -17,6 +17,8 @@ use crate::plan::{ChunkSize, Sizes};
 use crate::recipient::{
     FileKey, Identities, MAX_STANZAS, Recipients, SCRYPT_TAG, read_stanzas, write_stanzas,
 };
+use crate::sign::keys::MAX_PUBLIC_KEY;
+use crate::sign::{Scheme, VerifyingKey};
 use age_core::format::Stanza;
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD_NO_PAD;
@@ -27,6 +29,9 @@ pub const MAGIC: &[u8; 9] = b"PARACRYPT";
 pub const VERSION: u8 = 1;
 /// The format version of files encrypted to recipients: the header carries a recipient block.
 pub const VERSION_RECIPIENTS: u8 = 2;
+/// The format version of signed files (any key derivation): the header names the signer, and
+/// every chunk carries a signature.
+pub const VERSION_SIGNED: u8 = 3;
 /// Length of a version 1 header; a version 2 header is this plus its recipient block.
 pub const HEADER_LEN: usize = 116;
 /// The largest recipient block (1 MiB: thousands of recipients), so that a damaged or hostile
@@ -88,12 +93,53 @@ pub struct HeaderInfo {
     /// What the chunks are bound to when it is not this header's own MAC: the MAC of the
     /// header the file was first written with, kept by a rekeyed header (`kdf` 3).
     pub binding: Option<[u8; MAC_LEN]>,
+    /// The signer's public key (version 3): every chunk carries its signature.
+    pub signer: Option<VerifyingKey>,
 }
 
+/// Where a version 3 header's signer block starts: after the recipient block, whose length is
+/// at bytes 16..20 when the key derivation is recipients (`kdf` 2 or 3), and which is absent
+/// otherwise. `None` until `bytes` holds enough to tell.
+fn signer_at(bytes: &[u8]) -> Result<Option<usize>> {
+    let Some(&kdf) = bytes.get(11) else {
+        return Ok(None);
+    };
+    if kdf != 2 && kdf != KDF_REKEYED {
+        return Ok(Some(BLOCK_AT));
+    }
+    let Some(field) = bytes.get(BLOCK_LEN_AT..BLOCK_LEN_AT + 4) else {
+        return Ok(None);
+    };
+    let block = u32::from_be_bytes(field.try_into().expect("4 bytes")) as usize;
+    if block == 0 || block > MAX_RECIPIENT_BLOCK {
+        return Err(Error::Header(HeaderFault::Field("recipient block length")));
+    }
+    Ok(Some(BLOCK_AT + block))
+}
+
+/// The bytes a version 3 header's signer block adds beside its public key: the scheme and the
+/// key's length.
+const SIGNER_FIELDS: usize = 3;
+
 /// The length of the header that `bytes` starts with, from its version (and, in version 2,
-/// its recipient block's length), once `bytes` holds enough to tell.
+/// its recipient block's length; in version 3, that and its public key's), once `bytes` holds
+/// enough to tell. A version 3 header whose signer block starts beyond `bytes` gives the
+/// length up to that block's key length field, a lower bound: read that much, and ask again.
 pub fn header_len(bytes: &[u8]) -> Result<Option<usize>> {
     match bytes.get(MAGIC.len()) {
+        Some(&VERSION_SIGNED) => {
+            let Some(at) = signer_at(bytes)? else {
+                return Ok(None);
+            };
+            let Some(field) = bytes.get(at + 1..at + SIGNER_FIELDS) else {
+                return Ok(Some(at + SIGNER_FIELDS));
+            };
+            let key = u16::from_be_bytes(field.try_into().expect("2 bytes")) as usize;
+            if key == 0 || key > MAX_PUBLIC_KEY {
+                return Err(Error::Header(HeaderFault::Field("signer")));
+            }
+            Ok(Some(at + SIGNER_FIELDS + key + CHECKSUM_LEN + MAC_LEN))
+        }
         Some(&VERSION_RECIPIENTS) => {
             let Some(field) = bytes.get(BLOCK_LEN_AT..BLOCK_LEN_AT + 4) else {
                 return Ok(None);
@@ -115,16 +161,23 @@ impl HeaderInfo {
     /// that length (nothing after the header, a last chunk shorter than its tag).
     pub fn sizes(&self, file_len: u64) -> Sizes {
         let suite = self.suite;
+        let signature = self.signature_len() as u64;
         let sizes = Sizes::sealed(
             file_len.saturating_sub(self.len as u64),
             self.chunk_size.get() as u64,
-            suite.chunk_overhead() as u64,
-            suite.tag_len() as u64,
+            suite.chunk_overhead() as u64 + signature,
+            suite.tag_len() as u64 + signature,
         );
         match suite.cbc_block() {
             Some(block) => sizes.padded(block as u64),
             None => sizes,
         }
+    }
+
+    /// The bytes of the signature every chunk of a signed file (version 3) carries; 0 for an
+    /// unsigned file.
+    pub fn signature_len(&self) -> usize {
+        self.signer.as_ref().map_or(0, VerifyingKey::signature_len)
     }
 
     /// Parses and checks a header's fields (magic, version, length, checksum, suite, chunk
@@ -138,6 +191,7 @@ impl HeaderInfo {
         if let Some(&version) = bytes.get(MAGIC.len())
             && version != VERSION
             && version != VERSION_RECIPIENTS
+            && version != VERSION_SIGNED
         {
             return Err(Error::UnsupportedVersion(version));
         }
@@ -163,7 +217,21 @@ impl HeaderInfo {
         };
         let mut recipients = 0;
         let mut binding = None;
-        let kdf = match (version, bytes[11]) {
+        // Version 3 is version 1 or 2 (by the key derivation) with a signer block before the
+        // checksum.
+        let (version_kdf, block_end) = match version {
+            VERSION_SIGNED => {
+                let at = signer_at(bytes)?.expect("a whole header");
+                let layout = if at == BLOCK_AT {
+                    VERSION
+                } else {
+                    VERSION_RECIPIENTS
+                };
+                (layout, at)
+            }
+            _ => (version, checksum_at),
+        };
+        let kdf = match (version_kdf, bytes[11]) {
             (VERSION, 0)
                 if params
                     == (Argon2Params {
@@ -181,12 +249,16 @@ impl HeaderInfo {
                 Kdf::Argon2id(params)
             }
             (VERSION_RECIPIENTS, kdf @ (2 | KDF_REKEYED)) if bytes[20..28] == [0; 8] => {
-                let block = Block::parse(&bytes[BLOCK_AT..checksum_at], kdf == KDF_REKEYED)?;
+                let block = Block::parse(&bytes[BLOCK_AT..block_end], kdf == KDF_REKEYED)?;
                 recipients = block.stanzas.len();
                 binding = block.binding;
                 Kdf::Recipients
             }
             _ => return Err(Error::Header(HeaderFault::Field("key derivation"))),
+        };
+        let signer = match version {
+            VERSION_SIGNED => Some(parse_signer(&bytes[block_end..checksum_at])?),
+            _ => None,
         };
         let salt = bytes[28..28 + SALT_LEN].try_into().expect("32 bytes");
         Ok(HeaderInfo {
@@ -198,8 +270,48 @@ impl HeaderInfo {
             len,
             recipients,
             binding,
+            signer,
         })
     }
+
+    /// Where the recipient block lies in the header `bytes` (empty in a version 1 layout).
+    fn recipient_block<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
+        let end = match self.version {
+            VERSION_SIGNED => signer_at(bytes).ok().flatten().unwrap_or(BLOCK_AT),
+            _ => self.len - MAC_LEN - CHECKSUM_LEN,
+        };
+        &bytes[BLOCK_AT..end]
+    }
+}
+
+/// A version 3 header's signer block: the scheme, the public key field's length and the field.
+fn parse_signer(block: &[u8]) -> Result<VerifyingKey> {
+    let bad = || Error::Header(HeaderFault::Field("signer"));
+    let scheme = Scheme::from_id(block[0]).ok_or_else(bad)?;
+    let key = VerifyingKey::from_field(scheme, &block[SIGNER_FIELDS..]).map_err(|_| bad())?;
+    // A key whose signatures the layout cannot frame (an RSA modulus beyond 32768 bits).
+    if key.signature_len() > crate::plan::MAX_FRAMING - 64 {
+        return Err(bad());
+    }
+    Ok(key)
+}
+
+/// The signer block of `key`: the scheme's id, the public key field's length and the field.
+fn signer_block(key: &VerifyingKey) -> Result<Vec<u8>> {
+    let field = key.to_field();
+    if field.is_empty()
+        || field.len() > MAX_PUBLIC_KEY
+        || key.signature_len() > crate::plan::MAX_FRAMING - 64
+    {
+        return Err(Error::SignKey(format!(
+            "a {} key too large to sign a container's chunks with",
+            key.scheme()
+        )));
+    }
+    let mut block = vec![key.scheme().id()];
+    block.extend_from_slice(&(field.len() as u16).to_be_bytes());
+    block.extend_from_slice(&field);
+    Ok(block)
 }
 
 /// A version 2 header's recipient block, read: its recipient stanzas and, in a rekeyed
@@ -319,6 +431,7 @@ impl Keys {
         chunk_size: ChunkSize,
         salt: Option<[u8; SALT_LEN]>,
         file_key: Option<[u8; 16]>,
+        signer: Option<&VerifyingKey>,
     ) -> Result<Self> {
         let salt = salt.unwrap_or_else(|| {
             let mut salt = [0u8; SALT_LEN];
@@ -332,7 +445,7 @@ impl Keys {
             })),
             _ => None,
         };
-        Self::build(secret, suite, chunk_size, salt, file_key, None)
+        Self::build(secret, suite, chunk_size, salt, file_key, None, signer)
     }
 
     /// Writes the header of `secret` with these fields and, to recipients, wraps `file_key`
@@ -344,6 +457,7 @@ impl Keys {
         salt: [u8; SALT_LEN],
         file_key: Option<FileKey>,
         binding: Option<[u8; MAC_LEN]>,
+        signer: Option<&VerifyingKey>,
     ) -> Result<Self> {
         let (kdf, version) = match secret {
             Secret::Key(_) => (Kdf::Key, VERSION),
@@ -392,7 +506,13 @@ impl Keys {
                 ));
             }
         }
-        let len = HEADER_LEN + block.len();
+        let signer_block = signer.map(signer_block).transpose()?.unwrap_or_default();
+        let version = if signer.is_some() {
+            VERSION_SIGNED
+        } else {
+            version
+        };
+        let len = HEADER_LEN + block.len() + signer_block.len();
         let info = HeaderInfo {
             version,
             suite,
@@ -402,6 +522,7 @@ impl Keys {
             len,
             recipients: 0,
             binding,
+            signer: signer.cloned(),
         };
         let derived = derive(secret, &info, file_key.as_ref())?;
         let mut header = vec![0u8; len];
@@ -428,6 +549,8 @@ impl Keys {
             }
             Kdf::Key => {}
         }
+        let signer_at = BLOCK_AT + block.len();
+        header[signer_at..signer_at + signer_block.len()].copy_from_slice(&signer_block);
         header[28..60].copy_from_slice(&salt);
         header[KEY_CHECK_AT..BLOCK_AT].copy_from_slice(&derived.key_check);
         let (checksum_at, mac_at) = (len - MAC_LEN - CHECKSUM_LEN, len - MAC_LEN);
@@ -462,7 +585,7 @@ impl Keys {
                 Some(key)
             }
             (Secret::Identities(identities), Kdf::Recipients, _) => {
-                let block = &bytes[BLOCK_AT..mac_at - CHECKSUM_LEN];
+                let block = info.recipient_block(bytes);
                 let block = Block::parse(block, info.binding.is_some()).expect("checked by parse");
                 Some(identities.unwrap(&block.stanzas)?)
             }
@@ -520,6 +643,7 @@ impl Keys {
             info.salt,
             keys.file_key,
             Some(binding),
+            info.signer.as_ref(),
         )?;
         Ok(rekeyed.header)
     }

@@ -22,6 +22,25 @@
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 //!
+//! **Signed files** (version 3): [`Encryptor::sign`] adds a signature by the sender to every
+//! chunk, checked before the chunk is opened; [`Decryptor::verify_with`] requires that signer.
+//!
+//! ```
+//! use paracrypt_core::container::{Decryptor, Encryptor, Key};
+//! use paracrypt_core::sign::SigningKey;
+//! use paracrypt_core::{Error, Runner};
+//!
+//! let (key, me) = (Key::generate(), SigningKey::generate_ed25519());
+//! let runner = Runner::new();
+//! let sealed = runner.vec(&Encryptor::new(key.clone()).sign(me.clone()), b"from me")?;
+//! let open = Decryptor::new(key.clone()).verify_with(me.verifying_key());
+//! assert_eq!(runner.vec(&open, &sealed)?, b"from me");
+//! let stranger = SigningKey::generate_ed25519().verifying_key();
+//! let refused = runner.vec(&Decryptor::new(key).verify_with(stranger), &sealed);
+//! assert!(matches!(refused, Err(Error::WrongSigner { .. })));
+//! # Ok::<(), paracrypt_core::Error>(())
+//! ```
+//!
 //! The encryptor and decryptor are [`Recipe`]s: a [`Runner`](crate::Runner) runs them on every driver (file to
 //! file with parallel positional I/O, stream to stream, memory, a range, a `Write` adapter) in
 //! the caller's Rayon pool, and `paracrypt-mpi` over MPI ranks.
@@ -29,6 +48,7 @@
 mod chunk;
 mod header;
 mod secret;
+mod signed;
 mod suite;
 
 use std::io::{BufRead, Read};
@@ -36,9 +56,10 @@ use std::io::{BufRead, Read};
 use header::Keys;
 pub use header::{
     HEADER_LEN, HeaderInfo, Kdf, MAGIC, MAX_RECIPIENT_BLOCK, SALT_LEN, VERSION, VERSION_RECIPIENTS,
-    header_len,
+    VERSION_SIGNED, header_len,
 };
 pub use secret::{Argon2Params, Key, MAX_KEY_FILE, Secret};
+pub use signed::{CHUNK_CONTEXT, CHUNK_STATEMENT_LEN, chunk_statement};
 pub use suite::Suite;
 
 use crate::engine::{Job, Transform};
@@ -47,26 +68,34 @@ use crate::plan::{ChunkLayout, ChunkSize, Tail};
 use crate::provider::Provider;
 use crate::raw::Direction;
 use crate::recipe::Recipe;
+use crate::sign::{SigningKey, VerifyingKey};
 use age_core::secrecy::ExposeSecret;
+use std::sync::{Arc, Mutex};
 
 /// Where chunks go when sealing (`Encrypt`: plaintext chunks of `chunk_size`, sealed chunks
-/// after the header) or opening (`Decrypt`: the reverse).
-fn layout(suite: Suite, chunk_size: ChunkSize, direction: Direction, header: u64) -> ChunkLayout {
+/// after the header) or opening (`Decrypt`: the reverse). A signed file's chunks are each
+/// `signature` bytes longer.
+fn layout(
+    suite: Suite,
+    chunk_size: ChunkSize,
+    direction: Direction,
+    header: u64,
+    signature: usize,
+) -> ChunkLayout {
     let plain = chunk_size.get();
-    let sealed = suite.sealed_chunk_len(plain);
+    let sealed = suite.sealed_chunk_len(plain) + signature;
+    let tag = suite.tag_len() + signature;
     let layout = match (direction, suite.cbc_block()) {
         (Direction::Encrypt, Some(block)) => {
             let tail = Tail::Pad {
                 block,
-                overhead: suite.tag_len(),
+                overhead: tag,
             };
             ChunkLayout::framed(0, plain, header, sealed, tail)
         }
         (Direction::Encrypt, None) => ChunkLayout::framed(0, plain, header, sealed, Tail::Fixed),
         (Direction::Decrypt, Some(_)) => {
-            let tail = Tail::Unpad {
-                overhead: suite.tag_len(),
-            };
+            let tail = Tail::Unpad { overhead: tag };
             ChunkLayout::framed(header, sealed, 0, plain, tail)
         }
         (Direction::Decrypt, None) => ChunkLayout::framed(header, sealed, 0, plain, Tail::Fixed),
@@ -82,6 +111,7 @@ pub struct Encryptor {
     chunk_size: ChunkSize,
     salt: Option<[u8; SALT_LEN]>,
     file_key: Option<[u8; 16]>,
+    signer: Option<SigningKey>,
 }
 
 impl std::fmt::Debug for Encryptor {
@@ -89,6 +119,7 @@ impl std::fmt::Debug for Encryptor {
         f.debug_struct("Encryptor")
             .field("suite", &self.suite)
             .field("chunk_size", &self.chunk_size)
+            .field("signer", &self.signer.as_ref().map(SigningKey::scheme))
             .finish_non_exhaustive()
     }
 }
@@ -102,7 +133,16 @@ impl Encryptor {
             chunk_size: ChunkSize::DEFAULT,
             salt: None,
             file_key: None,
+            signer: None,
         }
+    }
+
+    /// Signs every chunk with `key`: the file is version 3, its header names the signer, and
+    /// each chunk carries a signature that a reader checks before it opens the chunk
+    /// (`docs/FORMAT.md`, "Version 3: signed files").
+    pub fn sign(mut self, key: SigningKey) -> Self {
+        self.signer = Some(key);
+        self
     }
 
     /// Chooses the cipher suite.
@@ -147,14 +187,22 @@ impl Recipe for Encryptor {
         input_len: Option<u64>,
         provider: Provider,
     ) -> Result<Job> {
+        let public = self.signer.as_ref().map(SigningKey::verifying_key);
         let keys = Keys::seal(
             &self.secret,
             self.suite,
             self.chunk_size,
             self.salt,
             self.file_key,
+            public.as_ref(),
         )?;
-        let job = job(&keys, Direction::Encrypt, input_len, provider)?;
+        let job = job(
+            &keys,
+            Direction::Encrypt,
+            self.signer.as_ref(),
+            input_len,
+            provider,
+        )?;
         // Encrypting to recipients, only this process can know the fresh file key.
         Ok(match &keys.file_key {
             Some(key) => job.with_shared_key(key.expose_secret()),
@@ -175,7 +223,19 @@ impl Recipe for Encryptor {
         provider: Provider,
     ) -> Result<Job> {
         let keys = Keys::open(&self.secret, header, key)?;
-        job(&keys, Direction::Encrypt, input_len, provider)
+        let public = self.signer.as_ref().map(SigningKey::verifying_key);
+        if keys.info.signer != public {
+            return Err(Error::SignKey(
+                "the header names another signer than this encryptor's key".into(),
+            ));
+        }
+        job(
+            &keys,
+            Direction::Encrypt,
+            self.signer.as_ref(),
+            input_len,
+            provider,
+        )
     }
 }
 
@@ -183,6 +243,8 @@ impl Recipe for Encryptor {
 #[derive(Clone)]
 pub struct Decryptor {
     secret: Secret,
+    verify_with: Option<VerifyingKey>,
+    signer_seen: Arc<Mutex<Option<VerifyingKey>>>,
 }
 
 impl std::fmt::Debug for Decryptor {
@@ -196,6 +258,51 @@ impl Decryptor {
     pub fn new(secret: impl Into<Secret>) -> Self {
         Decryptor {
             secret: secret.into(),
+            verify_with: None,
+            signer_seen: Arc::default(),
+        }
+    }
+
+    /// Requires the file to be signed by `key`: an unsigned file fails with
+    /// [`Error::Unsigned`], a file signed by another key with [`Error::WrongSigner`], before
+    /// any chunk is read. Without it, a signed file's chunks are still verified, against the
+    /// key its header names ([`Decryptor::signer`] says which).
+    pub fn verify_with(mut self, key: VerifyingKey) -> Self {
+        self.verify_with = Some(key);
+        self
+    }
+
+    /// The key [`Decryptor::verify_with`] requires.
+    pub fn expected_signer(&self) -> Option<&VerifyingKey> {
+        self.verify_with.as_ref()
+    }
+
+    /// The signer named by the last header this decryptor (or a clone of it) opened with
+    /// [`Recipe::first_job`], when that file was signed: every chunk it released was verified
+    /// against this key.
+    pub fn signer(&self) -> Option<VerifyingKey> {
+        self.signer_seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Checks the header's signer against the required one.
+    fn check_signer(&self, keys: &Keys) -> Result<()> {
+        let Some(expected) = &self.verify_with else {
+            return Ok(());
+        };
+        let Some(signer) = &keys.info.signer else {
+            return Err(Error::Unsigned {
+                expected: expected.fingerprint(),
+            });
+        };
+        match expected.for_scheme(signer.scheme()) {
+            Some(expected) if expected.to_field() == signer.to_field() => Ok(()),
+            _ => Err(Error::WrongSigner {
+                signer: signer.fingerprint(),
+                expected: expected.fingerprint(),
+            }),
         }
     }
 }
@@ -205,7 +312,7 @@ fn open_job(keys: &Keys, input_len: Option<u64>, provider: Provider) -> Result<J
     if input_len == Some(keys.header.len() as u64) {
         return Err(Error::TruncatedAfterHeader);
     }
-    job(keys, Direction::Decrypt, input_len, provider)
+    job(keys, Direction::Decrypt, None, input_len, provider)
 }
 
 /// A file sealed on any provider opens on any.
@@ -220,6 +327,8 @@ impl Recipe for Decryptor {
     ) -> Result<Job> {
         let header = read_header_bytes(&mut *input)?;
         let keys = Keys::open(&self.secret, &header, None)?;
+        self.check_signer(&keys)?;
+        *self.signer_seen.lock().unwrap_or_else(|e| e.into_inner()) = keys.info.signer.clone();
         let job = open_job(&keys, input_len, provider)?;
         // An scrypt passphrase costs every process about a second and 64 MiB or more: the
         // file key it unwrapped is what others are given.
@@ -248,7 +357,9 @@ impl Recipe for Decryptor {
         input_len: Option<u64>,
         provider: Provider,
     ) -> Result<Job> {
-        open_job(&Keys::open(&self.secret, header, key)?, input_len, provider)
+        let keys = Keys::open(&self.secret, header, key)?;
+        self.check_signer(&keys)?;
+        open_job(&keys, input_len, provider)
     }
 }
 
@@ -267,9 +378,9 @@ pub fn read_header(reader: &mut dyn Read) -> Result<HeaderInfo> {
     HeaderInfo::parse(&read_header_bytes(reader)?)
 }
 
-/// The header's bytes from the start of `input`: [`HEADER_LEN`] of them, and in version 2 the
-/// recipient block too, or all there are when the input is shorter (parsing then says what is
-/// wrong).
+/// The header's bytes from the start of `input`: [`HEADER_LEN`] of them, and in versions 2
+/// and 3 the recipient and signer blocks too, or all there are when the input is shorter
+/// (parsing then says what is wrong).
 pub(crate) fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
     let mut header = Vec::with_capacity(HEADER_LEN);
     let mut read_up_to = |header: &mut Vec<u8>, len: usize| {
@@ -279,38 +390,71 @@ pub(crate) fn read_header_bytes(mut input: impl Read) -> Result<Vec<u8>> {
             .map_err(|e| Error::io("reading the header", e))
     };
     read_up_to(&mut header, HEADER_LEN)?;
-    if let Ok(Some(len)) = header_len(&header)
+    // A version 3 header's length is known in two steps (its recipient block, then its
+    // signer's key): each length read is capped by its field's limit.
+    while let Ok(Some(len)) = header_len(&header)
         && len > header.len()
     {
+        let before = header.len();
         read_up_to(&mut header, len)?;
+        if header.len() == before {
+            break;
+        }
     }
     Ok(header)
 }
 
-/// The job of one file: a transform that seals or opens chunks under `keys` on `provider`, the
-/// plan when the length is known, and the header.
+/// The job of one file: a transform that seals (with `signer`'s key, for a signed file) or
+/// opens (`signer: None`) chunks under `keys` on `provider`, the plan when the length is known,
+/// and the header.
 fn job(
     keys: &Keys,
     direction: Direction,
+    signer: Option<&SigningKey>,
     input_len: Option<u64>,
     provider: Provider,
 ) -> Result<Job> {
     let suite = keys.info.suite;
-    let cipher = chunk::chunk_cipher(suite, &keys.payload, keys.header_mac(), provider)?;
+    let mut cipher = chunk::chunk_cipher(suite, &keys.payload, keys.header_mac(), provider)?;
+    let signature = keys.info.signature_len();
+    if let Some(public) = &keys.info.signer {
+        cipher = Box::new(signed::SignedChunks {
+            inner: cipher,
+            binding: keys.header_mac().try_into().expect("32 bytes"),
+            sign: signer
+                .cloned()
+                .map(|k| k.with_provider(provider))
+                .transpose()?,
+            verify: public.clone().with_provider(provider)?,
+            key_hash: signed::key_hash(public),
+        });
+    }
     let transform: Transform = match direction {
         Direction::Encrypt => Transform::parallel(chunk::Seal(cipher)),
         Direction::Decrypt => Transform::parallel(chunk::Open {
             cipher,
-            tag_len: suite.tag_len(),
+            tag_len: suite.tag_len() + signature,
             empty_last: |index| Error::ChunkAuth { index },
             search_end: true,
+            search_cost: if signature > 0 { SIGNED_SEARCH_COST } else { 0 },
         }),
     };
     let header_len = keys.header.len() as u64;
     let job = Job::new(
-        layout(suite, keys.info.chunk_size, direction, header_len),
+        layout(
+            suite,
+            keys.info.chunk_size,
+            direction,
+            header_len,
+            signature,
+        ),
         transform,
     )
     .with_header(keys.header.clone());
     job.planned_for(input_len)
 }
+
+/// What one try of the search for an early end costs in a signed file beside the bytes it
+/// hashes and opens, counted against the search's budget: a signature check is worth about
+/// this many bytes of AES-GCM.
+const SIGNED_SEARCH_COST: usize = 128 << 10;

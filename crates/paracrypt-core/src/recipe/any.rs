@@ -73,6 +73,24 @@ impl AnyDecryptor {
         }
     }
 
+    /// Requires the input to be a container signed by `key` (see
+    /// [`container::Decryptor::verify_with`]): an age file, which has no signature, fails with
+    /// [`Error::Unsigned`].
+    pub fn verify_with(mut self, key: crate::sign::VerifyingKey) -> Self {
+        self.container = self.container.verify_with(key);
+        self
+    }
+
+    /// Whether [`AnyDecryptor::verify_with`] requires a signer.
+    pub fn expects_signer(&self) -> bool {
+        self.container.expected_signer().is_some()
+    }
+
+    /// The signer of the last signed container opened (see [`container::Decryptor::signer`]).
+    pub fn signer(&self) -> Option<crate::sign::VerifyingKey> {
+        self.container.signer()
+    }
+
     /// The age decryptor, when the secret can open age files: what reads armored ones
     /// ([`agefile::Decryptor::decrypt_armored`]).
     pub fn age(&self) -> Option<&agefile::Decryptor> {
@@ -85,6 +103,12 @@ impl AnyDecryptor {
     /// age file fails with [`Error::Armor`] (it is read as a stream, through
     /// [`AnyDecryptor::age`]), and an age file with a key with [`Error::WrongSecretKind`].
     pub fn pick(&self, head: &[u8]) -> Result<&dyn Recipe> {
+        if let (Some(_), Some(expected)) = (agefile::detect(head), self.container.expected_signer())
+        {
+            return Err(Error::Unsigned {
+                expected: expected.fingerprint(),
+            });
+        }
         match (agefile::detect(head), &self.age) {
             (None, _) => Ok(&self.container),
             (Some(AgeFormat::Binary), Some(age)) => Ok(age),

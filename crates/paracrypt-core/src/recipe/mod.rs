@@ -2,7 +2,7 @@
 //!
 //! A [`Recipe`] turns an input into a [`Job`]: it makes the header a job
 //! writes (encrypting), or reads the header at the front of the input and makes the job that
-//! opens the rest (decrypting). Every format is one: the container (versions 1 and 2:
+//! opens the rest (decrypting). Every format is one: the container (versions 1 to 3:
 //! [`container::Encryptor`](crate::container::Encryptor),
 //! [`container::Decryptor`](crate::container::Decryptor)), age files
 //! ([`agefile::Encryptor`](crate::agefile::Encryptor),

@@ -99,6 +99,8 @@ impl fmt::Display for Scheme {
 pub const MAX_PUBLIC_KEY: usize = 4096;
 /// The largest signature a reader takes (an RSA-16384 signature is 2 KB; ML-DSA-87's 4.6 KB).
 pub const MAX_SIGNATURE: usize = 8192;
+/// The length of an ML-DSA-65 signature (FIPS 204, Table 2).
+pub const ML_DSA_65_SIGNATURE_LEN: usize = 3309;
 
 /// A private key that signs.
 #[derive(Clone)]
@@ -788,6 +790,17 @@ impl VerifyingKey {
                 base64::prelude::BASE64_STANDARD.encode(ssh_wire_ed25519(&key.public))
             )),
             _ => None,
+        }
+    }
+
+    /// The length of every signature this key makes: 64 bytes for Ed25519 and ECDSA P-256
+    /// (`r ‖ s`), the modulus's for RSA, 3309 for ML-DSA-65. A signed container's chunks carry
+    /// one each.
+    pub fn signature_len(&self) -> usize {
+        match &self.inner {
+            Public::Ed25519(_) | Public::Ecdsa(_) => 64,
+            Public::Rsa(key, _) => key.bits().div_ceil(8),
+            Public::MlDsa65(_) => ML_DSA_65_SIGNATURE_LEN,
         }
     }
 

@@ -5,6 +5,7 @@ mod failures;
 mod providers;
 mod recipients;
 mod roundtrip;
+mod signed;
 mod testkit;
 mod wycheproof_aead;
 

@@ -26,6 +26,7 @@ use age_core::primitives::{aead_encrypt, hkdf};
 use paracrypt_core::engine::ChunkCtx;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::recipient::{Identities, Recipients, Stanza};
+use paracrypt_core::sign::{Scheme, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
 use super::{chunk_size, read_back, temp_with, with_threads};
@@ -85,6 +86,8 @@ struct Case {
     /// `Ok(plaintext)` or `Err((kind, message))`.
     expect: Result<Vec<u8>, (&'static str, String)>,
     bytes: Vec<u8>,
+    /// The Ed25519 public key the reader must require (`verify-with:`), for signed files.
+    verify_with: Option<[u8; 32]>,
 }
 
 /// An X25519 identity made from fixed bytes: (identity file line, public key).
@@ -227,6 +230,7 @@ fn cases() -> Vec<Case> {
             secret,
             expect: Ok(plain),
             bytes,
+            verify_with: None,
         });
     };
     for &suite in Suite::ALL {
@@ -271,6 +275,7 @@ fn cases() -> Vec<Case> {
             secret,
             expect: Err((kind, message)),
             bytes,
+            verify_with: None,
         });
     };
     for &suite in Suite::ALL {
@@ -301,7 +306,7 @@ fn cases() -> Vec<Case> {
             "version byte 1 → 0",
             key.clone(),
             header,
-            "unsupported paracrypt format version 0 (this build reads versions 1 and 2)".into(),
+            "unsupported paracrypt format version 0 (this build reads versions 1 to 3)".into(),
             flip(9),
         );
         fail(
@@ -503,9 +508,9 @@ fn cases() -> Vec<Case> {
         ),
         (
             "truncated-version",
-            "cut inside the header, version 3: the version is checked before the length",
-            "unsupported paracrypt format version 3 (this build reads versions 1 and 2)".into(),
-            with_header(&file, |h| h[9] = 3)[..HEADER_LEN - 1].to_vec(),
+            "cut inside the header, version 4: the version is checked before the length",
+            "unsupported paracrypt format version 4 (this build reads versions 1 to 3)".into(),
+            with_header(&file, |h| h[9] = 4)[..HEADER_LEN - 1].to_vec(),
         ),
     ] {
         fail(
@@ -730,7 +735,210 @@ fn cases() -> Vec<Case> {
         }
     }
     recipient_cases(&mut cases);
+    signed_cases(&mut cases);
     cases
+}
+
+/// The Ed25519 signer of the signed vectors (seed 32 × `0x5e`, as the fuzz targets' signer).
+fn testkit_signer(seed: u8) -> SigningKey {
+    SigningKey::ed25519_from_seed(&[seed; 32])
+}
+
+/// A signed file (version 3) of `plain` with the testkit key, salt and chunk size.
+fn seal_signed(plain: &[u8], signer: u8) -> Vec<u8> {
+    Runner::new()
+        .vec(
+            &Encryptor::new(Key::from_bytes(TESTKIT_KEY))
+                .chunk_size(chunk_size(CHUNK))
+                .fixed_salt_for_tests(SALT)
+                .sign(testkit_signer(signer)),
+            plain,
+        )
+        .unwrap()
+}
+
+/// Version 3: signed files (docs/FORMAT.md, "Version 3: signed files"), Ed25519, read with
+/// the signer's public key required.
+fn signed_cases(cases: &mut Vec<Case>) {
+    let key = SecretSpec::Key(TESTKIT_KEY);
+    let me = testkit_signer(0x5e).verifying_key();
+    let public = me.ed25519_bytes().unwrap();
+    let other = testkit_signer(0x5f).verifying_key();
+    let mut add = |name: &str, comment, expect, bytes, verify: [u8; 32]| {
+        cases.push(Case {
+            name: format!("signed-{name}"),
+            comment,
+            secret: key.clone(),
+            expect,
+            bytes,
+            verify_with: Some(verify),
+        });
+    };
+    let plain = plaintext(3 * CHUNK + 17);
+    let file = seal_signed(&plain, 0x5e);
+    let h = len_of_signed(&file);
+    let stride = CHUNK + 16 + 64;
+    let at = |i: usize| h + i * stride;
+    let signature = "signature failure";
+    add(
+        "success",
+        "aes-256-gcm, Ed25519: three full chunks and a short last one",
+        Ok(plain.clone()),
+        file.clone(),
+        public,
+    );
+    add(
+        "empty",
+        "the empty file: one empty final chunk and its signature",
+        Ok(Vec::new()),
+        seal_signed(&[], 0x5e),
+        public,
+    );
+    add(
+        "wrong-signer",
+        "signed by another key than the one required",
+        Err((
+            signature,
+            format!(
+                "signed by another key ({}), not by the given public key ({})",
+                other.fingerprint(),
+                me.fingerprint()
+            ),
+        )),
+        seal_signed(&plain, 0x5f),
+        public,
+    );
+    add(
+        "unsigned",
+        "a version 1 file of the same key: the signature was required (a downgrade)",
+        Err((
+            signature,
+            format!(
+                "the file is not signed (a signature by {} was required)",
+                me.fingerprint()
+            ),
+        )),
+        seal(Suite::Aes256Gcm, &key, SALT, &plain),
+        public,
+    );
+    let mut flipped = file.clone();
+    flipped[at(1) + 5] ^= 0x01;
+    add(
+        "chunk-flip",
+        "a bit of chunk 1's ciphertext flipped: neither signature nor tag holds",
+        Err((
+            "payload failure",
+            "chunk 1 failed authentication (damaged, reordered or from another file)".into(),
+        )),
+        flipped,
+        public,
+    );
+    let mut flipped = file.clone();
+    flipped[at(1) + CHUNK + 16 + 5] ^= 0x01;
+    add(
+        "signature-flip",
+        "a bit of chunk 1's signature flipped: the tag holds, the signature does not",
+        Err((
+            signature,
+            "chunk 1 is not signed by the file's signer (its signature was altered, or someone \
+             who holds the file key rewrote it)"
+                .into(),
+        )),
+        flipped,
+        public,
+    );
+    // Chunk 1 rewritten by someone who holds the key (the suite's own transform, under the
+    // file's header MAC), its signature kept.
+    let forged = {
+        let job = Encryptor::new(Key::from_bytes(TESTKIT_KEY))
+            .chunk_size(chunk_size(CHUNK))
+            .fixed_salt_for_tests(SALT)
+            .first_job(&mut &[][..], None, Provider::default())
+            .unwrap();
+        let aad = &file[h - 32..h];
+        let unsigned_mac = &job.header()[job.header().len() - 32..];
+        assert_ne!(aad, unsigned_mac);
+        let mut f = file.clone();
+        let payload = payload_key_aes256gcm(&TESTKIT_KEY, &SALT);
+        let mut chunk = vec![b'X'; CHUNK];
+        let tag = {
+            use aes_gcm::aead::{AeadInOut, KeyInit};
+            let mut nonce = [0u8; 12];
+            nonce[3..11].copy_from_slice(&1u64.to_be_bytes());
+            aes_gcm::Aes256Gcm::new(&payload.into())
+                .encrypt_inout_detached(&nonce.into(), aad, chunk.as_mut_slice().into())
+                .unwrap()
+        };
+        f[at(1)..at(1) + CHUNK].copy_from_slice(&chunk);
+        f[at(1) + CHUNK..at(1) + CHUNK + 16].copy_from_slice(&tag);
+        f
+    };
+    add(
+        "forged",
+        "chunk 1 rewritten with the file key (its tag holds), the signer's signature kept",
+        Err((
+            signature,
+            "chunk 1 is not signed by the file's signer (its signature was altered, or someone \
+             who holds the file key rewrote it)"
+                .into(),
+        )),
+        forged,
+        public,
+    );
+    add(
+        "truncated",
+        "cut after chunk 1: chunk 1 was not signed as the last",
+        Err(("payload failure", "file truncated after chunk 1".into())),
+        file[..at(2)].to_vec(),
+        public,
+    );
+    let mut swapped = file.clone();
+    swapped[at(0)..at(1)].copy_from_slice(&file[at(1)..at(2)]);
+    swapped[at(1)..at(2)].copy_from_slice(&file[at(0)..at(1)]);
+    add(
+        "swapped",
+        "chunks 0 and 1 swapped",
+        Err((
+            "payload failure",
+            "chunk 0 failed authentication (damaged, reordered or from another file)".into(),
+        )),
+        swapped,
+        public,
+    );
+    let mut bad = file.clone();
+    bad[76] = 9;
+    let sum = Sha256::digest(&bad[..h - 40]);
+    bad[h - 40..h - 32].copy_from_slice(&sum[..8]);
+    add(
+        "header-scheme",
+        "the signer's scheme set to 9 (checksum recomputed)",
+        Err(("header failure", "header damaged: invalid signer".into())),
+        bad,
+        public,
+    );
+    let mut bad = file.clone();
+    bad[80] ^= 0x01;
+    add(
+        "header-key",
+        "a bit of the signer's public key flipped",
+        Err(("header failure", "header damaged: checksum mismatch".into())),
+        bad,
+        public,
+    );
+}
+
+/// A version 3 file's header length (kdf 0: no recipient block).
+fn len_of_signed(file: &[u8]) -> usize {
+    79 + u16::from_be_bytes(file[77..79].try_into().unwrap()) as usize + 40
+}
+
+/// The AES-256-GCM payload key of a key-file container (docs/FORMAT.md, "Key schedule").
+fn payload_key_aes256gcm(key: &[u8; 32], salt: &[u8; SALT_LEN]) -> [u8; 32] {
+    let hk = hkdf::Hkdf::<Sha256>::new(Some(salt), key);
+    let mut out = [0u8; 32];
+    hk.expand(b"paracrypt v1 payload aes-256-gcm", &mut out)
+        .unwrap();
+    out
 }
 
 /// Version 2: files encrypted to recipients (docs/FORMAT.md, "Version 2").
@@ -746,6 +954,7 @@ fn recipient_cases(cases: &mut Vec<Case>) {
             secret: secret.clone(),
             expect,
             bytes,
+            verify_with: None,
         });
     };
     let plain = plaintext(3 * CHUNK + 17);
@@ -908,6 +1117,9 @@ fn render(case: &Case) -> Vec<u8> {
     };
     text.push_str(&case.secret.header_line());
     text.push('\n');
+    if let Some(public) = &case.verify_with {
+        text.push_str(&format!("verify-with: ed25519 {}\n", hex::encode(public)));
+    }
     text.push_str(&format!("comment: {}\n\n", case.comment));
     let mut out = text.into_bytes();
     out.extend_from_slice(&case.bytes);
@@ -975,6 +1187,9 @@ fn kind(err: &Error) -> &'static str {
         | Error::TruncatedAfter { .. }
         | Error::TrailingData { .. }
         | Error::Truncated { .. } => "payload failure",
+        Error::WrongSigner { .. } | Error::Unsigned { .. } | Error::ChunkSignature { .. } => {
+            "signature failure"
+        }
         other => panic!("not a format failure: {other}"),
     }
 }
@@ -984,6 +1199,7 @@ fn kind(err: &Error) -> &'static str {
 fn failing_chunk(err: &Error) -> u64 {
     match *err {
         Error::ChunkAuth { index }
+        | Error::ChunkSignature { index }
         | Error::TruncatedAfter { index }
         | Error::TrailingData { index }
         | Error::Truncated { index } => index,
@@ -1043,10 +1259,14 @@ fn every_case_meets_its_expectation() {
             .iter()
             .flat_map(|&provider| paths().map(|path| (provider, path)));
         for (provider, (route, threads, decrypt)) in routes {
-            let (decryptor, runner) = (
-                Decryptor::new(secret.secret()),
-                Runner::new().provider(provider),
-            );
+            let mut decryptor = Decryptor::new(secret.secret());
+            if let Some(public) = get("verify-with") {
+                let hex_key = public.strip_prefix("ed25519 ").unwrap();
+                let field = hex::decode(hex_key).unwrap();
+                decryptor = decryptor
+                    .verify_with(VerifyingKey::from_field(Scheme::Ed25519, &field).unwrap());
+            }
+            let runner = Runner::new().provider(provider);
             let (result, streamed) = with_threads(threads, || decrypt(&runner, &decryptor, body));
             let at = format!("{name} ({route}, {threads} threads, {provider})");
             match expect {
@@ -1059,7 +1279,7 @@ fn every_case_meets_its_expectation() {
                     );
                     assert_eq!(got, get("plaintext").unwrap(), "{at}");
                 }
-                "header failure" | "payload failure" => {
+                "header failure" | "payload failure" | "signature failure" => {
                     let err = result.err().unwrap_or_else(|| panic!("{at}: no error"));
                     assert_eq!(err.to_string(), get("error").unwrap(), "{at}");
                     assert_eq!(kind(&err), expect, "{at}: {err}");
