@@ -144,12 +144,15 @@ impl ObjectSource {
             let store = self.object.store.clone();
             let path = self.object.path.clone();
             let e_tag = self.meta.e_tag.clone();
-            let object = self.object.clone();
+            // Not the `Object`: it holds the runtime, and a task holding the last reference
+            // would drop the runtime on its own worker thread (tokio panics) when the run ends
+            // on an error while GETs are still in flight.
+            let doing = format!("cannot read {}", self.object.url);
             let start = ahead.start;
             self.object.runtime.spawn(async move {
                 let result = get_range(store, path, start..end, e_tag)
                     .await
-                    .map_err(|e| object.read_error(&e));
+                    .map_err(|e| Error::from_store(&doing, &e));
                 let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
                 if let Ok(bytes) = &result {
                     state.fetched += bytes.len() as u64;

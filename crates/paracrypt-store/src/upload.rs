@@ -198,7 +198,9 @@ impl Upload {
         let id = self.id.clone();
         let parts = self.parts.clone();
         let failed = self.failed.clone();
-        let object = self.object.clone();
+        // Not the `Object`, which holds the runtime: a task holding its last reference would
+        // drop the runtime on the runtime's own thread (tokio panics).
+        let doing = format!("cannot write {}", self.object.url);
         let payload = PutPayload::from(Bytes::from(data));
         self.object.runtime.spawn(async move {
             let result = store.put_part(&path, &id, index, payload).await;
@@ -214,7 +216,7 @@ impl Upload {
                     log::debug!("part {index} failed: {e}");
                     let mut failed = failed.lock().unwrap_or_else(|e| e.into_inner());
                     failed.get_or_insert_with(|| {
-                        let e = object.write_error(&e);
+                        let e = Error::from_store(&doing, &e);
                         Error::new(e.kind(), format!("{e} (part {index})"))
                     });
                 }
