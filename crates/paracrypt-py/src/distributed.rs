@@ -115,9 +115,11 @@ impl DistributedJob {
                 chunk_size: *chunk_size,
                 // The header carries the salt: workers draw none.
                 salt: None,
+                signer: None,
             },
-            Spec::Decrypt { credential } => Spec::Decrypt {
+            Spec::Decrypt { credential, .. } => Spec::Decrypt {
                 credential: worker_credential(credential, shared),
+                expected: None,
             },
             Spec::Raw { .. } | Spec::RawPassword { .. } => {
                 return Ok(usage(
@@ -169,6 +171,7 @@ impl DistributedJob {
             cipher,
             chunk_size,
             _fixed_salt,
+            None,
         )?;
         Self::first(py, spec, src, provider)
     }
@@ -185,7 +188,12 @@ impl DistributedJob {
         identities: Option<&Bound<'_, PyAny>>,
         provider: Option<&str>,
     ) -> PyResult<Self> {
-        Self::first(py, decrypt_spec(key, password, identities)?, src, provider)
+        Self::first(
+            py,
+            decrypt_spec(key, password, identities, None)?,
+            src,
+            provider,
+        )
     }
 
     /// How many chunks the job has.
@@ -285,7 +293,7 @@ impl DistributedJob {
                 };
                 (true, credential, format, suite.as_str(), chunk_size.get())
             }
-            Spec::Decrypt { credential } => (false, credential, "", "", 0),
+            Spec::Decrypt { credential, .. } => (false, credential, "", "", 0),
             Spec::Raw { .. } | Spec::RawPassword { .. } => unreachable!("refused by `first`"),
         };
         let credential: Bound<'py, PyAny> = match credential {
@@ -338,9 +346,13 @@ impl DistributedJob {
                 suite: suite.parse::<Suite>().map_err(Failure::from)?,
                 chunk_size: ChunkSize::new(chunk_size).map_err(Failure::from)?,
                 salt: None,
+                signer: None,
             }
         } else {
-            Spec::Decrypt { credential }
+            Spec::Decrypt {
+                credential,
+                expected: None,
+            }
         };
         let provider = self::provider(Some(provider))?;
         let shared_key = shared_key.map(Zeroizing::new);
