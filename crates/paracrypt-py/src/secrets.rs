@@ -102,7 +102,7 @@ pub fn read_key_file(path: &Path) -> Result<container::Key, Failure> {
 const MAX_KEY_FILE: u64 = 1 << 20;
 
 /// Reads a signing or public key file, at most [`MAX_KEY_FILE`] bytes.
-fn read_sign_file(path: &Path) -> Result<Vec<u8>, Failure> {
+pub fn read_sign_file(path: &Path) -> Result<Vec<u8>, Failure> {
     use std::io::Read;
     let context = || format!("cannot read key {}", path.display());
     let file = std::fs::File::open(path).map_err(|e| Failure::Io(context(), e))?;
@@ -123,7 +123,12 @@ fn key_error(path: &Path) -> impl FnOnce(CoreError) -> Failure + '_ {
 
 /// `sign=`: the signing key in the file at `path`, as `paracrypt encrypt --sign` reads it.
 pub fn read_signing_key(path: &Path) -> Result<SigningKey, Failure> {
-    SigningKey::from_key_file(&read_sign_file(path)?, RsaScheme::Pkcs1v15).map_err(key_error(path))
+    signing_key(&read_sign_file(path)?, path)
+}
+
+/// The signing key in `bytes`, a key file's contents (`path` names it in an error).
+pub fn signing_key(bytes: &[u8], path: &Path) -> Result<SigningKey, Failure> {
+    SigningKey::from_key_file(bytes, RsaScheme::Pkcs1v15).map_err(key_error(path))
 }
 
 /// `verify_with=`: the public key in the file at `path`, as `paracrypt decrypt --verify-with`

@@ -352,6 +352,7 @@ class DistributedJob:
         cipher: str = "aes-256-gcm",
         chunk_size: Optional[_ChunkSize] = None,
         provider: Optional[str] = None,
+        sign: Optional[_StrPath] = None,
         _fixed_salt: Optional[Buffer] = None,
     ) -> DistributedJob: ...
     @staticmethod
@@ -361,6 +362,7 @@ class DistributedJob:
         key: Optional[_KeyArg] = None,
         password: Optional[str] = None,
         identities: Optional[_IdentitiesArg] = None,
+        verify_with: Optional[_StrPath] = None,
         provider: Optional[str] = None,
     ) -> DistributedJob: ...
     @property
@@ -387,4 +389,5 @@ class DistributedJob:
         input_len: int,
         provider: str,
         src: _StrPath,
+        signer_file: Optional[bytes],
     ) -> DistributedJob: ...
