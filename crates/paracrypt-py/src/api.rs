@@ -30,8 +30,18 @@ pub fn encrypt_spec(
     cipher: &str,
     chunk: Option<&Bound<'_, PyAny>>,
     fixed_salt: Option<&Bound<'_, PyAny>>,
+    sign: Option<PathBuf>,
 ) -> PyResult<Spec> {
     let format = Format::new(format, armor)?;
+    if sign.is_some() && format != Format::Container {
+        return Err(Failure::Usage(
+            "sign= applies to paracrypt's container, not format=\"age\"".into(),
+        )
+        .into());
+    }
+    let signer = sign
+        .map(|path| secrets::read_signing_key(&path))
+        .transpose()?;
     let credential = secrets::to_encrypt(key, password, recipients)?;
     let suite: Suite = cipher.parse().map_err(Failure::from)?;
     if format != Format::Container && (cipher != "aes-256-gcm" || chunk.is_some()) {
@@ -55,6 +65,7 @@ pub fn encrypt_spec(
         suite,
         chunk_size: chunk_size(chunk)?,
         salt,
+        signer,
     })
 }
 
@@ -63,9 +74,14 @@ pub fn decrypt_spec(
     key: Option<&Bound<'_, PyAny>>,
     password: Option<&Bound<'_, PyAny>>,
     identities: Option<&Bound<'_, PyAny>>,
+    verify_with: Option<PathBuf>,
 ) -> PyResult<Spec> {
+    let expected = verify_with
+        .map(|path| secrets::read_verifying_key(&path))
+        .transpose()?;
     Ok(Spec::Decrypt {
         credential: secrets::to_decrypt(key, password, identities)?,
+        expected,
     })
 }
 
@@ -84,8 +100,11 @@ pub fn decrypt_spec(
 /// (``"aws-lc"``, ``"openssl"``, ``"rustcrypto"``; default: the fastest) choose who computes;
 /// the bytes are the same either way. ``progress=`` is called with the input bytes taken in as
 /// the work goes (``tqdm``'s ``update`` fits). The GIL is released while the work runs.
+///
+/// ``sign=`` (a signing key file's path: Ed25519, ECDSA, RSA or ML-DSA, as ``paracrypt
+/// encrypt --sign`` takes) signs every chunk (container version 3; not with ``format="age"``).
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, overwrite = false, threads = None, provider = None, progress = None, _fixed_salt = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, overwrite = false, threads = None, provider = None, progress = None, sign = None, _fixed_salt = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_file(
     py: Python<'_>,
@@ -102,6 +121,7 @@ pub fn encrypt_file(
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
+    sign: Option<PathBuf>,
     _fixed_salt: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<u64> {
     let spec = encrypt_spec(
@@ -113,6 +133,7 @@ pub fn encrypt_file(
         cipher,
         chunk_size,
         _fixed_salt,
+        sign,
     )?;
     let options = Options::new(threads, provider, progress)?;
     drive::file_to_file(py, &spec, &src, &dst, overwrite, &options)
@@ -126,8 +147,13 @@ pub fn encrypt_file(
 /// (:class:`WrongKeyError`), a damaged chunk names the lowest failing one
 /// (:class:`AuthenticationError`), a cut file fails too (:class:`FormatError`); in every case
 /// nothing is left at ``dst``. Options as :func:`encrypt_file`.
+///
+/// ``verify_with=`` (a public key file's path, as ``paracrypt decrypt --verify-with`` takes):
+/// the file must be a container signed by that key, every chunk's signature checked before it
+/// is opened; otherwise :class:`SignatureError` (another signer, an altered signature, an
+/// unsigned or age file), nothing left at ``dst``.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, overwrite = false, threads = None, provider = None, progress = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_file(
     py: Python<'_>,
@@ -136,12 +162,13 @@ pub fn decrypt_file(
     key: Option<&Bound<'_, PyAny>>,
     password: Option<&Bound<'_, PyAny>>,
     identities: Option<&Bound<'_, PyAny>>,
+    verify_with: Option<PathBuf>,
     overwrite: bool,
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<u64> {
-    let spec = decrypt_spec(key, password, identities)?;
+    let spec = decrypt_spec(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, progress)?;
     drive::file_to_file(py, &spec, &src, &dst, overwrite, &options)
 }
@@ -150,7 +177,7 @@ pub fn decrypt_file(
 /// array — read in place, not copied) and returns the encrypted file's bytes. Options as
 /// :func:`encrypt_file`.
 #[pyfunction]
-#[pyo3(signature = (data, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, _fixed_salt = None))]
+#[pyo3(signature = (data, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, sign = None, _fixed_salt = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt<'py>(
     py: Python<'py>,
@@ -164,6 +191,7 @@ pub fn encrypt<'py>(
     chunk_size: Option<&Bound<'py, PyAny>>,
     threads: Option<i64>,
     provider: Option<&str>,
+    sign: Option<PathBuf>,
     _fixed_salt: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let spec = encrypt_spec(
@@ -175,6 +203,7 @@ pub fn encrypt<'py>(
         cipher,
         chunk_size,
         _fixed_salt,
+        sign,
     )?;
     let options = Options::new(threads, provider, None)?;
     drive::memory(py, &spec, data, &options)
@@ -186,7 +215,7 @@ pub fn encrypt<'py>(
 /// ``len(encrypt(data, ...))`` for the same options (the error for a short ``out`` names it).
 /// Not for armor.
 #[pyfunction]
-#[pyo3(signature = (data, out, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, _fixed_salt = None))]
+#[pyo3(signature = (data, out, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, sign = None, _fixed_salt = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_into<'py>(
     py: Python<'py>,
@@ -201,6 +230,7 @@ pub fn encrypt_into<'py>(
     chunk_size: Option<&Bound<'py, PyAny>>,
     threads: Option<i64>,
     provider: Option<&str>,
+    sign: Option<PathBuf>,
     _fixed_salt: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<u64> {
     let spec = encrypt_spec(
@@ -212,6 +242,7 @@ pub fn encrypt_into<'py>(
         cipher,
         chunk_size,
         _fixed_salt,
+        sign,
     )?;
     let options = Options::new(threads, provider, None)?;
     drive::memory_into(py, &spec, data, out, &options)
@@ -222,7 +253,7 @@ pub fn encrypt_into<'py>(
 /// ciphertext's length is always enough), without allocating; returns the plaintext's length.
 /// On an error the bytes of ``out`` are unspecified. Not for armor.
 #[pyfunction]
-#[pyo3(signature = (data, out, *, key = None, password = None, identities = None, threads = None, provider = None))]
+#[pyo3(signature = (data, out, *, key = None, password = None, identities = None, verify_with = None, threads = None, provider = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_into<'py>(
     py: Python<'py>,
@@ -231,10 +262,11 @@ pub fn decrypt_into<'py>(
     key: Option<&Bound<'py, PyAny>>,
     password: Option<&Bound<'py, PyAny>>,
     identities: Option<&Bound<'py, PyAny>>,
+    verify_with: Option<PathBuf>,
     threads: Option<i64>,
     provider: Option<&str>,
 ) -> PyResult<u64> {
-    let spec = decrypt_spec(key, password, identities)?;
+    let spec = decrypt_spec(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, None)?;
     drive::memory_into(py, &spec, data, out, &options)
 }
@@ -242,17 +274,19 @@ pub fn decrypt_into<'py>(
 /// Decrypts ``data`` (a paracrypt container or an age file, any bytes-like object) and returns
 /// the plaintext, every chunk verified. Options as :func:`decrypt_file`.
 #[pyfunction]
-#[pyo3(signature = (data, *, key = None, password = None, identities = None, threads = None, provider = None))]
+#[pyo3(signature = (data, *, key = None, password = None, identities = None, verify_with = None, threads = None, provider = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn decrypt<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     key: Option<&Bound<'py, PyAny>>,
     password: Option<&Bound<'py, PyAny>>,
     identities: Option<&Bound<'py, PyAny>>,
+    verify_with: Option<PathBuf>,
     threads: Option<i64>,
     provider: Option<&str>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let spec = decrypt_spec(key, password, identities)?;
+    let spec = decrypt_spec(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, None)?;
     drive::memory(py, &spec, data, &options)
 }
@@ -262,7 +296,7 @@ pub fn decrypt<'py>(
 /// chunk when the range reaches the end, so a cut file fails here too). Returns fewer bytes
 /// when the plaintext ends first.
 #[pyfunction]
-#[pyo3(signature = (src, offset, length, *, key = None, password = None, identities = None, threads = None, provider = None, progress = None))]
+#[pyo3(signature = (src, offset, length, *, key = None, password = None, identities = None, verify_with = None, threads = None, provider = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_range<'py>(
     py: Python<'py>,
@@ -272,11 +306,12 @@ pub fn decrypt_range<'py>(
     key: Option<&Bound<'py, PyAny>>,
     password: Option<&Bound<'py, PyAny>>,
     identities: Option<&Bound<'py, PyAny>>,
+    verify_with: Option<PathBuf>,
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let spec = decrypt_spec(key, password, identities)?;
+    let spec = decrypt_spec(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, progress)?;
     drive::range(py, &spec, &src, offset, length, &options)
 }
@@ -467,7 +502,7 @@ fn wrap<'py>(
 /// leaves a file that fails to decrypt as truncated, never one that looks complete.
 /// ``fileobj`` itself is not closed. Secrets and options as :func:`encrypt_file`.
 #[pyfunction]
-#[pyo3(signature = (fileobj, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, progress = None, _fixed_salt = None))]
+#[pyo3(signature = (fileobj, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, progress = None, sign = None, _fixed_salt = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encryptor<'py>(
     py: Python<'py>,
@@ -482,6 +517,7 @@ pub fn encryptor<'py>(
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
+    sign: Option<PathBuf>,
     _fixed_salt: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let spec = encrypt_spec(
@@ -493,6 +529,7 @@ pub fn encryptor<'py>(
         cipher,
         chunk_size,
         _fixed_salt,
+        sign,
     )?;
     let options = Options::new(threads, provider, progress)?;
     let inner = streams::encryptor(py, &spec, fileobj, &options)?;
@@ -505,7 +542,7 @@ pub fn encryptor<'py>(
 /// that reaches it, after every byte before it. Wrap it in ``io.BufferedReader`` for small
 /// reads. Secrets and options as :func:`decrypt_file`.
 #[pyfunction]
-#[pyo3(signature = (fileobj, *, key = None, password = None, identities = None, threads = None, provider = None, progress = None))]
+#[pyo3(signature = (fileobj, *, key = None, password = None, identities = None, verify_with = None, threads = None, provider = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decryptor<'py>(
     py: Python<'py>,
@@ -513,11 +550,12 @@ pub fn decryptor<'py>(
     key: Option<&Bound<'py, PyAny>>,
     password: Option<&Bound<'py, PyAny>>,
     identities: Option<&Bound<'py, PyAny>>,
+    verify_with: Option<PathBuf>,
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let spec = decrypt_spec(key, password, identities)?;
+    let spec = decrypt_spec(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, progress)?;
     let inner = streams::decryptor(py, &spec, fileobj, &options)?;
     wrap(py, "DecryptingReader", inner)

@@ -26,7 +26,7 @@ use crate::errors::{Failure, usage};
 use crate::options::{detached, provider, threads};
 use crate::output::Staged;
 use crate::recipes::{Format, Spec};
-use crate::secrets::{Credential, Identities, Key};
+use crate::secrets::{Credential, Identities, Key, read_sign_file, signing_key};
 
 /// One file's encryption or decryption, planned once and run in parts by other processes, with
 /// the same bytes as one process (``paracrypt encrypt -j1`` with the same header).
@@ -52,6 +52,8 @@ pub struct DistributedJob {
     input_len: u64,
     provider: Provider,
     job: Job,
+    /// `sign=`: the signing key file's contents, which another process signs its chunks with.
+    signer_file: Option<Zeroizing<Vec<u8>>>,
 }
 
 /// The secret another process needs: the shared key alone when the first job has one (a
@@ -72,6 +74,7 @@ impl DistributedJob {
         spec: Spec,
         src: PathBuf,
         provider_name: Option<&str>,
+        signer_file: Option<Zeroizing<Vec<u8>>>,
     ) -> PyResult<Self> {
         spec.warn(py)?;
         let provider = provider(provider_name)?;
@@ -107,6 +110,7 @@ impl DistributedJob {
                 format,
                 suite,
                 chunk_size,
+                signer,
                 ..
             } => Spec::Encrypt {
                 credential: worker_credential(credential, shared),
@@ -115,9 +119,14 @@ impl DistributedJob {
                 chunk_size: *chunk_size,
                 // The header carries the salt: workers draw none.
                 salt: None,
+                // The header names the signer: each process signs its chunks with its key.
+                signer: signer.clone(),
             },
-            Spec::Decrypt { credential } => Spec::Decrypt {
+            // `verify_with=` was checked here on the header, which every process reuses: each
+            // verifies its chunks against the signer that header names.
+            Spec::Decrypt { credential, .. } => Spec::Decrypt {
                 credential: worker_credential(credential, shared),
+                expected: None,
             },
             Spec::Raw { .. } | Spec::RawPassword { .. } => {
                 return Ok(usage(
@@ -133,6 +142,7 @@ impl DistributedJob {
             input_len,
             provider,
             job,
+            signer_file,
         })
     }
 
@@ -144,9 +154,10 @@ impl DistributedJob {
 #[pymethods]
 impl DistributedJob {
     /// The encryption of the file ``src``, its header made here (a fresh salt, or file key).
-    /// Arguments as :func:`paracrypt.encrypt_file` (``armor=True`` is not distributed).
+    /// Arguments as :func:`paracrypt.encrypt_file` (``armor=True`` is not distributed). With
+    /// ``sign=`` the pickle holds the signing key file's contents too.
     #[staticmethod]
-    #[pyo3(signature = (src, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = "aes-256-gcm", chunk_size = None, provider = None, _fixed_salt = None))]
+    #[pyo3(signature = (src, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = "aes-256-gcm", chunk_size = None, provider = None, sign = None, _fixed_salt = None))]
     #[allow(clippy::too_many_arguments)]
     fn encrypt(
         py: Python<'_>,
@@ -158,8 +169,14 @@ impl DistributedJob {
         cipher: &str,
         chunk_size: Option<&Bound<'_, PyAny>>,
         provider: Option<&str>,
+        sign: Option<PathBuf>,
         _fixed_salt: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let signer_file = sign
+            .as_deref()
+            .map(read_sign_file)
+            .transpose()?
+            .map(Zeroizing::new);
         let spec = encrypt_spec(
             key,
             password,
@@ -169,23 +186,33 @@ impl DistributedJob {
             cipher,
             chunk_size,
             _fixed_salt,
+            sign,
         )?;
-        Self::first(py, spec, src, provider)
+        Self::first(py, spec, src, provider, signer_file)
     }
 
     /// The decryption of the file ``src`` (a container or a binary age file), its header read
-    /// and checked here: a wrong key fails now, before any output.
+    /// and checked here: a wrong key fails now, before any output, and so does a signer other
+    /// than ``verify_with=`` (:class:`paracrypt.SignatureError`).
     #[staticmethod]
-    #[pyo3(signature = (src, *, key = None, password = None, identities = None, provider = None))]
+    #[pyo3(signature = (src, *, key = None, password = None, identities = None, verify_with = None, provider = None))]
+    #[allow(clippy::too_many_arguments)]
     fn decrypt(
         py: Python<'_>,
         src: PathBuf,
         key: Option<&Bound<'_, PyAny>>,
         password: Option<&Bound<'_, PyAny>>,
         identities: Option<&Bound<'_, PyAny>>,
+        verify_with: Option<PathBuf>,
         provider: Option<&str>,
     ) -> PyResult<Self> {
-        Self::first(py, decrypt_spec(key, password, identities)?, src, provider)
+        Self::first(
+            py,
+            decrypt_spec(key, password, identities, verify_with)?,
+            src,
+            provider,
+            None,
+        )
     }
 
     /// How many chunks the job has.
@@ -285,7 +312,7 @@ impl DistributedJob {
                 };
                 (true, credential, format, suite.as_str(), chunk_size.get())
             }
-            Spec::Decrypt { credential } => (false, credential, "", "", 0),
+            Spec::Decrypt { credential, .. } => (false, credential, "", "", 0),
             Spec::Raw { .. } | Spec::RawPassword { .. } => unreachable!("refused by `first`"),
         };
         let credential: Bound<'py, PyAny> = match credential {
@@ -305,6 +332,7 @@ impl DistributedJob {
             self.input_len,
             self.provider.as_str(),
             self.src.clone(),
+            self.signer_file.as_ref().map(|file| PyBytes::new(py, file)),
         );
         PyTuple::new(py, [rebuild, args.into_pyobject(py)?.into_any()])
     }
@@ -323,7 +351,13 @@ impl DistributedJob {
         input_len: u64,
         provider: &str,
         src: PathBuf,
+        signer_file: Option<Vec<u8>>,
     ) -> PyResult<Self> {
+        let signer_file = signer_file.map(Zeroizing::new);
+        let signer = signer_file
+            .as_deref()
+            .map(|file| signing_key(file, Path::new("sign=")))
+            .transpose()?;
         let credential = if let Ok(key) = credential.cast::<Key>() {
             Credential::Key(key.get().0.clone())
         } else if let Ok(identities) = credential.cast::<Identities>() {
@@ -338,9 +372,13 @@ impl DistributedJob {
                 suite: suite.parse::<Suite>().map_err(Failure::from)?,
                 chunk_size: ChunkSize::new(chunk_size).map_err(Failure::from)?,
                 salt: None,
+                signer,
             }
         } else {
-            Spec::Decrypt { credential }
+            Spec::Decrypt {
+                credential,
+                expected: None,
+            }
         };
         let provider = self::provider(Some(provider))?;
         let shared_key = shared_key.map(Zeroizing::new);
@@ -361,6 +399,7 @@ impl DistributedJob {
             input_len,
             provider,
             job,
+            signer_file,
         })
     }
 

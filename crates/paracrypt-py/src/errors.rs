@@ -65,6 +65,7 @@ fn class_of(error: &CoreError) -> &'static str {
         ErrorKind::Usage => "UsageError",
         ErrorKind::Io => "IoError",
         ErrorKind::Internal => "ProviderError",
+        ErrorKind::Signature => "SignatureError",
         ErrorKind::Data => match error {
             CoreError::WrongKey
             | CoreError::WrongSecretKind { .. }
@@ -102,7 +103,9 @@ fn chunk_of(error: &CoreError) -> Option<u64> {
         | CoreError::Truncated { index }
         | CoreError::TruncatedAfter { index }
         | CoreError::TrailingData { index }
-        | CoreError::EmptyLastChunk { index } => Some(*index),
+        | CoreError::EmptyLastChunk { index }
+        | CoreError::ChunkSignature { index }
+        | CoreError::ChunkMismatch { index, .. } => Some(*index),
         _ => None,
     }
 }

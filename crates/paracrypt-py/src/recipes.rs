@@ -13,6 +13,7 @@ use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
 use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName};
 use paracrypt_core::recipe::AnyDecryptor;
 use paracrypt_core::recipient::Recipients;
+use paracrypt_core::sign::{SigningKey, VerifyingKey};
 use paracrypt_core::{Recipe, Runner};
 use pyo3::prelude::*;
 use zeroize::Zeroizing;
@@ -62,11 +63,15 @@ pub enum Spec {
         chunk_size: ChunkSize,
         /// Testing only: a fixed salt (the CLI's hidden `--fixed-salt`).
         salt: Option<[u8; SALT_LEN]>,
+        /// `sign=`: sign every chunk with this key (container version 3).
+        signer: Option<SigningKey>,
     },
     /// `decrypt*`: a container or an age file, whichever the input is.
     Decrypt {
         /// Key, password or identities.
         credential: Credential,
+        /// `verify_with=`: the file must be a container signed by this key.
+        expected: Option<VerifyingKey>,
     },
     /// `raw.encrypt*` / `raw.decrypt*` with a key and IV.
     Raw {
@@ -178,12 +183,16 @@ impl Spec {
                 suite,
                 chunk_size,
                 salt,
+                signer,
             } => {
                 let mut encryptor = Encryptor::new(credential.secret())
                     .suite(*suite)
                     .chunk_size(*chunk_size);
                 if let Some(salt) = salt {
                     encryptor = encryptor.fixed_salt_for_tests(*salt);
+                }
+                if let Some(signer) = signer {
+                    encryptor = encryptor.sign(signer.clone());
                 }
                 Built::new(encryptor)
             }
@@ -214,8 +223,14 @@ impl Spec {
                     recipe: Box::new(encryptor),
                 }
             }
-            Spec::Decrypt { credential } => {
-                let decryptor = AnyDecryptor::new(credential.secret());
+            Spec::Decrypt {
+                credential,
+                expected,
+            } => {
+                let mut decryptor = AnyDecryptor::new(credential.secret());
+                if let Some(expected) = expected {
+                    decryptor = decryptor.verify_with(expected.clone());
+                }
                 Built {
                     armor: decryptor.age().cloned().map(Armor::Read),
                     recipe: Box::new(decryptor),

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use paracrypt_core::Error as CoreError;
 use paracrypt_core::container::{self, Secret};
+use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::recipient;
+use paracrypt_core::sign::{SigningKey, VerifyingKey};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -94,6 +96,46 @@ pub fn read_key_file(path: &Path) -> Result<container::Key, Failure> {
         }
         other => other.into(),
     })
+}
+
+/// The largest key file read for `sign=` / `verify_with=`, as the CLI's (1 MiB).
+const MAX_KEY_FILE: u64 = 1 << 20;
+
+/// Reads a signing or public key file, at most [`MAX_KEY_FILE`] bytes.
+pub fn read_sign_file(path: &Path) -> Result<Vec<u8>, Failure> {
+    use std::io::Read;
+    let context = || format!("cannot read key {}", path.display());
+    let file = std::fs::File::open(path).map_err(|e| Failure::Io(context(), e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_KEY_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::Io(context(), e))?;
+    if bytes.len() as u64 > MAX_KEY_FILE {
+        return usage(format!("{}: not a key: larger than 1 MiB", path.display()));
+    }
+    Ok(bytes)
+}
+
+/// A key file the core cannot use is a `UsageError` naming it (as the CLI's).
+fn key_error(path: &Path) -> impl FnOnce(CoreError) -> Failure + '_ {
+    move |error| Failure::Usage(format!("{}: {error}", path.display()))
+}
+
+/// `sign=`: the signing key in the file at `path`, as `paracrypt encrypt --sign` reads it.
+pub fn read_signing_key(path: &Path) -> Result<SigningKey, Failure> {
+    signing_key(&read_sign_file(path)?, path)
+}
+
+/// The signing key in `bytes`, a key file's contents (`path` names it in an error).
+pub fn signing_key(bytes: &[u8], path: &Path) -> Result<SigningKey, Failure> {
+    SigningKey::from_key_file(bytes, RsaScheme::Pkcs1v15).map_err(key_error(path))
+}
+
+/// `verify_with=`: the public key in the file at `path`, as `paracrypt decrypt --verify-with`
+/// reads it.
+pub fn read_verifying_key(path: &Path) -> Result<VerifyingKey, Failure> {
+    VerifyingKey::from_key_file(&read_sign_file(path)?, RsaScheme::Pkcs1v15)
+        .map_err(key_error(path))
 }
 
 /// Creates `path` with mode 0600 and writes `bytes`; removes it again when writing fails.

@@ -69,7 +69,10 @@ fn head(src: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, Option<u64>, Option<PathBu
 /// What a file's header says, without a key: a dict with ``format`` (``"paracrypt"`` or
 /// ``"age"``) and, for a container, ``version``, ``suite``, ``legacy``, ``chunk_size``,
 /// ``secret`` (``"key"``, ``"password"`` or ``"recipients"``), ``argon2`` (its parameters, for a
-/// password), ``recipients`` (how many), ``rekeyed``, ``salt`` (hex) and ``header_len``; for a
+/// password), ``recipients`` (how many), ``rekeyed``, ``salt`` (hex), ``header_len`` and
+/// ``signer`` (``None``, or for a signed container, version 3, a dict of ``scheme``,
+/// ``fingerprint``, ``public_key`` (hex) and ``signature_len``, as the header claims it:
+/// :func:`decrypt` with ``verify_with=`` checks it); for a
 /// binary age file ``armored`` and ``stanzas`` (the recipient stanzas' types); ``size`` (bytes)
 /// in both. ``src`` is a path or a bytes-like object.
 #[pyfunction]
@@ -114,6 +117,17 @@ pub fn info<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py
             out.set_item("rekeyed", info.binding.is_some())?;
             out.set_item("salt", hex_of(&info.salt))?;
             out.set_item("header_len", info.len)?;
+            match &info.signer {
+                Some(signer) => {
+                    let about = PyDict::new(py);
+                    about.set_item("scheme", signer.scheme().name())?;
+                    about.set_item("fingerprint", signer.fingerprint())?;
+                    about.set_item("public_key", hex_of(&signer.to_field()))?;
+                    about.set_item("signature_len", signer.signature_len())?;
+                    out.set_item("signer", about)?;
+                }
+                None => out.set_item("signer", py.None())?,
+            }
         }
     }
     Ok(out)

@@ -157,3 +157,41 @@ def test_a_worker_killed_mid_job_leaves_nothing(tmp_path: Path) -> None:
                                         chunk_size=CHUNK, parts=6)
         assert (tmp_path / "killed").exists()
     assert listing(work) == ["plain"]
+
+
+def test_signed_container_same_bytes_as_the_cli(tmp_path: Path, client: Client,
+                                                cli: Cli) -> None:
+    """``sign=`` (Ed25519: deterministic) gives the CLI's bytes (``encrypt -j1 --sign``) on two
+    worker processes; ``verify_with=`` checks the signer on the client and every chunk in the
+    tasks, and a failure leaves nothing at ``dst``."""
+    for name in ("alice", "mallory"):
+        cli("keygen", "--kind", "ed25519", "-o", str(tmp_path / f"{name}.pem"), "--public-out",
+            str(tmp_path / f"{name}.pub"))
+    plain = data(SIZE, seed=9)
+    (tmp_path / "plain").write_bytes(plain)
+    key = paracrypt.Key.generate()
+    key.save(tmp_path / "key")
+    cli("encrypt", "-q", "-j1", "--chunk-size", "16KiB", "--fixed-salt", SALT.hex(), "-k",
+        str(tmp_path / "key"), "--sign", str(tmp_path / "alice.pem"), str(tmp_path / "plain"),
+        "-o", str(tmp_path / "cli.pcr"))
+    theirs = (tmp_path / "cli.pcr").read_bytes()
+    for parts in (None, 3):
+        out = tmp_path / f"dask-{parts}.pcr"
+        paracrypt.dask.encrypt_file(client, tmp_path / "plain", out, key=key, chunk_size=CHUNK,
+                                    parts=parts, sign=tmp_path / "alice.pem", _fixed_salt=SALT)
+        assert out.read_bytes() == theirs
+    paracrypt.dask.decrypt_file(client, tmp_path / "cli.pcr", tmp_path / "back", key=key,
+                                verify_with=tmp_path / "alice.pub", parts=3)
+    assert (tmp_path / "back").read_bytes() == plain
+    with pytest.raises(paracrypt.SignatureError):
+        paracrypt.dask.decrypt_file(client, tmp_path / "cli.pcr", tmp_path / "x", key=key,
+                                    verify_with=tmp_path / "mallory.pub")
+    # A chunk's signature altered (its last byte, the last chunk's): found by a task.
+    damaged = bytearray(theirs)
+    damaged[-1] ^= 1
+    (tmp_path / "damaged.pcr").write_bytes(bytes(damaged))
+    with pytest.raises(paracrypt.SignatureError):
+        paracrypt.dask.decrypt_file(client, tmp_path / "damaged.pcr", tmp_path / "x", key=key,
+                                    verify_with=tmp_path / "alice.pub", parts=3)
+    assert not (tmp_path / "x").exists()
+    assert not [name for name in listing(tmp_path) if name.startswith(".")]

@@ -4,10 +4,12 @@ pytest, so that what type-checks also works)."""
 from __future__ import annotations
 
 import io
+import subprocess
 import warnings
 from pathlib import Path
 
 import paracrypt
+from conftest import BINARY
 from paracrypt import raw
 
 
@@ -50,6 +52,18 @@ def use_everything(directory: Path) -> None:
         assert kind == "data" and e.chunk is None
     except paracrypt.Error:
         raise
+    # Signed containers: an Ed25519 key from `paracrypt keygen`.
+    subprocess.run([str(BINARY), "keygen", "--kind", "ed25519", "-o", str(directory / "s.pem"),
+                    "--public-out", str(directory / "s.pub")], check=True, capture_output=True)
+    signed: bytes = paracrypt.encrypt(b"signed", key=key, sign=directory / "s.pem")
+    assert paracrypt.decrypt(signed, key=key, verify_with=str(directory / "s.pub")) == b"signed"
+    signer = paracrypt.info(signed)["signer"]
+    assert signer["scheme"] == "ed25519"
+    try:
+        paracrypt.decrypt(sealed, key=key, verify_with=directory / "s.pub")
+        raise AssertionError("an unsigned file passed verify_with=")
+    except paracrypt.SignatureError as e:
+        assert e.kind == "signature"
 
 
 def test_typed_usage(tmp_path: Path) -> None:

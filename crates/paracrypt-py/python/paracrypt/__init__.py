@@ -27,6 +27,7 @@ from paracrypt._errors import (
     IoError,
     LegacyWarning,
     ProviderError,
+    SignatureError,
     UsageError,
     WrongKeyError,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "LegacyWarning",
     "ProviderError",
     "Recipients",
+    "SignatureError",
     "UsageError",
     "WrongKeyError",
     "__version__",

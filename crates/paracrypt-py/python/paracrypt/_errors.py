@@ -13,8 +13,8 @@ from typing import Optional
 class Error(Exception):
     """Base class of every error paracrypt raises.
 
-    ``kind`` is the core's kind of failure: ``"usage"``, ``"data"``, ``"io"`` or
-    ``"internal"``; ``chunk`` is the index of the chunk that failed, when one did (the lowest
+    ``kind`` is the core's kind of failure: ``"usage"``, ``"data"``, ``"signature"``,
+    ``"io"`` or ``"internal"``; ``chunk`` is the index of the chunk that failed, when one did (the lowest
     failing one, whatever the thread count).
     """
 
@@ -52,6 +52,14 @@ class FormatError(DataError):
     unsupported version, a damaged header or armor, truncated after a chunk, trailing data."""
 
 
+class SignatureError(DataError):
+    """The data is not proven to come from the expected signer (``verify_with=``): a chunk
+    whose signature does not verify, a file signed by another key, or a file with no signature
+    where one was required. Nothing is left at the destination."""
+
+    kind = "signature"
+
+
 class IoError(Error, OSError):
     """Reading or writing failed. ``errno`` is set when the system gave one."""
 
@@ -71,6 +79,6 @@ class LegacyWarning(UserWarning):
 
 # Shown (and pickled) as `paracrypt.WrongKeyError`, where users import them from.
 for _class in (Error, UsageError, DataError, WrongKeyError, AuthenticationError, FormatError,
-               IoError, ProviderError, LegacyWarning):
+               SignatureError, IoError, ProviderError, LegacyWarning):
     _class.__module__ = "paracrypt"
 del _class

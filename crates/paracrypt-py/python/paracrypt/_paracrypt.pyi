@@ -101,6 +101,7 @@ def encrypt_file(
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
+    sign: Optional[_StrPath] = None,
     _fixed_salt: Optional[Buffer] = None,
 ) -> int: ...
 def decrypt_file(
@@ -110,6 +111,7 @@ def decrypt_file(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
@@ -127,6 +129,7 @@ def encrypt(
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
+    sign: Optional[_StrPath] = None,
     _fixed_salt: Optional[Buffer] = None,
 ) -> bytes: ...
 def decrypt(
@@ -135,6 +138,7 @@ def decrypt(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
 ) -> bytes: ...
@@ -151,6 +155,7 @@ def encrypt_into(
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
+    sign: Optional[_StrPath] = None,
     _fixed_salt: Optional[Buffer] = None,
 ) -> int: ...
 def decrypt_into(
@@ -160,6 +165,7 @@ def decrypt_into(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
 ) -> int: ...
@@ -171,6 +177,7 @@ def decrypt_range(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
@@ -266,6 +273,7 @@ def encryptor(
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
+    sign: Optional[_StrPath] = None,
     _fixed_salt: Optional[Buffer] = None,
 ) -> EncryptingWriter: ...
 def decryptor(
@@ -274,6 +282,7 @@ def decryptor(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
@@ -343,6 +352,7 @@ class DistributedJob:
         cipher: str = "aes-256-gcm",
         chunk_size: Optional[_ChunkSize] = None,
         provider: Optional[str] = None,
+        sign: Optional[_StrPath] = None,
         _fixed_salt: Optional[Buffer] = None,
     ) -> DistributedJob: ...
     @staticmethod
@@ -352,6 +362,7 @@ class DistributedJob:
         key: Optional[_KeyArg] = None,
         password: Optional[str] = None,
         identities: Optional[_IdentitiesArg] = None,
+        verify_with: Optional[_StrPath] = None,
         provider: Optional[str] = None,
     ) -> DistributedJob: ...
     @property
@@ -378,4 +389,5 @@ class DistributedJob:
         input_len: int,
         provider: str,
         src: _StrPath,
+        signer_file: Optional[bytes],
     ) -> DistributedJob: ...

@@ -54,6 +54,7 @@ def encrypt_file(
     overwrite: bool = False,
     provider: Optional[str] = None,
     progress: Optional[Callable[[int], object]] = None,
+    sign: Optional[_StrPath] = None,
     _fixed_salt: Optional[bytes] = None,
 ) -> int:
     """Encrypts the file ``src`` into ``dst`` with the workers of ``client``; returns the bytes
@@ -62,7 +63,8 @@ def encrypt_file(
     the cluster's worker threads) is how many tasks share the chunks; ``threads`` how many
     threads each task uses (default 1: one per Dask worker thread). ``progress`` is called on
     the client with the chunk count of each task that finished (``tqdm(total=job.chunks)``'s
-    ``update`` fits). The bytes are those of ``paracrypt
+    ``update`` fits). ``sign=`` signs every chunk (the signing key file is read here and its
+    contents go to the tasks with the job). The bytes are those of ``paracrypt
     encrypt -j1`` with the same header, whatever ``parts`` and the cluster."""
     job = DistributedJob.encrypt(
         src,
@@ -73,6 +75,7 @@ def encrypt_file(
         cipher=cipher,
         chunk_size=chunk_size,
         provider=provider,
+        sign=sign,
         _fixed_salt=_fixed_salt,
     )
     return run(client, job, src, dst, parts=parts, threads=threads, overwrite=overwrite,
@@ -87,6 +90,7 @@ def decrypt_file(
     key: Optional[Union[Key, _StrPath]] = None,
     password: Optional[str] = None,
     identities: Optional[Union[Identities, _StrPath, Sequence[Union[Identities, _StrPath]]]] = None,
+    verify_with: Optional[_StrPath] = None,
     parts: Optional[int] = None,
     threads: int = 1,
     overwrite: bool = False,
@@ -96,9 +100,10 @@ def decrypt_file(
     """Decrypts the file ``src`` (a container or a binary age file) into ``dst`` with the
     workers of ``client``, every chunk verified; returns the bytes written. The header is
     checked here first (a wrong key raises :class:`paracrypt.WrongKeyError` before any task
-    runs). Other arguments as :func:`encrypt_file`."""
+    runs), and so is the signer with ``verify_with=`` (:class:`paracrypt.SignatureError`).
+    Other arguments as :func:`encrypt_file`."""
     job = DistributedJob.decrypt(src, key=key, password=password, identities=identities,
-                                 provider=provider)
+                                 verify_with=verify_with, provider=provider)
     return run(client, job, src, dst, parts=parts, threads=threads, overwrite=overwrite,
                progress=progress)
 

@@ -1,0 +1,171 @@
+"""Signed containers (version 3): ``sign=`` and ``verify_with=`` on every API, both ways with
+the CLI (``encrypt --sign``, ``decrypt --verify-with``), :class:`paracrypt.SignatureError`
+with nothing left at the destination, and the same bytes at any thread count."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from conftest import data, listing
+
+import paracrypt
+
+Cli = Callable[..., "subprocess.CompletedProcess[bytes]"]
+SALT = bytes(range(32))
+
+
+def signing_key(cli: Cli, directory: Path, name: str, kind: str = "ed25519") -> tuple[str, str]:
+    """A signing key and its public key, made by ``paracrypt keygen``."""
+    private, public = directory / f"{name}.pem", directory / f"{name}.pub"
+    cli("keygen", "--kind", kind, "-o", str(private), "--public-out", str(public))
+    return str(private), str(public)
+
+
+def test_signed_round_trip_on_every_api(tmp_path: Path, cli: Cli) -> None:
+    private, public = signing_key(cli, tmp_path, "alice")
+    key = paracrypt.Key.generate()
+    plain = data(3 * 65536 + 17)
+    sealed = paracrypt.encrypt(plain, key=key, chunk_size=65536, sign=private)
+    assert paracrypt.decrypt(sealed, key=key, verify_with=public) == plain
+    # Without verify_with= a signed file still opens (its chunks are checked against the key
+    # its header names).
+    assert paracrypt.decrypt(sealed, key=key) == plain
+
+    info = paracrypt.info(sealed)
+    assert info["version"] == 3
+    signer = info["signer"]
+    assert signer["scheme"] == "ed25519"
+    (tmp_path / "sealed").write_bytes(sealed)
+    theirs = json.loads(cli("info", "--json", str(tmp_path / "sealed")).stdout)["signer"]
+    assert signer == theirs
+    assert paracrypt.info(paracrypt.encrypt(plain, key=key))["signer"] is None
+
+    out = bytearray(len(sealed))
+    n = paracrypt.encrypt_into(plain, out, key=key, chunk_size=65536, sign=private)
+    assert paracrypt.decrypt(bytes(out[:n]), key=key, verify_with=public) == plain
+    back = bytearray(len(sealed))
+    n = paracrypt.decrypt_into(sealed, back, key=key, verify_with=public)
+    assert bytes(back[:n]) == plain
+
+    (tmp_path / "p").write_bytes(plain)
+    paracrypt.encrypt_file(tmp_path / "p", tmp_path / "c", key=key, chunk_size=65536,
+                           sign=private)
+    paracrypt.decrypt_file(tmp_path / "c", tmp_path / "d", key=key, verify_with=public)
+    assert (tmp_path / "d").read_bytes() == plain
+    assert paracrypt.decrypt_range(tmp_path / "c", 65530, 20, key=key,
+                                   verify_with=public) == plain[65530:65550]
+
+    sink = io.BytesIO()
+    with paracrypt.encryptor(sink, key=key, chunk_size=65536, sign=private) as writer:
+        writer.write(plain)
+    streamed = sink.getvalue()
+    with paracrypt.decryptor(io.BytesIO(streamed), key=key, verify_with=public) as reader:
+        assert reader.read() == plain
+
+
+def test_signed_files_cross_with_the_cli(tmp_path: Path, cli: Cli) -> None:
+    private, public = signing_key(cli, tmp_path, "alice")
+    paracrypt.keygen(tmp_path / "k")
+    plain = data(200_000, seed=3)
+    (tmp_path / "p").write_bytes(plain)
+    paracrypt.encrypt_file(tmp_path / "p", tmp_path / "ours", key=tmp_path / "k",
+                           chunk_size=65536, sign=private)
+    got = cli("decrypt", "--key-file", str(tmp_path / "k"), "--verify-with", public,
+              str(tmp_path / "ours"))
+    assert got.stdout == plain
+    cli("encrypt", "-q", "--key-file", str(tmp_path / "k"), "--chunk-size", "64KiB", "--sign",
+        private, str(tmp_path / "p"), "-o", str(tmp_path / "theirs"))
+    paracrypt.decrypt_file(tmp_path / "theirs", tmp_path / "back", key=tmp_path / "k",
+                           verify_with=public)
+    assert (tmp_path / "back").read_bytes() == plain
+    # The CLI refuses our file for another signer, exit status 5.
+    _, other = signing_key(cli, tmp_path, "mallory")
+    refused = cli("decrypt", "--key-file", str(tmp_path / "k"), "--verify-with", other,
+                  str(tmp_path / "ours"), check=False)
+    assert refused.returncode == 5
+
+
+def test_another_signer_or_no_signature_raises_signature_error(tmp_path: Path,
+                                                                cli: Cli) -> None:
+    private, public = signing_key(cli, tmp_path, "alice")
+    _, other = signing_key(cli, tmp_path, "mallory")
+    key = paracrypt.Key.generate()
+    plain = data(150_000, seed=5)
+    signed = paracrypt.encrypt(plain, key=key, chunk_size=65536, sign=private)
+    unsigned = paracrypt.encrypt(plain, key=key, chunk_size=65536)
+    for sealed, expected in ((signed, other), (unsigned, public)):
+        with pytest.raises(paracrypt.SignatureError) as caught:
+            paracrypt.decrypt(sealed, key=key, verify_with=expected)
+        assert caught.value.kind == "signature"
+        assert isinstance(caught.value, paracrypt.DataError)
+        (tmp_path / "out").mkdir()
+        (tmp_path / "out" / "c").write_bytes(sealed)
+        with pytest.raises(paracrypt.SignatureError):
+            paracrypt.decrypt_file(tmp_path / "out" / "c", tmp_path / "out" / "d", key=key,
+                                   verify_with=expected)
+        assert listing(tmp_path / "out") == ["c"]
+        with pytest.raises(paracrypt.SignatureError):
+            paracrypt.decrypt_range(tmp_path / "out" / "c", 0, 10, key=key,
+                                    verify_with=expected)
+        with pytest.raises(paracrypt.SignatureError):
+            paracrypt.decrypt_into(sealed, bytearray(len(sealed)), key=key,
+                                   verify_with=expected)
+        (tmp_path / "out" / "c").unlink()
+        (tmp_path / "out").rmdir()
+    # An age file has no signature.
+    paracrypt.keygen(tmp_path / "id", kind="x25519")
+    ids = paracrypt.Identities.load(tmp_path / "id")
+    aged = paracrypt.encrypt(plain, recipients=ids.recipients(), format="age")
+    with pytest.raises(paracrypt.SignatureError):
+        paracrypt.decrypt(aged, identities=ids, verify_with=public)
+
+
+def test_an_altered_chunk_signature_raises_signature_error(tmp_path: Path, cli: Cli) -> None:
+    private, public = signing_key(cli, tmp_path, "alice")
+    key = paracrypt.Key.generate()
+    plain = data(150_000, seed=6)
+    sealed = bytearray(paracrypt.encrypt(plain, key=key, chunk_size=65536, sign=private))
+    # A chunk's last bytes are its signature (docs/FORMAT.md, version 3): flip one of the last
+    # chunk's. Its tag still verifies, its signature does not.
+    sealed[-1] ^= 1
+    (tmp_path / "c").write_bytes(bytes(sealed))
+    with pytest.raises(paracrypt.SignatureError) as caught:
+        paracrypt.decrypt_file(tmp_path / "c", tmp_path / "d", key=key, verify_with=public,
+                               threads=3)
+    assert caught.value.chunk == 2
+    assert listing(tmp_path) == ["alice.pem", "alice.pub", "c"]
+
+
+def test_sign_refuses_age_and_bad_key_files(tmp_path: Path, cli: Cli) -> None:
+    private, public = signing_key(cli, tmp_path, "alice")
+    paracrypt.keygen(tmp_path / "id", kind="x25519")
+    ids = paracrypt.Identities.load(tmp_path / "id")
+    with pytest.raises(paracrypt.UsageError, match="container"):
+        paracrypt.encrypt(b"x", recipients=ids.recipients(), format="age", sign=private)
+    key = paracrypt.Key.generate()
+    with pytest.raises(paracrypt.UsageError, match="alice.pub"):
+        paracrypt.encrypt(b"x", key=key, sign=public)
+    with pytest.raises(paracrypt.IoError):
+        paracrypt.encrypt(b"x", key=key, sign=tmp_path / "missing")
+    # A container key file is not a public key.
+    paracrypt.keygen(tmp_path / "k")
+    with pytest.raises(paracrypt.UsageError, match="k"):
+        paracrypt.decrypt(paracrypt.encrypt(b"x", key=key), key=key, verify_with=tmp_path / "k")
+
+@pytest.mark.parametrize("kind", ["ed25519"])
+def test_signed_bytes_are_the_same_at_any_thread_count(tmp_path: Path, cli: Cli,
+                                                       kind: str) -> None:
+    private, public = signing_key(cli, tmp_path, "alice", kind)
+    key = paracrypt.Key.generate()
+    plain = data(10 * 65536 + 5, seed=7)
+    one = paracrypt.encrypt(plain, key=key, chunk_size=65536, sign=private, threads=1,
+                            _fixed_salt=SALT)
+    three = paracrypt.encrypt(plain, key=key, chunk_size=65536, sign=private, threads=3,
+                              _fixed_salt=SALT)
+    assert one == three
+    assert paracrypt.decrypt(one, key=key, verify_with=public, threads=3) == plain
