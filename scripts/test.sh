@@ -223,9 +223,9 @@ done
 cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store "${pure[@]}" 2>&1 | tee -a "$results"
 
 stage "4: fuzz smoke"
-# 4. Fuzz smoke: every cargo-fuzz target for a few seconds from its corpus (docs/FUZZING.md; the
-# long runs are `scripts/fuzz.sh SECONDS` by hand).
-bash scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
+# 4. Fuzz smoke: every cargo-fuzz target replays its corpus and the seeds, then mutates for a few
+# seconds (docs/FUZZING.md; the long runs are `scripts/fuzz.sh SECONDS` by hand).
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-3}"
 
 stage "done"
 # The count of every runner above (cargo test's and pytest's summary lines), on one line.

@@ -29,7 +29,7 @@ use crate::object::{Meta, Object, get_range};
 /// The bytes one read-ahead GET fetches (8 MiB).
 pub const BLOCK: u64 = 8 << 20;
 
-/// A positional source over an object's bytes (see the [module](self)).
+/// A positional source over an object's bytes (see the [crate docs](crate)).
 pub struct ObjectSource {
     object: Object,
     meta: Meta,

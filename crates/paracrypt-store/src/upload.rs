@@ -81,7 +81,7 @@ pub enum UploadError {
     Store(#[from] Error),
 }
 
-/// One multipart upload in progress (see the [module](self)).
+/// One multipart upload in progress (see the [crate docs](crate)).
 pub struct Upload {
     object: Object,
     store: Arc<dyn MultipartStore>,

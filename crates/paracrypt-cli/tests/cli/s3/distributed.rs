@@ -20,19 +20,17 @@ const CHUNK: usize = 32 << 10;
 /// 33 MiB and a byte: 1,057 chunks, 4 parts of 264 or 265 chunks (the last one short).
 const LEN: usize = (33 << 20) + 1;
 
-const LAYOUTS: [(usize, &str, &str); 12] = [
+/// Every schedule and transport at 3 ranks, and every pair of rank count, schedule and transport
+/// (not every triple: each layout costs three `mpirun`s over 33 MiB).
+const LAYOUTS: [(usize, &str, &str); 8] = [
     (1, "static", "shared-fs"),
     (1, "dynamic", "messages"),
-    (2, "static", "shared-fs"),
     (2, "static", "messages"),
     (2, "dynamic", "shared-fs"),
-    (2, "dynamic", "messages"),
     (3, "static", "shared-fs"),
     (3, "static", "messages"),
     (3, "dynamic", "shared-fs"),
     (3, "dynamic", "messages"),
-    (1, "static", "messages"),
-    (1, "dynamic", "shared-fs"),
 ];
 
 fn s(path: &Path) -> String {
