@@ -139,7 +139,12 @@ mkdir -p target
 : >"$results"
 stage "1: every feature"
 # 1. The default build (aws-lc, OpenSSL and RustCrypto providers) with every feature, MPI
-# included.
+# included. Built in one cargo run with everything the later stages need from this build — the
+# binaries and the Python package's extension (crates/paracrypt-py, a cdylib, linked as maturin
+# links it, without libpython: PYO3_BUILD_EXTENSION_MODULE) — so that cargo keeps both cores busy
+# to the end of the graph; then the tests run.
+export PYO3_BUILD_EXTENSION_MODULE=1
+cargo build --workspace --all-features --locked --bins --lib --tests
 cargo test --workspace --all-features --locked 2>&1 | tee -a "$results"
 
 stage "the reference reader"
@@ -161,12 +166,13 @@ if ! cmp -s "$requirements" "$venv/requirements.txt"; then
     --only-binary=:all: --require-virtualenv -r "$requirements"
   cp "$requirements" "$venv/requirements.txt"
 fi
-# The binaries, and the Python package's extension (crates/paracrypt-py, a cdylib) in the same
-# build: cargo unifies features over the whole workspace here as in the tests above, so only
-# pyo3 and the extension's own crate compile (`maturin develop`, which builds the package
-# alone with its own features, would build aws-lc, the core and age again: minutes).
-# PYO3_BUILD_EXTENSION_MODULE links it as maturin does, without libpython.
-PYO3_BUILD_EXTENSION_MODULE=1 cargo build --workspace --all-features --locked --bins --lib
+# The binaries and the Python package's extension, built in stage 1 (this only checks that they
+# are fresh: the same command, because `--tests` brings the dev-dependencies' features in, and a
+# build without it compiles the core and everything above it again). cargo unifies features over
+# the whole workspace there, so the extension shares every crate with the tests (`maturin
+# develop`, which builds the package alone with its own features, would build aws-lc, the core
+# and age again: minutes).
+cargo build --workspace --all-features --locked --bins --lib --tests
 PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   "$venv/bin/python" -m pytest -q tests/reference 2>&1 | tee -a "$results"
 
