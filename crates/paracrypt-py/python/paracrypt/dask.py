@@ -69,8 +69,8 @@ def encrypt_file(
     it takes ``dst``'s place, as ``paracrypt encrypt --sync``: every task flushes what it
     wrote (``fdatasync``; on a network filesystem, the moment one machine's writes are on the
     server) and the client flushes the file (``fsync``) before the rename; by default, as the
-    CLI, ``cp`` and :func:`paracrypt.encrypt_file`, nothing is flushed. The bytes are those of ``paracrypt
-    encrypt -j1`` with the same header, whatever ``parts`` and the cluster."""
+    CLI, ``cp`` and :func:`paracrypt.encrypt_file`, nothing is flushed. The bytes are those of
+    ``paracrypt encrypt -j1`` with the same header, whatever ``parts`` and the cluster."""
     job = DistributedJob.encrypt(
         src,
         key=key,
