@@ -34,8 +34,11 @@ Rows (each "ours" and "theirs" run with the same provider and thread count):
             (target >= 1.9 at 2 threads; ours on the build's default provider); skipped when
             the package is not installed
   dask      paracrypt.dask.encrypt_file, a LocalCluster of 2 worker processes / of 1, one
-            thread each (target >= 1.7; compute-bound: ChaCha20-Poly1305 on RustCrypto, the
-            file in the page cache, 1 GiB so Dask's fixed cost per call is small beside it)
+            thread each (target >= 1.7; compute-bound: ChaCha20-Poly1305 on RustCrypto, 1 GiB
+            so Dask's fixed cost per call is small beside it, and the files on tmpfs,
+            /dev/shm by default (--dask-dir), the previous output removed before each run
+            outside its time, so that no disk write-back or freeing of the last output is
+            timed; the row prints the filesystem)
 """
 
 from __future__ import annotations
@@ -79,13 +82,17 @@ def median_s(run: Callable[[], object], repeat: int) -> float:
 
 
 def paired(ours: Callable[[], object], theirs: Callable[[], object],
-           repeat: int) -> tuple[float, float]:
+           repeat: int, before: Callable[[], object] = lambda: None) -> tuple[float, float]:
     """Medians of both, their runs interleaved (ours, theirs, ours, ...) so that a change in
-    the machine's load during the row weighs on both sides alike."""
-    ours(), theirs()  # warm-up (page cache, thread pools)
+    the machine's load during the row weighs on both sides alike. ``before`` runs before each
+    run, outside its time."""
+    for run in (ours, theirs):  # warm-up (page cache, thread pools)
+        before()
+        run()
     times: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeat):
         for run, into in ((ours, times[0]), (theirs, times[1])):
+            before()
             start = time.perf_counter()
             run()
             into.append(time.perf_counter() - start)
@@ -104,6 +111,35 @@ def fill(path: Path, length: int) -> None:
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} CPUs"
+
+
+def filesystem(path: Path) -> str:
+    """The type of the filesystem ``path`` is on (``tmpfs``, ``ext4``, ...), from
+    /proc/mounts."""
+    best, kind = "", "?"
+    try:
+        for line in Path("/proc/mounts").read_text().splitlines():
+            fields = line.split()
+            mount = fields[1].replace("\\040", " ")
+            inside = str(path.resolve()) == mount or str(path.resolve()).startswith(
+                mount.rstrip("/") + "/")
+            if inside and len(mount) >= len(best):
+                best, kind = mount, fields[2]
+    except OSError:
+        pass
+    return kind
+
+
+def dask_dir(choice: str, work: Path, length: int) -> Path:
+    """Where the Dask row's files go: ``--dask-dir``, or by default /dev/shm when it is a tmpfs
+    with room for the input and the output, else the other rows' directory."""
+    if choice:
+        return Path(choice)
+    shm = Path("/dev/shm")
+    if shm.is_dir() and filesystem(shm) == "tmpfs" and \
+            shutil.disk_usage(shm).free > 2 * length + 256 * MiB:
+        return shm
+    return work
 
 
 def row(name: str, ours: float, theirs: float, target: str, what: str) -> dict[str, object]:
@@ -139,6 +175,9 @@ def main() -> None:
     parser.add_argument("--size", default="1GiB", help="the file-to-file row's file")
     parser.add_argument("--memory", default="64MiB", help="the in-memory rows' buffer")
     parser.add_argument("--dask-size", default="1GiB", help="the Dask row's file")
+    parser.add_argument("--dask-dir", default="",
+                        help="where the Dask row's files go (default: /dev/shm when it is a "
+                             "tmpfs with room, so that no disk write-back is timed; else --dir)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rows", default="file,memory,anchors,dask")
@@ -249,40 +288,53 @@ def main() -> None:
             except ImportError:
                 print("pyca       skipped (pip install -r scripts/py-bench-requirements.txt)")
         if "dask" in rows:
-            out.append(dask_row(work, key, size(args.dask_size), args.dask_size, repeat))
+            length = size(args.dask_size)
+            out.append(dask_row(dask_dir(args.dask_dir, work, length), key, length,
+                                args.dask_size, repeat))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
 
-def dask_row(work: Path, key: paracrypt.Key, length: int, label: str, repeat: int) -> dict[str, object]:
+def dask_row(where: Path, key: paracrypt.Key, length: int, label: str,
+             repeat: int) -> dict[str, object]:
     from distributed import Client, LocalCluster
 
     import paracrypt.dask
 
-    plain = work / "dask-plain"
-    fill(plain, length)
-    # Both clusters up at once (an idle worker costs nothing), their runs interleaved. One
-    # thread per worker process and one per task (paracrypt.dask's default threads=1): with 1
-    # worker one core works, with 2 both do.
-    def cluster(workers: int) -> LocalCluster:
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            host="127.0.0.1", dashboard_address="127.0.0.1:0")
+    work = Path(tempfile.mkdtemp(prefix="py-bench-dask-", dir=where))
+    plain, sealed = work / "dask-plain", work / "dask.pcr"
+    on = f"{filesystem(work)} ({where})"
+    print(f"dask       files on {on}; the previous output is removed before each run, "
+          "outside its time", flush=True)
+    try:
+        fill(plain, length)
+        # Both clusters up at once (an idle worker costs nothing), their runs interleaved. One
+        # thread per worker process and one per task (paracrypt.dask's default threads=1): with
+        # 1 worker one core works, with 2 both do. The output is removed before each run: the
+        # kernel freeing the last run's 1 GiB (and, on a disk, waiting for its write-back) when
+        # the new file replaces it is the filesystem's cost, the same for 1 worker and 2, not
+        # Dask's; on tmpfs nothing is written back at all.
+        def cluster(workers: int) -> LocalCluster:
+            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                host="127.0.0.1", dashboard_address="127.0.0.1:0")
 
-    with cluster(1) as one, Client(one) as client1, cluster(2) as two, Client(two) as client2:
+        with cluster(1) as one, Client(one) as client1, cluster(2) as two, \
+                Client(two) as client2:
 
-        def encrypt(client: Client) -> Callable[[], object]:
-            return lambda: paracrypt.dask.encrypt_file(
-                client, plain, work / "dask.pcr", key=key, cipher="chacha20-poly1305",
-                provider="rustcrypto", threads=1, overwrite=True)
+            def encrypt(client: Client) -> Callable[[], object]:
+                return lambda: paracrypt.dask.encrypt_file(
+                    client, plain, sealed, key=key, cipher="chacha20-poly1305",
+                    provider="rustcrypto", threads=1, overwrite=True)
 
-        one_s, two_s = paired(encrypt(client1), encrypt(client2), repeat)
-    plain.unlink()
-    (work / "dask.pcr").unlink(missing_ok=True)
+            one_s, two_s = paired(encrypt(client1), encrypt(client2), repeat,
+                                  before=lambda: sealed.unlink(missing_ok=True))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return row("dask", two_s, one_s, ">= 1.7",
                f"{label} paracrypt.dask.encrypt_file, 2 workers vs 1, one thread each "
-               "(ChaCha20-Poly1305, RustCrypto)")
+               f"(ChaCha20-Poly1305, RustCrypto; files on {on})")
 
 
 if __name__ == "__main__":

@@ -269,8 +269,11 @@ impl DistributedJob {
     /// staged output ``dst`` (which must exist: it is never created here), at their offsets,
     /// with ``threads`` threads (default 1), without the GIL. Returns where the output ends when
     /// ``part`` holds the last chunk, else ``None``. A damaged chunk raises (the lowest one in
-    /// the run); the staged file is then the caller's to discard.
-    #[pyo3(signature = (src, dst, part, *, threads = None))]
+    /// the run); the staged file is then the caller's to discard. ``sync=True`` makes what this
+    /// part wrote durable (``fdatasync``) before returning, as every MPI rank does with
+    /// ``--sync``: on a network filesystem that is when the writes of one machine are on the
+    /// server and their errors known; pair it with :meth:`StagedOutput.commit`'s ``sync=``.
+    #[pyo3(signature = (src, dst, part, *, threads = None, sync = false))]
     fn run(
         &self,
         py: Python<'_>,
@@ -278,6 +281,7 @@ impl DistributedJob {
         dst: PathBuf,
         part: (u64, u64),
         threads: Option<i64>,
+        sync: bool,
     ) -> PyResult<Option<u64>> {
         let (first, end) = part;
         if first >= end || end > self.plan().len() {
@@ -290,8 +294,14 @@ impl DistributedJob {
         Ok(detached(py, threads, || {
             let input = open_input(&src)?;
             let output = open_staged(&dst)?;
-            Ok(engine::run(&self.job, first..end, &input, &output)
-                .map_err(paracrypt_core::Error::from)?)
+            let ends = engine::run(&self.job, first..end, &input, &output)
+                .map_err(paracrypt_core::Error::from)?;
+            if sync {
+                output
+                    .sync_data()
+                    .map_err(|e| Failure::Io(format!("syncing {}", dst.display()), e))?;
+            }
+            Ok(ends)
         })?)
     }
 
@@ -443,16 +453,19 @@ impl StagedOutput {
         self.path.clone()
     }
 
-    /// Sets the output's length to ``end`` (what the part with the last chunk returned),
-    /// flushes it to disk and puts it at the destination. Returns ``end``.
-    fn commit(&self, py: Python<'_>, end: u64) -> PyResult<u64> {
+    /// Sets the output's length to ``end`` (what the part with the last chunk returned) and
+    /// puts it at the destination. Returns ``end``. As the CLI and :func:`paracrypt.encrypt_file`,
+    /// the file is not flushed to disk unless ``sync=True`` (``fsync`` before the rename, as
+    /// ``paracrypt encrypt --sync``: for jobs that delete the input afterwards).
+    #[pyo3(signature = (end, *, sync = false))]
+    fn commit(&self, py: Python<'_>, end: u64, sync: bool) -> PyResult<u64> {
         let Some(staged) = self.take() else {
             return Ok(usage("the output was already committed or discarded")?);
         };
         Ok(detached(py, 1, || {
             let file = staged.file();
             file.set_len(end)
-                .and_then(|()| file.sync_all())
+                .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
                 .map_err(|e| Failure::Io("finishing the output".into(), e))?;
             staged.commit()?;
             Ok(end)

@@ -9,6 +9,7 @@ use paracrypt_core::agefile::{self, AgeFormat};
 use paracrypt_core::container::{self, Kdf};
 use paracrypt_core::recipient::{self, Identities, IdentityKind, Recipients};
 use paracrypt_core::rekey::rekey_header;
+use paracrypt_core::sign::SigningKey;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -21,28 +22,70 @@ use crate::secrets::{self, Credential, write_private};
 
 /// Writes a new key or identity file at ``path`` (mode 0600, never over an existing file), as
 /// ``paracrypt keygen``: ``kind="key"`` a 256-bit key file for ``key=``, ``"x25519"`` an age
-/// identity, ``"pq"`` a post-quantum age identity (ML-KEM-768 + X25519). Returns the recipient
-/// (``age1…``, ``age1pq1…``) others encrypt to, or ``None`` for a key file.
+/// identity, ``"pq"`` a post-quantum age identity (ML-KEM-768 + X25519), ``"ed25519"`` an
+/// Ed25519 signing key and ``"ml-dsa-65"`` an ML-DSA-65 signing key (FIPS 204; both PKCS#8 PEM,
+/// for ``sign=``). Returns what ``paracrypt keygen`` prints as the public key: the recipient
+/// (``age1…``, ``age1pq1…``) others encrypt to, for ``"ed25519"`` its ``ssh-ed25519 …`` line,
+/// for ``"ml-dsa-65"`` its fingerprint (``info()["signer"]["fingerprint"]``), or ``None`` for a
+/// key file. ``public_out=`` (signing keys only, as ``--public-out``) also writes the public
+/// key there as SPKI PEM, the file ``verify_with=`` and ``paracrypt decrypt --verify-with``
+/// take; it too is never written over an existing file, and when either file cannot be
+/// written neither is left.
 #[pyfunction]
-#[pyo3(signature = (path, *, kind = "key"))]
-pub fn keygen(path: PathBuf, kind: &str) -> PyResult<Option<String>> {
-    let kind = match kind {
-        "key" => {
-            write_private(&path, container::Key::generate().to_file_text().as_bytes())?;
-            return Ok(None);
-        }
-        "x25519" => IdentityKind::X25519,
-        "pq" | "mlkem768x25519" => IdentityKind::PostQuantum,
+#[pyo3(signature = (path, *, kind = "key", public_out = None))]
+pub fn keygen(path: PathBuf, kind: &str, public_out: Option<PathBuf>) -> PyResult<Option<String>> {
+    let signing = match kind {
+        "ed25519" => Some(SigningKey::generate_ed25519()),
+        "ml-dsa-65" | "mldsa65" => Some(SigningKey::generate_ml_dsa_65()),
+        "key" | "x25519" | "pq" | "mlkem768x25519" => None,
         other => {
             return Ok(usage(format!(
-                "unknown kind `{}` (valid: key, x25519, pq)",
+                "unknown kind `{}` (valid: key, x25519, pq, ed25519, ml-dsa-65)",
                 other.escape_debug()
             ))?);
         }
     };
-    let (text, recipient) = recipient::generate_identity(kind);
-    write_private(&path, text.as_bytes())?;
-    Ok(Some(recipient))
+    let Some(key) = signing else {
+        if public_out.is_some() {
+            return Ok(usage(
+                "public_out= is for signing keys (kind=\"ed25519\" or \"ml-dsa-65\")",
+            )?);
+        }
+        let kind = match kind {
+            "key" => {
+                write_private(&path, container::Key::generate().to_file_text().as_bytes())?;
+                return Ok(None);
+            }
+            "x25519" => IdentityKind::X25519,
+            // "pq" or its alias, the only kinds left.
+            _ => IdentityKind::PostQuantum,
+        };
+        let (text, recipient) = recipient::generate_identity(kind);
+        write_private(&path, text.as_bytes())?;
+        return Ok(Some(recipient));
+    };
+    if public_out.as_deref() == Some(path.as_path()) {
+        return Ok(usage(format!(
+            "public_out= is the key's own path {}; keygen never overwrites",
+            path.display()
+        ))?);
+    }
+    let public = key.verifying_key();
+    let printed = public.to_openssh().unwrap_or_else(|| public.fingerprint());
+    let pem = public_out
+        .as_ref()
+        .map(|_| public.to_spki_pem())
+        .transpose()
+        .map_err(Failure::from)?;
+    write_private(&path, key.to_pkcs8_pem().map_err(Failure::from)?.as_bytes())?;
+    if let (Some(public_out), Some(pem)) = (&public_out, pem)
+        && let Err(e) = write_private(public_out, pem.as_bytes())
+    {
+        // Neither file or both: the private key alone would look like a finished keygen.
+        let _ = std::fs::remove_file(&path);
+        return Err(e.into());
+    }
+    Ok(Some(printed))
 }
 
 /// The first bytes of `src` (a path or a bytes-like object), enough to read any header, and

@@ -49,18 +49,19 @@ def test_same_bytes_as_the_cli_and_one_task(tmp_path: Path, client: Client, cli:
     cli("encrypt", "-q", "-j1", "--chunk-size", "16KiB", "--fixed-salt", SALT.hex(), "-k",
         str(tmp_path / "key"), str(tmp_path / "plain"), "-o", str(tmp_path / "cli.pcr"))
     theirs = (tmp_path / "cli.pcr").read_bytes()
-    # The cluster's two workers (one part each), one task alone, and more parts than workers.
-    for parts in (None, 1, 7):
-        out = tmp_path / f"dask-{parts}.pcr"
+    # The cluster's two workers (one part each), one task alone, and more parts than workers;
+    # sync=True (every task fdatasyncs, the client fsyncs before the rename) the same bytes.
+    for parts, sync in ((None, False), (1, False), (7, False), (None, True)):
+        out = tmp_path / f"dask-{parts}-{sync}.pcr"
         seen: list[int] = []
         written = paracrypt.dask.encrypt_file(client, tmp_path / "plain", out, key=key,
                                               chunk_size=CHUNK, parts=parts, _fixed_salt=SALT,
-                                              progress=seen.append)
+                                              progress=seen.append, sync=sync)
         assert out.read_bytes() == theirs and written == len(theirs)
         assert sum(seen) == paracrypt.DistributedJob.decrypt(out, key=key).chunks
         assert len(seen) == (parts or 2)
     written = paracrypt.dask.decrypt_file(client, tmp_path / "cli.pcr", tmp_path / "back",
-                                          key=tmp_path / "key", parts=3)
+                                          key=tmp_path / "key", parts=3, sync=True)
     assert written == SIZE and (tmp_path / "back").read_bytes() == plain
     # No temporary file was left behind.
     assert not [name for name in listing(tmp_path) if name.startswith(".")]

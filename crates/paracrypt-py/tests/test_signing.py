@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import stat
 import subprocess
 from pathlib import Path
 from typing import Callable
@@ -169,3 +170,74 @@ def test_signed_bytes_are_the_same_at_any_thread_count(tmp_path: Path, cli: Cli,
                               _fixed_salt=SALT)
     assert one == three
     assert paracrypt.decrypt(one, key=key, verify_with=public, threads=3) == plain
+
+
+@pytest.mark.parametrize("kind", ["ed25519", "ml-dsa-65"])
+def test_keygen_signing_keys_cross_with_the_cli(tmp_path: Path, cli: Cli, kind: str) -> None:
+    private, public = tmp_path / "alice.pem", tmp_path / "alice.pub"
+    printed = paracrypt.keygen(private, kind=kind, public_out=public)
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    assert public.read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    # What `paracrypt keygen` prints: an ssh-ed25519 line, or an ML-DSA-65 key's fingerprint.
+    if kind == "ed25519":
+        assert printed is not None and printed.startswith("ssh-ed25519 ")
+        assert cli("keygen", "-y", str(private)).stdout.decode().strip() == printed
+    else:
+        # `keygen -y` gives an ML-DSA-65 key's public key as SPKI PEM: the file written here.
+        assert cli("keygen", "-y", str(private)).stdout.decode() == public.read_text()
+    paracrypt.keygen(tmp_path / "k")
+    plain = data(3 * 65536 + 9, seed=5)
+    (tmp_path / "p").write_bytes(plain)
+
+    # A key made in Python signs; the CLI verifies against the public key made in Python.
+    paracrypt.encrypt_file(tmp_path / "p", tmp_path / "ours", key=tmp_path / "k",
+                           chunk_size=65536, sign=private)
+    signer = paracrypt.info(tmp_path / "ours")["signer"]
+    assert signer["scheme"] == kind
+    if kind == "ml-dsa-65":
+        assert signer["fingerprint"] == printed
+    got = cli("decrypt", "--key-file", str(tmp_path / "k"), "--verify-with", str(public),
+              str(tmp_path / "ours"))
+    assert got.stdout == plain
+
+    # The reverse: the CLI signs with the Python-made key, Python verifies.
+    cli("encrypt", "-q", "--key-file", str(tmp_path / "k"), "--chunk-size", "65536", "--sign",
+        str(private), str(tmp_path / "p"), "-o", str(tmp_path / "theirs"))
+    assert paracrypt.decrypt_file(tmp_path / "theirs", tmp_path / "d", key=tmp_path / "k",
+                                  verify_with=public) == len(plain)
+    assert (tmp_path / "d").read_bytes() == plain
+
+    # Another Python-made key of the same kind is another signer, for both.
+    paracrypt.keygen(tmp_path / "bob.pem", kind=kind, public_out=tmp_path / "bob.pub")
+    with pytest.raises(paracrypt.SignatureError):
+        paracrypt.decrypt_file(tmp_path / "theirs", tmp_path / "e", key=tmp_path / "k",
+                               verify_with=tmp_path / "bob.pub")
+    refused = cli("decrypt", "--key-file", str(tmp_path / "k"), "--verify-with",
+                  str(tmp_path / "bob.pub"), str(tmp_path / "ours"), check=False)
+    assert refused.returncode != 0 and refused.stdout == b""
+    assert "e" not in listing(tmp_path)
+
+
+def test_keygen_refuses_unknown_kinds_and_never_overwrites(tmp_path: Path) -> None:
+    with pytest.raises(paracrypt.UsageError, match="valid: key, x25519, pq, ed25519, ml-dsa-65"):
+        paracrypt.keygen(tmp_path / "x", kind="rsa")
+    # public_out= is for signing keys, and never the key itself.
+    with pytest.raises(paracrypt.UsageError, match="signing keys"):
+        paracrypt.keygen(tmp_path / "x", kind="x25519", public_out=tmp_path / "x.pub")
+    with pytest.raises(paracrypt.UsageError, match="never overwrites"):
+        paracrypt.keygen(tmp_path / "x", kind="ed25519", public_out=tmp_path / "x")
+    assert listing(tmp_path) == []
+    # An existing public key file: neither file is written (nor the key left alone).
+    (tmp_path / "taken.pub").write_text("mine")
+    with pytest.raises(paracrypt.IoError):
+        paracrypt.keygen(tmp_path / "x", kind="ml-dsa-65", public_out=tmp_path / "taken.pub")
+    assert listing(tmp_path) == ["taken.pub"]
+    assert (tmp_path / "taken.pub").read_text() == "mine"
+    # An existing key file: left as it is, no public key written.
+    with pytest.raises(paracrypt.IoError):
+        paracrypt.keygen(tmp_path / "taken.pub", kind="ed25519", public_out=tmp_path / "y.pub")
+    assert listing(tmp_path) == ["taken.pub"]
+    # The aliases the CLI takes.
+    assert paracrypt.keygen(tmp_path / "m", kind="mldsa65") is not None
+    assert paracrypt.info(paracrypt.encrypt(b"x", key=paracrypt.Key.generate(),
+                                            sign=tmp_path / "m"))["signer"]["scheme"] == "ml-dsa-65"

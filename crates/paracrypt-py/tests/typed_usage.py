@@ -7,6 +7,7 @@ import io
 import subprocess
 import warnings
 from pathlib import Path
+from typing import Optional
 
 import paracrypt
 from conftest import BINARY
@@ -59,6 +60,12 @@ def use_everything(directory: Path) -> None:
     assert paracrypt.decrypt(signed, key=key, verify_with=str(directory / "s.pub")) == b"signed"
     signer = paracrypt.info(signed)["signer"]
     assert signer["scheme"] == "ed25519"
+    # And one made from Python, its public key written beside it.
+    fingerprint: Optional[str] = paracrypt.keygen(directory / "m.pem", kind="ml-dsa-65",
+                                                  public_out=directory / "m.pub")
+    pq_signed = paracrypt.encrypt(b"pq", key=key, sign=directory / "m.pem")
+    assert paracrypt.decrypt(pq_signed, key=key, verify_with=directory / "m.pub") == b"pq"
+    assert paracrypt.info(pq_signed)["signer"]["fingerprint"] == fingerprint
     try:
         paracrypt.decrypt(sealed, key=key, verify_with=directory / "s.pub")
         raise AssertionError("an unsigned file passed verify_with=")

@@ -55,6 +55,7 @@ def encrypt_file(
     provider: Optional[str] = None,
     progress: Optional[Callable[[int], object]] = None,
     sign: Optional[_StrPath] = None,
+    sync: bool = False,
     _fixed_salt: Optional[bytes] = None,
 ) -> int:
     """Encrypts the file ``src`` into ``dst`` with the workers of ``client``; returns the bytes
@@ -64,8 +65,12 @@ def encrypt_file(
     threads each task uses (default 1: one per Dask worker thread). ``progress`` is called on
     the client with the chunk count of each task that finished (``tqdm(total=job.chunks)``'s
     ``update`` fits). ``sign=`` signs every chunk (the signing key file is read here and its
-    contents go to the tasks with the job). The bytes are those of ``paracrypt
-    encrypt -j1`` with the same header, whatever ``parts`` and the cluster."""
+    contents go to the tasks with the job). ``sync=True`` makes the output durable before
+    it takes ``dst``'s place, as ``paracrypt encrypt --sync``: every task flushes what it
+    wrote (``fdatasync``; on a network filesystem, the moment one machine's writes are on the
+    server) and the client flushes the file (``fsync``) before the rename; by default, as the
+    CLI, ``cp`` and :func:`paracrypt.encrypt_file`, nothing is flushed. The bytes are those of
+    ``paracrypt encrypt -j1`` with the same header, whatever ``parts`` and the cluster."""
     job = DistributedJob.encrypt(
         src,
         key=key,
@@ -79,7 +84,7 @@ def encrypt_file(
         _fixed_salt=_fixed_salt,
     )
     return run(client, job, src, dst, parts=parts, threads=threads, overwrite=overwrite,
-               progress=progress)
+               progress=progress, sync=sync)
 
 
 def decrypt_file(
@@ -96,6 +101,7 @@ def decrypt_file(
     overwrite: bool = False,
     provider: Optional[str] = None,
     progress: Optional[Callable[[int], object]] = None,
+    sync: bool = False,
 ) -> int:
     """Decrypts the file ``src`` (a container or a binary age file) into ``dst`` with the
     workers of ``client``, every chunk verified; returns the bytes written. The header is
@@ -105,14 +111,14 @@ def decrypt_file(
     job = DistributedJob.decrypt(src, key=key, password=password, identities=identities,
                                  verify_with=verify_with, provider=provider)
     return run(client, job, src, dst, parts=parts, threads=threads, overwrite=overwrite,
-               progress=progress)
+               progress=progress, sync=sync)
 
 
 def _run_part(job: DistributedJob, src: str, dst: str, part: tuple[int, int],
-              threads: int) -> Optional[int]:
+              threads: int, sync: bool) -> Optional[int]:
     """One Dask task: the chunks ``part`` into the staged output. Returns where the output
     ends for the part holding the last chunk, else ``None``."""
-    return job.run(src, dst, part, threads=threads)
+    return job.run(src, dst, part, threads=threads, sync=sync)
 
 
 def run(
@@ -125,6 +131,7 @@ def run(
     threads: int = 1,
     overwrite: bool = False,
     progress: Optional[Callable[[int], object]] = None,
+    sync: bool = False,
 ) -> int:
     """Runs ``job`` (made on this process for the file ``src``) with the workers of ``client``
     into ``dst``, as :func:`encrypt_file` describes; returns the bytes written."""
@@ -140,8 +147,8 @@ def run(
     futures: list[Any] = []
     try:
         futures = [
-            dask_client.submit(_run_part, job, src_path, out, block, threads, key=f"{name}-{i}",
-                          pure=False)
+            dask_client.submit(_run_part, job, src_path, out, block, threads, sync,
+                               key=f"{name}-{i}", pure=False)
             for i, block in enumerate(blocks)
         ]
         end: Optional[int] = None
@@ -155,7 +162,7 @@ def run(
                 progress(last - first)
         if end is None:  # every chunk is in one part, the last one too
             raise RuntimeError("internal error (a bug in paracrypt): no part ended the output")
-        return int(staged.commit(end))
+        return int(staged.commit(end, sync=sync))
     except BaseException:
         dask_client.cancel(futures)
         raise
