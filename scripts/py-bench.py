@@ -19,7 +19,7 @@ crates/paracrypt-py/python), in a quiet window (the script prints the load avera
 
 (scripts/test.sh copies its debug extension back over the release one when it next runs.) The
 script refuses a debug extension or CLI unless given --allow-debug, and prints the CPU's flags,
-both builds' profiles, the provider each primitive runs on, and the load average before each row.
+both builds' profiles, the provider each primitive runs on, and the load average after each row.
 
 Rows (each "ours" and "theirs" run with the same provider and thread count):
   file      1 GiB file to file: paracrypt.encrypt_file / `paracrypt encrypt` (target >= 0.95)
@@ -151,7 +151,7 @@ def row(name: str, ours: float, theirs: float, target: str, what: str) -> dict[s
 
 
 def cpu() -> tuple[str, list[str]]:
-    model, flags = "?", set()
+    model, flags = "?", set[str]()
     try:
         text = Path("/proc/cpuinfo").read_text()
         found = re.search(r"^model name\s*:\s*(.*)$", text, re.M)
@@ -290,7 +290,7 @@ def main() -> None:
         if "dask" in rows:
             length = size(args.dask_size)
             out.append(dask_row(dask_dir(args.dask_dir, work, length), key, length,
-                                args.dask_size, repeat))
+                                args.dask_size, repeat, args.bin, work / "key"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
@@ -298,7 +298,7 @@ def main() -> None:
 
 
 def dask_row(where: Path, key: paracrypt.Key, length: int, label: str,
-             repeat: int) -> dict[str, object]:
+             repeat: int, cli: str, key_file: Path) -> dict[str, object]:
     from distributed import Client, LocalCluster
 
     import paracrypt.dask
@@ -310,32 +310,54 @@ def dask_row(where: Path, key: paracrypt.Key, length: int, label: str,
           "outside its time", flush=True)
     try:
         fill(plain, length)
-        # Both clusters up at once (an idle worker costs nothing), their runs interleaved. One
-        # thread per worker process and one per task (paracrypt.dask's default threads=1): with
-        # 1 worker one core works, with 2 both do. The output is removed before each run: the
-        # kernel freeing the last run's 1 GiB (and, on a disk, waiting for its write-back) when
-        # the new file replaces it is the filesystem's cost, the same for 1 worker and 2, not
-        # Dask's; on tmpfs nothing is written back at all.
-        def cluster(workers: int) -> LocalCluster:
-            return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                host="127.0.0.1", dashboard_address="127.0.0.1:0")
-
-        with cluster(1) as one, Client(one) as client1, cluster(2) as two, \
-                Client(two) as client2:
-
-            def encrypt(client: Client) -> Callable[[], object]:
-                return lambda: paracrypt.dask.encrypt_file(
-                    client, plain, sealed, key=key, cipher="chacha20-poly1305",
-                    provider="rustcrypto", threads=1, overwrite=True)
-
-            one_s, two_s = paired(encrypt(client1), encrypt(client2), repeat,
-                                  before=lambda: sealed.unlink(missing_ok=True))
+        # One cluster up at a time, in alternating blocks (1 worker, 2 workers, 1, 2, ...), so
+        # that a change in the machine's load weighs on both alike: an idle LocalCluster (its
+        # scheduler, nannies and workers' heartbeats) takes a few percent of a core, which on
+        # two cores comes out of the other cluster's tasks (both up at once gave 1.57x where
+        # this gives 1.76x, in the same minutes). One thread per worker process and one per
+        # task (paracrypt.dask's default threads=1): with 1 worker one core works, with 2 both
+        # do. The output is removed before each run: the kernel freeing the last run's 1 GiB
+        # (and, on a disk, waiting for its write-back) when the new file replaces it is the
+        # filesystem's cost, the same for 1 worker and 2, not Dask's; on tmpfs nothing is
+        # written back at all.
+        times: dict[int, list[float]] = {1: [], 2: []}
+        blocks = 3
+        per_block = max(1, -(-repeat // blocks))
+        for _ in range(blocks):
+            for workers in (1, 2):
+                with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
+                        Client(cluster) as client:
+                    for run in range(per_block + 1):  # the first is a warm-up
+                        sealed.unlink(missing_ok=True)
+                        start = time.perf_counter()
+                        paracrypt.dask.encrypt_file(
+                            client, plain, sealed, key=key, cipher="chacha20-poly1305",
+                            provider="rustcrypto", threads=1, overwrite=True)
+                        if run:
+                            times[workers].append(time.perf_counter() - start)
+        one_s, two_s = statistics.median(times[1]), statistics.median(times[2])
+        # The ceiling on this machine: the same work in one process, `encrypt -j1` against
+        # `-j2`, on the same files in the same minutes.
+        ceiling: dict[int, list[float]] = {1: [], 2: []}
+        for _ in range(blocks):
+            for threads in (1, 2):
+                for run in range(per_block + 1):
+                    sealed.unlink(missing_ok=True)
+                    start = time.perf_counter()
+                    subprocess.run([cli, "--provider", "rustcrypto", "encrypt", "-q", "--cipher",
+                                    "chacha20-poly1305", "-j", str(threads), "--key-file",
+                                    str(key_file), str(plain), "-o", str(sealed)], check=True)
+                    if run:
+                        ceiling[threads].append(time.perf_counter() - start)
+        one_process = statistics.median(ceiling[1]) / statistics.median(ceiling[2])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return row("dask", two_s, one_s, ">= 1.7",
                f"{label} paracrypt.dask.encrypt_file, 2 workers vs 1, one thread each "
-               f"(ChaCha20-Poly1305, RustCrypto; files on {on})")
+               f"(ChaCha20-Poly1305, RustCrypto; files on {on}); one process, "
+               f"`encrypt -j2` vs `-j1` on the same files: {one_process:.2f}x")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

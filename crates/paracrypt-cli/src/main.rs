@@ -75,8 +75,8 @@ enum Command {
     /// Verify a file (or a byte range of it) against its detached signature and the signer's
     /// public key.
     Verify(cmd::sign::VerifyArgs),
-    /// Create a new random 256-bit key file or age X25519 identity (mode 0600); -y prints an
-    /// identity file's recipients.
+    /// Create a new random 256-bit key file, an age identity (X25519 or post-quantum) or a
+    /// signing key (Ed25519, ML-DSA-65), mode 0600; -y prints an identity file's recipients.
     Keygen(cmd::keygen::KeygenArgs),
     /// Measure time, throughput, speed-up and efficiency against threads and sizes.
     Bench(cmd::bench::BenchArgs),

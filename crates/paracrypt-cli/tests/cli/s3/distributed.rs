@@ -341,7 +341,7 @@ fn faults_leave_no_object_and_no_upload() {
 /// object nor an upload is left.
 ///
 /// The signal goes to `mpirun` alone and once: `mpirun` takes a second signal within 5 s as
-/// "abort now" and SIGKILLs the ranks without passing anything on, and `timeout` (which the test
+/// "abort now" and ends without passing anything on, and `timeout` (which the test
 /// runs `mpirun` under) sends two, one to its child and one to its process group. README
 /// *Object storage* says so.
 #[test]
