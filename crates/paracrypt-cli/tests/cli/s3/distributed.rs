@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::{Action, Bucket, Proxy, Server};
+use super::{Action, Bucket, Proxy, Request, Server};
 use crate::common::*;
 use crate::container::keygen;
 use crate::distributed::with_mpi::{have_mpirun, mpirun_command, mpirun_with, one_error};
@@ -335,6 +335,79 @@ fn faults_leave_no_object_and_no_upload() {
     assert_eq!(tried, 4 * 2, "part 3 tried twice in each run");
 }
 
+/// A 3-rank encryption to an object, caught in the middle of its upload: the proxy holds every
+/// part back for `hold`, and this returns once the first part reached it.
+struct MidUpload {
+    child: std::process::Child,
+    proxy: Proxy,
+    /// In the object's name, so in every process's command line: finds this run's processes.
+    marker: String,
+    _session: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+}
+
+impl MidUpload {
+    fn start(server: &Server, bucket: &Bucket<'_>, hold: u64, seed: u8, extra: &[&str]) -> Self {
+        let dir = scratch();
+        let d = dir.path();
+        let key = keygen(d, "k");
+        let input = write(d, "plain", &data(LEN, seed));
+        let proxy = Proxy::start(server.port, move |r| {
+            if r.is_part() {
+                Action::Delay(std::time::Duration::from_millis(hold))
+            } else {
+                Action::Forward
+            }
+        });
+        let marker = format!("mid-upload-{}", bucket.name);
+        let mut args = encrypt_args(&key, &s(&input), &bucket.url(&marker));
+        args.extend(["--upload-concurrency", "1", "--schedule", "static"].map(String::from));
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let (mut cmd, session) =
+            mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
+        let child = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
+            assert!(start.elapsed().as_secs() < 120, "no part was ever sent");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        MidUpload {
+            child,
+            proxy,
+            marker,
+            _session: session,
+            _dir: dir,
+        }
+    }
+
+    /// The pid of this run's process `program` (of rank `rank`, if given).
+    fn pid(&self, program: &str, rank: Option<usize>) -> u32 {
+        crate::cluster_faults::processes(&self.marker)
+            .into_iter()
+            .find(|p| p.program == program && (rank.is_none() || p.rank == rank))
+            .unwrap_or_else(|| panic!("{program} runs"))
+            .pid
+    }
+
+    /// Waits for the run to end; checks that neither an object nor an upload is left and that
+    /// the upload was never completed.
+    fn end(self, bucket: &Bucket<'_>) -> (std::process::Output, Vec<(Request, Action)>) {
+        let out = self.child.wait_with_output().unwrap();
+        nothing_left(bucket, &[]);
+        let requests = self.proxy.requests();
+        assert!(
+            !requests.iter().any(|(r, _)| r.is_complete()),
+            "the upload was completed"
+        );
+        (out, requests)
+    }
+}
+
 /// SIGTERM to `mpirun` in the middle of the upload: Open MPI passes it on to every rank (after a
 /// SIGCONT and one second, and it kills them a second later), every rank's interrupt handler
 /// aborts the upload it joined at once, without waiting for its parts in flight, and neither an
@@ -346,57 +419,18 @@ fn faults_leave_no_object_and_no_upload() {
 /// *Object storage* says so.
 #[test]
 fn a_signal_aborts_the_distributed_upload() {
-    use crate::cluster_faults::{processes, signal};
     if !have_mpirun() {
         return;
     }
     let server = Server::shared();
     let bucket = server.bucket("mpi-signal");
-    let dir = scratch();
-    let d = dir.path();
-    let key = keygen(d, "k");
-    let input = write(d, "plain", &data(LEN, 8));
-    // Parts are held back: the run is mid-upload for seconds.
-    let proxy = Proxy::start(server.port, |r| {
-        if r.is_part() {
-            Action::Delay(std::time::Duration::from_millis(1500))
-        } else {
-            Action::Forward
-        }
-    });
-    // The object's name marks this run's processes.
-    let marker = format!("signalled-{}", bucket.name);
-    let mut args = encrypt_args(&key, &s(&input), &bucket.url(&marker));
-    args.extend(["--upload-concurrency", "1", "--schedule", "static"].map(String::from));
-    let (mut cmd, _session) = mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
-    let child = cmd
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
-        assert!(start.elapsed().as_secs() < 120, "no part was ever sent");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let mpirun = processes(&marker)
-        .into_iter()
-        .find(|p| p.program == "mpirun")
-        .expect("mpirun runs")
-        .pid;
-    signal("-TERM", mpirun);
-    let out = child.wait_with_output().unwrap();
+    let run = MidUpload::start(server, &bucket, 1500, 8, &[]);
+    crate::cluster_faults::signal("-TERM", run.pid("mpirun", None));
+    let (out, requests) = run.end(&bucket);
     assert!(!out.status.success(), "{out:?}");
-    let requests = proxy.requests();
     assert!(
         requests.iter().any(|(r, _)| r.method == "DELETE"),
         "no rank aborted the upload: {requests:?}"
-    );
-    nothing_left(&bucket, &[]);
-    assert!(
-        !requests.iter().any(|(r, _)| r.is_complete()),
-        "the upload was completed"
     );
 }
 
@@ -405,64 +439,17 @@ fn a_signal_aborts_the_distributed_upload() {
 /// status, leaving neither an object nor an upload.
 #[test]
 fn a_stalled_rank_aborts_the_distributed_upload() {
-    use crate::cluster_faults::{processes, signal};
     if !have_mpirun() {
         return;
     }
     let server = Server::shared();
     let bucket = server.bucket("mpi-stall");
-    let dir = scratch();
-    let d = dir.path();
-    let key = keygen(d, "k");
-    let input = write(d, "plain", &data(LEN, 9));
-    let proxy = Proxy::start(server.port, |r| {
-        if r.is_part() {
-            Action::Delay(std::time::Duration::from_millis(1000))
-        } else {
-            Action::Forward
-        }
-    });
-    // The object's name marks this run's processes.
-    let marker = format!("stalled-{}", bucket.name);
-    let mut args = encrypt_args(&key, &s(&input), &bucket.url(&marker));
-    args.extend(
-        [
-            "--upload-concurrency",
-            "1",
-            "--schedule",
-            "static",
-            "--stall-timeout",
-            "4",
-        ]
-        .map(String::from),
-    );
-    let (mut cmd, _session) = mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
-    let child = cmd
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
-        assert!(start.elapsed().as_secs() < 120, "no part was ever sent");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let rank_2 = processes(&marker)
-        .into_iter()
-        .find(|p| p.program == "paracrypt" && p.rank == Some(2))
-        .expect("rank 2 runs")
-        .pid;
-    signal("-STOP", rank_2);
-    let out = child.wait_with_output().unwrap();
+    let run = MidUpload::start(server, &bucket, 1000, 9, &["--stall-timeout", "4"]);
+    crate::cluster_faults::signal("-STOP", run.pid("paracrypt", Some(2)));
+    let (out, _) = run.end(&bucket);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("--stall-timeout"), "{stderr}");
-    nothing_left(&bucket, &[]);
-    assert!(
-        !proxy.requests().iter().any(|(r, _)| r.is_complete()),
-        "the upload was completed"
-    );
 }
 
 /// An object created by someone else while the ranks upload is not replaced: rank 0's complete

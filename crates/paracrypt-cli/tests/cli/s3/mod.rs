@@ -23,7 +23,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-pub use proxy::{Action, Proxy};
+pub use proxy::{Action, Proxy, Request};
 
 use crate::common::paracrypt;
 
