@@ -9,6 +9,7 @@
 //! | 3 | `--distributed`: nothing progressed for `--stall-timeout` seconds; the job was aborted (`mpirun`'s status) |
 //! | 4 | internal: a cryptographic provider (aws-lc, OpenSSL, RustCrypto) failed inside, e.g. could not allocate ([`ErrorKind::Internal`]); neither the request nor the data is at fault |
 //! | 5 | a signature check failed: the data is not proven to come from the expected signer (altered data or signature, another signer, or no signature where one was required) |
+//! | 6 | `--recursive`: the tree was done in part: the files named on stderr failed (or were not started), every other file is complete |
 //! | 128 + N | killed by signal N (130 for Ctrl-C): nothing is left behind (see [`crate::interrupt`]) |
 
 use std::process::ExitCode;
@@ -107,6 +108,10 @@ pub const INTERNAL: u8 = 4;
 
 /// The status of a failed signature check: the data is not proven to come from the signer.
 pub const NOT_SIGNED: u8 = 5;
+
+/// The status of a tree done in part (`--recursive`): some files failed, every other file is
+/// complete. A tree of which nothing was done exits with its failure's own status.
+pub const PARTIAL: u8 = 6;
 
 /// The exit status of a kind of failure: 2 for a usage error, 4 for an internal one, 5 for a
 /// failed signature check, 1 otherwise.

@@ -81,6 +81,16 @@ impl FilesFlags {
     }
 }
 
+/// `--recursive`: INPUT and OUTPUT are directory trees. No short form: `-r` and `-R` name
+/// recipients, as in age.
+#[derive(Clone, Copy, Debug, Args)]
+pub struct RecursiveFlag {
+    /// INPUT and OUTPUT are directories: every file of the tree, on one schedule, with an
+    /// encrypted manifest at OUTPUT's top (see "Directory trees" in the README).
+    #[arg(long)]
+    pub recursive: bool,
+}
+
 /// `--progress` / `-q/--quiet`.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct ProgressFlags {

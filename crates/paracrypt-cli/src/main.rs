@@ -32,7 +32,7 @@ use paracrypt_core::provider::Provider;
 #[command(
     after_help = "Exit status: 0 success, 1 failure, 2 usage error, 3 a --distributed job stalled, 4 a \
                   cryptographic provider failed inside, 5 a signature not \
-                  verified, 128+N interrupted by signal N."
+                  verified, 6 a tree (--recursive) done in part, 128+N interrupted by signal N."
 )]
 pub struct Cli {
     /// Cryptographic provider: fastest (the default: per primitive, the fastest compiled

@@ -332,6 +332,41 @@ pub enum Error {
         /// The chunk's index.
         index: u64,
     },
+    /// A tree ([`crate::tree`]) that cannot be encrypted or decrypted as asked: an output inside
+    /// its input, an output directory that already holds files, a name that clashes with the
+    /// manifest's.
+    #[error("{0}")]
+    Tree(String),
+    /// A tree's output directory that already holds files, where writing into it was not
+    /// asked for.
+    #[error("the output directory {0} is not empty")]
+    TreeOutputExists(String),
+    /// A file of a tree that is not a regular file, a directory or a symbolic link: refused by
+    /// name, before anything is written.
+    #[error("{path}: {what}: a tree holds regular files, directories and symbolic links only")]
+    SpecialFile {
+        /// The file, as the walk found it (the input directory, then its path in the tree).
+        path: String,
+        /// What it is: `a FIFO`, `a socket`, `a character device`, `a block device`.
+        what: &'static str,
+    },
+    /// A tree's manifest that is not well formed (after it decrypted: its author wrote it so,
+    /// or it is not a manifest).
+    #[error("not a valid tree manifest: {0}")]
+    Manifest(String),
+    /// A file of an encrypted tree that is not the one its manifest lists: another file's,
+    /// an older version, or changed.
+    #[error("{0}")]
+    TreeMismatch(String),
+    /// The failure of one file of a tree, naming it (its path in the tree).
+    #[error("{path}: {source}")]
+    InTree {
+        /// The file's path in the tree.
+        path: String,
+        /// What went wrong with it.
+        #[source]
+        source: Box<Error>,
+    },
 }
 
 /// What is wrong with a container header.
@@ -393,6 +428,9 @@ impl Error {
             | Error::Identity { .. }
             | Error::IncompatibleRecipients(_)
             | Error::Request(_)
+            | Error::Tree(_)
+            | Error::TreeOutputExists(_)
+            | Error::SpecialFile { .. }
             | Error::OtherInput(_) => ErrorKind::Usage,
             Error::Io { .. } => ErrorKind::Io,
             Error::PartialBlock { .. }
@@ -422,7 +460,10 @@ impl Error {
             | Error::BadPassword { .. }
             | Error::SaltedFile
             | Error::InputChanged(_)
+            | Error::Manifest(_)
+            | Error::TreeMismatch(_)
             | Error::SignatureFile(_) => ErrorKind::Data,
+            Error::InTree { source, .. } => source.kind(),
             Error::Provider { .. } => ErrorKind::Internal,
             Error::BadSignature
             | Error::WrongSigner { .. }

@@ -26,6 +26,8 @@
 //!   adapter.
 //! - [`request`]: the front door every front end calls: what a caller asked for and the
 //!   input's first bytes become the one job to run, with every refusal decided there.
+//! - [`tree`]: whole directory trees: every file on one schedule, one encrypted (and
+//!   optionally signed) manifest at the output's top.
 //!
 //! This crate never prints and never builds a thread pool: wrap calls in
 //! `rayon::ThreadPool::install` to choose the thread count.
@@ -51,6 +53,7 @@ pub mod request;
 pub mod sign;
 pub mod size;
 mod stream;
+pub mod tree;
 
 pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};
 pub use recipe::{Recipe, Runner, StreamReader, StreamWriter};

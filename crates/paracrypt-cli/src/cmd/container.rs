@@ -13,7 +13,9 @@ use paracrypt_core::sign::SigningKey;
 
 use crate::cmd::signatures::{key_error_core, read_key_file};
 use crate::exit::usage;
-use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, ThreadsFlag};
+use crate::flags::{
+    ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, RecursiveFlag, ThreadsFlag,
+};
 use crate::people::{IdentityFlags, RecipientFlags};
 use crate::secret::SecretArgs;
 use crate::spec::{JobSpec, Operation};
@@ -31,9 +33,19 @@ pub struct CommonArgs {
     progress: ProgressFlags,
     #[command(flatten)]
     distributed: DistributedFlags,
+    #[command(flatten)]
+    recursive: RecursiveFlag,
 }
 
 impl CommonArgs {
+    /// What a tree (`--recursive`) cannot do yet, refused before anything is read.
+    fn refuse_for_trees(&self) -> Result<()> {
+        if self.distributed.distributed {
+            return usage("--recursive runs on this machine's cores: drop --distributed");
+        }
+        Ok(())
+    }
+
     /// A spec for `operation` with these options; `binary`: the output is ciphertext.
     fn spec(&self, operation: Operation, binary: bool) -> JobSpec {
         let mut spec = JobSpec::new(operation, self.threads, &self.files, binary);
@@ -85,6 +97,10 @@ pub struct EncryptArgs {
     /// With --sign and an RSA key: the RSA signature scheme.
     #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15)]
     rsa_scheme: RsaScheme,
+    /// With --recursive: store every file under an opaque name (a keyed hash of its path);
+    /// the names, directories and links are only in the encrypted manifest.
+    #[arg(long, requires = "recursive")]
+    hide_names: bool,
     /// Test builds only (the `test-hooks` feature): a fixed salt (hex, 32 bytes) for
     /// reproducible output. Reusing a salt reuses the keystream.
     #[cfg(feature = "test-hooks")]
@@ -130,11 +146,26 @@ pub struct DecryptArgs {
 
 /// Runs `paracrypt encrypt`, sealing on `provider`.
 pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
+    if args.common.recursive.recursive {
+        args.common.refuse_for_trees()?;
+        let tree = crate::run::tree::TreeArgs {
+            hide_names: args.hide_names,
+        };
+        return crate::run::tree::run(encrypt_spec(&args)?, provider, tree);
+    }
     crate::run::job(args.common.distributed, provider, encrypt_spec(&args))
 }
 
 /// Runs `paracrypt decrypt`, opening on `provider`.
 pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
+    if args.common.recursive.recursive {
+        args.common.refuse_for_trees()?;
+        if args.range.is_some() {
+            return usage("--range reads one file: drop --recursive");
+        }
+        let tree = crate::run::tree::TreeArgs { hide_names: false };
+        return crate::run::tree::run(decrypt_spec(&args)?, provider, tree);
+    }
     crate::run::job(args.common.distributed, provider, decrypt_spec(&args))
 }
 

@@ -8,7 +8,7 @@ pub mod remote;
 pub use input::Input;
 #[cfg(feature = "mpi")]
 pub use output::NewOutput;
-pub use output::{Output, OutputPolicy, OutputTarget};
+pub use output::{NO_TMPFILE_ENV, Output, OutputPolicy, OutputTarget};
 
 use anyhow::{Context, Result};
 

@@ -4,6 +4,7 @@
 pub mod distributed;
 mod head;
 pub mod local;
+pub mod tree;
 
 use std::process::ExitCode;
 

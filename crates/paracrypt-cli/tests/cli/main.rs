@@ -25,4 +25,5 @@ mod sigfiles;
 mod sign;
 mod signed;
 mod testkit;
+mod tree;
 mod typage;

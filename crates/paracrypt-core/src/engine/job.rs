@@ -81,6 +81,19 @@ impl Transform {
         }
     }
 
+    /// Runs `f` with the transform as the calling thread calls it, for a driver that runs its
+    /// own chunks on one thread (a tree's task: [`crate::tree`]). A serial transform is locked
+    /// for the call and must still see its chunks in order.
+    pub(crate) fn here<R>(&self, f: impl FnOnce(&mut Apply<'_>) -> R) -> R {
+        match &self.0 {
+            Kind::Parallel(t) => f(&mut Apply::Parallel(&**t)),
+            Kind::Serial(t) => {
+                let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+                f(&mut Apply::Serial(&mut **t))
+            }
+        }
+    }
+
     /// Whether the chunks may run on more than one thread.
     pub(crate) fn is_parallel(&self) -> bool {
         matches!(self.0, Kind::Parallel(_))

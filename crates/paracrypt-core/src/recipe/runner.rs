@@ -60,6 +60,18 @@ impl Runner {
         self
     }
 
+    /// The provider chosen with [`Runner::provider`] (for drivers outside this module: trees).
+    pub(crate) fn chosen_provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// Tells the progress callback, if there is one, of `bytes` more input taken in.
+    pub(crate) fn advance(&self, bytes: u64) {
+        if let Some(progress) = &self.progress {
+            progress(bytes);
+        }
+    }
+
     /// Runs `recipe` from `input` into `output` with positional I/O on every pool thread and
     /// sets `output`'s length. Returns the bytes written. The progress callback is told of
     /// every input byte, the header a decryption reads included (as a stream counts it). An

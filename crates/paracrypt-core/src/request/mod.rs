@@ -167,7 +167,7 @@ impl Driver {
 pub struct Request(Kind);
 
 #[derive(Clone, Debug)]
-enum Kind {
+pub(crate) enum Kind {
     /// paracrypt's container or an age file.
     Encrypt {
         secret: Secret,
@@ -329,6 +329,12 @@ impl Request {
             _ => return refuse("a fixed salt applies to encryption (a file holds its salt)"),
         }
         Ok(self)
+    }
+
+    /// What was asked for, for the drivers that make several jobs of one request (a tree:
+    /// [`crate::tree`]).
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.0
     }
 
     /// Whether this request writes ciphertext (an encryption, either format or a raw cipher).

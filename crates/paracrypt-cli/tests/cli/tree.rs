@@ -1,0 +1,510 @@
+//! Whole directory trees (`--recursive`, issue #35), end to end: every secret kind and format
+//! round trips a tree with its modes, times, links and odd names; each encrypted file opens
+//! alone with the one-file commands and with `age`; refusals come before any output; a file
+//! that fails is named and the others are complete; an interrupt leaves no temporary file.
+//! Trees are kept small (a few dozen files) so that the suite stays fast.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+use crate::container::keygen;
+use crate::people::x25519;
+use crate::signed::signing_key;
+
+/// What a tree holds, as `cp -a` keeps it: each path's kind, mode, modification time (to the
+/// nanosecond), and a file's bytes or a link's target.
+#[derive(Debug, PartialEq, Eq)]
+enum Node {
+    Dir { mode: u32, mtime: (i64, i64) },
+    File { mode: u32, mtime: (i64, i64), bytes: Vec<u8> },
+    Link { target: PathBuf },
+}
+
+/// Every entry under `root`, by path (the root itself as the empty path).
+fn snapshot(root: &Path) -> BTreeMap<Vec<u8>, Node> {
+    let mut out = BTreeMap::new();
+    fn walk(root: &Path, rel: &Path, out: &mut BTreeMap<Vec<u8>, Node>) {
+        let at = root.join(rel);
+        let meta = std::fs::symlink_metadata(&at).unwrap();
+        let mode = meta.mode() & 0o7777;
+        let mtime = (meta.mtime(), meta.mtime_nsec());
+        let key = rel.as_os_str().as_bytes().to_vec();
+        if meta.file_type().is_symlink() {
+            out.insert(
+                key,
+                Node::Link {
+                    target: std::fs::read_link(&at).unwrap(),
+                },
+            );
+        } else if meta.is_dir() {
+            out.insert(key, Node::Dir { mode, mtime });
+            for entry in std::fs::read_dir(&at).unwrap() {
+                walk(root, &rel.join(entry.unwrap().file_name()), out);
+            }
+        } else {
+            out.insert(
+                key,
+                Node::File {
+                    mode,
+                    mtime,
+                    bytes: std::fs::read(&at).unwrap(),
+                },
+            );
+        }
+    }
+    walk(root, Path::new(""), &mut out);
+    out
+}
+
+/// Every path under `root` whose name is a temporary file's.
+fn temporaries(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    if let Ok(listing) = std::fs::read_dir(root) {
+        for entry in listing {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with(".paracrypt-") {
+                found.push(path.clone());
+            }
+            if std::fs::symlink_metadata(&path).unwrap().is_dir() {
+                found.extend(temporaries(&path));
+            }
+        }
+    }
+    found
+}
+
+/// Sets the modification time of `path` itself (a link too).
+fn touch(path: &Path, seconds: i64, nanos: i64) {
+    let times = rustix::fs::Timestamps {
+        last_access: rustix::fs::Timespec {
+            tv_sec: seconds,
+            tv_nsec: nanos,
+        },
+        last_modification: rustix::fs::Timespec {
+            tv_sec: seconds,
+            tv_nsec: nanos,
+        },
+    };
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        path,
+        &times,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .unwrap();
+}
+
+/// A small tree with what `cp -a` keeps: nested and empty directories, an empty file, files
+/// around the chunk size, a file of several tasks, odd names (a space, a newline, bytes that
+/// are not UTF-8), modes (an executable, a private file, a read-only directory) and times to the
+/// nanosecond, and links (relative, dangling, absolute out of the tree). Returns its root.
+fn sample_tree(dir: &Path) -> PathBuf {
+    let root = dir.join("plain");
+    let sub = root.join("sub dir/deeper");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::create_dir_all(root.join("empty dir")).unwrap();
+    write(&root, "empty", b"");
+    write(&root, "one chunk", &data(4096, 1));
+    write(&sub, "chunk and one", &data(4097, 2));
+    write(&root, "several tasks", &data(3 << 20, 3));
+    let odd = root.join(OsStr::from_bytes(b"new\nline \xff"));
+    std::fs::write(&odd, data(100, 4)).unwrap();
+    let exe = write(&root.join("sub dir"), "run.sh", b"#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let private = write(&sub, "private", &data(10, 5));
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::symlink("sub dir/run.sh", root.join("link to run")).unwrap();
+    std::os::unix::fs::symlink("nowhere", root.join("sub dir/dangling")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", root.join("outside")).unwrap();
+    touch(&private, 1_000_000_000, 123_456_789);
+    touch(&root.join("outside"), 1_100_000_000, 5);
+    touch(&sub, 1_200_000_000, 999_999_999);
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o555)).unwrap();
+    touch(&root.join("empty dir"), 1_300_000_000, 1);
+    root
+}
+
+fn encrypt(args: &[&str], input: &Path, output: &Path) -> Command {
+    let mut cmd = paracrypt();
+    cmd.args(["encrypt", "--recursive", "-q"])
+        .args(args)
+        .arg(input)
+        .arg("-o")
+        .arg(output);
+    cmd
+}
+
+fn decrypt(args: &[&str], input: &Path, output: &Path) -> Command {
+    let mut cmd = paracrypt();
+    cmd.args(["decrypt", "--recursive", "-q"])
+        .args(args)
+        .arg(input)
+        .arg("-o")
+        .arg(output);
+    cmd
+}
+
+/// The regular files under `root`, relative to it.
+fn files(root: &Path) -> Vec<PathBuf> {
+    snapshot(root)
+        .into_iter()
+        .filter(|(_, node)| matches!(node, Node::File { .. }))
+        .map(|(path, _)| PathBuf::from(OsStr::from_bytes(&path)))
+        .collect()
+}
+
+#[test]
+fn a_tree_round_trips_with_its_modes_times_links_and_names_at_1_and_3_threads() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = sample_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    for threads in ["1", "3"] {
+        let sealed = d.join(format!("sealed-{threads}"));
+        let back = d.join(format!("back-{threads}"));
+        ok(run(encrypt(
+            &["-k", k, "-j", threads, "--chunk-size", "64KiB"],
+            &plain,
+            &sealed,
+        )));
+        // Each file at its path with the suffix; links and nothing else only in the manifest.
+        let mut stored = files(&sealed);
+        stored.sort();
+        let mut expected: Vec<PathBuf> = files(&plain)
+            .into_iter()
+            .map(|p| {
+                let mut name = p.into_os_string();
+                name.push(".pcr");
+                PathBuf::from(name)
+            })
+            .chain([PathBuf::from("paracrypt-manifest")])
+            .collect();
+        expected.sort();
+        assert_eq!(stored, expected);
+        assert!(!sealed.join("link to run").exists());
+        ok(run(decrypt(&["-k", k, "-j", threads], &sealed, &back)));
+        let (want, got) = (snapshot(&plain), snapshot(&back));
+        // The top directory's time moves as the tree is made: compared as the rest are.
+        assert_eq!(got, want, "-j{threads}");
+        assert!(temporaries(&sealed).is_empty() && temporaries(&back).is_empty());
+        // Every encrypted file opens alone with the one-file command.
+        let mut one = paracrypt();
+        one.args(["decrypt", "-k", k])
+            .arg(sealed.join("sub dir/deeper/chunk and one.pcr"));
+        assert_eq!(ok(run(one)), data(4097, 2));
+    }
+    // Made writable again so that the scratch directory can be removed.
+    for root in ["plain", "back-1", "back-3"] {
+        let sub = d.join(root).join("sub dir/deeper");
+        std::fs::set_permissions(sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// A tree of a few files of every size class, for the secret kinds.
+fn small_tree(dir: &Path) -> PathBuf {
+    let root = dir.join("small");
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    write(&root, "x", &data(70_000, 9));
+    write(&root.join("a"), "y", b"");
+    write(&root.join("a/b"), "z", &data(1 << 20, 8));
+    std::os::unix::fs::symlink("../x", root.join("a/l")).unwrap();
+    root
+}
+
+#[test]
+fn every_secret_kind_and_format_round_trips_and_each_file_opens_alone() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let (identity, recipient) = x25519(d, "me.key");
+    let identity = identity.to_str().unwrap().to_owned();
+    let password = write(d, "pw", b"correct horse\n");
+    let pw = password.to_str().unwrap().to_owned();
+    let cases: Vec<(&str, Vec<&str>, Vec<&str>, &str)> = vec![
+        ("password", vec!["-p", &pw], vec!["-p", &pw], ".pcr"),
+        (
+            "recipients",
+            vec!["-r", &recipient],
+            vec!["-i", &identity],
+            ".pcr",
+        ),
+        (
+            "age",
+            vec!["--format", "age", "-r", &recipient],
+            vec!["-i", &identity],
+            ".age",
+        ),
+        (
+            "age armor",
+            vec!["--format", "age", "--armor", "-r", &recipient],
+            vec!["-i", &identity],
+            ".age",
+        ),
+        (
+            "age passphrase",
+            vec!["--format", "age", "--passphrase", "-p", &pw],
+            vec!["-p", &pw],
+            ".age",
+        ),
+    ];
+    for (name, seal, open, suffix) in cases {
+        let sealed = d.join(format!("sealed {name}"));
+        let back = d.join(format!("back {name}"));
+        ok(run(encrypt(&seal, &plain, &sealed)));
+        assert!(sealed.join(format!("a/b/z{suffix}")).is_file(), "{name}");
+        ok(run(decrypt(&open, &sealed, &back)));
+        assert_eq!(snapshot(&back), snapshot(&plain), "{name}");
+        // To recipients, every file opens alone with their identity; with a password the
+        // tree's own key seals them, and the password opens the manifest only.
+        let mut one = paracrypt();
+        one.arg("decrypt").args(&open).arg(sealed.join(format!("x{suffix}")));
+        let out = run(one);
+        if name.contains("passphrase") || name == "password" {
+            assert!(!out.status.success(), "{name}");
+        } else {
+            assert_eq!(ok(out), data(70_000, 9), "{name}");
+        }
+        if suffix == ".age" && !name.contains("passphrase") && have("age", "--version") {
+            let mut age = Command::new("age");
+            age.args(["-d", "-i", &identity])
+                .arg(sealed.join(format!("a/b/z{suffix}")));
+            assert_eq!(ok(run(age)), data(1 << 20, 8), "age -d reads {name}");
+        }
+    }
+}
+
+#[test]
+fn a_signed_tree_is_checked_against_its_signer() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let (signer, public) = signing_key(d, "ed25519", "me");
+    let (_, stranger) = signing_key(d, "ed25519", "stranger");
+    let sealed = d.join("sealed");
+    ok(run(encrypt(
+        &["-k", k, "--sign", signer.to_str().unwrap()],
+        &plain,
+        &sealed,
+    )));
+    // Every file is a signed container too.
+    let mut info = paracrypt();
+    info.arg("info").arg(sealed.join("x.pcr"));
+    let text = String::from_utf8(ok(run(info))).unwrap();
+    assert!(text.contains("signed by:"), "{text}");
+
+    let back = d.join("back");
+    let mut cmd = paracrypt();
+    cmd.args(["decrypt", "--recursive", "-k", k, "--verify-with"])
+        .arg(&public)
+        .arg(&sealed)
+        .arg("-o")
+        .arg(&back);
+    let out = run(cmd);
+    let (_, stderr) = status_and_stderr(&out);
+    ok(out);
+    assert!(stderr.contains("good signature: the tree's manifest is signed by ed25519"), "{stderr}");
+    assert_eq!(snapshot(&back), snapshot(&plain));
+
+    let other = d.join("other");
+    let mut cmd = paracrypt();
+    cmd.args(["decrypt", "--recursive", "-k", k, "--verify-with"])
+        .arg(&stranger)
+        .arg(&sealed)
+        .arg("-o")
+        .arg(&other);
+    fails(run(cmd), 5, "signed by another key");
+    assert!(!other.exists());
+    // An unsigned tree, when a signer is required.
+    let unsigned = d.join("unsigned");
+    ok(run(encrypt(&["-k", k], &plain, &unsigned)));
+    let mut cmd = paracrypt();
+    cmd.args(["decrypt", "--recursive", "-k", k, "--verify-with"])
+        .arg(&public)
+        .arg(&unsigned)
+        .arg("-o")
+        .arg(&other);
+    fails(run(cmd), 5, "not signed");
+    assert!(!other.exists());
+}
+
+#[test]
+fn refusals_come_before_any_output() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let out = d.join("out");
+
+    // A FIFO in the tree, named; nothing made.
+    let fifo = plain.join("a/pipe");
+    rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    fails(run(encrypt(&["-k", k], &plain, &out)), 2, "a/pipe: a FIFO");
+    assert!(!out.exists());
+    std::fs::remove_file(&fifo).unwrap();
+
+    // An output that holds files, without --force; the output inside the input.
+    std::fs::create_dir(&out).unwrap();
+    write(&out, "keep", b"mine");
+    fails(run(encrypt(&["-k", k], &plain, &out)), 2, "is not empty: use --force");
+    assert_eq!(listing(&out), ["keep"]);
+    fails(
+        run(encrypt(&["-k", k], &plain, &plain.join("a/enc"))),
+        2,
+        "is inside the input",
+    );
+    assert!(!plain.join("a/enc").exists());
+    // A file, not a directory; no INPUT; stdout.
+    fails(run(encrypt(&["-k", k], &plain.join("x"), &d.join("o2"))), 2, "not a directory");
+    let mut cmd = paracrypt();
+    cmd.args(["encrypt", "--recursive", "-k", k, "-o"]).arg(&out);
+    fails(run(cmd), 2, "--recursive needs INPUT");
+    let mut cmd = paracrypt();
+    cmd.args(["encrypt", "--recursive", "-k", k]).arg(&plain);
+    fails(run(cmd), 2, "--recursive needs -o OUTPUT");
+    // With --force, written into, the other file left alone.
+    ok(run(encrypt(&["-k", k, "--force"], &plain, &out)));
+    assert_eq!(std::fs::read(out.join("keep")).unwrap(), b"mine");
+    // Decrypting needs a tree; a wrong key reads no file.
+    let back = d.join("back");
+    fails(run(decrypt(&["-k", k], &plain, &back)), 1, "has no manifest");
+    let other = keygen(d, "other");
+    fails(
+        run(decrypt(&["-k", other.to_str().unwrap()], &out, &back)),
+        1,
+        "paracrypt-manifest: wrong key",
+    );
+    assert!(!back.exists());
+}
+
+/// Runs `cmd` as root would without its power to read anything (a permission-denied test that
+/// means something as root too).
+fn without_override(cmd: Command) -> Command {
+    if !std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+        return cmd;
+    }
+    let mut wrapped = Command::new("setpriv");
+    wrapped
+        .arg("--bounding-set=-dac_override,-dac_read_search")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => wrapped.env(k, v),
+            None => wrapped.env_remove(k),
+        };
+    }
+    wrapped
+}
+
+#[test]
+fn a_file_that_fails_is_named_and_every_other_file_is_complete() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let locked = plain.join("a/b/z");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    for named in [false, true] {
+        let sealed = d.join(format!("sealed-{named}"));
+        let mut cmd = without_override(encrypt(&["-k", k, "-j", "2"], &plain, &sealed));
+        if named {
+            cmd.env("PARACRYPT_NO_TMPFILE", "1");
+        }
+        let stderr = fails(run(cmd), 6, "a/b/z: cannot open it: Permission denied");
+        assert!(stderr.contains("2 files done and complete"), "{stderr}");
+        assert!(!sealed.join("a/b/z.pcr").exists());
+        assert!(temporaries(&sealed).is_empty(), "{:?}", temporaries(&sealed));
+        // The manifest lists the files done; decrypting says the tree is not whole.
+        let back = d.join(format!("back-{named}"));
+        let stderr = fails(run(decrypt(&["-k", k], &sealed, &back)), 6, "incomplete");
+        assert!(!stderr.contains("a/b/z"), "{stderr}");
+        assert_eq!(std::fs::read(back.join("x")).unwrap(), data(70_000, 9));
+        assert!(!back.join("a/b/z").exists());
+    }
+    // Nothing can be read: nothing is left, and the status is the failure's own.
+    for name in ["x", "a/y"] {
+        std::fs::set_permissions(plain.join(name), std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    let none = d.join("none");
+    fails(run(without_override(encrypt(&["-k", k], &plain, &none))), 1, "Permission denied");
+    assert!(!none.exists());
+}
+
+#[test]
+fn swapped_or_missing_files_are_refused_and_named() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(encrypt(&["-k", k], &plain, &sealed)));
+    // Two files of the tree swapped: each opens under the key, neither is where it belongs.
+    let (x, y) = (sealed.join("x.pcr"), sealed.join("a/y.pcr"));
+    let swap = d.join("swap");
+    std::fs::rename(&x, &swap).unwrap();
+    std::fs::rename(&y, &x).unwrap();
+    std::fs::rename(&swap, &y).unwrap();
+    let back = d.join("back");
+    let stderr = fails(run(decrypt(&["-k", k], &sealed, &back)), 6, "x: its encrypted file x.pcr is not the one the manifest lists");
+    assert!(stderr.contains("a/y: its encrypted file a/y.pcr is not the one"), "{stderr}");
+    assert!(!back.join("x").exists() && !back.join("a/y").exists());
+    assert_eq!(std::fs::read(back.join("a/b/z")).unwrap(), data(1 << 20, 8));
+    assert!(temporaries(&back).is_empty());
+}
+
+#[test]
+fn an_interrupted_run_leaves_finished_files_complete_and_no_temporary_file() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = d.join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    for i in 0..40 {
+        write(&plain, &format!("f{i:02}"), &data(128 << 10, i));
+    }
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    for named in [false, true] {
+        let sealed = d.join(format!("sealed-{named}"));
+        // 16-byte chunks: a run slow enough to be interrupted in its middle.
+        let mut cmd = encrypt(&["-k", k, "-j", "2", "--chunk-size", "16"], &plain, &sealed);
+        if named {
+            cmd.env("PARACRYPT_NO_TMPFILE", "1");
+        }
+        let mut child = cmd.stdin(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let start = Instant::now();
+        while files(&sealed).is_empty() && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::TERM,
+        )
+        .unwrap();
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(15), "{status:?}");
+        assert!(temporaries(&sealed).is_empty(), "{:?}", temporaries(&sealed));
+        let done = files(&sealed);
+        assert!(!done.is_empty() && done.len() < 40, "{} files", done.len());
+        for file in done {
+            let mut one = paracrypt();
+            one.args(["decrypt", "-k", k]).arg(sealed.join(&file));
+            let name = file.to_str().unwrap().trim_end_matches(".pcr");
+            let i: u8 = name[1..].parse().unwrap();
+            assert_eq!(ok(run(one)), data(128 << 10, i), "{name}");
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Whole directory trees: every regular file of a tree encrypted into its own file, in the
+//! format and with the options a single file takes, all of them on one schedule in the
+//! caller's Rayon pool, with one encrypted manifest at the output's top that lists the tree and
+//! binds each encrypted file to its place (`docs/FORMAT.md`, *Trees*).
+//!
+//! - [`encrypt`]: a directory into an encrypted tree: each file at the same path with the
+//!   format's suffix (`.pcr`, `.age`), or under an opaque name ([`Options::hide_names`]);
+//!   directories, modes and modification times kept; symbolic links recorded in the manifest,
+//!   never followed; anything else (a FIFO, a socket, a device) refused by name before any
+//!   work.
+//! - [`decrypt`]: an encrypted tree back into the original tree, every file checked against
+//!   the manifest before it takes its name.
+//! - [`read_manifest`]: the manifest alone.
+//!
+//! What a request holds decides how the files are sealed: with a key file, each file is a
+//! container of that key; to recipients, each file is encrypted to them (any one of them opens
+//! any file alone, with `paracrypt decrypt` or `age -d`); with a password, the tree draws a
+//! random key (an age tree: an X25519 identity) that seals the files, and the manifest, sealed
+//! with the password, carries it, so that a tree of a hundred thousand files costs one
+//! Argon2id (one scrypt), not one per file. With a signing key, the manifest is signed as a
+//! whole and every file is a signed container.
+//!
+//! Every file is written to a temporary file in its directory that takes its name only once
+//! complete and checked, so a failure or an interrupt leaves every finished file complete and
+//! no partial or temporary file. A failure of one file (unreadable, changed while read,
+//! damaged) is reported naming it, in [`Summary::failures`], and the others go on; a full disk
+//! stops new files.
+//!
+//! ```
+//! use paracrypt_core::request::{Key, Request, Sealing, Secret};
+//! use paracrypt_core::tree::{self, Options};
+//! use paracrypt_core::Runner;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let (plain, sealed, back) = (dir.path().join("plain"), dir.path().join("sealed"), dir.path().join("back"));
+//! std::fs::create_dir_all(plain.join("sub"))?;
+//! std::fs::write(plain.join("sub/notes.txt"), b"hello, tree")?;
+//!
+//! let key = Key::generate();
+//! let runner = Runner::new();
+//! let seal = Request::encrypt(Secret::Key(key.clone()), Sealing::default())?;
+//! let done = tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default())?;
+//! assert!(done.is_complete() && done.files == 1);
+//! assert!(sealed.join("sub/notes.txt.pcr").is_file());
+//!
+//! let open = Request::decrypt(Secret::Key(key), None)?;
+//! tree::decrypt(&runner, &open, &sealed, &back, &Options::default())?;
+//! assert_eq!(std::fs::read(back.join("sub/notes.txt"))?, b"hello, tree");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod chunks;
+pub mod manifest;
+mod open;
+mod out;
+pub mod path;
+mod schedule;
+mod seal;
+mod walk;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use manifest::{Entry, EntryKind, FileEntry, Manifest, TreeFormat};
+pub use open::{decrypt, read_manifest};
+pub use schedule::BATCH_FILES;
+pub use seal::{check, encrypt};
+
+use crate::error::Error;
+use crate::request::Signer;
+
+/// The name of the manifest at the top of an encrypted tree. Every encrypted file's name ends
+/// with its format's suffix, so no file of the tree takes it; a directory at the top of the
+/// tree with this name is refused.
+pub const MANIFEST: &str = "paracrypt-manifest";
+
+/// Told of the temporary files a tree writes, so that a front end removes them on an interrupt;
+/// and runs each commit so that an interrupt lands before or after it, never during. Every
+/// method does nothing by default.
+pub trait Guard: Send + Sync {
+    /// A named temporary file is (about to be) at `path`: remove it on an interrupt.
+    fn add(&self, path: &Path) {
+        let _ = path;
+    }
+
+    /// `path` is no longer a temporary file (it took its name, or was removed).
+    fn forget(&self, path: &Path) {
+        let _ = path;
+    }
+
+    /// Runs `commit` (a finished file taking its name): a front end holds its interrupt
+    /// handler off for the call.
+    fn commit(&self, commit: &mut dyn FnMut()) {
+        commit();
+    }
+}
+
+/// The guard that does nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoGuard;
+
+impl Guard for NoGuard {}
+
+/// How a tree run treats what is already at its output, and its options.
+#[derive(Clone)]
+pub struct Options {
+    /// Write into an output directory that already holds files, replacing those of the same
+    /// names (without it, an output directory must be new or empty).
+    pub force: bool,
+    /// Store files under opaque names (a keyed hash of the path, in 256 directories): the
+    /// real names, the directories and the links are only in the encrypted manifest.
+    pub hide_names: bool,
+    /// Named temporary files only (`.paracrypt-XXXX.tmp`), as a filesystem without `O_TMPFILE`
+    /// gets: lets tests reach that path.
+    pub named_temps: bool,
+    /// `fsync` every file before it takes its name (for jobs that delete the input
+    /// afterwards).
+    pub sync: bool,
+    /// Told of temporary files and commits.
+    pub guard: Arc<dyn Guard>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            force: false,
+            hide_names: false,
+            named_temps: false,
+            sync: false,
+            guard: Arc::new(NoGuard),
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("force", &self.force)
+            .field("hide_names", &self.hide_names)
+            .field("named_temps", &self.named_temps)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a tree run did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Files written (encrypted or decrypted), each complete and checked.
+    pub files: u64,
+    /// Their plaintext bytes.
+    pub bytes: u64,
+    /// The files that failed, one error each ([`Error::InTree`], naming the file), in the
+    /// tree's order.
+    pub failures: Vec<Error>,
+    /// Files never started because a failure stopped the run (a full disk).
+    pub not_started: u64,
+    /// Whether the manifest was written (an encryption) or says the tree is complete (a
+    /// decryption).
+    pub manifest_complete: bool,
+    /// Who signed the tree's manifest, when it was signed (a decryption: the signature was
+    /// checked; `required` when the caller asked for this signer).
+    pub signer: Option<Signer>,
+}
+
+impl Summary {
+    /// Whether every file was done and the tree is whole.
+    pub fn is_complete(&self) -> bool {
+        self.failures.is_empty() && self.not_started == 0 && self.manifest_complete
+    }
+
+    /// Whether anything was written at all.
+    pub fn did_anything(&self) -> bool {
+        self.files > 0
+    }
+}
+
+/// Whether `error` stops a whole tree run: the output's filesystem is full, over quota or
+/// read-only, so that no further file could be written either.
+fn stops_all(error: &Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                std::io::ErrorKind::StorageFull
+                    | std::io::ErrorKind::QuotaExceeded
+                    | std::io::ErrorKind::ReadOnlyFilesystem
+            );
+        }
+        cause = e.source();
+    }
+    false
+}
+
+/// `error`, naming the file `path` of the tree.
+fn in_tree(path: &[u8], error: Error) -> Error {
+    match error {
+        Error::InTree { .. } => error,
+        source => Error::InTree {
+            path: path::shown(path),
+            source: Box::new(source),
+        },
+    }
+}

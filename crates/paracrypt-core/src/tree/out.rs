@@ -1,0 +1,266 @@
+//! A tree's output: its directories, and each file written in a temporary file in its
+//! directory that takes its name only once it is complete.
+//!
+//! The temporary file has no name at all where Linux allows it (`O_TMPFILE`, linked into place
+//! by [`Dest::commit`]), so that even `SIGKILL` leaves nothing behind; elsewhere it is a hidden
+//! `.paracrypt-XXXXXX.tmp` beside its destination that the caller's [`Guard`] learns of (a
+//! front end removes it on an interrupt) and that is removed when the file fails.
+
+use std::ffi::OsStr;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rustix::fs::{AtFlags, CWD, Mode, OFlags, Timespec, Timestamps};
+
+use super::Guard;
+use super::walk::join;
+
+/// Where a tree's files go.
+pub(crate) struct Dest {
+    /// The output directory.
+    pub root: PathBuf,
+    /// Whether a file may replace one of the same name (`--force`, `--update`).
+    pub replace: bool,
+    /// Named temporary files only (a filesystem without `O_TMPFILE`, or a test).
+    pub named: bool,
+    /// `fsync` each file before it takes its name.
+    pub sync: bool,
+    pub guard: Arc<dyn Guard>,
+}
+
+/// A file being written: no name until [`Dest::commit`], or a hidden one that is removed if
+/// it is dropped first.
+pub(crate) struct Temp {
+    pub file: File,
+    named: Option<PathBuf>,
+    guard: Arc<dyn Guard>,
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if let Some(path) = self.named.take() {
+            let _ = fs::remove_file(&path);
+            self.guard.forget(&path);
+        }
+    }
+}
+
+impl Dest {
+    /// `root/rel`.
+    pub fn path(&self, rel: &[u8]) -> PathBuf {
+        join(&self.root, rel)
+    }
+
+    /// Makes the directory `rel` (owner-only until [`set_times`] and the mode are applied at
+    /// the end, so that files can be written into a directory that ends read-only). One that
+    /// exists must be a directory, not a link to one: nothing is written through a link.
+    /// Returns whether it was made.
+    pub fn mkdir(&self, rel: &[u8]) -> io::Result<bool> {
+        let path = self.path(rel);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                // Written into again (`--update`): writable by its owner until the end.
+                let mode = meta.permissions().mode();
+                if mode & 0o700 != 0o700 {
+                    fs::set_permissions(&path, fs::Permissions::from_mode(mode | 0o700))?;
+                }
+                Ok(false)
+            }
+            Ok(_) => Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "it exists and is not a directory",
+            )),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::DirBuilder::new().mode(0o700).create(&path)?;
+                Ok(true)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A temporary file in the directory of `rel`.
+    pub fn temp(&self, rel: &[u8]) -> io::Result<Temp> {
+        let dir = self.path(super::path::parent(rel));
+        if !self.named {
+            let unnamed = rustix::fs::openat(
+                CWD,
+                &dir,
+                OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            );
+            match unnamed {
+                Ok(fd) => {
+                    return Ok(Temp {
+                        file: File::from(fd),
+                        named: None,
+                        guard: Arc::clone(&self.guard),
+                    });
+                }
+                // A filesystem without O_TMPFILE (EOPNOTSUPP), an older kernel (EISDIR): named.
+                Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::ISDIR => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let (file, path) = self.named_in(&dir)?;
+        Ok(Temp {
+            file,
+            named: Some(path),
+            guard: Arc::clone(&self.guard),
+        })
+    }
+
+    /// A new hidden file in `dir`, told to the guard.
+    fn named_in(&self, dir: &Path) -> io::Result<(File, PathBuf)> {
+        loop {
+            let path = dir.join(hidden_name());
+            // Told before it exists, so that an interrupt between the two still removes it.
+            self.guard.add(&path);
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(OFlags::CLOEXEC.bits() as i32)
+                .open(&path)
+            {
+                Ok(file) => return Ok((file, path)),
+                Err(e) => {
+                    self.guard.forget(&path);
+                    if e.kind() != io::ErrorKind::AlreadyExists {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gives the finished `temp` the name `rel`: atomically, so that an interrupt (the guard
+    /// holds it off for the time of the commit) finds the file either absent or complete. An
+    /// existing file of that name is replaced only when [`Dest::replace`] allows it.
+    pub fn commit(&self, temp: Temp, rel: &[u8]) -> io::Result<()> {
+        self.commit_as(temp, rel, self.replace)
+    }
+
+    /// [`Dest::commit`], replacing a file of that name whatever [`Dest::replace`] says (the
+    /// manifest, which a run writes last and whole).
+    pub fn commit_replacing(&self, temp: Temp, rel: &[u8]) -> io::Result<()> {
+        self.commit_as(temp, rel, true)
+    }
+
+    fn commit_as(&self, mut temp: Temp, rel: &[u8], replace: bool) -> io::Result<()> {
+        if self.sync {
+            temp.file.sync_all()?;
+        }
+        let dest = self.path(rel);
+        // Ours now: a named file is removed here if the commit fails.
+        let named = temp.named.take();
+        let mut result = Ok(());
+        // The guard's commit holds interrupts off: nothing in it calls the guard again.
+        self.guard.commit(&mut || {
+            result = link(&temp.file, named.as_deref(), &dest, replace);
+        });
+        if let Some(path) = named {
+            if result.is_err() {
+                let _ = fs::remove_file(&path);
+            }
+            self.guard.forget(&path);
+        }
+        result
+    }
+}
+
+/// Gives `file` the name `dest`: renames it from `named`, or links the unnamed file there
+/// (through a hidden name and a rename when it replaces a file: `linkat` cannot).
+fn link(file: &File, named: Option<&Path>, dest: &Path, replace: bool) -> io::Result<()> {
+    if let Some(path) = named {
+        return if replace {
+            fs::rename(path, dest)
+        } else {
+            rustix::fs::renameat_with(CWD, path, CWD, dest, rustix::fs::RenameFlags::NOREPLACE)
+                .map_err(io::Error::from)
+        };
+    }
+    let proc = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let link = |to: &Path| {
+        rustix::fs::linkat(CWD, proc.as_str(), CWD, to, AtFlags::SYMLINK_FOLLOW)
+            .map_err(io::Error::from)
+    };
+    match link(dest) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && replace => {
+            let dir = dest.parent().unwrap_or(Path::new("."));
+            let hidden = loop {
+                let hidden = dir.join(hidden_name());
+                match link(&hidden) {
+                    Ok(()) => break hidden,
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(e),
+                }
+            };
+            let renamed = fs::rename(&hidden, dest);
+            if renamed.is_err() {
+                let _ = fs::remove_file(&hidden);
+            }
+            renamed
+        }
+        result => result,
+    }
+}
+
+/// A fresh hidden name for a temporary file.
+fn hidden_name() -> String {
+    format!(".paracrypt-{:016x}.tmp", rand::random::<u64>())
+}
+
+/// `(seconds, nanoseconds)` as a [`SystemTime`].
+pub(crate) fn system_time((seconds, nanos): (i64, u32)) -> SystemTime {
+    let at = if seconds >= 0 {
+        UNIX_EPOCH + Duration::from_secs(seconds as u64)
+    } else {
+        UNIX_EPOCH - Duration::from_secs(seconds.unsigned_abs())
+    };
+    at + Duration::from_nanos(nanos.into())
+}
+
+/// Gives a finished file its mode and modification time (after its last write).
+pub(crate) fn finish_file(file: &File, mode: u32, mtime: (i64, u32)) -> io::Result<()> {
+    file.set_permissions(fs::Permissions::from_mode(mode))?;
+    file.set_modified(system_time(mtime))
+}
+
+/// Sets the modification time of `path` itself (a directory, or a symbolic link: not what it
+/// points to), leaving its access time.
+pub(crate) fn set_times(path: &Path, mtime: (i64, u32)) -> io::Result<()> {
+    let omit = Timespec {
+        tv_sec: 0,
+        tv_nsec: rustix::fs::UTIME_OMIT,
+    };
+    let times = Timestamps {
+        last_access: omit,
+        last_modification: Timespec {
+            tv_sec: mtime.0,
+            tv_nsec: mtime.1.into(),
+        },
+    };
+    rustix::fs::utimensat(CWD, path, &times, AtFlags::SYMLINK_NOFOLLOW)?;
+    Ok(())
+}
+
+/// Makes the symbolic link `path` → `target`.
+pub(crate) fn symlink(target: &[u8], path: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(OsStr::from_bytes(target), path)
+}
+
+/// Opens `path` for reading, refusing a symbolic link in its place (a file the walk found
+/// regular and someone replaced since, or a stored file an attacker made a link).
+pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::CLOEXEC).bits() as i32)
+        .open(path)
+}
