@@ -195,7 +195,7 @@ impl SigningKey {
             return Self::from_openssh(bytes);
         }
         if let Some(key) = ed25519_pkcs8(bytes) {
-            return Ok(Self::ed25519_from_seed(&key.to_bytes()));
+            return Ok(Self::ed25519_from_seed(&Zeroizing::new(key.to_bytes())));
         }
         if let Some(seed) = ml_dsa_65_pkcs8(bytes) {
             return Ok(Self::ml_dsa_65_from_seed(&*seed?));
@@ -212,7 +212,7 @@ impl SigningKey {
         }
         match pem::parse(bytes).map_err(key_error)? {
             KeyFile::EcPrivate(key) => {
-                let scalar: [u8; 32] = key.to_bytes().into();
+                let scalar: Zeroizing<[u8; 32]> = Zeroizing::new(key.to_bytes().into());
                 Ok(Self::ecdsa(
                     EcdsaPrivateKey::from_scalar_bytes(&scalar).map_err(key_error)?,
                 ))
@@ -239,9 +239,9 @@ impl SigningKey {
             ));
         }
         match key.key_data() {
-            ssh_key::private::KeypairData::Ed25519(pair) => {
-                Ok(Self::ed25519_from_seed(&pair.private.to_bytes()))
-            }
+            ssh_key::private::KeypairData::Ed25519(pair) => Ok(Self::ed25519_from_seed(
+                &Zeroizing::new(pair.private.to_bytes()),
+            )),
             other => Err(Error::SignKey(format!(
                 "an OpenSSH {} key; paracrypt signs with OpenSSH Ed25519 keys (and RSA or \
                  P-256 keys in PEM)",
