@@ -92,7 +92,7 @@ mod imp {
     #[cfg(feature = "s3")]
     use crate::io::remote::{RemoteInput, RemoteTarget};
     use crate::io::{Input, NewOutput, Output, OutputTarget};
-    use paracrypt_core::request::{Driver, HEAD_LEN, Request, Resolved};
+    use paracrypt_core::request::{Driver, Request, Resolved};
 
     pub fn run(
         flags: DistributedFlags,
@@ -489,7 +489,7 @@ mod imp {
         // sends.
         let (resolved, output) = if root {
             let mut input = Input::open(&spec.input)?;
-            let (head, _) = super::super::head::read_head(&mut input, HEAD_LEN)?;
+            let (head, _) = super::super::head::read_head(&mut input)?;
             let resolved = request
                 .resolve(&head, Driver::Distributed)
                 .map_err(|e| super::super::hint(e, &spec, input.path()))?;

@@ -12,7 +12,7 @@ use indicatif::ProgressBar;
 use paracrypt_core::Runner;
 use paracrypt_core::engine::{self, Source};
 use paracrypt_core::provider::Provider;
-use paracrypt_core::request::{Driver, HEAD_LEN, Resolved};
+use paracrypt_core::request::{Driver, Resolved};
 
 use crate::exit::usage;
 use crate::io::{Input, Output, OutputTarget};
@@ -33,7 +33,7 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
     // The input's first bytes say what it is: the core's request resolves them into the job,
     // refusing before any output exists what it cannot or must not read. `taken`: they came
     // from a stream, in front of the rest.
-    let (head, taken) = super::head::read_head(&mut input, HEAD_LEN)?;
+    let (head, taken) = super::head::read_head(&mut input)?;
     let driver = match range {
         Some(_) => Driver::Range,
         None => Driver::Whole,
