@@ -5,6 +5,7 @@ against `openssl enc`."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 import shutil
@@ -136,22 +137,35 @@ def test_passwords_for_age_files_both_ways_with_the_cli(tmp_path: Path, cli: Cli
         paracrypt.decrypt(theirs, password="wrong")
 
 
-def test_info(tmp_path: Path) -> None:
+def test_info(tmp_path: Path, cli: Cli) -> None:
+    """``info()`` is ``paracrypt info --json``: one description, schema 1, every format."""
     key = paracrypt.Key.generate()
     sealed = paracrypt.encrypt(data(5000), key=key, chunk_size=1024, cipher="chacha20-poly1305")
     (tmp_path / "c").write_bytes(sealed)
     about: dict[str, Any] = paracrypt.info(tmp_path / "c")
+    assert about == json.loads(cli("info", "--json", str(tmp_path / "c")).stdout)
+    assert about["schema"] == 1 and about["file"] == str(tmp_path / "c")
     assert about["format"] == "paracrypt" and about["version"] == 1
     assert about["suite"] == "chacha20-poly1305" and about["chunk_size"] == 1024
-    assert about["secret"] == "key" and about["argon2"] is None and about["size"] == len(sealed)
+    assert about["secret"] == {"kind": "key"} and about["size"] == len(sealed)
+    assert about["chunks"] == 5 and about["plaintext"] == {"min": 5000, "max": 5000}
+    assert about["damage"] is None
     pw = paracrypt.info(paracrypt.encrypt(b"x", password="pw"))
-    assert pw["secret"] == "password" and pw["argon2"]["m_cost"] == 19456
+    assert pw["file"] == "<bytes>"
+    assert pw["secret"]["kind"] == "password" and pw["secret"]["m_cost_kib"] == 19456
     paracrypt.keygen(tmp_path / "me", kind="x25519")
     ids = paracrypt.Identities.load(tmp_path / "me")
     to = paracrypt.info(paracrypt.encrypt(b"x", recipients=ids.recipients()))
-    assert to["version"] == 2 and to["recipients"] == 1 and to["rekeyed"] is False
+    assert to["version"] == 2
+    assert to["secret"] == {"kind": "recipients", "recipients": 1, "rekeyed": False}
     age = paracrypt.info(paracrypt.encrypt(b"x", recipients=ids.recipients(), format="age"))
-    assert age["format"] == "age" and age["stanzas"] == ["X25519"] and not age["armored"]
+    assert age["format"] == "age" and not age["armored"]
+    assert age["stanzas"] == [{"tag": "X25519", "kind": "x25519"}]
+    # openssl's password files too, and what a cut file's length says.
+    with pytest.warns(paracrypt.LegacyWarning):
+        salted = raw.encrypt(b"x" * 100, cipher="aes-128-ctr", password="pw")
+    assert paracrypt.info(salted)["format"] == "openssl-salted"
+    assert paracrypt.info(sealed[:-910])["damage"]  # a last chunk shorter than its tag
     with pytest.raises(paracrypt.FormatError):
         paracrypt.info(b"not an encrypted file at all, not at all")
 
@@ -176,9 +190,10 @@ def test_info_reads_the_largest_header_whole(tmp_path: Path, cli: Cli) -> None:
     assert count < len(recipients)
     big = (tmp_path / "big").read_bytes()
     about = paracrypt.info(tmp_path / "big")
-    assert about["version"] == 3 and about["recipients"] == count
+    assert about["version"] == 3 and about["secret"]["recipients"] == count
     assert about["signer"]["scheme"] == "ml-dsa-65"
-    assert about["header_len"] > 1 << 20 and about == paracrypt.info(big)
+    assert about["header_len"] > 1 << 20
+    assert about == {**paracrypt.info(big), "file": str(tmp_path / "big")}
 
     # The same header with its block stretched to exactly 1 MiB (one stanza, of a tag a reader
     # skips) and a signer's key of 4096 bytes, its checksum made right: the file's fault is its

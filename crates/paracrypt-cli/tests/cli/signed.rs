@@ -31,13 +31,14 @@ pub fn signing_key(dir: &Path, kind: &str, name: &str) -> (PathBuf, PathBuf) {
     (key, public)
 }
 
+/// `encrypt` of a container in 4 KiB chunks (an age file has age's own: `--format age`).
 fn encrypt(args: &[&str], input: &Path, output: &Path) -> std::process::Output {
     let mut cmd = paracrypt();
-    cmd.args(["encrypt", "-q", "-f", "--chunk-size", "4KiB"])
-        .args(args)
-        .arg(input)
-        .arg("-o")
-        .arg(output);
+    cmd.args(["encrypt", "-q", "-f"]);
+    if !args.contains(&"--format") {
+        cmd.args(["--chunk-size", "4KiB"]);
+    }
+    cmd.args(args).arg(input).arg("-o").arg(output);
     run(cmd)
 }
 
