@@ -16,7 +16,7 @@ fn first_job(recipe: &dyn Recipe, start: &[u8], len: Option<u64>) -> engine::Job
         .unwrap()
 }
 
-use crate::container::key;
+use crate::container::{key, temp_with};
 use crate::raw::{chunk_size, cipher, data, with_threads};
 
 /// A recipe that makes its job only on `RustCrypto`, around another.
@@ -398,7 +398,7 @@ fn a_run_announces_the_bytes_it_will_read() {
 }
 
 /// Every way a run of chunks is computed, for `recipe`, which decrypts `sealed` into `plain`
-/// (sealed by `sealer`): in memory, file to file, stream to stream (the default window and one
+/// (sealed by `sealer`): in memory, file to file, file to an ordered output, stream to stream (the default window and one
 /// of a single chunk), over ranges that cross tasks, and in parts as MPI ranks and multipart
 /// uploads make them; and `sealer` as a `Write` adapter fed in odd pieces.
 fn every_driver_opens(
@@ -430,6 +430,12 @@ fn every_driver_opens(
     let mut written = vec![0u8; plain.len()];
     std::os::unix::fs::FileExt::read_exact_at(&output, &mut written, 0).unwrap();
     assert!(written == plain, "{what}: file to file");
+    let mut ordered = Vec::new();
+    assert_eq!(
+        runner.file_to_writer(recipe, &input, &mut ordered).unwrap(),
+        plain.len() as u64
+    );
+    assert!(ordered == plain, "{what}: file to an ordered output");
     let mut writer = runner.writer(sealer, Vec::new()).unwrap();
     for piece in plain.chunks(7919) {
         writer.write_all(piece).unwrap();
@@ -780,4 +786,162 @@ fn the_read_adapter_gives_what_the_other_drivers_give_and_stops_at_a_failing_chu
         StreamReader::<&[u8]>::error_of(&error),
         Some(Error::TruncatedAfter { index: 2 })
     ));
+}
+
+/// A `Write` that counts its calls and can fail once it has taken `fail_after` bytes.
+struct Pipe {
+    out: Vec<u8>,
+    writes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    fail_after: Option<usize>,
+    pause: std::time::Duration,
+}
+
+impl std::io::Write for Pipe {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self
+            .fail_after
+            .is_some_and(|limit| self.out.len() + data.len() > limit)
+        {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        // A slow reader at the other end: the workers run a window ahead of it.
+        std::thread::sleep(self.pause);
+        self.out.extend_from_slice(data);
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A source over memory that counts its reads and remembers the most reads ever ahead of the
+/// writes of `writes`.
+struct Ahead<'a> {
+    source: SliceSource<'a>,
+    reads: std::sync::atomic::AtomicUsize,
+    writes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    most_ahead: std::sync::atomic::AtomicUsize,
+}
+
+impl engine::Source for Ahead<'_> {
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> paracrypt_core::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let reads = self.reads.fetch_add(1, SeqCst) + 1;
+        let ahead = reads.saturating_sub(self.writes.load(SeqCst));
+        self.most_ahead.fetch_max(ahead, SeqCst);
+        self.source.read_chunk(index, offset, buf)
+    }
+}
+
+#[test]
+fn a_file_into_an_ordered_output_gives_the_bytes_in_order_within_a_window() {
+    // 16 MiB in 4 KiB chunks (and the container's empty last one): 17 tasks of up to 256
+    // chunks (1 MiB) on every thread count here. The output takes one task every 2 ms, so the workers run ahead of it: never by more than the
+    // window of two tasks per thread (each task read once, each written once).
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let chunk = 4096;
+    let plain = data(16 << 20, 21);
+    let seal = Encryptor::new(key()).chunk_size(chunk_size(chunk));
+    let sealed = Runner::new().vec(&seal, &plain).unwrap();
+    let job = first_job(&Decryptor::new(key()), &sealed, Some(sealed.len() as u64));
+    for threads in [1, 2, 3, 4] {
+        let writes = Arc::new(AtomicUsize::new(0));
+        let source = Ahead {
+            source: SliceSource(&sealed),
+            reads: AtomicUsize::new(0),
+            writes: Arc::clone(&writes),
+            most_ahead: AtomicUsize::new(0),
+        };
+        let mut pipe = Pipe {
+            out: Vec::new(),
+            writes: Arc::clone(&writes),
+            fail_after: None,
+            pause: std::time::Duration::from_millis(2),
+        };
+        let written =
+            with_threads(threads, || engine::run_to_writer(&job, &source, &mut pipe)).unwrap();
+        assert_eq!(written, plain.len() as u64);
+        assert!(pipe.out == plain, "{threads} threads: the bytes, in order");
+        let (reads, most_ahead) = (source.reads.into_inner(), source.most_ahead.into_inner());
+        assert_eq!(
+            (reads, writes.load(Ordering::SeqCst)),
+            (17, 17),
+            "{threads} threads: one read and one write per task"
+        );
+        assert!(
+            most_ahead <= 2 * threads,
+            "{threads} threads: {most_ahead} tasks read ahead of the output"
+        );
+    }
+}
+
+#[test]
+fn a_file_into_an_ordered_output_stops_at_the_lowest_failing_chunk_or_a_failed_write() {
+    // Chunks 300 and 700 of 1000 damaged: the output is exactly chunks 0..300, and chunk 300
+    // is named, at every thread count; through the range driver too. A write that fails ends
+    // the run with its error, whatever the workers were doing.
+    let chunk = 4096;
+    let plain = data(1000 * chunk, 22);
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(chunk_size(chunk)), &plain)
+        .unwrap();
+    let mut tampered = sealed.clone();
+    for bad in [700, 300] {
+        tampered[HEADER_LEN + bad * (chunk + 16) + 9] ^= 1;
+    }
+    let (input, damaged) = (temp_with(&sealed), temp_with(&tampered));
+    let open = Decryptor::new(key());
+    for threads in [1, 2, 3, 5] {
+        let (out, error) = with_threads(threads, || {
+            let mut out = Vec::new();
+            let error = Runner::new()
+                .file_to_writer(&open, &damaged, &mut out)
+                .unwrap_err();
+            (out, error)
+        });
+        assert!(
+            matches!(error, Error::ChunkAuth { index: 300 }),
+            "{threads}: {error}"
+        );
+        assert!(
+            out == plain[..300 * chunk],
+            "{threads} threads: only chunks 0..300"
+        );
+        let mut ranged = Vec::new();
+        let error = with_threads(threads, || {
+            Runner::new().range(&open, &damaged, 5 * chunk as u64, u64::MAX, &mut ranged)
+        })
+        .unwrap_err();
+        assert!(
+            matches!(error, Error::ChunkAuth { index: 300 }),
+            "{threads}: {error}"
+        );
+        assert!(
+            ranged == plain[5 * chunk..300 * chunk],
+            "{threads} threads: range"
+        );
+
+        let mut pipe = Pipe {
+            out: Vec::new(),
+            writes: Default::default(),
+            fail_after: Some(100 * chunk + 1),
+            pause: std::time::Duration::ZERO,
+        };
+        let error = with_threads(threads, || {
+            Runner::new().file_to_writer(&open, &input, &mut pipe)
+        })
+        .unwrap_err();
+        assert!(
+            matches!(&error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe),
+            "{threads}: {error}"
+        );
+        assert!(
+            pipe.out == plain[..pipe.out.len()],
+            "{threads} threads: a prefix"
+        );
+    }
 }

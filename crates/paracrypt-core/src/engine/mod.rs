@@ -16,6 +16,10 @@
 //!   each, at least one chunk), each worker owning one page-aligned pair of buffers, so reading,
 //!   transforming and writing of different tasks overlap across threads and at most one task
 //!   per thread is in memory; a failure names its chunk ([`ChunkError`]);
+//! - [`run_to_writer`]: every chunk from a positional [`Source`] to a `Write` that takes bytes
+//!   only in order (a pipe, a socket, `/dev/null`): every pool thread reads, transforms and, in
+//!   its turn, writes, through a window of `2 × threads` tasks (no thread reads for the
+//!   others or only writes); [`run_range`] is the same driver over the chunks of a range;
 //! - [`run_to_buffer`]: a run of chunks into a buffer of their own: one part of the output,
 //!   made by whichever process or task owns it (a rank's batch, a Dask task, a multipart
 //!   upload's part), with the job made elsewhere from the same header
@@ -34,10 +38,12 @@
 
 pub(crate) mod io;
 mod job;
+mod ordered;
 mod range;
 pub(crate) mod stream;
 
 use std::fs::File;
+use std::io::Write;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -330,6 +336,63 @@ pub fn run_file(job: &Job, input: &dyn Source, output: &File) -> Result<u64> {
     Ok(end)
 }
 
+/// Runs every chunk of `job` from `source` into `writer`, which takes bytes only in order (a
+/// pipe, a socket, `/dev/null`, a `Write`): writes the output header, then every chunk in
+/// order, flushes, and returns the bytes written.
+///
+/// Every pool thread reads its own tasks with positional reads and transforms them, as
+/// [`run`] does; finished tasks reach `writer` in order through a window of `2 × threads`
+/// output buffers, written by whichever worker finished the task the output waits for (see
+/// the `ordered` module). Memory stays at the window plus one input buffer per thread.
+///
+/// Only verified output is written: when a chunk fails, every chunk before it is written, none
+/// after, and its error is returned (the lowest failing chunk, whatever the thread count). A
+/// write that fails ends the run with its error.
+///
+/// # Panics
+/// If the job was made without the input's length.
+pub fn run_to_writer(
+    job: &Job,
+    source: &dyn Source,
+    writer: &mut (dyn Write + Send),
+) -> Result<u64> {
+    let header = job.output_header();
+    writer
+        .write_all(header)
+        .map_err(|e| Error::io("writing the header", e))?;
+    let mut written = header.len() as u64;
+    run_in_order(job, 0..job.planned().len(), source, &mut |chunks, bytes| {
+        writer
+            .write_all(bytes)
+            .map_err(|e| Error::io(format!("writing chunk {}", chunks.start), e))?;
+        written += bytes.len() as u64;
+        Ok(())
+    })?;
+    writer
+        .flush()
+        .map_err(|e| Error::io("flushing output", e))?;
+    Ok(written)
+}
+
+/// Runs the chunks `indices` of `job`'s plan from `source` as [`run`] does, but hands their
+/// output to `emit` in order, task by task (see [`run_to_writer`]): every chunk below a
+/// failing one is emitted, none above. Returns the output's end if the last chunk was among
+/// `indices`.
+pub(crate) fn run_in_order(
+    job: &Job,
+    indices: Range<u64>,
+    source: &dyn Source,
+    emit: &mut ordered::Emit<'_>,
+) -> Result<Option<u64>, ChunkError> {
+    let plan = job.planned();
+    assert!(indices.end <= plan.len(), "chunk range beyond the plan");
+    if indices.is_empty() {
+        return Ok(None);
+    }
+    let feed = Feed::new(job, indices, source);
+    ordered::run_ordered(&feed, job.transform(), emit)
+}
+
 /// The most input bytes one task of the positional and stream drivers carries: a run of
 /// consecutive chunks up to this size (always at least one chunk) is read, transformed chunk by
 /// chunk and written as one piece of work.
@@ -386,23 +449,9 @@ pub fn run(
     if indices.is_empty() {
         return Ok(None);
     }
-    let context = if indices.start > 0 {
-        job.context_len() as u64
-    } else {
-        0
-    };
-    let first = plan.chunk(indices.start).input.start - context;
-    source.will_read(first..plan.chunk(indices.end - 1).input.end);
     let transform = job.transform();
     let threads = transform.workers();
-    let per_task = chunks_per_task(plan.layout(), indices.end - indices.start, threads);
-    let feed = Feed {
-        plan,
-        source,
-        context_len: job.context_len(),
-        per_task,
-        indices: indices.clone(),
-    };
+    let feed = Feed::new(job, indices, source);
     let tasks = feed.tasks();
     if transform.is_parallel()
         && sink.single_writer()
@@ -503,7 +552,28 @@ struct Done {
     result: Result<Option<u64>, ChunkError>,
 }
 
-impl Feed<'_> {
+impl<'a> Feed<'a> {
+    /// The tasks of the chunks `indices` of `job`'s plan, read from `source`, which is told
+    /// now what the run will read ([`Source::will_read`]).
+    fn new(job: &'a Job, indices: Range<u64>, source: &'a dyn Source) -> Self {
+        let plan = job.planned();
+        let context = if indices.start > 0 {
+            job.context_len() as u64
+        } else {
+            0
+        };
+        let first = plan.chunk(indices.start).input.start - context;
+        source.will_read(first..plan.chunk(indices.end - 1).input.end);
+        let workers = job.transform().workers();
+        Feed {
+            plan,
+            source,
+            context_len: job.context_len(),
+            per_task: chunks_per_task(plan.layout(), indices.end - indices.start, workers),
+            indices,
+        }
+    }
+
     /// How many tasks the run has.
     fn tasks(&self) -> u64 {
         (self.indices.end - self.indices.start).div_ceil(self.per_task)
