@@ -945,3 +945,144 @@ fn a_file_into_an_ordered_output_stops_at_the_lowest_failing_chunk_or_a_failed_w
         );
     }
 }
+
+/// A stream that counts the bytes it hands out, and fails once it has handed out `fail_at`.
+struct Counted<'a> {
+    data: &'a [u8],
+    read: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    fail_at: Option<usize>,
+}
+
+impl std::io::Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let at = self.read.load(SeqCst);
+        if self.fail_at.is_some_and(|limit| at >= limit) {
+            return Err(std::io::Error::other("the device went away"));
+        }
+        let limit = self.fail_at.unwrap_or(usize::MAX) - at;
+        // Pieces of uneven size, as pipes give.
+        let n = buf
+            .len()
+            .min(self.data.len())
+            .min(limit)
+            .min(40_000 + at % 30_011);
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        self.read.fetch_add(n, SeqCst);
+        Ok(n)
+    }
+}
+
+/// A `Write` that takes its time and remembers the most bytes ever read from `read` beyond
+/// those it was given (`+ header` bytes that are not chunks).
+struct SlowOut {
+    out: Vec<u8>,
+    read: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    most_ahead: usize,
+}
+
+impl std::io::Write for SlowOut {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        self.out.extend_from_slice(data);
+        let read = self.read.load(std::sync::atomic::Ordering::SeqCst);
+        self.most_ahead = self.most_ahead.max(read.saturating_sub(self.out.len()));
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_stream_runs_on_every_worker_within_a_window_ahead_of_its_output() {
+    // Raw AES-CTR keeps lengths: 24 MiB + 5 in 64 KiB chunks, tasks of 1 MiB, read in uneven
+    // pieces into a slow output. The bytes are the in-memory run's; the reader never runs more
+    // than the window (two tasks per thread) and one byte of look-ahead ahead of the output.
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+    let plain = data((24 << 20) + 5, 23);
+    let recipe = cipher(RawCipherName::Aes128Ctr).recipe(Direction::Encrypt, chunk_size(64 << 10));
+    let expected = Runner::new().vec(&recipe, &plain).unwrap();
+    for threads in [1, 2, 3, 4] {
+        let read = Arc::new(AtomicUsize::new(0));
+        let mut input = Counted {
+            data: &plain,
+            read: Arc::clone(&read),
+            fail_at: None,
+        };
+        let mut out = SlowOut {
+            out: Vec::new(),
+            read,
+            most_ahead: 0,
+        };
+        let written = with_threads(threads, || {
+            Runner::new().stream(&recipe, &mut input, &mut out)
+        })
+        .unwrap();
+        assert_eq!(written, plain.len() as u64);
+        assert!(
+            out.out == expected,
+            "{threads} threads: the bytes, in order"
+        );
+        let window = 2 * threads * (1 << 20) + 1;
+        assert!(
+            out.most_ahead <= window,
+            "{threads} threads: read {} bytes ahead of the output",
+            out.most_ahead
+        );
+    }
+}
+
+#[test]
+fn a_stream_stops_at_the_lowest_failing_chunk_or_a_failed_read() {
+    // Chunks 300 and 700 of 1000 damaged: exactly chunks 0..300 come out and chunk 300 is
+    // named, at every thread count and window. A read that fails: the chunks read whole before
+    // it come out, then the read's error naming its chunk.
+    let chunk = 4096;
+    let plain = data(1000 * chunk, 24);
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(chunk_size(chunk)), &plain)
+        .unwrap();
+    let mut tampered = sealed.clone();
+    for bad in [700, 300] {
+        tampered[HEADER_LEN + bad * (chunk + 16) + 9] ^= 1;
+    }
+    let open = Decryptor::new(key());
+    for threads in [1, 2, 3, 5] {
+        for window in [0, 1, 7, 64] {
+            let runner = Runner::new().window(window);
+            let what = format!("{threads} threads, window {window}");
+            let mut out = Vec::new();
+            let error = with_threads(threads, || {
+                runner.stream(&open, &mut &tampered[..], &mut out)
+            })
+            .unwrap_err();
+            assert!(
+                matches!(error, Error::ChunkAuth { index: 300 }),
+                "{what}: {error}"
+            );
+            assert!(out == plain[..300 * chunk], "{what}: only chunks 0..300");
+
+            let mut input = Counted {
+                data: &sealed,
+                read: Default::default(),
+                fail_at: Some(HEADER_LEN + 500 * (chunk + 16) + 77),
+            };
+            let mut out = Vec::new();
+            let error =
+                with_threads(threads, || runner.stream(&open, &mut input, &mut out)).unwrap_err();
+            assert!(
+                error.to_string().contains("reading chunk ") && error.kind() == ErrorKind::Io,
+                "{what}: {error}"
+            );
+            assert!(
+                out.len() % chunk == 0 && out.len() <= 500 * chunk && plain.starts_with(&out),
+                "{what}: {} bytes out",
+                out.len()
+            );
+        }
+    }
+}

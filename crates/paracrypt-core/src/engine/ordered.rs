@@ -1,10 +1,11 @@
-//! Ordered output from positional work: the driver behind [`run_to_writer`](super::run_to_writer)
-//! and [`run_range`](super::run_range), for outputs that take bytes only in order (a pipe, a
-//! socket, `/dev/null`, a `Write`).
+//! Ordered output from parallel work: the window behind [`run_to_writer`](super::run_to_writer)
+//! and [`run_range`](super::run_range) (positional input) and the stream driver (a `Read`
+//! input), for outputs that take bytes only in order (a pipe, a socket, `/dev/null`, a `Write`).
 //!
-//! Every pool thread reads its own tasks with positional reads, transforms them and hands them
-//! to the output, in task order, through a window of `2 × threads` output buffers: no thread
-//! reads for the others, and none is set aside to write. Whichever worker finishes the task the
+//! Every pool thread reads its own tasks (with positional reads, or from a stream in its turn),
+//! transforms them and hands them to the output, in task order, through a window of
+//! `2 × threads` output buffers: no thread reads for the others, and none is set aside to
+//! write. Whichever worker finishes the task the
 //! output waits for becomes the writer for as long as finished tasks follow in order (an atomic
 //! flag elects it, as in flat combining); the others go on transforming. A worker whose task
 //! is a whole window ahead of the output waits, so memory stays at the window's buffers plus
@@ -29,7 +30,7 @@ use crate::error::{ChunkError, Result};
 pub(crate) type Emit<'a> = dyn FnMut(Range<u64>, &[u8]) -> Result<()> + Send + 'a;
 
 /// One task's place in the window.
-struct Slot {
+pub(crate) struct Slot {
     /// The task whose output `buf` holds (`u64::MAX` before the first).
     task: u64,
     buf: AlignedBuf,
@@ -38,15 +39,17 @@ struct Slot {
 }
 
 /// A transformed task, waiting for its turn.
-struct Ready {
-    chunks: Range<u64>,
-    len: usize,
+pub(crate) struct Ready {
+    /// The chunks transformed (all the task's, or those before the one that failed).
+    pub chunks: Range<u64>,
+    /// Their output length, at the front of the task's buffer.
+    pub len: usize,
     /// Whether every chunk of the task was transformed; if not, the output stops after it.
-    whole: bool,
+    pub whole: bool,
 }
 
 /// The window between the workers and the output.
-struct Window<'e, 'a> {
+pub(crate) struct Window<'e, 'a> {
     slots: Box<[Mutex<Slot>]>,
     /// The lowest task not yet written.
     next: AtomicU64,
@@ -77,7 +80,29 @@ fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
     }
 }
 
-impl Window<'_, '_> {
+impl<'e, 'a> Window<'e, 'a> {
+    /// A window of `width` tasks in front of `emit`.
+    pub(crate) fn new(width: usize, emit: &'e mut Emit<'a>) -> Self {
+        Window {
+            slots: (0..width.max(1))
+                .map(|_| {
+                    Mutex::new(Slot {
+                        task: u64::MAX,
+                        buf: AlignedBuf::new(0),
+                        ready: None,
+                    })
+                })
+                .collect(),
+            next: AtomicU64::new(0),
+            writing: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
+            room: Mutex::new(()),
+            moved: Condvar::new(),
+            emit: Mutex::new(emit),
+        }
+    }
+
     fn slot(&self, task: u64) -> &Mutex<Slot> {
         &self.slots[(task % self.slots.len() as u64) as usize]
     }
@@ -85,7 +110,7 @@ impl Window<'_, '_> {
     /// Waits until `task` has a slot (the task a window before it is written). Returns `false`
     /// when it never will, because the run stopped below it (`failed`: the lowest failing
     /// chunk so far; `first`: the task's first chunk).
-    fn wait_for_room(&self, task: u64, first: u64, failed: &AtomicU64) -> bool {
+    pub(crate) fn wait_for_room(&self, task: u64, first: u64, failed: &AtomicU64) -> bool {
         let width = self.slots.len() as u64;
         if task < self.next.load(Ordering::Acquire) + width {
             return true;
@@ -105,6 +130,22 @@ impl Window<'_, '_> {
         has_room
     }
 
+    /// The buffer of `task`'s slot, taken out while the task is computed (so that the slot is
+    /// locked only for moments), once [`Window::wait_for_room`] said it has one. Buffers are
+    /// made (empty) as the window first fills: a short run never pays for buffers it does not
+    /// need.
+    pub(crate) fn take_buf(&self, task: u64) -> AlignedBuf {
+        std::mem::replace(&mut lock(self.slot(task)).buf, AlignedBuf::new(0))
+    }
+
+    /// Puts `task`'s buffer back with what it holds, for the writer.
+    pub(crate) fn put(&self, task: u64, buf: AlignedBuf, ready: Ready) {
+        let mut slot = lock(self.slot(task));
+        slot.buf = buf;
+        slot.task = task;
+        slot.ready = Some(ready);
+    }
+
     /// Wakes the workers waiting for room, if any.
     fn wake(&self) {
         if self.sleepers.load(Ordering::SeqCst) > 0 {
@@ -116,7 +157,7 @@ impl Window<'_, '_> {
     /// Writes every finished task from the next one on, in order, if no other worker is
     /// writing; the one that is sees this worker's task before it stops. Returns the error of
     /// a write that failed here.
-    fn write_ready(&self, failed: &AtomicU64) -> Result<Option<u64>, ChunkError> {
+    pub(crate) fn write_ready(&self, failed: &AtomicU64) -> Result<Option<u64>, ChunkError> {
         let mut result = Ok(None);
         loop {
             if self.writing.swap(true, Ordering::AcqRel) {
@@ -176,51 +217,26 @@ pub(crate) fn run_ordered(
     emit: &mut Emit<'_>,
 ) -> Result<Option<u64>, ChunkError> {
     let (input_len, output_len) = feed.buffer_lens();
-    let width = (2 * transform.workers()).min(feed.tasks() as usize).max(1);
-    let window = Window {
-        slots: (0..width)
-            .map(|_| {
-                Mutex::new(Slot {
-                    task: u64::MAX,
-                    buf: AlignedBuf::new(0),
-                    ready: None,
-                })
-            })
-            .collect(),
-        next: AtomicU64::new(0),
-        writing: AtomicBool::new(false),
-        stopped: AtomicBool::new(false),
-        sleepers: AtomicUsize::new(0),
-        room: Mutex::new(()),
-        moved: Condvar::new(),
-        emit: Mutex::new(emit),
-    };
+    let width = (2 * transform.workers()).min(feed.tasks() as usize);
+    let window = Window::new(width, emit);
     let failed = AtomicU64::new(u64::MAX);
     claim_each(feed, transform, &failed, |t, task| {
         if !window.wait_for_room(task, feed.task(task).start, &failed) {
             return Ok(None);
         }
-        // The slot's buffer is taken out while the task is computed, so that the slot is
-        // locked only for moments. Buffers are made as the window first fills: a short run
-        // never pays for (and faults in) buffers it does not need.
-        let slot = window.slot(task);
-        let mut buf = std::mem::replace(&mut lock(slot).buf, AlignedBuf::new(0));
+        let mut buf = window.take_buf(task);
         if buf.len() < output_len {
             buf = AlignedBuf::new(output_len);
         }
         let done = with_scratch(input_len, |input| {
             feed.read_and_transform(input, &mut buf, task, t, &failed)
         });
-        {
-            let mut slot = lock(slot);
-            slot.buf = buf;
-            slot.task = task;
-            slot.ready = Some(Ready {
-                whole: done.result.is_ok(),
-                chunks: done.chunks,
-                len: done.len,
-            });
-        }
+        let ready = Ready {
+            whole: done.result.is_ok(),
+            chunks: done.chunks,
+            len: done.len,
+        };
+        window.put(task, buf, ready);
         lowest_error(done.result, window.write_ready(&failed))
     })
 }
