@@ -1086,3 +1086,104 @@ fn a_stream_stops_at_the_lowest_failing_chunk_or_a_failed_read() {
         }
     }
 }
+
+/// A sink whose writes serialise, as a file's do, around memory: it counts writes made while
+/// another was under way and writes made outside the pool's workers, and fails the write of
+/// chunk `fail_at`.
+struct OneAtATime<'a> {
+    sink: SliceSink<'a>,
+    writing: std::sync::atomic::AtomicBool,
+    overlapping: std::sync::atomic::AtomicUsize,
+    outside_the_pool: std::sync::atomic::AtomicUsize,
+    fail_at: Option<u64>,
+}
+
+impl engine::Sink for OneAtATime<'_> {
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> paracrypt_core::Result<()> {
+        self.sink.write_chunk(index, offset, data)
+    }
+
+    fn write_run(
+        &self,
+        plan: &paracrypt_core::plan::ChunkPlan,
+        chunks: std::ops::Range<u64>,
+        data: &[u8],
+    ) -> paracrypt_core::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.writing.swap(true, SeqCst) {
+            self.overlapping.fetch_add(1, SeqCst);
+        }
+        if rayon::current_thread_index().is_none() {
+            self.outside_the_pool.fetch_add(1, SeqCst);
+        }
+        // A slow disk: the workers fill every buffer and some wait for one.
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let result = match self.fail_at {
+            Some(bad) if chunks.contains(&bad) => Err(Error::io(
+                "writing",
+                std::io::Error::other("the disk is full"),
+            )),
+            _ => self.sink.write_run(plan, chunks, data),
+        };
+        self.writing.store(false, SeqCst);
+        result
+    }
+
+    fn single_writer(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn into_a_file_one_worker_at_a_time_writes_and_no_thread_is_set_aside() {
+    // 4 MiB + 1 in 1 KiB chunks: tasks of 256 chunks or fewer, into a slow sink whose writes
+    // serialise. Every byte arrives; writes never overlap; every write is made by a pool
+    // worker. A write that fails ends the run with the lowest failing chunk named and every
+    // chunk below it written.
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    let chunk = 1024;
+    let plain = data((4 << 20) + 1, 25);
+    let recipe = cipher(RawCipherName::Aes128Ctr).recipe(Direction::Encrypt, chunk_size(chunk));
+    let expected = Runner::new().vec(&recipe, &plain).unwrap();
+    let job = first_job(&recipe, &[], Some(plain.len() as u64));
+    let plan = job.plan().unwrap();
+    for threads in [1, 2, 3, 5] {
+        for fail_at in [None, Some(2000)] {
+            let mut out = vec![0u8; plan.output_len() as usize];
+            let sink = OneAtATime {
+                sink: SliceSink::new(plan, 0..plan.len(), &mut out),
+                writing: AtomicBool::new(false),
+                overlapping: AtomicUsize::new(0),
+                outside_the_pool: AtomicUsize::new(0),
+                fail_at,
+            };
+            let result = with_threads(threads, || {
+                engine::run(&job, 0..plan.len(), &SliceSource(&plain), &sink)
+            });
+            let what = format!("{threads} threads, failing at {fail_at:?}");
+            assert_eq!(
+                sink.overlapping.into_inner(),
+                0,
+                "{what}: writes overlapped"
+            );
+            assert_eq!(
+                sink.outside_the_pool.into_inner(),
+                0,
+                "{what}: a writer thread"
+            );
+            match fail_at {
+                None => {
+                    assert_eq!(result.unwrap(), Some(plain.len() as u64), "{what}");
+                    assert!(out == expected, "{what}: the bytes");
+                }
+                Some(bad) => {
+                    let failed = result.unwrap_err();
+                    assert!(failed.index <= bad, "{what}: chunk {}", failed.index);
+                    assert_eq!(failed.kind(), ErrorKind::Io, "{what}");
+                    let below = failed.index as usize * chunk;
+                    assert!(out[..below] == expected[..below], "{what}: chunks below");
+                }
+            }
+        }
+    }
+}

@@ -412,10 +412,6 @@ pub(crate) fn chunks_per_task(layout: &ChunkLayout, chunks: u64, threads: usize)
     by_size.min(by_balance)
 }
 
-/// A writer thread pays for itself (fresh buffers, a thread, a hand-off per task) only when
-/// each pool thread has several tasks; below this many, threads write their own.
-const WRITER_MIN_TASKS_PER_THREAD: u64 = 4;
-
 /// Runs the chunks `indices` of `job`'s plan from `source` to `sink` and returns the output
 /// length if the last chunk was among them (the exact length, also for
 /// [`Tail::Unpad`](crate::plan::Tail)). On failure, the error of the lowest failing chunk, with
@@ -428,8 +424,8 @@ const WRITER_MIN_TASKS_PER_THREAD: u64 = 4;
 /// pass over memory) and written with one [`Sink::write_run`]. Parallel work uses each pool
 /// thread's page-aligned scratch buffers, which hold one task at a time, so memory stays at one
 /// task per thread whatever the input size. When the sink is a file (whose writes serialise in
-/// the kernel) and there are at least four tasks per thread, the pool reads and transforms and
-/// one writer thread writes, through a bounded ring of `2 × threads + 1` output buffers. Serial
+/// the kernel), every worker reads and transforms and one at a time writes, whichever finds the
+/// file free, through a bounded ring of `2 × threads + 1` output buffers. Serial
 /// work runs `indices` in order on the calling thread.
 ///
 /// Before any chunk is read, the source learns which input bytes the run reads
@@ -453,11 +449,7 @@ pub fn run(
     let threads = transform.workers();
     let feed = Feed::new(job, indices, source);
     let tasks = feed.tasks();
-    if transform.is_parallel()
-        && sink.single_writer()
-        && threads > 1
-        && tasks >= WRITER_MIN_TASKS_PER_THREAD * threads as u64
-    {
+    if transform.is_parallel() && sink.single_writer() && threads > 1 && tasks > 1 {
         return run_with_writer(&feed, transform, sink);
     }
     let (input_len, output_len) = feed.buffer_lens();
@@ -728,43 +720,47 @@ fn claim_each<T: Send>(
     })
 }
 
-/// A transformed task on its way to the writer.
+/// A transformed task on its way to the output.
 struct Outgoing {
     buf: AlignedBuf,
     done: Done,
 }
 
-/// Parallel work into a sink whose writes serialise (a file): the pool reads and transforms,
-/// one writer thread (outside the pool) writes. Nobody spins on the file's lock, and only one
-/// thread takes fresh page-cache pages. Output buffers circulate between the two sides, at
-/// most `2 × threads + 1` of them, so memory stays bounded; a transformed task waits for the
-/// writer only when the writer is the bottleneck anyway. Each worker reads into its own
-/// scratch buffer.
+/// Parallel work into a sink whose writes serialise (a file: Linux takes the inode's lock for
+/// every buffered write, and writers that collide on it spin): every worker reads and
+/// transforms, and one worker at a time writes, whichever finds nobody writing when it queues
+/// a task. It writes every task queued until the queue is empty (tasks queued meanwhile by
+/// the others included), then goes back to transforming. No thread is set aside to write
+/// (a writer thread was one more thread than cores, and the hand-off to it a wake-up per
+/// task), no worker spins on the file's lock, and a task is written as soon as the file is
+/// free, in any order, so a slow worker holds up nobody. Output buffers circulate, at most
+/// `2 × threads + 1` of them (made as needed), so memory stays bounded; a worker with no free
+/// buffer writes what is queued, or waits for the one writing.
 fn run_with_writer(
     feed: &Feed<'_>,
     transform: &Transform,
     sink: &dyn Sink,
 ) -> Result<Option<u64>, ChunkError> {
     let (input_len, output_len) = feed.buffer_lens();
-    let buffers = 2 * rayon::current_num_threads() + 1;
+    let buffers = 2 * transform.workers() + 1;
     let (full_tx, full_rx) = crossbeam_channel::bounded::<Outgoing>(buffers);
     let (free_tx, free_rx) = crossbeam_channel::bounded::<AlignedBuf>(buffers);
-    // Buffers are made on demand, up to `buffers`: a short run, or one whose writer keeps up,
+    // Buffers are made on demand, up to `buffers`: a short run, or one whose writes keep up,
     // never pays for (and faults in) buffers it does not need.
     let made = AtomicUsize::new(0);
-    let take = || match free_rx.try_recv() {
-        Ok(buf) => buf,
-        Err(_) if made.fetch_add(1, Ordering::Relaxed) < buffers => AlignedBuf::new(output_len),
-        Err(_) => free_rx.recv().expect("the writer returns every buffer"),
-    };
+    let writing = std::sync::atomic::AtomicBool::new(false);
     let failed = AtomicU64::new(u64::MAX);
-    std::thread::scope(|scope| {
-        let writer = scope.spawn(|| {
-            let mut result: Result<Option<u64>, ChunkError> = Ok(None);
-            // Drain until every sender is gone, also after a failure, so that no transforming
-            // thread ever waits for a buffer that will not come back.
-            for out in full_rx {
-                if result.is_ok() {
+    // Writes every queued task if no other worker is writing; the one that is sees every task
+    // queued before it stops. After a failed write nothing more is written, but buffers keep
+    // coming back so that no worker waits for one forever.
+    let write_queued = || -> Result<Option<u64>, ChunkError> {
+        let mut result = Ok(None);
+        loop {
+            if writing.swap(true, Ordering::AcqRel) {
+                return result;
+            }
+            while let Ok(out) = full_rx.try_recv() {
+                if failed.load(Ordering::Relaxed) >= out.done.chunks.start {
                     let written = feed.write(sink, &out.done, &out.buf);
                     if let Err(e) = &written {
                         failed.fetch_min(e.index, Ordering::Relaxed);
@@ -773,21 +769,35 @@ fn run_with_writer(
                 }
                 let _ = free_tx.send(out.buf);
             }
-            result
+            writing.store(false, Ordering::SeqCst);
+            // A task queued after the last look and before the flag fell found the flag up
+            // and left its task to this writer: look once more.
+            if full_rx.is_empty() {
+                return result;
+            }
+        }
+    };
+    claim_each(feed, transform, &failed, |t, task| {
+        let mut written = Ok(None);
+        let mut buf = loop {
+            if let Ok(buf) = free_rx.try_recv() {
+                break buf;
+            }
+            if made.fetch_add(1, Ordering::Relaxed) < buffers {
+                break AlignedBuf::new(output_len);
+            }
+            // Every buffer is queued or being written (more than the other workers hold):
+            // write them, or else the worker writing now frees one.
+            written = lowest_error(written, write_queued());
+            break free_rx.recv().expect("this worker holds a sender");
+        };
+        let mut done = with_scratch(input_len, |input| {
+            feed.read_and_transform(input, &mut buf, task, t, &failed)
         });
-        let transformed = claim_each(feed, transform, &failed, |t, task| {
-            let mut buf = take();
-            let mut done = with_scratch(input_len, |input| {
-                feed.read_and_transform(input, &mut buf, task, t, &failed)
-            });
-            let result = std::mem::replace(&mut done.result, Ok(None));
-            full_tx
-                .send(Outgoing { buf, done })
-                .expect("the writer runs until the senders are gone");
-            result
-        });
-        drop(full_tx);
-        let written = writer.join().expect("the writer thread does not panic");
-        lowest_error(transformed, written)
+        let result = std::mem::replace(&mut done.result, Ok(None));
+        full_tx
+            .send(Outgoing { buf, done })
+            .expect("the queue holds every buffer");
+        lowest_error(lowest_error(result, written), write_queued())
     })
 }
