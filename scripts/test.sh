@@ -211,7 +211,18 @@ stage "2: OpenSSL without aws-lc"
 # is left out of builds 2 and 3: it runs the same core code, already tested above.)
 ossl=(--no-default-features --features openssl --locked)
 cargo test -p paracrypt-core "${ossl[@]}" --tests 2>&1 | tee -a "$results"
-cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers:: 2>&1 | tee -a "$results"
+# This CLI is built without the test hooks (`--fixed-salt`), as every default build is: the
+# `hooks::` tests check that it refuses them.
+cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers:: hooks:: 2>&1 | tee -a "$results"
+# No default build has the test hooks: not the CLI, the facade, nor the Python package (their
+# normal and build dependencies, every feature each enables by default).
+for package in paracrypt-cli paracrypt paracrypt-py; do
+  if cargo tree -e normal,build,features -p "$package" --locked | grep -q 'test-hooks'; then
+    echo "the default build of $package enables the test hooks:" >&2
+    cargo tree -e normal,build,features -p "$package" --locked -i paracrypt-core >&2
+    exit 1
+  fi
+done
 
 stage "3: pure Rust"
 # 3. The pure-Rust build: RustCrypto only. It must link neither aws-lc nor OpenSSL (checked on
@@ -226,7 +237,9 @@ for c in aws-lc-sys openssl-sys; do
     exit 1
   fi
 done
-cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store "${pure[@]}" 2>&1 | tee -a "$results"
+# The CLI's suite compares bytes under fixed salts: its test hooks are on here (as in stage 1).
+cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store "${pure[@]}" \
+  --features paracrypt-cli/test-hooks 2>&1 | tee -a "$results"
 
 stage "4: fuzz smoke"
 # 4. Fuzz smoke: every cargo-fuzz target replays its corpus and the seeds, then mutates for a few

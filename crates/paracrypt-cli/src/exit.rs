@@ -20,6 +20,16 @@ use paracrypt_core::ErrorKind;
 #[error("{0}")]
 pub struct Usage(pub String);
 
+/// A core error with the command line's hint after it (how to do it with its flags).
+#[derive(Debug, thiserror::Error)]
+#[error("{error}: {hint}")]
+pub struct Hinted {
+    /// The core's error, whose kind is this error's.
+    pub error: paracrypt_core::Error,
+    /// What to run instead.
+    pub hint: String,
+}
+
 /// The status a `--distributed` job stalled for `--stall-timeout` is aborted with (through
 /// `MPI_Abort`, so it is the status `mpirun` exits with).
 #[cfg(feature = "mpi")]
@@ -41,6 +51,8 @@ pub fn kind(error: &anyhow::Error) -> ErrorKind {
                 Some(ErrorKind::Usage)
             } else if let Some(core) = cause.downcast_ref::<paracrypt_core::Error>() {
                 Some(core.kind())
+            } else if let Some(hinted) = cause.downcast_ref::<Hinted>() {
+                Some(hinted.error.kind())
             } else if let Some(chunk) = cause.downcast_ref::<paracrypt_core::ChunkError>() {
                 Some(chunk.kind())
             } else if let Some(pubkey) = cause.downcast_ref::<paracrypt_core::pubkey::Error>() {

@@ -30,9 +30,16 @@ impl ThreadsFlag {
 /// `--chunk-size`.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct ChunkSizeFlag {
-    /// Bytes per chunk: a multiple of 16, at most 1GiB (4096, 64KiB, 1MiB, ...).
-    #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size, default_value_t = ChunkSize::DEFAULT)]
-    pub chunk_size: ChunkSize,
+    /// Bytes per chunk: a multiple of 16, at most 1GiB (4096, 64KiB, 1MiB, ...; default 1MiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size)]
+    pub chunk_size: Option<ChunkSize>,
+}
+
+impl ChunkSizeFlag {
+    /// The size given, or the default (1 MiB).
+    pub fn get(&self) -> ChunkSize {
+        self.chunk_size.unwrap_or(ChunkSize::DEFAULT)
+    }
 }
 
 /// Parses a chunk size (`64KiB`): the error quotes what was typed (clap adds the value).

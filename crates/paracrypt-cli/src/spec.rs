@@ -1,28 +1,23 @@
 //! What `raw`, `encrypt` and `decrypt` resolve their flags into: one [`JobSpec`], which the
 //! local runner or the distributed one (module `run`) carries out. Every flag is checked and
-//! turned into its value once, when the spec is made.
+//! turned into its value once, when the spec is made; the secret is read, and the core's
+//! [`Request`] made (every policy decision is the core's: `paracrypt_core::request`), only when
+//! the job runs, after the output was checked, so that a prompt never precedes a refusal.
 
-use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
-use paracrypt_core::agefile::{self, AgeFormat};
-use paracrypt_core::container::{Encryptor, SALT_LEN, Secret, Suite};
-use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::pubkey::rsa::RsaScheme;
-use paracrypt_core::raw::salted::{PasswordCipher, PasswordKdf};
-use paracrypt_core::raw::{Direction, RawCipherName, RawRecipe};
-use paracrypt_core::recipe::AnyDecryptor;
-use paracrypt_core::recipient::Recipients;
-use paracrypt_core::sign::{SigningKey, VerifyingKey};
-use paracrypt_core::{Recipe, Runner};
+use paracrypt_core::request::{
+    ChunkSize, Direction, PasswordKdf, RawCipherName, Request, Sealing, Secret,
+};
+use paracrypt_core::sign::VerifyingKey;
 
 use crate::cmd::signatures::{key_error_core, read_key_file};
-use crate::exit::usage;
 use crate::flags::{FilesFlags, ThreadsFlag};
 use crate::io::OutputPolicy;
-use crate::people::{IdentityFlags, RecipientFlags, passphrase};
+use crate::people::{IdentityFlags, RecipientFlags};
 use crate::progress::Show;
 use crate::secret::SecretArgs;
 
@@ -43,7 +38,8 @@ pub struct JobSpec {
     pub progress: Show,
     /// `-q`: no warnings either.
     pub quiet: bool,
-    /// Warnings about the choices made (legacy ciphers, a fixed salt), printed once.
+    /// Warnings of the command line's own (a fixed salt, in test builds), printed once with
+    /// the request's.
     pub warnings: Vec<String>,
 }
 
@@ -68,30 +64,28 @@ impl JobSpec {
     }
 }
 
-/// What a job does.
-#[derive(Clone, Debug)]
+/// What a job does, with everything but its secret.
+#[derive(Debug)]
 pub enum Operation {
-    /// `paracrypt raw`.
-    Raw(RawRecipe),
+    /// `paracrypt raw -K`: the request, made from the flags (its key is a flag).
+    Raw {
+        /// The request.
+        request: Request,
+        /// Its cipher, for the hints of the command line.
+        cipher: RawCipherName,
+    },
     /// `paracrypt raw --password-file`: an `openssl enc` password file (`Salted__`).
     RawPassword(PasswordSpec),
-    /// `paracrypt encrypt`: the key or password is read when the job runs (after the output
-    /// was checked, so a prompt never precedes a refusal).
+    /// `paracrypt encrypt`.
     Encrypt {
-        /// The suite.
-        suite: Suite,
-        /// Plaintext bytes per chunk.
-        chunk_size: ChunkSize,
-        /// `--fixed-salt` (tests only).
-        salt: Option<[u8; SALT_LEN]>,
+        /// Format, armor, suite, chunk size and `--sign`'s key, checked.
+        sealing: Sealing,
         /// Where the key or password comes from.
         secret: SecretArgs,
         /// `-r` and `-R`: encrypt to these people instead.
         to: RecipientFlags,
-        /// `--format age` (`Some(armor)`), or paracrypt's container (`None`).
-        age: Option<bool>,
-        /// `--sign KEY` (with `--rsa-scheme`): sign every chunk with this key.
-        sign: Option<(PathBuf, RsaScheme)>,
+        /// `--fixed-salt` (test builds only).
+        salt: Option<Vec<u8>>,
     },
     /// `paracrypt decrypt` of a container or an age file (told apart by their first bytes).
     Decrypt {
@@ -121,241 +115,41 @@ pub struct PasswordSpec {
     pub chunk_size: ChunkSize,
     /// `--password-file`.
     pub secret: SecretArgs,
-    /// `--fixed-salt` (tests only): encrypt under this salt instead of a random one.
-    pub salt: Option<[u8; paracrypt_core::raw::salted::SALT_LEN]>,
-}
-
-/// An operation with its key or password read: what a runner runs.
-pub struct Keyed {
-    /// The recipe of the job.
-    recipe: Box<dyn Recipe>,
-    /// age's ASCII armor, which is read and written in order: the age encryptor that writes
-    /// it, or the age decryptor that reads it when the input turns out to be armored.
-    armor: Option<Armor>,
-    /// Whether the chunks run in order on one thread (CBC encryption, RC4).
-    pub serial: bool,
-    /// The progress bar's label.
-    pub label: &'static str,
-    /// What the input must not be, checked from its first bytes before any output exists.
-    refuse: Refuse,
-    /// The decryptor, which says who signed what it opened (a clone sharing its record).
-    opened: Option<AnyDecryptor>,
-}
-
-impl std::fmt::Debug for Keyed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Keyed")
-            .field("serial", &self.serial)
-            .field("label", &self.label)
-            .finish_non_exhaustive()
-    }
-}
-
-/// age armor around a recipe's stream.
-enum Armor {
-    Write(agefile::Encryptor),
-    Read(agefile::Decryptor),
-}
-
-/// The inputs a job refuses, by their first bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Refuse {
-    Nothing,
-    /// A raw cipher given a key refuses `openssl enc`'s password files.
-    Salted(RawCipherName),
-    /// A decryption refuses what is neither a container nor an age file, and age files too
-    /// when it has no age identity or passphrase (`age: false`).
-    Decrypt {
-        age: bool,
-    },
-}
-
-/// How many bytes of the input [`Keyed::check`] looks at: enough to find age armor after the
-/// blank lines it may follow.
-pub const HEAD_LEN: usize = agefile::DETECT_LEN;
-
-impl Keyed {
-    fn new(recipe: impl Recipe + 'static, label: &'static str) -> Self {
-        Keyed {
-            recipe: Box::new(recipe),
-            armor: None,
-            serial: false,
-            label,
-            refuse: Refuse::Nothing,
-            opened: None,
-        }
-    }
-
-    /// After a decryption that succeeded: who signed the file, when it was a signed container
-    /// (every chunk was verified against that key, and with `--verify-with` it is the given
-    /// key), as a line for stderr.
-    pub fn signer_note(&self) -> Option<String> {
-        let decryptor = self.opened.as_ref()?;
-        let signer = decryptor.signer()?;
-        Some(if decryptor.expects_signer() {
-            format!(
-                "good signature: every chunk is signed by {}",
-                signer.fingerprint()
-            )
-        } else {
-            format!(
-                "every chunk is signed by {} (not checked against a key you trust: give it with \
-                 --verify-with PUBKEY)",
-                signer.fingerprint()
-            )
-        })
-    }
-
-    /// The recipe the runner runs.
-    pub fn recipe(&self) -> &dyn Recipe {
-        &*self.recipe
-    }
-
-    /// Refuses an input whose first bytes (`head`, up to [`HEAD_LEN`] of them) this job cannot
-    /// read, saying how to read it.
-    pub fn check(&self, head: &[u8], input: &std::path::Path) -> Result<()> {
-        match self.refuse {
-            Refuse::Salted(cipher) if head.starts_with(paracrypt_core::raw::salted::MAGIC) => {
-                refuse_salted(input, cipher)
-            }
-            Refuse::Decrypt { age } => {
-                // A container shorter than its magic is the container's to call truncated.
-                let magic = paracrypt_core::container::MAGIC;
-                let container =
-                    head.starts_with(magic) || (!head.is_empty() && magic.starts_with(head));
-                let signer_required = self.opened.as_ref().is_some_and(|d| d.expects_signer());
-                match agefile::detect(head) {
-                    None if !container => Err(paracrypt_core::Error::NotEncrypted.into()),
-                    // An age file has no signature: --verify-with refuses it as unsigned.
-                    Some(_) if signer_required => Err(self
-                        .opened
-                        .as_ref()
-                        .and_then(|d| d.pick(head).err())
-                        .map_or_else(|| anyhow::anyhow!("the file is not signed"), Into::into)),
-                    Some(_) if !age => crate::exit::usage(
-                        "this is an age file: decrypt it with an identity (-i FILE) or its \
-                         passphrase, not a key file",
-                    ),
-                    _ => Ok(()),
-                }
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Whether this job must run in order as a stream: age armor, written, or read from an
-    /// input that starts with `head`.
-    pub fn in_order(&self, head: &[u8]) -> bool {
-        match &self.armor {
-            Some(Armor::Write(_)) => true,
-            Some(Armor::Read(_)) => agefile::detect(head) == Some(AgeFormat::Armored),
-            None => false,
-        }
-    }
-
-    /// Runs a job that [`Keyed::in_order`] says streams: the age front door puts the armor
-    /// around the same recipe.
-    pub fn run_in_order(
-        &self,
-        runner: &Runner,
-        reader: &mut (dyn Read + Send),
-        writer: &mut (dyn Write + Send),
-    ) -> paracrypt_core::Result<u64> {
-        match &self.armor {
-            Some(Armor::Write(age)) => age.encrypt_armored(runner, reader, writer),
-            Some(Armor::Read(age)) => age.decrypt_armored(runner, reader, writer),
-            None => runner.stream(self.recipe(), reader, writer),
-        }
-    }
-}
-
-/// Refuses an input that `openssl enc` encrypted with a password, and says how to read it.
-fn refuse_salted(input: &std::path::Path, cipher: RawCipherName) -> Result<()> {
-    let (what, file) = match input {
-        path if path == std::path::Path::new("-") => ("the input".to_string(), "FILE".to_string()),
-        path => (path.display().to_string(), path.display().to_string()),
-    };
-    anyhow::bail!(
-        "{what} starts with `Salted__`: `openssl enc` encrypted it with a password, from which \
-         openssl derives the key and IV; give paracrypt the password instead of -K: \
-         `paracrypt raw -d -c {cipher} --password-file PASSWORD_FILE --pbkdf2 {file}` (with the \
-         --iter and --md it was encrypted with; without --pbkdf2 for a file from `openssl enc` \
-         without -pbkdf2)"
-    )
+    /// `--fixed-salt` (test builds only).
+    pub salt: Option<Vec<u8>>,
 }
 
 impl Operation {
-    /// Reads the key or password (`may_prompt`: on the terminal as a last resort): the
-    /// operation, ready to run.
-    pub fn keyed(&self, may_prompt: bool) -> Result<Keyed> {
-        Ok(match self {
-            Operation::Raw(raw) => Keyed {
-                serial: !raw.is_parallel(),
-                refuse: match raw.direction {
-                    Direction::Decrypt => Refuse::Salted(raw.cipher.name()),
-                    Direction::Encrypt => Refuse::Nothing,
-                },
-                ..Keyed::new(raw.clone(), "")
-            },
+    /// Reads the key, password, identities or signing key (`may_prompt`: a password on the
+    /// terminal as a last resort) and makes the core's request.
+    pub fn request(&self, may_prompt: bool) -> Result<Request> {
+        let request = match self {
+            Operation::Raw { request, .. } => return Ok(request.clone()),
             Operation::RawPassword(spec) => {
                 let confirm = spec.direction == Direction::Encrypt;
                 let password = spec.secret.password(confirm, may_prompt)?;
-                let mut cipher = PasswordCipher::new(spec.name, password.as_bytes(), spec.kdf)
-                    .with_padding(spec.padding);
-                if let Some(salt) = spec.salt {
-                    cipher = cipher.fixed_salt_for_tests(salt);
-                }
-                Keyed {
-                    serial: !spec.name.runs_in_parallel(spec.direction),
-                    ..Keyed::new(cipher.recipe(spec.direction, spec.chunk_size), "")
-                }
+                let request = Request::raw_password(
+                    spec.direction,
+                    spec.name,
+                    password.as_bytes(),
+                    spec.kdf,
+                    spec.padding,
+                    spec.chunk_size,
+                )?;
+                with_salt(request, spec.salt.as_deref())?
             }
             Operation::Encrypt {
-                suite,
-                chunk_size,
-                salt,
+                sealing,
                 secret,
                 to,
-                age,
-                sign,
+                salt,
             } => {
-                let signer = sign
-                    .as_ref()
-                    .map(|(path, scheme)| -> Result<SigningKey> {
-                        SigningKey::from_key_file(&read_key_file(path)?, *scheme)
-                            .map_err(key_error_core(path))
-                    })
-                    .transpose()?;
                 let secret = if to.is_empty() {
                     secret.secret(true, may_prompt)?
                 } else {
-                    Secret::from(to.read()?)
+                    Secret::Recipients(Arc::new(to.read()?))
                 };
-                if let Some(armor) = age {
-                    let recipients = match secret {
-                        Secret::Recipients(recipients) => recipients,
-                        Secret::Password(password, _) => {
-                            Arc::new(Recipients::passphrase(passphrase(&password), None))
-                        }
-                        _ => return usage("--format age takes -r, -R or --passphrase"),
-                    };
-                    if signer.is_some() {
-                        return usage("--sign applies to paracrypt's container, not --format age");
-                    }
-                    let encryptor = agefile::Encryptor::new(recipients);
-                    return Ok(Keyed {
-                        armor: armor.then(|| Armor::Write(encryptor.clone())),
-                        ..Keyed::new(encryptor, "encrypting")
-                    });
-                }
-                let mut encryptor = Encryptor::new(secret).suite(*suite).chunk_size(*chunk_size);
-                if let Some(salt) = salt {
-                    encryptor = encryptor.fixed_salt_for_tests(*salt);
-                }
-                if let Some(signer) = signer {
-                    encryptor = encryptor.sign(signer);
-                }
-                Keyed::new(encryptor, "encrypting")
+                with_salt(Request::encrypt(secret, sealing.clone())?, salt.as_deref())?
             }
             Operation::Decrypt {
                 secret,
@@ -375,19 +169,10 @@ impl Operation {
                 } else {
                     Secret::Identities(Arc::new(identities.read()?))
                 };
-                let mut decryptor = AnyDecryptor::new(secret);
-                if let Some(expected) = expected {
-                    decryptor = decryptor.verify_with(expected);
-                }
-                let age = decryptor.age().cloned();
-                Keyed {
-                    armor: age.clone().map(Armor::Read),
-                    refuse: Refuse::Decrypt { age: age.is_some() },
-                    opened: Some(decryptor.clone()),
-                    ..Keyed::new(decryptor, "decrypting")
-                }
+                Request::decrypt(secret, expected)?
             }
-        })
+        };
+        Ok(request)
     }
 
     /// `--range OFFSET:LENGTH`, when decrypting a range.
@@ -396,5 +181,26 @@ impl Operation {
             Operation::Decrypt { range, .. } => *range,
             _ => None,
         }
+    }
+
+    /// The progress bar's label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Operation::Encrypt { .. } => "encrypting",
+            Operation::Decrypt { .. } => "decrypting",
+            Operation::Raw { .. } | Operation::RawPassword(_) => "",
+        }
+    }
+}
+
+/// `--fixed-salt`: only a test build has it (the `test-hooks` feature; the flag does not
+/// exist otherwise).
+fn with_salt(request: Request, salt: Option<&[u8]>) -> Result<Request> {
+    match salt {
+        None => Ok(request),
+        #[cfg(feature = "test-hooks")]
+        Some(salt) => Ok(request.with_fixed_salt_for_tests(salt)?),
+        #[cfg(not(feature = "test-hooks"))]
+        Some(_) => unreachable!("--fixed-salt exists only in test builds"),
     }
 }

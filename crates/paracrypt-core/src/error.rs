@@ -144,6 +144,24 @@ pub enum Error {
     /// Password stretching failed or its parameters are unusable.
     #[error("key derivation: {0}")]
     Kdf(String),
+    /// A request the front door refuses as made: options that no input can make sense of
+    /// together, or that the chosen driver cannot run (see [`crate::request`]).
+    #[error("{0}")]
+    Request(String),
+    /// A raw cipher was given a key for an `openssl enc` password file (`Salted__`), whose key
+    /// and IV openssl derives from a password and the file's salt.
+    #[error(
+        "the input starts with `Salted__`: `openssl enc` encrypted it with a password, from which \
+         openssl derives the key and IV; decrypt it with that password, not a key"
+    )]
+    SaltedFile,
+    /// A job was given another input than the one it was made for (its header, and so its
+    /// keys and nonces, belong to that one).
+    #[error("this is not the input the job was made for ({0}): make a new job for it")]
+    OtherInput(String),
+    /// The input changed while a job made for it ran: it grew, shrank or was rewritten.
+    #[error("the input changed since the job was made: {0}")]
+    InputChanged(String),
     /// A chunk did not authenticate: it was altered, moved or comes from another file.
     #[error("chunk {index} failed authentication (damaged, reordered or from another file)")]
     ChunkAuth {
@@ -373,7 +391,9 @@ impl Error {
             | Error::SignKey(_)
             | Error::Recipient { .. }
             | Error::Identity { .. }
-            | Error::IncompatibleRecipients(_) => ErrorKind::Usage,
+            | Error::IncompatibleRecipients(_)
+            | Error::Request(_)
+            | Error::OtherInput(_) => ErrorKind::Usage,
             Error::Io { .. } => ErrorKind::Io,
             Error::PartialBlock { .. }
             | Error::TooShort { .. }
@@ -400,6 +420,8 @@ impl Error {
             | Error::EmptyLastChunk { .. }
             | Error::NotSalted
             | Error::BadPassword { .. }
+            | Error::SaltedFile
+            | Error::InputChanged(_)
             | Error::SignatureFile(_) => ErrorKind::Data,
             Error::Provider { .. } => ErrorKind::Internal,
             Error::BadSignature

@@ -25,10 +25,13 @@
 
 use std::io::Read;
 
-use crate::agefile::{self, AgeInfo};
-use crate::container::{self, HeaderInfo};
+use serde_json::{Value, json};
+
+use crate::agefile::{self, AgeFormat, AgeInfo, StanzaKind};
+use crate::container::{self, HeaderInfo, Kdf, Suite};
 use crate::error::{Error, Result};
 use crate::plan::Sizes;
+use crate::provider::Provider;
 use crate::raw::salted::{self, SaltedInfo};
 
 /// What a file is and what it says about itself.
@@ -74,6 +77,132 @@ pub fn read(input: &mut dyn Read, len: Option<u64>, decode_armor: bool) -> Resul
         Ok(FileInfo::Salted(SaltedInfo::read(&mut whole, len)?))
     } else {
         Err(Error::UnknownFormat)
+    }
+}
+
+/// The version of [`FileInfo::json`]'s fields (the README lists them): fields may be added
+/// within a version, never renamed, removed or given another meaning.
+pub const JSON_SCHEMA: u32 = 1;
+
+impl FileInfo {
+    /// What a length says is wrong with the file, if anything ([`Sizes::damage`]).
+    pub fn damage(&self) -> Option<&Error> {
+        self.sizes().and_then(|sizes| sizes.damage.as_ref())
+    }
+
+    /// What the file's length says about its chunks, when known.
+    pub fn sizes(&self) -> Option<&Sizes> {
+        match self {
+            FileInfo::Container { sizes, .. } => sizes.as_ref(),
+            FileInfo::Age(age) => age.sizes.as_ref(),
+            FileInfo::Salted(_) => None,
+        }
+    }
+
+    /// The whole description as one JSON object, schema [`JSON_SCHEMA`]: what `paracrypt info
+    /// --json` prints and Python's `paracrypt.info()` returns (the README lists the fields).
+    /// `file` names the file as the caller gave it, `size` is its length when known, and
+    /// `provider` is who would compute a container's suite.
+    pub fn json(&self, file: &str, size: Option<u64>, provider: Provider) -> Value {
+        let mut value = self.format_json(provider);
+        let object = value.as_object_mut().expect("an object");
+        object.insert("schema".into(), Value::from(JSON_SCHEMA));
+        object.insert("file".into(), Value::from(file));
+        object.insert("size".into(), json!(size));
+        object.insert(
+            "damage".into(),
+            json!(self.damage().map(ToString::to_string)),
+        );
+        value
+    }
+
+    /// The fields of this file's format.
+    fn format_json(&self, provider: Provider) -> Value {
+        let plaintext =
+            |sizes: &Sizes| json!({ "min": sizes.plaintext.start(), "max": sizes.plaintext.end() });
+        match self {
+            FileInfo::Container { header, sizes } => {
+                let secret = match header.kdf {
+                    Kdf::Key => json!({ "kind": "key" }),
+                    Kdf::Argon2id(p) => json!({
+                        "kind": "password",
+                        "kdf": "argon2id",
+                        "m_cost_kib": p.m_cost,
+                        "t_cost": p.t_cost,
+                        "p_cost": p.p_cost,
+                    }),
+                    Kdf::Recipients => json!({
+                        "kind": "recipients",
+                        "recipients": header.recipients,
+                        "rekeyed": header.binding.is_some(),
+                    }),
+                };
+                json!({
+                    "format": "paracrypt",
+                    "version": header.version,
+                    "suite": header.suite.to_string(),
+                    "legacy": header.suite.is_legacy(),
+                    "chunk_size": header.chunk_size.get(),
+                    "secret": secret,
+                    "salt": hex::encode(header.salt),
+                    "signer": header.signer.as_ref().map(|signer| json!({
+                        "scheme": signer.scheme().name(),
+                        "fingerprint": signer.fingerprint(),
+                        "public_key": hex::encode(signer.to_field()),
+                        "signature_len": signer.signature_len(),
+                    })),
+                    "header_len": header.len,
+                    "provider": header.suite.primitives(provider),
+                    "chunks": sizes.as_ref().map(|s| s.chunks),
+                    "plaintext": sizes.as_ref().map(plaintext),
+                })
+            }
+            FileInfo::Age(age) => {
+                let stanzas: Vec<Value> = age
+                    .stanzas
+                    .iter()
+                    .map(|stanza| {
+                        let kind = match stanza.kind {
+                            StanzaKind::X25519 => "x25519",
+                            StanzaKind::PostQuantum => "mlkem768x25519",
+                            StanzaKind::Passphrase { .. } => "scrypt",
+                            StanzaKind::SshEd25519 => "ssh-ed25519",
+                            StanzaKind::SshRsa => "ssh-rsa",
+                            StanzaKind::Grease => "grease",
+                            _ => "other",
+                        };
+                        match stanza.kind {
+                            StanzaKind::Passphrase { log_n } => {
+                                json!({ "tag": stanza.tag, "kind": kind, "log_n": log_n })
+                            }
+                            _ => json!({ "tag": stanza.tag, "kind": kind }),
+                        }
+                    })
+                    .collect();
+                json!({
+                    "format": "age",
+                    "armored": age.format == AgeFormat::Armored,
+                    "header_len": age.header_len,
+                    "stanzas": stanzas,
+                    "recipients": age.recipients(),
+                    "post_quantum": age.post_quantum(),
+                    "passphrase": age.passphrase().is_some(),
+                    "scrypt_log_n": age.passphrase().flatten(),
+                    "work_factor_refused": age.work_factor_refused(),
+                    "provider": Suite::ChaCha20Poly1305.primitives(provider),
+                    "payload": age.sizes.as_ref().map(|s| s.payload),
+                    "chunks": age.sizes.as_ref().map(|s| s.chunks),
+                    "plaintext": age.sizes.as_ref().map(plaintext),
+                })
+            }
+            FileInfo::Salted(salted) => json!({
+                "format": "openssl-salted",
+                "salt": hex::encode(salted.salt),
+                "cipher": null,
+                "kdf": null,
+                "ciphertext": salted.ciphertext_len,
+            }),
+        }
     }
 }
 

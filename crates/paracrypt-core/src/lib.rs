@@ -24,6 +24,8 @@
 //! - [`recipe`]: what every format is to the engine ([`Recipe`]), and the one [`Runner`] that
 //!   runs any of them file to file, stream to stream, in memory, over a range or as a `Write`
 //!   adapter.
+//! - [`request`]: the front door every front end calls: what a caller asked for and the
+//!   input's first bytes become the one job to run, with every refusal decided there.
 //!
 //! This crate never prints and never builds a thread pool: wrap calls in
 //! `rayon::ThreadPool::install` to choose the thread count.
@@ -45,6 +47,7 @@ pub mod raw;
 pub mod recipe;
 pub mod recipient;
 pub mod rekey;
+pub mod request;
 pub mod sign;
 pub mod size;
 mod stream;

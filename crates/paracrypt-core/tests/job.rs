@@ -712,6 +712,33 @@ fn into_a_slice_the_in_memory_driver_gives_its_bytes_and_the_unpadded_end() {
     assert_eq!(&out[..1000], &data(1000, 4)[..]);
 }
 
+/// A chunk that fails leaves nothing of its plaintext in the caller's buffer, even one that
+/// authenticates where it does not stand: a file cut after chunk 2 opens chunk 2 as a last
+/// chunk only by trying it as one (to name the cut), which writes its plaintext into its slot.
+#[test]
+fn into_a_slice_a_failed_chunk_leaves_nothing_of_it() {
+    let plain: Vec<u8> = (0..5000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let seal = Encryptor::new(key()).chunk_size(chunk_size(1024));
+    let sealed = Runner::new().vec(&seal, &plain).unwrap();
+    let header = sealed.len() - 4 * 1040 - (5000 - 4096 + 16);
+    let cut = &sealed[..header + 3 * 1040];
+    for threads in [1, 3] {
+        let job = first_job(&Decryptor::new(key()), cut, Some(cut.len() as u64));
+        let mut out = vec![0u8; job.plan().unwrap().output_len() as usize];
+        let err =
+            with_threads(threads, || engine::run_into_slice(&job, cut, &mut out)).unwrap_err();
+        assert!(
+            matches!(err.source, Error::TruncatedAfter { index: 2 }),
+            "{err}"
+        );
+        // The chunk that failed: wiped. (The ones before it are verified plaintext.)
+        assert!(
+            out[2048..3072].iter().all(|&b| b == 0),
+            "chunk 2 left in the buffer"
+        );
+    }
+}
+
 #[test]
 fn the_read_adapter_gives_what_the_other_drivers_give_and_stops_at_a_failing_chunk() {
     use paracrypt_core::StreamReader;

@@ -5,9 +5,12 @@
 //!    here, so a wrong key fails before any output); its output has a path ([`NewOutput`]) but
 //!    does not exist yet.
 //! 2. Rank 0 broadcasts the input's length, the job's header, its
-//!    [shared key](paracrypt_core::engine::Job::shared_key) if it has one (a fresh file key
-//!    when encrypting to recipients, an scrypt passphrase's file key: see `docs/SCALING.md`)
-//!    and both paths. Every rank zeroizes its copy of the key once its job is made.
+//!    [shared key](paracrypt_core::engine::Job::shared_key) if it has one (the keys derived
+//!    for this one file: never the key file, password or identities; see `docs/SCALING.md`),
+//!    both paths, and which file a file input is ([`InputId`]: inode, length, modification
+//!    time), which every rank that reads it checks when it opens it and again after its
+//!    chunks, so that no rank reads a copy, another file, or one that changed meanwhile. Every
+//!    rank zeroizes its copy of the key once its job is made.
 //! 3. The other ranks make the same job from the header and the key
 //!    ([`Recipe::job_from_header`]); under the shared-fs transport they learn the output's path
 //!    ([`Hooks::writing_shared`]) *before* rank 0 creates the file, so that if rank 0 dies
@@ -15,7 +18,8 @@
 //!    have, rank 0 creates the output ([`NewOutput::create`]) and writes the job's output
 //!    header; then the others open the input and the output.
 //! 4. Every rank runs its chunks.
-//! 5. Rank 0 sets the output's length and commits it ([`Output::commit`]).
+//! 5. The ranks agree that their input is unchanged; rank 0 sets the output's length and
+//!    commits it ([`Output::commit`]).
 //!
 //! The input may be an object rather than a file ([`Input::Named`]: every rank opens it by the
 //! name rank 0 sends, through the cluster's [`Remote`](crate::Remote)), and the output a set of
@@ -40,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use paracrypt_core::engine::{Job, Source};
+use paracrypt_core::engine::{InputId, Job, Source};
 use paracrypt_core::{ErrorKind, Recipe};
 use rayon::ThreadPool;
 use zeroize::Zeroizing;
@@ -232,7 +236,7 @@ pub fn distribute(
 
     // 2. What the other ranks cannot see for themselves. A shared key is never empty: an
     //    empty one is none.
-    let (len, kinds, header, key, input_name, output_path) = match &setup {
+    let (len, kinds, header, key, input_name, input_id, output_path) = match &setup {
         Some(s) => (
             s.input_len,
             s.kinds(),
@@ -242,6 +246,9 @@ pub fn distribute(
                 RootInput::File(_, path) => absolute(path),
                 RootInput::Named(named) => named.name(),
             },
+            s.input_id
+                .map(|id| id.to_bytes().to_vec())
+                .unwrap_or_default(),
             match &s.new_output {
                 Some(Destination::File(output)) => output.path().map(absolute).unwrap_or_default(),
                 _ => Vec::new(),
@@ -254,6 +261,7 @@ pub fn distribute(
             Zeroizing::default(),
             Vec::new(),
             Vec::new(),
+            Vec::new(),
         ),
     };
     let len = cluster.broadcast_u64(0, len);
@@ -262,6 +270,10 @@ pub fn distribute(
     let header = cluster.broadcast_bytes(0, header);
     let key = Zeroizing::new(cluster.broadcast_bytes(0, key.to_vec()));
     let input_name = cluster.broadcast_bytes(0, input_name);
+    // Which file the input is (a file's inode, length and modification time): every rank that
+    // reads it checks its own before and after its chunks, so that no rank reads another file
+    // or one that changed meanwhile.
+    let input_id = InputId::from_bytes(&cluster.broadcast_bytes(0, input_id));
     let output_path = path_from(cluster.broadcast_bytes(0, output_path));
     let _writing = (shared && setup.is_none() && !output_path.as_os_str().is_empty())
         .then(|| WritingShared::new(cluster.hooks(), &output_path));
@@ -305,7 +317,7 @@ pub fn distribute(
         Some(_) => open_others(
             cluster,
             shared,
-            (named_input, &input_name, len),
+            (named_input, &input_name, len, input_id),
             (!parts_output).then_some(output_path.as_path()),
             parts_output.then_some(&parts_name[..]),
         )
@@ -354,6 +366,13 @@ pub fn distribute(
         }
         (None, None) => unreachable!("every rank but 0 made its job"),
     };
+    // Every chunk was read from the input the job was made for, unchanged.
+    let reread = match (&setup, &other) {
+        (Some(s), _) => s.check_input(),
+        (None, Some((_, opened))) => opened.check_input(input_id),
+        (None, None) => Ok(()),
+    };
+    cluster.agree(reread)?;
     let chunk_time = start.elapsed();
     let plan = job.plan().expect("a distributed job has a plan");
     let summary = Summary {
@@ -428,6 +447,8 @@ enum Created<'a> {
 /// What rank 0 sets up before the others can start.
 struct RootSetup<'a> {
     input: RootInput<'a>,
+    /// A file input as it was when the job was made.
+    input_id: Option<InputId>,
     input_len: u64,
     job: Job,
     /// The output until it is created ...
@@ -463,6 +484,14 @@ impl<'a> RootSetup<'a> {
         Ok(())
     }
 
+    /// Checks that a file input is still what the job was made for.
+    fn check_input(&self) -> std::result::Result<(), Failure> {
+        match (&self.input, self.input_id) {
+            (RootInput::File(file, _), Some(id)) => id.check(file).map_err(|e| Failure::from(&e)),
+            _ => Ok(()),
+        }
+    }
+
     /// The output file, once created (none for an output made of parts).
     fn output_file(&self) -> Option<&File> {
         match self.output.as_ref().expect("the output was created") {
@@ -485,7 +514,7 @@ fn root_setup<'a>(
     recipe: &dyn Recipe,
     options: Options,
 ) -> std::result::Result<RootSetup<'a>, Failure> {
-    let (input, input_len, job) = match root.input {
+    let (input, input_id, input_len, job) = match root.input {
         Input::File(path) => {
             let input = File::open(path).map_err(|e| {
                 Failure::new(
@@ -509,7 +538,8 @@ fn root_setup<'a>(
                     ),
                 ));
             }
-            let input_len = metadata.len();
+            let id = InputId::of(&input).map_err(|e| Failure::from(&e))?;
+            let input_len = id.len();
             let job = recipe
                 .first_job(
                     &mut std::io::BufReader::new(&input),
@@ -517,14 +547,15 @@ fn root_setup<'a>(
                     options.provider,
                 )
                 .map_err(|e| Failure::from(&e))?;
-            (RootInput::File(input, path.to_path_buf()), input_len, job)
+            let input = RootInput::File(input, path.to_path_buf());
+            (input, Some(id), input_len, job)
         }
         Input::Named(named) => {
             let input_len = named.len();
             let job = recipe
                 .first_job(&mut named.header(), Some(input_len), options.provider)
                 .map_err(|e| Failure::from(&e))?;
-            (RootInput::Named(named), input_len, job)
+            (RootInput::Named(named), None, input_len, job)
         }
     };
     if let Destination::File(output) = &root.output
@@ -544,6 +575,7 @@ fn root_setup<'a>(
     );
     Ok(RootSetup {
         input,
+        input_id,
         input_len,
         job,
         new_output: Some(root.output),
@@ -556,6 +588,8 @@ fn root_setup<'a>(
 /// transport).
 struct Opened {
     input: Option<Box<dyn Source + Send + Sync>>,
+    /// The input file, when it is one, to check once its chunks are read.
+    input_file: Option<File>,
     output: Option<File>,
     parts: Option<Box<dyn Parts + Send + Sync>>,
 }
@@ -567,7 +601,7 @@ struct Opened {
 fn open_others(
     cluster: &Cluster,
     shared: bool,
-    (named, name, len): (bool, &[u8], u64),
+    (named, name, len, id): (bool, &[u8], u64, Option<InputId>),
     output: Option<&Path>,
     parts: Option<&[u8]>,
 ) -> std::result::Result<Opened, Failure> {
@@ -582,10 +616,15 @@ fn open_others(
             )
         })
     };
+    let mut input_file = None;
     let input: Option<Box<dyn Source + Send + Sync>> = match (shared, named) {
         (false, _) => None,
         (true, true) => Some(remote()?.open_input(name, len)?),
-        (true, false) => Some(Box::new(open_shared_input(&path_from(name.to_vec()), len)?)),
+        (true, false) => {
+            let file = open_shared_input(&path_from(name.to_vec()), len, id)?;
+            input_file = file.try_clone().ok();
+            Some(Box::new(file))
+        }
     };
     let output = match (shared, output) {
         (true, Some(path)) => Some(open_shared_output(path)?),
@@ -597,9 +636,20 @@ fn open_others(
     };
     Ok(Opened {
         input,
+        input_file,
         output,
         parts,
     })
+}
+
+impl Opened {
+    /// Checks that a file input is still what rank 0 made the job for.
+    fn check_input(&self, id: Option<InputId>) -> std::result::Result<(), Failure> {
+        match (&self.input_file, id) {
+            (Some(file), Some(id)) => id.check(file).map_err(|e| Failure::from(&e)),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A rank other than 0 writing into rank 0's output under the shared-fs transport, as its
@@ -626,8 +676,13 @@ impl Drop for WritingShared<'_> {
 /// What to check when a file of a shared filesystem cannot be opened.
 const SHARED_HINT: &str = "is it on a filesystem every rank sees? Else use the messages transport";
 
-/// Opens the input on a filesystem every rank should see.
-fn open_shared_input(input: &Path, len: u64) -> std::result::Result<File, Failure> {
+/// Opens the input on a filesystem every rank should see: the file rank 0 made the job for
+/// (`id`), not a copy of it.
+fn open_shared_input(
+    input: &Path,
+    len: u64,
+    id: Option<InputId>,
+) -> std::result::Result<File, Failure> {
     let failure =
         |message: String| Failure::new(ErrorKind::Io, format!("{message} ({SHARED_HINT})"));
     let input_file =
@@ -638,6 +693,14 @@ fn open_shared_input(input: &Path, len: u64) -> std::result::Result<File, Failur
             "{} is {seen} bytes here but {len} bytes on rank 0",
             input.display()
         )));
+    }
+    if let Some(id) = id {
+        id.check(&input_file).map_err(|e| {
+            failure(format!(
+                "{}: {e}; every rank must read the very file rank 0 reads",
+                input.display()
+            ))
+        })?;
     }
     Ok(input_file)
 }

@@ -1,88 +1,67 @@
 //! The module's functions: files, bytes and ranges, for the container, age files and raw
-//! ciphers. Docstrings here are what `help(paracrypt.encrypt)` shows; `paracrypt/_paracrypt.pyi`
-//! gives their types.
+//! ciphers. Each turns its keyword arguments into the core's [`Request`] (every rule about what
+//! may be encrypted, decrypted or refused is the core's: `paracrypt_core::request`) and hands it
+//! to a driver. Docstrings here are what `help(paracrypt.encrypt)` shows;
+//! `paracrypt/_paracrypt.pyi` gives their types.
 
 use std::path::PathBuf;
 
-use paracrypt_core::container::{SALT_LEN, Suite};
-use paracrypt_core::raw::salted::{DEFAULT_ITER, Digest, PasswordKdf};
-use paracrypt_core::raw::{Direction, RawCipher, RawCipherName};
+use paracrypt_core::request::{
+    DEFAULT_ITER, Digest, Direction, Format, PasswordKdf, RawCipherName, Request, Sealing, Suite,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use zeroize::Zeroizing;
 
 use crate::buffer::Bytes;
 use crate::drive;
-use crate::errors::Failure;
+use crate::errors::{Failure, usage};
 use crate::options::{Options, chunk_size};
-use crate::recipes::{Format, Spec};
 use crate::secrets;
 use crate::streams;
 
-/// The spec of an encryption from its keyword arguments.
+/// The request of an encryption from its keyword arguments.
 #[allow(clippy::too_many_arguments)]
-pub fn encrypt_spec(
+pub fn encrypt_request(
     key: Option<&Bound<'_, PyAny>>,
     password: Option<&Bound<'_, PyAny>>,
     recipients: Option<&Bound<'_, PyAny>>,
     format: &str,
     armor: bool,
-    cipher: &str,
+    cipher: Option<&str>,
     chunk: Option<&Bound<'_, PyAny>>,
-    fixed_salt: Option<&Bound<'_, PyAny>>,
     sign: Option<PathBuf>,
-) -> PyResult<Spec> {
-    let format = Format::new(format, armor)?;
-    if sign.is_some() && format != Format::Container {
-        return Err(Failure::Usage(
-            "sign= applies to paracrypt's container, not format=\"age\"".into(),
-        )
-        .into());
-    }
-    let signer = sign
-        .map(|path| secrets::read_signing_key(&path))
-        .transpose()?;
-    let credential = secrets::to_encrypt(key, password, recipients)?;
-    let suite: Suite = cipher.parse().map_err(Failure::from)?;
-    if format != Format::Container && (cipher != "aes-256-gcm" || chunk.is_some()) {
-        return Err(Failure::Usage(
-            "cipher= and chunk_size= apply to format=\"paracrypt\" (age files are \
-             ChaCha20-Poly1305 in 64 KiB chunks)"
-                .into(),
-        )
-        .into());
-    }
-    let salt = match fixed_salt {
-        None => None,
-        Some(salt) => Some(
-            <[u8; SALT_LEN]>::try_from(Bytes::get(salt)?.as_slice())
-                .map_err(|_| Failure::Usage(format!("_fixed_salt needs {SALT_LEN} bytes")))?,
-        ),
+) -> PyResult<Request> {
+    let sealing = Sealing {
+        format: format.parse::<Format>().map_err(Failure::from)?,
+        armor,
+        suite: cipher
+            .map(str::parse::<Suite>)
+            .transpose()
+            .map_err(Failure::from)?,
+        chunk_size: chunk.map(|chunk| chunk_size(Some(chunk))).transpose()?,
+        sign: sign
+            .map(|path| secrets::read_signing_key(&path))
+            .transpose()?,
     };
-    Ok(Spec::Encrypt {
-        credential,
-        format,
-        suite,
-        chunk_size: chunk_size(chunk)?,
-        salt,
-        signer,
-    })
+    // Before the secret is read: what no secret makes sense of.
+    sealing.check().map_err(Failure::from)?;
+    let secret = secrets::to_encrypt(key, password, recipients)?;
+    Ok(Request::encrypt(secret, sealing).map_err(Failure::from)?)
 }
 
-/// The spec of a decryption from its keyword arguments.
-pub fn decrypt_spec(
+/// The request of a decryption from its keyword arguments.
+pub fn decrypt_request(
     key: Option<&Bound<'_, PyAny>>,
     password: Option<&Bound<'_, PyAny>>,
     identities: Option<&Bound<'_, PyAny>>,
     verify_with: Option<PathBuf>,
-) -> PyResult<Spec> {
+) -> PyResult<Request> {
     let expected = verify_with
         .map(|path| secrets::read_verifying_key(&path))
         .transpose()?;
-    Ok(Spec::Decrypt {
-        credential: secrets::to_decrypt(key, password, identities)?,
-        expected,
-    })
+    let secret = secrets::to_decrypt(key, password, identities)?;
+    Ok(Request::decrypt(secret, expected).map_err(Failure::from)?)
 }
 
 /// Encrypts the file ``src`` into ``dst`` on every core and returns the bytes written.
@@ -104,7 +83,7 @@ pub fn decrypt_spec(
 /// ``sign=`` (a signing key file's path: Ed25519, ECDSA, RSA or ML-DSA, as ``paracrypt
 /// encrypt --sign`` takes) signs every chunk (container version 3; not with ``format="age"``).
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, overwrite = false, threads = None, provider = None, progress = None, sign = None, _fixed_salt = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, overwrite = false, threads = None, provider = None, progress = None, sign = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_file(
     py: Python<'_>,
@@ -115,28 +94,19 @@ pub fn encrypt_file(
     recipients: Option<&Bound<'_, PyAny>>,
     format: &str,
     armor: bool,
-    cipher: &str,
+    cipher: Option<&str>,
     chunk_size: Option<&Bound<'_, PyAny>>,
     overwrite: bool,
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
     sign: Option<PathBuf>,
-    _fixed_salt: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<u64> {
-    let spec = encrypt_spec(
-        key,
-        password,
-        recipients,
-        format,
-        armor,
-        cipher,
-        chunk_size,
-        _fixed_salt,
-        sign,
+    let request = encrypt_request(
+        key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
     let options = Options::new(threads, provider, progress)?;
-    drive::file_to_file(py, &spec, &src, &dst, overwrite, &options)
+    drive::file_to_file(py, &request, &src, &dst, overwrite, &options)
 }
 
 /// Decrypts the file ``src`` (a paracrypt container or an age file, binary or armored) into
@@ -168,16 +138,16 @@ pub fn decrypt_file(
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<u64> {
-    let spec = decrypt_spec(key, password, identities, verify_with)?;
+    let request = decrypt_request(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, progress)?;
-    drive::file_to_file(py, &spec, &src, &dst, overwrite, &options)
+    drive::file_to_file(py, &request, &src, &dst, overwrite, &options)
 }
 
 /// Encrypts ``data`` (any bytes-like object: bytes, bytearray, memoryview, a contiguous numpy
 /// array — read in place, not copied) and returns the encrypted file's bytes. Options as
 /// :func:`encrypt_file`.
 #[pyfunction]
-#[pyo3(signature = (data, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, sign = None, _fixed_salt = None))]
+#[pyo3(signature = (data, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, threads = None, provider = None, sign = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt<'py>(
     py: Python<'py>,
@@ -187,26 +157,17 @@ pub fn encrypt<'py>(
     recipients: Option<&Bound<'py, PyAny>>,
     format: &str,
     armor: bool,
-    cipher: &str,
+    cipher: Option<&str>,
     chunk_size: Option<&Bound<'py, PyAny>>,
     threads: Option<i64>,
     provider: Option<&str>,
     sign: Option<PathBuf>,
-    _fixed_salt: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let spec = encrypt_spec(
-        key,
-        password,
-        recipients,
-        format,
-        armor,
-        cipher,
-        chunk_size,
-        _fixed_salt,
-        sign,
+    let request = encrypt_request(
+        key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
     let options = Options::new(threads, provider, None)?;
-    drive::memory(py, &spec, data, &options)
+    drive::memory(py, &request, data, &options)
 }
 
 /// Encrypts ``data`` as :func:`encrypt` does, into the start of ``out`` (a writable buffer the
@@ -215,7 +176,7 @@ pub fn encrypt<'py>(
 /// ``len(encrypt(data, ...))`` for the same options (the error for a short ``out`` names it).
 /// Not for armor.
 #[pyfunction]
-#[pyo3(signature = (data, out, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, sign = None, _fixed_salt = None))]
+#[pyo3(signature = (data, out, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, threads = None, provider = None, sign = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_into<'py>(
     py: Python<'py>,
@@ -226,26 +187,17 @@ pub fn encrypt_into<'py>(
     recipients: Option<&Bound<'py, PyAny>>,
     format: &str,
     armor: bool,
-    cipher: &str,
+    cipher: Option<&str>,
     chunk_size: Option<&Bound<'py, PyAny>>,
     threads: Option<i64>,
     provider: Option<&str>,
     sign: Option<PathBuf>,
-    _fixed_salt: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<u64> {
-    let spec = encrypt_spec(
-        key,
-        password,
-        recipients,
-        format,
-        armor,
-        cipher,
-        chunk_size,
-        _fixed_salt,
-        sign,
+    let request = encrypt_request(
+        key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
     let options = Options::new(threads, provider, None)?;
-    drive::memory_into(py, &spec, data, out, &options)
+    drive::memory_into(py, &request, data, out, &options)
 }
 
 /// Decrypts ``data`` as :func:`decrypt` does, into the start of ``out`` (a writable buffer the
@@ -266,9 +218,9 @@ pub fn decrypt_into<'py>(
     threads: Option<i64>,
     provider: Option<&str>,
 ) -> PyResult<u64> {
-    let spec = decrypt_spec(key, password, identities, verify_with)?;
+    let request = decrypt_request(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, None)?;
-    drive::memory_into(py, &spec, data, out, &options)
+    drive::memory_into(py, &request, data, out, &options)
 }
 
 /// Decrypts ``data`` (a paracrypt container or an age file, any bytes-like object) and returns
@@ -286,9 +238,9 @@ pub fn decrypt<'py>(
     threads: Option<i64>,
     provider: Option<&str>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let spec = decrypt_spec(key, password, identities, verify_with)?;
+    let request = decrypt_request(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, None)?;
-    drive::memory(py, &spec, data, &options)
+    drive::memory(py, &request, data, &options)
 }
 
 /// Decrypts plaintext bytes ``offset`` to ``offset + length`` of the file ``src`` (a container
@@ -311,14 +263,14 @@ pub fn decrypt_range<'py>(
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let spec = decrypt_spec(key, password, identities, verify_with)?;
+    let request = decrypt_request(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, progress)?;
-    drive::range(py, &spec, &src, offset, length, &options)
+    drive::range(py, &request, &src, offset, length, &options)
 }
 
-/// The spec of a raw cipher from its keyword arguments.
+/// The request of a raw cipher from its keyword arguments.
 #[allow(clippy::too_many_arguments)]
-pub fn raw_spec(
+pub fn raw_request(
     direction: Direction,
     cipher: &str,
     key: Option<&Bound<'_, PyAny>>,
@@ -329,74 +281,45 @@ pub fn raw_spec(
     md: &str,
     padding: bool,
     chunk: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Spec> {
+) -> PyResult<Request> {
     let name: RawCipherName = cipher.parse().map_err(Failure::from)?;
     let chunk_size = chunk_size(chunk)?;
-    if !padding && !name.is_padded_mode() {
-        return Err(Failure::Usage(format!(
-            "padding=False applies to ECB and CBC only; {name} never pads"
-        ))
-        .into());
-    }
-    match (key, password) {
+    let request = match (key, password) {
         (Some(key), None) => {
             let key = Zeroizing::new(Bytes::get(key)?.as_slice().to_vec());
             let iv = iv.map(Bytes::get).transpose()?;
-            let cipher = RawCipher::new(name, &key, iv.as_ref().map(Bytes::as_slice))
-                .map_err(Failure::from)?
-                .with_padding(padding);
-            Ok(Spec::Raw {
-                cipher,
-                direction,
-                chunk_size,
-            })
+            let iv = iv.as_ref().map(Bytes::as_slice);
+            Request::raw(direction, name, &key, iv, padding, chunk_size)
         }
         (None, Some(password)) => {
             if iv.is_some() {
-                return Err(Failure::Usage(
-                    "a password gives the key and IV (as openssl enc -pass): no iv=".into(),
-                )
-                .into());
-            }
-            if password.is_empty() {
-                return Err(Failure::Usage("the password is empty".into()).into());
+                return Ok(usage(
+                    "a password gives the key and IV (as openssl enc -pass): no iv=",
+                )?);
             }
             let md: Digest = md.parse().map_err(Failure::from)?;
-            let kdf = if pbkdf2 {
-                let iter = iterations.unwrap_or(DEFAULT_ITER);
-                if iter == 0 {
-                    return Err(Failure::Usage("iterations must be at least 1".into()).into());
-                }
-                PasswordKdf::Pbkdf2 { iter, md }
-            } else {
-                if iterations.is_some() {
-                    return Err(Failure::Usage("iterations= applies to pbkdf2=True".into()).into());
-                }
-                PasswordKdf::Legacy { md }
+            let kdf = match (pbkdf2, iterations) {
+                (true, iter) => PasswordKdf::Pbkdf2 {
+                    iter: iter.unwrap_or(DEFAULT_ITER),
+                    md,
+                },
+                (false, None) => PasswordKdf::Legacy { md },
+                (false, Some(_)) => return Ok(usage("iterations= applies to pbkdf2=True")?),
             };
-            if kdf.is_weak() && direction == Direction::Encrypt {
-                return Err(Failure::Usage(
-                    "pbkdf2=False would use openssl's legacy EVP_BytesToKey derivation, which is \
-                     weak (one hash per password guess); paracrypt reads such files but writes \
-                     only pbkdf2 ones"
-                        .into(),
-                )
-                .into());
-            }
-            Ok(Spec::RawPassword {
+            let password = Zeroizing::new(password.to_owned());
+            Request::raw_password(
+                direction,
                 name,
-                password: Zeroizing::new(password.to_owned()),
+                password.as_bytes(),
                 kdf,
                 padding,
-                direction,
                 chunk_size,
-            })
+            )
         }
-        (None, None) => Err(Failure::Usage("give key= (and iv=) or password=".into()).into()),
-        (Some(_), Some(_)) => {
-            Err(Failure::Usage("give key= (and iv=) or password=, not both".into()).into())
-        }
-    }
+        (None, None) => return Ok(usage("give key= (and iv=) or password=")?),
+        (Some(_), Some(_)) => return Ok(usage("give key= (and iv=) or password=, not both")?),
+    };
+    Ok(request.map_err(Failure::from)?)
 }
 
 /// Arguments of every raw function, by direction.
@@ -427,12 +350,12 @@ macro_rules! raw_functions {
             threads: Option<i64>,
             provider: Option<&str>,
         ) -> PyResult<Bound<'py, PyBytes>> {
-            let spec = raw_spec(
+            let request = raw_request(
                 $direction, cipher, key, iv, password, pbkdf2, iterations, md, padding,
                 chunk_size,
             )?;
             let options = Options::new(threads, provider, None)?;
-            drive::memory(py, &spec, data, &options)
+            drive::memory(py, &request, data, &options)
         }
 
         #[doc = concat!(
@@ -460,12 +383,12 @@ macro_rules! raw_functions {
             provider: Option<&str>,
             progress: Option<Py<PyAny>>,
         ) -> PyResult<u64> {
-            let spec = raw_spec(
+            let request = raw_request(
                 $direction, cipher, key, iv, password, pbkdf2, iterations, md, padding,
                 chunk_size,
             )?;
             let options = Options::new(threads, provider, progress)?;
-            drive::file_to_file(py, &spec, &src, &dst, overwrite, &options)
+            drive::file_to_file(py, &request, &src, &dst, overwrite, &options)
         }
     };
 }
@@ -502,7 +425,7 @@ fn wrap<'py>(
 /// leaves a file that fails to decrypt as truncated, never one that looks complete.
 /// ``fileobj`` itself is not closed. Secrets and options as :func:`encrypt_file`.
 #[pyfunction]
-#[pyo3(signature = (fileobj, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = "aes-256-gcm", chunk_size = None, threads = None, provider = None, progress = None, sign = None, _fixed_salt = None))]
+#[pyo3(signature = (fileobj, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, threads = None, provider = None, progress = None, sign = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encryptor<'py>(
     py: Python<'py>,
@@ -512,27 +435,18 @@ pub fn encryptor<'py>(
     recipients: Option<&Bound<'py, PyAny>>,
     format: &str,
     armor: bool,
-    cipher: &str,
+    cipher: Option<&str>,
     chunk_size: Option<&Bound<'py, PyAny>>,
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
     sign: Option<PathBuf>,
-    _fixed_salt: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let spec = encrypt_spec(
-        key,
-        password,
-        recipients,
-        format,
-        armor,
-        cipher,
-        chunk_size,
-        _fixed_salt,
-        sign,
+    let request = encrypt_request(
+        key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
     let options = Options::new(threads, provider, progress)?;
-    let inner = streams::encryptor(py, &spec, fileobj, &options)?;
+    let inner = streams::encryptor(py, &request, fileobj, &options)?;
     wrap(py, "EncryptingWriter", inner)
 }
 
@@ -555,9 +469,9 @@ pub fn decryptor<'py>(
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let spec = decrypt_spec(key, password, identities, verify_with)?;
+    let request = decrypt_request(key, password, identities, verify_with)?;
     let options = Options::new(threads, provider, progress)?;
-    let inner = streams::decryptor(py, &spec, fileobj, &options)?;
+    let inner = streams::decryptor(py, &request, fileobj, &options)?;
     wrap(py, "DecryptingReader", inner)
 }
 
@@ -587,12 +501,12 @@ macro_rules! raw_streams {
             provider: Option<&str>,
             progress: Option<Py<PyAny>>,
         ) -> PyResult<Bound<'py, PyAny>> {
-            let spec = raw_spec(
+            let request = raw_request(
                 $direction, cipher, key, iv, password, pbkdf2, iterations, md, padding,
                 chunk_size,
             )?;
             let options = Options::new(threads, provider, progress)?;
-            let inner = $make(py, &spec, fileobj, &options)?;
+            let inner = $make(py, &request, fileobj, &options)?;
             wrap(
                 py,
                 if $class == "encryptor" { "EncryptingWriter" } else { "DecryptingReader" },

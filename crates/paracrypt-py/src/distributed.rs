@@ -1,145 +1,105 @@
 //! `DistributedJob`: one file's job, cut into runs of chunks that other processes compute (Dask
-//! tasks in `paracrypt.dask`, or any scheduler's). It is the core's one mechanism for "a run of
-//! chunks computed elsewhere", the one `paracrypt-mpi` runs on: the job is made once with
-//! [`Recipe::first_job`] (the header is made or read there), cut with [`ChunkPlan::block`], made
-//! again in each process with [`Recipe::job_from_header`] from the header and its
-//! [shared key](paracrypt_core::engine::Job::shared_key), and each run of chunks is written
-//! by [`engine::run`] at its offsets in one shared file, which is committed only once every
-//! run succeeded.
+//! tasks in `paracrypt.dask`, or any scheduler's). The request is resolved once, for
+//! [`Driver::Distributed`], and its job made with
+//! [`Recipe::first_job`](paracrypt_core::Recipe::first_job) (the header is made or read there);
+//! each process makes the job again with [`share::job`] from the header and its
+//! [shared key](paracrypt_core::engine::Job::shared_key) (the keys derived for this one file),
+//! checks that its input is the one the job was made for ([`InputId`]), and writes its run of
+//! chunks with [`engine::run`] at its offsets in one shared file, which is committed only once
+//! every run succeeded.
 
 use std::fs::{File, OpenOptions};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use paracrypt_core::container::Suite;
 use paracrypt_core::engine::{self, Job};
-use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::provider::Provider;
+use paracrypt_core::request::share::{self, InputId};
+use paracrypt_core::request::{self, Driver, Request};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 use zeroize::Zeroizing;
 
-use crate::api::{decrypt_spec, encrypt_spec};
-use crate::drive::open_input;
+use crate::api::{decrypt_request, encrypt_request};
+use crate::drive::{open_input, warn};
 use crate::errors::{Failure, usage};
 use crate::options::{detached, provider, threads};
 use crate::output::Staged;
-use crate::recipes::{Format, Spec};
-use crate::secrets::{Credential, Identities, Key, read_sign_file, signing_key};
+use crate::secrets::{read_sign_file, signing_key};
 
 /// One file's encryption or decryption, planned once and run in parts by other processes, with
 /// the same bytes as one process (``paracrypt encrypt -j1`` with the same header).
 ///
 /// ``DistributedJob.encrypt(src, …)`` or ``DistributedJob.decrypt(src, …)`` makes the header
-/// (or reads and checks it) once, on the coordinating process. ``job.parts(n)`` cuts the chunks
-/// into ``n`` runs; ``job.stage(dst)`` creates the output as a temporary file beside ``dst``
-/// with the header in place; each process runs its parts with ``job.run(src, staged.path,
-/// part)``, writing them at their offsets (the job pickles: the pickle holds the header and
-/// what rebuilds the job: the key, the password, or the file key, so treat it as a secret); and
-/// ``staged.commit(end)`` puts the file at ``dst`` once every part succeeded (``end``: what the
-/// part with the last chunk returned). ``staged.discard()`` (or dropping it) removes the
-/// temporary file. :mod:`paracrypt.dask` does all of this with Dask; Ray, Spark or a script of
-/// one's own can do the same. ``src`` and the staged file must be on a filesystem every process
-/// sees. Armored age files are read and written in order, never in parts.
+/// (or reads and checks it) once, on the coordinating process, for that one input: the job
+/// records which file ``src`` is (its inode, length and modification time). ``job.parts(n)``
+/// cuts the chunks into ``n`` runs; ``job.stage(dst)`` creates the output as a temporary file
+/// beside ``dst`` with the header in place; each process runs its parts with ``job.run(src,
+/// staged.path, part)``, writing them at their offsets; and ``staged.commit(end)`` puts the
+/// file at ``dst`` once every part succeeded (``end``: what the part with the last chunk
+/// returned). ``staged.discard()`` (or dropping it) removes the temporary file.
+/// :mod:`paracrypt.dask` does all of this with Dask; Ray, Spark or a script of one's own can do
+/// the same. ``src`` and the staged file must be on a filesystem every process sees.
+///
+/// A job seals one input: ``run`` refuses another file (:class:`UsageError`), and an input
+/// that grew, shrank or was rewritten since the job was made (:class:`DataError`), before and
+/// after it reads its part; ``commit`` checks once more. Running a part again on the same input
+/// is fine (it writes the same bytes). The job pickles as its header and the keys derived for
+/// this one file — never the key file, password or identities it was made with — plus, with
+/// ``sign=``, the signing key (each process signs the chunks it seals): treat a pickle as a
+/// secret, and send it over an encrypted connection (Dask's TLS: ``security=``). Armored age
+/// files are read and written in order, never in parts.
 #[pyclass(module = "paracrypt", frozen)]
 pub struct DistributedJob {
-    /// What makes the job again in another process (its secret as little as suffices).
-    worker: Spec,
+    /// Whether the job seals (else it opens).
+    encrypting: bool,
     src: PathBuf,
+    /// The input the job was made for.
+    input: InputId,
     header: Vec<u8>,
-    shared_key: Option<Zeroizing<Vec<u8>>>,
-    input_len: u64,
+    /// The keys derived for this one file: what another process makes the job with.
+    shared_key: Zeroizing<Vec<u8>>,
     provider: Provider,
     job: Job,
     /// `sign=`: the signing key file's contents, which another process signs its chunks with.
     signer_file: Option<Zeroizing<Vec<u8>>>,
 }
 
-/// The secret another process needs: the shared key alone when the first job has one (a
-/// fresh file key, or one a passphrase unwrapped), else the call's own key, password or
-/// identities (never recipients: encrypting to them always shares the file key).
-fn worker_credential(credential: &Credential, shared: bool) -> Credential {
-    if shared {
-        // With the file key given, the header needs no identities to open (nor recipients
-        // to make again): empty identities stand for "the shared key".
-        return Credential::Identities(Identities::empty());
-    }
-    credential.clone()
-}
-
 impl DistributedJob {
     fn first(
         py: Python<'_>,
-        spec: Spec,
+        request: Request,
         src: PathBuf,
         provider_name: Option<&str>,
         signer_file: Option<Zeroizing<Vec<u8>>>,
     ) -> PyResult<Self> {
-        spec.warn(py)?;
+        warn(py, &request)?;
         let provider = provider(provider_name)?;
-        let built = spec.build()?;
-        let (job, input_len) = detached(py, 1, || {
-            let input = open_input(&src)?;
-            let len = input
-                .metadata()
-                .map_err(|e| Failure::Io(format!("cannot read {}", src.display()), e))?
-                .len();
-            let head = {
-                let mut head = vec![0u8; paracrypt_core::agefile::DETECT_LEN];
-                let n = std::os::unix::fs::FileExt::read_at(&input, &mut head, 0)
-                    .map_err(|e| Failure::Io(format!("cannot read {}", src.display()), e))?;
-                head.truncate(n);
-                head
-            };
-            if built.in_order(&head) {
-                return usage(
-                    "armored age files are read and written in order: a distributed job \
-                     takes the container or binary age files",
-                );
-            }
-            let job = built
-                .recipe()
-                .first_job(&mut BufReader::new(&input), Some(len), provider)?;
-            Ok((job, len))
+        let (job, input) = detached(py, 1, || {
+            let file = open_input(&src)?;
+            let input = InputId::of(&file)?;
+            let resolved = request.resolve(&request::head_of(&file)?, Driver::Distributed)?;
+            let job = resolved.recipe().first_job(
+                &mut BufReader::new(&file),
+                Some(input.len()),
+                provider,
+            )?;
+            // The job was made from what was read: the same file, unchanged since.
+            input.check(&file)?;
+            Ok((job, input))
         })?;
-        let shared = job.shared_key().is_some();
-        let worker = match &spec {
-            Spec::Encrypt {
-                credential,
-                format,
-                suite,
-                chunk_size,
-                signer,
-                ..
-            } => Spec::Encrypt {
-                credential: worker_credential(credential, shared),
-                format: *format,
-                suite: *suite,
-                chunk_size: *chunk_size,
-                // The header carries the salt: workers draw none.
-                salt: None,
-                // The header names the signer: each process signs its chunks with its key.
-                signer: signer.clone(),
-            },
-            // `verify_with=` was checked here on the header, which every process reuses: each
-            // verifies its chunks against the signer that header names.
-            Spec::Decrypt { credential, .. } => Spec::Decrypt {
-                credential: worker_credential(credential, shared),
-                expected: None,
-            },
-            Spec::Raw { .. } | Spec::RawPassword { .. } => {
-                return Ok(usage(
-                    "a distributed job encrypts or decrypts paracrypt and age files",
-                )?);
-            }
-        };
+        let shared_key = Zeroizing::new(
+            job.shared_key()
+                .expect("container and age jobs share their derived keys")
+                .to_vec(),
+        );
         Ok(DistributedJob {
-            worker,
+            encrypting: request.encrypts(),
             src,
+            input,
             header: job.header().to_vec(),
-            shared_key: job.shared_key().map(|key| Zeroizing::new(key.to_vec())),
-            input_len,
+            shared_key,
             provider,
             job,
             signer_file,
@@ -157,7 +117,7 @@ impl DistributedJob {
     /// Arguments as :func:`paracrypt.encrypt_file` (``armor=True`` is not distributed). With
     /// ``sign=`` the pickle holds the signing key file's contents too.
     #[staticmethod]
-    #[pyo3(signature = (src, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = "aes-256-gcm", chunk_size = None, provider = None, sign = None, _fixed_salt = None))]
+    #[pyo3(signature = (src, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, provider = None, sign = None))]
     #[allow(clippy::too_many_arguments)]
     fn encrypt(
         py: Python<'_>,
@@ -166,29 +126,20 @@ impl DistributedJob {
         password: Option<&Bound<'_, PyAny>>,
         recipients: Option<&Bound<'_, PyAny>>,
         format: &str,
-        cipher: &str,
+        cipher: Option<&str>,
         chunk_size: Option<&Bound<'_, PyAny>>,
         provider: Option<&str>,
         sign: Option<PathBuf>,
-        _fixed_salt: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let signer_file = sign
             .as_deref()
             .map(read_sign_file)
             .transpose()?
             .map(Zeroizing::new);
-        let spec = encrypt_spec(
-            key,
-            password,
-            recipients,
-            format,
-            false,
-            cipher,
-            chunk_size,
-            _fixed_salt,
-            sign,
+        let request = encrypt_request(
+            key, password, recipients, format, false, cipher, chunk_size, sign,
         )?;
-        Self::first(py, spec, src, provider, signer_file)
+        Self::first(py, request, src, provider, signer_file)
     }
 
     /// The decryption of the file ``src`` (a container or a binary age file), its header read
@@ -206,13 +157,8 @@ impl DistributedJob {
         verify_with: Option<PathBuf>,
         provider: Option<&str>,
     ) -> PyResult<Self> {
-        Self::first(
-            py,
-            decrypt_spec(key, password, identities, verify_with)?,
-            src,
-            provider,
-            None,
-        )
+        let request = decrypt_request(key, password, identities, verify_with)?;
+        Self::first(py, request, src, provider, None)
     }
 
     /// How many chunks the job has.
@@ -224,7 +170,7 @@ impl DistributedJob {
     /// The input's length in bytes.
     #[getter]
     fn input_len(&self) -> u64 {
-        self.input_len
+        self.input.len()
     }
 
     /// The header the job was made with (written at the front of the output when encrypting).
@@ -262,17 +208,21 @@ impl DistributedJob {
         Ok(StagedOutput {
             staged: Mutex::new(Some(staged)),
             path,
+            src: self.src.clone(),
+            input: self.input,
         })
     }
 
     /// Runs the chunks ``part`` (a ``(first, end)`` from :meth:`parts`) from ``src`` into the
     /// staged output ``dst`` (which must exist: it is never created here), at their offsets,
-    /// with ``threads`` threads (default 1), without the GIL. Returns where the output ends when
-    /// ``part`` holds the last chunk, else ``None``. A damaged chunk raises (the lowest one in
-    /// the run); the staged file is then the caller's to discard. ``sync=True`` makes what this
-    /// part wrote durable (``fdatasync``) before returning, as every MPI rank does with
-    /// ``--sync``: on a network filesystem that is when the writes of one machine are on the
-    /// server and their errors known; pair it with :meth:`StagedOutput.commit`'s ``sync=``.
+    /// with ``threads`` threads (default 1), without the GIL. ``src`` must be the file the job
+    /// was made for, unchanged (checked before and after the part is read). Returns where the
+    /// output ends when ``part`` holds the last chunk, else ``None``. A damaged chunk raises
+    /// (the lowest one in the run); the staged file is then the caller's to discard.
+    /// ``sync=True`` makes what this part wrote durable (``fdatasync``) before returning, as
+    /// every MPI rank does with ``--sync``: on a network filesystem that is when the writes of
+    /// one machine are on the server and their errors known; pair it with
+    /// :meth:`StagedOutput.commit`'s ``sync=``.
     #[pyo3(signature = (src, dst, part, *, threads = None, sync = false))]
     fn run(
         &self,
@@ -293,9 +243,12 @@ impl DistributedJob {
         let threads = self::threads(Some(threads.unwrap_or(1)))?;
         Ok(detached(py, threads, || {
             let input = open_input(&src)?;
+            self.input.check(&input)?;
             let output = open_staged(&dst)?;
             let ends = engine::run(&self.job, first..end, &input, &output)
                 .map_err(paracrypt_core::Error::from)?;
+            // What was read is what the job was made for: nothing grew or changed meanwhile.
+            self.input.check(&input)?;
             if sync {
                 output
                     .sync_data()
@@ -308,38 +261,11 @@ impl DistributedJob {
     /// Pickles as what makes the job again from its header (see the class's note on secrets).
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let rebuild = py.get_type::<DistributedJob>().getattr("_from_pickle")?;
-        let (encrypting, credential, format, suite, chunk) = match &self.worker {
-            Spec::Encrypt {
-                credential,
-                format,
-                suite,
-                chunk_size,
-                ..
-            } => {
-                let format = match format {
-                    Format::Container => "paracrypt",
-                    Format::Age { .. } => "age",
-                };
-                (true, credential, format, suite.as_str(), chunk_size.get())
-            }
-            Spec::Decrypt { credential, .. } => (false, credential, "", "", 0),
-            Spec::Raw { .. } | Spec::RawPassword { .. } => unreachable!("refused by `first`"),
-        };
-        let credential: Bound<'py, PyAny> = match credential {
-            Credential::Key(key) => Bound::new(py, Key(key.clone()))?.into_any(),
-            Credential::Password(password) => password.as_str().into_pyobject(py)?.into_any(),
-            Credential::Identities(identities) => Bound::new(py, identities.clone())?.into_any(),
-            Credential::Recipients(_) => unreachable!("recipients always share the file key"),
-        };
         let args = (
-            encrypting,
-            credential,
-            format,
-            suite,
-            chunk,
+            self.encrypting,
             PyBytes::new(py, &self.header),
-            self.shared_key.as_ref().map(|key| PyBytes::new(py, key)),
-            self.input_len,
+            PyBytes::new(py, &self.shared_key),
+            PyBytes::new(py, &self.input.to_bytes()),
             self.provider.as_str(),
             self.src.clone(),
             self.signer_file.as_ref().map(|file| PyBytes::new(py, file)),
@@ -352,61 +278,38 @@ impl DistributedJob {
     fn _from_pickle(
         py: Python<'_>,
         encrypting: bool,
-        credential: &Bound<'_, PyAny>,
-        format: &str,
-        suite: &str,
-        chunk_size: usize,
         header: Vec<u8>,
-        shared_key: Option<Vec<u8>>,
-        input_len: u64,
+        shared_key: Vec<u8>,
+        input: Vec<u8>,
         provider: &str,
         src: PathBuf,
         signer_file: Option<Vec<u8>>,
     ) -> PyResult<Self> {
+        let shared_key = Zeroizing::new(shared_key);
         let signer_file = signer_file.map(Zeroizing::new);
         let signer = signer_file
             .as_deref()
             .map(|file| signing_key(file, Path::new("sign=")))
             .transpose()?;
-        let credential = if let Ok(key) = credential.cast::<Key>() {
-            Credential::Key(key.get().0.clone())
-        } else if let Ok(identities) = credential.cast::<Identities>() {
-            Credential::Identities(identities.get().clone())
-        } else {
-            Credential::Password(Zeroizing::new(credential.extract::<String>()?))
-        };
-        let worker = if encrypting {
-            Spec::Encrypt {
-                credential,
-                format: Format::new(format, false)?,
-                suite: suite.parse::<Suite>().map_err(Failure::from)?,
-                chunk_size: ChunkSize::new(chunk_size).map_err(Failure::from)?,
-                salt: None,
-                signer,
-            }
-        } else {
-            Spec::Decrypt {
-                credential,
-                expected: None,
-            }
-        };
+        let input = InputId::from_bytes(&input)
+            .ok_or_else(|| Failure::Usage("not a pickled DistributedJob".into()))?;
         let provider = self::provider(Some(provider))?;
-        let shared_key = shared_key.map(Zeroizing::new);
-        let built = worker.build()?;
         let job = detached(py, 1, || {
-            Ok(built.recipe().job_from_header(
+            Ok(share::job(
+                encrypting,
                 &header,
-                shared_key.as_deref().map(|key| &key[..]),
-                Some(input_len),
+                &shared_key,
+                signer.as_ref(),
+                input.len(),
                 provider,
             )?)
         })?;
         Ok(DistributedJob {
-            worker,
+            encrypting,
             src,
+            input,
             header,
             shared_key,
-            input_len,
             provider,
             job,
             signer_file,
@@ -417,7 +320,7 @@ impl DistributedJob {
         format!(
             "DistributedJob({} chunks, {} input bytes)",
             self.plan().len(),
-            self.input_len
+            self.input.len()
         )
     }
 }
@@ -437,6 +340,9 @@ fn open_staged(dst: &Path) -> Result<File, Failure> {
 pub struct StagedOutput {
     staged: Mutex<Option<Staged>>,
     path: PathBuf,
+    /// The job's input, checked once more before the commit.
+    src: PathBuf,
+    input: InputId,
 }
 
 impl StagedOutput {
@@ -454,7 +360,8 @@ impl StagedOutput {
     }
 
     /// Sets the output's length to ``end`` (what the part with the last chunk returned) and
-    /// puts it at the destination. Returns ``end``. As the CLI and :func:`paracrypt.encrypt_file`,
+    /// puts it at the destination, once the input is checked to be the one the job was made
+    /// for, unchanged. Returns ``end``. As the CLI and :func:`paracrypt.encrypt_file`,
     /// the file is not flushed to disk unless ``sync=True`` (``fsync`` before the rename, as
     /// ``paracrypt encrypt --sync``: for jobs that delete the input afterwards).
     #[pyo3(signature = (end, *, sync = false))]
@@ -463,6 +370,8 @@ impl StagedOutput {
             return Ok(usage("the output was already committed or discarded")?);
         };
         Ok(detached(py, 1, || {
+            // The input is still the one every part read.
+            self.input.check(&open_input(&self.src)?)?;
             let file = staged.file();
             file.set_len(end)
                 .and_then(|()| if sync { file.sync_all() } else { Ok(()) })

@@ -1,13 +1,13 @@
-//! The drivers a [`Spec`] runs on: file to file, memory to `bytes`, a range of a file. Each
-//! is the core's [`Runner`](paracrypt_core::Runner) (or engine) doing the work without the GIL.
+//! The drivers a [`Request`] runs on: file to file, memory to `bytes`, a range of a file. Each
+//! resolves the request with the input's first bytes (the core's refusals) and is the core's
+//! [`Runner`](paracrypt_core::Runner) (or engine) doing the work without the GIL.
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use paracrypt_core::agefile::DETECT_LEN;
 use paracrypt_core::engine;
+use paracrypt_core::request::{self, Driver, HEAD_LEN, Request};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -15,7 +15,21 @@ use crate::buffer::{Bytes, new_bytes};
 use crate::errors::{Failure, usage};
 use crate::options::{Options, detached};
 use crate::output::Staged;
-use crate::recipes::{Built, Spec};
+
+/// Emits the request's warnings (legacy algorithms, no integrity) as
+/// `paracrypt.LegacyWarning`s.
+pub fn warn(py: Python<'_>, request: &Request) -> PyResult<()> {
+    let warnings = request.warnings();
+    if warnings.is_empty() {
+        return Ok(());
+    }
+    let category = py.import("paracrypt._errors")?.getattr("LegacyWarning")?;
+    let warn = py.import("warnings")?.getattr("warn")?;
+    for message in warnings {
+        warn.call1((message, &category, 1))?;
+    }
+    Ok(())
+}
 
 /// Opens `src` for reading.
 pub fn open_input(src: &Path) -> Result<File, Failure> {
@@ -33,41 +47,23 @@ fn is_regular(file: &File) -> bool {
     file.metadata().is_ok_and(|m| m.is_file())
 }
 
-/// The first bytes of a file, read at offset 0 (its cursor left alone): what tells an age
-/// file's armor from its binary form.
-fn head_of(file: &File) -> Result<Vec<u8>, Failure> {
-    let mut head = vec![0u8; DETECT_LEN];
-    let mut filled = 0;
-    while filled < head.len() {
-        match file.read_at(&mut head[filled..], filled as u64) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Failure::Io("reading the header".into(), e)),
-        }
-    }
-    head.truncate(filled);
-    Ok(head)
-}
-
-/// Runs `spec` from the file `src` into `dst` (staged: nothing at `dst` unless it all
+/// Runs `request` from the file `src` into `dst` (staged: nothing at `dst` unless it all
 /// succeeded). Returns the bytes written.
 pub fn file_to_file(
     py: Python<'_>,
-    spec: &Spec,
+    request: &Request,
     src: &Path,
     dst: &Path,
     overwrite: bool,
     options: &Options,
 ) -> PyResult<u64> {
-    spec.warn(py)?;
-    let built = spec.build()?;
+    warn(py, request)?;
     // Everything from opening the input (a FIFO waits for its writer there) to the commit runs
     // without the GIL.
     options.run(py, || {
         let input = open_input(src)?;
         let output = Staged::create(dst, overwrite, Some(src))?;
-        let written = run_file(&built, options, &input, &output)?;
+        let written = run_file(request, options, &input, &output)?;
         // A progress callback that raised fails the call before anything is committed.
         options.report()?;
         output.commit()?;
@@ -75,56 +71,54 @@ pub fn file_to_file(
     })
 }
 
-/// Runs `built` from `input` into `output`: positional work on every thread for a regular
+/// Runs `request` from `input` into `output`: positional work on every thread for a regular
 /// file, a stream otherwise (and for armor).
 fn run_file(
-    built: &Built,
+    request: &Request,
     options: &Options,
     input: &File,
     output: &Staged,
 ) -> Result<u64, Failure> {
-    {
-        let runner = options.runner();
-        let regular = is_regular(input);
-        let head = if regular { head_of(input)? } else { Vec::new() };
-        let in_order = built.in_order(&head);
-        if regular && !in_order {
-            return Ok(runner.file(built.recipe(), input, output.file())?);
+    let runner = options.runner();
+    let mut writer = output.file();
+    if is_regular(input) {
+        let resolved = request.resolve(&request::head_of(input)?, Driver::Whole)?;
+        if !resolved.in_order() {
+            return Ok(runner.file(resolved.recipe(), input, output.file())?);
         }
-        // A stream: armor, or an input that is not a regular file (whose head is read with the
-        // rest, so armor is recognised there too).
-        let mut reader: Box<dyn Read + Send> = Box::new(input);
-        let mut start = Vec::new();
-        if !regular {
-            (&mut reader)
-                .take(DETECT_LEN as u64)
-                .read_to_end(&mut start)
-                .map_err(|e| Failure::Io("reading the header".into(), e))?;
-        }
-        let in_order = in_order || built.in_order(&start);
-        let mut reader = (&start[..]).chain(reader);
-        let mut writer = output.file();
-        built.stream(&runner, &mut reader, &mut writer, in_order)
+        // Armor, read in order from the file's start.
+        return Ok(resolved.stream(&runner, &mut &*input, &mut writer)?);
     }
+    // A FIFO or a device: its first bytes are read from the stream, then put back in front.
+    let mut reader = input;
+    let mut start = Vec::with_capacity(HEAD_LEN);
+    (&mut reader)
+        .take(HEAD_LEN as u64)
+        .read_to_end(&mut start)
+        .map_err(|e| Failure::Io("reading the header".into(), e))?;
+    let resolved = request.resolve(&start, Driver::Whole)?;
+    Ok(resolved.stream(&runner, &mut (&start[..]).chain(reader), &mut writer)?)
 }
 
-/// Runs `spec` over the bytes of `data` (any buffer, read in place) into a new `bytes`.
+/// Runs `request` over the bytes of `data` (any buffer, read in place) into a new `bytes`.
 pub fn memory<'py>(
     py: Python<'py>,
-    spec: &Spec,
+    request: &Request,
     data: &Bound<'py, PyAny>,
     options: &Options,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    spec.warn(py)?;
-    let built = spec.build()?;
+    warn(py, request)?;
     let data = Bytes::get(data)?;
     let input = data.as_slice();
     let runner = options.runner();
+    let resolved = request
+        .resolve(input, Driver::Whole)
+        .map_err(Failure::from)?;
     // Armor runs in order, as a stream, into a growing buffer.
-    if built.in_order(&input[..input.len().min(DETECT_LEN)]) {
+    if resolved.in_order() {
         let out = options.run(py, || {
             let mut out = Vec::new();
-            built.stream(&runner, &mut &input[..], &mut out, true)?;
+            resolved.stream(&runner, &mut &input[..], &mut out)?;
             Ok(out)
         })?;
         return Ok(PyBytes::new(py, &out));
@@ -133,7 +127,7 @@ pub fn memory<'py>(
     // the `bytes` object, on every thread.
     let provider = options.provider;
     let job = options.run(py, || {
-        Ok(built
+        Ok(resolved
             .recipe()
             .first_job(&mut &input[..], Some(input.len() as u64), provider)?)
     })?;
@@ -159,18 +153,18 @@ pub fn memory<'py>(
     })
 }
 
-/// Runs `spec` over the bytes of `data` into the start of `out`, a writable buffer kept by the
-/// caller (bytearray, memoryview, numpy array, mmap) that must hold the whole output; returns
-/// the bytes written. No allocation: what a caller calling again and again reuses.
+/// Runs `request` over the bytes of `data` into the start of `out`, a writable buffer kept by
+/// the caller (bytearray, memoryview, numpy array, mmap) that must hold the whole output;
+/// returns the bytes written. No allocation: what a caller calling again and again reuses.
+/// Nothing of a chunk that fails reaches `out` (the engine wipes its slot).
 pub fn memory_into(
     py: Python<'_>,
-    spec: &Spec,
+    request: &Request,
     data: &Bound<'_, PyAny>,
     out: &Bound<'_, PyAny>,
     options: &Options,
 ) -> PyResult<u64> {
-    spec.warn(py)?;
-    let built = spec.build()?;
+    warn(py, request)?;
     let data = Bytes::get(data)?;
     let mut out = Bytes::get_mut(out)?;
     let input = data.as_slice();
@@ -179,14 +173,12 @@ pub fn memory_into(
     if !input.is_empty() && !out.is_empty() && from.start < to.end && to.start < from.end {
         return Ok(usage("out overlaps data: give a buffer of its own")?);
     }
-    if built.in_order(&input[..input.len().min(DETECT_LEN)]) {
-        return Ok(usage(
-            "armor is read and written in order: use encrypt() or decrypt(), which return bytes",
-        )?);
-    }
+    let resolved = request
+        .resolve(input, Driver::Buffer)
+        .map_err(Failure::from)?;
     let provider = options.provider;
     let job = options.run(py, || {
-        Ok(built
+        Ok(resolved
             .recipe()
             .first_job(&mut &input[..], Some(input.len() as u64), provider)?)
     })?;
@@ -206,17 +198,16 @@ pub fn memory_into(
     })?)
 }
 
-/// Runs only the chunks of `spec`'s job over the file `src` that cover output bytes
+/// Runs only the chunks of `request`'s job over the file `src` that cover output bytes
 /// `offset..offset + length`, and returns those bytes.
 pub fn range<'py>(
     py: Python<'py>,
-    spec: &Spec,
+    request: &Request,
     src: &Path,
     offset: u64,
     length: u64,
     options: &Options,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let built = spec.build()?;
     let out = options.run(py, || {
         let input = open_input(src)?;
         if !is_regular(&input) {
@@ -225,13 +216,11 @@ pub fn range<'py>(
                 src.display()
             ));
         }
-        if built.in_order(&head_of(&input)?) {
-            return usage("a range needs a binary age file (armor is read in order)");
-        }
+        let resolved = request.resolve(&request::head_of(&input)?, Driver::Range)?;
         let mut out = Vec::new();
         options
             .runner()
-            .range(built.recipe(), &input, offset, length, &mut out)?;
+            .range(resolved.recipe(), &input, offset, length, &mut out)?;
         Ok(out)
     })?;
     Ok(PyBytes::new(py, &out))

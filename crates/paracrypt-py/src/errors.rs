@@ -70,7 +70,8 @@ fn class_of(error: &CoreError) -> &'static str {
             CoreError::WrongKey
             | CoreError::WrongSecretKind { .. }
             | CoreError::NoIdentityMatches { .. }
-            | CoreError::BadPassword { .. } => "WrongKeyError",
+            | CoreError::BadPassword { .. }
+            | CoreError::SaltedFile => "WrongKeyError",
             CoreError::ChunkAuth { .. } | CoreError::Header(HeaderFault::Mac) => {
                 "AuthenticationError"
             }

@@ -1,9 +1,10 @@
 //! `paracrypt._paracrypt`: the extension module behind the `paracrypt` Python package.
 //!
-//! It wraps the core's [`Runner`](paracrypt_core::Runner) and recipes and holds no format or
-//! cipher logic of its own: a call's keyword arguments become a [`recipes::Spec`], which makes
-//! the core's recipe, and a driver ([`drive`], `streams`, `distributed`) runs it without the
-//! GIL in a Rayon pool. Errors become the exceptions of `paracrypt/_errors.py`; a panic is
+//! It holds no format, cipher or refusal logic of its own: a call's keyword arguments become
+//! the core's [`Request`](paracrypt_core::request::Request) (the front door every front end
+//! calls, which decides what may be encrypted, decrypted or refused, and in which words), and a
+//! driver ([`drive`], `streams`, `distributed`) resolves it with the input's first bytes and
+//! runs it without the GIL in a Rayon pool. Errors become the exceptions of `paracrypt/_errors.py`; a panic is
 //! caught and raised as `paracrypt.Error`, never unwound into Python.
 // `unsafe` only in `buffer`, the buffer protocol's FFI (each block has a `// SAFETY:` note).
 #![deny(unsafe_code)]
@@ -16,7 +17,6 @@ mod drive;
 mod errors;
 mod options;
 mod output;
-mod recipes;
 mod secrets;
 mod streams;
 mod tools;

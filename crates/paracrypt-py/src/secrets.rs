@@ -1,5 +1,5 @@
-//! Keys, recipients and identities as Python objects, and the one rule that turns a call's
-//! `key=`, `password=`, `recipients=` or `identities=` into the core's [`Secret`].
+//! Keys, recipients and identities as Python objects, and how a call's `key=`, `password=`,
+//! `recipients=` or `identities=` becomes the core's [`Secret`].
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use paracrypt_core::Error as CoreError;
-use paracrypt_core::container::{self, Secret};
 use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::recipient;
+use paracrypt_core::request::{self, Secret};
 use paracrypt_core::sign::{SigningKey, VerifyingKey};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -27,14 +27,14 @@ use crate::errors::{Failure, usage};
 /// pickle holds the key.
 #[pyclass(module = "paracrypt", frozen, eq)]
 #[derive(Clone, PartialEq)]
-pub struct Key(pub container::Key);
+pub struct Key(pub request::Key);
 
 #[pymethods]
 impl Key {
     /// A new random key from the operating system's random number generator.
     #[staticmethod]
     fn generate() -> Self {
-        Key(container::Key::generate())
+        Key(request::Key::generate())
     }
 
     /// The key whose 32 bytes are ``data`` (any bytes-like object).
@@ -44,13 +44,13 @@ impl Key {
         let bytes: [u8; 32] = bytes.as_slice().try_into().map_err(|_| {
             Failure::Usage(format!("a key is 32 bytes, got {}", bytes.as_slice().len()))
         })?;
-        Ok(Key(container::Key::from_bytes(bytes)))
+        Ok(Key(request::Key::from_bytes(bytes)))
     }
 
     /// The key in a key file's text (``#`` comment lines, then 64 hex digits).
     #[staticmethod]
     fn from_text(text: &str) -> PyResult<Self> {
-        Ok(Key(container::Key::from_file_text(text).map_err(
+        Ok(Key(request::Key::from_file_text(text).map_err(
             |e| match e {
                 CoreError::KeyFile(reason) => Failure::Usage(format!("bad key file: {reason}")),
                 other => other.into(),
@@ -89,8 +89,8 @@ impl Key {
 }
 
 /// Reads a key file: a malformed one is a `UsageError` naming it.
-pub fn read_key_file(path: &Path) -> Result<container::Key, Failure> {
-    container::Key::read_file(path).map_err(|e| match e {
+pub fn read_key_file(path: &Path) -> Result<request::Key, Failure> {
+    request::Key::read_file(path).map_err(|e| match e {
         CoreError::KeyFile(reason) => {
             Failure::Usage(format!("key file {}: {reason}", path.display()))
         }
@@ -249,15 +249,6 @@ impl Identities {
         Self::from_sources(sources)
     }
 
-    /// No identities: in a distributed job's worker, "the shared file key opens the header"
-    /// (nothing to pickle, no private key handed out).
-    pub fn empty() -> Self {
-        Identities {
-            inner: Arc::new(recipient::Identities::new()),
-            sources: Vec::new(),
-        }
-    }
-
     /// These and `other`'s.
     fn join(mut self, other: &Identities) -> Result<Self, Failure> {
         self.sources.extend(other.sources.iter().cloned());
@@ -362,33 +353,8 @@ fn paths(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<PathBuf>> {
         .map_err(|_| PyTypeError::new_err(format!("{what} must be a path or a list of paths")))
 }
 
-/// What a call's secret arguments resolve into.
-#[derive(Clone)]
-pub enum Credential {
-    /// `key=`.
-    Key(container::Key),
-    /// `password=`.
-    Password(Zeroizing<String>),
-    /// `recipients=`.
-    Recipients(Arc<recipient::Recipients>),
-    /// `identities=`.
-    Identities(Identities),
-}
-
-impl Credential {
-    /// The core's secret.
-    pub fn secret(&self) -> Secret {
-        match self {
-            Credential::Key(key) => Secret::Key(key.clone()),
-            Credential::Password(password) => Secret::password(password.to_string()),
-            Credential::Recipients(recipients) => Secret::Recipients(Arc::clone(recipients)),
-            Credential::Identities(identities) => Secret::Identities(Arc::clone(&identities.inner)),
-        }
-    }
-}
-
 /// `key=`: a [`Key`], or the path of a key file.
-fn key_of(value: &Bound<'_, PyAny>) -> PyResult<container::Key> {
+fn key_of(value: &Bound<'_, PyAny>) -> PyResult<request::Key> {
     if let Ok(key) = value.cast::<Key>() {
         return Ok(key.get().0.clone());
     }
@@ -443,16 +409,16 @@ fn identities_of(value: &Bound<'_, PyAny>) -> PyResult<Identities> {
     all.ok_or_else(|| Failure::Usage("identities is empty".into()).into())
 }
 
-/// The credential of an encryption: exactly one of `key=`, `password=`, `recipients=`.
+/// The secret of an encryption: exactly one of `key=`, `password=`, `recipients=`.
 pub fn to_encrypt(
     key: Option<&Bound<'_, PyAny>>,
     password: Option<&Bound<'_, PyAny>>,
     recipients: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Credential> {
+) -> PyResult<Secret> {
     Ok(match (key, password, recipients) {
-        (Some(key), None, None) => Credential::Key(key_of(key)?),
-        (None, Some(password), None) => Credential::Password(password_of(password)?),
-        (None, None, Some(recipients)) => Credential::Recipients(recipients_of(recipients)?),
+        (Some(key), None, None) => Secret::Key(key_of(key)?),
+        (None, Some(password), None) => Secret::password(password_of(password)?.as_str()),
+        (None, None, Some(recipients)) => Secret::Recipients(recipients_of(recipients)?),
         (None, None, None) => {
             return Ok(usage("give key=, password= or recipients=")?);
         }
@@ -460,16 +426,18 @@ pub fn to_encrypt(
     })
 }
 
-/// The credential of a decryption: exactly one of `key=`, `password=`, `identities=`.
+/// The secret of a decryption: exactly one of `key=`, `password=`, `identities=`.
 pub fn to_decrypt(
     key: Option<&Bound<'_, PyAny>>,
     password: Option<&Bound<'_, PyAny>>,
     identities: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Credential> {
+) -> PyResult<Secret> {
     Ok(match (key, password, identities) {
-        (Some(key), None, None) => Credential::Key(key_of(key)?),
-        (None, Some(password), None) => Credential::Password(password_of(password)?),
-        (None, None, Some(identities)) => Credential::Identities(identities_of(identities)?),
+        (Some(key), None, None) => Secret::Key(key_of(key)?),
+        (None, Some(password), None) => Secret::password(password_of(password)?.as_str()),
+        (None, None, Some(identities)) => {
+            Secret::Identities(Arc::clone(&identities_of(identities)?.inner))
+        }
         (None, None, None) => {
             return Ok(usage("give key=, password= or identities=")?);
         }

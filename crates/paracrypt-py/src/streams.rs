@@ -4,16 +4,15 @@
 
 use std::io::{Read, Write};
 
-use paracrypt_core::StreamWriter;
-use paracrypt_core::agefile::{self, AgeFormat, ArmoredStreamWriter, DETECT_LEN};
+use paracrypt_core::request::{Driver, HEAD_LEN, Request, Writer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::buffer::Bytes;
-use crate::errors::{Failure, usage};
+use crate::drive::warn;
+use crate::errors::Failure;
 use crate::options::{Options, Progress, detached};
-use crate::recipes::Spec;
 
 /// Writes to a Python file object (its `write`, with the GIL taken for each call); an exception
 /// it raises travels inside the `io::Error` and is raised again as it was.
@@ -82,26 +81,8 @@ fn check_open(fileobj: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
-enum Sink {
-    Plain(StreamWriter<PyWriter>),
-    Armored(ArmoredStreamWriter<PyWriter>),
-}
-
-impl Sink {
-    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
-        match self {
-            Sink::Plain(w) => w.write_all(data),
-            Sink::Armored(w) => w.write_all(data),
-        }
-    }
-
-    fn finish(self) -> std::io::Result<()> {
-        match self {
-            Sink::Plain(w) => w.finish().map(drop),
-            Sink::Armored(w) => w.finish().map(drop),
-        }
-    }
-}
+/// The core's `Write` adapter into a Python file object.
+type Sink = Writer<PyWriter>;
 
 /// The compiled half of `paracrypt.encryptor`: see `paracrypt/_streams.py`.
 #[pyclass(module = "paracrypt._paracrypt")]
@@ -118,21 +99,16 @@ impl StreamEncryptor {
     /// Writes the job's header into `fileobj` and returns the writer of the rest.
     pub fn open(
         py: Python<'_>,
-        spec: &Spec,
+        request: &Request,
         fileobj: &Bound<'_, PyAny>,
         options: &Options,
     ) -> PyResult<Self> {
         check_open(fileobj)?;
-        spec.warn(py)?;
-        let built = spec.build()?;
+        warn(py, request)?;
         let writer = PyWriter(fileobj.clone().unbind());
-        let armor = built.armor_writer().cloned();
         let sink = options.run(py, || {
-            let runner = options.runner();
-            Ok(match armor {
-                Some(age) => Sink::Armored(age.armored_writer(&runner, writer)?),
-                None => Sink::Plain(runner.writer(built.recipe(), writer)?),
-            })
+            let resolved = request.resolve(&[], Driver::Whole)?;
+            Ok(resolved.writer(&options.runner(), writer)?)
         })?;
         Ok(StreamEncryptor {
             sink: Some(sink),
@@ -219,31 +195,22 @@ impl StreamDecryptor {
     /// Reads (and checks) the header from `fileobj` and returns the reader of the rest.
     pub fn open(
         py: Python<'_>,
-        spec: &Spec,
+        request: &Request,
         fileobj: &Bound<'_, PyAny>,
         options: &Options,
     ) -> PyResult<Self> {
         check_open(fileobj)?;
-        spec.warn(py)?;
-        let built = spec.build()?;
-        let age = built.age_reader().cloned();
+        warn(py, request)?;
         let mut reader = PyReader(fileobj.clone().unbind());
         let source = options.run(py, || -> Result<Box<dyn Read + Send>, Failure> {
-            let runner = options.runner();
-            let mut head = Vec::with_capacity(DETECT_LEN);
+            let mut head = Vec::with_capacity(HEAD_LEN);
             (&mut reader)
-                .take(DETECT_LEN as u64)
+                .take(HEAD_LEN as u64)
                 .read_to_end(&mut head)
                 .map_err(|e| Failure::from_io("reading the header", e))?;
-            let armored = agefile::detect(&head) == Some(AgeFormat::Armored);
+            let resolved = request.resolve(&head, Driver::Whole)?;
             let input = std::io::Cursor::new(head).chain(reader);
-            Ok(match (armored, age) {
-                (true, Some(age)) => Box::new(age.armored_reader(&runner, input)?),
-                (true, None) => {
-                    return usage("an armored age file is opened with identities or a password");
-                }
-                (false, _) => Box::new(runner.reader(built.recipe(), input)?),
-            })
+            Ok(resolved.reader(&options.runner(), input)?)
         })?;
         Ok(StreamDecryptor {
             progress: options.progress.clone(),
@@ -291,22 +258,22 @@ impl StreamDecryptor {
     }
 }
 
-/// Makes the encrypting writer of `spec` into `fileobj`.
+/// Makes the encrypting writer of `request` into `fileobj`.
 pub fn encryptor(
     py: Python<'_>,
-    spec: &Spec,
+    request: &Request,
     fileobj: &Bound<'_, PyAny>,
     options: &Options,
 ) -> PyResult<StreamEncryptor> {
-    StreamEncryptor::open(py, spec, fileobj, options)
+    StreamEncryptor::open(py, request, fileobj, options)
 }
 
-/// Makes the decrypting reader of `spec` from `fileobj`.
+/// Makes the decrypting reader of `request` from `fileobj`.
 pub fn decryptor(
     py: Python<'_>,
-    spec: &Spec,
+    request: &Request,
     fileobj: &Bound<'_, PyAny>,
     options: &Options,
 ) -> PyResult<StreamDecryptor> {
-    StreamDecryptor::open(py, spec, fileobj, options)
+    StreamDecryptor::open(py, request, fileobj, options)
 }

@@ -9,6 +9,7 @@ use paracrypt_core::agefile::{self, AgeFormat};
 use paracrypt_core::container::{self, Kdf};
 use paracrypt_core::recipient::{self, Identities, IdentityKind, Recipients};
 use paracrypt_core::rekey::rekey_header;
+use paracrypt_core::request::Secret;
 use paracrypt_core::sign::SigningKey;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -18,7 +19,7 @@ use crate::drive::open_input;
 use crate::errors::{Failure, usage};
 use crate::options::detached;
 use crate::output::Staged;
-use crate::secrets::{self, Credential, write_private};
+use crate::secrets::{self, write_private};
 
 /// Writes a new key or identity file at ``path`` (mode 0600, never over an existing file), as
 /// ``paracrypt keygen``: ``kind="key"`` a 256-bit key file for ``key=``, ``"x25519"`` an age
@@ -201,22 +202,22 @@ pub fn rekey(
     overwrite: bool,
 ) -> PyResult<()> {
     let old = match secrets::to_decrypt(None, password, identities)? {
-        Credential::Identities(identities) => Arc::clone(&identities.inner),
-        Credential::Password(password) => Arc::new(Identities::passphrase(
+        Secret::Identities(identities) => identities,
+        Secret::Password(password, _) => Arc::new(Identities::passphrase(
             SecretString::from(password.to_string()),
             None,
         )),
         // `to_decrypt` without `key=` gives identities or a password.
-        Credential::Key(_) | Credential::Recipients(_) => unreachable!("no key= was passed"),
+        Secret::Key(_) | Secret::Recipients(_) => unreachable!("no key= was passed"),
     };
     let new = match secrets::to_encrypt(None, new_password, recipients)? {
-        Credential::Recipients(recipients) => recipients,
-        Credential::Password(password) => Arc::new(Recipients::passphrase(
+        Secret::Recipients(recipients) => recipients,
+        Secret::Password(password, _) => Arc::new(Recipients::passphrase(
             SecretString::from(password.to_string()),
             None,
         )),
         // `to_encrypt` without `key=` gives recipients or a password.
-        Credential::Key(_) | Credential::Identities(_) => unreachable!("no key= was passed"),
+        Secret::Key(_) | Secret::Identities(_) => unreachable!("no key= was passed"),
     };
     let in_place = dst.is_none();
     let dst = dst.unwrap_or_else(|| src.clone());

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -58,3 +59,17 @@ def data(size: int, seed: int = 1) -> bytes:
 def listing(directory: Path) -> list[str]:
     """The names in `directory`, hidden ones (temporary files) included."""
     return sorted(p.name for p in directory.iterdir())
+
+
+def same_salt(cli: Callable[..., subprocess.CompletedProcess[bytes]], sealed: bytes, plain: bytes,
+              *args: str) -> bytes:
+    """What ``paracrypt encrypt -j1 ARGS`` writes for ``plain`` under the salt of the container
+    ``sealed`` (its header's bytes 28..60): the bytes ``sealed`` must be, wherever and however
+    it was made. (A test build of the CLI has ``--fixed-salt``; the package has no way to
+    choose a salt.)"""
+    with tempfile.TemporaryDirectory() as scratch:
+        src, dst = Path(scratch, "plain"), Path(scratch, "sealed")
+        src.write_bytes(plain)
+        cli("encrypt", "-q", "-j1", "--fixed-salt", sealed[28:60].hex(), *args, str(src), "-o",
+            str(dst))
+        return dst.read_bytes()

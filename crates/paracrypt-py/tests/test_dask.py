@@ -7,19 +7,19 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import cloudpickle
 import dask
 import pytest
-from conftest import data, listing
+from conftest import data, listing, same_salt
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin
 
 import paracrypt
 import paracrypt.dask
 
-SALT = bytes(range(32))
 Cli = Callable[..., Any]
 
 # Small files and chunks: several chunks per task, and the suite stays quick.
@@ -46,20 +46,21 @@ def test_same_bytes_as_the_cli_and_one_task(tmp_path: Path, client: Client, cli:
     (tmp_path / "plain").write_bytes(plain)
     key = paracrypt.Key.generate()
     key.save(tmp_path / "key")
-    cli("encrypt", "-q", "-j1", "--chunk-size", "16KiB", "--fixed-salt", SALT.hex(), "-k",
-        str(tmp_path / "key"), str(tmp_path / "plain"), "-o", str(tmp_path / "cli.pcr"))
-    theirs = (tmp_path / "cli.pcr").read_bytes()
     # The cluster's two workers (one part each), one task alone, and more parts than workers;
-    # sync=True (every task fdatasyncs, the client fsyncs before the rename) the same bytes.
+    # sync=True (every task fdatasyncs, the client fsyncs before the rename): each output is the
+    # CLI's bytes (`encrypt -j1`) under its salt.
     for parts, sync in ((None, False), (1, False), (7, False), (None, True)):
         out = tmp_path / f"dask-{parts}-{sync}.pcr"
         seen: list[int] = []
         written = paracrypt.dask.encrypt_file(client, tmp_path / "plain", out, key=key,
-                                              chunk_size=CHUNK, parts=parts, _fixed_salt=SALT,
+                                              chunk_size=CHUNK, parts=parts,
                                               progress=seen.append, sync=sync)
-        assert out.read_bytes() == theirs and written == len(theirs)
+        ours = out.read_bytes()
+        theirs = same_salt(cli, ours, plain, "--chunk-size", "16KiB", "-k", str(tmp_path / "key"))
+        assert ours == theirs and written == len(theirs)
         assert sum(seen) == paracrypt.DistributedJob.decrypt(out, key=key).chunks
         assert len(seen) == (parts or 2)
+    (tmp_path / "cli.pcr").write_bytes(theirs)
     written = paracrypt.dask.decrypt_file(client, tmp_path / "cli.pcr", tmp_path / "back",
                                           key=tmp_path / "key", parts=3, sync=True)
     assert written == SIZE and (tmp_path / "back").read_bytes() == plain
@@ -172,15 +173,14 @@ def test_signed_container_same_bytes_as_the_cli(tmp_path: Path, client: Client,
     (tmp_path / "plain").write_bytes(plain)
     key = paracrypt.Key.generate()
     key.save(tmp_path / "key")
-    cli("encrypt", "-q", "-j1", "--chunk-size", "16KiB", "--fixed-salt", SALT.hex(), "-k",
-        str(tmp_path / "key"), "--sign", str(tmp_path / "alice.pem"), str(tmp_path / "plain"),
-        "-o", str(tmp_path / "cli.pcr"))
-    theirs = (tmp_path / "cli.pcr").read_bytes()
     for parts in (None, 3):
         out = tmp_path / f"dask-{parts}.pcr"
         paracrypt.dask.encrypt_file(client, tmp_path / "plain", out, key=key, chunk_size=CHUNK,
-                                    parts=parts, sign=tmp_path / "alice.pem", _fixed_salt=SALT)
+                                    parts=parts, sign=tmp_path / "alice.pem")
+        theirs = same_salt(cli, out.read_bytes(), plain, "--chunk-size", "16KiB", "-k",
+                           str(tmp_path / "key"), "--sign", str(tmp_path / "alice.pem"))
         assert out.read_bytes() == theirs
+    (tmp_path / "cli.pcr").write_bytes(theirs)
     paracrypt.dask.decrypt_file(client, tmp_path / "cli.pcr", tmp_path / "back", key=key,
                                 verify_with=tmp_path / "alice.pub", parts=3)
     assert (tmp_path / "back").read_bytes() == plain
@@ -196,3 +196,104 @@ def test_signed_container_same_bytes_as_the_cli(tmp_path: Path, client: Client,
                                     verify_with=tmp_path / "alice.pub", parts=3)
     assert not (tmp_path / "x").exists()
     assert not [name for name in listing(tmp_path) if name.startswith(".")]
+
+
+def test_a_job_seals_one_input(tmp_path: Path, client: Client) -> None:
+    """A job's header fixes its keys and nonces: it runs over the input it was made for only.
+    Another file (even of the same length), or the same file grown or rewritten, is refused by
+    every task and by the commit; running a part again on the same input is allowed (the same
+    bytes)."""
+    key = paracrypt.Key.generate()
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(data(SIZE, seed=1))
+    b.write_bytes(data(SIZE, seed=2))
+    job = paracrypt.DistributedJob.encrypt(a, key=key, chunk_size=CHUNK)
+    first, *_ = job.parts(3)
+    staged = job.stage(tmp_path / "out")
+    once = job.run(a, staged.path, first)
+    assert job.run(a, staged.path, first) == once  # a retry on the same input
+    with pytest.raises(paracrypt.UsageError, match="not the input the job was made for"):
+        job.run(b, staged.path, first)
+    # Through Dask too: nothing at dst.
+    with pytest.raises(paracrypt.UsageError, match="not the input the job was made for"):
+        paracrypt.dask.run(client, job, b, tmp_path / "dask-out")
+    assert not (tmp_path / "dask-out").exists()
+    # The same file, grown: an error, not a silent cut.
+    with a.open("ab") as grow:
+        grow.write(b"more")
+    with pytest.raises(paracrypt.DataError, match="grew"):
+        job.run(a, staged.path, first)
+    staged.discard()
+    # The commit checks once more: rewritten (same length) between the parts and the commit.
+    a.write_bytes(data(SIZE, seed=1))
+    job = paracrypt.DistributedJob.encrypt(a, key=key, chunk_size=CHUNK)
+    staged = job.stage(tmp_path / "out")
+    end = None
+    for part in job.parts(2):
+        end = job.run(a, staged.path, part) or end
+    assert end is not None
+    os.utime(a, (1_000_000, 1_000_000))
+    with pytest.raises(paracrypt.DataError, match="changed"):
+        staged.commit(end)
+    staged.discard()
+    assert not (tmp_path / "out").exists()
+
+
+def test_tasks_carry_no_long_term_secret(tmp_path: Path, cli: Cli) -> None:
+    """What a task is given (the job's pickle) holds the keys derived for this one file, never
+    the key file's key, the password or the identities it was made with."""
+    plain = data(SIZE, seed=4)
+    (tmp_path / "plain").write_bytes(plain)
+    key = paracrypt.Key.generate()
+    password = "correct horse battery staple"
+    me = paracrypt.keygen(tmp_path / "me", kind="x25519")
+    identity = (tmp_path / "me").read_text().strip().splitlines()[-1]
+    sealed = paracrypt.encrypt(plain, recipients=[me], chunk_size=CHUNK)
+    (tmp_path / "to-me.pcr").write_bytes(sealed)
+    (tmp_path / "pw.pcr").write_bytes(paracrypt.encrypt(plain, password=password))
+    jobs = [
+        (paracrypt.DistributedJob.encrypt(tmp_path / "plain", key=key), key.to_text()),
+        (paracrypt.DistributedJob.encrypt(tmp_path / "plain", password=password), password),
+        (paracrypt.DistributedJob.decrypt(tmp_path / "pw.pcr", password=password), password),
+        (paracrypt.DistributedJob.decrypt(tmp_path / "to-me.pcr", identities=tmp_path / "me"),
+         identity),
+    ]
+    raw_key = bytes.fromhex(key.to_text().strip().splitlines()[-1])
+    for job, secret in jobs:
+        pickled = cloudpickle.dumps(job)
+        assert secret.encode() not in pickled and raw_key not in pickled
+        # What the pickle holds is enough: the job runs from it alone.
+        again = cloudpickle.loads(pickled)
+        assert again.header == job.header and again.chunks == job.chunks
+
+
+def test_in_clear_addresses_are_named() -> None:
+    from paracrypt.dask import _in_clear
+
+    assert _in_clear(["tls://10.0.0.5:8786", "inproc://10.0.0.5/1/2", "tcp://127.0.0.1:1",
+                      "tcp://[::1]:2", "tcp://localhost:3"]) == []
+    assert _in_clear(["tcp://10.0.0.5:8786", "tcp://[2001:db8::1]:9", "ucx://node7:1"]) == [
+        "tcp://10.0.0.5:8786", "tcp://[2001:db8::1]:9", "ucx://node7:1"]
+
+
+def test_a_tls_cluster(tmp_path: Path, cli: Cli) -> None:
+    """Dask's TLS (``security=``): the job's keys travel encrypted; the same bytes, and no
+    InsecureTransportWarning."""
+    from distributed.security import Security
+
+    security = Security.temporary()
+    plain = data(SIZE, seed=6)
+    (tmp_path / "plain").write_bytes(plain)
+    key = paracrypt.Key.generate()
+    key.save(tmp_path / "key")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      protocol="tls", security=security, dashboard_address="127.0.0.1:0",
+                      worker_dashboard_address="127.0.0.1:0") as tls, \
+            Client(tls, security=security) as client:
+        assert client.scheduler.address.startswith("tls://")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", paracrypt.InsecureTransportWarning)
+            paracrypt.dask.encrypt_file(client, tmp_path / "plain", tmp_path / "out", key=key,
+                                        chunk_size=CHUNK)
+    ours = (tmp_path / "out").read_bytes()
+    assert ours == same_salt(cli, ours, plain, "--chunk-size", "16KiB", "-k", str(tmp_path / "key"))

@@ -9,15 +9,15 @@ import pickle
 import stat
 import threading
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 import pytest
-from conftest import data, listing
+from conftest import data, listing, same_salt
 
 import paracrypt
 
-SALT = bytes(range(32))
-SALT_HEX = SALT.hex()
+Cli = Callable[..., Any]
 SIZES = [0, 1, 4095, 4096, 4097, 3 * 4096, 3 * 4096 + 5, 100_000]
 
 
@@ -47,12 +47,15 @@ def test_bytes_round_trip_at_chunk_boundaries(key: paracrypt.Key, size: int) -> 
     ],
     ids=["bytes", "bytearray", "memoryview", "array", "numpy-u8", "numpy-f64", "slice"],
 )
-def test_every_buffer_is_read(key: paracrypt.Key, wrap: object) -> None:
+def test_every_buffer_is_read(key: paracrypt.Key, wrap: object, cli: Cli,
+                              tmp_path: Path) -> None:
     plain = data(80_000)
     given = wrap(plain)  # type: ignore[operator]
     expected = bytes(memoryview(given).cast("B"))
-    sealed = paracrypt.encrypt(given, key=key, chunk_size="16KiB", _fixed_salt=SALT)
-    assert sealed == paracrypt.encrypt(expected, key=key, chunk_size=16384, _fixed_salt=SALT)
+    key.save(tmp_path / "key")
+    sealed = paracrypt.encrypt(given, key=key, chunk_size="16KiB")
+    assert sealed == same_salt(cli, sealed, expected, "--chunk-size", "16KiB", "-k",
+                               str(tmp_path / "key"))
     assert paracrypt.decrypt(bytearray(sealed), key=key) == expected
 
 
@@ -62,15 +65,16 @@ def test_a_strided_array_is_refused(key: paracrypt.Key) -> None:
         paracrypt.encrypt(strided, key=key)
 
 
-def test_same_bytes_at_any_thread_count_and_provider(key: paracrypt.Key) -> None:
+def test_same_bytes_at_any_thread_count_and_provider(key: paracrypt.Key, cli: Cli,
+                                                      tmp_path: Path) -> None:
     plain = data(300_000)
-    outputs = {
-        paracrypt.encrypt(plain, key=key, chunk_size=4096, threads=threads, provider=provider,
-                          _fixed_salt=SALT)
-        for threads in (1, 2, 3)
-        for provider in (None, "aws-lc", "openssl", "rustcrypto")
-    }
-    assert len(outputs) == 1
+    key.save(tmp_path / "key")
+    for threads in (1, 2, 3):
+        for provider in (None, "aws-lc", "openssl", "rustcrypto"):
+            sealed = paracrypt.encrypt(plain, key=key, chunk_size=4096, threads=threads,
+                                       provider=provider)
+            assert sealed == same_salt(cli, sealed, plain, "--chunk-size", "4KiB", "-k",
+                                       str(tmp_path / "key")), (threads, provider)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +82,7 @@ def test_same_bytes_at_any_thread_count_and_provider(key: paracrypt.Key) -> None
     ["aes-256-gcm", "aes-128-gcm", "chacha20-poly1305", "aes-256-ctr-hmac-sha256",
      "des-ede3-cbc-hmac-sha256", "bf-cbc-hmac-sha256", "rc4-hmac-sha256"],
 )
-def test_every_suite_matches_the_cli(tmp_path: Path, cli: object, cipher: str) -> None:
+def test_every_suite_matches_the_cli(tmp_path: Path, cli: Cli, cipher: str) -> None:
     plain = data(20_000)
     (tmp_path / "plain").write_bytes(plain)
     key = paracrypt.Key.generate()
@@ -86,39 +90,37 @@ def test_every_suite_matches_the_cli(tmp_path: Path, cli: object, cipher: str) -
     legacy = cipher not in ("aes-256-gcm", "aes-128-gcm", "chacha20-poly1305")
     with pytest.warns(paracrypt.LegacyWarning) if legacy else _no_warning():
         written = paracrypt.encrypt_file(tmp_path / "plain", tmp_path / "py.pcr", key=key,
-                                         cipher=cipher, chunk_size=1024, _fixed_salt=SALT)
-    cli("encrypt", "-q", "-j1", "-c", cipher, "--chunk-size", "1KiB", "--fixed-salt", SALT_HEX,
-        "-k", str(tmp_path / "key"), str(tmp_path / "plain"), "-o", str(tmp_path / "cli.pcr"))
+                                         cipher=cipher, chunk_size=1024)
     ours = (tmp_path / "py.pcr").read_bytes()
     assert written == len(ours)
-    assert ours == (tmp_path / "cli.pcr").read_bytes()
+    assert ours == same_salt(cli, ours, plain, "-c", cipher, "--chunk-size", "1KiB", "-k",
+                             str(tmp_path / "key"))
     assert paracrypt.decrypt(ours, key=key) == plain
 
 
-def test_a_large_result_is_whole(tmp_path: Path, cli: object) -> None:
+def test_a_large_result_is_whole(tmp_path: Path, cli: Cli) -> None:
     # Past 4 MiB the result's memory is advised to huge pages and zeroed in pieces on the
     # pool's threads before the chunks are written into it: every byte must still be the CLI's.
     plain = data(9 * 1024 * 1024 + 12345)
     (tmp_path / "plain").write_bytes(plain)
     key = paracrypt.Key.generate()
     key.save(tmp_path / "key")
-    cli("encrypt", "-q", "-j1", "--fixed-salt", SALT_HEX, "-k", str(tmp_path / "key"),
-        str(tmp_path / "plain"), "-o", str(tmp_path / "cli.pcr"))
-    expected = (tmp_path / "cli.pcr").read_bytes()
     for threads in (1, 2, 3):
-        sealed = paracrypt.encrypt(plain, key=key, threads=threads, _fixed_salt=SALT)
-        assert sealed == expected
+        sealed = paracrypt.encrypt(plain, key=key, threads=threads)
+        assert sealed == same_salt(cli, sealed, plain, "-k", str(tmp_path / "key"))
         assert paracrypt.decrypt(sealed, key=key, threads=threads) == plain
 
 
-def test_into_a_kept_buffer(key: paracrypt.Key) -> None:
+def test_into_a_kept_buffer(key: paracrypt.Key, cli: Cli, tmp_path: Path) -> None:
     plain = data(300_000)
-    sealed = paracrypt.encrypt(plain, key=key, chunk_size=4096, _fixed_salt=SALT)
+    key.save(tmp_path / "key")
+    sealed = paracrypt.encrypt(plain, key=key, chunk_size=4096)
     out = bytearray(len(sealed) + 7)
     for threads in (1, 2):
-        n = paracrypt.encrypt_into(plain, out, key=key, chunk_size=4096, threads=threads,
-                                   _fixed_salt=SALT)
-        assert n == len(sealed) and bytes(out[:n]) == sealed
+        n = paracrypt.encrypt_into(plain, out, key=key, chunk_size=4096, threads=threads)
+        assert n == len(sealed)
+        assert bytes(out[:n]) == same_salt(cli, bytes(out[:n]), plain, "--chunk-size", "4KiB",
+                                           "-k", str(tmp_path / "key"))
     back = np.zeros(len(sealed), dtype=np.uint8)
     n = paracrypt.decrypt_into(memoryview(out)[: len(sealed)], back, key=key)
     assert n == len(plain) and bytes(back[:n]) == plain

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from conftest import data, listing
+from conftest import data, listing, same_salt
 
 import paracrypt
 
 Cli = Callable[..., "subprocess.CompletedProcess[bytes]"]
-SALT = bytes(range(32))
 
 
 def signing_key(cli: Cli, directory: Path, name: str, kind: str = "ed25519") -> tuple[str, str]:
@@ -164,12 +163,13 @@ def test_signed_bytes_are_the_same_at_any_thread_count(tmp_path: Path, cli: Cli,
     private, public = signing_key(cli, tmp_path, "alice", kind)
     key = paracrypt.Key.generate()
     plain = data(10 * 65536 + 5, seed=7)
-    one = paracrypt.encrypt(plain, key=key, chunk_size=65536, sign=private, threads=1,
-                            _fixed_salt=SALT)
-    three = paracrypt.encrypt(plain, key=key, chunk_size=65536, sign=private, threads=3,
-                              _fixed_salt=SALT)
-    assert one == three
-    assert paracrypt.decrypt(one, key=key, verify_with=public, threads=3) == plain
+    key.save(tmp_path / "key")
+    for threads in (1, 3):
+        sealed = paracrypt.encrypt(plain, key=key, chunk_size=65536, sign=private,
+                                   threads=threads)
+        assert sealed == same_salt(cli, sealed, plain, "--chunk-size", "64KiB", "-k",
+                                   str(tmp_path / "key"), "--sign", str(private))
+        assert paracrypt.decrypt(sealed, key=key, verify_with=public, threads=3) == plain
 
 
 @pytest.mark.parametrize("kind", ["ed25519", "ml-dsa-65"])
@@ -241,3 +241,45 @@ def test_keygen_refuses_unknown_kinds_and_never_overwrites(tmp_path: Path) -> No
     assert paracrypt.keygen(tmp_path / "m", kind="mldsa65") is not None
     assert paracrypt.info(paracrypt.encrypt(b"x", key=paracrypt.Key.generate(),
                                             sign=tmp_path / "m"))["signer"]["scheme"] == "ml-dsa-65"
+
+
+def test_a_forged_chunk_never_reaches_the_callers_buffer(tmp_path: Path, cli: Cli) -> None:
+    """Whoever holds a signed file's key can seal a chunk of their own whose tag holds; its
+    signature fails, and nothing of its plaintext may reach the buffer decrypt_into fills (nor
+    decrypt's result, nor a stream's reads) — not even for the moment it takes to tell a
+    forgery from damage."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    private, public = signing_key(cli, tmp_path, "alice")
+    key = paracrypt.Key.generate()
+    chunk = 4096
+    sealed = bytearray(paracrypt.encrypt(data(5 * chunk, seed=3), key=key, chunk_size=chunk,
+                                         sign=private))
+    (tmp_path / "signed.pcr").write_bytes(bytes(sealed))
+    about = paracrypt.info(tmp_path / "signed.pcr")
+    header = about["header_len"]
+    # docs/FORMAT.md, "Key schedule": the payload key from the key file's key and the salt;
+    # every chunk's associated data is the header's MAC.
+    raw_key = bytes.fromhex(key.to_text().strip().splitlines()[-1])
+    payload_key = HKDF(hashes.SHA256(), 32, bytes.fromhex(about["salt"]),
+                       b"paracrypt v1 payload aes-256-gcm").derive(raw_key)
+    nonce = (1).to_bytes(11, "big") + b"\0"  # STREAM: chunk 1's index, then "not last"
+    forged_chunk = AESGCM(payload_key).encrypt(nonce, b"X" * chunk, bytes(sealed[header - 32:header]))
+    stride = chunk + 16 + 64  # sealed chunk, tag, Ed25519 signature
+    sealed[header + stride:header + stride + chunk + 16] = forged_chunk
+    forged = bytes(sealed)
+    out = bytearray(len(forged))
+    with pytest.raises(paracrypt.SignatureError) as refused:
+        paracrypt.decrypt_into(forged, out, key=key, verify_with=public, threads=2)
+    assert refused.value.chunk == 1
+    assert b"X" * 64 not in out, "the forged plaintext reached the caller's buffer"
+    with pytest.raises(paracrypt.SignatureError):
+        paracrypt.decrypt(forged, key=key, verify_with=public)
+    got = bytearray()
+    with pytest.raises(paracrypt.SignatureError):
+        with paracrypt.decryptor(io.BytesIO(forged), key=key, verify_with=public) as reader:
+            while block := reader.read(1000):
+                got += block
+    assert b"X" * 64 not in got

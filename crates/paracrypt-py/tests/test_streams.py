@@ -8,14 +8,14 @@ import io
 import shutil
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import data
+from conftest import data, same_salt
 
 import paracrypt
 from paracrypt import raw
 
-SALT = bytes(range(32))
 
 
 @pytest.fixture()
@@ -23,13 +23,17 @@ def key() -> paracrypt.Key:
     return paracrypt.Key.generate()
 
 
-def test_writer_gives_the_bytes_of_encrypt(key: paracrypt.Key) -> None:
+def test_writer_gives_the_bytes_of_encrypt(key: paracrypt.Key, cli: Any,
+                                           tmp_path: Path) -> None:
     plain = data(50_000)
     out = io.BytesIO()
-    with paracrypt.encryptor(out, key=key, chunk_size=4096, _fixed_salt=SALT, threads=3) as w:
+    with paracrypt.encryptor(out, key=key, chunk_size=4096, threads=3) as w:
         for n in range(0, len(plain), 3333):
             assert w.write(plain[n:n + 3333]) == len(plain[n:n + 3333])
-    assert out.getvalue() == paracrypt.encrypt(plain, key=key, chunk_size=4096, _fixed_salt=SALT)
+    key.save(tmp_path / "key")
+    # The bytes of the CLI (and so of encrypt()) under the same salt.
+    assert out.getvalue() == same_salt(cli, out.getvalue(), plain, "--chunk-size", "4KiB", "-k",
+                                       str(tmp_path / "key"))
     assert not out.closed, "the underlying file object stays open"
 
 

@@ -129,7 +129,7 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
     if args.repeat == 0 || args.keygen_samples == 0 {
         return usage("--repeat and --keygen-samples must be at least 1");
     }
-    let chunk_size = args.chunk_size.chunk_size;
+    let chunk_size = args.chunk_size.get();
     let mut modes = args.modes.clone();
     modes.dedup();
     let openssl_version = if args.compare_openssl {

@@ -6,13 +6,14 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use paracrypt_core::container::{SALT_LEN, Suite};
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
+use paracrypt_core::request::{Format, Sealing, Suite};
+use paracrypt_core::sign::SigningKey;
 
+use crate::cmd::signatures::{key_error_core, read_key_file};
 use crate::exit::usage;
 use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, ThreadsFlag};
-use crate::io::decode_hex;
 use crate::people::{IdentityFlags, RecipientFlags};
 use crate::secret::SecretArgs;
 use crate::spec::{JobSpec, Operation};
@@ -71,9 +72,9 @@ pub struct EncryptArgs {
     /// --password-file, PARACRYPT_PASSWORD or a prompt.
     #[arg(long, conflicts_with_all = ["recipients", "recipient_files", "key_file"])]
     passphrase: bool,
-    /// Cipher suite.
-    #[arg(short, long, value_name = "SUITE", default_value = "aes-256-gcm")]
-    cipher: String,
+    /// Cipher suite (default: aes-256-gcm).
+    #[arg(short, long, value_name = "SUITE")]
+    cipher: Option<String>,
     #[command(flatten)]
     chunk_size: ChunkSizeFlag,
     /// Sign every chunk with this private key (Ed25519, ECDSA P-256, RSA or ML-DSA-65, as
@@ -84,7 +85,9 @@ pub struct EncryptArgs {
     /// With --sign and an RSA key: the RSA signature scheme.
     #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15)]
     rsa_scheme: RsaScheme,
-    /// Testing only: a fixed salt (hex, 32 bytes) for reproducible output. Never reuse a salt.
+    /// Test builds only (the `test-hooks` feature): a fixed salt (hex, 32 bytes) for
+    /// reproducible output. Reusing a salt reuses the keystream.
+    #[cfg(feature = "test-hooks")]
     #[arg(long, value_name = "HEX", hide = true)]
     fixed_salt: Option<String>,
 }
@@ -136,48 +139,49 @@ pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
 }
 
 fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
-    let suite: Suite = args.cipher.parse()?;
-    let salt = fixed_salt(args)?;
+    let suite: Option<Suite> = args.cipher.as_deref().map(str::parse).transpose()?;
     let to_people = !args.to.is_empty();
     if to_people
         && (args.common.secret.key_file.is_some() || args.common.secret.password_file.is_some())
     {
         return usage("encrypt to recipients (-r/-R) or with a key or password, not both");
     }
-    if args.sign.is_some() && args.format == FormatArg::Age {
-        return usage(
-            "--sign signs paracrypt's container (version 3); age files have no signatures",
-        );
-    }
-    let age = match args.format {
+    let format = match args.format {
         FormatArg::Age if !to_people && !args.passphrase => {
             return usage("--format age needs recipients (-r RECIPIENT, -R FILE) or --passphrase");
         }
-        FormatArg::Age => Some(args.armor),
-        FormatArg::Paracrypt if args.armor => {
-            return usage("--armor applies to --format age");
-        }
-        FormatArg::Paracrypt => None,
+        FormatArg::Age => Format::Age,
+        FormatArg::Paracrypt => Format::Container,
     };
-    let operation = Operation::Encrypt {
+    let sign = args
+        .sign
+        .as_deref()
+        .map(|path| {
+            SigningKey::from_key_file(&read_key_file(path)?, args.rsa_scheme)
+                .map_err(key_error_core(path))
+        })
+        .transpose()?;
+    let sealing = Sealing {
+        format,
+        armor: args.armor,
         suite,
         chunk_size: args.chunk_size.chunk_size,
-        salt,
+        sign,
+    };
+    // The core's rules for these options, before any password is asked for.
+    sealing.check()?;
+    let salt = fixed_salt(args)?;
+    let operation = Operation::Encrypt {
+        sealing,
         secret: args.common.secret.clone(),
         to: args.to.clone(),
-        age,
-        sign: args.sign.clone().map(|path| (path, args.rsa_scheme)),
+        salt: salt.clone(),
     };
     let mut spec = args.common.spec(operation, true);
     if salt.is_some() {
         spec.warnings.push(
             "--fixed-salt makes the output reproducible and reuses nonces: for tests only".into(),
         );
-    }
-    if suite.is_legacy() {
-        spec.warnings.push(format!(
-            "{suite} is a legacy suite, kept for compatibility studies; prefer aes-256-gcm"
-        ));
     }
     Ok(spec)
 }
@@ -198,16 +202,18 @@ fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
     Ok(args.common.spec(operation, false))
 }
 
-/// The `--fixed-salt` the arguments give, checked.
-fn fixed_salt(args: &EncryptArgs) -> Result<Option<[u8; SALT_LEN]>> {
-    let Some(hex) = &args.fixed_salt else {
-        return Ok(None);
-    };
-    let bytes = decode_hex("--fixed-salt", hex)?;
-    match <[u8; SALT_LEN]>::try_from(bytes) {
-        Ok(salt) => Ok(Some(salt)),
-        Err(_) => usage(format!("--fixed-salt needs {SALT_LEN} bytes")),
-    }
+/// The `--fixed-salt` the arguments give (a test build's; the request checks its length).
+#[cfg(feature = "test-hooks")]
+fn fixed_salt(args: &EncryptArgs) -> Result<Option<Vec<u8>>> {
+    args.fixed_salt
+        .as_deref()
+        .map(|hex| crate::io::decode_hex("--fixed-salt", hex))
+        .transpose()
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn fixed_salt(_: &EncryptArgs) -> Result<Option<Vec<u8>>> {
+    Ok(None)
 }
 
 /// Parses `--range OFFSET:LENGTH`.

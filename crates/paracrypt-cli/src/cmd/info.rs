@@ -16,13 +16,8 @@ use paracrypt_core::plan::Sizes;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::SaltedInfo;
 use paracrypt_core::recipient::SCRYPT_MAX_LOG_N;
-use serde_json::{Value, json};
 
 use crate::io::Input;
-
-/// The version of `info --json`'s fields (the README lists them): fields may be added within
-/// a version, never renamed, removed or given another meaning.
-const JSON_SCHEMA: u32 = 1;
 
 /// Arguments of `paracrypt info`.
 #[derive(Debug, Args)]
@@ -58,15 +53,7 @@ pub fn run(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
     let shown = path.display().to_string();
     let mut out = std::io::stdout().lock();
     if args.json {
-        let mut value = json(&file, provider);
-        let object = value.as_object_mut().expect("an object");
-        object.insert("schema".into(), Value::from(JSON_SCHEMA));
-        object.insert("file".into(), Value::from(shown));
-        object.insert("size".into(), json!(len));
-        object.insert(
-            "damage".into(),
-            json!(damage(&file).map(|damage| damage.to_string())),
-        );
+        let value = file.json(&shown, len, provider);
         serde_json::to_writer_pretty(&mut out, &value).context("writing to stdout")?;
         writeln!(out).context("writing to stdout")?;
     } else {
@@ -79,24 +66,11 @@ pub fn run(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
     }
 }
 
-/// What a file's sizes say is wrong with it, if anything.
-fn damage(file: &FileInfo) -> Option<&paracrypt_core::Error> {
-    sizes(file).and_then(|sizes| sizes.damage.as_ref())
-}
-
 /// The same, owned.
 fn damage_of(file: FileInfo) -> Option<paracrypt_core::Error> {
     match file {
         FileInfo::Container { sizes, .. } => sizes.and_then(|s| s.damage),
         FileInfo::Age(age) => age.sizes.and_then(|s| s.damage),
-        _ => None,
-    }
-}
-
-fn sizes(file: &FileInfo) -> Option<&Sizes> {
-    match file {
-        FileInfo::Container { sizes, .. } => sizes.as_ref(),
-        FileInfo::Age(age) => age.sizes.as_ref(),
         _ => None,
     }
 }
@@ -315,94 +289,4 @@ fn salted_text(out: &mut dyn Write, salted: &SaltedInfo, len: Option<u64>) -> st
         )?;
     }
     Ok(())
-}
-
-/// The JSON form, without the fields every format has (`file`, `size`, `damage`).
-fn json(file: &FileInfo, provider: Provider) -> Value {
-    let plaintext =
-        |sizes: &Sizes| json!({ "min": sizes.plaintext.start(), "max": sizes.plaintext.end() });
-    match file {
-        FileInfo::Container { header, sizes } => {
-            let secret = match header.kdf {
-                Kdf::Key => json!({ "kind": "key" }),
-                Kdf::Argon2id(p) => json!({
-                    "kind": "password",
-                    "kdf": "argon2id",
-                    "m_cost_kib": p.m_cost,
-                    "t_cost": p.t_cost,
-                    "p_cost": p.p_cost,
-                }),
-                Kdf::Recipients => json!({
-                    "kind": "recipients",
-                    "recipients": header.recipients,
-                    "rekeyed": header.binding.is_some(),
-                }),
-            };
-            json!({
-                "format": "paracrypt",
-                "version": header.version,
-                "suite": header.suite.to_string(),
-                "legacy": header.suite.is_legacy(),
-                "chunk_size": header.chunk_size.get(),
-                "secret": secret,
-                "salt": hex::encode(header.salt),
-                "signer": header.signer.as_ref().map(|signer| json!({
-                    "scheme": signer.scheme().name(),
-                    "fingerprint": signer.fingerprint(),
-                    "public_key": hex::encode(signer.to_field()),
-                    "signature_len": signer.signature_len(),
-                })),
-                "header_len": header.len,
-                "provider": header.suite.primitives(provider),
-                "chunks": sizes.as_ref().map(|s| s.chunks),
-                "plaintext": sizes.as_ref().map(plaintext),
-            })
-        }
-        FileInfo::Age(age) => {
-            let stanzas: Vec<Value> = age
-                .stanzas
-                .iter()
-                .map(|stanza| {
-                    let kind = match stanza.kind {
-                        StanzaKind::X25519 => "x25519",
-                        StanzaKind::PostQuantum => "mlkem768x25519",
-                        StanzaKind::Passphrase { .. } => "scrypt",
-                        StanzaKind::SshEd25519 => "ssh-ed25519",
-                        StanzaKind::SshRsa => "ssh-rsa",
-                        StanzaKind::Grease => "grease",
-                        _ => "other",
-                    };
-                    match stanza.kind {
-                        StanzaKind::Passphrase { log_n } => {
-                            json!({ "tag": stanza.tag, "kind": kind, "log_n": log_n })
-                        }
-                        _ => json!({ "tag": stanza.tag, "kind": kind }),
-                    }
-                })
-                .collect();
-            json!({
-                "format": "age",
-                "armored": age.format == AgeFormat::Armored,
-                "header_len": age.header_len,
-                "stanzas": stanzas,
-                "recipients": age.recipients(),
-                "post_quantum": age.post_quantum(),
-                "passphrase": age.passphrase().is_some(),
-                "scrypt_log_n": age.passphrase().flatten(),
-                "work_factor_refused": age.work_factor_refused(),
-                "provider": Suite::ChaCha20Poly1305.primitives(provider),
-                "payload": age.sizes.as_ref().map(|s| s.payload),
-                "chunks": age.sizes.as_ref().map(|s| s.chunks),
-                "plaintext": age.sizes.as_ref().map(plaintext),
-            })
-        }
-        FileInfo::Salted(salted) => json!({
-            "format": "openssl-salted",
-            "salt": hex::encode(salted.salt),
-            "cipher": null,
-            "kdf": null,
-            "ciphertext": salted.ciphertext_len,
-        }),
-        _ => json!({ "format": "unknown" }),
-    }
 }

@@ -7,10 +7,11 @@ use clap::{ArgGroup, Args};
 use std::path::PathBuf;
 
 use paracrypt_core::provider::Provider;
-use paracrypt_core::raw::salted::{DEFAULT_ITER, Digest, PasswordKdf, SALT_LEN};
-use paracrypt_core::raw::{Direction, Hazard, RawCipher, RawCipherName, RawRecipe};
+use paracrypt_core::request::{
+    DEFAULT_ITER, Digest, Direction, PasswordKdf, RawCipherName, Request,
+};
 
-use crate::exit::{Usage, usage};
+use crate::exit::Usage;
 use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ThreadsFlag};
 use crate::io::decode_hex;
 use crate::secret::SecretArgs;
@@ -74,8 +75,9 @@ pub struct RawArgs {
     /// No PKCS#7 padding (openssl -nopad): the input must be whole blocks.
     #[arg(long)]
     no_pad: bool,
-    /// Testing only: with --password-file, encrypt under this salt (hex, 8 bytes) instead of a
-    /// random one, as `openssl enc -S`. Never reuse a salt.
+    /// Test builds only (the `test-hooks` feature): with --password-file, encrypt under this
+    /// salt (hex, 8 bytes) instead of a random one, as `openssl enc -S`. Never reuse a salt.
+    #[cfg(feature = "test-hooks")]
     #[arg(long, value_name = "HEX", hide = true, requires = "password_file")]
     fixed_salt: Option<String>,
     #[command(flatten)]
@@ -110,23 +112,27 @@ fn spec(args: &RawArgs) -> Result<JobSpec> {
         .as_deref()
         .map(|iv| decode_hex("--iv", iv))
         .transpose()?;
-    let cipher = RawCipher::new(name, &key, iv.as_deref()).map_err(|e| match e {
+    let request = Request::raw(
+        direction,
+        name,
+        &key,
+        iv.as_deref(),
+        !args.no_pad,
+        args.chunk_size.get(),
+    )
+    .map_err(|e| match e {
         paracrypt_core::Error::MissingIv { .. } => Usage(format!("{e} (--iv HEX)")).into(),
         other => anyhow::Error::from(other),
     })?;
-    if args.no_pad && !name.is_padded_mode() {
-        return usage(format!(
-            "--no-pad applies to ECB and CBC only; {name} never pads"
-        ));
-    }
-    let operation = Operation::Raw(RawRecipe {
-        cipher: cipher.with_padding(!args.no_pad),
-        direction,
-        chunk_size: args.chunk_size.chunk_size,
-    });
-    let mut spec = JobSpec::new(operation, args.threads, &args.files, args.encrypt);
-    spec.warnings = warnings(name);
-    Ok(spec)
+    Ok(JobSpec::new(
+        Operation::Raw {
+            request,
+            cipher: name,
+        },
+        args.threads,
+        &args.files,
+        args.encrypt,
+    ))
 }
 
 /// `--password-file`: an `openssl enc` password file.
@@ -145,57 +151,29 @@ fn password_spec(
         None => Digest::Sha256,
     };
     let kdf = if args.pbkdf2 || args.iter.is_some() {
-        let iter = args.iter.unwrap_or(DEFAULT_ITER);
-        if iter == 0 {
-            return usage("--iter needs at least 1 iteration");
+        PasswordKdf::Pbkdf2 {
+            iter: args.iter.unwrap_or(DEFAULT_ITER),
+            md,
         }
-        PasswordKdf::Pbkdf2 { iter, md }
     } else {
         PasswordKdf::Legacy { md }
     };
-    if args.no_pad && !name.is_padded_mode() {
-        return usage(format!(
-            "--no-pad applies to ECB and CBC only; {name} never pads"
-        ));
-    }
-    if kdf.is_weak() && direction == Direction::Encrypt {
-        return usage(
-            "--password-file without --pbkdf2 would use openssl's legacy EVP_BytesToKey \
-             derivation, which is weak (one hash per password guess); paracrypt reads such \
-             files but writes only --pbkdf2 ones",
-        );
-    }
-    let salt = match &args.fixed_salt {
-        None => None,
-        Some(_) if direction == Direction::Decrypt => {
-            return usage("--fixed-salt applies to encryption (the file holds its salt)");
-        }
-        Some(hex) => match <[u8; SALT_LEN]>::try_from(decode_hex("--fixed-salt", hex)?) {
-            Ok(salt) => Some(salt),
-            Err(_) => return usage(format!("--fixed-salt needs {SALT_LEN} bytes")),
-        },
-    };
+    // The core's rules for these options, before any password is asked for.
+    Request::check_password_file(direction, name, kdf, !args.no_pad)?;
+    let salt = fixed_salt(args)?;
     let operation = Operation::RawPassword(PasswordSpec {
         name,
         kdf,
         padding: !args.no_pad,
         direction,
-        chunk_size: args.chunk_size.chunk_size,
+        chunk_size: args.chunk_size.get(),
         secret: SecretArgs {
             key_file: None,
             password_file: Some(password_file.to_path_buf()),
         },
-        salt,
+        salt: salt.clone(),
     });
     let mut spec = JobSpec::new(operation, args.threads, &args.files, args.encrypt);
-    spec.warnings = warnings(name);
-    if kdf.is_weak() {
-        spec.warnings.push(
-            "without --pbkdf2 the key comes from openssl's legacy EVP_BytesToKey, which is weak \
-             (one hash per password guess): re-encrypt the data with --pbkdf2"
-                .into(),
-        );
-    }
     if salt.is_some() {
         spec.warnings
             .push("--fixed-salt makes the output reproducible: for tests only".into());
@@ -203,23 +181,16 @@ fn password_spec(
     Ok(spec)
 }
 
-/// Warnings about legacy ciphers, ECB and the lack of integrity protection.
-fn warnings(name: RawCipherName) -> Vec<String> {
-    let mut warnings: Vec<String> = name
-        .hazards()
-        .into_iter()
-        .map(|hazard| match hazard {
-            Hazard::LegacyAlgorithm => format!(
-                "{name} is a legacy cipher (broken or deprecated); use it only for compatibility"
-            ),
-            Hazard::EcbMode => format!(
-                "{name} uses ECB mode, which shows patterns in the data; use it only for compatibility"
-            ),
-        })
-        .collect();
-    warnings.push(
-        "raw output has no integrity protection; `paracrypt encrypt` authenticates every chunk"
-            .into(),
-    );
-    warnings
+/// `--fixed-salt` (a test build's; the request checks its length and direction).
+#[cfg(feature = "test-hooks")]
+fn fixed_salt(args: &RawArgs) -> Result<Option<Vec<u8>>> {
+    args.fixed_salt
+        .as_deref()
+        .map(|hex| decode_hex("--fixed-salt", hex))
+        .transpose()
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn fixed_salt(_: &RawArgs) -> Result<Option<Vec<u8>>> {
+    Ok(None)
 }

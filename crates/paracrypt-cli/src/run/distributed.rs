@@ -92,7 +92,7 @@ mod imp {
     #[cfg(feature = "s3")]
     use crate::io::remote::{RemoteInput, RemoteTarget};
     use crate::io::{Input, NewOutput, Output, OutputTarget};
-    use crate::spec::{HEAD_LEN, Keyed};
+    use paracrypt_core::request::{Driver, Request, Resolved};
 
     pub fn run(
         flags: DistributedFlags,
@@ -341,7 +341,8 @@ mod imp {
     struct RankSetup {
         spec: JobSpec,
         pool: rayon::ThreadPool,
-        keyed: Keyed,
+        request: Request,
+        resolved: Resolved,
         /// Rank 0's input object, its header read (`None`: a file, or not rank 0).
         #[cfg(feature = "s3")]
         input: Option<Box<RemoteInput>>,
@@ -379,7 +380,8 @@ mod imp {
         let RankSetup {
             spec,
             pool,
-            keyed,
+            request,
+            resolved,
             #[cfg(feature = "s3")]
             input,
             output,
@@ -389,8 +391,8 @@ mod imp {
             ..options
         };
         if cluster.is_root() {
-            super::super::warn_all(&spec);
-            if keyed.serial && cluster.size() > 1 && !spec.quiet {
+            super::super::warn_all(&spec, &request);
+            if resolved.is_serial() && cluster.size() > 1 && !spec.quiet {
                 warn(
                     "this mode is serial (CBC encryption, RC4): rank 0 runs it alone while the \
                      other ranks wait",
@@ -416,10 +418,10 @@ mod imp {
                 }
             },
         });
-        let summary = paracrypt_mpi::distribute(cluster, &pool, options, keyed.recipe(), root)?;
+        let summary = paracrypt_mpi::distribute(cluster, &pool, options, resolved.recipe(), root)?;
         if cluster.is_root()
             && !spec.quiet
-            && let Some(note) = keyed.signer_note()
+            && let Some(note) = super::super::signer_note(&resolved)
         {
             eprintln!("paracrypt: {note}");
         }
@@ -493,25 +495,18 @@ mod imp {
             );
         }
         // On every rank, never from a prompt.
-        let keyed = spec.operation.keyed(false)?;
-        let armor = || {
-            usage(
-                "ASCII armor is written and read in order, on one process: drop --distributed \
-                 (or write a binary age file: drop --armor)",
-            )
-        };
-        if keyed.in_order(&[]) {
-            return armor();
-        }
+        let request = spec.operation.request(false)?;
         #[cfg(feature = "s3")]
         let mut remote_input = None;
-        let output = if root {
+        // Rank 0 resolves the job from the input's first bytes (every refusal the core makes
+        // of a job run in parts, armor included); the others make theirs from the header it
+        // sends.
+        let (resolved, output) = if root {
             let mut input = Input::open(&spec.input)?;
-            let (head, _) = super::super::head::read_head(&mut input, HEAD_LEN)?;
-            keyed.check(&head, input.path())?;
-            if keyed.in_order(&head) {
-                return armor();
-            }
+            let (head, _) = super::super::head::read_head(&mut input)?;
+            let resolved = request
+                .resolve(&head, Driver::Distributed)
+                .map_err(|e| super::super::hint(e, &spec, input.path()))?;
             let target = OutputTarget::new(&spec.output, input.path(), spec.policy)?;
             match input {
                 Input::File { len: Some(_), .. } => {}
@@ -519,21 +514,23 @@ mod imp {
                 Input::Remote(remote) => remote_input = Some(remote),
                 _ => return not_files(),
             }
-            Some(match target {
+            let output = match target {
                 OutputTarget::File(_) => {
                     RootOutput::File(target.new_output(transport == Transport::SharedFs)?)
                 }
                 #[cfg(feature = "s3")]
                 OutputTarget::Remote(target) => RootOutput::Object(target),
                 _ => return not_files(),
-            })
+            };
+            (resolved, Some(output))
         } else {
-            None
+            (request.for_header()?, None)
         };
         Ok(RankSetup {
             spec,
             pool,
-            keyed,
+            request,
+            resolved,
             #[cfg(feature = "s3")]
             input: remote_input,
             output,

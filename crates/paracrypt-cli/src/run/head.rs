@@ -2,37 +2,26 @@
 //! file) before any output exists.
 
 use std::io::Read;
-use std::os::unix::fs::FileExt;
 
 use anyhow::{Context, Result};
+use paracrypt_core::request::{HEAD_LEN, head_of};
 
 use crate::io::Input;
 
-/// The input's first `len` bytes (fewer if it is shorter), and whether they were taken from it:
+/// The input's first [`HEAD_LEN`] bytes (fewer if it is shorter), and whether they were taken from it:
 /// a file is read positionally (and later read whole), a stream gives them up (the caller puts
 /// them back in front, or goes on after them).
-pub(super) fn read_head(input: &mut Input, len: usize) -> Result<(Vec<u8>, bool)> {
+pub(super) fn read_head(input: &mut Input) -> Result<(Vec<u8>, bool)> {
     if let Some(remote) = input.remote() {
-        return Ok((remote.front(len)?, false));
+        return Ok((remote.front(HEAD_LEN)?, false));
     }
     let path = input.path().display().to_string();
     let cannot = || format!("cannot read {path}");
-    let mut head = vec![0u8; len];
     if let Some(file) = input.as_file() {
-        let mut n = 0;
-        while n < head.len() {
-            match file.read_at(&mut head[n..], n as u64) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e).with_context(cannot),
-            }
-        }
-        head.truncate(n);
-        return Ok((head, false));
+        return Ok((head_of(file).with_context(cannot)?, false));
     }
-    head.clear();
-    let read = input.reader().take(len as u64).read_to_end(&mut head);
+    let mut head = Vec::with_capacity(HEAD_LEN);
+    let read = input.reader().take(HEAD_LEN as u64).read_to_end(&mut head);
     read.with_context(cannot)?;
     Ok((head, true))
 }

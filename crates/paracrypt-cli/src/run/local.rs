@@ -13,32 +13,37 @@ use indicatif::ProgressBar;
 use paracrypt_core::Runner;
 use paracrypt_core::engine::{self, Source};
 use paracrypt_core::provider::Provider;
+use paracrypt_core::request::{Driver, Resolved};
 
 use crate::exit::usage;
 use crate::io::{Input, Output, OutputTarget};
 use crate::progress;
-use crate::spec::{HEAD_LEN, JobSpec, Keyed};
+use crate::spec::JobSpec;
 
 /// Runs `spec` in a pool of its `-j` threads, on `provider`.
 pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
-    super::warn_all(&spec);
     let mut input = Input::open(&spec.input)?;
     let range = spec.operation.range();
     if range.is_some() && input.as_file().is_none() && input.remote().is_none() {
         return usage("--range needs INPUT to be a file (it reads only the chunks it needs)");
     }
     let target = OutputTarget::new(&spec.output, input.path(), spec.policy)?;
-    let keyed = spec.operation.keyed(true)?;
+    let request = spec.operation.request(true)?;
+    super::warn_all(&spec, &request);
     let pool = spec.threads.pool()?;
-    // The input's first bytes say what it is: refused before any output exists when the job
-    // cannot read it. `taken`: they came from a stream, in front of the rest.
-    let (head, taken) = super::head::read_head(&mut input, HEAD_LEN)?;
-    keyed.check(&head, input.path())?;
-    let in_order = keyed.in_order(&head);
-    if in_order && range.is_some() {
-        return usage("--range needs a binary age file (armor is read in order)");
-    }
-    let bar = progress::bar(spec.progress, input.len(), keyed.label);
+    // The input's first bytes say what it is: the core's request resolves them into the job,
+    // refusing before any output exists what it cannot or must not read. `taken`: they came
+    // from a stream, in front of the rest.
+    let (head, taken) = super::head::read_head(&mut input)?;
+    let driver = match range {
+        Some(_) => Driver::Range,
+        None => Driver::Whole,
+    };
+    let resolved = request
+        .resolve(&head, driver)
+        .map_err(|e| super::hint(e, &spec, input.path()))?;
+    let in_order = resolved.in_order();
+    let bar = progress::bar(spec.progress, input.len(), spec.operation.label());
     let runner = {
         let bar = bar.clone();
         Runner::new()
@@ -49,7 +54,7 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
     pool.install(|| -> Result<()> {
         let positional_out = output.as_file().is_some() || output.remote().is_some();
         if !in_order && input.remote().is_some() && (range.is_some() || positional_out) {
-            return remote_input(&keyed, &mut input, &mut output, range, provider, &bar);
+            return remote_input(&resolved, &mut input, &mut output, range, provider, &bar);
         }
         #[cfg(feature = "s3")]
         if !in_order
@@ -58,7 +63,7 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
             && let Some(file) = input.as_file()
         {
             // The header is read with the file's cursor; the chunks with positional reads.
-            let job = keyed.recipe().first_job(
+            let job = resolved.recipe().first_job(
                 &mut std::io::BufReader::new(file),
                 input.len(),
                 provider,
@@ -69,7 +74,7 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
             };
             return upload(&job, &source, &mut output);
         }
-        let recipe = keyed.recipe();
+        let recipe = resolved.recipe();
         match (in_order, input.as_file(), output.as_file(), range) {
             (false, Some(src), _, Some((offset, len))) => {
                 runner.range(recipe, src, offset, len, &mut *output.writer())?;
@@ -84,18 +89,14 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
                 let front = if taken { &head[..] } else { &[][..] };
                 let mut reader = front.chain(input.reader());
                 let writer = &mut *output.writer();
-                if in_order {
-                    keyed.run_in_order(&runner, &mut reader, writer)?;
-                } else {
-                    runner.stream(recipe, &mut reader, writer)?;
-                }
+                resolved.stream(&runner, &mut reader, writer)?;
             }
         }
         Ok(())
     })?;
     bar.finish_and_clear();
     output.commit()?;
-    if let Some(note) = keyed.signer_note().filter(|_| !spec.quiet) {
+    if let Some(note) = super::signer_note(&resolved).filter(|_| !spec.quiet) {
         eprintln!("paracrypt: {note}");
     }
     Ok(ExitCode::SUCCESS)
@@ -104,7 +105,7 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
 /// A job whose input is an object, read positionally: to a file, to another object, or a
 /// range (to any output).
 fn remote_input(
-    keyed: &Keyed,
+    resolved: &Resolved,
     input: &mut Input,
     output: &mut Output,
     range: Option<(u64, u64)>,
@@ -113,7 +114,7 @@ fn remote_input(
 ) -> Result<()> {
     let remote = input.remote().expect("an object");
     let len = remote.len();
-    let job = keyed
+    let job = resolved
         .recipe()
         .first_job(&mut remote.header(), Some(len), provider)?;
     let source = Progressed {

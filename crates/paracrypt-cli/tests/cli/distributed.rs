@@ -733,7 +733,10 @@ pub(crate) mod with_mpi {
             // Armor is read in order, on one process.
             let result = decrypt(&key, &armored);
             assert_eq!(result.status.code(), Some(2));
-            one_error(&String::from_utf8_lossy(&result.stderr), "ASCII armor");
+            one_error(
+                &String::from_utf8_lossy(&result.stderr),
+                "armor is read and written in order",
+            );
             assert_eq!(listing(d), before, "{transport}: output left behind");
         }
         armored = d.join("new.asc");
@@ -743,7 +746,10 @@ pub(crate) mod with_mpi {
         args.extend([s(&input), "-o".into(), s(&armored)]);
         let result = mpirun(2, args);
         assert_eq!(result.status.code(), Some(2));
-        one_error(&String::from_utf8_lossy(&result.stderr), "ASCII armor");
+        one_error(
+            &String::from_utf8_lossy(&result.stderr),
+            "armor is read and written in order",
+        );
         assert!(!armored.exists());
     }
 

@@ -249,7 +249,7 @@ fn a_range_of_an_age_file() {
     fails(
         run(cmd),
         2,
-        "--range needs a binary age file (armor is read in order)",
+        "a range needs a container or a binary age file: armor is read in order",
     );
 }
 
@@ -679,7 +679,7 @@ fn openssl_password_files_refuse_cleanly() {
         .arg(&input)
         .arg("-o")
         .arg(&out);
-    fails(run(cmd), 2, "writes only --pbkdf2 ones");
+    fails(run(cmd), 2, "writes only PBKDF2 ones");
     assert!(!out.exists());
     let mut cmd = paracrypt();
     cmd.args([
@@ -743,11 +743,11 @@ fn a_fixed_salt_is_openssl_enc_s() {
     fails(
         raw("-d", &["--fixed-salt", "0102030405060708"], &sealed),
         2,
-        "--fixed-salt applies to encryption",
+        "a fixed salt applies to encryption",
     );
     fails(
         raw("-e", &["--fixed-salt", "0102"], &input),
         2,
-        "--fixed-salt needs 8 bytes",
+        "a fixed salt needs 8 bytes",
     );
 }

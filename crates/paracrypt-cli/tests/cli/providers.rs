@@ -252,26 +252,27 @@ fn encrypt_decrypt_and_info_run_on_the_provider_given() {
         let mut files = Vec::new();
         for provider in providers() {
             let sealed = d.join(format!("{suite}-{provider}.pcr"));
-            let args = [
+            let mut args = vec![
                 "encrypt",
                 "-q",
                 "--key-file",
                 key,
                 "--cipher",
                 suite.as_str(),
-                "--fixed-salt",
-                &salt,
-                "--chunk-size",
-                "64KiB",
-                "-j",
-                "3",
             ];
+            args.extend(["--chunk-size", "64KiB", "-j", "3"]);
+            // A test build seals under one salt on every provider: the same bytes. (A build
+            // without the test hooks, as stage 2 of scripts/test.sh runs, has no such flag:
+            // every provider still opens every other's file, below.)
+            if cfg!(feature = "test-hooks") {
+                args.extend(["--fixed-salt", &salt]);
+            }
             files.push((provider, through(provider, &args, &input, &sealed), sealed));
         }
         let (_, first, _) = &files[0];
         for (provider, bytes, sealed) in &files {
             assert!(
-                bytes == first,
+                bytes == first || !cfg!(feature = "test-hooks"),
                 "{suite}: the file sealed on {provider} differs"
             );
             // Opened on every provider (the other one too), chosen by the environment this time.

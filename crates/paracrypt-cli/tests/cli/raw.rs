@@ -366,7 +366,7 @@ fn bad_arguments_exit_2_with_the_reason() {
         ],
         None,
         2,
-        "--no-pad applies to ECB and CBC only",
+        "turning padding off applies to ECB and CBC only",
     );
     refused(
         &[

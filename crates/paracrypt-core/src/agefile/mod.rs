@@ -170,8 +170,10 @@ impl Encryptor {
         }
     }
 
-    /// **Testing only.** Uses this file key and payload nonce instead of fresh random ones, so
-    /// that the payload can be compared with another writer's. Reusing them leaks the data.
+    /// **Test builds only** (the `test-hooks` feature, which no default build enables). Uses
+    /// this file key and payload nonce instead of fresh random ones, so that the payload can be
+    /// compared with another writer's. Reusing them leaks the data.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn fixed_key_and_nonce_for_tests(mut self, key: [u8; 16], nonce: [u8; NONCE_LEN]) -> Self {
         self.fixed = Some((key, nonce));
@@ -468,8 +470,8 @@ impl<W: Write> ArmoredStreamWriter<W> {
 /// The binary form (armor: [`Decryptor::decrypt_armored`]). A file sealed by any age writer
 /// opens on any provider.
 impl Recipe for Decryptor {
-    /// Reads the header and nonce. A passphrase's file key (scrypt: about a second and 64 MiB
-    /// or more to unwrap) is the job's shared key, for other processes to take instead.
+    /// Reads the header and nonce. The file key is the job's shared key: what other processes
+    /// open the payload with.
     fn first_job(
         &self,
         input: &mut dyn BufRead,
@@ -477,12 +479,10 @@ impl Recipe for Decryptor {
         provider: Provider,
     ) -> Result<Job> {
         let (job, file_key) = self.open(input, None, provider)?;
-        let job = if self.identities.is_passphrase() {
-            job.with_shared_key(file_key.expose_secret())
-        } else {
-            job
-        };
-        job.planned_for(input_len)
+        // Other processes open the payload with the file key alone: never the identities, nor
+        // a passphrase (scrypt costs each of them again).
+        job.with_shared_key(file_key.expose_secret())
+            .planned_for(input_len)
     }
 
     fn job_from_header(

@@ -356,6 +356,9 @@ pub struct Keys {
     pub info: HeaderInfo,
     /// Key material for the suite (see `docs/FORMAT.md`).
     pub payload: Zeroizing<Vec<u8>>,
+    /// The header's MAC key: with `payload`, what another process needs to run this file's
+    /// chunks ([`Keys::shared`]).
+    header_key: Zeroizing<[u8; 32]>,
     /// The file key of a file encrypted to recipients (version 2).
     pub file_key: Option<FileKey>,
 }
@@ -563,33 +566,63 @@ impl Keys {
             header,
             info,
             payload: derived.payload,
+            header_key: derived.header_key,
             file_key,
         })
     }
 
+    /// What another process needs, besides the header, to run this file's chunks: the keys
+    /// derived for this one file (the header's MAC key, then the payload key material), never
+    /// the secret they came from (a key file, a password) nor a file key that other headers
+    /// could wrap.
+    pub fn shared(&self) -> Zeroizing<Vec<u8>> {
+        Zeroizing::new([&self.header_key[..], &self.payload[..]].concat())
+    }
+
+    /// The keys of the file whose header is `bytes`, from what [`Keys::shared`] gave another
+    /// process: the header's MAC is checked with them (keys of another file fail as
+    /// [`Error::WrongKey`]).
+    fn from_shared(bytes: &[u8], shared: &[u8]) -> Result<Self> {
+        let info = HeaderInfo::parse(bytes)?;
+        let bytes = &bytes[..info.len];
+        let payload_len = super::chunk::payload_key_len(info.suite);
+        if shared.len() != 32 + payload_len {
+            return Err(Error::WrongKey);
+        }
+        let (mac_key, payload) = shared.split_at(32);
+        let header_key = Zeroizing::new(<[u8; 32]>::try_from(mac_key).expect("32 bytes"));
+        let mac_at = info.len - MAC_LEN;
+        let mac = header_mac(&header_key, &bytes[..mac_at]);
+        if !bool::from(mac.ct_eq(&bytes[mac_at..])) {
+            return Err(Error::WrongKey);
+        }
+        Ok(Keys {
+            header: bytes.to_vec(),
+            info,
+            payload: Zeroizing::new(payload.to_vec()),
+            header_key,
+            file_key: None,
+        })
+    }
+
     /// Checks a header against `secret`: its fields, then the key check (a wrong key or
-    /// password fails here, before any output), then its MAC. A version 2 header's file key is
-    /// `file_key` when given (another process unwrapped it, or drew it), else unwrapped with
-    /// `secret`'s identities.
-    pub fn open(secret: &Secret, bytes: &[u8], file_key: Option<&[u8]>) -> Result<Self> {
+    /// password fails here, before any output), then its MAC. With `shared` (what
+    /// [`Keys::shared`] gave another process) the secret is not needed: the header is checked
+    /// with those keys.
+    pub fn open(secret: &Secret, bytes: &[u8], shared: Option<&[u8]>) -> Result<Self> {
+        if let Some(shared) = shared {
+            return Self::from_shared(bytes, shared);
+        }
         let info = HeaderInfo::parse(bytes)?;
         let bytes = &bytes[..info.len];
         let mac_at = info.len - MAC_LEN;
-        let given = match file_key.map(<[u8; 16]>::try_from) {
-            Some(Ok(key)) => Some(FileKey::new(Box::new(key))),
-            Some(Err(_)) => return Err(Error::WrongKey),
-            None => None,
-        };
-        let file_key = match (secret, info.kdf, given) {
-            (Secret::Recipients(_) | Secret::Identities(_), Kdf::Recipients, Some(key)) => {
-                Some(key)
-            }
-            (Secret::Identities(identities), Kdf::Recipients, _) => {
+        let file_key = match (secret, info.kdf) {
+            (Secret::Identities(identities), Kdf::Recipients) => {
                 let block = info.recipient_block(bytes);
                 let block = Block::parse(block, info.binding.is_some()).expect("checked by parse");
                 Some(identities.unwrap(&block.stanzas)?)
             }
-            (Secret::Recipients(_), Kdf::Recipients, None) => {
+            (Secret::Recipients(_), Kdf::Recipients) => {
                 return Err(Error::WrongSecretKind {
                     needs: "public keys (decrypt it with an identity)",
                 });
@@ -608,6 +641,7 @@ impl Keys {
             header: bytes.to_vec(),
             info,
             payload: derived.payload,
+            header_key: derived.header_key,
             file_key,
         })
     }

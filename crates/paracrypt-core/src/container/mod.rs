@@ -69,7 +69,6 @@ use crate::provider::Provider;
 use crate::raw::Direction;
 use crate::recipe::Recipe;
 use crate::sign::{SigningKey, VerifyingKey};
-use age_core::secrecy::ExposeSecret;
 use std::sync::{Arc, Mutex};
 
 /// Where chunks go when sealing (`Encrypt`: plaintext chunks of `chunk_size`, sealed chunks
@@ -157,18 +156,21 @@ impl Encryptor {
         self
     }
 
-    /// **Testing only.** Uses `salt` instead of a fresh random one, so that the output is
-    /// reproducible. Reusing a salt with the same key reuses every chunk nonce: never do this
-    /// outside tests.
+    /// **Test builds only** (the `test-hooks` feature, which no default build enables). Uses
+    /// `salt` instead of a fresh random one, so that the output is reproducible. Reusing a salt
+    /// with the same key reuses every chunk nonce: never outside tests.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn fixed_salt_for_tests(mut self, salt: [u8; SALT_LEN]) -> Self {
         self.salt = Some(salt);
         self
     }
 
-    /// **Testing only.** Encrypting to recipients, uses `file_key` instead of a fresh random
-    /// one (with [`Encryptor::fixed_salt_for_tests`] and recipients that wrap deterministically,
-    /// the output is reproducible). Reusing a file key leaks the data: never outside tests.
+    /// **Test builds only** (the `test-hooks` feature). Encrypting to recipients, uses
+    /// `file_key` instead of a fresh random one (with [`Encryptor::fixed_salt_for_tests`] and
+    /// recipients that wrap deterministically, the output is reproducible). Reusing a file key
+    /// leaks the data: never outside tests.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn fixed_file_key_for_tests(mut self, file_key: [u8; 16]) -> Self {
         self.file_key = Some(file_key);
@@ -203,18 +205,16 @@ impl Recipe for Encryptor {
             input_len,
             provider,
         )?;
-        // Encrypting to recipients, only this process can know the fresh file key.
-        Ok(match &keys.file_key {
-            Some(key) => job.with_shared_key(key.expose_secret()),
-            None => job,
-        })
+        // Other processes run this file's chunks with its derived keys, never the secret.
+        Ok(job.with_shared_key(&keys.shared()))
     }
 
-    /// The encryption under a `header` that another encryptor with the same secret made (for
-    /// example on MPI rank 0): the salt, suite and chunk size are the header's, so
-    /// every process seals every chunk identically, and no new salt is drawn. The header is
-    /// checked like a decryptor checks it (a different secret fails with
-    /// [`Error::WrongKey`]); encrypting to recipients, `key` is the file key rank 0 drew.
+    /// The encryption under a `header` that another encryptor made (for example on MPI rank
+    /// 0): the salt, suite and chunk size are the header's, so every process seals every chunk
+    /// identically, and no new salt is drawn. `key` is that job's
+    /// [shared key](crate::engine::Job::shared_key) (the file's derived keys: this encryptor's
+    /// secret is then not used); without it the header is checked with this encryptor's secret
+    /// like a decryptor checks it (a different secret fails with [`Error::WrongKey`]).
     fn job_from_header(
         &self,
         header: &[u8],
@@ -329,15 +329,9 @@ impl Recipe for Decryptor {
         let keys = Keys::open(&self.secret, &header, None)?;
         self.check_signer(&keys)?;
         *self.signer_seen.lock().unwrap_or_else(|e| e.into_inner()) = keys.info.signer.clone();
-        let job = open_job(&keys, input_len, provider)?;
-        // An scrypt passphrase costs every process about a second and 64 MiB or more: the
-        // file key it unwrapped is what others are given.
-        let job = match (&keys.file_key, &self.secret) {
-            (Some(key), Secret::Identities(identities)) if identities.is_passphrase() => {
-                job.with_shared_key(key.expose_secret())
-            }
-            _ => job,
-        };
+        // Other processes open this file's chunks with its derived keys: never the key file,
+        // the password (Argon2id costs each of them again) or the identities.
+        let job = open_job(&keys, input_len, provider)?.with_shared_key(&keys.shared());
         if input_len.is_none() {
             let rest = input
                 .fill_buf()
@@ -349,7 +343,8 @@ impl Recipe for Decryptor {
         Ok(job)
     }
 
-    /// `key`: the file key rank 0 unwrapped, when it shared it (a passphrase).
+    /// `key`: the [shared key](crate::engine::Job::shared_key) of the job rank 0 made (the
+    /// file's derived keys); without it the header is opened with this decryptor's secret.
     fn job_from_header(
         &self,
         header: &[u8],

@@ -10,7 +10,10 @@
 //! is a [`ChunkCipher`] around the suite's: the engine, the layouts and every driver stay as
 //! they are (a chunk is only longer by the signature).
 
+use zeroize::Zeroize;
+
 use super::chunk::ChunkCipher;
+use crate::buffer::with_scratch;
 use crate::engine::ChunkCtx;
 use crate::error::{Error, Result};
 use crate::sign::tree::leaf;
@@ -118,6 +121,22 @@ impl SignedChunks {
         Ok(sealed + len)
     }
 
+    /// The verdict on a chunk whose signature failed, `sealed` its sealed part: opened only to
+    /// tell a forgery (the tag holds: [`Error::ChunkSignature`]) from damage (`None`), in a
+    /// scratch buffer wiped afterwards, so that none of an unproven chunk's plaintext is ever
+    /// written where a caller can see it, not even for a moment.
+    fn refuse(&self, chunk: &ChunkCtx<'_>, sealed: &[u8]) -> Result<Option<usize>> {
+        with_scratch(sealed.len(), |scratch| {
+            scratch.copy_from_slice(sealed);
+            let opened = self.inner.open(chunk, scratch, sealed.len());
+            scratch.zeroize();
+            match opened? {
+                Some(_) => Err(Error::ChunkSignature { index: chunk.index }),
+                None => Ok(None),
+            }
+        })
+    }
+
     /// Whether the chunk `sealed ‖ signature` (`input`) is signed: the sealed part's length
     /// when it is, `Err(len)` with it when not, `None` when it is shorter than a signature.
     fn check(&self, chunk: &ChunkCtx<'_>, input: &[u8]) -> Option<Result<usize, usize>> {
@@ -131,10 +150,10 @@ impl SignedChunks {
     }
 }
 
-/// A chunk whose signature fails is refused before it is opened: as damaged (`None`, which the
-/// caller diagnoses like any chunk that fails) when the suite's tag fails too, as
-/// [`Error::ChunkSignature`] when the tag holds (someone who has the file key wrote it: a
-/// forgery, or a signature altered alone).
+/// A chunk whose signature fails is refused before it is opened where the caller sees it: as
+/// damaged (`None`, which the caller diagnoses like any chunk that fails) when the suite's tag
+/// fails too, as [`Error::ChunkSignature`] when the tag holds (someone who has the file key
+/// wrote it: a forgery, or a signature altered alone); see [`SignedChunks::refuse`].
 impl ChunkCipher for SignedChunks {
     fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
         let sealed = self.inner.seal(chunk, buf, len)?;
@@ -145,10 +164,7 @@ impl ChunkCipher for SignedChunks {
         match self.check(chunk, &buf[..len]) {
             None => Ok(None),
             Some(Ok(sealed)) => self.inner.open(chunk, buf, sealed),
-            Some(Err(sealed)) => match self.inner.open(chunk, buf, sealed)? {
-                Some(_) => Err(Error::ChunkSignature { index: chunk.index }),
-                None => Ok(None),
-            },
+            Some(Err(sealed)) => self.refuse(chunk, &buf[..sealed]),
         }
     }
 
@@ -166,10 +182,7 @@ impl ChunkCipher for SignedChunks {
         match self.check(chunk, input) {
             None => Ok(None),
             Some(Ok(sealed)) => self.inner.open_to(chunk, &input[..sealed], output),
-            Some(Err(sealed)) => match self.inner.open_to(chunk, &input[..sealed], output)? {
-                Some(_) => Err(Error::ChunkSignature { index: chunk.index }),
-                None => Ok(None),
-            },
+            Some(Err(sealed)) => self.refuse(chunk, &input[..sealed]),
         }
     }
 }

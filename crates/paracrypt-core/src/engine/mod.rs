@@ -36,6 +36,7 @@
 //! None of them builds a thread pool: they run in whatever pool the caller `install`s (the
 //! global one otherwise), and a one-thread pool runs the very same code serially.
 
+mod input;
 pub(crate) mod io;
 mod job;
 mod ordered;
@@ -50,6 +51,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::buffer::{AlignedBuf, with_scratch};
 use crate::error::{ChunkError, Error, Result};
 use crate::plan::{ChunkLayout, ChunkPlan};
+pub use input::{INPUT_ID_LEN, InputId};
 pub use io::{Sink, SliceSink, SliceSource, Source};
 use job::{Apply, lowest_error};
 pub use job::{Job, Transform};
@@ -123,6 +125,20 @@ pub trait SerialTransform: Send {
     ) -> Result<usize> {
         through_copy(input, output, |buf, len| self.transform(chunk, buf, len))
     }
+}
+
+/// Wipes the output slot of a chunk whose transform failed: whatever a transform wrote there
+/// before it failed (the plaintext of a chunk that authenticated under the key but not where it
+/// stands, say) is unproven, and the slot may be a caller's memory
+/// ([`run_into_slice`], [`process_in_place`]). Nothing of a failed chunk reaches a caller.
+pub(crate) fn wipe(slot: &mut [u8]) {
+    zeroize::Zeroize::zeroize(slot);
+}
+
+/// [`wipe`]s `slot` and returns `error`.
+fn failed(slot: &mut [u8], error: ChunkError) -> ChunkError {
+    wipe(slot);
+    error
 }
 
 /// Runs an in-place transform `f(buf, input_len)` from `input` into `output`: in `output` when
@@ -215,7 +231,7 @@ pub fn process_in_place(job: &Job, buf: &mut Vec<u8>) -> Result<(), ChunkError> 
             let i = i as u64;
             let len = t
                 .in_place(&ctx(i), chunk, input_len(i))
-                .map_err(|source| ChunkError { index: i, source })?;
+                .map_err(|source| failed(chunk, ChunkError { index: i, source }))?;
             Ok((i == last.index).then_some(len))
         })?
         .expect("the last chunk is always transformed");
@@ -312,7 +328,7 @@ fn transform_in_slots(
         };
         let len = t
             .apart(&ctx, &input[from..from + input_len], slot)
-            .map_err(|source| ChunkError { index, source })?;
+            .map_err(|source| failed(slot, ChunkError { index, source }))?;
         Ok(chunk.is_last.then_some(chunk.output.start + len as u64))
     })
 }
@@ -658,6 +674,7 @@ impl<'a> Feed<'a> {
                     }
                 }
                 Err(source) => {
+                    wipe(slot);
                     failed.fetch_min(index, Ordering::Relaxed);
                     done.result = Err(ChunkError { index, source });
                     break;

@@ -90,9 +90,12 @@ impl Slot {
         };
         let len = transform
             .in_place(&ctx, &mut self.buf[..], self.input_len)
-            .map_err(|source| ChunkError {
-                index: self.index,
-                source,
+            .map_err(|source| {
+                super::wipe(&mut self.buf[..]);
+                ChunkError {
+                    index: self.index,
+                    source,
+                }
             })?;
         self.output_len = Some(len);
         Ok(())

@@ -315,11 +315,18 @@ impl PasswordCipher {
         self
     }
 
-    /// **Testing only.** Encrypts with `salt` instead of a fresh random one (`openssl enc -S`).
+    /// **Test builds only** (the `test-hooks` feature, which no default build enables). Encrypts
+    /// with `salt` instead of a fresh random one (`openssl enc -S`).
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub fn fixed_salt_for_tests(mut self, salt: [u8; SALT_LEN]) -> Self {
         self.salt = Some(salt);
         self
+    }
+
+    /// The cipher.
+    pub fn name(&self) -> RawCipherName {
+        self.name
     }
 
     /// The key derivation.

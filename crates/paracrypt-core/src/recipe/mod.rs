@@ -66,14 +66,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod any;
 mod reader;
 mod runner;
 mod writer;
 
 use std::io::BufRead;
 
-pub use any::AnyDecryptor;
 pub use reader::StreamReader;
 pub use runner::Runner;
 pub use writer::StreamWriter;

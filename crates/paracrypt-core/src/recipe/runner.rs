@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::reader::Counted;
 use super::{Recipe, StreamReader, StreamWriter};
 use crate::engine::io::{Counting, PositionalReader, Progress, ProgressSource};
-use crate::engine::{self, stream};
+use crate::engine::{self, InputId, stream};
 use crate::error::{Error, Result};
 use crate::provider::Provider;
 
@@ -62,14 +62,19 @@ impl Runner {
 
     /// Runs `recipe` from `input` into `output` with positional I/O on every pool thread and
     /// sets `output`'s length. Returns the bytes written. The progress callback is told of
-    /// every input byte, the header a decryption reads included (as a stream counts it).
+    /// every input byte, the header a decryption reads included (as a stream counts it). An
+    /// input that grows, shrinks or is rewritten while it is read fails
+    /// ([`Error::InputChanged`]) rather than being cut or mixed.
     pub fn file(&self, recipe: &dyn Recipe, input: &File, output: &File) -> Result<u64> {
-        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
+        let id = InputId::of(input)?;
+        let job = recipe.first_job(&mut head_of(input), Some(id.len()), self.provider)?;
         let header = job.layout().input_offset;
         if let (Some(progress), true) = (&self.progress, header > 0) {
             progress(header);
         }
-        engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)
+        let written = engine::run_file(&job, &ProgressSource::new(input, &self.progress), output)?;
+        id.check(input)?;
+        Ok(written)
     }
 
     /// Runs `recipe` from `input` into `writer`, an output that takes bytes only in order (a
@@ -144,11 +149,13 @@ impl Runner {
         input: &File,
         chunks: Option<std::ops::Range<u64>>,
     ) -> Result<Vec<u8>> {
-        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
+        let id = InputId::of(input)?;
+        let job = recipe.first_job(&mut head_of(input), Some(id.len()), self.provider)?;
         let chunks = chunks.unwrap_or(0..job.planned().len());
         let source = ProgressSource::new(input, &self.progress);
         let mut out = Vec::new();
         engine::run_to_buffer(&job, chunks, &source, &mut out)?;
+        id.check(input)?;
         Ok(out)
     }
 

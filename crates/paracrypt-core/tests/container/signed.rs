@@ -16,9 +16,9 @@ use paracrypt_core::container::{
 use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::pubkey::ecdsa::EcdsaPrivateKey;
 use paracrypt_core::pubkey::rsa::{RsaPrivateKey, RsaScheme};
-use paracrypt_core::recipe::AnyDecryptor;
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::rekey::rekey_header;
+use paracrypt_core::request::AnyDecryptor;
 use paracrypt_core::sign::{SigningKey, VerifyingKey};
 use paracrypt_core::{Error, ErrorKind, HeaderFault, Runner};
 use sha2::{Digest, Sha256};
@@ -419,6 +419,7 @@ fn chunks_forged_by_a_recipient_with_the_file_key_fail() {
     let err = open_everywhere(&open, &forged).unwrap_err();
     assert!(matches!(err, Error::ChunkSignature { index: 1 }), "{err}");
     assert_eq!(err.kind(), ErrorKind::Signature);
+    assert_nothing_forged_is_released(&open, &forged);
     // Without --verify-with too: the header's signer did not sign it.
     let err = open_everywhere(
         &Decryptor::new(Secret::Identities(Arc::clone(&identities))),
@@ -440,6 +441,42 @@ fn chunks_forged_by_a_recipient_with_the_file_key_fail() {
     forged[at + CHUNK + 16..at + STRIDE].copy_from_slice(&forger.sign(&statement).unwrap());
     let err = open_everywhere(&open, &forged).unwrap_err();
     assert!(matches!(err, Error::ChunkSignature { index: 1 }), "{err}");
+}
+
+/// Opens a file whose chunk 1 is `X`s that a recipient forged (its tag holds, its signature
+/// does not) into memory the caller keeps and sees: the buffer of `engine::run_into_slice`
+/// (what Python's `decrypt_into` fills) and what a `Read` adapter hands out. Nothing of the forged plaintext may be there, not even for the
+/// moment the chunk is told apart from a damaged one.
+fn assert_nothing_forged_is_released(open: &Decryptor, forged: &[u8]) {
+    use paracrypt_core::Recipe;
+    use paracrypt_core::engine;
+    use paracrypt_core::provider::Provider;
+    use std::io::Read;
+    let forged_run = |bytes: &[u8]| bytes.windows(64).any(|w| w.iter().all(|&b| b == b'X'));
+    for threads in [1, 3] {
+        let job = open
+            .first_job(
+                &mut &forged[..],
+                Some(forged.len() as u64),
+                Provider::default(),
+            )
+            .unwrap();
+        let plan = job.plan().unwrap();
+        let mut out = vec![0u8; plan.output_len() as usize];
+        let err = with_threads(threads, || engine::run_into_slice(&job, forged, &mut out));
+        assert!(matches!(
+            err.unwrap_err().source,
+            Error::ChunkSignature { index: 1 }
+        ));
+        assert!(
+            !forged_run(&out),
+            "the forged chunk reached the caller's buffer"
+        );
+    }
+    let mut read = Vec::new();
+    let reader = Runner::new().reader(open, forged).unwrap();
+    assert!(reader.take(u64::MAX).read_to_end(&mut read).is_err());
+    assert!(!forged_run(&read));
 }
 
 /// The statement names the signer's key: a signature by the right key of a statement naming

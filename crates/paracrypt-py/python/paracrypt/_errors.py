@@ -77,8 +77,15 @@ class LegacyWarning(UserWarning):
     kept for compatibility, never a default."""
 
 
+class InsecureTransportWarning(UserWarning):
+    """Key material is about to travel in clear: :mod:`paracrypt.dask` sends each task the keys
+    derived for the file (and, with ``sign=``, the signing key), and the cluster's connections
+    are neither TLS nor confined to this host. Connect the client with TLS (Dask's
+    ``security=``)."""
+
+
 # Shown (and pickled) as `paracrypt.WrongKeyError`, where users import them from.
 for _class in (Error, UsageError, DataError, WrongKeyError, AuthenticationError, FormatError,
-               SignatureError, IoError, ProviderError, LegacyWarning):
+               SignatureError, IoError, ProviderError, LegacyWarning, InsecureTransportWarning):
     _class.__module__ = "paracrypt"
 del _class

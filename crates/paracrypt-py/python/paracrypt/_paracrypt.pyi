@@ -95,14 +95,13 @@ def encrypt_file(
     recipients: Optional[_RecipientsArg] = None,
     format: str = "paracrypt",
     armor: bool = False,
-    cipher: str = "aes-256-gcm",
+    cipher: Optional[str] = None,
     chunk_size: Optional[_ChunkSize] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
     sign: Optional[_StrPath] = None,
-    _fixed_salt: Optional[Buffer] = None,
 ) -> int: ...
 def decrypt_file(
     src: _StrPath,
@@ -125,12 +124,11 @@ def encrypt(
     recipients: Optional[_RecipientsArg] = None,
     format: str = "paracrypt",
     armor: bool = False,
-    cipher: str = "aes-256-gcm",
+    cipher: Optional[str] = None,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     sign: Optional[_StrPath] = None,
-    _fixed_salt: Optional[Buffer] = None,
 ) -> bytes: ...
 def decrypt(
     data: Buffer,
@@ -151,12 +149,11 @@ def encrypt_into(
     recipients: Optional[_RecipientsArg] = None,
     format: str = "paracrypt",
     armor: bool = False,
-    cipher: str = "aes-256-gcm",
+    cipher: Optional[str] = None,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     sign: Optional[_StrPath] = None,
-    _fixed_salt: Optional[Buffer] = None,
 ) -> int: ...
 def decrypt_into(
     data: Buffer,
@@ -268,13 +265,12 @@ def encryptor(
     recipients: Optional[_RecipientsArg] = None,
     format: str = "paracrypt",
     armor: bool = False,
-    cipher: str = "aes-256-gcm",
+    cipher: Optional[str] = None,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
     sign: Optional[_StrPath] = None,
-    _fixed_salt: Optional[Buffer] = None,
 ) -> EncryptingWriter: ...
 def decryptor(
     fileobj: object,
@@ -351,11 +347,10 @@ class DistributedJob:
         password: Optional[str] = None,
         recipients: Optional[_RecipientsArg] = None,
         format: str = "paracrypt",
-        cipher: str = "aes-256-gcm",
+        cipher: Optional[str] = None,
         chunk_size: Optional[_ChunkSize] = None,
         provider: Optional[str] = None,
         sign: Optional[_StrPath] = None,
-        _fixed_salt: Optional[Buffer] = None,
     ) -> DistributedJob: ...
     @staticmethod
     def decrypt(
@@ -388,13 +383,9 @@ class DistributedJob:
     @staticmethod
     def _from_pickle(
         encrypting: bool,
-        credential: object,
-        format: str,
-        suite: str,
-        chunk_size: int,
         header: bytes,
-        shared_key: Optional[bytes],
-        input_len: int,
+        shared_key: bytes,
+        input: bytes,
         provider: str,
         src: _StrPath,
         signer_file: Optional[bytes],

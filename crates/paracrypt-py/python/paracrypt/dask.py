@@ -20,14 +20,25 @@ cluster).
 
 The work each task does is :meth:`paracrypt.DistributedJob.run`; :func:`run` drives any
 :class:`paracrypt.DistributedJob` on a Dask client, and other schedulers can do the same.
+
+What each task carries: the job's header and the keys derived for this one file (never the
+key file, password or identities given here), the input's identity (a task refuses another
+file, or one that changed), and with ``sign=`` the signing key. Dask sends them in its task
+messages: over a network, connect the client with TLS (``Client(..., security=...)``, Dask's
+``Security``); :class:`paracrypt.InsecureTransportWarning` is raised as a warning when the
+scheduler or a worker is reached in clear beyond this host.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
+from urllib.parse import urlsplit
 
+from paracrypt._errors import InsecureTransportWarning
 from paracrypt._paracrypt import DistributedJob, Identities, Key, Recipients
 
 if TYPE_CHECKING:
@@ -47,7 +58,7 @@ def encrypt_file(
     password: Optional[str] = None,
     recipients: Optional[Union[Recipients, str, Sequence[str]]] = None,
     format: str = "paracrypt",
-    cipher: str = "aes-256-gcm",
+    cipher: Optional[str] = None,
     chunk_size: Optional[Union[int, str]] = None,
     parts: Optional[int] = None,
     threads: int = 1,
@@ -56,7 +67,6 @@ def encrypt_file(
     progress: Optional[Callable[[int], object]] = None,
     sign: Optional[_StrPath] = None,
     sync: bool = False,
-    _fixed_salt: Optional[bytes] = None,
 ) -> int:
     """Encrypts the file ``src`` into ``dst`` with the workers of ``client``; returns the bytes
     written. The secret and format arguments are :func:`paracrypt.encrypt_file`'s (a binary age
@@ -81,7 +91,6 @@ def encrypt_file(
         chunk_size=chunk_size,
         provider=provider,
         sign=sign,
-        _fixed_salt=_fixed_salt,
     )
     return run(client, job, src, dst, parts=parts, threads=threads, overwrite=overwrite,
                progress=progress, sync=sync)
@@ -114,6 +123,40 @@ def decrypt_file(
                progress=progress, sync=sync)
 
 
+def _in_clear(addresses: Iterable[str]) -> list[str]:
+    """The Dask addresses (``tcp://host:port``, ``tls://…``, ``inproc://…``) over which what is
+    sent can be read off the network: neither TLS nor in-process, and not on a loopback
+    address (traffic that never leaves this host)."""
+    clear = []
+    for address in addresses:
+        protocol, _, rest = address.partition("://")
+        if protocol in ("tls", "inproc"):
+            continue
+        host = urlsplit("//" + rest).hostname or ""
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if not loopback:
+            clear.append(address)
+    return clear
+
+
+def _warn_if_in_clear(client: Any) -> None:
+    """Warns (:class:`paracrypt.InsecureTransportWarning`) when the job's key material would
+    cross the network in clear to reach the workers."""
+    workers = client.scheduler_info().get("workers", {})
+    clear = _in_clear([client.scheduler.address, *workers])
+    if clear:
+        warnings.warn(
+            "paracrypt.dask sends every task the keys derived for this file (and, with sign=, "
+            f"the signing key) over {', '.join(sorted(clear)[:3])}, which is not TLS: connect "
+            "the client with TLS (Dask's security=)",
+            InsecureTransportWarning,
+            stacklevel=3,
+        )
+
+
 def _run_part(job: DistributedJob, src: str, dst: str, part: tuple[int, int],
               threads: int, sync: bool) -> Optional[int]:
     """One Dask task: the chunks ``part`` into the staged output. Returns where the output
@@ -138,6 +181,7 @@ def run(
     from distributed import as_completed
 
     dask_client: Any = client  # distributed is not typed
+    _warn_if_in_clear(dask_client)
     if parts is None:
         parts = max(1, sum(dask_client.nthreads().values()))
     blocks = job.parts(parts)

@@ -5,17 +5,19 @@ use std::sync::Arc;
 
 use age::secrecy::SecretString;
 
-use super::Recipe;
 use crate::agefile::{self, AgeFormat};
 use crate::container::{self, Secret};
 use crate::engine::Job;
 use crate::error::{Error, Result};
 use crate::provider::Provider;
+use crate::recipe::Recipe;
 use crate::recipient::Identities;
 
+/// What an age file needs that a key is not.
+const AGE_NEEDS: &str = "age (decrypt it with an identity or its passphrase, not a key)";
+
 /// Decrypts a paracrypt container, or an age file when the secret can open one, whichever the
-/// input turns out to be: the recipe behind `paracrypt decrypt` and the Python package's
-/// `decrypt`.
+/// input turns out to be: the recipe of every decryption [`Request`](super::Request) resolves.
 ///
 /// A key opens containers only; a password opens containers (Argon2id) and age files (as age's
 /// passphrase, scrypt); identities open containers encrypted to recipients and age files. The
@@ -25,7 +27,7 @@ use crate::recipient::Identities;
 ///
 /// ```
 /// use paracrypt_core::container::{Encryptor, Secret};
-/// use paracrypt_core::recipe::AnyDecryptor;
+/// use paracrypt_core::request::AnyDecryptor;
 /// use paracrypt_core::recipient::Recipients;
 /// use paracrypt_core::{agefile, Runner};
 ///
@@ -97,27 +99,48 @@ impl AnyDecryptor {
         self.age.as_ref()
     }
 
-    /// The recipe for an input that starts with `head` (its first [`agefile::DETECT_LEN`]
-    /// bytes, or all of it): the age decryptor for a binary age file, the container's
-    /// otherwise (which names what is wrong with an input that is no container). An armored
-    /// age file fails with [`Error::Armor`] (it is read as a stream, through
-    /// [`AnyDecryptor::age`]), and an age file with a key with [`Error::WrongSecretKind`].
-    pub fn pick(&self, head: &[u8]) -> Result<&dyn Recipe> {
-        if let (Some(_), Some(expected)) = (agefile::detect(head), self.container.expected_signer())
-        {
+    /// Refuses an input that starts with `head` (its first [`agefile::DETECT_LEN`] bytes, or
+    /// all of it) before any work, in this order: neither a container (nor the start of one,
+    /// which the container calls truncated) nor an age file ([`Error::NotEncrypted`]); an age
+    /// file when a signer is required ([`Error::Unsigned`]: age files have no signatures); an
+    /// age file with a key ([`Error::WrongSecretKind`]).
+    pub fn check(&self, head: &[u8]) -> Result<()> {
+        let magic = container::MAGIC;
+        let container = head.starts_with(magic) || (!head.is_empty() && magic.starts_with(head));
+        if agefile::detect(head).is_none() {
+            return if container {
+                Ok(())
+            } else {
+                Err(Error::NotEncrypted)
+            };
+        }
+        if let Some(expected) = self.container.expected_signer() {
             return Err(Error::Unsigned {
                 expected: expected.fingerprint(),
             });
         }
-        match (agefile::detect(head), &self.age) {
-            (None, _) => Ok(&self.container),
-            (Some(AgeFormat::Binary), Some(age)) => Ok(age),
-            (Some(AgeFormat::Armored), Some(_)) => Err(Error::Armor(
+        match self.age {
+            Some(_) => Ok(()),
+            None => Err(Error::WrongSecretKind { needs: AGE_NEEDS }),
+        }
+    }
+
+    /// The recipe for an input that starts with `head` (its first [`agefile::DETECT_LEN`]
+    /// bytes, or all of it): the age decryptor for a binary age file, the container's
+    /// otherwise (which names what is wrong with an input that is no container). An age file
+    /// when a signer is required fails with [`Error::Unsigned`], with a key with
+    /// [`Error::WrongSecretKind`], and an armored one with [`Error::Armor`] (it is read as a
+    /// stream, through [`AnyDecryptor::age`]).
+    pub fn pick(&self, head: &[u8]) -> Result<&dyn Recipe> {
+        let Some(format) = agefile::detect(head) else {
+            return Ok(&self.container);
+        };
+        self.check(head)?;
+        match (format, &self.age) {
+            (AgeFormat::Binary, Some(age)) => Ok(age),
+            _ => Err(Error::Armor(
                 "armored age files are read in order, as a stream".into(),
             )),
-            (Some(_), None) => Err(Error::WrongSecretKind {
-                needs: "an age identity or a passphrase",
-            }),
         }
     }
 }

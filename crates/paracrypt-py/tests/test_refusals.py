@@ -1,0 +1,154 @@
+"""The refusal table (tests/refusals/table.json: read its "about") through every front door of
+the Python package: decrypt_file, decrypt, decrypt_into, decryptor, decrypt_range, the raw
+functions, and paracrypt.dask on a LocalCluster. Each door must give each row's outcome: its
+exception class, the row's words in the message, nothing left at dst, the plaintext on success.
+The CLI runs the same table (crates/paracrypt-cli/tests/cli/refusals.rs)."""
+
+from __future__ import annotations
+
+import io
+import json
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+import pytest
+from conftest import ROOT, listing
+from distributed import Client, LocalCluster
+
+import paracrypt
+import paracrypt.dask
+import paracrypt.raw
+
+TABLE_DIR = ROOT / "tests" / "refusals"
+TABLE = json.loads((TABLE_DIR / "table.json").read_text())
+FILES = TABLE_DIR / "files"
+PLAIN = (FILES / TABLE["plaintext"]).read_bytes()
+
+
+def rows() -> list[Any]:
+    return [pytest.param(row, id=f"{row['input']} with {row['request']}") for row in TABLE["rows"]]
+
+
+def secrets(request: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a decryption's request."""
+    kwargs: dict[str, Any] = {}
+    for field in ("key", "identities", "verify_with"):
+        if field in request:
+            kwargs[field] = str(FILES / request[field])
+    if "password" in request:
+        kwargs["password"] = (FILES / request["password"]).read_text().splitlines()[0]
+    return kwargs
+
+
+def raw_arguments(raw: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of a raw cipher's request."""
+    kwargs: dict[str, Any] = {"cipher": raw["cipher"]}
+    if "key" in raw:
+        kwargs.update(key=bytes.fromhex(raw["key"]), iv=bytes.fromhex(raw["iv"]))
+    else:
+        kwargs["password"] = (FILES / raw["password"]).read_text().splitlines()[0]
+    return kwargs
+
+
+def expected(row: dict[str, Any], positional: bool) -> tuple[str, Optional[str]]:
+    """The outcome and words a door gives: a door that needs positions refuses armor (`usage`)
+    where nothing refuses the row first."""
+    if row["outcome"] == "ok" and row.get("in_order") and positional:
+        return "usage", "armor"
+    return row["outcome"], row.get("says")
+
+
+def check(row: dict[str, Any], door: str, run: Callable[[], Optional[bytes]], tmp: Path,
+          positional: bool = False) -> None:
+    """Runs one door; checks the outcome, and that a refusal left nothing in `tmp`."""
+    outcome, says = expected(row, positional)
+    before = listing(tmp)
+    at = f"{row['input']} with {row['request']} through {door}"
+    if outcome == "ok":
+        got = run()
+        if got is not None:
+            assert got == PLAIN, f"{at}: not the plaintext"
+        return
+    exception = getattr(paracrypt, TABLE["outcomes"][outcome]["python"])
+    with pytest.raises(paracrypt.Error) as raised:
+        run()
+    assert type(raised.value) is exception or isinstance(raised.value, exception), \
+        f"{at}: {type(raised.value).__name__}: {raised.value}"
+    assert says and says in str(raised.value), f"{at}: should say `{says}`: {raised.value}"
+    assert listing(tmp) == before, f"{at}: a refusal left a file"
+
+
+def doors(row: dict[str, Any], tmp: Path) -> Iterator[tuple[str, Callable[[], Optional[bytes]], bool]]:
+    """Every door of this process for `row`: (name, run, needs positions)."""
+    src = FILES / row["input"]
+    request = TABLE["requests"][row["request"]]
+    data = src.read_bytes()
+    dst = tmp / "out"
+
+    def to_file(function: Callable[..., Any], **kwargs: Any) -> Callable[[], bytes]:
+        def go() -> bytes:
+            function(src, dst, overwrite=True, **kwargs)
+            return dst.read_bytes()
+        return go
+
+    def streamed(opener: Callable[..., Any], **kwargs: Any) -> Callable[[], bytes]:
+        def go() -> bytes:
+            with opener(io.BytesIO(data), **kwargs) as reader:
+                return bytes(reader.read())
+        return go
+
+    if "raw" in request:
+        kwargs = raw_arguments(request["raw"])
+        yield "raw.decrypt_file", to_file(paracrypt.raw.decrypt_file, **kwargs), False
+        yield "raw.decrypt", lambda: bytes(paracrypt.raw.decrypt(data, **kwargs)), False
+        yield "raw.decryptor", streamed(paracrypt.raw.decryptor, **kwargs), False
+        return
+    kwargs = secrets(request)
+
+    def into() -> bytes:
+        out = bytearray(len(data) + 64)
+        n = paracrypt.decrypt_into(data, out, **kwargs)
+        return bytes(out[:n])
+
+    yield "decrypt_file", to_file(paracrypt.decrypt_file, **kwargs), False
+    yield "decrypt", lambda: bytes(paracrypt.decrypt(data, **kwargs)), False
+    yield "decryptor", streamed(paracrypt.decryptor, **kwargs), False
+    yield "decrypt_into", into, True
+    yield "decrypt_range", lambda: bytes(paracrypt.decrypt_range(src, 0, len(PLAIN), **kwargs)), True
+
+
+@pytest.mark.parametrize("row", rows())
+def test_every_door_of_the_package(row: dict[str, Any], tmp_path: Path) -> None:
+    for door, run, positional in doors(row, tmp_path):
+        (tmp_path / "out").unlink(missing_ok=True)
+        with warnings.catch_warnings():
+            # Raw ciphers warn that they have no integrity: not what this table checks.
+            warnings.simplefilter("ignore", paracrypt.LegacyWarning)
+            check(row, door, run, tmp_path, positional)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Client]:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0",
+                      worker_dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
+        yield client
+
+
+@pytest.mark.parametrize("row", [row for row in rows()
+                                 if "raw" not in TABLE["requests"][row.values[0]["request"]]])
+def test_every_row_through_dask(row: dict[str, Any], tmp_path: Path, client: Client) -> None:
+    """paracrypt.dask (DistributedJob: the header checked on the client, the chunks in tasks)
+    refuses what every other door refuses, in the same words. It runs no raw cipher."""
+    kwargs = secrets(TABLE["requests"][row["request"]])
+    dst = tmp_path / "out"
+
+    def go() -> bytes:
+        with warnings.catch_warnings():
+            # On loopback nothing travels in clear: no InsecureTransportWarning.
+            warnings.simplefilter("error", paracrypt.InsecureTransportWarning)
+            paracrypt.dask.decrypt_file(client, FILES / row["input"], dst, **kwargs)
+        return dst.read_bytes()
+
+    check(row, "paracrypt.dask", go, tmp_path, positional=True)
