@@ -50,7 +50,7 @@ fn from_file(text: &str, name: &str) -> Option<String> {
         .filter_map(|line| line.split('#').next()?.split_once('='))
         .filter(|(key, _)| key.trim() == name)
         .map(|(_, value)| value.trim().to_string())
-        .last()
+        .next_back()
 }
 
 /// [`lost_host_note`] from the job's environment (`env`), the parameter files' text (highest

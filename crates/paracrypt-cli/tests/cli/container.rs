@@ -259,7 +259,7 @@ fn failures_name_the_problem_and_leave_no_output() {
             let written = out.stdout.clone();
             fails(out, 1, message);
             assert!(
-                plain.starts_with(&written) && written.len() % 4096 == 0,
+                plain.starts_with(&written) && written.len().is_multiple_of(4096),
                 "{name}: {} bytes reached stdout",
                 written.len()
             );

@@ -796,17 +796,15 @@ fn run_with_writer(
     };
     claim_each(feed, transform, &failed, |t, task| {
         let mut written = Ok(None);
-        let mut buf = loop {
-            if let Ok(buf) = free_rx.try_recv() {
-                break buf;
+        let mut buf = match free_rx.try_recv() {
+            Ok(buf) => buf,
+            Err(_) if made.fetch_add(1, Ordering::Relaxed) < buffers => AlignedBuf::new(output_len),
+            Err(_) => {
+                // Every buffer is queued or being written (more than the other workers hold):
+                // write them, or else the worker writing now frees one.
+                written = write_queued();
+                free_rx.recv().expect("this worker holds a sender")
             }
-            if made.fetch_add(1, Ordering::Relaxed) < buffers {
-                break AlignedBuf::new(output_len);
-            }
-            // Every buffer is queued or being written (more than the other workers hold):
-            // write them, or else the worker writing now frees one.
-            written = lowest_error(written, write_queued());
-            break free_rx.recv().expect("this worker holds a sender");
         };
         let mut done = with_scratch(input_len, |input| {
             feed.read_and_transform(input, &mut buf, task, t, &failed)

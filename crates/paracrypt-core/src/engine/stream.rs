@@ -556,9 +556,10 @@ fn stream_ordered(
                 result = lowest_error(result, transformed);
                 result = lowest_error(result, window.write_ready(&failed));
                 if result.is_err() {
-                    return result;
+                    break;
                 }
             }
+            result
         })
         .map_err(Error::from)?;
     drop(window);
