@@ -414,7 +414,7 @@ pub(crate) fn run_in_order(
 /// chunk and written as one piece of work.
 ///
 /// A format's chunk is not the engine's unit of work. Each task pays a read, a write, a
-/// claim and, into a file, a hand-off to the writer thread, whatever its size; age's 64 KiB
+/// claim and a turn at the output, whatever its size; age's 64 KiB
 /// chunks paid them sixteen times as often as the container's default 1 MiB chunks (about
 /// 5.6 µs a chunk). Grouped, a task of sixteen 64 KiB chunks costs what one 1 MiB chunk does.
 pub const TASK_BYTES: usize = 1 << 20;

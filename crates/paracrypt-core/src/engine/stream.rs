@@ -394,12 +394,16 @@ impl StreamTask {
             } else {
                 layout.output_chunk
             };
-            match transform.apart(&ctx, &input[from..from + len], &mut output[at..at + room]) {
+            let slot = &mut output[at..at + room];
+            match transform.apart(&ctx, &input[from..from + len], slot) {
                 Ok(n) => {
                     ready.len = at + n;
                     ready.chunks.end = index + 1;
                 }
                 Err(source) => {
+                    // Never written, but a buffer that held unproven bytes is wiped (see
+                    // `engine::wipe`).
+                    super::wipe(slot);
                     failed.fetch_min(index, Ordering::Relaxed);
                     ready.whole = false;
                     result = Err(ChunkError { index, source });
