@@ -89,25 +89,38 @@ pub fn keygen(path: PathBuf, kind: &str, public_out: Option<PathBuf>) -> PyResul
     Ok(Some(printed))
 }
 
-/// The first bytes of `src` (a path or a bytes-like object), enough to read any header, and
-/// the input's length when it is a file.
-fn head(src: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, Option<u64>, Option<PathBuf>)> {
-    if let Ok(path) = src.extract::<PathBuf>() {
-        let file = open_input(&path)?;
-        let len = file
-            .metadata()
-            .map_err(|e| Failure::Io(format!("cannot read {}", path.display()), e))?
-            .len();
-        let mut head = Vec::new();
-        (&file)
-            .take(container::MAX_RECIPIENT_BLOCK as u64 + 4096)
-            .read_to_end(&mut head)
-            .map_err(|e| Failure::Io(format!("cannot read {}", path.display()), e))?;
-        return Ok((head, Some(len), Some(path)));
+/// What a header says, read without the GIL: for a container its fields, for a binary age
+/// file its stanzas' tags.
+enum About {
+    Container(container::HeaderInfo),
+    Age { armored: bool, stanzas: Vec<String> },
+}
+
+impl About {
+    /// Reads the header at the start of `input`, as much of it as its format says (the core's
+    /// own header lengths and caps), and no more.
+    fn read(input: &mut dyn Read) -> Result<Self, Failure> {
+        let mut start = Vec::with_capacity(agefile::DETECT_LEN);
+        (&mut *input)
+            .take(agefile::DETECT_LEN as u64)
+            .read_to_end(&mut start)
+            .map_err(|e| Failure::Io("reading the header".into(), e))?;
+        let mut whole = start.as_slice().chain(input);
+        Ok(match agefile::detect(&start) {
+            Some(AgeFormat::Armored) => About::Age {
+                armored: true,
+                stanzas: Vec::new(),
+            },
+            Some(AgeFormat::Binary) => {
+                let header = agefile::Header::read(&mut BufReader::new(whole))?;
+                About::Age {
+                    armored: false,
+                    stanzas: header.stanzas().iter().map(|s| s.tag.clone()).collect(),
+                }
+            }
+            None => About::Container(container::read_header(&mut whole)?),
+        })
     }
-    let bytes = Bytes::get(src)?;
-    let len = bytes.as_slice().len() as u64;
-    Ok((bytes.as_slice().to_vec(), Some(len), None))
 }
 
 /// What a file's header says, without a key: a dict with ``format`` (``"paracrypt"`` or
@@ -117,25 +130,36 @@ fn head(src: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, Option<u64>, Option<PathBu
 /// ``signer`` (``None``, or for a signed container, version 3, a dict of ``scheme``,
 /// ``fingerprint``, ``public_key`` (hex) and ``signature_len``, as the header claims it:
 /// :func:`decrypt` with ``verify_with=`` checks it); for a
-/// binary age file ``armored`` and ``stanzas`` (the recipient stanzas' types); ``size`` (bytes)
-/// in both. ``src`` is a path or a bytes-like object.
+/// binary age file ``armored`` and ``stanzas`` (the recipient stanzas' types); ``size`` (bytes;
+/// ``None`` for a pipe or a device) in both. ``src`` is a path or a bytes-like object; a file
+/// is opened and read without the GIL (other threads run while a pipe waits for its writer).
 #[pyfunction]
 pub fn info<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    let (head, len, _) = head(src)?;
+    let (about, len) = if let Ok(path) = src.extract::<PathBuf>() {
+        py.detach(|| {
+            let file = open_input(&path)?;
+            let meta = file
+                .metadata()
+                .map_err(|e| Failure::Io(format!("cannot read {}", path.display()), e))?;
+            let about = About::read(&mut BufReader::new(&file))?;
+            Ok::<_, Failure>((about, meta.is_file().then_some(meta.len())))
+        })?
+    } else {
+        let bytes = Bytes::get(src)?;
+        let bytes = bytes.as_slice();
+        (About::read(&mut &bytes[..])?, Some(bytes.len() as u64))
+    };
     let out = PyDict::new(py);
     out.set_item("size", len)?;
-    match agefile::detect(&head) {
-        Some(form) => {
+    match about {
+        About::Age { armored, stanzas } => {
             out.set_item("format", "age")?;
-            out.set_item("armored", form == AgeFormat::Armored)?;
-            if form == AgeFormat::Binary {
-                let header = agefile::Header::read(&mut &head[..]).map_err(Failure::from)?;
-                let tags: Vec<&str> = header.stanzas().iter().map(|s| s.tag.as_str()).collect();
-                out.set_item("stanzas", tags)?;
+            out.set_item("armored", armored)?;
+            if !armored {
+                out.set_item("stanzas", stanzas)?;
             }
         }
-        None => {
-            let info = container::read_header(&mut &head[..]).map_err(Failure::from)?;
+        About::Container(info) => {
             out.set_item("format", "paracrypt")?;
             out.set_item("version", info.version)?;
             out.set_item("suite", info.suite.as_str())?;
