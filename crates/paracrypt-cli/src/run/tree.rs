@@ -123,7 +123,10 @@ fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
     }
     pending().clear_bar();
     for failure in &summary.failures {
-        eprintln!("paracrypt: error: {}", failure.to_string().replace('\n', " "));
+        eprintln!(
+            "paracrypt: error: {}",
+            failure.to_string().replace('\n', " ")
+        );
     }
     if summary.not_started > 0 {
         let s = if summary.not_started == 1 { "" } else { "s" };

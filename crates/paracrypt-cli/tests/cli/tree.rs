@@ -21,9 +21,18 @@ use crate::signed::signing_key;
 /// nanosecond), and a file's bytes or a link's target.
 #[derive(Debug, PartialEq, Eq)]
 enum Node {
-    Dir { mode: u32, mtime: (i64, i64) },
-    File { mode: u32, mtime: (i64, i64), bytes: Vec<u8> },
-    Link { target: PathBuf },
+    Dir {
+        mode: u32,
+        mtime: (i64, i64),
+    },
+    File {
+        mode: u32,
+        mtime: (i64, i64),
+        bytes: Vec<u8>,
+    },
+    Link {
+        target: PathBuf,
+    },
 }
 
 /// Every entry under `root`, by path (the root itself as the empty path).
@@ -265,7 +274,9 @@ fn every_secret_kind_and_format_round_trips_and_each_file_opens_alone() {
         // To recipients, every file opens alone with their identity; with a password the
         // tree's own key seals them, and the password opens the manifest only.
         let mut one = paracrypt();
-        one.arg("decrypt").args(&open).arg(sealed.join(format!("x{suffix}")));
+        one.arg("decrypt")
+            .args(&open)
+            .arg(sealed.join(format!("x{suffix}")));
         let out = run(one);
         if name.contains("passphrase") || name == "password" {
             assert!(!out.status.success(), "{name}");
@@ -312,7 +323,10 @@ fn a_signed_tree_is_checked_against_its_signer() {
     let out = run(cmd);
     let (_, stderr) = status_and_stderr(&out);
     ok(out);
-    assert!(stderr.contains("good signature: the tree's manifest is signed by ed25519"), "{stderr}");
+    assert!(
+        stderr.contains("good signature: the tree's manifest is signed by ed25519"),
+        "{stderr}"
+    );
     assert_eq!(snapshot(&back), snapshot(&plain));
 
     let other = d.join("other");
@@ -348,7 +362,12 @@ fn refusals_come_before_any_output() {
 
     // A FIFO in the tree, named; nothing made.
     let fifo = plain.join("a/pipe");
-    rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
     fails(run(encrypt(&["-k", k], &plain, &out)), 2, "a/pipe: a FIFO");
     assert!(!out.exists());
     std::fs::remove_file(&fifo).unwrap();
@@ -356,7 +375,11 @@ fn refusals_come_before_any_output() {
     // An output that holds files, without --force; the output inside the input.
     std::fs::create_dir(&out).unwrap();
     write(&out, "keep", b"mine");
-    fails(run(encrypt(&["-k", k], &plain, &out)), 2, "is not empty: use --force");
+    fails(
+        run(encrypt(&["-k", k], &plain, &out)),
+        2,
+        "is not empty: use --force",
+    );
     assert_eq!(listing(&out), ["keep"]);
     fails(
         run(encrypt(&["-k", k], &plain, &plain.join("a/enc"))),
@@ -365,9 +388,14 @@ fn refusals_come_before_any_output() {
     );
     assert!(!plain.join("a/enc").exists());
     // A file, not a directory; no INPUT; stdout.
-    fails(run(encrypt(&["-k", k], &plain.join("x"), &d.join("o2"))), 2, "not a directory");
+    fails(
+        run(encrypt(&["-k", k], &plain.join("x"), &d.join("o2"))),
+        2,
+        "not a directory",
+    );
     let mut cmd = paracrypt();
-    cmd.args(["encrypt", "--recursive", "-k", k, "-o"]).arg(&out);
+    cmd.args(["encrypt", "--recursive", "-k", k, "-o"])
+        .arg(&out);
     fails(run(cmd), 2, "--recursive needs INPUT");
     let mut cmd = paracrypt();
     cmd.args(["encrypt", "--recursive", "-k", k]).arg(&plain);
@@ -377,7 +405,11 @@ fn refusals_come_before_any_output() {
     assert_eq!(std::fs::read(out.join("keep")).unwrap(), b"mine");
     // Decrypting needs a tree; a wrong key reads no file.
     let back = d.join("back");
-    fails(run(decrypt(&["-k", k], &plain, &back)), 1, "has no manifest");
+    fails(
+        run(decrypt(&["-k", k], &plain, &back)),
+        1,
+        "has no manifest",
+    );
     let other = keygen(d, "other");
     fails(
         run(decrypt(&["-k", other.to_str().unwrap()], &out, &back)),
@@ -425,7 +457,11 @@ fn a_file_that_fails_is_named_and_every_other_file_is_complete() {
         let stderr = fails(run(cmd), 6, "a/b/z: cannot open it: Permission denied");
         assert!(stderr.contains("2 files done and complete"), "{stderr}");
         assert!(!sealed.join("a/b/z.pcr").exists());
-        assert!(temporaries(&sealed).is_empty(), "{:?}", temporaries(&sealed));
+        assert!(
+            temporaries(&sealed).is_empty(),
+            "{:?}",
+            temporaries(&sealed)
+        );
         // The manifest lists the files done; decrypting says the tree is not whole.
         let back = d.join(format!("back-{named}"));
         let stderr = fails(run(decrypt(&["-k", k], &sealed, &back)), 6, "incomplete");
@@ -438,7 +474,11 @@ fn a_file_that_fails_is_named_and_every_other_file_is_complete() {
         std::fs::set_permissions(plain.join(name), std::fs::Permissions::from_mode(0o000)).unwrap();
     }
     let none = d.join("none");
-    fails(run(without_override(encrypt(&["-k", k], &plain, &none))), 1, "Permission denied");
+    fails(
+        run(without_override(encrypt(&["-k", k], &plain, &none))),
+        1,
+        "Permission denied",
+    );
     assert!(!none.exists());
 }
 
@@ -458,11 +498,29 @@ fn swapped_or_missing_files_are_refused_and_named() {
     std::fs::rename(&y, &x).unwrap();
     std::fs::rename(&swap, &y).unwrap();
     let back = d.join("back");
-    let stderr = fails(run(decrypt(&["-k", k], &sealed, &back)), 6, "x: its encrypted file x.pcr is not the one the manifest lists");
-    assert!(stderr.contains("a/y: its encrypted file a/y.pcr is not the one"), "{stderr}");
+    let stderr = fails(
+        run(decrypt(&["-k", k], &sealed, &back)),
+        6,
+        "x: its encrypted file x.pcr is not the one the manifest lists",
+    );
+    assert!(
+        stderr.contains("a/y: its encrypted file a/y.pcr is not the one"),
+        "{stderr}"
+    );
     assert!(!back.join("x").exists() && !back.join("a/y").exists());
     assert_eq!(std::fs::read(back.join("a/b/z")).unwrap(), data(1 << 20, 8));
     assert!(temporaries(&back).is_empty());
+}
+
+/// How many encrypted files the run writing `root` has given their names so far (read while
+/// it runs: the directory may not exist yet, and temporary files come and go).
+fn sealed_so_far(root: &Path) -> usize {
+    std::fs::read_dir(root).map_or(0, |listing| {
+        listing
+            .filter_map(|entry| entry.ok())
+            .filter(|entry| entry.file_name().as_bytes().ends_with(b".pcr"))
+            .count()
+    })
 }
 
 #[test]
@@ -483,9 +541,13 @@ fn an_interrupted_run_leaves_finished_files_complete_and_no_temporary_file() {
         if named {
             cmd.env("PARACRYPT_NO_TMPFILE", "1");
         }
-        let mut child = cmd.stdin(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let start = Instant::now();
-        while files(&sealed).is_empty() && start.elapsed() < Duration::from_secs(60) {
+        while sealed_so_far(&sealed) == 0 && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(2));
         }
         rustix::process::kill_process(
@@ -496,7 +558,11 @@ fn an_interrupted_run_leaves_finished_files_complete_and_no_temporary_file() {
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(15), "{status:?}");
-        assert!(temporaries(&sealed).is_empty(), "{:?}", temporaries(&sealed));
+        assert!(
+            temporaries(&sealed).is_empty(),
+            "{:?}",
+            temporaries(&sealed)
+        );
         let done = files(&sealed);
         assert!(!done.is_empty() && done.len() < 40, "{} files", done.len());
         for file in done {

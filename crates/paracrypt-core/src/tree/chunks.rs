@@ -144,8 +144,14 @@ mod tests {
         {
             let sink = SliceSink::new(plan, 0..plan.len(), &mut sealed[header..]);
             for run in [10..13, 0..4, 4..10] {
-                let ran = run_here(&job, run.clone(), &SliceSource(&data), Some(&sink), Plain::Input)
-                    .unwrap();
+                let ran = run_here(
+                    &job,
+                    run.clone(),
+                    &SliceSource(&data),
+                    Some(&sink),
+                    Plain::Input,
+                )
+                .unwrap();
                 leaves[run.start as usize..run.end as usize].copy_from_slice(&ran.leaves);
             }
         }
@@ -155,17 +161,30 @@ mod tests {
         assert_eq!(digest, FileDigest::of_slice(size, &data));
 
         let open = Decryptor::new(key)
-            .first_job(&mut &sealed[..], Some(sealed.len() as u64), Provider::default())
+            .first_job(
+                &mut &sealed[..],
+                Some(sealed.len() as u64),
+                Provider::default(),
+            )
             .unwrap();
         let plan = open.plan().unwrap();
-        let ran = run_here(&open, 0..plan.len(), &SliceSource(&sealed), None, Plain::Output).unwrap();
+        let ran = run_here(
+            &open,
+            0..plan.len(),
+            &SliceSource(&sealed),
+            None,
+            Plain::Output,
+        )
+        .unwrap();
         assert_eq!(ran.end, Some(data.len() as u64));
         assert_eq!(ran.leaves.concat(), flat);
 
         // A damaged chunk fails, naming it.
         let mut damaged = sealed.clone();
         damaged[header + 3 * 4112 + 7] ^= 1;
-        let err = run_here(&open, 2..5, &SliceSource(&damaged), None, Plain::Output).err().unwrap();
+        let err = run_here(&open, 2..5, &SliceSource(&damaged), None, Plain::Output)
+            .err()
+            .unwrap();
         assert_eq!(err.index, 3);
     }
 }

@@ -319,8 +319,8 @@ impl Manifest {
             }
             2 => {
                 let text = r.bytes16("the tree identity")?;
-                let text = std::str::from_utf8(text)
-                    .map_err(|_| bad("the tree identity is not text"))?;
+                let text =
+                    std::str::from_utf8(text).map_err(|_| bad("the tree identity is not text"))?;
                 Keying::TreeIdentity(Zeroizing::new(text.to_owned()))
             }
             other => return Err(bad(format!("unknown keying {other}"))),
@@ -348,7 +348,10 @@ impl Manifest {
             let kind = r.u8("an entry")?;
             let path = r.bytes16("a path")?;
             if let Some(fault) = path::fault(path) {
-                return Err(bad(format!("entry {n}: the path `{}` {fault}", shown(path))));
+                return Err(bad(format!(
+                    "entry {n}: the path `{}` {fault}",
+                    shown(path)
+                )));
             }
             match entries.last() {
                 None if !path.is_empty() => {
@@ -419,7 +422,9 @@ impl Manifest {
             let public = VerifyingKey::from_field(scheme, field)
                 .map_err(|e| bad(format!("the signer's key: {e}")))?;
             let signature = r.bytes16("the signature")?;
-            if signature.len() > MAX_SIGNATURE || !public.verify(&statement(scheme, &digest), signature) {
+            if signature.len() > MAX_SIGNATURE
+                || !public.verify(&statement(scheme, &digest), signature)
+            {
                 return Err(Error::BadSignature);
             }
             Some(public)
@@ -502,7 +507,11 @@ mod tests {
     use super::*;
 
     fn sample() -> Manifest {
-        let mut m = Manifest::new(TreeFormat::Container, Keying::TreeKey(Key::generate()), false);
+        let mut m = Manifest::new(
+            TreeFormat::Container,
+            Keying::TreeKey(Key::generate()),
+            false,
+        );
         m.complete = true;
         m.written = 1_700_000_000;
         let dir = |path: &[u8]| Entry {
@@ -549,7 +558,10 @@ mod tests {
         let key = SigningKey::generate_ed25519();
         let signed = m.to_bytes(Some(&key)).unwrap();
         let read = Manifest::parse(&signed).unwrap();
-        assert_eq!(read.signer.unwrap().to_field(), key.verifying_key().to_field());
+        assert_eq!(
+            read.signer.unwrap().to_field(),
+            key.verifying_key().to_field()
+        );
         // The body says it is signed: the flag cannot be dropped with the signature.
         assert_eq!(read.digest, m.digest);
         assert_ne!(read.digest, *blake3::hash(&bytes).as_bytes());
@@ -582,27 +594,51 @@ mod tests {
         reject(&|m| m.entries.swap(1, 2), "not in a directory");
         reject(&|m| m.entries[2].path = b"../x".to_vec(), "`.` or `..`");
         reject(&|m| m.entries[3].path = b"/etc".to_vec(), "absolute");
-        reject(&|m| m.entries[2].path = b"b/f".to_vec(), "not in a directory");
-        reject(&|m| {
-            m.entries[3].path = b"l/x".to_vec();
-        }, "not in a directory");
+        reject(
+            &|m| m.entries[2].path = b"b/f".to_vec(),
+            "not in a directory",
+        );
+        reject(
+            &|m| {
+                m.entries[3].path = b"l/x".to_vec();
+            },
+            "not in a directory",
+        );
         reject(&|m| m.entries.remove(0).path.clear(), "top directory");
         reject(&|m| m.entries[1].mode = 0o10000, "mode");
-        reject(&|m| {
-            m.entries.push(m.entries[3].clone());
-        }, "repeated");
+        reject(
+            &|m| {
+                m.entries.push(m.entries[3].clone());
+            },
+            "repeated",
+        );
         let mut m = sample();
         let mut bytes = m.to_bytes(None).unwrap().to_vec();
         bytes.push(0);
-        assert!(Manifest::parse(&bytes).unwrap_err().to_string().contains("after its end"));
+        assert!(
+            Manifest::parse(&bytes)
+                .unwrap_err()
+                .to_string()
+                .contains("after its end")
+        );
         bytes.truncate(40);
-        assert!(Manifest::parse(&bytes).unwrap_err().to_string().contains("ends inside"));
+        assert!(
+            Manifest::parse(&bytes)
+                .unwrap_err()
+                .to_string()
+                .contains("ends inside")
+        );
         // A count far beyond the bytes allocates nothing before it fails.
         let mut m = sample();
         m.entries.truncate(1);
         let mut bytes = m.to_bytes(None).unwrap().to_vec();
         let count_at = bytes.len() - (1 + 2 + 4 + 8 + 4) - 8;
         bytes[count_at..count_at + 8].copy_from_slice(&MAX_ENTRIES.to_be_bytes());
-        assert!(Manifest::parse(&bytes).unwrap_err().to_string().contains("ends inside"));
+        assert!(
+            Manifest::parse(&bytes)
+                .unwrap_err()
+                .to_string()
+                .contains("ends inside")
+        );
     }
 }

@@ -36,7 +36,10 @@ pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Re
     let in_manifest = |e| in_tree(MANIFEST.as_bytes(), e);
     let file = open_no_follow(&at).map_err(|e| {
         let what = if e.kind() == std::io::ErrorKind::NotFound {
-            format!("{} has no manifest (is it an encrypted tree?)", encrypted.display())
+            format!(
+                "{} has no manifest (is it an encrypted tree?)",
+                encrypted.display()
+            )
         } else {
             format!("cannot read {}", at.display())
         };
@@ -47,7 +50,9 @@ pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Re
         .read_to_end(&mut sealed)
         .map_err(|e| Error::io(format!("cannot read {}", at.display()), e))?;
     if sealed.len() as u64 > MAX_MANIFEST {
-        return Err(in_manifest(Error::Manifest("it is larger than 1 GiB".into())));
+        return Err(in_manifest(Error::Manifest(
+            "it is larger than 1 GiB".into(),
+        )));
     }
     // The manifest is sealed without chunk signatures (its signature is inside it): it is
     // opened without a required signer, which is checked below against its signature.
@@ -60,7 +65,9 @@ pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Re
             resolved.stream(&quiet, &mut &sealed[..], &mut out)?;
             Ok(zeroize::Zeroizing::new(out))
         } else {
-            Ok(zeroize::Zeroizing::new(quiet.vec(resolved.recipe(), &sealed)?))
+            Ok(zeroize::Zeroizing::new(
+                quiet.vec(resolved.recipe(), &sealed)?,
+            ))
         }
     })()
     .map_err(in_manifest)?;
@@ -180,7 +187,10 @@ pub fn decrypt(
                 Ok(false) => {}
                 Err(e) => {
                     remove_made(output, &made, created_root);
-                    return Err(in_tree(&entry.path, Error::io("cannot create the directory", e)));
+                    return Err(in_tree(
+                        &entry.path,
+                        Error::io("cannot create the directory", e),
+                    ));
                 }
             }
         }
@@ -277,13 +287,6 @@ impl<'a> Open<'a> {
         }
     }
 
-    /// Only the files whose paths `keep` accepts (a check of one file).
-    pub(crate) fn only(mut self, keep: impl Fn(&[u8]) -> bool) -> Self {
-        self.files.retain(|(path, ..)| keep(path));
-        self.done = Mutex::new(vec![false; self.files.len()]);
-        self
-    }
-
     /// The schedule's view of the files.
     pub(crate) fn planned(&self) -> Vec<Planned> {
         let in_order = self.manifest.format == TreeFormat::ArmoredAge;
@@ -301,7 +304,10 @@ impl<'a> Open<'a> {
     /// What was done, the failures in the tree's order.
     pub(crate) fn summary(self, not_started: u64) -> Summary {
         let done = self.done.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut failures = self.failures.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut failures = self
+            .failures
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
         failures.sort_by_key(|(at, _)| *at);
         let mut summary = Summary {
             failures: failures.into_iter().map(|(_, e)| e).collect(),
@@ -319,10 +325,7 @@ impl<'a> Open<'a> {
 
     fn mismatch(&self, file: usize, why: impl std::fmt::Display) -> Error {
         let stored = self.manifest.stored(self.files[file].0);
-        Error::TreeMismatch(format!(
-            "its encrypted file {} {why}",
-            shown(&stored)
-        ))
+        Error::TreeMismatch(format!("its encrypted file {} {why}", shown(&stored)))
     }
 }
 
@@ -339,10 +342,13 @@ impl FileWork for Open<'_> {
                 Error::io("cannot open its encrypted file", e)
             }
         })?;
-        let len = source
+        let meta = source
             .metadata()
-            .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?
-            .len();
+            .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
+        if !meta.is_file() {
+            return Err(self.mismatch(file, "is not a regular file"));
+        }
+        let len = meta.len();
         let armored = self.manifest.format == TreeFormat::ArmoredAge;
         // The header is checked against the manifest before any key touches it: another file
         // of the tree, or another encryption of this one, stops here.
@@ -411,7 +417,10 @@ impl FileWork for Open<'_> {
         let Some(job) = &open.job else {
             return self.in_order(file, open);
         };
-        let sink = open.temp.as_ref().map(|t| &t.file as &dyn crate::engine::Sink);
+        let sink = open
+            .temp
+            .as_ref()
+            .map(|t| &t.file as &dyn crate::engine::Sink);
         let ran = run_here(job, chunks.clone(), &open.source, sink, Plain::Output)?;
         let plan = job.planned();
         self.runner
@@ -439,10 +448,7 @@ impl FileWork for Open<'_> {
         }
         let leaves = open.leaves.into_inner().unwrap_or_else(|e| e.into_inner());
         if root(&leaves) != entry.root {
-            return Err(self.mismatch(
-                file,
-                "does not decrypt to the contents the manifest lists",
-            ));
+            return Err(self.mismatch(file, "does not decrypt to the contents the manifest lists"));
         }
         if let (Some(dest), Some(temp)) = (self.dest, open.temp) {
             temp.file
@@ -484,14 +490,15 @@ impl Open<'_> {
         let written = match &open.temp {
             Some(temp) => {
                 let mut writer = Tee(std::io::BufWriter::new(&temp.file), &mut leaves);
-                let n = open.resolved.stream(self.runner, &mut reader, &mut writer)?;
-                writer
-                    .0
-                    .flush()
-                    .map_err(|e| Error::io("writing it", e))?;
+                let n = open
+                    .resolved
+                    .stream(self.runner, &mut reader, &mut writer)?;
+                writer.0.flush().map_err(|e| Error::io("writing it", e))?;
                 n
             }
-            None => open.resolved.stream(self.runner, &mut reader, &mut leaves)?,
+            None => open
+                .resolved
+                .stream(self.runner, &mut reader, &mut leaves)?,
         };
         *open.leaves.lock().unwrap_or_else(|e| e.into_inner()) = leaves.finish();
         *open.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(written);

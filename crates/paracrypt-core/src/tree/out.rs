@@ -257,10 +257,35 @@ pub(crate) fn symlink(target: &[u8], path: &Path) -> io::Result<()> {
 }
 
 /// Opens `path` for reading, refusing a symbolic link in its place (a file the walk found
-/// regular and someone replaced since, or a stored file an attacker made a link).
+/// regular and someone replaced since, or a stored file an attacker made a link). Without
+/// waiting: a FIFO put in a file's place opens at once (and the caller, finding it is not a
+/// regular file, refuses it) instead of blocking until something writes to it.
 pub(crate) fn open_no_follow(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
-        .custom_flags((OFlags::NOFOLLOW | OFlags::CLOEXEC).bits() as i32)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK).bits() as i32)
         .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A FIFO where a regular file was opens without a writer (it used to block the task for
+    /// ever), and a link in a file's place is refused.
+    #[test]
+    fn nothing_put_in_a_files_place_blocks_or_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mkfifoat(CWD, &fifo, Mode::from_raw_mode(0o600)).unwrap();
+        let opened = open_no_follow(&fifo).unwrap();
+        assert!(!opened.metadata().unwrap().is_file());
+        fs::write(dir.path().join("file"), b"x").unwrap();
+        std::os::unix::fs::symlink("file", dir.path().join("link")).unwrap();
+        let refused = open_no_follow(&dir.path().join("link")).unwrap_err();
+        assert_eq!(
+            refused.raw_os_error(),
+            Some(rustix::io::Errno::LOOP.raw_os_error())
+        );
+    }
 }

@@ -148,7 +148,14 @@ pub(crate) fn run<W: FileWork>(work: &W, files: &[Planned]) -> Ran {
                 return;
             };
             for (file, chunks) in batch {
-                task(work, &states[*file], *file, chunks.clone(), &stopped, &not_started);
+                task(
+                    work,
+                    &states[*file],
+                    *file,
+                    chunks.clone(),
+                    &stopped,
+                    &not_started,
+                );
             }
         }
     });
@@ -334,7 +341,11 @@ mod tests {
                 let finished = count.finished[i].load(Ordering::Relaxed);
                 assert_eq!(finished, u64::from(i != 7 && i != 30), "file {i}");
                 if i != 7 && i != 30 {
-                    assert_eq!(count.chunks[i].load(Ordering::Relaxed), file.chunks, "file {i}");
+                    assert_eq!(
+                        count.chunks[i].load(Ordering::Relaxed),
+                        file.chunks,
+                        "file {i}"
+                    );
                 }
             }
             let mut failed = count.failed.into_inner().unwrap();

@@ -177,7 +177,10 @@ pub fn encrypt(
     };
     let ran = schedule::run(&work, &planned);
 
-    let mut failures = work.failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut failures = work
+        .failures
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     failures.sort_by_key(|(at, _)| *at);
     let done: Vec<Option<FileEntry>> = work
         .done
@@ -279,8 +282,9 @@ fn paths(input: &Path, output: &Path, force: bool) -> Result<bool> {
                 "the output {shown} exists and is not a directory"
             )));
         }
-        Ok(_) => fs::canonicalize(output)
-            .map_err(|e| Error::io(format!("cannot read {shown}"), e))?,
+        Ok(_) => {
+            fs::canonicalize(output).map_err(|e| Error::io(format!("cannot read {shown}"), e))?
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let parent = match output.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p,
@@ -316,14 +320,16 @@ fn paths(input: &Path, output: &Path, force: bool) -> Result<bool> {
     }
 }
 
-
 /// Makes the output's directories: the tree's own, or with hidden names the 256 directories
 /// the opaque names are spread over. Returns those it made, parents first.
 fn make_dirs(dest: &Dest, walked: &[Walked], manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
     let mut made = Vec::new();
     let mut make = |rel: &[u8]| -> Result<()> {
         if dest.mkdir(rel).map_err(|e| {
-            Error::io(format!("cannot create directory {}", dest.path(rel).display()), e)
+            Error::io(
+                format!("cannot create directory {}", dest.path(rel).display()),
+                e,
+            )
         })? {
             made.push(rel.to_vec());
         }
@@ -341,7 +347,10 @@ fn make_dirs(dest: &Dest, walked: &[Walked], manifest: &Manifest) -> Result<Vec<
             make(&fan)?;
         }
     } else {
-        for w in walked.iter().filter(|w| w.found == Found::Dir && !w.path.is_empty()) {
+        for w in walked
+            .iter()
+            .filter(|w| w.found == Found::Dir && !w.path.is_empty())
+        {
             make(&w.path)?;
         }
     }
@@ -372,7 +381,6 @@ fn dir_times(dest: &Dest, walked: &[Walked]) -> Result<()> {
     Ok(())
 }
 
-
 /// Seals `manifest` (signed by `sign`) with `request` and writes it at the output's top.
 pub(crate) fn write_manifest(
     runner: &Runner,
@@ -391,10 +399,16 @@ pub(crate) fn write_manifest(
     } else {
         quiet.vec(resolved.recipe(), &plain)?
     };
-    let cannot = |e| Error::io(format!("cannot write {}", dest.path(MANIFEST.as_bytes()).display()), e);
+    let cannot = |e| {
+        Error::io(
+            format!("cannot write {}", dest.path(MANIFEST.as_bytes()).display()),
+            e,
+        )
+    };
     let temp = dest.temp(MANIFEST.as_bytes()).map_err(cannot)?;
     temp.file.write_all_at(&sealed, 0).map_err(cannot)?;
-    dest.commit_replacing(temp, MANIFEST.as_bytes()).map_err(cannot)
+    dest.commit_replacing(temp, MANIFEST.as_bytes())
+        .map_err(cannot)
 }
 
 /// The encryption of a tree's files, as the schedule runs it.
@@ -496,18 +510,25 @@ impl FileWork for Seal<'_> {
 
     fn run(&self, file: usize, open: &Writing, chunks: Range<u64>) -> Result<()> {
         let result = match &open.job {
-            Some(job) => run_here(job, chunks.clone(), &open.source, Some(&open.temp.file), Plain::Input)
-                .map_err(Error::from)
-                .map(|ran| {
-                    let plan = job.planned();
-                    let bytes = plan.chunk(chunks.end - 1).input.end - plan.chunk(chunks.start).input.start;
-                    self.runner.advance(bytes);
-                    let mut leaves = open.leaves.lock().unwrap_or_else(|e| e.into_inner());
-                    leaves[chunks.start as usize..chunks.end as usize].copy_from_slice(&ran.leaves);
-                    if let Some(end) = ran.end {
-                        *open.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
-                    }
-                }),
+            Some(job) => run_here(
+                job,
+                chunks.clone(),
+                &open.source,
+                Some(&open.temp.file),
+                Plain::Input,
+            )
+            .map_err(Error::from)
+            .map(|ran| {
+                let plan = job.planned();
+                let bytes =
+                    plan.chunk(chunks.end - 1).input.end - plan.chunk(chunks.start).input.start;
+                self.runner.advance(bytes);
+                let mut leaves = open.leaves.lock().unwrap_or_else(|e| e.into_inner());
+                leaves[chunks.start as usize..chunks.end as usize].copy_from_slice(&ran.leaves);
+                if let Some(end) = ran.end {
+                    *open.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
+                }
+            }),
             None => self.in_order(file, open),
         };
         // A read that failed because the file shrank says so.
@@ -568,7 +589,8 @@ impl Seal<'_> {
             hasher: blake3::Hasher::new(),
             len: 0,
         };
-        self.resolved.stream(self.runner, &mut reader, &mut writer)?;
+        self.resolved
+            .stream(self.runner, &mut reader, &mut writer)?;
         writer
             .inner
             .flush()
@@ -578,7 +600,12 @@ impl Seal<'_> {
         })?;
         *open.header.lock().unwrap_or_else(|e| e.into_inner()) =
             (len, *writer.hasher.finalize().as_bytes());
-        let leaves = leaves_of(&open.source, file_len(self.files[file]), self.chunk, self.provider)?;
+        let leaves = leaves_of(
+            &open.source,
+            file_len(self.files[file]),
+            self.chunk,
+            self.provider,
+        )?;
         *open.leaves.lock().unwrap_or_else(|e| e.into_inner()) = leaves;
         Ok(())
     }

@@ -52,8 +52,8 @@ pub(crate) struct Walked {
 /// device anywhere in it is refused with [`Error::SpecialFile`]; a directory that cannot be
 /// listed fails naming it.
 pub(crate) fn walk(root: &Path) -> Result<Vec<Walked>> {
-    let meta = fs::metadata(root)
-        .map_err(|e| Error::io(format!("cannot read {}", root.display()), e))?;
+    let meta =
+        fs::metadata(root).map_err(|e| Error::io(format!("cannot read {}", root.display()), e))?;
     if !meta.is_dir() {
         return Err(Error::Tree(format!(
             "{} is not a directory (a tree's input is a directory)",
@@ -86,9 +86,9 @@ fn walk_dir(root: &Path, rel: &[u8]) -> Result<Vec<Walked>> {
     for entry in listed {
         let path = child(rel, &entry.file_name());
         // `DirEntry::metadata` does not follow a symbolic link.
-        let meta = entry.metadata().map_err(|e| {
-            Error::io(format!("cannot read {}", join(root, &path).display()), e)
-        })?;
+        let meta = entry
+            .metadata()
+            .map_err(|e| Error::io(format!("cannot read {}", join(root, &path).display()), e))?;
         let kind = meta.file_type();
         let found = if kind.is_dir() {
             Found::Dir
@@ -181,9 +181,23 @@ mod tests {
         let paths: Vec<&[u8]> = walked.iter().map(|w| &w.path[..]).collect();
         assert_eq!(
             paths,
-            [&b""[..], b"a", b"a-b", b"a/b", b"a/b/c", b"a/dangling", b"link"]
+            [
+                &b""[..],
+                b"a",
+                b"a-b",
+                b"a/b",
+                b"a/b/c",
+                b"a/dangling",
+                b"link"
+            ]
         );
-        assert_eq!(walked[4].found, Found::File { len: 3, ino: fs::metadata(root.join("a/b/c")).unwrap().ino() });
+        assert_eq!(
+            walked[4].found,
+            Found::File {
+                len: 3,
+                ino: fs::metadata(root.join("a/b/c")).unwrap().ino()
+            }
+        );
         assert_eq!(walked[5].found, Found::Symlink(b"/nowhere".to_vec()));
 
         let fifo = root.join("a/b/pipe");
