@@ -574,3 +574,68 @@ fn an_interrupted_run_leaves_finished_files_complete_and_no_temporary_file() {
         }
     }
 }
+
+#[test]
+fn hidden_names_keep_names_directories_and_links_only_in_the_manifest() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(encrypt(&["-k", k, "--hide-names"], &plain, &sealed)));
+    // Three files under opaque names in fan-out directories; no name, directory or link of
+    // the tree shows.
+    let stored = files(&sealed);
+    assert_eq!(stored.len(), 4, "{stored:?}");
+    for path in &stored {
+        let shown = path.to_str().unwrap();
+        if shown == "paracrypt-manifest" {
+            continue;
+        }
+        let (fan, name) = shown.split_once('/').unwrap();
+        assert!(fan.len() == 2 && name.len() == 30 + 4 && name.ends_with(".pcr"), "{shown}");
+        assert!(!shown.contains("x.") && !shown.contains("z."), "{shown}");
+    }
+    assert!(!sealed.join("a").exists());
+    let back = d.join("back");
+    ok(run(decrypt(&["-k", k], &sealed, &back)));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+    // --hide-names is for encrypting a tree.
+    let mut cmd = paracrypt();
+    cmd.args(["encrypt", "--hide-names", "-k", k]).arg(plain.join("x"));
+    fails(run(cmd), 2, "--recursive");
+}
+
+#[test]
+fn a_damaged_file_is_named_and_nothing_of_it_is_written() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    // 64 KiB chunks: the 1 MiB file is 16 chunks, cut into several tasks of the schedule.
+    ok(run(encrypt(&["-k", k, "--chunk-size", "64KiB"], &plain, &sealed)));
+    let z = sealed.join("a/b/z.pcr");
+    let mut bytes = std::fs::read(&z).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 1;
+    std::fs::write(&z, &bytes).unwrap();
+    for threads in ["1", "2"] {
+        let back = d.join(format!("back-{threads}"));
+        let stderr = fails(
+            run(decrypt(&["-k", k, "-j", threads], &sealed, &back)),
+            6,
+            "a/b/z: ",
+        );
+        assert_eq!(
+            stderr.lines().filter(|l| l.contains("error")).count(),
+            1,
+            "{stderr}"
+        );
+        assert!(!back.join("a/b/z").exists());
+        assert!(temporaries(&back).is_empty());
+        assert_eq!(std::fs::read(back.join("x")).unwrap(), data(70_000, 9));
+    }
+}
