@@ -86,7 +86,7 @@ impl FilesFlags {
 #[derive(Clone, Copy, Debug, Args)]
 pub struct RecursiveFlag {
     /// INPUT and OUTPUT are directories: every file of the tree, on one schedule, with an
-    /// encrypted manifest at OUTPUT's top (see "Directory trees" in the README).
+    /// encrypted manifest at OUTPUT's top (docs/guide/trees.md).
     #[arg(long)]
     pub recursive: bool,
 }

@@ -594,7 +594,10 @@ fn hidden_names_keep_names_directories_and_links_only_in_the_manifest() {
             continue;
         }
         let (fan, name) = shown.split_once('/').unwrap();
-        assert!(fan.len() == 2 && name.len() == 30 + 4 && name.ends_with(".pcr"), "{shown}");
+        assert!(
+            fan.len() == 2 && name.len() == 30 + 4 && name.ends_with(".pcr"),
+            "{shown}"
+        );
         assert!(!shown.contains("x.") && !shown.contains("z."), "{shown}");
     }
     assert!(!sealed.join("a").exists());
@@ -603,7 +606,8 @@ fn hidden_names_keep_names_directories_and_links_only_in_the_manifest() {
     assert_eq!(snapshot(&back), snapshot(&plain));
     // --hide-names is for encrypting a tree.
     let mut cmd = paracrypt();
-    cmd.args(["encrypt", "--hide-names", "-k", k]).arg(plain.join("x"));
+    cmd.args(["encrypt", "--hide-names", "-k", k])
+        .arg(plain.join("x"));
     fails(run(cmd), 2, "--recursive");
 }
 
@@ -616,7 +620,11 @@ fn a_damaged_file_is_named_and_nothing_of_it_is_written() {
     let k = key.to_str().unwrap();
     let sealed = d.join("sealed");
     // 64 KiB chunks: the 1 MiB file is 16 chunks, cut into several tasks of the schedule.
-    ok(run(encrypt(&["-k", k, "--chunk-size", "64KiB"], &plain, &sealed)));
+    ok(run(encrypt(
+        &["-k", k, "--chunk-size", "64KiB"],
+        &plain,
+        &sealed,
+    )));
     let z = sealed.join("a/b/z.pcr");
     let mut bytes = std::fs::read(&z).unwrap();
     let at = bytes.len() / 2;

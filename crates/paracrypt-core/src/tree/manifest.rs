@@ -277,10 +277,11 @@ impl Manifest {
         }
         self.digest = *blake3::hash(&out).as_bytes();
         if let Some(key) = sign {
-            let signature = key.sign(&statement(key.scheme(), &self.digest))?;
             let public = key.verifying_key();
+            let field = public.to_field();
+            let signature = key.sign(&statement(key.scheme(), &field, &self.digest))?;
             out.push(key.scheme().id());
-            put_bytes16(&mut out, &public.to_field());
+            put_bytes16(&mut out, &field);
             put_bytes16(&mut out, &signature);
             self.signer = Some(public);
         }
@@ -423,7 +424,7 @@ impl Manifest {
                 .map_err(|e| bad(format!("the signer's key: {e}")))?;
             let signature = r.bytes16("the signature")?;
             if signature.len() > MAX_SIGNATURE
-                || !public.verify(&statement(scheme, &digest), signature)
+                || !public.verify(&statement(scheme, field, &digest), signature)
             {
                 return Err(Error::BadSignature);
             }
@@ -450,10 +451,18 @@ impl Manifest {
     }
 }
 
-/// What a tree's signature signs: `"paracrypt-signed-tree-v1" ‖ 0x00 ‖ scheme id ‖ BLAKE3 of
-/// the manifest's body`.
-pub fn statement(scheme: Scheme, digest: &[u8; HASH_LEN]) -> Vec<u8> {
-    [TREE_CONTEXT, &[0, scheme.id()], digest].concat()
+/// What a tree's signature signs: `"paracrypt-signed-tree-v1" ‖ 0x00 ‖ scheme id ‖
+/// BLAKE3(the signer's public key field) ‖ BLAKE3(the manifest's body)`. The signer's key is
+/// in it so that no other key verifies the same signature (ECDSA and RSA signatures do not bind
+/// their key: `docs/FORMAT.md`, *Trees*).
+pub fn statement(scheme: Scheme, signer: &[u8], digest: &[u8; HASH_LEN]) -> Vec<u8> {
+    [
+        TREE_CONTEXT,
+        &[0, scheme.id()],
+        blake3::hash(signer).as_bytes(),
+        digest,
+    ]
+    .concat()
 }
 
 fn bad(why: impl Into<String>) -> Error {
@@ -579,6 +588,23 @@ mod tests {
         // Its signature block removed: the flag still says signed, and it ends too soon.
         let body_len = signed.len() - 1 - 2 - 32 - 2 - 64;
         assert!(Manifest::parse(&signed[..body_len]).is_err());
+    }
+
+    /// The signature covers the signer's key: it verifies over the statement naming that key,
+    /// and the statement for any other key is another message.
+    #[test]
+    fn the_signature_names_its_signer() {
+        let mut m = sample();
+        let key = SigningKey::generate_ed25519();
+        let signed = m.to_bytes(Some(&key)).unwrap();
+        let field = key.verifying_key().to_field();
+        let signature = &signed[signed.len() - 64..];
+        let named = statement(key.scheme(), &field, &m.digest);
+        assert!(key.verifying_key().verify(&named, signature));
+        let other = SigningKey::generate_ed25519().verifying_key().to_field();
+        assert_ne!(statement(key.scheme(), &other, &m.digest), named);
+        assert_eq!(&named[..TREE_CONTEXT.len()], TREE_CONTEXT);
+        assert_eq!(named.len(), TREE_CONTEXT.len() + 2 + 32 + 32);
     }
 
     #[test]
