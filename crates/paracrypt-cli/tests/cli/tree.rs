@@ -400,6 +400,25 @@ fn refusals_come_before_any_output() {
     let mut cmd = paracrypt();
     cmd.args(["encrypt", "--recursive", "-k", k]).arg(&plain);
     fails(run(cmd), 2, "--recursive needs -o OUTPUT");
+    // What trees do not do yet is refused, not half-done.
+    fails(
+        run(encrypt(
+            &["-k", k],
+            &plain,
+            Path::new("s3://bucket/prefix/"),
+        )),
+        2,
+        "local directories",
+    );
+    fails(
+        run(decrypt(
+            &["-k", k, "--range", "0:10"],
+            &plain,
+            &d.join("o3"),
+        )),
+        2,
+        "--range reads one file",
+    );
     // With --force, written into, the other file left alone.
     ok(run(encrypt(&["-k", k, "--force"], &plain, &out)));
     assert_eq!(std::fs::read(out.join("keep")).unwrap(), b"mine");
@@ -510,6 +529,51 @@ fn swapped_or_missing_files_are_refused_and_named() {
     assert!(!back.join("x").exists() && !back.join("a/y").exists());
     assert_eq!(std::fs::read(back.join("a/b/z")).unwrap(), data(1 << 20, 8));
     assert!(temporaries(&back).is_empty());
+
+    // Swapped back, and one dropped: named as missing, the others complete.
+    std::fs::rename(&x, &swap).unwrap();
+    std::fs::rename(&y, &x).unwrap();
+    std::fs::rename(&swap, &y).unwrap();
+    std::fs::remove_file(sealed.join("a/b/z.pcr")).unwrap();
+    let dropped = d.join("dropped");
+    let stderr = fails(
+        run(decrypt(&["-k", k], &sealed, &dropped)),
+        6,
+        "a/b/z: its encrypted file a/b/z.pcr is missing",
+    );
+    assert!(!dropped.join("a/b/z").exists(), "{stderr}");
+    assert_eq!(std::fs::read(dropped.join("x")).unwrap(), data(70_000, 9));
+}
+
+#[test]
+fn an_old_manifest_does_not_open_newer_files() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(encrypt(&["-k", k], &plain, &sealed)));
+    let old = std::fs::read(sealed.join("paracrypt-manifest")).unwrap();
+    // The tree encrypted again into the same place (the same plaintext, fresh encryptions),
+    // then its manifest replaced by the old one: every file is another encryption than the
+    // one the old manifest lists, and each is named.
+    ok(run(encrypt(&["-k", k, "--force"], &plain, &sealed)));
+    std::fs::write(sealed.join("paracrypt-manifest"), &old).unwrap();
+    let back = d.join("back");
+    let stderr = fails(
+        run(decrypt(&["-k", k], &sealed, &back)),
+        1,
+        "x: its encrypted file x.pcr is not the one the manifest lists",
+    );
+    for name in ["a/y", "a/b/z"] {
+        assert!(
+            stderr.contains(&format!("{name}: its encrypted file")),
+            "{stderr}"
+        );
+    }
+    // Nothing was done: nothing is left.
+    assert!(!back.exists());
 }
 
 /// How many encrypted files the run writing `root` has given their names so far (read while

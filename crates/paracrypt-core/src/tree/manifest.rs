@@ -217,7 +217,7 @@ impl Manifest {
 
     /// The manifest's plaintext, signed by `sign` when given (the body, then the signature
     /// block). Sets [`Manifest::digest`] and, when signed, [`Manifest::signer`].
-    pub(crate) fn to_bytes(&mut self, sign: Option<&SigningKey>) -> Result<Zeroizing<Vec<u8>>> {
+    pub(crate) fn encode(&mut self, sign: Option<&SigningKey>) -> Result<Zeroizing<Vec<u8>>> {
         let mut out = Zeroizing::new(Vec::with_capacity(128 + self.entries.len() * 96));
         out.extend_from_slice(MAGIC);
         out.push(VERSION);
@@ -557,7 +557,7 @@ mod tests {
     #[test]
     fn a_manifest_reads_back_as_written_signed_or_not() {
         let mut m = sample();
-        let bytes = m.to_bytes(None).unwrap();
+        let bytes = m.encode(None).unwrap();
         let read = Manifest::parse(&bytes).unwrap();
         assert_eq!(read.entries, m.entries);
         assert_eq!(read.digest, m.digest);
@@ -565,7 +565,7 @@ mod tests {
         assert!(matches!(read.keying, Keying::TreeKey(_)));
 
         let key = SigningKey::generate_ed25519();
-        let signed = m.to_bytes(Some(&key)).unwrap();
+        let signed = m.encode(Some(&key)).unwrap();
         let read = Manifest::parse(&signed).unwrap();
         assert_eq!(
             read.signer.unwrap().to_field(),
@@ -579,7 +579,7 @@ mod tests {
     #[test]
     fn a_signed_manifest_altered_anywhere_is_refused() {
         let mut m = sample();
-        let signed = m.to_bytes(Some(&SigningKey::generate_ed25519())).unwrap();
+        let signed = m.encode(Some(&SigningKey::generate_ed25519())).unwrap();
         for at in [20, 100, signed.len() - 200, signed.len() - 1] {
             let mut altered = signed.to_vec();
             altered[at] ^= 1;
@@ -596,7 +596,7 @@ mod tests {
     fn the_signature_names_its_signer() {
         let mut m = sample();
         let key = SigningKey::generate_ed25519();
-        let signed = m.to_bytes(Some(&key)).unwrap();
+        let signed = m.encode(Some(&key)).unwrap();
         let field = key.verifying_key().to_field();
         let signature = &signed[signed.len() - 64..];
         let named = statement(key.scheme(), &field, &m.digest);
@@ -612,7 +612,7 @@ mod tests {
         let reject = |edit: &dyn Fn(&mut Manifest), needle: &str| {
             let mut m = sample();
             edit(&mut m);
-            let bytes = m.to_bytes(None).unwrap();
+            let bytes = m.encode(None).unwrap();
             let err = Manifest::parse(&bytes).unwrap_err().to_string();
             assert!(err.contains(needle), "{err}");
         };
@@ -639,7 +639,7 @@ mod tests {
             "repeated",
         );
         let mut m = sample();
-        let mut bytes = m.to_bytes(None).unwrap().to_vec();
+        let mut bytes = m.encode(None).unwrap().to_vec();
         bytes.push(0);
         assert!(
             Manifest::parse(&bytes)
@@ -657,7 +657,7 @@ mod tests {
         // A count far beyond the bytes allocates nothing before it fails.
         let mut m = sample();
         m.entries.truncate(1);
-        let mut bytes = m.to_bytes(None).unwrap().to_vec();
+        let mut bytes = m.encode(None).unwrap().to_vec();
         let count_at = bytes.len() - (1 + 2 + 4 + 8 + 4) - 8;
         bytes[count_at..count_at + 8].copy_from_slice(&MAX_ENTRIES.to_be_bytes());
         assert!(

@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(got[0], vec![(0, 0..1), (1, 0..1), (2, 0..1)]);
         assert_eq!(got[1], vec![(3, 0..1)]);
         // 81 chunks of 64 KiB, 16 to a task.
-        let large: Vec<_> = got[2..8].iter().map(|b| b.clone()).collect();
+        let large = got[2..8].to_vec();
         assert_eq!(large[0], vec![(4, 0..16)]);
         assert_eq!(large[5], vec![(4, 80..81)]);
         assert_eq!(got[8], vec![(5, 0..1)]);

@@ -389,7 +389,7 @@ pub(crate) fn write_manifest(
     sign: Option<&SigningKey>,
     dest: &Dest,
 ) -> Result<()> {
-    let plain = manifest.to_bytes(sign)?;
+    let plain = manifest.encode(sign)?;
     let quiet = Runner::new().provider(runner.chosen_provider());
     let resolved = request.resolve(&[], Driver::Whole)?;
     let sealed = if resolved.in_order() {
