@@ -711,3 +711,45 @@ fn a_damaged_file_is_named_and_nothing_of_it_is_written() {
         assert_eq!(std::fs::read(back.join("x")).unwrap(), data(70_000, 9));
     }
 }
+
+/// A key holder (any recipient of a tree to recipients) can seal other contents under a file's
+/// own header, which then matches the manifest's header hash: the plaintext's tree-hash root
+/// in the manifest is what refuses it. Made here with the test-only fixed salt, which gives
+/// the same header for the same key.
+#[cfg(feature = "test-hooks")]
+#[test]
+fn other_contents_under_a_files_own_header_are_refused() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(encrypt(&["-k", k], &plain, &sealed)));
+    let x = sealed.join("x.pcr");
+    let original = std::fs::read(&x).unwrap();
+    // Version 1: magic, version, suite, kdf, chunk size, Argon2 fields, then the salt.
+    let salt: String = original[28..60]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let other = write(d, "other", &data(70_000, 10));
+    let mut forge = paracrypt();
+    forge
+        .args(["encrypt", "-q", "-k", k, "--fixed-salt", &salt, "-f"])
+        .arg(&other)
+        .arg("-o")
+        .arg(&x);
+    ok(run(forge));
+    let forged = std::fs::read(&x).unwrap();
+    assert_eq!(forged[..116], original[..116], "the same header");
+    assert_ne!(forged, original);
+    let back = d.join("back");
+    let stderr = fails(
+        run(decrypt(&["-k", k], &sealed, &back)),
+        6,
+        "x: its encrypted file x.pcr does not decrypt to the contents the manifest lists",
+    );
+    assert!(!back.join("x").exists(), "{stderr}");
+    assert!(temporaries(&back).is_empty());
+}
