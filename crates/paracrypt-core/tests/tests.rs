@@ -8,3 +8,4 @@ mod job;
 mod pubkey;
 mod raw;
 mod sign;
+mod tree;
