@@ -753,3 +753,27 @@ fn other_contents_under_a_files_own_header_are_refused() {
     assert!(!back.join("x").exists(), "{stderr}");
     assert!(temporaries(&back).is_empty());
 }
+
+#[test]
+fn only_a_directory_named_as_the_manifest_is_refused() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    std::fs::create_dir(plain.join("paracrypt-manifest")).unwrap();
+    let sealed = d.join("sealed");
+    fails(
+        run(encrypt(&["-k", k], &plain, &sealed)),
+        2,
+        "may not be named paracrypt-manifest",
+    );
+    assert!(!sealed.exists());
+    // A file of that name is stored as any other (with its suffix), and comes back.
+    std::fs::remove_dir(plain.join("paracrypt-manifest")).unwrap();
+    write(&plain, "paracrypt-manifest", b"not the manifest");
+    ok(run(encrypt(&["-k", k], &plain, &sealed)));
+    let back = d.join("back");
+    ok(run(decrypt(&["-k", k], &sealed, &back)));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+}

@@ -123,7 +123,13 @@ pub fn encrypt(
     let walked = walk(input)?;
     let created_root = check_output(input, output, options.force)?;
     let mut manifest = Manifest::new(tree_format, keying, options.hide_names);
-    if !manifest.hides_names() && walked.iter().any(|w| w.path == MANIFEST.as_bytes()) {
+    // Only a directory would clash: a file of that name is stored with its suffix, and a link
+    // only in the manifest.
+    if !manifest.hides_names()
+        && walked
+            .iter()
+            .any(|w| w.path == MANIFEST.as_bytes() && w.found == Found::Dir)
+    {
         remove_made(output, &[], created_root);
         return Err(Error::Tree(format!(
             "{}: a directory at the top of a tree may not be named {MANIFEST} (the manifest's \
