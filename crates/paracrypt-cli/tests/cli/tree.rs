@@ -777,3 +777,26 @@ fn only_a_directory_named_as_the_manifest_is_refused() {
     ok(run(decrypt(&["-k", k], &sealed, &back)));
     assert_eq!(snapshot(&back), snapshot(&plain));
 }
+
+/// A manifest that cannot be written (here a directory holds its name in the output) leaves
+/// the files done complete and says the tree was done in part, naming the manifest.
+#[test]
+fn a_manifest_that_cannot_be_written_is_a_tree_done_in_part() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    std::fs::create_dir_all(sealed.join("paracrypt-manifest/in the way")).unwrap();
+    let stderr = fails(
+        run(encrypt(&["-k", k, "--force"], &plain, &sealed)),
+        6,
+        "paracrypt-manifest: cannot write",
+    );
+    assert!(stderr.contains("3 files done and complete"), "{stderr}");
+    assert!(temporaries(&sealed).is_empty());
+    let mut one = paracrypt();
+    one.args(["decrypt", "-k", k]).arg(sealed.join("x.pcr"));
+    assert_eq!(ok(run(one)), data(70_000, 9));
+}

@@ -150,12 +150,13 @@ pub struct Summary {
     /// Their plaintext bytes.
     pub bytes: u64,
     /// The files that failed, one error each ([`Error::InTree`], naming the file), in the
-    /// tree's order.
+    /// tree's order; then what failed once the files were done (writing the manifest, a
+    /// directory's mode and time, a link), each naming its path.
     pub failures: Vec<Error>,
     /// Files never started because a failure stopped the run (a full disk).
     pub not_started: u64,
-    /// Whether the manifest was written (an encryption) or says the tree is complete (a
-    /// decryption).
+    /// An encryption: whether the manifest was written and lists every file. A decryption:
+    /// whether the manifest says the run that wrote it finished every file.
     pub manifest_complete: bool,
     /// Who signed the tree's manifest, when it was signed (a decryption: the signature was
     /// checked; `required` when the caller asked for this signer).

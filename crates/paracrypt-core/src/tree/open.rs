@@ -226,7 +226,10 @@ pub fn decrypt(
                 std::os::unix::fs::PermissionsExt::from_mode(entry.mode),
             )
             .and_then(|()| set_times(&at, entry.mtime));
-            set.map_err(|e| in_tree(&entry.path, Error::io("cannot set its mode and time", e)))?;
+            if let Err(e) = set {
+                let what = format!("cannot set the mode and time of {}", at.display());
+                summary.failures.push(Error::io(what, e));
+            }
         }
     }
     Ok(summary)

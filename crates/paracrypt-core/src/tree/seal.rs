@@ -226,16 +226,24 @@ pub fn encrypt(
     }
     manifest.complete = summary.failures.is_empty() && summary.not_started == 0;
     manifest.written = now();
-    write_manifest(
+    let written = write_manifest(
         runner,
         &manifest_request,
         &mut manifest,
         sign.as_ref(),
         &dest,
-    )?;
+    );
+    if let Err(e) = written {
+        // The files are complete, and the tree without its manifest is not: a failure of the
+        // manifest, with the files done (a tree done in part).
+        summary.failures.push(in_tree(MANIFEST.as_bytes(), e));
+        return Ok(summary);
+    }
     summary.manifest_complete = manifest.complete;
-    if !manifest.hides_names() {
-        dir_times(&dest, &walked)?;
+    if !manifest.hides_names()
+        && let Err(e) = dir_times(&dest, &walked)
+    {
+        summary.failures.push(e);
     }
     Ok(summary)
 }
