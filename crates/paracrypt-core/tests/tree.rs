@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use paracrypt_core::Runner;
 use paracrypt_core::request::{ChunkSize, Key, Request, Sealing, Secret};
@@ -125,6 +125,7 @@ fn the_manifest_lists_the_same_tree_at_any_thread_count_and_names_its_signer() {
 struct Recorded {
     added: Mutex<Vec<PathBuf>>,
     forgotten: Mutex<Vec<PathBuf>>,
+    commits: AtomicU64,
 }
 
 impl Guard for Recorded {
@@ -135,6 +136,48 @@ impl Guard for Recorded {
     fn forget(&self, path: &Path) {
         self.forgotten.lock().unwrap().push(path.to_path_buf());
     }
+
+    fn commit(&self, commit: &mut dyn FnMut()) {
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        commit();
+    }
+}
+
+/// A file taking a new name is one atomic link and holds the guard (a front end's interrupt
+/// lock) not at all; only a file replacing another, in two steps, is held off.
+#[test]
+fn only_a_commit_that_replaces_a_file_is_held_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let seal = Request::encrypt(Secret::Key(Key::generate()), Sealing::default()).unwrap();
+    let runner = Runner::new();
+    let guard = Arc::new(Recorded::default());
+    let mut options = Options {
+        guard: guard.clone(),
+        ..Options::default()
+    };
+    let sealed = dir.path().join("sealed");
+    with_threads(2, || {
+        tree::encrypt(&runner, &seal, &plain, &sealed, &options)
+    })
+    .unwrap();
+    assert_eq!(guard.commits.load(Ordering::Relaxed), 0);
+    options.force = true;
+    with_threads(2, || {
+        tree::encrypt(&runner, &seal, &plain, &sealed, &options)
+    })
+    .unwrap();
+    let unnamed = guard.added.lock().unwrap().is_empty();
+    // Every file and the manifest replaced (where the filesystem has unnamed temporary files;
+    // elsewhere each commit is one rename, held off never).
+    let expected = if unnamed { 153 + 1 } else { 0 };
+    assert_eq!(guard.commits.load(Ordering::Relaxed), expected);
+    let left: Vec<_> = std::fs::read_dir(&sealed)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().starts_with(".paracrypt-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

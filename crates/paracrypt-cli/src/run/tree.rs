@@ -26,7 +26,7 @@ pub struct TreeArgs {
 }
 
 /// The interrupt handler's view of a tree's temporary files: a named one is removed on an
-/// interrupt, and a file taking its name holds the handler off.
+/// interrupt, and a file replacing another (two steps) holds the handler off.
 struct Interrupts;
 
 impl Guard for Interrupts {

@@ -75,8 +75,8 @@ use crate::request::Signer;
 pub const MANIFEST: &str = "paracrypt-manifest";
 
 /// Told of the temporary files a tree writes, so that a front end removes them on an interrupt;
-/// and runs each commit so that an interrupt lands before or after it, never during. Every
-/// method does nothing by default.
+/// and runs each commit of two steps so that an interrupt lands before or after it, never
+/// during. Every method does nothing by default.
 pub trait Guard: Send + Sync {
     /// A named temporary file is (about to be) at `path`: remove it on an interrupt.
     fn add(&self, path: &Path) {
@@ -88,8 +88,10 @@ pub trait Guard: Send + Sync {
         let _ = path;
     }
 
-    /// Runs `commit` (a finished file taking its name): a front end holds its interrupt
-    /// handler off for the call.
+    /// Runs `commit`, a finished file taking the place of an existing one (a hidden link, then
+    /// a rename over the old file: an interrupt between the two would leave the hidden link):
+    /// a front end holds its interrupt handler off for the call. A file taking a new name (one
+    /// link or one rename, atomic) is not held off, so that commits take no lock.
     fn commit(&self, commit: &mut dyn FnMut()) {
         commit();
     }

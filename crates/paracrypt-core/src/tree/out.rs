@@ -160,11 +160,25 @@ impl Dest {
         let dest = self.path(rel);
         // Ours now: a named file is removed here if the commit fails.
         let named = temp.named.take();
-        let mut result = Ok(());
-        // The guard's commit holds interrupts off: nothing in it calls the guard again.
-        self.guard.commit(&mut || {
-            result = link(&temp.file, named.as_deref(), &dest, replace);
-        });
+        let result = match &named {
+            // One rename: atomic, so an interrupt finds the file absent or complete (and the
+            // interrupt handler, removing the temporary name, then finds nothing there).
+            Some(path) => rename(path, &dest, replace),
+            // One link, equally atomic, and no lock taken for it: a tree of many small files
+            // commits on every thread at once.
+            None => match link_unnamed(&temp.file, &dest) {
+                // Replacing a file takes two steps (a hidden link, then a rename over the old
+                // file): the guard holds interrupts off for them, so that no hidden link is
+                // left between the two. Nothing in them calls the guard again.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && replace => {
+                    let mut result = Ok(());
+                    self.guard
+                        .commit(&mut || result = replace_unnamed(&temp.file, &dest));
+                    result
+                }
+                result => result,
+            },
+        };
         if let Some(path) = named {
             if result.is_err() {
                 let _ = fs::remove_file(&path);
@@ -175,41 +189,40 @@ impl Dest {
     }
 }
 
-/// Gives `file` the name `dest`: renames it from `named`, or links the unnamed file there
-/// (through a hidden name and a rename when it replaces a file: `linkat` cannot).
-fn link(file: &File, named: Option<&Path>, dest: &Path, replace: bool) -> io::Result<()> {
-    if let Some(path) = named {
-        return if replace {
-            fs::rename(path, dest)
-        } else {
-            rustix::fs::renameat_with(CWD, path, CWD, dest, rustix::fs::RenameFlags::NOREPLACE)
-                .map_err(io::Error::from)
-        };
-    }
-    let proc = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let link = |to: &Path| {
-        rustix::fs::linkat(CWD, proc.as_str(), CWD, to, AtFlags::SYMLINK_FOLLOW)
+/// Renames the named temporary file `path` to `dest`, over a file there only when `replace`.
+fn rename(path: &Path, dest: &Path, replace: bool) -> io::Result<()> {
+    if replace {
+        fs::rename(path, dest)
+    } else {
+        rustix::fs::renameat_with(CWD, path, CWD, dest, rustix::fs::RenameFlags::NOREPLACE)
             .map_err(io::Error::from)
-    };
-    match link(dest) {
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && replace => {
-            let dir = dest.parent().unwrap_or(Path::new("."));
-            let hidden = loop {
-                let hidden = dir.join(hidden_name());
-                match link(&hidden) {
-                    Ok(()) => break hidden,
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                    Err(e) => return Err(e),
-                }
-            };
-            let renamed = fs::rename(&hidden, dest);
-            if renamed.is_err() {
-                let _ = fs::remove_file(&hidden);
-            }
-            renamed
-        }
-        result => result,
     }
+}
+
+/// Links the unnamed `file` at `to` (which must not exist).
+fn link_unnamed(file: &File, to: &Path) -> io::Result<()> {
+    let proc = format!("/proc/self/fd/{}", file.as_raw_fd());
+    rustix::fs::linkat(CWD, proc.as_str(), CWD, to, AtFlags::SYMLINK_FOLLOW)
+        .map_err(io::Error::from)
+}
+
+/// Puts the unnamed `file` in place of the file at `dest`: linked at a hidden name beside it,
+/// then renamed over it (`linkat` cannot replace).
+fn replace_unnamed(file: &File, dest: &Path) -> io::Result<()> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let hidden = loop {
+        let hidden = dir.join(hidden_name());
+        match link_unnamed(file, &hidden) {
+            Ok(()) => break hidden,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    };
+    let renamed = fs::rename(&hidden, dest);
+    if renamed.is_err() {
+        let _ = fs::remove_file(&hidden);
+    }
+    renamed
 }
 
 /// A fresh hidden name for a temporary file.
