@@ -40,8 +40,9 @@ fn sample(dir: &Path) -> PathBuf {
     root
 }
 
-/// The entries without what differs between two encryptions (each file's header).
-fn described(entries: &[Entry]) -> Vec<(Vec<u8>, u32, (i64, u32), String)> {
+/// The entries without what differs between two encryptions (each file's header), one line
+/// each.
+fn described(entries: &[Entry]) -> Vec<String> {
     entries
         .iter()
         .map(|e| {
@@ -50,7 +51,7 @@ fn described(entries: &[Entry]) -> Vec<(Vec<u8>, u32, (i64, u32), String)> {
                 EntryKind::File(f) => format!("{} {} {:?}", f.size, f.chunk_size, f.root),
                 EntryKind::Symlink(target) => format!("-> {target:?}"),
             };
-            (e.path.clone(), e.mode, e.mtime, kind)
+            format!("{:?} {:o} {:?} {kind}", e.path, e.mode, e.mtime)
         })
         .collect()
 }
@@ -220,7 +221,7 @@ fn every_named_temporary_is_told_to_the_guard_and_gone_after_a_failed_file() {
     let added: BTreeSet<PathBuf> = guard.added.lock().unwrap().iter().cloned().collect();
     let forgotten: BTreeSet<PathBuf> = guard.forgotten.lock().unwrap().iter().cloned().collect();
     // Each file of both runs and the manifest went through a named temporary.
-    assert!(added.len() >= 2 * 153 + 1, "{}", added.len());
+    assert!(added.len() > 2 * 153, "{}", added.len());
     assert_eq!(added, forgotten);
     assert!(added.iter().all(|path| !path.exists()));
 }
