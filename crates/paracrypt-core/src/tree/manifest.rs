@@ -289,7 +289,7 @@ impl Manifest {
     }
 
     /// Reads and checks a manifest's plaintext: every field, every path (see
-    /// [`path`](super::path)), the canonical order (sorted by path, no duplicates, the top
+    /// [`super::path`]), the canonical order (sorted by path, no duplicates, the top
     /// directory first), every entry's parent a directory of the manifest, and the signature
     /// when there is one (against the key it names: [`Manifest::signer`] says which).
     pub fn parse(bytes: &[u8]) -> Result<Self> {
