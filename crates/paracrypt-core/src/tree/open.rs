@@ -8,6 +8,8 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use rayon::prelude::*;
+
 use super::chunks::{Plain, run_here};
 use super::manifest::{EntryKind, FileEntry, Keying, MAX_MANIFEST, Manifest, TreeFormat};
 use super::out::{Dest, Temp, finish_file, open_no_follow, set_times, symlink};
@@ -291,15 +293,25 @@ impl<'a> Open<'a> {
     }
 
     /// The schedule's view of the files.
+    ///
+    /// A file's share is its size as the manifest lists it, but never more than its encrypted
+    /// file holds (every format only adds bytes): a manifest that claims sizes no file has plans
+    /// only the work the files on disk can give (and each such file then fails when it is
+    /// opened), so that a hostile manifest stays cheap.
     pub(crate) fn planned(&self) -> Vec<Planned> {
         let in_order = self.manifest.format == TreeFormat::ArmoredAge;
         self.files
-            .iter()
-            .map(|(_, file, _)| Planned {
-                bytes: file.size,
-                chunks: file.size.div_ceil(u64::from(file.chunk_size)).max(1),
-                chunk_size: file.chunk_size as usize,
-                in_order,
+            .par_iter()
+            .map(|(path, file, _)| {
+                let stored = super::walk::join(self.input, &self.manifest.stored(path));
+                let on_disk = std::fs::symlink_metadata(stored).map_or(0, |m| m.len());
+                let bytes = file.size.min(on_disk);
+                Planned {
+                    bytes,
+                    chunks: bytes.div_ceil(u64::from(file.chunk_size)).max(1),
+                    chunk_size: file.chunk_size as usize,
+                    in_order,
+                }
             })
             .collect()
     }
@@ -378,6 +390,10 @@ impl FileWork for Open<'_> {
                  this one)",
             ));
         }
+        // Every format only adds bytes to the plaintext.
+        if len < entry.size {
+            return Err(self.mismatch(file, "is shorter than the size the manifest lists"));
+        }
         let head = crate::request::head_of(&source)?;
         let resolved = self.request.resolve(&head, Driver::Whole)?;
         let job = if resolved.in_order() {
@@ -405,13 +421,15 @@ impl FileWork for Open<'_> {
             ),
             None => None,
         };
-        let chunks = entry.size.div_ceil(u64::from(entry.chunk_size)).max(1);
+        // One leaf a chunk of the job (whose plan, checked above, is the manifest's); a file
+        // read in order computes its own.
+        let leaves = job.as_ref().map_or(0, |job| job.planned().len());
         Ok(Opening {
             source,
             temp,
             job,
             resolved,
-            leaves: Mutex::new(vec![[0; HASH_LEN]; chunks as usize]),
+            leaves: Mutex::new(vec![[0; HASH_LEN]; leaves as usize]),
             end: Mutex::new(None),
         })
     }
@@ -574,5 +592,96 @@ impl<W: Write> Write for Tee<'_, W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.0.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::Sealing;
+    use crate::tree::NoGuard;
+    use crate::tree::seal::write_manifest;
+
+    /// A manifest (written by someone with the secret) that claims a file of 2^60 bytes plans
+    /// only what the file on disk holds, and the file fails, named, without the run
+    /// allocating for the claim: in the container and in armored age (read in order).
+    #[test]
+    fn a_manifest_claiming_sizes_no_file_has_stays_cheap() {
+        let identity = age::x25519::Identity::generate();
+        let mut recipients = crate::recipient::Recipients::new();
+        recipients
+            .add(&identity.to_public().to_string(), "test")
+            .unwrap();
+        let mut identities = Identities::new();
+        use age::secrecy::ExposeSecret;
+        identities
+            .add_file("test", identity.to_string().expose_secret().as_bytes())
+            .unwrap();
+        let cases = [
+            (
+                Secret::Key(crate::container::Key::generate()),
+                Sealing::default(),
+                None,
+            ),
+            (
+                Secret::Recipients(Arc::new(recipients)),
+                Sealing {
+                    format: crate::request::Format::Age,
+                    armor: true,
+                    ..Sealing::default()
+                },
+                Some(Secret::Identities(Arc::new(identities))),
+            ),
+        ];
+        for (secret, sealing, opener) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let plain = dir.path().join("plain");
+            std::fs::create_dir(&plain).unwrap();
+            std::fs::write(plain.join("f"), vec![7u8; 100]).unwrap();
+            std::fs::write(plain.join("g"), vec![8u8; 100]).unwrap();
+            let sealed = dir.path().join("sealed");
+            let runner = Runner::new();
+            let seal = Request::encrypt(secret.clone(), sealing.clone()).unwrap();
+            super::super::encrypt(&runner, &seal, &plain, &sealed, &Options::default()).unwrap();
+            let open = Request::decrypt(opener.unwrap_or(secret.clone()), None).unwrap();
+            let mut manifest = read_manifest(&runner, &open, &sealed).unwrap();
+            let at = manifest
+                .entries
+                .iter()
+                .position(|e| e.path == b"f")
+                .unwrap();
+            let EntryKind::File(file) = &mut manifest.entries[at].kind else {
+                panic!("f is a file")
+            };
+            file.size = 1 << 60;
+            let dest = Dest {
+                root: sealed.clone(),
+                replace: true,
+                named: false,
+                sync: false,
+                guard: Arc::new(NoGuard),
+            };
+            let rewrite = Request::encrypt(
+                secret,
+                Sealing {
+                    sign: None,
+                    chunk_size: None,
+                    ..sealing
+                },
+            )
+            .unwrap();
+            write_manifest(&runner, &rewrite, &mut manifest, None, &dest).unwrap();
+
+            let back = dir.path().join("back");
+            let done = decrypt(&runner, &open, &sealed, &back, &Options::default()).unwrap();
+            assert_eq!(done.files, 1);
+            assert_eq!(done.failures.len(), 1);
+            let failure = done.failures[0].to_string();
+            assert!(
+                failure.starts_with("f: ") && failure.contains("shorter than the size"),
+                "{failure}"
+            );
+            assert_eq!(std::fs::read(back.join("g")).unwrap(), vec![8u8; 100]);
+        }
     }
 }
