@@ -576,13 +576,16 @@ fn an_old_manifest_does_not_open_newer_files() {
     assert!(!back.exists());
 }
 
-/// How many encrypted files the run writing `root` has given their names so far (read while
-/// it runs: the directory may not exist yet, and temporary files come and go).
-fn sealed_so_far(root: &Path) -> usize {
+/// How many files (names ending with `suffix`) the run writing `root` has given their names
+/// so far (read while it runs: the directory may not exist yet, and temporary files come and
+/// go).
+fn named_so_far(root: &Path, suffix: &[u8]) -> usize {
     std::fs::read_dir(root).map_or(0, |listing| {
         listing
             .filter_map(|entry| entry.ok())
-            .filter(|entry| entry.file_name().as_bytes().ends_with(b".pcr"))
+            .map(|entry| entry.file_name())
+            .filter(|name| !name.as_bytes().starts_with(b".paracrypt-"))
+            .filter(|name| name.as_bytes().ends_with(suffix))
             .count()
     })
 }
@@ -606,21 +609,7 @@ fn an_interrupted_run_leaves_finished_files_complete_and_no_temporary_file() {
         if named {
             cmd.env("PARACRYPT_NO_TMPFILE", "1");
         }
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        while sealed_so_far(&sealed) == 0 && start.elapsed() < Duration::from_secs(60) {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        rustix::process::kill_process(
-            rustix::process::Pid::from_child(&child),
-            rustix::process::Signal::TERM,
-        )
-        .unwrap();
-        let status = child.wait().unwrap();
+        let status = terminate_after_first(cmd, &sealed, b".pcr");
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(15), "{status:?}");
         assert!(
@@ -638,6 +627,50 @@ fn an_interrupted_run_leaves_finished_files_complete_and_no_temporary_file() {
             assert_eq!(ok(run(one)), data(128 << 10, i), "{name}");
         }
     }
+    // Decrypting, interrupted likewise: the files done are whole, nothing else is there.
+    let sealed = d.join("whole");
+    ok(run(encrypt(
+        &["-k", k, "--chunk-size", "16"],
+        &plain,
+        &sealed,
+    )));
+    for named in [false, true] {
+        let back = d.join(format!("back-{named}"));
+        let mut cmd = decrypt(&["-k", k, "-j", "2"], &sealed, &back);
+        if named {
+            cmd.env("PARACRYPT_NO_TMPFILE", "1");
+        }
+        let status = terminate_after_first(cmd, &back, b"");
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(15), "{status:?}");
+        assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
+        let done = files(&back);
+        assert!(!done.is_empty() && done.len() < 100, "{} files", done.len());
+        for file in done {
+            let i: u8 = file.to_str().unwrap()[1..].parse().unwrap();
+            assert_eq!(std::fs::read(back.join(&file)).unwrap(), data(128 << 10, i));
+        }
+    }
+}
+
+/// Runs `cmd` and sends it SIGTERM as soon as the first file whose name ends with `suffix`
+/// (and is not a temporary file) is in `out`; returns how it ended.
+fn terminate_after_first(mut cmd: Command, out: &Path, suffix: &[u8]) -> std::process::ExitStatus {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while named_so_far(out, suffix) == 0 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    child.wait().unwrap()
 }
 
 #[test]
