@@ -14,7 +14,7 @@
 //! whatever else runs then. `PARACRYPT_BENCH_PAIRED=1 cargo bench --bench pubkey` instead
 //! alternates 1-thread and 2-thread runs of each workload, reads `/proc/stat` around each pair
 //! and throws away pairs during which other processes used more than 2% of a core, and reports
-//! the medians of the clean pairs and the median of their ratios (the README's table). On a
+//! the medians of the clean pairs and the median of their ratios (the table in docs/guide/performance.md). On a
 //! machine someone else is using, run it at a high priority so clean pairs happen at all:
 //! `cargo bench --bench pubkey --no-run` then `PARACRYPT_BENCH_PAIRED=1 nice -n -15 target/release/deps/pubkey-*`.
 

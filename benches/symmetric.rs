@@ -3,7 +3,7 @@
 //!
 //! `cargo bench --bench symmetric [-- raw/aes-256-ctr]`. The workloads are
 //! `paracrypt_bench::symmetric::Symmetric`, the same ones `paracrypt bench` runs. The
-//! 2-thread/1-thread ratios in the README come from here; the targets are not tests.
+//! 2-thread/1-thread ratios in docs/guide/performance.md come from here; the targets are not tests.
 
 use std::time::Duration;
 

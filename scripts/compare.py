@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times shell commands interleaved round-robin and prints medians and ratios.
 
-Used for the README's measured tables: interleaving makes every contender face the same
+Used for the measured tables of docs/guide/performance.md: interleaving makes every contender face the same
 machine state (writeback, reclaim, other load), the order is shuffled every round (seeded) so
 that no command always follows the same neighbour, and medians resist outliers.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the README's measured tables (issue targets of the raw engine, the container, age
+# Reproduces the measured tables of docs/guide/performance.md (issue targets of the raw engine, the container, age
 # files and openssl password files).
 #
 #   bash scripts/measure.sh            # 1 GiB, 15 shuffled rounds per comparison

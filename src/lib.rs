@@ -20,3 +20,13 @@
 #![deny(missing_docs)]
 
 pub use paracrypt_core::*;
+
+/// The user guide's Rust examples, compiled and run as doctests (`cargo test --doc -p
+/// paracrypt`), so the guide cannot drift from the API.
+#[cfg(doctest)]
+pub mod guide {
+    #[doc = include_str!("../docs/guide/rust.md")]
+    pub struct Rust;
+    #[doc = include_str!("../docs/guide/pubkey.md")]
+    pub struct Pubkey;
+}

@@ -65,7 +65,7 @@ pub enum Workload {
 }
 
 impl Workload {
-    /// The workloads of the README's table.
+    /// The workloads of the table in docs/guide/performance.md.
     pub fn standard() -> Vec<Workload> {
         vec![
             Workload::RsaKeygen {

@@ -82,7 +82,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Write the man pages or a shell completion script.
     Generate(cmd::generate::GenerateArgs),
-    /// Show a paracrypt file's header (suite, chunk size, key derivation, sizes) without a key.
+    /// Show what an encrypted file says about itself (a container, an age file or an `openssl enc`
+    /// password file: suite, chunk size, secret kind, recipients, signer, sizes), without a key.
     Info(cmd::info::InfoArgs),
     /// Unauthenticated raw ciphers, byte-compatible with `openssl enc -K KEY -iv IV`.
     Raw(cmd::raw::RawArgs),

@@ -80,7 +80,7 @@ pub fn read(input: &mut dyn Read, len: Option<u64>, decode_armor: bool) -> Resul
     }
 }
 
-/// The version of [`FileInfo::json`]'s fields (the README lists them): fields may be added
+/// The version of [`FileInfo::json`]'s fields (docs/guide/files.md lists them): fields may be added
 /// within a version, never renamed, removed or given another meaning.
 pub const JSON_SCHEMA: u32 = 1;
 
@@ -100,7 +100,7 @@ impl FileInfo {
     }
 
     /// The whole description as one JSON object, schema [`JSON_SCHEMA`]: what `paracrypt info
-    /// --json` prints and Python's `paracrypt.info()` returns (the README lists the fields).
+    /// --json` prints and Python's `paracrypt.info()` returns (docs/guide/files.md lists the fields).
     /// `file` names the file as the caller gave it, `size` is its length when known, and
     /// `provider` is who would compute a container's suite.
     pub fn json(&self, file: &str, size: Option<u64>, provider: Provider) -> Value {

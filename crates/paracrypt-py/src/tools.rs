@@ -87,7 +87,7 @@ pub fn keygen(path: PathBuf, kind: &str, public_out: Option<PathBuf>) -> PyResul
 }
 
 /// What a file says about itself, without a key, as ``paracrypt info --json`` prints it (one
-/// dict, schema 1; the README lists its fields): ``format`` (``"paracrypt"``, ``"age"`` or
+/// dict, schema 1; docs/guide/files.md lists its fields): ``format`` (``"paracrypt"``, ``"age"`` or
 /// ``"openssl-salted"``), for a container its version, suite, chunk size, ``secret`` (its kind:
 /// a key, a password with its Argon2id parameters, recipients), salt, ``signer`` (``None``, or
 /// for a signed container the scheme and fingerprint the header names: :func:`decrypt` with

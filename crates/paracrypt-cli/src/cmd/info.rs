@@ -1,7 +1,7 @@
 //! `paracrypt info`: what an encrypted file says about itself, without a key: a paracrypt
 //! container, an age file (binary or armored) or an `openssl enc` password file. The core's
 //! format modules read the headers ([`paracrypt_core::info`]); this module prints them, as
-//! text or as one JSON object (`--json`, whose fields the README lists).
+//! text or as one JSON object (`--json`, whose fields docs/guide/files.md lists).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -31,7 +31,7 @@ pub struct InfoArgs {
     /// file (`-` for stdin).
     #[arg(value_name = "FILE")]
     input: PathBuf,
-    /// Print one JSON object, for scripts (its fields are listed in the README).
+    /// Print one JSON object, for scripts (its fields are listed in docs/guide/files.md).
     #[arg(long)]
     json: bool,
 }

@@ -32,8 +32,8 @@ Parallelism: key generation searches for each prime on every thread; signing man
 one file per thread, and a single PKCS#1 v1.5 signature splits its private operation over two
 threads (mod p and mod q).
 
-Do not expose `rsa decrypt` to untrusted ciphertexts over a network (RUSTSEC-2023-0071: see the
-README). Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider
+Do not expose `rsa decrypt` to untrusted ciphertexts over a network (RUSTSEC-2023-0071: see
+docs/guide/pubkey.md). Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider
 failed inside (not the data's fault).")]
 pub struct RsaArgs {
     #[command(subcommand)]

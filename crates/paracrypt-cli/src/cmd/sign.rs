@@ -199,6 +199,7 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
         .write_all(&bytes)
         .context("writing the signature")?;
     out.commit()?;
+    input.consumed();
     Ok(ExitCode::SUCCESS)
 }
 
@@ -272,6 +273,9 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
         ),
     }
     .context("writing to stdout")?;
+    if range.is_none() {
+        input.consumed();
+    }
     Ok(ExitCode::SUCCESS)
 }
 

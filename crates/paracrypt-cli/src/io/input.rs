@@ -1,9 +1,9 @@
 //! Where input comes from: stdin, or a path opened exactly once.
 //!
 //! Only a regular file whose size can be trusted is read with positional I/O (every thread
-//! reading its own chunks). Everything else is read as a stream, front to back: pipes, FIFOs,
-//! character devices, and the regular files of /proc, /sys and their kin, which report a size of
-//! 0 or 4096 whatever they hold.
+//! reading its own chunks), whether it is named or given as stdin (`< FILE`). Everything else is
+//! read as a stream, front to back: pipes, FIFOs, character devices, and the regular files of
+//! /proc, /sys and their kin, which report a size of 0 or 4096 whatever they hold.
 
 use std::fs::File;
 use std::io::Read;
@@ -38,6 +38,9 @@ impl Input {
     /// for a writer, as `cat` does).
     pub fn open(path: &Path) -> Result<Self> {
         if path == Path::new("-") {
+            if let Some(input) = Self::stdin_file() {
+                return Ok(input);
+            }
             super::grow_pipe(std::io::stdin());
             return Ok(Input::Stdin);
         }
@@ -60,6 +63,36 @@ impl Input {
             path: path.to_path_buf(),
             len,
         })
+    }
+
+    /// Stdin, when it is a regular file of trusted size read from its start (`paracrypt
+    /// encrypt < FILE`): a file like any other, read positionally on every worker. Its offset
+    /// is moved to the end once read ([`Input::consumed`]), as a stream reader would leave it.
+    /// Stdin at another offset (a script that read part of it first) stays a stream, read from
+    /// where it is.
+    fn stdin_file() -> Option<Self> {
+        let file = File::from(std::io::stdin().as_fd().try_clone_to_owned().ok()?);
+        let meta = file.metadata().ok()?;
+        let at_start = rustix::fs::seek(&file, rustix::fs::SeekFrom::Current(0)).ok()? == 0;
+        (meta.is_file() && at_start && size_is_trustworthy(&file)).then(|| Input::File {
+            file,
+            path: PathBuf::from("-"),
+            len: Some(meta.len()),
+        })
+    }
+
+    /// Marks the input read to its end: stdin given as a regular file is left at its end, where
+    /// reading it as a stream would have left it (for `{ paracrypt …; cat; } < FILE`).
+    pub fn consumed(&self) {
+        if let Input::File {
+            file,
+            path,
+            len: Some(len),
+        } = self
+            && path == Path::new("-")
+        {
+            let _ = rustix::fs::seek(file, rustix::fs::SeekFrom::Start(*len));
+        }
     }
 
     /// The file, when the input supports positional reads (a regular file of known size).

@@ -96,6 +96,7 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
     })?;
     bar.finish_and_clear();
     output.commit()?;
+    input.consumed();
     if let Some(note) = super::signer_note(&resolved).filter(|_| !spec.quiet) {
         eprintln!("paracrypt: {note}");
     }

@@ -511,3 +511,62 @@ fn size_errors_quote_what_was_typed() {
     fails(run(c), 2, "`1XB`");
     assert!(!d.join("x").exists());
 }
+
+/// Stdin redirected from a regular file (`< FILE`) is read as the file it is: positionally on
+/// every worker (so `--range` and `verify --range` take it), left at its end afterwards as a
+/// stream reader leaves it; stdin that a script already read part of stays a stream, read from
+/// where it is.
+#[test]
+fn stdin_from_a_regular_file_is_read_as_a_file() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = data(3 << 20, 21);
+    write(d, "plain", &plain);
+    write(d, "lines", b"first line\nthe rest\n");
+    ok(run(sh(d, "paracrypt keygen -o key")));
+    ok(run(sh(d, "paracrypt encrypt -k key < plain > sealed")));
+    let part = ok(run(sh(
+        d,
+        "paracrypt decrypt -k key --range 1MiB:4KiB < sealed",
+    )));
+    assert_eq!(part, plain[1 << 20..(1 << 20) + 4096]);
+    // Read to its end, as `cat` would leave it: what follows in the script reads nothing.
+    let after = ok(run(sh(
+        d,
+        "{ paracrypt decrypt -k key -o out; wc -c; } < sealed",
+    )));
+    assert_eq!(String::from_utf8_lossy(&after).trim(), "0");
+    assert_eq!(std::fs::read(d.join("out")).unwrap(), plain);
+    // Part of it already read by the script: the rest is the input.
+    ok(run(sh(
+        d,
+        "{ read -r line; paracrypt encrypt -k key -o rest.pcr; } < lines",
+    )));
+    let rest = ok(run(sh(d, "paracrypt decrypt -k key rest.pcr")));
+    assert_eq!(rest, b"the rest\n");
+    // A signature of stdin as a file, and a range of it verified positionally.
+    ok(run(sh(
+        d,
+        "paracrypt keygen --kind ed25519 -o me.pem --public-out me.pub \
+         && paracrypt sign -k me.pem -o plain.psig - < plain \
+         && paracrypt verify -p me.pub -s plain.psig --range 2MiB:10 - < plain",
+    )));
+}
+
+/// `bash -c SCRIPT` in `dir` with the binary under test first on PATH.
+fn sh(dir: &Path, script: &str) -> Command {
+    let bin = Path::new(env!("CARGO_BIN_EXE_paracrypt")).parent().unwrap();
+    let mut cmd = Command::new("bash");
+    cmd.args(["-e", "-u", "-o", "pipefail", "-c", script])
+        .current_dir(dir)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env_remove("PARACRYPT_PASSWORD");
+    cmd
+}

@@ -2,7 +2,7 @@
 //! static rule on CPU features (never a timing at start-up, so every run of a build on one
 //! machine computes each primitive with the same library).
 //!
-//! The rule (the README's *Providers* section has the table behind it):
+//! The rule (docs/guide/providers.md has the table behind it):
 //!
 //! | primitive | rule |
 //! |---|---|

@@ -28,7 +28,7 @@
 //! blocks in one call (so AES-NI pipelines), CTR XORs a keystream starting at any byte offset,
 //! an AEAD seals or opens a chunk with a detached tag, in place or from one slice into another.
 //! Within the aws-lc provider a primitive stays on RustCrypto where aws-lc measured no faster
-//! on the reference machine (the README's *Providers* section has the figures): Blowfish. The
+//! on the reference machine (docs/guide/performance.md has the figures): Blowfish. The
 //! OpenSSL backend names RustCrypto's DES, Blowfish and RC4 (OpenSSL 3 keeps them in its
 //! `legacy` provider, which a library should not load into the whole process). RSA keys below
 //! 2048 bits, and the public-key operations no C backend is asked for (PSS verification with

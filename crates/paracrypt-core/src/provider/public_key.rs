@@ -48,7 +48,7 @@ pub enum EcdsaVerify {
 
 impl EcdsaVerify {
     /// The faster path in the current Rayon pool: [`Split`](Self::Split) with two threads or
-    /// more, [`Lincomb`](Self::Lincomb) on one (see the README's table).
+    /// more, [`Lincomb`](Self::Lincomb) on one (see docs/guide/performance.md).
     pub fn for_current_pool() -> Self {
         if rayon::current_num_threads() > 1 {
             EcdsaVerify::Split

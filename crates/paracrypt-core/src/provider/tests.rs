@@ -670,7 +670,7 @@ mod same_bytes {
     }
 }
 
-/// Not a test: the per-primitive figures of the README's *Providers* table, one thread, MB/s
+/// Not a test: the per-primitive figures of the tables of docs/guide/performance.md, one thread, MB/s
 /// (best of 5 over 16 MiB). Run with `cargo test --release -p paracrypt-core --lib
 /// measure_primitives -- --ignored --nocapture`; compare within a row, never across runs.
 #[test]

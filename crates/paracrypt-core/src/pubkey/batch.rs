@@ -3,8 +3,8 @@
 //!
 //! Independent operations are the parallelism that always pays: with as many items as threads
 //! or more, every thread works on its own item from start to end, nothing is shared and
-//! nothing waits, so a batch on two threads runs in about half the time (the README has the
-//! figures). Results come back in the order of the input.
+//! nothing waits, so a batch on two threads runs in about half the time (docs/guide/performance.md has
+//! the figures). Results come back in the order of the input.
 //!
 //! ```
 //! use paracrypt_core::pubkey::{batch, ecdsa::EcdsaPrivateKey, sha256};

@@ -11,10 +11,10 @@
 //! computes `u1·G` (with p256's precomputed base-point table) and `u2·Q` (a variable-base
 //! multiplication) under `rayon::join` and adds them. `u2·Q` alone is most of the work, so the
 //! split cannot be much faster than that one multiplication: measure before relying on it
-//! (the README has the figures). Both paths use p256's variable-time arithmetic, which is fine
+//! (docs/guide/performance.md has the figures). Both paths use p256's variable-time arithmetic, which is fine
 //! for verification: every input is public.
 //!
-//! Measured (README): in a pool of two or more threads the split is slightly faster than
+//! Measured (docs/guide/performance.md): in a pool of two or more threads the split is slightly faster than
 //! lincomb (about 1.07×: `u2·Q` alone is most of the work); on one thread lincomb is faster
 //! (the split then runs both products one after the other). So, on RustCrypto,
 //! [`EcdsaPublicKey::verify_digest`] takes [`EcdsaVerify::for_current_pool`], and a batch of

@@ -96,7 +96,7 @@ pub enum PrivateOp {
 }
 
 impl PrivateOp {
-    /// The faster path for `provider`, by measurement (README, *Providers*): the
+    /// The faster path for `provider`, by measurement (docs/guide/providers.md): the
     /// [`Split`](Self::Split) on RustCrypto; aws-lc's own path ([`Crate`](Self::Crate)) on
     /// aws-lc, whose one-thread signature (both halves by `BN_mod_exp_mont_consttime_x2`: one
     /// fused call on CPUs with AVX-512 IFMA, see [`has_avx512_ifma`]) beat the two-thread split

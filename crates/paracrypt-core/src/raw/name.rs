@@ -53,7 +53,7 @@ macro_rules! names {
         pub enum RawCipherName { $($variant,)* }
 
         impl RawCipherName {
-            /// Every raw cipher, in the order of the README's table.
+            /// Every raw cipher, in the order of docs/guide/raw.md's table.
             pub const ALL: &'static [RawCipherName] = &[$(RawCipherName::$variant,)*];
 
             /// The OpenSSL name.

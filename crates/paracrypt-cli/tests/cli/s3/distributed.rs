@@ -415,8 +415,8 @@ impl MidUpload {
 ///
 /// The signal goes to `mpirun` alone and once: `mpirun` takes a second signal within 5 s as
 /// "abort now" and ends without passing anything on, and `timeout` (which the test
-/// runs `mpirun` under) sends two, one to its child and one to its process group. README
-/// *Object storage* says so.
+/// runs `mpirun` under) sends two, one to its child and one to its process group. docs/guide/
+/// object-storage.md says so.
 #[test]
 fn a_signal_aborts_the_distributed_upload() {
     if !have_mpirun() {
