@@ -28,6 +28,8 @@ SCHEMES = {1: "ed25519", 2: "ecdsa-p256", 3: "rsa-pkcs1v15", 4: "rsa-pss", 5: "m
 MAX_CHUNKS = 1 << 26
 MAX_KEY = 4096
 MAX_SIG = 8192
+# P-256's group order: an ECDSA signature's s must be at most half of it (the low s).
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 
 
 class Malformed(Exception):
@@ -181,6 +183,8 @@ def verifies(scheme: int, public_key, message: bytes, signature: bytes) -> bool:
                 return False
             r = int.from_bytes(signature[:32], "big")
             s = int.from_bytes(signature[32:], "big")
+            if s > P256_ORDER // 2:
+                return False
             public_key.verify(encode_dss_signature(r, s), message, ec.ECDSA(hashes.SHA256()))
         elif scheme == 3:
             public_key.verify(signature, message, padding.PKCS1v15(), hashes.SHA256())
@@ -206,6 +210,8 @@ def check_signature(sig: Signature, public_key) -> None:
                 raise InvalidSignature()
             r = int.from_bytes(sig.signature[:32], "big")
             s = int.from_bytes(sig.signature[32:], "big")
+            if s > P256_ORDER // 2:
+                raise InvalidSignature()
             public_key.verify(encode_dss_signature(r, s), message, ec.ECDSA(hashes.SHA256()))
         elif sig.scheme == 3:
             public_key.verify(sig.signature, message, padding.PKCS1v15(), hashes.SHA256())

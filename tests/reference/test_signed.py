@@ -108,3 +108,36 @@ def test_signed_failures(tmp_path: Path) -> None:
             input=data, capture_output=True, check=False,
         )
         assert done.returncode == 1 and needle in done.stderr.decode()
+
+
+def test_ecdsa_signatures_have_one_form(tmp_path: Path) -> None:
+    """An ECDSA chunk signature is read only with a low s: chunk 1's (r, s) replaced by its
+    other form (r, n - s), a valid ECDSA signature of the same statement, is refused as an
+    altered signature, by this reader and by the binary (exit 5)."""
+    signer, signer_pub = signing_key(tmp_path, "ecdsa")
+    path, secret = key_file(tmp_path)
+    plain = os.urandom(3 * CHUNK + 5)
+    sealed = run(
+        "encrypt", "-q", "-k", str(path), "--sign", str(signer), "--chunk-size", "4KiB",
+        stdin=plain,
+    )
+    h = len(reader.parse_header(sealed).raw)
+    stride = CHUNK + 16 + 64
+    at = h + stride + CHUNK + 16 + 32
+    s = int.from_bytes(sealed[at:at + 32], "big")
+    assert s <= paracrypt_sig.P256_ORDER // 2, "the writer's s is the low one"
+    flipped = bytearray(sealed)
+    flipped[at:at + 32] = (paracrypt_sig.P256_ORDER - s).to_bytes(32, "big")
+    out = []
+    with pytest.raises(reader.FormatError) as failure:
+        for chunk in reader.decrypt(io.BytesIO(bytes(flipped)), secret, public(signer_pub)):
+            out.append(chunk)
+    assert failure.value.kind == reader.SIGNATURE_FAILURE, failure.value.message
+    assert failure.value.message.startswith("chunk 1 is not signed by the file's signer")
+    assert b"".join(out) == plain[:CHUNK]
+    done = subprocess.run(
+        [str(BINARY), "decrypt", "-k", str(path), "--verify-with", str(signer_pub), "-"],
+        input=bytes(flipped), capture_output=True, check=False,
+    )
+    assert done.returncode == 5, done.stderr.decode()
+    assert "chunk 1 is not signed by the file's signer" in done.stderr.decode()

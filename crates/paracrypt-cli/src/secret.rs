@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use std::io::Read;
-
 use anyhow::{Context, Result};
 use clap::Args;
 use paracrypt_core::Error as CoreError;
@@ -35,15 +33,12 @@ pub struct SecretArgs {
 /// The largest password file read: a line of text, as a key file.
 const MAX_SECRET_FILE: u64 = paracrypt_core::container::MAX_KEY_FILE;
 
-/// Reads a small text file holding a secret (`what`: "password file"); anything larger or not
+/// Reads a small text file holding a secret (`what`: "password file"), zeroed after use (and
+/// every buffer it was read through: [`paracrypt_core::secret_file`]); anything larger or not
 /// UTF-8 text is a usage error naming the file.
-fn read_secret_text(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>> {
+pub fn read_secret_text(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>> {
     let cannot = || format!("cannot read {what} {}", path.display());
-    let file = std::fs::File::open(path).with_context(cannot)?;
-    let mut bytes = Zeroizing::new(Vec::new());
-    file.take(MAX_SECRET_FILE + 1)
-        .read_to_end(&mut bytes)
-        .with_context(cannot)?;
+    let bytes = paracrypt_core::secret_file::read(path, MAX_SECRET_FILE).with_context(cannot)?;
     if bytes.len() as u64 > MAX_SECRET_FILE {
         return usage(format!("{what} {} is larger than 64 KiB", path.display()));
     }

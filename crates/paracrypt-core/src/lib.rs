@@ -48,6 +48,7 @@ pub mod recipe;
 pub mod recipient;
 pub mod rekey;
 pub mod request;
+pub mod secret_file;
 pub mod sign;
 pub mod size;
 mod stream;

@@ -23,21 +23,31 @@ pub(crate) fn nonce(index: u64, last: bool) -> [u8; NONCE_LEN] {
 }
 
 /// One format's chunk operations, given the chunk's position (index, last-chunk flag, offset).
+///
+/// A sealed chunk is its ciphertext (as long as the plaintext, or padded to whole blocks by
+/// the CBC suites) and then what authenticates it: an AEAD tag ([`AeadChunks`]: age's payload
+/// and the container's AEAD suites), an HMAC (the container's legacy suites), and in a signed
+/// container a signature after either. [`Open`] is told only the least that adds (its
+/// `tag_len`).
 pub(crate) trait ChunkCipher: Send + Sync {
-    /// Encrypts `buf[..len]` in place and appends the tag; returns the sealed length.
+    /// Seals `buf[..len]` in place (`buf` has room for the sealed chunk); returns the sealed
+    /// length.
     fn seal(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<usize>;
-    /// Checks and decrypts `buf[..len]` (ciphertext and tag) in place; returns the plaintext
-    /// length, or `None` when the chunk does not authenticate, and then `buf` is exactly as it
-    /// was (so the caller may open it again as another position or length). An error is the
-    /// provider's own failure, never a wrong tag.
+    /// Checks and decrypts the sealed chunk `buf[..len]` in place; returns the plaintext's
+    /// length (it is then `buf[..n]`), or `None` when the chunk does not authenticate, and then
+    /// `buf` is exactly as it was (so the caller may open it again as another position or
+    /// length). An error is the provider's own failure, or a verdict that needs no diagnosis:
+    /// a signed chunk whose signature fails while its tag holds ([`Error::ChunkSignature`],
+    /// `buf` left as it was); never a wrong tag.
     fn open(&self, chunk: &ChunkCtx<'_>, buf: &mut [u8], len: usize) -> Result<Option<usize>>;
     /// As [`seal`](Self::seal), from `input` into `output` (room for the sealed chunk).
     fn seal_to(&self, chunk: &ChunkCtx<'_>, input: &[u8], output: &mut [u8]) -> Result<usize>;
-    /// As [`open`](Self::open), from `input` (ciphertext and tag) into `output` (room for the
-    /// chunk's plaintext). `None`: the chunk does not authenticate; `output` then holds no
-    /// plaintext and `input` is never changed. A chunk that authenticates but opens to more
-    /// than `output` holds (a malformed chunk made with the key) gives its length unwritten:
-    /// no chunk of the layout has that length, so the caller refuses it.
+    /// As [`open`](Self::open), from the sealed chunk `input` into `output` (room for the
+    /// plaintext of the longest chunk the layout has), with the same errors. `None`: the chunk
+    /// does not authenticate; `output` then holds no plaintext. `input` is never changed. A CBC
+    /// chunk that authenticates but opens to more than `output` holds (a malformed chunk made
+    /// with the key) gives its length unwritten: no chunk of the layout has that length, so the
+    /// caller refuses it.
     fn open_to(
         &self,
         chunk: &ChunkCtx<'_>,

@@ -16,7 +16,7 @@ fn first_job(recipe: &dyn Recipe, start: &[u8], len: Option<u64>) -> engine::Job
         .unwrap()
 }
 
-use crate::container::key;
+use crate::container::{key, temp_with};
 use crate::raw::{chunk_size, cipher, data, with_threads};
 
 /// A recipe that makes its job only on `RustCrypto`, around another.
@@ -398,7 +398,7 @@ fn a_run_announces_the_bytes_it_will_read() {
 }
 
 /// Every way a run of chunks is computed, for `recipe`, which decrypts `sealed` into `plain`
-/// (sealed by `sealer`): in memory, file to file, stream to stream (the default window and one
+/// (sealed by `sealer`): in memory, file to file, file to an ordered output, stream to stream (the default window and one
 /// of a single chunk), over ranges that cross tasks, and in parts as MPI ranks and multipart
 /// uploads make them; and `sealer` as a `Write` adapter fed in odd pieces.
 fn every_driver_opens(
@@ -430,6 +430,12 @@ fn every_driver_opens(
     let mut written = vec![0u8; plain.len()];
     std::os::unix::fs::FileExt::read_exact_at(&output, &mut written, 0).unwrap();
     assert!(written == plain, "{what}: file to file");
+    let mut ordered = Vec::new();
+    assert_eq!(
+        runner.file_to_writer(recipe, &input, &mut ordered).unwrap(),
+        plain.len() as u64
+    );
+    assert!(ordered == plain, "{what}: file to an ordered output");
     let mut writer = runner.writer(sealer, Vec::new()).unwrap();
     for piece in plain.chunks(7919) {
         writer.write_all(piece).unwrap();
@@ -807,4 +813,404 @@ fn the_read_adapter_gives_what_the_other_drivers_give_and_stops_at_a_failing_chu
         StreamReader::<&[u8]>::error_of(&error),
         Some(Error::TruncatedAfter { index: 2 })
     ));
+}
+
+/// A `Write` that counts its calls and can fail once it has taken `fail_after` bytes.
+struct Pipe {
+    out: Vec<u8>,
+    writes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    fail_after: Option<usize>,
+    pause: std::time::Duration,
+}
+
+impl std::io::Write for Pipe {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self
+            .fail_after
+            .is_some_and(|limit| self.out.len() + data.len() > limit)
+        {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        // A slow reader at the other end: the workers run a window ahead of it.
+        std::thread::sleep(self.pause);
+        self.out.extend_from_slice(data);
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A source over memory that counts its reads and remembers the most reads ever ahead of the
+/// writes of `writes`.
+struct Ahead<'a> {
+    source: SliceSource<'a>,
+    reads: std::sync::atomic::AtomicUsize,
+    writes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    most_ahead: std::sync::atomic::AtomicUsize,
+}
+
+impl engine::Source for Ahead<'_> {
+    fn read_chunk(&self, index: u64, offset: u64, buf: &mut [u8]) -> paracrypt_core::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let reads = self.reads.fetch_add(1, SeqCst) + 1;
+        let ahead = reads.saturating_sub(self.writes.load(SeqCst));
+        self.most_ahead.fetch_max(ahead, SeqCst);
+        self.source.read_chunk(index, offset, buf)
+    }
+}
+
+#[test]
+fn a_file_into_an_ordered_output_gives_the_bytes_in_order_within_a_window() {
+    // 16 MiB in 4 KiB chunks (and the container's empty last one): 17 tasks of up to 256
+    // chunks (1 MiB) on every thread count here. The output takes one task every 2 ms, so the workers run ahead of it: never by more than the
+    // window of two tasks per thread (each task read once, each written once).
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let chunk = 4096;
+    let plain = data(16 << 20, 21);
+    let seal = Encryptor::new(key()).chunk_size(chunk_size(chunk));
+    let sealed = Runner::new().vec(&seal, &plain).unwrap();
+    let job = first_job(&Decryptor::new(key()), &sealed, Some(sealed.len() as u64));
+    for threads in [1, 2, 3, 4] {
+        let writes = Arc::new(AtomicUsize::new(0));
+        let source = Ahead {
+            source: SliceSource(&sealed),
+            reads: AtomicUsize::new(0),
+            writes: Arc::clone(&writes),
+            most_ahead: AtomicUsize::new(0),
+        };
+        let mut pipe = Pipe {
+            out: Vec::new(),
+            writes: Arc::clone(&writes),
+            fail_after: None,
+            pause: std::time::Duration::from_millis(2),
+        };
+        let written =
+            with_threads(threads, || engine::run_to_writer(&job, &source, &mut pipe)).unwrap();
+        assert_eq!(written, plain.len() as u64);
+        assert!(pipe.out == plain, "{threads} threads: the bytes, in order");
+        let (reads, most_ahead) = (source.reads.into_inner(), source.most_ahead.into_inner());
+        assert_eq!(
+            (reads, writes.load(Ordering::SeqCst)),
+            (17, 17),
+            "{threads} threads: one read and one write per task"
+        );
+        assert!(
+            most_ahead <= 2 * threads,
+            "{threads} threads: {most_ahead} tasks read ahead of the output"
+        );
+    }
+}
+
+#[test]
+fn a_file_into_an_ordered_output_stops_at_the_lowest_failing_chunk_or_a_failed_write() {
+    // Chunks 300 and 700 of 1000 damaged: the output is exactly chunks 0..300, and chunk 300
+    // is named, at every thread count; through the range driver too. A write that fails ends
+    // the run with its error, whatever the workers were doing.
+    let chunk = 4096;
+    let plain = data(1000 * chunk, 22);
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(chunk_size(chunk)), &plain)
+        .unwrap();
+    let mut tampered = sealed.clone();
+    for bad in [700, 300] {
+        tampered[HEADER_LEN + bad * (chunk + 16) + 9] ^= 1;
+    }
+    let (input, damaged) = (temp_with(&sealed), temp_with(&tampered));
+    let open = Decryptor::new(key());
+    for threads in [1, 2, 3, 5] {
+        let (out, error) = with_threads(threads, || {
+            let mut out = Vec::new();
+            let error = Runner::new()
+                .file_to_writer(&open, &damaged, &mut out)
+                .unwrap_err();
+            (out, error)
+        });
+        assert!(
+            matches!(error, Error::ChunkAuth { index: 300 }),
+            "{threads}: {error}"
+        );
+        assert!(
+            out == plain[..300 * chunk],
+            "{threads} threads: only chunks 0..300"
+        );
+        let mut ranged = Vec::new();
+        let error = with_threads(threads, || {
+            Runner::new().range(&open, &damaged, 5 * chunk as u64, u64::MAX, &mut ranged)
+        })
+        .unwrap_err();
+        assert!(
+            matches!(error, Error::ChunkAuth { index: 300 }),
+            "{threads}: {error}"
+        );
+        assert!(
+            ranged == plain[5 * chunk..300 * chunk],
+            "{threads} threads: range"
+        );
+
+        let mut pipe = Pipe {
+            out: Vec::new(),
+            writes: Default::default(),
+            fail_after: Some(100 * chunk + 1),
+            pause: std::time::Duration::ZERO,
+        };
+        let error = with_threads(threads, || {
+            Runner::new().file_to_writer(&open, &input, &mut pipe)
+        })
+        .unwrap_err();
+        assert!(
+            matches!(&error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe),
+            "{threads}: {error}"
+        );
+        assert!(
+            pipe.out == plain[..pipe.out.len()],
+            "{threads} threads: a prefix"
+        );
+    }
+}
+
+/// A stream that counts the bytes it hands out, and fails once it has handed out `fail_at`.
+struct Counted<'a> {
+    data: &'a [u8],
+    read: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    fail_at: Option<usize>,
+}
+
+impl std::io::Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let at = self.read.load(SeqCst);
+        if self.fail_at.is_some_and(|limit| at >= limit) {
+            return Err(std::io::Error::other("the device went away"));
+        }
+        let limit = self.fail_at.unwrap_or(usize::MAX) - at;
+        // Pieces of uneven size, as pipes give.
+        let n = buf
+            .len()
+            .min(self.data.len())
+            .min(limit)
+            .min(40_000 + at % 30_011);
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        self.read.fetch_add(n, SeqCst);
+        Ok(n)
+    }
+}
+
+/// A `Write` that takes its time and remembers the most bytes ever read from `read` beyond
+/// those it was given (`+ header` bytes that are not chunks).
+struct SlowOut {
+    out: Vec<u8>,
+    read: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    most_ahead: usize,
+}
+
+impl std::io::Write for SlowOut {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        self.out.extend_from_slice(data);
+        let read = self.read.load(std::sync::atomic::Ordering::SeqCst);
+        self.most_ahead = self.most_ahead.max(read.saturating_sub(self.out.len()));
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_stream_runs_on_every_worker_within_a_window_ahead_of_its_output() {
+    // Raw AES-CTR keeps lengths: 24 MiB + 5 in 64 KiB chunks, tasks of 1 MiB, read in uneven
+    // pieces into a slow output. The bytes are the in-memory run's; the reader never runs more
+    // than the window (two tasks per thread) and one byte of look-ahead ahead of the output.
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+    let plain = data((24 << 20) + 5, 23);
+    let recipe = cipher(RawCipherName::Aes128Ctr).recipe(Direction::Encrypt, chunk_size(64 << 10));
+    let expected = Runner::new().vec(&recipe, &plain).unwrap();
+    for threads in [1, 2, 3, 4] {
+        let read = Arc::new(AtomicUsize::new(0));
+        let mut input = Counted {
+            data: &plain,
+            read: Arc::clone(&read),
+            fail_at: None,
+        };
+        let mut out = SlowOut {
+            out: Vec::new(),
+            read,
+            most_ahead: 0,
+        };
+        let written = with_threads(threads, || {
+            Runner::new().stream(&recipe, &mut input, &mut out)
+        })
+        .unwrap();
+        assert_eq!(written, plain.len() as u64);
+        assert!(
+            out.out == expected,
+            "{threads} threads: the bytes, in order"
+        );
+        let window = 2 * threads * (1 << 20) + 1;
+        assert!(
+            out.most_ahead <= window,
+            "{threads} threads: read {} bytes ahead of the output",
+            out.most_ahead
+        );
+    }
+}
+
+#[test]
+fn a_stream_stops_at_the_lowest_failing_chunk_or_a_failed_read() {
+    // Chunks 300 and 700 of 1000 damaged: exactly chunks 0..300 come out and chunk 300 is
+    // named, at every thread count and window. A read that fails: the chunks read whole before
+    // it come out, then the read's error naming its chunk.
+    let chunk = 4096;
+    let plain = data(1000 * chunk, 24);
+    let sealed = Runner::new()
+        .vec(&Encryptor::new(key()).chunk_size(chunk_size(chunk)), &plain)
+        .unwrap();
+    let mut tampered = sealed.clone();
+    for bad in [700, 300] {
+        tampered[HEADER_LEN + bad * (chunk + 16) + 9] ^= 1;
+    }
+    let open = Decryptor::new(key());
+    for threads in [1, 2, 3, 5] {
+        for window in [0, 1, 7, 64] {
+            let runner = Runner::new().window(window);
+            let what = format!("{threads} threads, window {window}");
+            let mut out = Vec::new();
+            let error = with_threads(threads, || {
+                runner.stream(&open, &mut &tampered[..], &mut out)
+            })
+            .unwrap_err();
+            assert!(
+                matches!(error, Error::ChunkAuth { index: 300 }),
+                "{what}: {error}"
+            );
+            assert!(out == plain[..300 * chunk], "{what}: only chunks 0..300");
+
+            let mut input = Counted {
+                data: &sealed,
+                read: Default::default(),
+                fail_at: Some(HEADER_LEN + 500 * (chunk + 16) + 77),
+            };
+            let mut out = Vec::new();
+            let error =
+                with_threads(threads, || runner.stream(&open, &mut input, &mut out)).unwrap_err();
+            assert!(
+                error.to_string().contains("reading chunk ") && error.kind() == ErrorKind::Io,
+                "{what}: {error}"
+            );
+            assert!(
+                out.len() % chunk == 0 && out.len() <= 500 * chunk && plain.starts_with(&out),
+                "{what}: {} bytes out",
+                out.len()
+            );
+        }
+    }
+}
+
+/// A sink whose writes serialise, as a file's do, around memory: it counts writes made while
+/// another was under way and writes made outside the pool's workers, and fails the write of
+/// chunk `fail_at`.
+struct OneAtATime<'a> {
+    sink: SliceSink<'a>,
+    writing: std::sync::atomic::AtomicBool,
+    overlapping: std::sync::atomic::AtomicUsize,
+    outside_the_pool: std::sync::atomic::AtomicUsize,
+    fail_at: Option<u64>,
+}
+
+impl engine::Sink for OneAtATime<'_> {
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> paracrypt_core::Result<()> {
+        self.sink.write_chunk(index, offset, data)
+    }
+
+    fn write_run(
+        &self,
+        plan: &paracrypt_core::plan::ChunkPlan,
+        chunks: std::ops::Range<u64>,
+        data: &[u8],
+    ) -> paracrypt_core::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.writing.swap(true, SeqCst) {
+            self.overlapping.fetch_add(1, SeqCst);
+        }
+        if rayon::current_thread_index().is_none() {
+            self.outside_the_pool.fetch_add(1, SeqCst);
+        }
+        // A slow disk: the workers fill every buffer and some wait for one.
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let result = match self.fail_at {
+            Some(bad) if chunks.contains(&bad) => Err(Error::io(
+                "writing",
+                std::io::Error::other("the disk is full"),
+            )),
+            _ => self.sink.write_run(plan, chunks, data),
+        };
+        self.writing.store(false, SeqCst);
+        result
+    }
+
+    fn single_writer(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn into_a_file_one_worker_at_a_time_writes_and_no_thread_is_set_aside() {
+    // 4 MiB + 1 in 1 KiB chunks: tasks of 256 chunks or fewer, into a slow sink whose writes
+    // serialise. Every byte arrives; writes never overlap; every write is made by a pool
+    // worker. A write that fails ends the run with the lowest failing chunk named and every
+    // chunk below it written.
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+    let chunk = 1024;
+    let plain = data((4 << 20) + 1, 25);
+    let recipe = cipher(RawCipherName::Aes128Ctr).recipe(Direction::Encrypt, chunk_size(chunk));
+    let expected = Runner::new().vec(&recipe, &plain).unwrap();
+    let job = first_job(&recipe, &[], Some(plain.len() as u64));
+    let plan = job.plan().unwrap();
+    for threads in [1, 2, 3, 5] {
+        for fail_at in [None, Some(2000)] {
+            let mut out = vec![0u8; plan.output_len() as usize];
+            let sink = OneAtATime {
+                sink: SliceSink::new(plan, 0..plan.len(), &mut out),
+                writing: AtomicBool::new(false),
+                overlapping: AtomicUsize::new(0),
+                outside_the_pool: AtomicUsize::new(0),
+                fail_at,
+            };
+            let result = with_threads(threads, || {
+                engine::run(&job, 0..plan.len(), &SliceSource(&plain), &sink)
+            });
+            let what = format!("{threads} threads, failing at {fail_at:?}");
+            assert_eq!(
+                sink.overlapping.into_inner(),
+                0,
+                "{what}: writes overlapped"
+            );
+            assert_eq!(
+                sink.outside_the_pool.into_inner(),
+                0,
+                "{what}: a writer thread"
+            );
+            match fail_at {
+                None => {
+                    assert_eq!(result.unwrap(), Some(plain.len() as u64), "{what}");
+                    assert!(out == expected, "{what}: the bytes");
+                }
+                Some(bad) => {
+                    let failed = result.unwrap_err();
+                    assert!(failed.index <= bad, "{what}: chunk {}", failed.index);
+                    assert_eq!(failed.kind(), ErrorKind::Io, "{what}");
+                    let below = failed.index as usize * chunk;
+                    assert!(out[..below] == expected[..below], "{what}: chunks below");
+                }
+            }
+        }
+    }
 }

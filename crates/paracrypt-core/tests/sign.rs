@@ -255,3 +255,77 @@ fn a_signed_file_is_the_same_bytes_at_any_thread_count() {
         }
     }
 }
+
+/// P-256's group order `n`, big-endian.
+const P256_ORDER: [u8; 32] = [
+    0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63, 0x25, 0x51,
+];
+
+/// `n − s` for a 32-byte big-endian `s` below `n`: the other form of an ECDSA signature.
+fn order_minus(s: &[u8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let mut borrow = 0i16;
+    for i in (0..32).rev() {
+        let d = P256_ORDER[i] as i16 - s[i] as i16 - borrow;
+        out[i] = d.rem_euclid(256) as u8;
+        borrow = (d < 0) as i16;
+    }
+    assert_eq!(borrow, 0, "s is below n");
+    out
+}
+
+/// Whether the 32-byte big-endian `s` is above `n / 2`.
+fn is_high(s: &[u8]) -> bool {
+    // `s > n − s` exactly when `s > n / 2` (n is odd).
+    s > &order_minus(s)[..]
+}
+
+/// Every ECDSA signature paracrypt makes has a low `s`, on every provider, both as DER (as
+/// `paracrypt ecdsa sign` writes) and as `r ‖ s` (signature files and signed containers):
+/// 64 signatures each, of which half would be high if a backend's `s` were kept (aws-lc's and
+/// OpenSSL's random nonces, RFC 6979's in p256 all leave it so).
+#[test]
+fn every_provider_signs_ecdsa_with_a_low_s() {
+    let key = EcdsaPrivateKey::generate();
+    for provider in Provider::ALL.iter().copied().chain([Provider::Fastest]) {
+        let key = key.clone().with_provider(provider);
+        let signer = SigningKey::ecdsa(key.clone());
+        for n in 0..64u32 {
+            let message = data(40, n);
+            let der = key.sign_digest(&paracrypt_core::pubkey::sha256(&message));
+            let parsed = p256::ecdsa::Signature::from_der(&der).unwrap();
+            assert!(!is_high(&parsed.to_bytes()[32..]), "{provider}: DER #{n}");
+            let fixed = signer.sign(&message).unwrap();
+            assert!(!is_high(&fixed[32..]), "{provider}: r ‖ s #{n}");
+        }
+    }
+}
+
+/// A signature's other form `(r, n − s)` is a valid ECDSA signature (the lenient verification
+/// of `paracrypt ecdsa verify`, for OpenSSL's signatures, accepts it) but paracrypt's own
+/// formats refuse it, on every provider.
+#[test]
+fn every_provider_refuses_a_high_s_in_paracrypts_formats() {
+    let key = EcdsaPrivateKey::generate();
+    let signer = SigningKey::ecdsa(key.clone());
+    let message = b"a statement";
+    let signature = signer.sign(message).unwrap();
+    let mut flipped = signature.clone();
+    flipped[32..].copy_from_slice(&order_minus(&signature[32..]));
+    assert!(is_high(&flipped[32..]));
+    let flipped_der = p256::ecdsa::Signature::from_slice(&flipped)
+        .unwrap()
+        .to_der();
+    for &provider in Provider::ALL {
+        let public = signer.verifying_key().with_provider(provider).unwrap();
+        assert!(public.verify(message, &signature), "{provider}");
+        assert!(!public.verify(message, &flipped), "{provider}");
+        let lenient = key.public_key().with_provider(provider);
+        let digest = paracrypt_core::pubkey::sha256(message);
+        assert!(
+            lenient.verify_digest(&digest, flipped_der.as_bytes()),
+            "{provider}: the flipped signature is a valid one"
+        );
+    }
+}

@@ -21,7 +21,9 @@
 //!   rank 0 with every rank's part ids. No shared filesystem, and no output through rank 0.
 //! - A progress watchdog on every rank ([`Options::stall_timeout`]): a run where nothing moves
 //!   for that long (a rank stopped, a link cut) is aborted as a whole (`MPI_Abort`), after the
-//!   caller's [`Hooks`] reported the [`Stall`] and removed what the rank held.
+//!   caller's [`Hooks`] reported the [`Stall`] and removed what the rank held; and
+//!   [`lost_host_note`], what to tell a user at start whose job spans hosts with Open MPI's
+//!   keepalive at its default, under which a lost host holds `mpirun` for minutes after that.
 //!
 //! ```no_run
 //! use paracrypt_core::container::{Encryptor, Key};
@@ -65,6 +67,7 @@ mod cluster;
 mod distribute;
 mod error;
 mod farm;
+mod lost_host;
 mod protocol;
 mod remote;
 mod run;
@@ -76,6 +79,7 @@ use std::time::Duration;
 pub use cluster::{Cluster, RankLayout};
 pub use distribute::{Destination, Input, NewOutput, Output, Root, Summary, distribute};
 pub use error::{Error, Failure, RankFailure, Result};
+pub use lost_host::lost_host_note;
 pub use paracrypt_core::Recipe;
 use paracrypt_core::provider::Provider;
 pub use remote::{NamedInput, NewParts, Parts, Remote, RootParts};

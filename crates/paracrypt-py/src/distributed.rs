@@ -131,11 +131,7 @@ impl DistributedJob {
         provider: Option<&str>,
         sign: Option<PathBuf>,
     ) -> PyResult<Self> {
-        let signer_file = sign
-            .as_deref()
-            .map(read_sign_file)
-            .transpose()?
-            .map(Zeroizing::new);
+        let signer_file = sign.as_deref().map(read_sign_file).transpose()?;
         let request = encrypt_request(
             key, password, recipients, format, false, cipher, chunk_size, sign,
         )?;

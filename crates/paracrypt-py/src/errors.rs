@@ -77,6 +77,7 @@ fn class_of(error: &CoreError) -> &'static str {
             }
             CoreError::NotAContainer
             | CoreError::NotEncrypted
+            | CoreError::UnknownFormat
             | CoreError::UnsupportedVersion(_)
             | CoreError::Header(_)
             | CoreError::Truncated { .. }

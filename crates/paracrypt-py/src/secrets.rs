@@ -101,14 +101,11 @@ pub fn read_key_file(path: &Path) -> Result<request::Key, Failure> {
 /// The largest key file read for `sign=` / `verify_with=`, as the CLI's (1 MiB).
 const MAX_KEY_FILE: u64 = 1 << 20;
 
-/// Reads a signing or public key file, at most [`MAX_KEY_FILE`] bytes.
-pub fn read_sign_file(path: &Path) -> Result<Vec<u8>, Failure> {
-    use std::io::Read;
+/// Reads a signing or public key file, at most [`MAX_KEY_FILE`] bytes, zeroed after use (and
+/// every buffer it was read through: [`paracrypt_core::secret_file`]).
+pub fn read_sign_file(path: &Path) -> Result<Zeroizing<Vec<u8>>, Failure> {
     let context = || format!("cannot read key {}", path.display());
-    let file = std::fs::File::open(path).map_err(|e| Failure::Io(context(), e))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_KEY_FILE + 1)
-        .read_to_end(&mut bytes)
+    let bytes = paracrypt_core::secret_file::read(path, MAX_KEY_FILE)
         .map_err(|e| Failure::Io(context(), e))?;
     if bytes.len() as u64 > MAX_KEY_FILE {
         return usage(format!("{}: not a key: larger than 1 MiB", path.display()));

@@ -1,23 +1,20 @@
 //! `keygen`, `info` and `rekey`: the CLI's commands of the same names, on the core's functions.
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use age::secrecy::SecretString;
-use paracrypt_core::agefile::{self, AgeFormat};
-use paracrypt_core::container::{self, Kdf};
 use paracrypt_core::recipient::{self, Identities, IdentityKind, Recipients};
 use paracrypt_core::rekey::rekey_header;
-use paracrypt_core::request::Secret;
+use paracrypt_core::request::{Key, Secret};
 use paracrypt_core::sign::SigningKey;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
 use crate::buffer::Bytes;
 use crate::drive::open_input;
 use crate::errors::{Failure, usage};
-use crate::options::detached;
+use crate::options::{self, detached};
 use crate::output::Staged;
 use crate::secrets::{self, write_private};
 
@@ -54,7 +51,7 @@ pub fn keygen(path: PathBuf, kind: &str, public_out: Option<PathBuf>) -> PyResul
         }
         let kind = match kind {
             "key" => {
-                write_private(&path, container::Key::generate().to_file_text().as_bytes())?;
+                write_private(&path, Key::generate().to_file_text().as_bytes())?;
                 return Ok(None);
             }
             "x25519" => IdentityKind::X25519,
@@ -89,96 +86,47 @@ pub fn keygen(path: PathBuf, kind: &str, public_out: Option<PathBuf>) -> PyResul
     Ok(Some(printed))
 }
 
-/// The first bytes of `src` (a path or a bytes-like object), enough to read any header, and
-/// the input's length when it is a file.
-fn head(src: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, Option<u64>, Option<PathBuf>)> {
-    if let Ok(path) = src.extract::<PathBuf>() {
-        let file = open_input(&path)?;
-        let len = file
-            .metadata()
-            .map_err(|e| Failure::Io(format!("cannot read {}", path.display()), e))?
-            .len();
-        let mut head = Vec::new();
-        (&file)
-            .take(container::MAX_RECIPIENT_BLOCK as u64 + 4096)
-            .read_to_end(&mut head)
-            .map_err(|e| Failure::Io(format!("cannot read {}", path.display()), e))?;
-        return Ok((head, Some(len), Some(path)));
-    }
-    let bytes = Bytes::get(src)?;
-    let len = bytes.as_slice().len() as u64;
-    Ok((bytes.as_slice().to_vec(), Some(len), None))
-}
-
-/// What a file's header says, without a key: a dict with ``format`` (``"paracrypt"`` or
-/// ``"age"``) and, for a container, ``version``, ``suite``, ``legacy``, ``chunk_size``,
-/// ``secret`` (``"key"``, ``"password"`` or ``"recipients"``), ``argon2`` (its parameters, for a
-/// password), ``recipients`` (how many), ``rekeyed``, ``salt`` (hex), ``header_len`` and
-/// ``signer`` (``None``, or for a signed container, version 3, a dict of ``scheme``,
-/// ``fingerprint``, ``public_key`` (hex) and ``signature_len``, as the header claims it:
-/// :func:`decrypt` with ``verify_with=`` checks it); for a
-/// binary age file ``armored`` and ``stanzas`` (the recipient stanzas' types); ``size`` (bytes)
-/// in both. ``src`` is a path or a bytes-like object.
+/// What a file says about itself, without a key, as ``paracrypt info --json`` prints it (one
+/// dict, schema 1; the README lists its fields): ``format`` (``"paracrypt"``, ``"age"`` or
+/// ``"openssl-salted"``), for a container its version, suite, chunk size, ``secret`` (its kind:
+/// a key, a password with its Argon2id parameters, recipients), salt, ``signer`` (``None``, or
+/// for a signed container the scheme and fingerprint the header names: :func:`decrypt` with
+/// ``verify_with=`` checks it), ``header_len``, ``chunks`` and ``plaintext``; for an age file
+/// its stanzas, whether it is post-quantum or a passphrase file (and its scrypt work factor);
+/// for an ``openssl enc`` file its salt. ``size`` is ``None`` for a pipe or a device, and
+/// ``damage`` names what a length no writer makes says is wrong (the CLI then exits 1).
+/// ``src`` is a path or a bytes-like object (``file`` is then ``"<bytes>"``); a file is opened
+/// and read without the GIL (other threads run while a pipe waits for its writer).
+/// ``provider=`` names who would compute a container's suite. A file none of the formats is a
+/// :class:`FormatError`.
 #[pyfunction]
-pub fn info<'py>(py: Python<'py>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    let (head, len, _) = head(src)?;
-    let out = PyDict::new(py);
-    out.set_item("size", len)?;
-    match agefile::detect(&head) {
-        Some(form) => {
-            out.set_item("format", "age")?;
-            out.set_item("armored", form == AgeFormat::Armored)?;
-            if form == AgeFormat::Binary {
-                let header = agefile::Header::read(&mut &head[..]).map_err(Failure::from)?;
-                let tags: Vec<&str> = header.stanzas().iter().map(|s| s.tag.as_str()).collect();
-                out.set_item("stanzas", tags)?;
-            }
-        }
-        None => {
-            let info = container::read_header(&mut &head[..]).map_err(Failure::from)?;
-            out.set_item("format", "paracrypt")?;
-            out.set_item("version", info.version)?;
-            out.set_item("suite", info.suite.as_str())?;
-            out.set_item("legacy", info.suite.is_legacy())?;
-            out.set_item("chunk_size", info.chunk_size.get())?;
-            let (secret, argon2) = match info.kdf {
-                Kdf::Key => ("key", None),
-                Kdf::Argon2id(p) => ("password", Some((p.m_cost, p.t_cost, p.p_cost))),
-                Kdf::Recipients => ("recipients", None),
-            };
-            out.set_item("secret", secret)?;
-            match argon2 {
-                Some((m, t, p)) => {
-                    let params = PyDict::new(py);
-                    params.set_item("m_cost", m)?;
-                    params.set_item("t_cost", t)?;
-                    params.set_item("p_cost", p)?;
-                    out.set_item("argon2", params)?;
-                }
-                None => out.set_item("argon2", py.None())?,
-            }
-            out.set_item("recipients", info.recipients)?;
-            out.set_item("rekeyed", info.binding.is_some())?;
-            out.set_item("salt", hex_of(&info.salt))?;
-            out.set_item("header_len", info.len)?;
-            match &info.signer {
-                Some(signer) => {
-                    let about = PyDict::new(py);
-                    about.set_item("scheme", signer.scheme().name())?;
-                    about.set_item("fingerprint", signer.fingerprint())?;
-                    about.set_item("public_key", hex_of(&signer.to_field()))?;
-                    about.set_item("signature_len", signer.signature_len())?;
-                    out.set_item("signer", about)?;
-                }
-                None => out.set_item("signer", py.None())?,
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn hex_of(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+#[pyo3(signature = (src, *, provider = None))]
+pub fn info<'py>(
+    py: Python<'py>,
+    src: &Bound<'py, PyAny>,
+    provider: Option<&str>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let provider = options::provider(provider)?;
+    let json = if let Ok(path) = src.extract::<PathBuf>() {
+        py.detach(|| {
+            let file = open_input(&path)?;
+            let meta = file
+                .metadata()
+                .map_err(|e| Failure::Io(format!("cannot read {}", path.display()), e))?;
+            let len = meta.is_file().then_some(meta.len());
+            let about = paracrypt_core::info::read(&mut BufReader::new(&file), len, true)?;
+            Ok::<_, Failure>(about.json(&path.display().to_string(), len, provider))
+        })?
+    } else {
+        let bytes = Bytes::get(src)?;
+        let bytes = bytes.as_slice();
+        let len = Some(bytes.len() as u64);
+        let about =
+            paracrypt_core::info::read(&mut &bytes[..], len, true).map_err(Failure::from)?;
+        about.json("<bytes>", len, provider)
+    };
+    py.import("json")?
+        .call_method1("loads", (json.to_string(),))
 }
 
 /// Gives the file ``src`` a new header for the same file key, opened with ``identities=`` or

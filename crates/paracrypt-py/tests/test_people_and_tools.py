@@ -4,11 +4,14 @@ against `openssl enc`."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import pickle
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -134,24 +137,117 @@ def test_passwords_for_age_files_both_ways_with_the_cli(tmp_path: Path, cli: Cli
         paracrypt.decrypt(theirs, password="wrong")
 
 
-def test_info(tmp_path: Path) -> None:
+def test_info(tmp_path: Path, cli: Cli) -> None:
+    """``info()`` is ``paracrypt info --json``: one description, schema 1, every format."""
     key = paracrypt.Key.generate()
     sealed = paracrypt.encrypt(data(5000), key=key, chunk_size=1024, cipher="chacha20-poly1305")
     (tmp_path / "c").write_bytes(sealed)
     about: dict[str, Any] = paracrypt.info(tmp_path / "c")
+    assert about == json.loads(cli("info", "--json", str(tmp_path / "c")).stdout)
+    assert about["schema"] == 1 and about["file"] == str(tmp_path / "c")
     assert about["format"] == "paracrypt" and about["version"] == 1
     assert about["suite"] == "chacha20-poly1305" and about["chunk_size"] == 1024
-    assert about["secret"] == "key" and about["argon2"] is None and about["size"] == len(sealed)
+    assert about["secret"] == {"kind": "key"} and about["size"] == len(sealed)
+    assert about["chunks"] == 5 and about["plaintext"] == {"min": 5000, "max": 5000}
+    assert about["damage"] is None
     pw = paracrypt.info(paracrypt.encrypt(b"x", password="pw"))
-    assert pw["secret"] == "password" and pw["argon2"]["m_cost"] == 19456
+    assert pw["file"] == "<bytes>"
+    assert pw["secret"]["kind"] == "password" and pw["secret"]["m_cost_kib"] == 19456
     paracrypt.keygen(tmp_path / "me", kind="x25519")
     ids = paracrypt.Identities.load(tmp_path / "me")
     to = paracrypt.info(paracrypt.encrypt(b"x", recipients=ids.recipients()))
-    assert to["version"] == 2 and to["recipients"] == 1 and to["rekeyed"] is False
+    assert to["version"] == 2
+    assert to["secret"] == {"kind": "recipients", "recipients": 1, "rekeyed": False}
     age = paracrypt.info(paracrypt.encrypt(b"x", recipients=ids.recipients(), format="age"))
-    assert age["format"] == "age" and age["stanzas"] == ["X25519"] and not age["armored"]
+    assert age["format"] == "age" and not age["armored"]
+    assert age["stanzas"] == [{"tag": "X25519", "kind": "x25519"}]
+    # openssl's password files too, and what a cut file's length says.
+    with pytest.warns(paracrypt.LegacyWarning):
+        salted = raw.encrypt(b"x" * 100, cipher="aes-128-ctr", password="pw")
+    assert paracrypt.info(salted)["format"] == "openssl-salted"
+    assert paracrypt.info(sealed[:-910])["damage"]  # a last chunk shorter than its tag
     with pytest.raises(paracrypt.FormatError):
         paracrypt.info(b"not an encrypted file at all, not at all")
+
+
+def test_info_reads_the_largest_header_whole(tmp_path: Path, cli: Cli) -> None:
+    """The largest version 3 header a writer makes (a recipient block as near its 1 MiB cap as
+    post-quantum stanzas fill it, and an ML-DSA-65 signer, the largest key a signer has) is read
+    whole from a file; and a header that claims the reader's caps (a 1 MiB block, a 4096-byte
+    key) is judged on its contents as the CLI and ``info(bytes)`` judge it, not called short."""
+    recipients = [paracrypt.keygen(tmp_path / f"id{n}", kind="pq") for n in range(680)]
+    paracrypt.keygen(tmp_path / "signer", kind="ml-dsa-65")
+    (tmp_path / "in").write_bytes(b"x")
+    count = len(recipients)
+    while True:
+        try:
+            paracrypt.encrypt_file(tmp_path / "in", tmp_path / "big", sign=tmp_path / "signer",
+                                   recipients=recipients[:count])
+            break
+        except paracrypt.UsageError as e:
+            assert "1 MiB recipient block" in str(e)
+            count -= 1
+    assert count < len(recipients)
+    big = (tmp_path / "big").read_bytes()
+    about = paracrypt.info(tmp_path / "big")
+    assert about["version"] == 3 and about["secret"]["recipients"] == count
+    assert about["signer"]["scheme"] == "ml-dsa-65"
+    assert about["header_len"] > 1 << 20
+    assert about == {**paracrypt.info(big), "file": str(tmp_path / "big")}
+
+    # The same header with its block stretched to exactly 1 MiB (one stanza, of a tag a reader
+    # skips) and a signer's key of 4096 bytes, its checksum made right: the file's fault is its
+    # key, wherever it is read from.
+    old_block = int.from_bytes(big[16:20], "big")
+    scheme = big[76 + old_block]
+    block = b""
+    for tag in (b"stretched", b"stretched2", b"stretched23"):
+        line = b"-> " + tag + b"\n"
+        lines, last = divmod((1 << 20) - len(line) - 1, 65)
+        if last % 4 != 1:  # a canonical unpadded base64 length
+            block = line + (b"A" * 64 + b"\n") * lines + b"A" * last + b"\n"
+            break
+    assert len(block) == 1 << 20
+    fields = bytearray(big[:76])
+    fields[16:20] = len(block).to_bytes(4, "big")
+    signed = bytes(fields) + block + bytes([scheme]) + (4096).to_bytes(2, "big") + bytes(4096)
+    header = signed + hashlib.sha256(signed).digest()[:8] + bytes(32)
+    crafted = header + big[about["header_len"]:]
+    (tmp_path / "crafted").write_bytes(crafted)
+    with pytest.raises(paracrypt.FormatError) as from_bytes:
+        paracrypt.info(crafted)
+    with pytest.raises(paracrypt.FormatError) as from_file:
+        paracrypt.info(tmp_path / "crafted")
+    assert str(from_file.value) == str(from_bytes.value)
+    assert "signer" in str(from_file.value), from_file.value
+    assert str(from_file.value) in cli("info", str(tmp_path / "crafted"), check=False).stderr.decode()
+
+
+def test_info_waits_for_a_pipe_without_the_gil(tmp_path: Path) -> None:
+    """``info()`` on a FIFO waits for its writer without the GIL: another thread of the
+    interpreter runs meanwhile and becomes that writer (with the GIL held, the interpreter
+    would hang; it runs in a process of its own, so that the test fails instead)."""
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "sealed").write_bytes(paracrypt.encrypt(b"x", key=paracrypt.Key.generate()))
+    script = """if True:
+        import os, sys, threading, time
+        import paracrypt
+        pipe, sealed = sys.argv[1], open(sys.argv[2], "rb").read()
+        about = {}
+        reader = threading.Thread(target=lambda: about.update(paracrypt.info(pipe)))
+        reader.start()
+        # Time for the reader to reach the pipe's open(), then this thread writes.
+        for _ in range(20):
+            time.sleep(0.05)
+        with open(pipe, "wb") as writer:
+            writer.write(sealed)
+        reader.join()
+        print(about["format"], about["size"])
+    """
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "pipe"),
+                           str(tmp_path / "sealed")], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().split() == ["paracrypt", "None"]
 
 
 def test_rekey(tmp_path: Path, cli: Cli) -> None:

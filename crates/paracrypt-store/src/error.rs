@@ -19,6 +19,9 @@ pub struct Error {
 pub enum Kind {
     /// Not a URL this build can open (unknown scheme, no bucket, an invalid key).
     InvalidUrl,
+    /// A setting of the store in the environment cannot be read (an `AWS_*` variable that is
+    /// not UTF-8).
+    Settings,
     /// The operation is not offered for this URL (writing to `http://`).
     Unsupported,
     /// The object (or its bucket) does not exist.
@@ -49,11 +52,13 @@ impl Error {
         self.kind
     }
 
-    /// The core's kind, for exit codes: a usage error for a bad URL, an unsupported operation
-    /// or an output that exists; an I/O error otherwise.
+    /// The core's kind, for exit codes: a usage error for a bad URL or setting, an unsupported
+    /// operation or an output that exists; an I/O error otherwise.
     pub fn core_kind(&self) -> ErrorKind {
         match self.kind {
-            Kind::InvalidUrl | Kind::Unsupported | Kind::AlreadyExists => ErrorKind::Usage,
+            Kind::InvalidUrl | Kind::Settings | Kind::Unsupported | Kind::AlreadyExists => {
+                ErrorKind::Usage
+            }
             _ => ErrorKind::Io,
         }
     }

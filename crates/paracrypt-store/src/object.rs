@@ -136,7 +136,7 @@ impl Object {
         let built = |e: object_store::Error| invalid(e.to_string().replace('\n', " "));
         let (store, multipart, create_only): Stores = match scheme {
             "s3" | "s3a" => {
-                let (builder, client) = s3_from_env();
+                let (builder, client) = s3_from_env()?;
                 let base = builder.with_url(url).with_retry(retry.clone());
                 let s3 = Arc::new(
                     base.clone()
@@ -156,6 +156,9 @@ impl Object {
                 (s3.clone(), Some(s3), Some(Arc::new(create)))
             }
             "gs" => {
+                settings_in_utf8("GOOGLE_", |key| {
+                    key.parse::<object_store::gcp::GoogleConfigKey>().is_ok()
+                })?;
                 let gcs = Arc::new(
                     object_store::gcp::GoogleCloudStorageBuilder::from_env()
                         .with_url(url)
@@ -166,6 +169,9 @@ impl Object {
                 (gcs.clone(), Some(gcs), None)
             }
             "az" | "azure" | "abfs" | "abfss" => {
+                settings_in_utf8("AZURE_", |key| {
+                    key.parse::<object_store::azure::AzureConfigKey>().is_ok()
+                })?;
                 let azure = Arc::new(
                     object_store::azure::MicrosoftAzureBuilder::from_env()
                         .with_url(url)
@@ -322,16 +328,40 @@ pub(crate) async fn get_range(
 
 /// S3's builder and client options from the environment, as `AmazonS3Builder::from_env` reads
 /// them, the client options apart so that a second client can add a header to them.
-fn s3_from_env() -> (object_store::aws::AmazonS3Builder, ClientOptions) {
+fn s3_from_env() -> Result<(object_store::aws::AmazonS3Builder, ClientOptions), Error> {
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+    settings_in_utf8("AWS_", |key| key.parse::<AmazonS3ConfigKey>().is_ok())?;
     let mut client = ClientOptions::new().with_timeout(REQUEST_TIMEOUT);
-    for (key, value) in std::env::vars() {
-        if let Some(name) = key.strip_prefix("AWS_")
+    // The variables of other programs may hold any bytes (`std::env::vars` would panic on
+    // them): only those named like a setting are read, and those are UTF-8 (checked above).
+    for (key, value) in std::env::vars_os() {
+        if let (Some(key), Some(value)) = (key.to_str(), value.to_str())
+            && let Some(name) = key.strip_prefix("AWS_")
             && let Ok(AmazonS3ConfigKey::Client(config)) =
                 format!("aws_{}", name.to_ascii_lowercase()).parse()
         {
             client = client.with_config(config, value);
         }
     }
-    (AmazonS3Builder::from_env(), client)
+    Ok((AmazonS3Builder::from_env(), client))
+}
+
+/// Refuses a setting of the store (a variable starting with `prefix` whose lowercase name
+/// `is_setting` accepts, as object_store's `from_env` reads them) that is not UTF-8:
+/// object_store would skip it without a word and fall back to another credential or region.
+/// Other variables, whatever their bytes, are none of the store's business.
+fn settings_in_utf8(prefix: &str, is_setting: impl Fn(&str) -> bool) -> Result<(), Error> {
+    for (key, value) in std::env::vars_os() {
+        if let Some(key) = key.to_str()
+            && key.starts_with(prefix)
+            && value.to_str().is_none()
+            && is_setting(&key.to_ascii_lowercase())
+        {
+            return Err(Error::new(
+                Kind::Settings,
+                format!("the environment variable {key} is not valid UTF-8"),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -15,7 +15,7 @@ use crate::exit::{Usage, usage};
 use crate::flags::FilesFlags;
 use crate::io::{Input, OutputTarget};
 use crate::people::{IdentityFlags, RecipientFlags, passphrase};
-use crate::secret::{PASSWORD_ENV, SecretArgs};
+use crate::secret::{PASSWORD_ENV, SecretArgs, read_secret_text};
 
 /// The environment variable the new passphrase may come from.
 pub const NEW_PASSWORD_ENV: &str = "PARACRYPT_NEW_PASSWORD";
@@ -150,10 +150,8 @@ fn old_identities(args: &RekeyArgs) -> Result<Identities> {
 /// prompt, asked twice.
 fn new_password(args: &RekeyArgs) -> Result<Zeroizing<String>> {
     let password = if let Some(path) = &args.new_password_file {
-        let text = Zeroizing::new(
-            std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read password file {}", path.display()))?,
-        );
+        let bytes = read_secret_text(path, "password file")?;
+        let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
         Zeroizing::new(text.lines().next().unwrap_or("").to_owned())
     } else if let Ok(password) = std::env::var(NEW_PASSWORD_ENV) {
         Zeroizing::new(password)

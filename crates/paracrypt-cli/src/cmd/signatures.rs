@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use paracrypt_core::pubkey::{self, Digest, Signer, Verifier, batch};
 use rayon::prelude::*;
+use zeroize::Zeroizing;
 
 use crate::exit::{Usage, one_line, usage, warn};
 use crate::flags::ThreadsFlag;
@@ -63,13 +64,10 @@ pub struct VerifyFilesArgs {
     pub files: Vec<PathBuf>,
 }
 
-/// Reads a key file, refusing anything that cannot be one.
-pub fn read_key_file(path: &Path) -> Result<Vec<u8>> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read key {}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_KEY_FILE + 1)
-        .read_to_end(&mut bytes)
+/// Reads a key file, refusing anything that cannot be one. A private key's bytes are zeroed
+/// after use, and so is every buffer they were read through ([`paracrypt_core::secret_file`]).
+pub fn read_key_file(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
+    let bytes = paracrypt_core::secret_file::read(path, MAX_KEY_FILE)
         .with_context(|| format!("cannot read key {}", path.display()))?;
     if bytes.len() as u64 > MAX_KEY_FILE {
         return usage(format!("{}: not a key: larger than 1 MiB", path.display()));

@@ -38,6 +38,7 @@ impl Input {
     /// for a writer, as `cat` does).
     pub fn open(path: &Path) -> Result<Self> {
         if path == Path::new("-") {
+            super::grow_pipe(std::io::stdin());
             return Ok(Input::Stdin);
         }
         if remote::is_url(path) {
@@ -53,6 +54,7 @@ impl Input {
             anyhow::bail!("cannot read {}: it is a directory", path.display());
         }
         let len = (meta.is_file() && size_is_trustworthy(&file)).then_some(meta.len());
+        super::grow_pipe(&file);
         Ok(Input::File {
             file,
             path: path.to_path_buf(),

@@ -239,7 +239,10 @@ impl OutputTarget {
     /// allows it.
     pub fn create(self) -> Result<Output> {
         match self {
-            OutputTarget::Stdout => Ok(Output::Stdout(std::io::stdout())),
+            OutputTarget::Stdout => {
+                super::grow_pipe(std::io::stdout());
+                Ok(Output::Stdout(std::io::stdout()))
+            }
             OutputTarget::Through(path, policy) => Ok(Output::Through(through(&path, policy)?)),
             OutputTarget::Remote(target) => Ok(Output::Remote(target.create()?)),
             OutputTarget::File(target) => {
@@ -352,6 +355,7 @@ fn through(path: &Path, policy: OutputPolicy) -> Result<Through> {
             path.display()
         ));
     }
+    super::grow_pipe(&file);
     Ok(Through::File(file))
 }
 

@@ -102,6 +102,7 @@ mod imp {
         let cluster = Cluster::init()?.with_hooks(CliHooks::default());
         #[cfg(feature = "s3")]
         let cluster = cluster.with_remote(objects::Ranks);
+        note_lost_host(&cluster, spec.as_ref().is_ok_and(|spec| spec.quiet));
         let start = Instant::now();
         match steps(&cluster, flags, provider, spec) {
             Ok((summary, layout)) => {
@@ -127,6 +128,7 @@ mod imp {
 
     pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result<ExitCode> {
         let cluster = Cluster::init()?.with_hooks(CliHooks::default());
+        note_lost_host(&cluster, false);
         match sign_steps(&cluster, flags, provider, job) {
             Ok(signed) => signed.map(|()| ExitCode::SUCCESS),
             Err(paracrypt_mpi::Error::Rank(failure)) => {
@@ -141,6 +143,18 @@ mod imp {
                 Ok(ExitCode::from(exit::code_of(failure.kind)))
             }
             Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Says once, on rank 0, when a host lost mid-run would hold `mpirun` for minutes after
+    /// the watchdog ends the job (ranks on several hosts, Open MPI's keepalive at its default),
+    /// and with which settings to bound that.
+    fn note_lost_host(cluster: &Cluster, quiet: bool) {
+        if cluster.is_root()
+            && !quiet
+            && let Some(note) = paracrypt_mpi::lost_host_note()
+        {
+            eprintln!("paracrypt: note: {note}");
         }
     }
 

@@ -1,5 +1,6 @@
-//! A job on this machine: file to file with positional I/O on every thread, or as a stream
-//! when either side is a pipe (or `-`), or a range of a file. An object (`s3://…`) is a
+//! A job on this machine: from a file with positional reads on every thread (to a file with
+//! positional writes, or in order to a pipe, a device or stdout), as a stream when the input
+//! is a pipe (or `-`), or a range of a file. An object (`s3://…`) is a
 //! positional input like a file (ranged GETs, read ahead), and a positional output of its own
 //! kind: the chunks go up as the parts of one multipart upload, each part a run of chunks made
 //! with the core's `run_to_buffer` (`paracrypt_store::upload_parts`).
@@ -80,6 +81,9 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
             }
             (false, Some(src), Some(dst), None) => {
                 runner.file(recipe, src, dst)?;
+            }
+            (false, Some(src), None, None) => {
+                runner.file_to_writer(recipe, src, &mut *output.writer())?;
             }
             _ => {
                 let front = if taken { &head[..] } else { &[][..] };

@@ -9,8 +9,9 @@
 //! chunks really cross the links, and nothing is left in any host's directory, after a success
 //! or after a wrong identity, a wrong password or a damaged chunk.
 //!
-//! Needs root (network namespaces); skipped with a note otherwise. CI runs as root, so there
-//! these tests run.
+//! Needs root (network namespaces), `ip` and `mpirun`; without them a test says why and skips,
+//! except in CI (`CI` set, as scripts/test.sh sets it), where a cluster that cannot be made
+//! fails every test that needs one, as every other missing tool does.
 #![cfg(feature = "mpi")]
 
 use std::path::{Path, PathBuf};
@@ -31,19 +32,100 @@ pub(crate) fn is_root() -> bool {
     })
 }
 
-/// Whether the cluster can be made here: root, `ip` and `mpirun`.
+/// Whether the cluster can be made here: root, `ip` and `mpirun`, and a network namespace can
+/// be made (root in a container may lack the right). If not, the test that asks says why and
+/// skips, or in CI fails (scripts/test.sh runs as root and installs iproute2 and Open MPI).
 pub(crate) fn can_make_a_cluster() -> bool {
-    let root = is_root();
-    let tools = ["ip", "mpirun"].iter().all(|tool| {
+    let runs = |tool: &str, arg: &str| {
         Command::new(tool)
-            .arg(if *tool == "ip" { "-V" } else { "--version" })
+            .arg(arg)
             .output()
             .is_ok_and(|o| o.status.success())
-    });
-    if !(root && tools) {
-        eprintln!("not root, or no ip/mpirun: skipping the emulated-cluster test");
+    };
+    let why = if !is_root() {
+        Some("not root".to_string())
+    } else if !runs("ip", "-V") {
+        Some("no ip (iproute2)".to_string())
+    } else if !runs("mpirun", "--version") {
+        Some("no mpirun (Open MPI)".to_string())
+    } else {
+        namespace_refused()
+    };
+    let Some(why) = why else {
+        return true;
+    };
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "the emulated cluster is required in CI, and none can be made here: {why} \
+         (scripts/test.sh runs as root with iproute2 and Open MPI)"
+    );
+    eprintln!("{why}: skipping the emulated-cluster test");
+    false
+}
+
+/// Why a network namespace cannot be made here (`ip netns add`, then removed), if it cannot.
+/// The name is this test's own, never one of scripts/cluster.sh's hosts.
+fn namespace_refused() -> Option<String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "pc-probe-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    let out = Command::new("ip").args(["netns", "add", &name]).output();
+    match out {
+        Ok(out) if out.status.success() => {
+            let _ = Command::new("ip").args(["netns", "del", &name]).output();
+            None
+        }
+        Ok(out) => Some(format!(
+            "no network namespace can be made ({})",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Err(e) => Some(format!("no network namespace can be made ({e})")),
     }
-    root && tools
+}
+
+/// A cluster that cannot be made (here: no `ip` or `mpirun` on PATH) fails a cluster test in
+/// CI, with the reason, and elsewhere skips it, saying why: this test binary runs one of its
+/// cluster tests both ways.
+#[test]
+fn a_cluster_that_cannot_be_made_fails_in_ci_and_is_skipped_elsewhere() {
+    let empty = scratch();
+    let one_test = |ci: bool| {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "--exact",
+            "cluster::three_hosts_over_tcp_give_the_bytes_of_one_process",
+            "--nocapture",
+        ])
+        .env("PATH", empty.path())
+        .env_remove("CI");
+        if ci {
+            cmd.env("CI", "true");
+        }
+        let out = cmd.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let (passed, text) = one_test(true);
+    assert!(!passed, "in CI: {text}");
+    assert!(
+        text.contains("the emulated cluster is required in CI, and none can be made here: "),
+        "{text}"
+    );
+    let (passed, text) = one_test(false);
+    assert!(passed, "outside CI: {text}");
+    assert!(
+        text.contains(": skipping the emulated-cluster test"),
+        "{text}"
+    );
+    assert!(text.contains("1 passed"), "{text}");
 }
 
 pub(crate) fn script() -> PathBuf {

@@ -251,6 +251,18 @@ fn failures_name_the_problem_and_leave_no_output() {
             c.arg(&input).arg("-o").arg(&out);
             fails(run(c), 1, message);
             assert!(!out.exists(), "{name}: no output on failure");
+            // From the file to stdout (positional reads, written in order): the same error,
+            // and only chunks that were checked, all of them before the failing one.
+            let mut c = decrypt(key, &["-j", threads]);
+            c.arg(&input).arg("-o").arg("-");
+            let out = run(c);
+            let written = out.stdout.clone();
+            fails(out, 1, message);
+            assert!(
+                plain.starts_with(&written) && written.len().is_multiple_of(4096),
+                "{name}: {} bytes reached stdout",
+                written.len()
+            );
         }
         assert!(
             !listing(d).iter().any(|f| f.starts_with(".paracrypt-")),
@@ -266,6 +278,17 @@ fn failures_name_the_problem_and_leave_no_output() {
         out.stdout == plain[..3 * 4096],
         "exactly chunks 0..3 reached stdout"
     );
+    let input = write(d, "damaged", &damaged);
+    for threads in ["1", "2", "3"] {
+        let mut c = decrypt(&key, &["-j", threads]);
+        c.arg(&input).arg("-o").arg("-");
+        let out = run(c);
+        assert!(
+            out.stdout == plain[..3 * 4096],
+            "-j {threads}: exactly chunks 0..3 reached stdout from the file"
+        );
+        fails(out, 1, "chunk 3 failed authentication");
+    }
 }
 
 #[test]

@@ -216,6 +216,45 @@ fn a_fifo_output_is_written_through() {
 }
 
 #[test]
+fn pipes_at_either_end_get_a_buffer_of_a_task() {
+    // Linux's 64 KiB pipe buffer makes both ends sleep and wake for every 64 KiB: a pipe we
+    // read or write is grown to 1 MiB (the default most an unprivileged process may ask for).
+    let dir = scratch();
+    let d = dir.path();
+    let key = keygen(d);
+    let plain = data(300_000, 4);
+    let most = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .map_or(1 << 20, |s| s.trim().parse::<usize>().unwrap())
+        .min(1 << 20);
+    let (stdin_reader, mut stdin_writer) = std::io::pipe().unwrap();
+    let (mut stdout_reader, stdout_writer) = std::io::pipe().unwrap();
+    let before = rustix::pipe::fcntl_getpipe_size(&stdin_writer).unwrap();
+    assert!(before < most, "a fresh pipe has {before} bytes");
+    let mut cmd = encrypt(&key);
+    cmd.stdin(stdin_reader)
+        .stdout(stdout_writer)
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    drop(cmd);
+    // Once the 300 kB are in, the run has read from the pipe, which it grows before reading;
+    // the writing end is then closed, so that the run sees the end of its input.
+    let feeder = std::thread::spawn(move || {
+        stdin_writer.write_all(&plain).unwrap();
+        rustix::pipe::fcntl_getpipe_size(&stdin_writer).unwrap()
+    });
+    let mut sealed = Vec::new();
+    stdout_reader.read_to_end(&mut sealed).unwrap();
+    ok(wait_or_fail(child, "encrypt from a pipe to a pipe"));
+    assert_eq!(feeder.join().unwrap(), most, "stdin's pipe");
+    assert_eq!(
+        rustix::pipe::fcntl_getpipe_size(&stdout_reader).unwrap(),
+        most,
+        "stdout's pipe"
+    );
+    assert!(sealed.len() > 300_000);
+}
+
+#[test]
 fn a_socket_output_is_connected_to_and_written_through() {
     let dir = scratch();
     let d = dir.path();

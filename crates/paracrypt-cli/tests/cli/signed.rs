@@ -31,13 +31,14 @@ pub fn signing_key(dir: &Path, kind: &str, name: &str) -> (PathBuf, PathBuf) {
     (key, public)
 }
 
+/// `encrypt` of a container in 4 KiB chunks (an age file has age's own: `--format age`).
 fn encrypt(args: &[&str], input: &Path, output: &Path) -> std::process::Output {
     let mut cmd = paracrypt();
-    cmd.args(["encrypt", "-q", "-f", "--chunk-size", "4KiB"])
-        .args(args)
-        .arg(input)
-        .arg("-o")
-        .arg(output);
+    cmd.args(["encrypt", "-q", "-f"]);
+    if !args.contains(&"--format") {
+        cmd.args(["--chunk-size", "4KiB"]);
+    }
+    cmd.args(args).arg(input).arg("-o").arg(output);
     run(cmd)
 }
 
@@ -343,5 +344,97 @@ fn bad_input_fails_on_one_line_with_its_exit_code_and_leaves_nothing() {
             .arg(&dest);
         fails(run(cmd), code, needle);
         assert_eq!(listing(d), before, "{needle}");
+    }
+}
+
+/// P-256's group order `n`, big-endian.
+const P256_ORDER: [u8; 32] = [
+    0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xbc, 0xe6, 0xfa, 0xad, 0xa7, 0x17, 0x9e, 0x84, 0xf3, 0xb9, 0xca, 0xc2, 0xfc, 0x63, 0x25, 0x51,
+];
+
+/// `n − s` for a 32-byte big-endian `s` below `n`: an ECDSA signature's other form.
+fn order_minus(s: &[u8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let mut borrow = 0i16;
+    for i in (0..32).rev() {
+        let d = P256_ORDER[i] as i16 - s[i] as i16 - borrow;
+        out[i] = d.rem_euclid(256) as u8;
+        borrow = (d < 0) as i16;
+    }
+    assert_eq!(borrow, 0, "s is below n");
+    out
+}
+
+/// ECDSA chunk signatures have a low `s` whichever provider signs, and only that form is
+/// accepted, whichever provider reads: a real signed file whose chunk 1 carries `(r, n − s)`
+/// (as valid an ECDSA signature of the same statement, which anyone can compute) is refused as
+/// altered, exit 5, with nothing written; otherwise anyone could change a signed file's bytes
+/// and it would still verify.
+#[test]
+fn ecdsa_chunk_signatures_have_one_form_on_every_provider() {
+    let dir = scratch();
+    let d = dir.path();
+    let (signer, public) = signing_key(d, "ecdsa", "me");
+    let key = d.join("key");
+    let mut keygen = paracrypt();
+    keygen.args(["keygen", "-o", s(&key)]);
+    ok(run(keygen));
+    let plain = data(7 * CHUNK + 5, 6);
+    let input = write(d, "plain", &plain);
+    let stride = CHUNK + 16 + 64;
+    for signing in providers() {
+        let sealed = d.join(format!("sealed-{signing}"));
+        ok(encrypt(
+            &["-k", s(&key), "--sign", s(&signer), "--provider", signing],
+            &input,
+            &sealed,
+        ));
+        let bytes = std::fs::read(&sealed).unwrap();
+        let h = paracrypt_core::container::read_header(&mut &bytes[..])
+            .unwrap()
+            .len;
+        // Every chunk's `s` (the last chunk's after its 5 bytes and tag) is the low one.
+        for i in 0..8 {
+            let at = h + i * stride + if i < 7 { CHUNK } else { 5 } + 16 + 32;
+            let s_bytes = &bytes[at..at + 32];
+            assert!(
+                s_bytes <= &order_minus(s_bytes)[..],
+                "{signing}: chunk {i} has a high s"
+            );
+        }
+        let mut flipped = bytes.clone();
+        let at = h + stride + CHUNK + 16 + 32;
+        let high = order_minus(&bytes[at..at + 32]);
+        flipped[at..at + 32].copy_from_slice(&high);
+        let flipped = write(d, &format!("flipped-{signing}"), &flipped);
+        for reading in providers() {
+            let out = d.join("out");
+            let verify = ["-k", s(&key), "--verify-with", s(&public)];
+            let mut cmd = paracrypt();
+            cmd.args(["decrypt", "--provider", reading])
+                .args(verify)
+                .arg(&sealed)
+                .arg("-o")
+                .arg(&out);
+            ok(run(cmd));
+            assert!(std::fs::read(&out).unwrap() == plain, "{signing}/{reading}");
+            std::fs::remove_file(&out).unwrap();
+            let mut cmd = paracrypt();
+            cmd.args(["decrypt", "--provider", reading])
+                .args(verify)
+                .arg(&flipped)
+                .arg("-o")
+                .arg(&out);
+            fails(
+                run(cmd),
+                5,
+                "chunk 1 is not signed by the file's signer (its signature was altered",
+            );
+            assert!(
+                !out.exists(),
+                "{signing}/{reading}: nothing at the destination"
+            );
+        }
     }
 }

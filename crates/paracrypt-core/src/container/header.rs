@@ -32,7 +32,8 @@ pub const VERSION_RECIPIENTS: u8 = 2;
 /// The format version of signed files (any key derivation): the header names the signer, and
 /// every chunk carries a signature.
 pub const VERSION_SIGNED: u8 = 3;
-/// Length of a version 1 header; a version 2 header is this plus its recipient block.
+/// Length of a version 1 header; a version 2 header is this plus its recipient block, a
+/// version 3 header this plus its recipient block (if any) and its signer block.
 pub const HEADER_LEN: usize = 116;
 /// The largest recipient block (1 MiB: thousands of recipients), so that a damaged or hostile
 /// header cannot make a reader buffer without bound.
@@ -86,7 +87,8 @@ pub struct HeaderInfo {
     pub kdf: Kdf,
     /// The per-file random salt.
     pub salt: [u8; SALT_LEN],
-    /// The header's length: [`HEADER_LEN`], plus the recipient block in version 2.
+    /// The header's length: [`HEADER_LEN`], plus the recipient block in version 2, plus the
+    /// recipient block (if any) and the signer block in version 3.
     pub len: usize,
     /// How many recipient stanzas the header holds (version 2; 0 otherwise).
     pub recipients: usize,

@@ -1,10 +1,15 @@
 //! The authenticated chunked container: paracrypt's own file format (`docs/FORMAT.md`).
 //!
-//! A file is a 116-byte header followed by chunks. Each chunk is sealed on its own with a key
-//! derived (HKDF-SHA256) from the user's key or password and the header's random salt, and a
-//! nonce made of the chunk's index and a last-chunk flag (the STREAM construction). So every
-//! chunk can be sealed and opened on any core, in any order, and yet a truncated, extended,
-//! reordered or spliced file fails to decrypt. The empty file is one empty final chunk.
+//! A file is a header followed by chunks. The header is [`HEADER_LEN`] (116) bytes with a key
+//! file or a password (version 1); encrypted to recipients (version 2) it also holds their
+//! recipient block, and signed (version 3) the signer's public key, so that [`header_len`]
+//! reads its length from its first bytes. Each chunk is sealed on its own with a payload key
+//! derived (HKDF-SHA256) from the key file's key, the password (through Argon2id) or the
+//! recipients' random file key, and the header's random salt, and is bound to the chunk's index
+//! and a last-chunk flag: the AEAD suites' nonce (the STREAM construction), the legacy suites'
+//! MAC input. So every chunk can be sealed and opened on any core, in any order, and yet a
+//! truncated, extended, reordered or spliced file fails to decrypt. The empty file is one empty
+//! final chunk.
 //!
 //! ```
 //! use paracrypt_core::container::{Decryptor, Encryptor, Key, Suite};

@@ -2,7 +2,6 @@
 //! Argon2id), or, for files encrypted to recipients, identities. Keys and passwords zeroize on
 //! drop.
 
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -109,9 +108,7 @@ pub const MAX_KEY_FILE: u64 = 64 * 1024;
 /// bytes with [`Error::KeyFile`] before reading more than `max + 1` of them.
 fn read_text_file(path: &Path, what: &str, max: u64) -> Result<Zeroizing<Vec<u8>>> {
     let cannot = |e| Error::io(format!("cannot read {what} {}", path.display()), e);
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let mut bytes = Zeroizing::new(Vec::new());
-    file.take(max + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    let bytes = crate::secret_file::read(path, max).map_err(cannot)?;
     if bytes.len() as u64 > max {
         return Err(Error::KeyFile(format!("is larger than {} KiB", max / 1024)));
     }

@@ -45,8 +45,8 @@ pub trait Sink: Sync {
     }
 
     /// Whether concurrent writes serialise anyway, so that the engine should write from one
-    /// thread while the others transform (true for files: Linux takes the inode lock for every
-    /// buffered write, and threads that collide on it spin instead of working).
+    /// worker at a time while the others transform (true for files: Linux takes the inode lock
+    /// for every buffered write, and threads that collide on it spin instead of working).
     fn single_writer(&self) -> bool {
         false
     }

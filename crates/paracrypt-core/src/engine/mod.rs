@@ -16,6 +16,10 @@
 //!   each, at least one chunk), each worker owning one page-aligned pair of buffers, so reading,
 //!   transforming and writing of different tasks overlap across threads and at most one task
 //!   per thread is in memory; a failure names its chunk ([`ChunkError`]);
+//! - [`run_to_writer`]: every chunk from a positional [`Source`] to a `Write` that takes bytes
+//!   only in order (a pipe, a socket, `/dev/null`): every pool thread reads, transforms and, in
+//!   its turn, writes, through a window of `2 × threads` tasks (no thread reads for the
+//!   others or only writes); [`run_range`] is the same driver over the chunks of a range;
 //! - [`run_to_buffer`]: a run of chunks into a buffer of their own: one part of the output,
 //!   made by whichever process or task owns it (a rank's batch, a Dask task, a multipart
 //!   upload's part), with the job made elsewhere from the same header
@@ -35,10 +39,12 @@
 mod input;
 pub(crate) mod io;
 mod job;
+mod ordered;
 mod range;
 pub(crate) mod stream;
 
 use std::fs::File;
+use std::io::Write;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -346,12 +352,69 @@ pub fn run_file(job: &Job, input: &dyn Source, output: &File) -> Result<u64> {
     Ok(end)
 }
 
+/// Runs every chunk of `job` from `source` into `writer`, which takes bytes only in order (a
+/// pipe, a socket, `/dev/null`, a `Write`): writes the output header, then every chunk in
+/// order, flushes, and returns the bytes written.
+///
+/// Every pool thread reads its own tasks with positional reads and transforms them, as
+/// [`run`] does; finished tasks reach `writer` in order through a window of `2 × threads`
+/// output buffers, written by whichever worker finished the task the output waits for (see
+/// the `ordered` module). Memory stays at the window plus one input buffer per thread.
+///
+/// Only verified output is written: when a chunk fails, every chunk before it is written, none
+/// after, and its error is returned (the lowest failing chunk, whatever the thread count). A
+/// write that fails ends the run with its error.
+///
+/// # Panics
+/// If the job was made without the input's length.
+pub fn run_to_writer(
+    job: &Job,
+    source: &dyn Source,
+    writer: &mut (dyn Write + Send),
+) -> Result<u64> {
+    let header = job.output_header();
+    writer
+        .write_all(header)
+        .map_err(|e| Error::io("writing the header", e))?;
+    let mut written = header.len() as u64;
+    run_in_order(job, 0..job.planned().len(), source, &mut |chunks, bytes| {
+        writer
+            .write_all(bytes)
+            .map_err(|e| Error::io(format!("writing chunk {}", chunks.start), e))?;
+        written += bytes.len() as u64;
+        Ok(())
+    })?;
+    writer
+        .flush()
+        .map_err(|e| Error::io("flushing output", e))?;
+    Ok(written)
+}
+
+/// Runs the chunks `indices` of `job`'s plan from `source` as [`run`] does, but hands their
+/// output to `emit` in order, task by task (see [`run_to_writer`]): every chunk below a
+/// failing one is emitted, none above. Returns the output's end if the last chunk was among
+/// `indices`.
+pub(crate) fn run_in_order(
+    job: &Job,
+    indices: Range<u64>,
+    source: &dyn Source,
+    emit: &mut ordered::Emit<'_>,
+) -> Result<Option<u64>, ChunkError> {
+    let plan = job.planned();
+    assert!(indices.end <= plan.len(), "chunk range beyond the plan");
+    if indices.is_empty() {
+        return Ok(None);
+    }
+    let feed = Feed::new(job, indices, source);
+    ordered::run_ordered(&feed, job.transform(), emit)
+}
+
 /// The most input bytes one task of the positional and stream drivers carries: a run of
 /// consecutive chunks up to this size (always at least one chunk) is read, transformed chunk by
 /// chunk and written as one piece of work.
 ///
 /// A format's chunk is not the engine's unit of work. Each task pays a read, a write, a
-/// claim and, into a file, a hand-off to the writer thread, whatever its size; age's 64 KiB
+/// claim and a turn at the output, whatever its size; age's 64 KiB
 /// chunks paid them sixteen times as often as the container's default 1 MiB chunks (about
 /// 5.6 µs a chunk). Grouped, a task of sixteen 64 KiB chunks costs what one 1 MiB chunk does.
 pub const TASK_BYTES: usize = 1 << 20;
@@ -365,10 +428,6 @@ pub(crate) fn chunks_per_task(layout: &ChunkLayout, chunks: u64, threads: usize)
     by_size.min(by_balance)
 }
 
-/// A writer thread pays for itself (fresh buffers, a thread, a hand-off per task) only when
-/// each pool thread has several tasks; below this many, threads write their own.
-const WRITER_MIN_TASKS_PER_THREAD: u64 = 4;
-
 /// Runs the chunks `indices` of `job`'s plan from `source` to `sink` and returns the output
 /// length if the last chunk was among them (the exact length, also for
 /// [`Tail::Unpad`](crate::plan::Tail)). On failure, the error of the lowest failing chunk, with
@@ -381,8 +440,8 @@ const WRITER_MIN_TASKS_PER_THREAD: u64 = 4;
 /// pass over memory) and written with one [`Sink::write_run`]. Parallel work uses each pool
 /// thread's page-aligned scratch buffers, which hold one task at a time, so memory stays at one
 /// task per thread whatever the input size. When the sink is a file (whose writes serialise in
-/// the kernel) and there are at least four tasks per thread, the pool reads and transforms and
-/// one writer thread writes, through a bounded ring of `2 × threads + 1` output buffers. Serial
+/// the kernel), every worker reads and transforms and one at a time writes, whichever finds the
+/// file free, through a bounded ring of `2 × threads + 1` output buffers. Serial
 /// work runs `indices` in order on the calling thread.
 ///
 /// Before any chunk is read, the source learns which input bytes the run reads
@@ -402,29 +461,11 @@ pub fn run(
     if indices.is_empty() {
         return Ok(None);
     }
-    let context = if indices.start > 0 {
-        job.context_len() as u64
-    } else {
-        0
-    };
-    let first = plan.chunk(indices.start).input.start - context;
-    source.will_read(first..plan.chunk(indices.end - 1).input.end);
     let transform = job.transform();
     let threads = transform.workers();
-    let per_task = chunks_per_task(plan.layout(), indices.end - indices.start, threads);
-    let feed = Feed {
-        plan,
-        source,
-        context_len: job.context_len(),
-        per_task,
-        indices: indices.clone(),
-    };
+    let feed = Feed::new(job, indices, source);
     let tasks = feed.tasks();
-    if transform.is_parallel()
-        && sink.single_writer()
-        && threads > 1
-        && tasks >= WRITER_MIN_TASKS_PER_THREAD * threads as u64
-    {
+    if transform.is_parallel() && sink.single_writer() && threads > 1 && tasks > 1 {
         return run_with_writer(&feed, transform, sink);
     }
     let (input_len, output_len) = feed.buffer_lens();
@@ -519,7 +560,28 @@ struct Done {
     result: Result<Option<u64>, ChunkError>,
 }
 
-impl Feed<'_> {
+impl<'a> Feed<'a> {
+    /// The tasks of the chunks `indices` of `job`'s plan, read from `source`, which is told
+    /// now what the run will read ([`Source::will_read`]).
+    fn new(job: &'a Job, indices: Range<u64>, source: &'a dyn Source) -> Self {
+        let plan = job.planned();
+        let context = if indices.start > 0 {
+            job.context_len() as u64
+        } else {
+            0
+        };
+        let first = plan.chunk(indices.start).input.start - context;
+        source.will_read(first..plan.chunk(indices.end - 1).input.end);
+        let workers = job.transform().workers();
+        Feed {
+            plan,
+            source,
+            context_len: job.context_len(),
+            per_task: chunks_per_task(plan.layout(), indices.end - indices.start, workers),
+            indices,
+        }
+    }
+
     /// How many tasks the run has.
     fn tasks(&self) -> u64 {
         (self.indices.end - self.indices.start).div_ceil(self.per_task)
@@ -675,43 +737,47 @@ fn claim_each<T: Send>(
     })
 }
 
-/// A transformed task on its way to the writer.
+/// A transformed task on its way to the output.
 struct Outgoing {
     buf: AlignedBuf,
     done: Done,
 }
 
-/// Parallel work into a sink whose writes serialise (a file): the pool reads and transforms,
-/// one writer thread (outside the pool) writes. Nobody spins on the file's lock, and only one
-/// thread takes fresh page-cache pages. Output buffers circulate between the two sides, at
-/// most `2 × threads + 1` of them, so memory stays bounded; a transformed task waits for the
-/// writer only when the writer is the bottleneck anyway. Each worker reads into its own
-/// scratch buffer.
+/// Parallel work into a sink whose writes serialise (a file: Linux takes the inode's lock for
+/// every buffered write, and writers that collide on it spin): every worker reads and
+/// transforms, and one worker at a time writes, whichever finds nobody writing when it queues
+/// a task. It writes every task queued until the queue is empty (tasks queued meanwhile by
+/// the others included), then goes back to transforming. No thread is set aside to write
+/// (a writer thread was one more thread than cores, and the hand-off to it a wake-up per
+/// task), no worker spins on the file's lock, and a task is written as soon as the file is
+/// free, in any order, so a slow worker holds up nobody. Output buffers circulate, at most
+/// `2 × threads + 1` of them (made as needed), so memory stays bounded; a worker with no free
+/// buffer writes what is queued, or waits for the one writing.
 fn run_with_writer(
     feed: &Feed<'_>,
     transform: &Transform,
     sink: &dyn Sink,
 ) -> Result<Option<u64>, ChunkError> {
     let (input_len, output_len) = feed.buffer_lens();
-    let buffers = 2 * rayon::current_num_threads() + 1;
+    let buffers = 2 * transform.workers() + 1;
     let (full_tx, full_rx) = crossbeam_channel::bounded::<Outgoing>(buffers);
     let (free_tx, free_rx) = crossbeam_channel::bounded::<AlignedBuf>(buffers);
-    // Buffers are made on demand, up to `buffers`: a short run, or one whose writer keeps up,
+    // Buffers are made on demand, up to `buffers`: a short run, or one whose writes keep up,
     // never pays for (and faults in) buffers it does not need.
     let made = AtomicUsize::new(0);
-    let take = || match free_rx.try_recv() {
-        Ok(buf) => buf,
-        Err(_) if made.fetch_add(1, Ordering::Relaxed) < buffers => AlignedBuf::new(output_len),
-        Err(_) => free_rx.recv().expect("the writer returns every buffer"),
-    };
+    let writing = std::sync::atomic::AtomicBool::new(false);
     let failed = AtomicU64::new(u64::MAX);
-    std::thread::scope(|scope| {
-        let writer = scope.spawn(|| {
-            let mut result: Result<Option<u64>, ChunkError> = Ok(None);
-            // Drain until every sender is gone, also after a failure, so that no transforming
-            // thread ever waits for a buffer that will not come back.
-            for out in full_rx {
-                if result.is_ok() {
+    // Writes every queued task if no other worker is writing; the one that is sees every task
+    // queued before it stops. After a failed write nothing more is written, but buffers keep
+    // coming back so that no worker waits for one forever.
+    let write_queued = || -> Result<Option<u64>, ChunkError> {
+        let mut result = Ok(None);
+        loop {
+            if writing.swap(true, Ordering::AcqRel) {
+                return result;
+            }
+            while let Ok(out) = full_rx.try_recv() {
+                if failed.load(Ordering::Relaxed) >= out.done.chunks.start {
                     let written = feed.write(sink, &out.done, &out.buf);
                     if let Err(e) = &written {
                         failed.fetch_min(e.index, Ordering::Relaxed);
@@ -720,21 +786,33 @@ fn run_with_writer(
                 }
                 let _ = free_tx.send(out.buf);
             }
-            result
+            writing.store(false, Ordering::SeqCst);
+            // A task queued after the last look and before the flag fell found the flag up
+            // and left its task to this writer: look once more.
+            if full_rx.is_empty() {
+                return result;
+            }
+        }
+    };
+    claim_each(feed, transform, &failed, |t, task| {
+        let mut written = Ok(None);
+        let mut buf = match free_rx.try_recv() {
+            Ok(buf) => buf,
+            Err(_) if made.fetch_add(1, Ordering::Relaxed) < buffers => AlignedBuf::new(output_len),
+            Err(_) => {
+                // Every buffer is queued or being written (more than the other workers hold):
+                // write them, or else the worker writing now frees one.
+                written = write_queued();
+                free_rx.recv().expect("this worker holds a sender")
+            }
+        };
+        let mut done = with_scratch(input_len, |input| {
+            feed.read_and_transform(input, &mut buf, task, t, &failed)
         });
-        let transformed = claim_each(feed, transform, &failed, |t, task| {
-            let mut buf = take();
-            let mut done = with_scratch(input_len, |input| {
-                feed.read_and_transform(input, &mut buf, task, t, &failed)
-            });
-            let result = std::mem::replace(&mut done.result, Ok(None));
-            full_tx
-                .send(Outgoing { buf, done })
-                .expect("the writer runs until the senders are gone");
-            result
-        });
-        drop(full_tx);
-        let written = writer.join().expect("the writer thread does not panic");
-        lowest_error(transformed, written)
+        let result = std::mem::replace(&mut done.result, Ok(None));
+        full_tx
+            .send(Outgoing { buf, done })
+            .expect("the queue holds every buffer");
+        lowest_error(lowest_error(result, written), write_queued())
     })
 }

@@ -1,13 +1,20 @@
 //! Ordered streaming: `Read` → `Write` through a bounded window of chunks.
 //!
-//! Chunks are read in waves of `window` chunks. While the pool transforms one wave, the
-//! calling thread writes the wave before it (in order) and reads the next into the buffers
-//! that wave released, so reading, transforming and writing overlap and at most
-//! `2 × window` chunk buffers exist, whatever the input size. Results are written strictly in
-//! chunk order; when a chunk fails, the chunks before it are written and its error is returned.
+//! A parallel job streams on every pool thread: each worker in turn reads the next run of
+//! chunks from the reader, transforms it while the others read and transform theirs, and
+//! hands it to the output through the ordered window of the `ordered` module, which writes
+//! tasks strictly in order as they are ready. A serial job streams in waves of `window`
+//! chunks: while the pool transforms one wave, the calling thread writes the wave before it
+//! and reads the next into the buffers that wave released. Either way reading, transforming
+//! and writing overlap, memory stays bounded whatever the input size, and when a chunk fails
+//! the chunks before it are written and its error is returned.
 
 use std::io::{ErrorKind, Read, Write};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::job::lowest_error;
+use super::ordered::{Ready, Window};
 use super::{Apply, ChunkCtx, Job, MAX_CONTEXT, TASK_BYTES};
 use crate::buffer::AlignedBuf;
 use crate::error::{ChunkError, Error, Result};
@@ -223,6 +230,67 @@ impl<R: Read> ChunkReader<R> {
         self.done
     }
 
+    /// Reads the next run of up to `per_task` chunks into `buf`, behind the context bytes of
+    /// its first chunk (the input bytes just before it, for transforms that need them), with
+    /// as few reads as the stream allows and one byte of look-ahead for the whole run. `buf`
+    /// grows as data arrives (doubling, from [`FIRST_BUFFER`]), so a short stream read with
+    /// huge chunks holds about what it read. After a failed read the stream counts as ended.
+    pub fn read_task(&mut self, buf: &mut AlignedBuf, per_task: u64) -> Result<StreamTask> {
+        let chunk = self.layout.input_chunk;
+        let first = self.next_index;
+        let context = if first == 0 { 0 } else { self.context_len };
+        let full = per_task as usize * chunk;
+        let want = context + full + 1;
+        if buf.len() < context + 1 {
+            buf.resize((context + 1).max(FIRST_BUFFER.min(want)));
+        }
+        buf[..context].copy_from_slice(&self.tail[..context]);
+        let mut filled = context;
+        if let Some(byte) = self.carry.take() {
+            buf[filled] = byte;
+            filled += 1;
+        }
+        while filled < want {
+            if buf.len() <= filled {
+                buf.resize((2 * filled).max(FIRST_BUFFER).min(want));
+            }
+            let end = buf.len().min(want);
+            let index = first + ((filled - context) / chunk) as u64;
+            let read = read_full(&mut self.reader, &mut buf[filled..end], index);
+            let n = read.inspect_err(|_| self.done = true)?;
+            filled += n;
+            if filled < end {
+                break; // the stream ended
+            }
+        }
+        let data = filled - context;
+        let task = if data > full {
+            // More follows: the byte past the run starts the next one.
+            self.carry = Some(buf[context + full]);
+            let end = context + full;
+            self.tail[..self.context_len].copy_from_slice(&buf[end - self.context_len..end]);
+            StreamTask {
+                first,
+                count: per_task,
+                last_len: chunk,
+                ends: false,
+                context,
+            }
+        } else {
+            let count = data.div_ceil(chunk).max(1);
+            StreamTask {
+                first,
+                count: count as u64,
+                last_len: data - (count - 1) * chunk,
+                ends: true,
+                context,
+            }
+        };
+        self.next_index += task.count;
+        self.done = task.ends;
+        Ok(task)
+    }
+
     /// Reads up to `window` chunks, reusing the slots in `spare` and making new ones as needed.
     /// `capacity` is what a full chunk needs (input and output); each slot is left with room
     /// for its own chunk's output.
@@ -251,6 +319,102 @@ impl<R: Read> ChunkReader<R> {
     }
 }
 
+/// A run of consecutive chunks read from a stream by [`ChunkReader::read_task`]: every chunk
+/// is full but the run's last, which is the stream's last when `ends`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StreamTask {
+    /// The first chunk's index.
+    pub first: u64,
+    /// How many chunks the run holds (at least one).
+    pub count: u64,
+    /// The last chunk's input length.
+    pub last_len: usize,
+    /// Whether the run's last chunk is the stream's last.
+    pub ends: bool,
+    /// How many context bytes stand before the first chunk in the buffer.
+    pub context: usize,
+}
+
+impl StreamTask {
+    /// The output room the run needs: the full chunks' output, and for the last chunk what its
+    /// input may become (a chunk never grows by more than a full one does, a digest is always
+    /// its length).
+    fn output_room(&self, layout: &ChunkLayout) -> usize {
+        let capacity = layout.max_buffer();
+        let digest = layout.output_len(self.last_len, self.ends).unwrap_or(0);
+        let last = (self.last_len + capacity - layout.input_chunk)
+            .min(capacity)
+            .max(digest);
+        (self.count as usize - 1) * layout.output_chunk + last
+    }
+
+    /// Transforms the run's chunks from `input` (as `read_task` left it) into `output`, in
+    /// order, stopping at the first failure (or at a chunk above `failed`, which another
+    /// worker already reported).
+    fn transform(
+        &self,
+        layout: &ChunkLayout,
+        context_len: usize,
+        input: &[u8],
+        output: &mut [u8],
+        transform: &mut Apply<'_>,
+        failed: &AtomicU64,
+    ) -> (Ready, Result<Option<u64>, ChunkError>) {
+        let chunk = layout.input_chunk;
+        let mut result = Ok(None);
+        let mut ready = Ready {
+            chunks: self.first..self.first,
+            len: 0,
+            whole: true,
+        };
+        for k in 0..self.count as usize {
+            let index = self.first + k as u64;
+            if index > failed.load(Ordering::Relaxed) {
+                ready.whole = false;
+                break;
+            }
+            let is_last = k + 1 == self.count as usize;
+            let from = self.context + k * chunk;
+            let len = if is_last { self.last_len } else { chunk };
+            let context = if index > 0 {
+                &input[from - context_len..from]
+            } else {
+                &[][..]
+            };
+            let ctx = ChunkCtx {
+                index,
+                offset: layout.payload_start(index),
+                chunk_size: layout.payload_chunk(),
+                is_last: is_last && self.ends,
+                context,
+            };
+            let at = k * layout.output_chunk;
+            let room = if is_last {
+                output.len() - at
+            } else {
+                layout.output_chunk
+            };
+            let slot = &mut output[at..at + room];
+            match transform.apart(&ctx, &input[from..from + len], slot) {
+                Ok(n) => {
+                    ready.len = at + n;
+                    ready.chunks.end = index + 1;
+                }
+                Err(source) => {
+                    // Never written, but a buffer that held unproven bytes is wiped (see
+                    // `engine::wipe`).
+                    super::wipe(slot);
+                    failed.fetch_min(index, Ordering::Relaxed);
+                    ready.whole = false;
+                    result = Err(ChunkError { index, source });
+                    break;
+                }
+            }
+        }
+        (ready, result)
+    }
+}
+
 /// Reads until `buf` is full or the stream ends; returns the bytes read.
 fn read_full(reader: &mut impl Read, buf: &mut [u8], index: u64) -> Result<usize> {
     let mut filled = 0;
@@ -266,13 +430,151 @@ fn read_full(reader: &mut impl Read, buf: &mut [u8], index: u64) -> Result<usize
 }
 
 /// Streams `reader` through `job` into `writer`: writes the job's output header, then every
-/// chunk in order, and returns the bytes written. `window` is the number of chunks per wave (0:
-/// [`TASK_BYTES`] of input per pool thread, at least one chunk each); at most `2 × window`
-/// chunks are in memory.
+/// chunk in order, and returns the bytes written. `window` bounds the chunks read ahead of the
+/// output (0: [`TASK_BYTES`] of input per task, at least one chunk, and two tasks per pool
+/// thread); at most about `2 × window` chunks are in memory.
+///
+/// A parallel job runs on every pool thread at once ([`stream_ordered`]); a serial one in
+/// waves, the next read and the last written while the pool transforms ([`stream_waves`]).
 ///
 /// `reader` starts at the first chunk: a header in the input was read before (the job was
 /// made from it). The job needs no plan: a stream's length is found as it ends.
 pub fn process_stream(
+    job: &Job,
+    reader: &mut (dyn Read + Send),
+    writer: &mut (dyn Write + Send),
+    window: usize,
+) -> Result<u64> {
+    let header = job.output_header();
+    writer
+        .write_all(header)
+        .map_err(|e| Error::io("writing the header", e))?;
+    let written = header.len() as u64;
+    let written = written
+        + if job.is_parallel() {
+            stream_ordered(job, reader, writer, window)?
+        } else {
+            stream_waves(job, reader, writer, window)?
+        };
+    writer
+        .flush()
+        .map_err(|e| Error::io("flushing output", e))?;
+    Ok(written)
+}
+
+/// Streams a parallel job's chunks (after the header) on every worker of the pool: each in
+/// turn takes the reader and reads the next task (a run of chunks, [`TASK_BYTES`] of input
+/// unless `window` asks for fewer), then transforms it while the next worker reads, and
+/// hands it to the output through the ordered window (see the `ordered` module), where
+/// whichever worker finished the task the output waits for writes it. Reading, transforming
+/// and writing thus overlap on every core, with no thread set aside for either end. Memory:
+/// at most `2 × threads` tasks waiting for the output and one being read or transformed per
+/// thread. Returns the chunk bytes written.
+///
+/// Only transformed chunks are written, in order: on failure, every chunk before the lowest
+/// failing one is written, none after, and its error returned.
+fn stream_ordered(
+    job: &Job,
+    reader: &mut (dyn Read + Send),
+    writer: &mut (dyn Write + Send),
+    window: usize,
+) -> Result<u64> {
+    let layout = job.layout();
+    let transform = job.transform();
+    let workers = transform.workers();
+    let (width, per_task) = if window == 0 {
+        (2 * workers, (TASK_BYTES / layout.input_chunk).max(1) as u64)
+    } else {
+        let width = (2 * workers).min(window);
+        (width, (window / width).max(1) as u64)
+    };
+    let mut written = 0u64;
+    let mut emit = |chunks: std::ops::Range<u64>, bytes: &[u8]| {
+        writer
+            .write_all(bytes)
+            .map_err(|e| Error::io(format!("writing chunk {}", chunks.start), e))?;
+        written += bytes.len() as u64;
+        Ok(())
+    };
+    let window = Window::new(width, &mut emit);
+    let chunks = Mutex::new((ChunkReader::new(reader, *layout, job.context_len()), 0u64));
+    let failed = AtomicU64::new(u64::MAX);
+    transform
+        .each(0..workers, |t, _| {
+            let mut result = Ok(None);
+            let mut input = AlignedBuf::new(0);
+            loop {
+                // The next task, read in turn; a worker a window ahead of the output waits
+                // here, holding the reader, as there is no room for what it would read.
+                let (task, read) = {
+                    let mut guard = chunks.lock().unwrap_or_else(|e| e.into_inner());
+                    let (chunks, next_task) = &mut *guard;
+                    if chunks.is_done() || chunks.next_index > failed.load(Ordering::Relaxed) {
+                        return result;
+                    }
+                    let task = *next_task;
+                    if !window.wait_for_room(task, chunks.next_index, &failed) {
+                        return result;
+                    }
+                    *next_task += 1;
+                    let first = chunks.next_index;
+                    (
+                        task,
+                        chunks
+                            .read_task(&mut input, per_task)
+                            .map_err(|source| ChunkError {
+                                index: first,
+                                source,
+                            }),
+                    )
+                };
+                let read = match read {
+                    Ok(read) => read,
+                    Err(e) => {
+                        // The tasks before it are written; nothing after.
+                        failed.fetch_min(e.index, Ordering::Relaxed);
+                        let ready = Ready {
+                            chunks: e.index..e.index,
+                            len: 0,
+                            whole: false,
+                        };
+                        window.put(task, window.take_buf(task), ready);
+                        let written = window.write_ready(&failed);
+                        return lowest_error(lowest_error(result, Err(e)), written);
+                    }
+                };
+                let mut buf = window.take_buf(task);
+                let room = read.output_room(layout);
+                if buf.len() < room {
+                    buf.resize(room);
+                }
+                let (ready, transformed) = read.transform(
+                    layout,
+                    job.context_len(),
+                    &input,
+                    &mut buf[..room],
+                    t,
+                    &failed,
+                );
+                window.put(task, buf, ready);
+                result = lowest_error(result, transformed);
+                result = lowest_error(result, window.write_ready(&failed));
+                if result.is_err() {
+                    break;
+                }
+            }
+            result
+        })
+        .map_err(Error::from)?;
+    drop(window);
+    Ok(written)
+}
+
+/// Streams a serial job's chunks (after the header) in waves of `window` chunks (0: a task's
+/// worth per pool thread): while the pool transforms one wave, the calling thread writes the
+/// wave before it and reads the next, so at most `2 × window` chunks are in memory. Returns
+/// the chunk bytes written.
+fn stream_waves(
     job: &Job,
     reader: &mut (dyn Read + Send),
     writer: &mut (dyn Write + Send),
@@ -283,16 +585,12 @@ pub fn process_stream(
     } else {
         window
     };
-    let header = job.output_header();
-    writer
-        .write_all(header)
-        .map_err(|e| Error::io("writing the header", e))?;
     let layout = job.layout();
     let capacity = layout.max_buffer();
     let mut chunks = ChunkReader::new(reader, *layout, job.context_len());
     let mut current = chunks.read_wave(Vec::new(), window, capacity)?;
     let mut done: (Vec<Slot>, Result<(), ChunkError>) = (Vec::new(), Ok(()));
-    let mut written = header.len() as u64;
+    let mut written = 0;
     while !current.is_empty() {
         let (io, transformed) = rayon::join(
             || -> Result<Vec<Slot>> {
@@ -306,8 +604,5 @@ pub fn process_stream(
         done = (std::mem::replace(&mut current, next), transformed);
     }
     written += write_wave(&mut done.0, done.1, writer)?;
-    writer
-        .flush()
-        .map_err(|e| Error::io("flushing output", e))?;
     Ok(written)
 }

@@ -57,7 +57,8 @@ impl<T: Send + Sync> PerThread<T> {
 ///
 /// Each slot has its own lock, taken only by the thread whose index it is: uncontended, on a
 /// cache line of its own, so threads never write to a line another thread reads. Nothing is
-/// global: 64 threads work on 64 objects.
+/// global: 64 threads work on 64 objects. (Only the OpenSSL provider keeps working objects.)
+#[cfg_attr(not(feature = "openssl"), allow(dead_code))]
 pub(crate) struct Working<T> {
     /// Worker `i`'s object.
     slots: Box<[CachePadded<Mutex<Option<T>>>]>,
@@ -65,6 +66,7 @@ pub(crate) struct Working<T> {
     outside: CachePadded<Mutex<Option<T>>>,
 }
 
+#[cfg_attr(not(feature = "openssl"), allow(dead_code))]
 impl<T: Send> Working<T> {
     /// As many slots as the current pool (or this machine) has threads, all empty.
     pub(crate) fn new() -> Self {

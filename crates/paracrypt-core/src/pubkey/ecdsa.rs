@@ -26,10 +26,13 @@
 //! aws-lc: one aws-lc verification is about five times faster than p256's, more than either
 //! split path could win back, so it always runs unsplit (and a batch runs one per thread).
 //! aws-lc signs with a fresh random nonce, RustCrypto deterministically (RFC 6979): the
-//! signatures differ, both verify everywhere (each provider and `openssl`).
+//! signatures differ, both verify everywhere (each provider and `openssl`). Whichever signs,
+//! `s` is then brought into the lower half of the group order (`n − s` for a high one): the
+//! signature's one form, which paracrypt's own formats require (a high `s` is accepted here, in
+//! DER, as `openssl dgst -verify` accepts it).
 
 use p256::ecdsa::signature::hazmat::PrehashSigner;
-use p256::ecdsa::{DerSignature, SigningKey, VerifyingKey};
+use p256::ecdsa::{DerSignature, Signature, SigningKey, VerifyingKey};
 use p256::elliptic_curve::Generate;
 use p256::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
 use zeroize::Zeroizing;
@@ -141,11 +144,12 @@ impl EcdsaPrivateKey {
         &self.key
     }
 
-    /// Signs a SHA-256 digest; returns the DER signature. RustCrypto signs deterministically
-    /// (RFC 6979, HMAC-SHA-256), aws-lc with a random nonce (see the module docs).
+    /// Signs a SHA-256 digest; returns the DER signature, its `s` in the lower half of the
+    /// group order (the one form paracrypt writes). RustCrypto signs deterministically (RFC 6979,
+    /// HMAC-SHA-256), aws-lc and OpenSSL with a random nonce (see the module docs).
     pub fn sign_digest(&self, digest: &Digest) -> Vec<u8> {
         let e = match self.backend.key.sign(digest) {
-            Ok(signature) => return signature,
+            Ok(signature) => return low_s(signature),
             Err(e) => e,
         };
         // Only an internal failure of a C backend: p256's signature is as valid.
@@ -157,7 +161,23 @@ impl EcdsaPrivateKey {
             .key
             .sign_prehash(digest)
             .expect("a 32-byte prehash is always accepted");
-        signature.as_bytes().to_vec()
+        low_s(signature.as_bytes().to_vec())
+    }
+}
+
+/// The DER signature `der` with `s` replaced by `n − s` when `s` is in the upper half of the
+/// group order `n`: `(r, s)` and `(r, n − s)` verify alike, so every signature has a second
+/// form that anyone can compute, and a signed container whose chunk signatures were flipped
+/// would still verify as different bytes. paracrypt writes the low form only (as libsecp256k1
+/// and BIP 146 do), and its own formats accept nothing else
+/// ([`sign::VerifyingKey::verify`](crate::sign::VerifyingKey::verify)). No backend
+/// normalises on its own: aws-lc and OpenSSL leave `s` as their random nonce gives it, p256 as
+/// RFC 6979's does (P-256's `NORMALIZE_S` is off). A `der` that is not a signature (a
+/// backend's fault) is returned as it is, for the caller to refuse.
+fn low_s(der: Vec<u8>) -> Vec<u8> {
+    match Signature::from_der(&der) {
+        Ok(signature) => signature.normalize_s().to_der().as_bytes().to_vec(),
+        Err(_) => der,
     }
 }
 
@@ -251,7 +271,9 @@ impl EcdsaPublicKey {
 
     /// Whether the DER `signature` is valid for the SHA-256 `digest`: aws-lc's verification
     /// under aws-lc, otherwise p256's faster path for the current pool
-    /// ([`EcdsaVerify::for_current_pool`]).
+    /// ([`EcdsaVerify::for_current_pool`]). A high `s` is accepted, as `openssl dgst -verify`
+    /// accepts it: OpenSSL's own signatures have one half the time (paracrypt's never do, see
+    /// [`EcdsaPrivateKey::sign_digest`]).
     pub fn verify_digest(&self, digest: &Digest, signature: &[u8]) -> bool {
         self.backend.key.verify(digest, signature, false)
     }

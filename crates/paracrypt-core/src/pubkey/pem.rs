@@ -29,6 +29,8 @@ use rsa::pkcs8::der::asn1::ObjectIdentifier as Oid;
 use rsa::pkcs8::der::pem;
 use rsa::pkcs8::{PrivateKeyInfoRef, SubjectPublicKeyInfoRef};
 
+use zeroize::Zeroizing;
+
 use super::{Error, Result};
 
 const RSA_ENCRYPTION: Oid = Oid::new_unwrap("1.2.840.113549.1.1.1");
@@ -156,9 +158,10 @@ fn parse_pem(text: &str) -> Result<KeyFile> {
 }
 
 fn parse_block(label: &str, block: &str) -> Result<KeyFile> {
+    // A private key's DER: zeroed once parsed.
     let decode = || {
         pem::decode_vec(block.as_bytes())
-            .map(|(_, der)| der)
+            .map(|(_, der)| Zeroizing::new(der))
             .map_err(|e| Error::format(format!("bad PEM `{label}` block: {e}")))
     };
     match label {

@@ -13,7 +13,8 @@
 //!
 //! The [`Runner`] holds what every format shares (the streaming window, a progress callback,
 //! the [`Provider`] that computes the primitives, handed to the recipe as it makes the job)
-//! and runs any recipe: file to file ([`Runner::file`]), stream to stream ([`Runner::stream`]),
+//! and runs any recipe: file to file ([`Runner::file`]), a file to an output that takes bytes
+//! in order ([`Runner::file_to_writer`]), stream to stream ([`Runner::stream`]),
 //! in memory ([`Runner::vec`]), a byte range ([`Runner::range`]), as a `Write` adapter
 //! ([`Runner::writer`], whose [`StreamWriter::finish`] must be called) and as a `Read` adapter
 //! ([`Runner::reader`]). The thread pool stays

@@ -77,6 +77,25 @@ impl Runner {
         Ok(written)
     }
 
+    /// Runs `recipe` from `input` into `writer`, an output that takes bytes only in order (a
+    /// pipe, a socket, `/dev/null`): positional reads and transforms on every pool thread, the
+    /// output written in order as it is ready ([`engine::run_to_writer`]). Only verified
+    /// output is written: on failure, the chunks before the failing one have been written.
+    /// Returns the bytes written. Progress counts as [`Runner::file`]'s does.
+    pub fn file_to_writer(
+        &self,
+        recipe: &dyn Recipe,
+        input: &File,
+        writer: &mut (dyn Write + Send),
+    ) -> Result<u64> {
+        let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
+        let header = job.layout().input_offset;
+        if let (Some(progress), true) = (&self.progress, header > 0) {
+            progress(header);
+        }
+        engine::run_to_writer(&job, &ProgressSource::new(input, &self.progress), writer)
+    }
+
     /// Runs `recipe` from a stream to a stream through a bounded ordered window. Only finished
     /// chunks are written, in order; on failure the chunks before the failing one have been
     /// written. Returns the bytes written.
@@ -150,7 +169,7 @@ impl Runner {
         input: &File,
         offset: u64,
         len: u64,
-        writer: &mut dyn Write,
+        writer: &mut (dyn Write + Send),
     ) -> Result<u64> {
         let job = recipe.first_job(&mut head_of(input), Some(file_len(input)?), self.provider)?;
         let source = ProgressSource::new(input, &self.progress);

@@ -48,7 +48,6 @@ pub mod rsa;
 
 use std::collections::HashSet;
 use std::fmt;
-use std::io::Read;
 use std::path::Path;
 
 use zeroize::Zeroizing;
@@ -886,19 +885,15 @@ pub fn read_identity_file(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
 }
 
 /// Reads a recipients or identity file (`what`), refusing one larger than [`MAX_PEOPLE_FILE`]
-/// before reading more than that. The bytes are zeroized when dropped (an identity file holds
-/// private keys).
+/// before reading more than that. The bytes are zeroized when dropped, and so is every buffer
+/// they were read through ([`crate::secret_file`]: an identity file holds private keys).
 fn read_people_file(
     path: &Path,
     what: &str,
     error: fn(String, &'static str) -> Error,
 ) -> Result<Zeroizing<Vec<u8>>> {
     let cannot = |e| Error::io(format!("cannot read {what} {}", path.display()), e);
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let mut bytes = Zeroizing::new(Vec::new());
-    file.take(MAX_PEOPLE_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
+    let bytes = crate::secret_file::read(path, MAX_PEOPLE_FILE).map_err(cannot)?;
     if bytes.len() as u64 > MAX_PEOPLE_FILE {
         return Err(error(path.display().to_string(), "is larger than 16 MiB"));
     }

@@ -8,7 +8,8 @@
 //! bytes): Ed25519 and ML-DSA-65 sign it as it is (PureEdDSA, RFC 8032; FIPS 204's ML-DSA.Sign
 //! with the empty context), ECDSA P-256 and RSA sign its
 //! SHA-256 digest (so `openssl dgst -sha256 -verify` checks them), an ECDSA signature is stored
-//! as `r ‖ s` (64 bytes, IEEE P1363) so that every signature of a scheme has one length.
+//! as `r ‖ s` (64 bytes, IEEE P1363) so that every signature of a scheme has one length, with
+//! a low `s` (written so, and required when read: one form per signature).
 
 use std::fmt;
 
@@ -194,7 +195,7 @@ impl SigningKey {
             return Self::from_openssh(bytes);
         }
         if let Some(key) = ed25519_pkcs8(bytes) {
-            return Ok(Self::ed25519_from_seed(&key.to_bytes()));
+            return Ok(Self::ed25519_from_seed(&Zeroizing::new(key.to_bytes())));
         }
         if let Some(seed) = ml_dsa_65_pkcs8(bytes) {
             return Ok(Self::ml_dsa_65_from_seed(&*seed?));
@@ -211,7 +212,7 @@ impl SigningKey {
         }
         match pem::parse(bytes).map_err(key_error)? {
             KeyFile::EcPrivate(key) => {
-                let scalar: [u8; 32] = key.to_bytes().into();
+                let scalar: Zeroizing<[u8; 32]> = Zeroizing::new(key.to_bytes().into());
                 Ok(Self::ecdsa(
                     EcdsaPrivateKey::from_scalar_bytes(&scalar).map_err(key_error)?,
                 ))
@@ -238,9 +239,9 @@ impl SigningKey {
             ));
         }
         match key.key_data() {
-            ssh_key::private::KeypairData::Ed25519(pair) => {
-                Ok(Self::ed25519_from_seed(&pair.private.to_bytes()))
-            }
+            ssh_key::private::KeypairData::Ed25519(pair) => Ok(Self::ed25519_from_seed(
+                &Zeroizing::new(pair.private.to_bytes()),
+            )),
             other => Err(Error::SignKey(format!(
                 "an OpenSSH {} key; paracrypt signs with OpenSSH Ed25519 keys (and RSA or \
                  P-256 keys in PEM)",
@@ -812,7 +813,9 @@ impl VerifyingKey {
         }
     }
 
-    /// Whether `signature` is this key's signature of `message`.
+    /// Whether `signature` is this key's signature of `message`. An ECDSA signature must have
+    /// a low `s` (at most half the group order), as every signature paracrypt makes has: its
+    /// other form `(r, n − s)` is refused.
     pub fn verify(&self, message: &[u8], signature: &[u8]) -> bool {
         match &self.inner {
             Public::Ed25519(Ed25519Public { backend, .. })
@@ -823,6 +826,12 @@ impl VerifyingKey {
                 let Ok(signature) = EcdsaSignature::from_slice(signature) else {
                     return false;
                 };
+                // Strict: the low `s` only, the one form paracrypt writes. `(r, n − s)`
+                // verifies too, so accepting it would let anyone change a signed file's bytes
+                // (a chunk's signature) and keep it valid.
+                if signature.normalize_s() != signature {
+                    return false;
+                }
                 key.verify_digest(&sha256(message), signature.to_der().as_bytes())
             }
             Public::Rsa(key, scheme) => key.verify_digest(*scheme, &sha256(message), signature),

@@ -5,7 +5,7 @@
 //! chunk engine ([`tree::TreeHash`], a [`Recipe`](crate::Recipe): every pool thread, every
 //! driver, every MPI rank), the leaves form a Merkle tree, and the **file digest** binds its
 //! root to the chunk size and the file's length. A [`SigningKey`] (Ed25519 by default, ECDSA
-//! P-256 or RSA) signs a short [statement](statement) naming the scheme and the file digest.
+//! P-256 or RSA) signs a short [statement] naming the scheme and the file digest.
 //! The [`Signature`] file keeps the signer's public key, the signature and every leaf, so that
 //! a verifier checks the whole file (on every core, naming the first altered chunk) or any
 //! byte range alone (hashing only the chunks that cover it).

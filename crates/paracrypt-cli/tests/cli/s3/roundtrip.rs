@@ -221,3 +221,35 @@ fn outputs_keep_the_local_rules() {
     fails(run(http), 2, "read-only");
     bucket.holds_only(&["x.pcr"]);
 }
+
+/// The variables of other programs may hold any bytes: a command on objects runs beside one
+/// that is not UTF-8 (it panicked once, on every `s3://` command), while a setting of the store
+/// that is not UTF-8 is refused in one line (exit 2) rather than skipped without a word.
+#[test]
+fn the_environment_may_hold_any_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let latin1 = std::ffi::OsStr::from_bytes(b"caf\xe9");
+    let server = Server::shared();
+    let bucket = server.bucket("environment");
+    let dir = scratch();
+    let key = keygen(dir.path(), "k");
+    let plain = data(100_000, 9);
+    let input = write(dir.path(), "in", &plain);
+    let object = bucket.url("e.pcr");
+    let mut cmd = server.client();
+    cmd.env("PARACRYPT_TEST_LATIN1", latin1)
+        .args(["encrypt", "-q", "--key-file"])
+        .arg(&key)
+        .args(["-o", &object])
+        .arg(&input);
+    ok(run(cmd));
+    let mut cmd = dec(server.client(), &key, &[&object]);
+    cmd.env("PARACRYPT_TEST_LATIN1", latin1);
+    assert!(ok(run(cmd)) == plain);
+
+    let mut cmd = dec(server.client(), &key, &[&object]);
+    cmd.env("AWS_REGION", latin1);
+    let stderr = fails(run(cmd), 2, "AWS_REGION is not valid UTF-8");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    bucket.holds_only(&["e.pcr"]);
+}
