@@ -562,3 +562,90 @@ fn the_plugin_guide_examples_work_when_pasted_in_order() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A plugin runs once per command for all of its recipients (or identities), and not at all
+/// when another identity opens the file first; age 1.3's tagged recipients are refused in one
+/// line.
+#[test]
+fn one_session_per_plugin_and_none_when_another_identity_opens_the_file() {
+    if !have_tools() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let (id_a, recipient_a) = identity(d, "heidi");
+    let (id_b, recipient_b) = identity(d, "ivan");
+    let (x_id, x_recipient) = crate::people::x25519(d, "x.key");
+    let both_ids = write(
+        d,
+        "both.id",
+        format!("{}\n{}\n", identity_line(&id_a), identity_line(&id_b)).as_bytes(),
+    );
+    let plain = write(d, "plain", &data(5000, 5));
+    let sealed = d.join("sealed.pcr");
+    let log = d.join("starts.log");
+    let starts = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        std::fs::remove_file(&log).ok();
+        text.lines().map(str::to_owned).collect::<Vec<_>>()
+    };
+    ok(pc(
+        &[
+            "encrypt",
+            "-r",
+            &recipient_a,
+            "-r",
+            &x_recipient,
+            "-r",
+            &recipient_b,
+            "-o",
+            s(&sealed),
+            s(&plain),
+        ],
+        &[("PCTEST_LOG", s(&log))],
+    ));
+    assert_eq!(starts(), ["recipient-v1"]);
+    let out = d.join("out");
+    ok(pc(
+        &["decrypt", "-i", s(&both_ids), "-o", s(&out), s(&sealed)],
+        &[("PCTEST_LOG", s(&log))],
+    ));
+    assert_eq!(starts(), ["identity-v1"]);
+    std::fs::remove_file(&out).unwrap();
+    ok(pc(
+        &[
+            "decrypt",
+            "-i",
+            s(&both_ids),
+            "-i",
+            s(&x_id),
+            "-o",
+            s(&out),
+            s(&sealed),
+        ],
+        &[("PCTEST_LOG", s(&log))],
+    ));
+    assert_eq!(
+        starts(),
+        Vec::<String>::new(),
+        "the X25519 key opened it first"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), data(5000, 5));
+    fails(
+        pc(
+            &[
+                "encrypt",
+                "-r",
+                "age1tag1qqqqqqqq",
+                "-o",
+                s(&d.join("no")),
+                s(&plain),
+            ],
+            &[],
+        ),
+        2,
+        "recipient 1 (age1tag1qqqqqqqq): a tagged recipient (p256tag, mlkem768p256tag: age 1.3) \
+         is not supported yet",
+    );
+    assert!(!d.join("no").exists());
+}
