@@ -649,3 +649,48 @@ fn one_session_per_plugin_and_none_when_another_identity_opens_the_file() {
     );
     assert!(!d.join("no").exists());
 }
+
+/// `--distributed`: rank 0 alone runs the plugin (it resolves the job, then sends the header and
+/// the keys derived for the file to the other ranks), once to encrypt and once to decrypt.
+#[cfg(feature = "mpi")]
+#[test]
+fn distributed_runs_the_plugin_once_on_rank_0() {
+    use crate::distributed::with_mpi::{have_mpirun, mpirun_with};
+    if !have_tools() || !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let (id, recipient) = identity(d, "judy");
+    let plain = write(d, "plain", &data(64 * 1024 + 3, 6));
+    let sealed = d.join("sealed.pcr");
+    let out = d.join("out");
+    let log = d.join("starts.log");
+    let env = |cmd: &mut Command| {
+        cmd.env("PATH", path_with_plugin()).env("PCTEST_LOG", &log);
+    };
+    ok(mpirun_with(
+        3,
+        [
+            "encrypt",
+            "--chunk-size",
+            "4096",
+            "-r",
+            &recipient,
+            "-o",
+            s(&sealed),
+            s(&plain),
+        ],
+        env,
+    ));
+    ok(mpirun_with(
+        3,
+        ["decrypt", "-i", s(&id), "-o", s(&out), s(&sealed)],
+        env,
+    ));
+    assert_eq!(std::fs::read(&out).unwrap(), data(64 * 1024 + 3, 6));
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "recipient-v1\nidentity-v1\n"
+    );
+}
