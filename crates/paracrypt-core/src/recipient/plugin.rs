@@ -489,7 +489,7 @@ impl Session {
         }
         self.watchdog.rearm();
         match age_core::format::read::age_stanza(&bytes) {
-            Ok((rest, stanza)) if rest.is_empty() => Ok(Stanza::from(stanza)),
+            Ok(([], stanza)) => Ok(Stanza::from(stanza)),
             _ => Err(Broken::Protocol(format!(
                 "a malformed command `{}`",
                 quoted(
