@@ -12,8 +12,9 @@ use paracrypt_core::recipient::{Identities, Recipients};
 #[derive(Clone, Debug, Default, Args)]
 #[command(next_help_heading = "Recipients (encrypt to public keys)")]
 pub struct RecipientFlags {
-    /// Encrypt to RECIPIENT: an age1… X25519 public key, or an `ssh-ed25519 AAAA…` or
-    /// `ssh-rsa AAAA…` public key line (repeatable).
+    /// Encrypt to RECIPIENT: an age1… X25519 public key, an `ssh-ed25519 AAAA…` or
+    /// `ssh-rsa AAAA…` public key line, or an age plugin's age1NAME1… recipient or
+    /// AGE-PLUGIN-NAME-1… identity (age-plugin-NAME on PATH wraps the key) (repeatable).
     #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
     pub recipients: Vec<String>,
     /// Encrypt to the recipients in FILE, one a line (as age's -R), or to the RSA public key
@@ -45,8 +46,8 @@ impl RecipientFlags {
 #[derive(Clone, Debug, Default, Args)]
 pub struct IdentityFlags {
     /// Decrypt with the identities in FILE: AGE-SECRET-KEY-1… lines (`paracrypt keygen --kind
-    /// x25519`, age-keygen), an OpenSSH private key, or an RSA private key in PEM or DER
-    /// (repeatable).
+    /// x25519`, age-keygen), AGE-PLUGIN-NAME-1… lines (age-plugin-NAME on PATH unwraps), an
+    /// OpenSSH private key, or an RSA private key in PEM or DER (repeatable).
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     pub identity_files: Vec<PathBuf>,
 }

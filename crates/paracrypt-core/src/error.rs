@@ -228,6 +228,16 @@ pub enum Error {
     /// The file's recipient block or age header is malformed.
     #[error("invalid age header: {0}")]
     AgeHeader(String),
+    /// An age plugin is missing, failed, stopped answering, broke the protocol, or said why it
+    /// cannot wrap or unwrap (a wrong PIN, a key that is not plugged in); `plugin` is its
+    /// binary's name (`age-plugin-NAME`).
+    #[error("{plugin}: {reason}")]
+    Plugin {
+        /// The plugin's binary, `age-plugin-NAME`.
+        plugin: String,
+        /// What happened, one line.
+        reason: String,
+    },
     /// An age file of another version than v1.
     #[error("unsupported age format version `{0}` (this build reads v1)")]
     UnsupportedAgeVersion(String),
@@ -432,7 +442,7 @@ impl Error {
             | Error::TreeOutputExists(_)
             | Error::SpecialFile { .. }
             | Error::OtherInput(_) => ErrorKind::Usage,
-            Error::Io { .. } => ErrorKind::Io,
+            Error::Io { .. } | Error::Plugin { .. } => ErrorKind::Io,
             Error::PartialBlock { .. }
             | Error::TooShort { .. }
             | Error::BadPadding

@@ -134,6 +134,9 @@ impl FileInfo {
                     Kdf::Recipients => json!({
                         "kind": "recipients",
                         "recipients": header.recipients,
+                        "plugin_stanzas": agefile::plugin_tags(
+                            header.stanza_tags.iter().map(String::as_str)
+                        ),
                         "rekeyed": header.binding.is_some(),
                     }),
                 };
@@ -185,6 +188,7 @@ impl FileInfo {
                     "header_len": age.header_len,
                     "stanzas": stanzas,
                     "recipients": age.recipients(),
+                    "plugin_stanzas": age.plugin_tags(),
                     "post_quantum": age.post_quantum(),
                     "passphrase": age.passphrase().is_some(),
                     "scrypt_log_n": age.passphrase().flatten(),

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use paracrypt_core::agefile::{AgeFormat, AgeInfo, StanzaKind};
+use paracrypt_core::agefile::{AgeFormat, AgeInfo, StanzaKind, plugin_tags};
 use paracrypt_core::container::{HeaderInfo, Kdf, Suite};
 use paracrypt_core::info::{self, FileInfo};
 use paracrypt_core::plan::Sizes;
@@ -143,6 +143,10 @@ fn container_text(
             }
         )?,
     }
+    plugin_line(
+        out,
+        &plugin_tags(info.stanza_tags.iter().map(String::as_str)),
+    )?;
     if let Some(signer) = &info.signer {
         writeln!(
             out,
@@ -154,6 +158,21 @@ fn container_text(
     }
     writeln!(out, "salt:        {}", hex::encode(info.salt))?;
     writeln!(out, "provider:    {}", info.suite.primitives(provider))
+}
+
+/// The stanzas only an age plugin opens, when there are any: decrypting needs the plugin
+/// (`age-plugin-NAME` on PATH) and its identity.
+fn plugin_line(out: &mut dyn Write, tags: &[String]) -> std::io::Result<()> {
+    if tags.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "plugin:      {} (stanza{} only an age plugin opens: decrypt with its identity, \
+         AGE-PLUGIN-NAME-1…, and age-plugin-NAME on PATH)",
+        tags.join(", "),
+        if tags.len() == 1 { "" } else { "s" }
+    )
 }
 
 /// Stanza tags with their counts, in the order they first appear: `X25519 ×2, y-grease`.
@@ -200,6 +219,7 @@ fn age_text(
             grease => format!("; {grease} grease, which no identity opens"),
         }
     )?;
+    plugin_line(out, &age.plugin_tags())?;
     let post_quantum = if age.post_quantum() {
         "yes (every recipient is mlkem768x25519)"
     } else if age

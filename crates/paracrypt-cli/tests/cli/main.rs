@@ -15,6 +15,7 @@ mod hardening;
 mod hooks;
 mod info;
 mod people;
+mod plugin;
 mod providers;
 mod raw;
 mod refusals;

@@ -437,8 +437,9 @@ fn bad_input_gets_one_clear_line_and_no_output() {
     one_line(
         encrypt(&["-r", "hunter2"]),
         2,
-        "recipient 1 (hunter2): expected an age1pq1… (post-quantum) or age1… (X25519) \
-         recipient, an ssh-ed25519 or ssh-rsa public key, or an RSA public key file",
+        "recipient 1 (hunter2): expected an age1pq1… (post-quantum), age1… (X25519) or \
+         age1NAME1… (age plugin) recipient, an ssh-ed25519 or ssh-rsa public key, or an RSA \
+         public key file",
     );
     // A passphrase file given as a recipients file (and as an identity file).
     let pass = write(d, "pass.txt", b"correct horse battery staple\n");
@@ -446,9 +447,9 @@ fn bad_input_gets_one_clear_line_and_no_output() {
         encrypt(&["-R", pass.to_str().unwrap()]),
         2,
         &format!(
-            "{} line 1: expected an age1pq1… (post-quantum) or age1… (X25519) recipient, an \
-             ssh-ed25519 or ssh-rsa public key, or an RSA public key file (is this a passphrase \
-             file?)",
+            "{} line 1: expected an age1pq1… (post-quantum), age1… (X25519) or age1NAME1… (age \
+             plugin) recipient, an ssh-ed25519 or ssh-rsa public key, or an RSA public key file \
+             (is this a passphrase file?)",
             pass.display()
         ),
     );
@@ -456,9 +457,9 @@ fn bad_input_gets_one_clear_line_and_no_output() {
         decrypt(&sealed, &pass),
         2,
         &format!(
-            "{} line 1: not an identity: expected AGE-SECRET-KEY-PQ-1… or AGE-SECRET-KEY-1… \
-             lines, an OpenSSH private key or an RSA private key (PEM or DER) (is this a \
-             passphrase file?)",
+            "{} line 1: not an identity: expected AGE-SECRET-KEY-PQ-1…, AGE-SECRET-KEY-1… or \
+             AGE-PLUGIN-NAME-1… lines, an OpenSSH private key or an RSA private key (PEM or DER) \
+             (is this a passphrase file?)",
             pass.display()
         ),
     );

@@ -62,7 +62,7 @@ pub enum StanzaKind {
 
 impl StanzaKind {
     /// The kind of a stanza tagged `tag`, its arguments `args`.
-    fn of(tag: &str, args: &[String]) -> Self {
+    pub(crate) fn of(tag: &str, args: &[String]) -> Self {
         match tag {
             "X25519" => StanzaKind::X25519,
             pq::STANZA_TAG => StanzaKind::PostQuantum,
@@ -76,6 +76,19 @@ impl StanzaKind {
             _ => StanzaKind::Other,
         }
     }
+}
+
+/// The tags among `tags` (a header's stanzas', in order) that no identity built into
+/// paracrypt opens, each once: an age plugin's (a plugin's stanza tag is its own choice, often
+/// but not always its name: `age-plugin-yubikey` writes `piv-p256`). Grease is left out.
+pub fn plugin_tags<'a>(tags: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for tag in tags {
+        if StanzaKind::of(tag, &[]) == StanzaKind::Other && !out.iter().any(|t| t == tag) {
+            out.push(tag.to_owned());
+        }
+    }
+    out
 }
 
 /// One recipient stanza of an age header.
@@ -165,6 +178,11 @@ impl AgeInfo {
             .iter()
             .filter(|s| s.kind != StanzaKind::Grease)
             .count()
+    }
+
+    /// The tags of the stanzas only an age plugin opens ([`plugin_tags`]).
+    pub fn plugin_tags(&self) -> Vec<String> {
+        plugin_tags(self.stanzas.iter().map(|s| s.tag.as_str()))
     }
 
     /// Whether the file key is wrapped for post-quantum recipients only: a file that any

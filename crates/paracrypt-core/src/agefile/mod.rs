@@ -58,7 +58,7 @@ use rand::Rng;
 use zeroize::Zeroizing;
 
 pub use header::{Header, MAGIC, MAX_HEADER_LEN, NONCE_LEN};
-pub use info::{AgeInfo, StanzaInfo, StanzaKind};
+pub use info::{AgeInfo, StanzaInfo, StanzaKind, plugin_tags};
 use payload::SEALED_CHUNK_LEN;
 
 use crate::engine::{Job, Transform};

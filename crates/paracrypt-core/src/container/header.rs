@@ -92,6 +92,9 @@ pub struct HeaderInfo {
     pub len: usize,
     /// How many recipient stanzas the header holds (version 2; 0 otherwise).
     pub recipients: usize,
+    /// The recipient stanzas' tags, in the header's order (version 2; empty otherwise): what
+    /// `info` says a file needs, an age plugin's among them.
+    pub stanza_tags: Vec<String>,
     /// What the chunks are bound to when it is not this header's own MAC: the MAC of the
     /// header the file was first written with, kept by a rekeyed header (`kdf` 3).
     pub binding: Option<[u8; MAC_LEN]>,
@@ -218,6 +221,7 @@ impl HeaderInfo {
             p_cost: u32_at(24),
         };
         let mut recipients = 0;
+        let mut stanza_tags = Vec::new();
         let mut binding = None;
         // Version 3 is version 1 or 2 (by the key derivation) with a signer block before the
         // checksum.
@@ -253,6 +257,7 @@ impl HeaderInfo {
             (VERSION_RECIPIENTS, kdf @ (2 | KDF_REKEYED)) if bytes[20..28] == [0; 8] => {
                 let block = Block::parse(&bytes[BLOCK_AT..block_end], kdf == KDF_REKEYED)?;
                 recipients = block.stanzas.len();
+                stanza_tags = block.stanzas.iter().map(|s| s.tag.clone()).collect();
                 binding = block.binding;
                 Kdf::Recipients
             }
@@ -271,6 +276,7 @@ impl HeaderInfo {
             salt,
             len,
             recipients,
+            stanza_tags,
             binding,
             signer,
         })
@@ -526,6 +532,7 @@ impl Keys {
             salt,
             len,
             recipients: 0,
+            stanza_tags: Vec::new(),
             binding,
             signer: signer.cloned(),
         };

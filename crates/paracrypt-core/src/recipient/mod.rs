@@ -14,6 +14,12 @@
 //! | `ssh-rsa AAAA…` | an OpenSSH RSA private key | `ssh-rsa` |
 //! | an RSA public key, PEM or DER (SPKI, PKCS#1) | the RSA private key, PEM or DER (PKCS#8, PKCS#1), as `paracrypt rsa keygen` writes it | `ssh-rsa` |
 //! | a passphrase | the passphrase | `scrypt` (alone in a file) |
+//! | `age1NAME1…` (an age plugin's: [`plugin`]) | `AGE-PLUGIN-NAME-1…` lines | the plugin's |
+//!
+//! A plugin identity may also be given where recipients are (the plugin then wraps to the key
+//! it names, as `age -e -i` does); plugins run as `age-plugin-NAME` from `PATH`, one session
+//! per plugin for all its recipients or identities ([`Identities::unwrap_many`] opens many
+//! files in one).
 //!
 //! An RSA key in PEM gets age's own `ssh-rsa` stanza (RSA-OAEP-SHA256 with age's label, tagged
 //! with the key's SSH encoding), so `age -d -i id_rsa` opens such a file with the same key in
@@ -36,6 +42,7 @@
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 
+pub mod plugin;
 pub mod pq;
 pub mod rsa;
 
@@ -45,7 +52,7 @@ use std::path::Path;
 
 use zeroize::Zeroizing;
 
-use age::secrecy::SecretString;
+use age::secrecy::{ExposeSecret, SecretString};
 pub use age_core::format::{FILE_KEY_BYTES, FileKey, Stanza};
 
 use crate::error::{Error, Result};
@@ -67,12 +74,13 @@ pub const SCRYPT_MAX_LOG_N: u8 = 22;
 pub const MAX_STANZAS: usize = 1024;
 
 /// What a recipient string must be, for messages.
-const EXPECTED_RECIPIENT: &str = "expected an age1pq1… (post-quantum) or age1… (X25519) \
-                                  recipient, an ssh-ed25519 or ssh-rsa public key, or an RSA \
-                                  public key file";
+const EXPECTED_RECIPIENT: &str = "expected an age1pq1… (post-quantum), age1… (X25519) or \
+                                  age1NAME1… (age plugin) recipient, an ssh-ed25519 or ssh-rsa \
+                                  public key, or an RSA public key file";
 /// What an identity file must hold, for messages.
-const EXPECTED_IDENTITY: &str = "expected AGE-SECRET-KEY-PQ-1… or AGE-SECRET-KEY-1… lines, \
-                                 an OpenSSH private key or an RSA private key (PEM or DER)";
+const EXPECTED_IDENTITY: &str = "expected AGE-SECRET-KEY-PQ-1…, AGE-SECRET-KEY-1… or \
+                                 AGE-PLUGIN-NAME-1… lines, an OpenSSH private key or an RSA \
+                                 private key (PEM or DER)";
 /// Why an EC key is refused.
 const EC_NOT_A_RECIPIENT: &str = "an EC (P-256) key is a signing key, not a recipient kind \
                                   (paracrypt encrypts to age1… X25519, ssh-ed25519, ssh-rsa \
@@ -81,10 +89,16 @@ const EC_NOT_A_RECIPIENT: &str = "an EC (P-256) key is a signing key, not a reci
 type BoxedRecipient = Box<dyn age::Recipient + Send + Sync>;
 type BoxedIdentity = Box<dyn age::Identity + Send + Sync>;
 
+/// One recipient: wrapped here, or by its plugin (with the plugin's other recipients).
+enum Entry {
+    Native(BoxedRecipient),
+    Plugin(plugin::Target),
+}
+
 /// The people (or the passphrase) a file is encrypted to.
 #[derive(Default)]
 pub struct Recipients {
-    list: Vec<BoxedRecipient>,
+    list: Vec<Entry>,
 }
 
 impl fmt::Debug for Recipients {
@@ -112,17 +126,18 @@ impl Recipients {
             recipient.set_work_factor(log_n);
         }
         Recipients {
-            list: vec![Box::new(recipient)],
+            list: vec![Entry::Native(Box::new(recipient))],
         }
     }
 
     /// Adds a recipient of any kind that implements age's [`Recipient`](age::Recipient) trait
-    /// (a plugin's, or one of your own).
+    /// (one of your own).
     pub fn push(&mut self, recipient: Box<dyn age::Recipient + Send + Sync>) {
-        self.list.push(recipient);
+        self.list.push(Entry::Native(recipient));
     }
 
-    /// Adds one recipient string (`age1…`, `ssh-ed25519 …`, `ssh-rsa …`); `at` says where it
+    /// Adds one recipient string (`age1…`, `ssh-ed25519 …`, `ssh-rsa …`, an age plugin's
+    /// `age1NAME1…`, or a plugin identity `AGE-PLUGIN-NAME-1…` to wrap to); `at` says where it
     /// was given, for the error.
     pub fn add(&mut self, text: &str, at: impl fmt::Display) -> Result<()> {
         let recipient = parse_recipient(text.trim()).map_err(|reason| Error::Recipient {
@@ -130,6 +145,22 @@ impl Recipients {
             reason,
         })?;
         self.list.push(recipient);
+        Ok(())
+    }
+
+    /// Adds, as recipients, the identities of an identity file named `name` (what `age -e -i`
+    /// encrypts to): each native identity's recipient, and each plugin identity as itself (its
+    /// plugin wraps to the key it names).
+    pub fn add_identity_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        for entry in identity_file(name, bytes)? {
+            self.list.push(match entry {
+                IdentityEntry::Plugin(target) => Entry::Plugin(target),
+                native => {
+                    let text = recipient_of(name, native)?;
+                    parse_recipient(&text).map_err(|reason| recipient_error(name, reason))?
+                }
+            });
+        }
         Ok(())
     }
 
@@ -148,7 +179,7 @@ impl Recipients {
             let recipient =
                 rsa::RsaRecipient::new(crate::pubkey::rsa::RsaPublicKey::from_rsa(public))
                     .map_err(|reason| recipient_error(name, reason))?;
-            self.list.push(Box::new(recipient));
+            self.list.push(Entry::Native(Box::new(recipient)));
             return Ok(());
         }
         let text = std::str::from_utf8(bytes)
@@ -191,6 +222,15 @@ impl Recipients {
     /// Fails on no recipients, and on recipients that may not share a file (a passphrase with
     /// anything else), as age does: every recipient's labels must be the same.
     pub fn wrap(&self, file_key: &FileKey) -> Result<Vec<Stanza>> {
+        Ok(self
+            .wrap_many(&[file_key])?
+            .pop()
+            .expect("one file key, one header"))
+    }
+
+    /// Wraps each of `file_keys` (one per file) for every recipient: each file's stanzas, in
+    /// order, as [`Recipients::wrap`] makes them; each age plugin runs once for all of them.
+    pub fn wrap_many(&self, file_keys: &[&FileKey]) -> Result<Vec<Vec<Stanza>>> {
         if self.list.is_empty() {
             return Err(Error::IncompatibleRecipients("there are none"));
         }
@@ -199,19 +239,48 @@ impl Recipients {
                 "there are more than 1024 (a header holds at most 1024 stanzas)",
             ));
         }
-        let mut stanzas = Vec::new();
+        let mut files: Vec<Vec<Stanza>> = file_keys.iter().map(|_| Vec::new()).collect();
         let mut labels: Option<HashSet<String>> = None;
-        for recipient in &self.list {
-            let (mut wrapped, own) = recipient
-                .wrap_file_key(file_key)
-                .map_err(|e| Error::AgeHeader(format!("wrapping the file key: {e}")))?;
-            stanzas.append(&mut wrapped);
+        let mut plugins_done: HashSet<&str> = HashSet::new();
+        for entry in &self.list {
+            let (wrapped, own) = match entry {
+                Entry::Native(recipient) => {
+                    let mut own = HashSet::new();
+                    let mut wrapped = Vec::with_capacity(file_keys.len());
+                    for key in file_keys {
+                        let (stanzas, labels) = recipient
+                            .wrap_file_key(key)
+                            .map_err(|e| Error::AgeHeader(format!("wrapping the file key: {e}")))?;
+                        wrapped.push(stanzas);
+                        own = labels;
+                    }
+                    (wrapped, own)
+                }
+                Entry::Plugin(target) => {
+                    if !plugins_done.insert(&target.plugin) {
+                        continue;
+                    }
+                    let targets: Vec<&plugin::Target> = self
+                        .list
+                        .iter()
+                        .filter_map(|e| match e {
+                            Entry::Plugin(t) if t.plugin == target.plugin => Some(t),
+                            _ => None,
+                        })
+                        .collect();
+                    plugin::wrap(&target.plugin, &targets, file_keys)?
+                }
+            };
+            for (file, mut stanzas) in files.iter_mut().zip(wrapped) {
+                file.append(&mut stanzas);
+            }
             match &labels {
                 Some(first) if *first != own => {
+                    let all = &files[0];
                     return Err(Error::IncompatibleRecipients(
-                        if stanzas.iter().any(|s| s.tag == SCRYPT_TAG) {
+                        if all.iter().any(|s| s.tag == SCRYPT_TAG) {
                             "a passphrase is always alone in a file"
-                        } else if stanzas.iter().any(|s| s.tag == pq::STANZA_TAG) {
+                        } else if all.iter().any(|s| s.tag == pq::STANZA_TAG) {
                             "a post-quantum (age1pq1…) recipient cannot share a file with \
                              classical ones, which a quantum computer could open (as age \
                              refuses)"
@@ -224,7 +293,12 @@ impl Recipients {
                 None => labels = Some(own),
             }
         }
-        Ok(stanzas)
+        if files.iter().any(|f| f.len() > MAX_STANZAS) {
+            return Err(Error::IncompatibleRecipients(
+                "they make more than 1024 stanzas (a header holds at most 1024)",
+            ));
+        }
+        Ok(files)
     }
 }
 
@@ -232,6 +306,8 @@ impl Recipients {
 #[derive(Default)]
 pub struct Identities {
     list: Vec<BoxedIdentity>,
+    /// Plugin identities, by plugin (tried after every other identity).
+    plugins: Vec<plugin::PluginIdentities>,
     /// For a passphrase: the highest scrypt work factor it accepts.
     passphrase: Option<u8>,
 }
@@ -239,7 +315,8 @@ pub struct Identities {
 impl fmt::Debug for Identities {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Identities")
-            .field("len", &self.list.len())
+            .field("len", &self.len())
+            .field("plugins", &self.plugins())
             .field("passphrase", &self.passphrase)
             .finish()
     }
@@ -260,14 +337,15 @@ impl Identities {
         identity.set_max_work_factor(max_log_n);
         Identities {
             list: vec![Box::new(identity)],
+            plugins: Vec::new(),
             passphrase: Some(max_log_n),
         }
     }
 
-    /// Adds the identities of a file named `name`: `AGE-SECRET-KEY-PQ-1…` and
-    /// `AGE-SECRET-KEY-1…` lines (as many as
-    /// there are; `#` comments and blank lines skipped), an OpenSSH private key (ed25519 or
-    /// RSA, unencrypted), or an RSA private key in PEM or DER.
+    /// Adds the identities of a file named `name`: `AGE-SECRET-KEY-PQ-1…`,
+    /// `AGE-SECRET-KEY-1…` and `AGE-PLUGIN-NAME-1…` lines (as many as there are; `#` comments
+    /// and blank lines skipped), an OpenSSH private key (ed25519 or RSA, unencrypted), or an
+    /// RSA private key in PEM or DER. A plugin is not started here: only when a file needs it.
     pub fn add_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         for entry in identity_file(name, bytes)? {
             self.list.push(match entry {
@@ -275,9 +353,26 @@ impl Identities {
                 IdentityEntry::Hybrid(identity) => identity,
                 IdentityEntry::Ssh(identity) => Box::new(identity),
                 IdentityEntry::Rsa(key) => Box::new(rsa::RsaIdentity::new(*key)),
+                IdentityEntry::Plugin(target) => {
+                    let at = match self.plugins.iter().position(|p| p.name == target.plugin) {
+                        Some(at) => at,
+                        None => {
+                            self.plugins
+                                .push(plugin::PluginIdentities::new(target.plugin.clone()));
+                            self.plugins.len() - 1
+                        }
+                    };
+                    self.plugins[at].targets.push(target);
+                    continue;
+                }
             });
         }
         Ok(())
+    }
+
+    /// The age plugins these identities use (`age-plugin-NAME` is each one's binary).
+    pub fn plugins(&self) -> Vec<&str> {
+        self.plugins.iter().map(|p| p.name.as_str()).collect()
     }
 
     /// Reads the file at `path` (at most [`MAX_PEOPLE_FILE`] bytes) and adds its identities, as
@@ -289,7 +384,7 @@ impl Identities {
 
     /// How many identities there are.
     pub fn len(&self) -> usize {
-        self.list.len()
+        self.list.len() + self.plugins.iter().map(|p| p.targets.len()).sum::<usize>()
     }
 
     /// Whether this is a passphrase ([`Identities::passphrase`]), whose scrypt unwrapping costs
@@ -300,7 +395,7 @@ impl Identities {
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.len() == 0
     }
 
     /// Unwraps the file key from a header's stanzas with the first identity that matches.
@@ -313,33 +408,116 @@ impl Identities {
     /// [`Error::AgeHeader`] whatever the identities, as the age specification requires: a
     /// passphrase file has no other recipient, so such a header can only be forged.
     pub fn unwrap(&self, stanzas: &[Stanza]) -> Result<FileKey> {
+        self.unwrap_many(&[stanzas])
+            .pop()
+            .expect("one header, one outcome")
+    }
+
+    /// Unwraps the file keys of many headers (each one's stanzas), as [`Identities::unwrap`]
+    /// does one: every identity but the plugins' is tried first; then each plugin runs once,
+    /// for all the headers still unopened (a hardware key is touched and its PIN typed once).
+    /// What a plugin gave is kept, so that asking again about the same stanzas (the jobs that
+    /// open these files, after a batch unwrapped their keys ahead) starts no new session.
+    pub fn unwrap_many(&self, files: &[&[Stanza]]) -> Vec<Result<FileKey>> {
+        let mut outcomes: Vec<Option<Result<FileKey>>> = Vec::with_capacity(files.len());
+        let mut first_errors: Vec<Option<age::DecryptError>> = Vec::with_capacity(files.len());
+        for stanzas in files {
+            let (outcome, first_error) = self.unwrap_natively(stanzas);
+            outcomes.push(outcome);
+            first_errors.push(first_error);
+        }
+        let mut plugin_errors: Vec<Option<Error>> = files.iter().map(|_| None).collect();
+        for plugin in &self.plugins {
+            let open: Vec<usize> = (0..files.len())
+                .filter(|&i| outcomes[i].is_none())
+                .collect();
+            if open.is_empty() {
+                break;
+            }
+            let asked: Vec<&[Stanza]> = open.iter().map(|&i| files[i]).collect();
+            for (&i, opened) in open.iter().zip(plugin.open(&asked)) {
+                match opened {
+                    plugin::Opened::Key(key) => {
+                        outcomes[i] = Some(Ok(FileKey::new(Box::new(*key.expose_secret()))));
+                    }
+                    plugin::Opened::NotMine => {}
+                    plugin::Opened::Failed(reason) => {
+                        plugin_errors[i].get_or_insert(Error::Plugin {
+                            plugin: format!("age-plugin-{}", plugin.name),
+                            reason,
+                        });
+                    }
+                }
+            }
+        }
+        outcomes
+            .into_iter()
+            .zip(first_errors)
+            .zip(plugin_errors)
+            .zip(files)
+            .map(
+                |(((outcome, first_error), plugin_error), stanzas)| match outcome {
+                    Some(outcome) => outcome,
+                    None => Err(self.no_key(stanzas, first_error, plugin_error)),
+                },
+            )
+            .collect()
+    }
+
+    /// The file key from every identity but the plugins': `Some` when one opened the file or
+    /// the header is refused whatever the identities, else the first error an identity gave.
+    fn unwrap_natively(
+        &self,
+        stanzas: &[Stanza],
+    ) -> (Option<Result<FileKey>>, Option<age::DecryptError>) {
         let scrypt = stanzas.iter().any(|s| s.tag == SCRYPT_TAG);
         if scrypt && stanzas.len() != 1 {
-            return Err(Error::AgeHeader(
-                "a passphrase (scrypt) stanza must be the only stanza in the header".into(),
-            ));
+            return (
+                Some(Err(Error::AgeHeader(
+                    "a passphrase (scrypt) stanza must be the only stanza in the header".into(),
+                ))),
+                None,
+            );
         }
         if scrypt && self.passphrase.is_none() {
-            return Err(Error::WrongSecretKind {
-                needs: "a passphrase",
-            });
+            return (
+                Some(Err(Error::WrongSecretKind {
+                    needs: "a passphrase",
+                })),
+                None,
+            );
         }
         if self.passphrase.is_some() && !scrypt {
-            return Err(Error::WrongSecretKind {
-                needs: "recipients' keys, not a passphrase",
-            });
+            return (
+                Some(Err(Error::WrongSecretKind {
+                    needs: "recipients' keys, not a passphrase",
+                })),
+                None,
+            );
         }
         let mut first_error = None;
         for identity in &self.list {
             match identity.unwrap_stanzas(stanzas) {
-                Some(Ok(key)) => return Ok(key),
+                Some(Ok(key)) => return (Some(Ok(key)), None),
                 Some(Err(e)) => {
                     first_error.get_or_insert(e);
                 }
                 None => {}
             }
         }
-        Err(match first_error {
+        (None, first_error)
+    }
+
+    /// Why no identity opened a header: what the identities said, a plugin's failure, or that
+    /// none matches.
+    fn no_key(
+        &self,
+        stanzas: &[Stanza],
+        first_error: Option<age::DecryptError>,
+        plugin_error: Option<Error>,
+    ) -> Error {
+        let scrypt = stanzas.iter().any(|s| s.tag == SCRYPT_TAG);
+        match first_error {
             Some(age::DecryptError::ExcessiveWork { required, .. }) => Error::Kdf(format!(
                 "the passphrase's scrypt work factor 2^{required} is above the limit of 2^{}",
                 self.passphrase.unwrap_or(SCRYPT_MAX_LOG_N)
@@ -352,13 +530,13 @@ impl Identities {
             Some(age::DecryptError::InvalidHeader) => {
                 Error::AgeHeader("a recipient stanza is malformed".into())
             }
-            _ => Error::NoIdentityMatches {
+            _ => plugin_error.unwrap_or(Error::NoIdentityMatches {
                 recipients: stanzas
                     .iter()
                     .filter(|s| !s.tag.ends_with("-grease"))
                     .count(),
-            },
-        })
+            }),
+        }
     }
 }
 
@@ -455,24 +633,42 @@ pub fn generate_identity(kind: IdentityKind) -> (Zeroizing<String>, String) {
 /// post-quantum identities, `age1…` for X25519 identities, `ssh-ed25519 …`/`ssh-rsa …` for SSH and RSA keys (an RSA key in PEM is
 /// written in its OpenSSH form, which paracrypt and age both take). What `age-keygen -y`
 /// prints.
+///
+/// A plugin identity's recipient is the plugin's to say (its generator prints it, as a
+/// `# recipient:` comment in the identity file): it fails here, and encrypting to the identity
+/// itself works (`Recipients::add_identity_file`).
 pub fn recipients_of(name: &str, bytes: &[u8]) -> Result<Vec<String>> {
     identity_file(name, bytes)?
         .into_iter()
-        .map(|entry| match entry {
-            IdentityEntry::X25519(identity) => Ok(identity.to_public().to_string()),
-            IdentityEntry::Hybrid(identity) => Ok(identity.to_public().to_string()),
-            IdentityEntry::Ssh(identity) => age::ssh::Recipient::try_from(identity)
-                .map(|r| r.to_string())
-                .map_err(|_| identity_error(name, "an SSH key without a usable public key")),
-            IdentityEntry::Rsa(key) => Ok(format!(
-                "ssh-rsa {}",
-                base64::Engine::encode(
-                    &base64::prelude::BASE64_STANDARD,
-                    rsa::ssh_encoding(key.public_key().as_rsa())
-                )
-            )),
-        })
+        .map(|entry| recipient_of(name, entry))
         .collect()
+}
+
+/// The recipient string of one identity of the file `name`.
+fn recipient_of(name: &str, entry: IdentityEntry) -> Result<String> {
+    match entry {
+        IdentityEntry::X25519(identity) => Ok(identity.to_public().to_string()),
+        IdentityEntry::Hybrid(identity) => Ok(identity.to_public().to_string()),
+        IdentityEntry::Ssh(identity) => age::ssh::Recipient::try_from(identity)
+            .map(|r| r.to_string())
+            .map_err(|_| identity_error(name, "an SSH key without a usable public key")),
+        IdentityEntry::Rsa(key) => Ok(format!(
+            "ssh-rsa {}",
+            base64::Engine::encode(
+                &base64::prelude::BASE64_STANDARD,
+                rsa::ssh_encoding(key.public_key().as_rsa())
+            )
+        )),
+        IdentityEntry::Plugin(target) => Err(identity_error(
+            name,
+            format!(
+                "the recipient of an age plugin identity is known to its plugin, not here (see \
+                 the `# recipient:` line age-plugin-{} wrote beside it, or encrypt to the \
+                 identity itself)",
+                target.plugin
+            ),
+        )),
+    }
 }
 
 /// One identity of an identity file.
@@ -481,6 +677,7 @@ enum IdentityEntry {
     Hybrid(Box<pq::HybridIdentity>),
     Ssh(age::ssh::Identity),
     Rsa(Box<crate::pubkey::rsa::RsaPrivateKey>),
+    Plugin(plugin::Target),
 }
 
 /// The identities of a file named `name`, or what is wrong with it.
@@ -520,10 +717,9 @@ fn identity_file(name: &str, bytes: &[u8]) -> Result<Vec<IdentityEntry>> {
         .map(|&(n, line)| {
             let at = || format!("{name} line {n}");
             if line.starts_with("AGE-PLUGIN-") {
-                return Err(identity_error(
-                    at(),
-                    "age plugin identities are not supported",
-                ));
+                return plugin::Target::identity(line)
+                    .map(IdentityEntry::Plugin)
+                    .map_err(|reason| identity_error(at(), reason));
             }
             let prefix = line.get(..pq::IDENTITY_PREFIX.len());
             if prefix.is_some_and(|p| p.eq_ignore_ascii_case(pq::IDENTITY_PREFIX)) {
@@ -573,24 +769,37 @@ fn openssh_identity(name: &str, bytes: &[u8]) -> Result<age::ssh::Identity> {
 const OPENSSH: &str = "-----BEGIN OPENSSH PRIVATE KEY-----";
 
 /// One recipient string, or why it is not one.
-fn parse_recipient(text: &str) -> std::result::Result<BoxedRecipient, String> {
+fn parse_recipient(text: &str) -> std::result::Result<Entry, String> {
+    let native = |r: BoxedRecipient| Entry::Native(r);
     if text.starts_with("age1pq1") {
         return text
             .parse::<pq::HybridRecipient>()
-            .map(|r| Box::new(r) as BoxedRecipient)
+            .map(|r| native(Box::new(r)))
             .map_err(|e| format!("not a valid age1pq1… recipient ({e})"));
     }
     if text.starts_with("age1") {
+        // Bech32: the human-readable part ends at the last `1`. `age` is X25519's; any other
+        // (`age1NAME`) is an age plugin's.
+        let hrp = text.rfind('1').map(|at| &text[..at]);
+        if let Some(hrp) = hrp.filter(|hrp| hrp.len() > 4 && hrp.starts_with("age1")) {
+            if matches!(hrp.to_ascii_lowercase().as_str(), "age1tag" | "age1tagpq") {
+                return Err(TAGGED_NOT_SUPPORTED.into());
+            }
+            return plugin::Target::recipient(text).map(Entry::Plugin);
+        }
         return text
             .parse::<age::x25519::Recipient>()
-            .map(|r| Box::new(r) as BoxedRecipient)
+            .map(|r| native(Box::new(r)))
             .map_err(|e| format!("not a valid age1… recipient ({e})"));
+    }
+    if text.starts_with("AGE-PLUGIN-") {
+        return plugin::Target::identity(text).map(Entry::Plugin);
     }
     if text.starts_with("ssh-") || text.starts_with("ecdsa-") || text.starts_with("sk-") {
         use age::ssh::ParseRecipientKeyError as E;
         return text
             .parse::<age::ssh::Recipient>()
-            .map(|r| Box::new(r) as BoxedRecipient)
+            .map(|r| native(Box::new(r)))
             .map_err(|e| match e {
                 E::RsaModulusTooSmall => "an ssh-rsa key shorter than 2048 bits".to_owned(),
                 E::RsaModulusTooLarge => "an ssh-rsa key longer than 4096 bits".to_owned(),
@@ -611,6 +820,11 @@ fn parse_recipient(text: &str) -> std::result::Result<BoxedRecipient, String> {
     }
     Err(EXPECTED_RECIPIENT.into())
 }
+
+/// Why `age1tag1…` and `age1tagpq1…` (age 1.3's tagged P-256 recipients, for hardware keys)
+/// are refused.
+const TAGGED_NOT_SUPPORTED: &str = "a tagged recipient (p256tag, mlkem768p256tag: age 1.3) is not \
+     supported yet: no independent implementation to test it against is available here";
 
 /// A PEM or DER key file, when the bytes look like one (`None` for text that is not PEM).
 fn key_file(bytes: &[u8]) -> Option<crate::pubkey::Result<KeyFile>> {

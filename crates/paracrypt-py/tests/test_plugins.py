@@ -1,0 +1,82 @@
+"""age plugins through the Python package (issue #36): the test plugin `age-plugin-pctest`
+(tests/age-plugin; scripts/test.sh builds it with every workspace binary, beside the CLI) on
+PATH, its recipients and identities in every API that takes recipients or identities, both
+formats, with `age` as the other client; a failing plugin is an IoError naming it, and nothing is
+written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import BINARY, data, listing
+
+import paracrypt
+
+PLUGIN = BINARY.parent / "age-plugin-pctest"
+
+
+@pytest.fixture
+def pctest(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Path, str]:
+    """The test plugin on PATH, none of its switches set, and a new identity of it: (identity
+    file, recipient)."""
+    assert PLUGIN.is_file(), f"{PLUGIN} not built (cargo build -p paracrypt-test-plugin)"
+    monkeypatch.setenv("PATH", f"{PLUGIN.parent}:{os.environ['PATH']}")
+    for switch in ["PCTEST_LOG", "PCTEST_FAIL", "PCTEST_ASK", "PARACRYPT_PLUGIN_SECRET"]:
+        monkeypatch.delenv(switch, raising=False)
+    text = subprocess.run([str(PLUGIN), "kim"], capture_output=True, check=True).stdout.decode()
+    recipient = next(line.split(": ")[1] for line in text.splitlines()
+                     if line.startswith("# recipient: "))
+    (tmp_path / "kim.id").write_text(text)
+    return tmp_path / "kim.id", recipient
+
+
+@pytest.mark.parametrize("fmt,armor", [("paracrypt", False), ("age", False), ("age", True)])
+def test_a_plugin_recipient_and_identity_both_ways(pctest: tuple[Path, str], age_bin: str,
+                                                   fmt: str, armor: bool) -> None:
+    identity, recipient = pctest
+    plain = data(100_000)
+    sealed = paracrypt.encrypt(plain, recipients=[recipient], format=fmt, armor=armor)
+    assert paracrypt.decrypt(sealed, identities=identity) == plain
+    assert paracrypt.decrypt(sealed, identities=paracrypt.Identities.load(identity)) == plain
+    if fmt == "age":
+        got = subprocess.run([age_bin, "-d", "-i", str(identity)], input=sealed,
+                             capture_output=True, check=True).stdout
+        assert got == plain
+        assert paracrypt.info(sealed)["plugin_stanzas"] == ["pctest"]
+    else:
+        assert paracrypt.info(sealed)["secret"]["plugin_stanzas"] == ["pctest"]
+
+
+def test_age_encrypts_to_the_plugin_and_python_decrypts(pctest: tuple[Path, str], age_bin: str,
+                                                        tmp_path: Path) -> None:
+    identity, recipient = pctest
+    (tmp_path / "plain").write_bytes(data(70_000, 2))
+    subprocess.run([age_bin, "-a", "-r", recipient, "-o", str(tmp_path / "a.age"),
+                    str(tmp_path / "plain")], check=True)
+    assert paracrypt.decrypt_file(tmp_path / "a.age", tmp_path / "out",
+                                  identities=identity) == 70_000
+    assert (tmp_path / "out").read_bytes() == data(70_000, 2)
+
+
+def test_a_pin_from_the_environment_and_a_failing_plugin(pctest: tuple[Path, str],
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    identity, recipient = pctest
+    (tmp_path / "plain").write_bytes(b"pin")
+    monkeypatch.setenv("PCTEST_ASK", "secret")
+    monkeypatch.setenv("PARACRYPT_PLUGIN_SECRET", "1234")
+    paracrypt.encrypt_file(tmp_path / "plain", tmp_path / "sealed", recipients=[recipient])
+    assert paracrypt.decrypt(
+        (tmp_path / "sealed").read_bytes(), identities=identity) == b"pin"
+    monkeypatch.setenv("PARACRYPT_PLUGIN_SECRET", "9999")
+    with pytest.raises(paracrypt.IoError, match="age-plugin-pctest: identity 1: wrong PIN"):
+        paracrypt.decrypt_file(tmp_path / "sealed", tmp_path / "out", identities=identity)
+    monkeypatch.delenv("PCTEST_ASK")
+    monkeypatch.setenv("PCTEST_FAIL", "crash")
+    with pytest.raises(paracrypt.IoError,
+                       match="age-plugin-pctest: exited with status 101 while wrapping"):
+        paracrypt.encrypt_file(tmp_path / "plain", tmp_path / "sealed2", recipients=[recipient])
+    assert listing(tmp_path) == ["kim.id", "plain", "sealed"]
