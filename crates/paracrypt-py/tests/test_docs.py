@@ -3,7 +3,8 @@ and every relative link of the documentation leads somewhere.
 
 The examples: each page's ``sh`` and ``python`` blocks run in the order they appear, in one
 empty directory per page (a page makes the files it uses, in a block the reader sees), ``sh``
-with ``bash -e -u -o pipefail``, ``python`` as a script of its own (Dask's worker processes
+with ``bash -e -u -o pipefail`` (the shell variables a block sets kept for the next, as in one
+terminal), ``python`` as a script of its own (Dask's worker processes
 import the script again, as they do a user's). On ``PATH``: the ``paracrypt`` the suite built,
 and the Python of the suite's environment, where ``import paracrypt`` (and Dask) work as after
 the guide's install. What the guide asks the reader to have is given, never faked: the
@@ -47,6 +48,13 @@ NOT_RUN = {
     "a measurement of minutes": "performance is measured by hand on an idle machine, never in a test",
 }
 
+# The shell variables a block set, for the next block of the page (bash's own and the
+# read-only ones left out).
+SAVE_VARIABLES = (
+    "for v in $(compgen -v); do case $v in BASH*|EUID|PPID|UID|SHELLOPTS|FUNCNAME|GROUPS|"
+    "PIPESTATUS|RANDOM|SRANDOM|SECONDS|LINENO|EPOCH*|HIST*|COMP*|DIRSTACK|OPT*|PS?|PWD|OLDPWD|"
+    "SHLVL|IFS|_) ;; *) declare -p \"$v\";; esac; done"
+)
 FENCE = re.compile(r"^(?P<indent> *)```(?P<info>[^\n`]*)\n(?P<code>.*?)^(?P=indent)```[ \t]*$",
                    re.S | re.M)
 NOT_RUN_MARK = re.compile(r"<!-- not run: (?P<reason>[^>]*?) -->[ \t]*\n[ \t]*$")
@@ -109,13 +117,17 @@ def run_examples(page: Path, tmp_path: Path, s3: dict[str, str]) -> None:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     ran = 0
+    shell_state = tmp_path.parent / f"{tmp_path.name}.variables"
+    shell_state.write_text("")
     for n, (language, code, reason, line) in enumerate(blocks(page)):
         where = f"{page.relative_to(ROOT)}:{line}"
         if reason is not None:
             assert reason in NOT_RUN, f"{where}: unknown reason {reason!r} (one of {list(NOT_RUN)})"
             continue
         if language == "sh":
-            args = ["bash", "-e", "-u", "-o", "pipefail", "-c", code]
+            # One terminal per page: what a block sets (`recipient=$(…)`) the next one has.
+            script = f"source {shell_state}\n{code}\n{SAVE_VARIABLES} > {shell_state}\n"
+            args = ["bash", "-e", "-u", "-o", "pipefail", "-c", script]
         elif language == "python":
             script = tmp_path / f".example{n}.py"
             script.write_text(code)
