@@ -70,7 +70,7 @@ enum Command {
     /// it: a new header for the same file key. Not revocation (see --help).
     Rekey(cmd::rekey::RekeyArgs),
     /// Sign a file: a detached signature over a tree hash of its chunks, hashed on every core
-    /// (Ed25519, ECDSA P-256 or RSA keys).
+    /// (Ed25519, ECDSA P-256, RSA or ML-DSA-65 keys); also SSHSIG and minisign signatures.
     Sign(cmd::sign::SignArgs),
     /// Verify a file (or a byte range of it) against its detached signature and the signer's
     /// public key.
@@ -85,7 +85,8 @@ enum Command {
     /// Show what an encrypted file says about itself (a container, an age file or an `openssl enc`
     /// password file: suite, chunk size, secret kind, recipients, signer, sizes), without a key.
     Info(cmd::info::InfoArgs),
-    /// Unauthenticated raw ciphers, byte-compatible with `openssl enc -K KEY -iv IV`.
+    /// Unauthenticated raw ciphers, byte-compatible with `openssl enc -K KEY -iv IV`, and
+    /// `openssl enc`'s password files (`--password-file`).
     Raw(cmd::raw::RawArgs),
     /// RSA keys, signatures (PKCS#1 v1.5, PSS) and OAEP, openssl-compatible.
     Rsa(cmd::rsa::RsaArgs),
