@@ -13,8 +13,9 @@ use paracrypt_core::recipient::{Identities, Recipients};
 #[command(next_help_heading = "Recipients (encrypt to public keys)")]
 pub struct RecipientFlags {
     /// Encrypt to RECIPIENT: an age1… X25519 public key, an `ssh-ed25519 AAAA…` or
-    /// `ssh-rsa AAAA…` public key line, or an age plugin's age1NAME1… recipient or
-    /// AGE-PLUGIN-NAME-1… identity (age-plugin-NAME on PATH wraps the key) (repeatable).
+    /// `ssh-rsa AAAA…` public key line, an age plugin's age1NAME1… recipient or
+    /// AGE-PLUGIN-NAME-1… identity (age-plugin-NAME on PATH wraps the key), or an AWS KMS key,
+    /// awskms:ARN-OR-ALIAS (wrapped by KMS with the AWS credentials of s3://) (repeatable).
     #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
     pub recipients: Vec<String>,
     /// Encrypt to the recipients in FILE, one a line (as age's -R), or to the RSA public key
@@ -32,6 +33,8 @@ impl RecipientFlags {
     /// Every recipient, parsed: a malformed one names its position and what was expected.
     pub fn read(&self) -> Result<Recipients> {
         let mut recipients = Recipients::new();
+        #[cfg(feature = "s3")]
+        recipients.set_kms(paracrypt_store::Kms::from_env());
         for (n, text) in self.recipients.iter().enumerate() {
             recipients.add(text, format!("recipient {}", n + 1))?;
         }
@@ -50,12 +53,17 @@ pub struct IdentityFlags {
     /// OpenSSH private key, or an RSA private key in PEM or DER (repeatable).
     #[arg(short = 'i', long = "identity", value_name = "FILE")]
     pub identity_files: Vec<PathBuf>,
+    /// Decrypt with AWS KMS: the file's awskms stanzas are unwrapped by the KMS keys they
+    /// name, with the AWS credentials, region and endpoint of s3:// (AWS_ACCESS_KEY_ID,
+    /// AWS_REGION, AWS_ENDPOINT_URL_KMS…).
+    #[arg(long = "kms")]
+    pub kms: bool,
 }
 
 impl IdentityFlags {
     /// Whether no identity was given.
     pub fn is_empty(&self) -> bool {
-        self.identity_files.is_empty()
+        self.identity_files.is_empty() && !self.kms
     }
 
     /// Every identity of every file.
@@ -63,6 +71,15 @@ impl IdentityFlags {
         let mut identities = Identities::new();
         for path in &self.identity_files {
             identities.add_path(path)?;
+        }
+        if self.kms {
+            #[cfg(feature = "s3")]
+            identities.set_kms(paracrypt_store::Kms::from_env());
+            #[cfg(not(feature = "s3"))]
+            anyhow::bail!(
+                "--kms: this build has no KMS client (it comes with the `s3` feature, which \
+                 the default build has)"
+            );
         }
         Ok(identities)
     }

@@ -238,6 +238,16 @@ pub enum Error {
         /// What happened, one line.
         reason: String,
     },
+    /// A key management service (AWS KMS) could not wrap or unwrap a file key: access denied,
+    /// the key disabled or not found (in this region), the server unreachable; `key` is the key
+    /// as the recipient or the stanza names it.
+    #[error("KMS key {key}: {reason}")]
+    Kms {
+        /// The key (an ARN, a key id or an alias).
+        key: String,
+        /// What happened, one line.
+        reason: String,
+    },
     /// An age file of another version than v1.
     #[error("unsupported age format version `{0}` (this build reads v1)")]
     UnsupportedAgeVersion(String),
@@ -442,7 +452,7 @@ impl Error {
             | Error::TreeOutputExists(_)
             | Error::SpecialFile { .. }
             | Error::OtherInput(_) => ErrorKind::Usage,
-            Error::Io { .. } | Error::Plugin { .. } => ErrorKind::Io,
+            Error::Io { .. } | Error::Plugin { .. } | Error::Kms { .. } => ErrorKind::Io,
             Error::PartialBlock { .. }
             | Error::TooShort { .. }
             | Error::BadPadding

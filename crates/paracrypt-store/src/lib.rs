@@ -33,17 +33,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! - [`Kms`]: AWS KMS for `awskms:` recipients, on the same signing, HTTP client and settings.
+//!
 //! Requests run on a small runtime each [`Object`] owns; the API blocks, so callers stay
 //! synchronous (the rayon pool and MPI ranks). This crate never prints.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod error;
+mod kms;
 mod object;
 mod source;
 mod upload;
 
 pub use error::{Error, Kind};
+pub use kms::Kms;
 pub use object::{
     DEFAULT_DOWNLOAD_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_UPLOAD_CONCURRENCY, Meta, Object,
     Options, is_url,

@@ -328,7 +328,7 @@ pub(crate) async fn get_range(
 
 /// S3's builder and client options from the environment, as `AmazonS3Builder::from_env` reads
 /// them, the client options apart so that a second client can add a header to them.
-fn s3_from_env() -> Result<(object_store::aws::AmazonS3Builder, ClientOptions), Error> {
+pub(crate) fn s3_from_env() -> Result<(object_store::aws::AmazonS3Builder, ClientOptions), Error> {
     use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
     settings_in_utf8("AWS_", |key| key.parse::<AmazonS3ConfigKey>().is_ok())?;
     let mut client = ClientOptions::new().with_timeout(REQUEST_TIMEOUT);

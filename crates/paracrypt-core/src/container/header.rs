@@ -486,7 +486,8 @@ impl Keys {
         // Encrypting to recipients: the file key, wrapped for each of them.
         let mut block = Vec::new();
         if let (Secret::Recipients(recipients), Some(key)) = (secret, &file_key) {
-            let mut stanzas = recipients.wrap(key)?;
+            // KMS stanzas are bound to the salt, which no two files share.
+            let mut stanzas = recipients.wrap_bound(key, &salt)?;
             if let Some(binding) = binding {
                 // `decrypt` opens a container's passphrase as version 1 (Argon2id).
                 if stanzas.iter().any(|s| s.tag == SCRYPT_TAG) {
@@ -629,7 +630,7 @@ impl Keys {
             (Secret::Identities(identities), Kdf::Recipients) => {
                 let block = info.recipient_block(bytes);
                 let block = Block::parse(block, info.binding.is_some()).expect("checked by parse");
-                Some(identities.unwrap(&block.stanzas)?)
+                Some(identities.unwrap_bound(&block.stanzas, &info.salt)?)
             }
             (Secret::Recipients(_), Kdf::Recipients) => {
                 return Err(Error::WrongSecretKind {

@@ -15,6 +15,7 @@
 //! | an RSA public key, PEM or DER (SPKI, PKCS#1) | the RSA private key, PEM or DER (PKCS#8, PKCS#1), as `paracrypt rsa keygen` writes it | `ssh-rsa` |
 //! | a passphrase | the passphrase | `scrypt` (alone in a file) |
 //! | `age1NAME1…` (an age plugin's: [`plugin`]) | `AGE-PLUGIN-NAME-1…` lines | the plugin's |
+//! | `awskms:KEY` (an AWS KMS key: [`kms`]) | the caller's AWS credentials ([`Identities::set_kms`]) | `awskms` |
 //!
 //! A plugin identity may also be given where recipients are (the plugin then wraps to the key
 //! it names, as `age -e -i` does); plugins run as `age-plugin-NAME` from `PATH`, one session
@@ -42,6 +43,7 @@
 //! # Ok::<(), paracrypt_core::Error>(())
 //! ```
 
+pub mod kms;
 pub mod plugin;
 pub mod pq;
 pub mod rsa;
@@ -49,6 +51,7 @@ pub mod rsa;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
@@ -75,8 +78,9 @@ pub const MAX_STANZAS: usize = 1024;
 
 /// What a recipient string must be, for messages.
 const EXPECTED_RECIPIENT: &str = "expected an age1pq1… (post-quantum), age1… (X25519) or \
-                                  age1NAME1… (age plugin) recipient, an ssh-ed25519 or ssh-rsa \
-                                  public key, or an RSA public key file";
+                                  age1NAME1… (age plugin) recipient, an awskms:KEY (AWS KMS) \
+                                  key, an ssh-ed25519 or ssh-rsa public key, or an RSA public \
+                                  key file";
 /// What an identity file must hold, for messages.
 const EXPECTED_IDENTITY: &str = "expected AGE-SECRET-KEY-PQ-1…, AGE-SECRET-KEY-1… or \
                                  AGE-PLUGIN-NAME-1… lines, an OpenSSH private key or an RSA \
@@ -93,12 +97,16 @@ type BoxedIdentity = Box<dyn age::Identity + Send + Sync>;
 enum Entry {
     Native(BoxedRecipient),
     Plugin(plugin::Target),
+    /// Wrapped by the KMS, after every other recipient (bound to their stanzas).
+    Kms(kms::Target),
 }
 
 /// The people (or the passphrase) a file is encrypted to.
 #[derive(Default)]
 pub struct Recipients {
     list: Vec<Entry>,
+    /// The client `awskms:` recipients are wrapped with.
+    kms: Option<Arc<dyn kms::Kms>>,
 }
 
 impl fmt::Debug for Recipients {
@@ -127,6 +135,7 @@ impl Recipients {
         }
         Recipients {
             list: vec![Entry::Native(Box::new(recipient))],
+            kms: None,
         }
     }
 
@@ -136,16 +145,37 @@ impl Recipients {
         self.list.push(Entry::Native(recipient));
     }
 
+    /// Gives the KMS client `awskms:KEY` recipients are wrapped with (set it before adding
+    /// them: without one they are refused).
+    pub fn set_kms(&mut self, kms: Arc<dyn kms::Kms>) {
+        self.kms = Some(kms);
+    }
+
     /// Adds one recipient string (`age1…`, `ssh-ed25519 …`, `ssh-rsa …`, an age plugin's
-    /// `age1NAME1…`, or a plugin identity `AGE-PLUGIN-NAME-1…` to wrap to); `at` says where it
-    /// was given, for the error.
+    /// `age1NAME1…`, a plugin identity `AGE-PLUGIN-NAME-1…` to wrap to, or `awskms:KEY` with a
+    /// KMS client set); `at` says where it was given, for the error.
     pub fn add(&mut self, text: &str, at: impl fmt::Display) -> Result<()> {
-        let recipient = parse_recipient(text.trim()).map_err(|reason| Error::Recipient {
-            at: format!("{at} ({})", shorten(text.trim())),
-            reason,
-        })?;
+        let recipient = parse_recipient(text.trim())
+            .and_then(|entry| self.usable(entry))
+            .map_err(|reason| Error::Recipient {
+                at: format!("{at} ({})", shorten(text.trim())),
+                reason,
+            })?;
         self.list.push(recipient);
         Ok(())
+    }
+
+    /// `entry`, or why this build cannot wrap to it (a KMS key without a KMS client).
+    fn usable(&self, entry: Entry) -> std::result::Result<Entry, String> {
+        match entry {
+            Entry::Kms(_) if self.kms.is_none() => Err(
+                "an AWS KMS recipient needs a KMS client, which this build has not (the CLI's \
+                 and the Python package's default builds have one; the Rust API takes one \
+                 with Recipients::set_kms)"
+                    .into(),
+            ),
+            entry => Ok(entry),
+        }
     }
 
     /// Adds, as recipients, the identities of an identity file named `name` (what `age -e -i`
@@ -189,12 +219,14 @@ impl Recipients {
             return Err(recipient_error(name, "holds no recipient"));
         }
         for &(n, line) in &lines {
-            let recipient = parse_recipient(line).map_err(|mut reason| {
-                if lines.len() == 1 && !looks_like_a_key(line) {
-                    reason.push_str(" (is this a passphrase file?)");
-                }
-                recipient_error(format!("{name} line {n}"), reason)
-            })?;
+            let recipient = parse_recipient(line)
+                .and_then(|entry| self.usable(entry))
+                .map_err(|mut reason| {
+                    if lines.len() == 1 && !looks_like_a_key(line) {
+                        reason.push_str(" (is this a passphrase file?)");
+                    }
+                    recipient_error(format!("{name} line {n}"), reason)
+                })?;
             self.list.push(recipient);
         }
         Ok(())
@@ -222,8 +254,15 @@ impl Recipients {
     /// Fails on no recipients, and on recipients that may not share a file (a passphrase with
     /// anything else), as age does: every recipient's labels must be the same.
     pub fn wrap(&self, file_key: &FileKey) -> Result<Vec<Stanza>> {
+        self.wrap_bound(file_key, &[])
+    }
+
+    /// [`Recipients::wrap`], binding KMS stanzas also to `bound` (what the format's header
+    /// holds before its stanzas that differs between files: a container's salt), as
+    /// [`kms::header_digest`] says; [`Identities::unwrap_bound`] opens them with the same.
+    pub fn wrap_bound(&self, file_key: &FileKey, bound: &[u8]) -> Result<Vec<Stanza>> {
         Ok(self
-            .wrap_many(&[file_key])?
+            .wrap_all(&[file_key], &[bound])?
             .pop()
             .expect("one file key, one header"))
     }
@@ -231,6 +270,13 @@ impl Recipients {
     /// Wraps each of `file_keys` (one per file) for every recipient: each file's stanzas, in
     /// order, as [`Recipients::wrap`] makes them; each age plugin runs once for all of them.
     pub fn wrap_many(&self, file_keys: &[&FileKey]) -> Result<Vec<Vec<Stanza>>> {
+        let bounds: Vec<&[u8]> = file_keys.iter().map(|_| &[][..]).collect();
+        self.wrap_all(file_keys, &bounds)
+    }
+
+    /// [`Recipients::wrap_many`] with each file's `bound`. KMS stanzas come last, each bound
+    /// to the stanzas before it.
+    fn wrap_all(&self, file_keys: &[&FileKey], bounds: &[&[u8]]) -> Result<Vec<Vec<Stanza>>> {
         if self.list.is_empty() {
             return Err(Error::IncompatibleRecipients("there are none"));
         }
@@ -242,7 +288,12 @@ impl Recipients {
         let mut files: Vec<Vec<Stanza>> = file_keys.iter().map(|_| Vec::new()).collect();
         let mut labels: Option<HashSet<String>> = None;
         let mut plugins_done: HashSet<&str> = HashSet::new();
-        for entry in &self.list {
+        let kms_last = self
+            .list
+            .iter()
+            .filter(|e| !matches!(e, Entry::Kms(_)))
+            .chain(self.list.iter().filter(|e| matches!(e, Entry::Kms(_))));
+        for entry in kms_last {
             let (wrapped, own) = match entry {
                 Entry::Native(recipient) => {
                     let mut own = HashSet::new();
@@ -269,6 +320,17 @@ impl Recipients {
                         })
                         .collect();
                     plugin::wrap(&target.plugin, &targets, file_keys)?
+                }
+                Entry::Kms(target) => {
+                    let client = self.kms.as_deref().ok_or_else(|| {
+                        kms::kms_error(&target.key, "this build has no KMS client")
+                    })?;
+                    let mut wrapped = Vec::with_capacity(file_keys.len());
+                    for ((key, file), bound) in file_keys.iter().zip(&files).zip(bounds) {
+                        let digest = kms::header_digest(bound, file);
+                        wrapped.push(vec![kms::wrap(client, target, key, &digest)?]);
+                    }
+                    (wrapped, HashSet::new())
                 }
             };
             for (file, mut stanzas) in files.iter_mut().zip(wrapped) {
@@ -308,6 +370,8 @@ pub struct Identities {
     list: Vec<BoxedIdentity>,
     /// Plugin identities, by plugin (tried after every other identity).
     plugins: Vec<plugin::PluginIdentities>,
+    /// The KMS client that unwraps `awskms` stanzas (tried after the native identities).
+    kms: Option<Arc<dyn kms::Kms>>,
     /// For a passphrase: the highest scrypt work factor it accepts.
     passphrase: Option<u8>,
 }
@@ -317,6 +381,7 @@ impl fmt::Debug for Identities {
         f.debug_struct("Identities")
             .field("len", &self.len())
             .field("plugins", &self.plugins())
+            .field("kms", &self.kms.is_some())
             .field("passphrase", &self.passphrase)
             .finish()
     }
@@ -338,6 +403,7 @@ impl Identities {
         Identities {
             list: vec![Box::new(identity)],
             plugins: Vec::new(),
+            kms: None,
             passphrase: Some(max_log_n),
         }
     }
@@ -370,6 +436,12 @@ impl Identities {
         Ok(())
     }
 
+    /// Unwraps `awskms` stanzas with `kms` (the caller's credentials decide which keys it may
+    /// use): counts as one identity.
+    pub fn set_kms(&mut self, kms: Arc<dyn kms::Kms>) {
+        self.kms = Some(kms);
+    }
+
     /// The age plugins these identities use (`age-plugin-NAME` is each one's binary).
     pub fn plugins(&self) -> Vec<&str> {
         self.plugins.iter().map(|p| p.name.as_str()).collect()
@@ -384,7 +456,9 @@ impl Identities {
 
     /// How many identities there are.
     pub fn len(&self) -> usize {
-        self.list.len() + self.plugins.iter().map(|p| p.targets.len()).sum::<usize>()
+        self.list.len()
+            + self.plugins.iter().map(|p| p.targets.len()).sum::<usize>()
+            + usize::from(self.kms.is_some())
     }
 
     /// Whether this is a passphrase ([`Identities::passphrase`]), whose scrypt unwrapping costs
@@ -408,7 +482,13 @@ impl Identities {
     /// [`Error::AgeHeader`] whatever the identities, as the age specification requires: a
     /// passphrase file has no other recipient, so such a header can only be forged.
     pub fn unwrap(&self, stanzas: &[Stanza]) -> Result<FileKey> {
-        self.unwrap_many(&[stanzas])
+        self.unwrap_bound(stanzas, &[])
+    }
+
+    /// [`Identities::unwrap`] of a header whose KMS stanzas are bound to `bound` too
+    /// ([`Recipients::wrap_bound`]).
+    pub fn unwrap_bound(&self, stanzas: &[Stanza], bound: &[u8]) -> Result<FileKey> {
+        self.unwrap_all(&[stanzas], &[bound])
             .pop()
             .expect("one header, one outcome")
     }
@@ -419,6 +499,12 @@ impl Identities {
     /// What a plugin gave is kept, so that asking again about the same stanzas (the jobs that
     /// open these files, after a batch unwrapped their keys ahead) starts no new session.
     pub fn unwrap_many(&self, files: &[&[Stanza]]) -> Vec<Result<FileKey>> {
+        let bounds: Vec<&[u8]> = files.iter().map(|_| &[][..]).collect();
+        self.unwrap_all(files, &bounds)
+    }
+
+    /// [`Identities::unwrap_many`] with each header's `bound`.
+    fn unwrap_all(&self, files: &[&[Stanza]], bounds: &[&[u8]]) -> Vec<Result<FileKey>> {
         let mut outcomes: Vec<Option<Result<FileKey>>> = Vec::with_capacity(files.len());
         let mut first_errors: Vec<Option<age::DecryptError>> = Vec::with_capacity(files.len());
         for stanzas in files {
@@ -427,6 +513,26 @@ impl Identities {
             first_errors.push(first_error);
         }
         let mut plugin_errors: Vec<Option<Error>> = files.iter().map(|_| None).collect();
+        if let Some(client) = self.kms.as_deref() {
+            for (i, (stanzas, bound)) in files.iter().zip(bounds).enumerate() {
+                if outcomes[i].is_some() || !stanzas.iter().any(|s| s.tag == kms::STANZA_TAG) {
+                    continue;
+                }
+                let digest = kms::header_digest(bound, stanzas);
+                for stanza in stanzas.iter() {
+                    match kms::unwrap(client, stanza, &digest) {
+                        Some(Ok(key)) => {
+                            outcomes[i] = Some(Ok(key));
+                            break;
+                        }
+                        Some(Err(e)) => {
+                            plugin_errors[i].get_or_insert(e);
+                        }
+                        None => {}
+                    }
+                }
+            }
+        }
         for plugin in &self.plugins {
             let open: Vec<usize> = (0..files.len())
                 .filter(|&i| outcomes[i].is_none())
@@ -791,6 +897,9 @@ fn parse_recipient(text: &str) -> std::result::Result<Entry, String> {
             .parse::<age::x25519::Recipient>()
             .map(|r| native(Box::new(r)))
             .map_err(|e| format!("not a valid age1… recipient ({e})"));
+    }
+    if text.starts_with(kms::PREFIX) {
+        return kms::Target::parse(text).map(Entry::Kms);
     }
     if text.starts_with("AGE-PLUGIN-") {
         return plugin::Target::identity(text).map(Entry::Plugin);

@@ -1,0 +1,279 @@
+//! AWS KMS, as the core's [`Kms`](paracrypt_core::recipient::kms::Kms): `Encrypt` and
+//! `Decrypt` of the JSON API (`TrentService`), signed with SigV4 by object_store's
+//! [`AwsAuthorizer`] and sent by its HTTP client, so KMS costs no crate that `s3://` does not
+//! already build.
+
+use std::sync::{Arc, OnceLock};
+
+use base64::Engine;
+use base64::prelude::BASE64_STANDARD;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, AwsAuthorizer};
+use object_store::client::{ClientOptions, HttpConnector, HttpRequest, ReqwestConnector};
+use serde_json::{Map, Value, json};
+use zeroize::Zeroizing;
+
+use crate::error::{Error, Kind};
+
+/// An AWS KMS client with the same settings as `s3://`: credentials from
+/// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN` (or the instance's or
+/// container's role, as object_store finds them), the region from `AWS_REGION` or
+/// `AWS_DEFAULT_REGION` (a key ARN's own region wins), the server from `AWS_ENDPOINT_URL_KMS`
+/// or else `AWS_ENDPOINT_URL` (else `https://kms.REGION.amazonaws.com`), `AWS_ALLOW_HTTP` for
+/// one without TLS.
+///
+/// Nothing is read or started until the first request: making one is free, so front ends make
+/// one whenever they may need it. Requests run on a small runtime of the client's own; the
+/// methods block.
+#[derive(Debug, Default)]
+pub struct Kms {
+    client: OnceLock<Result<Client, String>>,
+}
+
+#[derive(Debug)]
+struct Client {
+    runtime: tokio::runtime::Runtime,
+    http: object_store::client::HttpClient,
+    credentials: object_store::aws::AwsCredentialProvider,
+    region: String,
+    endpoint: Option<String>,
+}
+
+impl Kms {
+    /// A client that reads its settings from the environment when first used.
+    pub fn from_env() -> Arc<Self> {
+        Arc::new(Kms::default())
+    }
+
+    fn client(&self) -> Result<&Client, String> {
+        self.client
+            .get_or_init(|| Client::from_env().map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Calls `action` (`Encrypt`, `Decrypt`) with `body`; the answer, or why not, in one line.
+    fn call(&self, key: &str, action: &str, body: Value) -> Result<Value, String> {
+        let client = self.client()?;
+        let region = arn_region(key).unwrap_or(&client.region);
+        let endpoint = client
+            .endpoint
+            .clone()
+            .unwrap_or_else(|| format!("https://kms.{region}.amazonaws.com"));
+        client.runtime.block_on(async {
+            let credential = client
+                .credentials
+                .get_credential()
+                .await
+                .map_err(|e| format!("no AWS credentials: {}", one_line(&e.to_string())))?;
+            let mut request: HttpRequest = http::Request::builder()
+                .method(http::Method::POST)
+                .uri(format!("{}/", endpoint.trim_end_matches('/')))
+                .header(http::header::CONTENT_TYPE, "application/x-amz-json-1.1")
+                .header("x-amz-target", format!("TrentService.{action}"))
+                .body(body.to_string().into())
+                .map_err(|e| format!("KMS endpoint {endpoint}: {e}"))?;
+            AwsAuthorizer::new(&credential, "kms", region)
+                .try_authorize(&mut request, None)
+                .map_err(|e| format!("cannot sign the request: {}", one_line(&e.to_string())))?;
+            let response = client.http.execute(request).await.map_err(|e| {
+                format!(
+                    "cannot reach KMS at {endpoint}: {}",
+                    one_line(&error_chain(&e))
+                )
+            })?;
+            let status = response.status();
+            let bytes = response.into_body().bytes().await.map_err(|e| {
+                format!(
+                    "KMS at {endpoint} broke off its answer: {}",
+                    one_line(&e.to_string())
+                )
+            })?;
+            let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            if status.is_success() {
+                Ok(answer)
+            } else {
+                Err(refusal(status, &answer, region))
+            }
+        })
+    }
+}
+
+impl paracrypt_core::recipient::kms::Kms for Kms {
+    fn encrypt(
+        &self,
+        key: &str,
+        plaintext: &[u8],
+        context: &[(&str, &str)],
+    ) -> Result<Vec<u8>, String> {
+        let answer = self.call(
+            key,
+            "Encrypt",
+            json!({
+                "KeyId": key,
+                "Plaintext": BASE64_STANDARD.encode(plaintext),
+                "EncryptionContext": context_of(context),
+            }),
+        )?;
+        blob(&answer, "CiphertextBlob")
+    }
+
+    fn decrypt(
+        &self,
+        key: &str,
+        ciphertext: &[u8],
+        context: &[(&str, &str)],
+    ) -> Result<Zeroizing<Vec<u8>>, String> {
+        let answer = self.call(
+            key,
+            "Decrypt",
+            json!({
+                "KeyId": key,
+                "CiphertextBlob": BASE64_STANDARD.encode(ciphertext),
+                "EncryptionContext": context_of(context),
+            }),
+        )?;
+        blob(&answer, "Plaintext").map(Zeroizing::new)
+    }
+}
+
+impl Client {
+    fn from_env() -> Result<Self, Error> {
+        let (builder, options): (AmazonS3Builder, ClientOptions) = crate::object::s3_from_env()?;
+        let setting = |key: AmazonS3ConfigKey| builder.get_config_value(&key);
+        let region = setting(AmazonS3ConfigKey::Region)
+            .or_else(|| setting(AmazonS3ConfigKey::DefaultRegion))
+            .unwrap_or_else(|| "us-east-1".to_owned());
+        let endpoint = std::env::var("AWS_ENDPOINT_URL_KMS")
+            .ok()
+            .or_else(|| setting(AmazonS3ConfigKey::Endpoint));
+        let settings = |e: object_store::Error| {
+            Error::new(
+                Kind::Settings,
+                format!("KMS settings: {}", one_line(&e.to_string())),
+            )
+        };
+        // A bucket is needed to build the store; only its credential provider is used.
+        let store = builder
+            .with_bucket_name("paracrypt-kms")
+            .with_client_options(options.clone())
+            .build()
+            .map_err(settings)?;
+        let http = ReqwestConnector::default()
+            .connect(&options)
+            .map_err(settings)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .thread_name("paracrypt-kms")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::new(Kind::Request, format!("cannot start KMS's runtime: {e}")))?;
+        Ok(Client {
+            runtime,
+            http,
+            credentials: store.credentials().clone(),
+            region,
+            endpoint,
+        })
+    }
+}
+
+/// The region of a key ARN (`arn:PARTITION:kms:REGION:ACCOUNT:key/ID` or `…:alias/NAME`).
+fn arn_region(key: &str) -> Option<&str> {
+    let mut parts = key.strip_prefix("arn:")?.splitn(5, ':');
+    let (_partition, service, region) = (parts.next()?, parts.next()?, parts.next()?);
+    (service == "kms" && !region.is_empty()).then_some(region)
+}
+
+fn context_of(context: &[(&str, &str)]) -> Map<String, Value> {
+    context
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), Value::String((*v).to_owned())))
+        .collect()
+}
+
+/// A base64 field of KMS's answer, decoded.
+fn blob(answer: &Value, field: &str) -> Result<Vec<u8>, String> {
+    answer
+        .get(field)
+        .and_then(Value::as_str)
+        .and_then(|text| BASE64_STANDARD.decode(text).ok())
+        .ok_or_else(|| format!("KMS's answer has no {field}"))
+}
+
+/// Why KMS refused, in one line: its error type, said in words for the ones a user can act on.
+fn refusal(status: http::StatusCode, answer: &Value, region: &str) -> String {
+    let kind = answer
+        .get("__type")
+        .and_then(Value::as_str)
+        .map(|t| t.rsplit('#').next().unwrap_or(t))
+        .unwrap_or("");
+    let message = answer
+        .get("message")
+        .or_else(|| answer.get("Message"))
+        .and_then(Value::as_str)
+        .map(one_line)
+        .unwrap_or_default();
+    let said = |words: &str| {
+        if message.is_empty() {
+            format!("{words} ({kind})")
+        } else {
+            format!("{words} ({kind}: {message})")
+        }
+    };
+    match kind {
+        "AccessDeniedException" => said("access denied"),
+        "DisabledException" => said("the key is disabled"),
+        "KMSInvalidStateException" => said("the key cannot be used in its state"),
+        "NotFoundException" => said(&format!(
+            "no such key in region {region} (a wrong region, or an unknown key)"
+        )),
+        "InvalidCiphertextException" => said(
+            "KMS refused the wrapped key: it belongs to another file (its header differs) or \
+             is damaged",
+        ),
+        "IncorrectKeyException" => said("the key did not wrap this file key"),
+        "UnrecognizedClientException" | "InvalidSignatureException" => {
+            said("the AWS credentials were refused")
+        }
+        "" => format!("KMS answered {status}"),
+        _ => said("KMS refused"),
+    }
+}
+
+/// An error and its causes, joined (a connection refused is only said in the causes).
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let next = e.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = e.source();
+    }
+    text
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_region_of_an_arn() {
+        assert_eq!(
+            arn_region("arn:aws:kms:eu-west-3:123456789012:key/1234abcd"),
+            Some("eu-west-3")
+        );
+        assert_eq!(
+            arn_region("arn:aws:kms:us-east-1:1:alias/x"),
+            Some("us-east-1")
+        );
+        assert_eq!(arn_region("alias/x"), None);
+        assert_eq!(arn_region("1234abcd-12ab"), None);
+        assert_eq!(arn_region("arn:aws:s3:::bucket"), None);
+    }
+}
