@@ -11,7 +11,9 @@ it ends (a panic, a kill): the server never outlives the tests. Meanwhile each l
 standard input is a JSON command of the tests' own, answered by one JSON line on its standard
 output, done with boto3 through the server (what a test sets up or inspects, never what it
 tests: paracrypt is the client under test): make a bucket, list a bucket's multipart uploads
-or objects, copy an object to or from a local file, damage one byte of an object.
+or objects, copy an object to or from a local file, damage one byte of an object; and for
+the KMS tests (moto serves AWS KMS on the same port): make a KMS key (with an alias), make
+another IAM user whose policy denies some KMS actions.
 
 Why moto (5.2.5, PyPI) and not s3s-fs (crates.io): both implement multipart uploads, ranged
 GETs and conditional writes (If-None-Match on PutObject and on CompleteMultipartUpload) and
@@ -64,19 +66,53 @@ def main() -> None:
         aws_secret_access_key=key["SecretAccessKey"],
         region_name="us-east-1",
     )
+    kms = boto3.client(
+        "kms",
+        endpoint_url=url,
+        aws_access_key_id=key["AccessKeyId"],
+        aws_secret_access_key=key["SecretAccessKey"],
+        region_name="us-east-1",
+    )
+    iam = boto3.client(
+        "iam",
+        endpoint_url=url,
+        aws_access_key_id=key["AccessKeyId"],
+        aws_secret_access_key=key["SecretAccessKey"],
+        region_name="us-east-1",
+    )
+    clients = {"s3": s3, "iam": iam, "kms": kms}
     print(f"READY {port} {key['AccessKeyId']} {key['SecretAccessKey']}", flush=True)
     # Serve commands until the test process closes our stdin (it ended).
     for line in sys.stdin:
         try:
-            result = command(s3, json.loads(line))
+            result = command(clients, json.loads(line))
             print(json.dumps({"ok": True, "result": result}), flush=True)
         except Exception as e:  # noqa: BLE001 - the test reads the message
             print(json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"}), flush=True)
     server.stop()
 
 
-def command(s3, cmd: dict):
+def command(clients: dict, cmd: dict):
+    s3 = clients["s3"]
     op = cmd["op"]
+    if op == "kms_key":
+        meta = clients["kms"].create_key()["KeyMetadata"]
+        if cmd.get("alias"):
+            clients["kms"].create_alias(AliasName=cmd["alias"], TargetKeyId=meta["KeyId"])
+        return {"arn": meta["Arn"], "id": meta["KeyId"]}
+    if op == "kms_user":
+        # A user allowed everything but the KMS actions `deny` names.
+        iam = clients["iam"]
+        iam.create_user(UserName=cmd["name"])
+        statements = [{"Effect": "Allow", "Action": "*", "Resource": "*"}]
+        statements.append({"Effect": "Deny", "Action": cmd["deny"], "Resource": "*"})
+        iam.put_user_policy(
+            UserName=cmd["name"],
+            PolicyName="kms",
+            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
+        )
+        key = iam.create_access_key(UserName=cmd["name"])["AccessKey"]
+        return [key["AccessKeyId"], key["SecretAccessKey"]]
     if op == "bucket":
         s3.create_bucket(Bucket=cmd["bucket"])
         return None

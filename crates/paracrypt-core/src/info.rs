@@ -137,6 +137,7 @@ impl FileInfo {
                         "plugin_stanzas": agefile::plugin_tags(
                             header.stanza_tags.iter().map(String::as_str)
                         ),
+                        "kms_keys": header.kms_keys,
                         "rekeyed": header.binding.is_some(),
                     }),
                 };
@@ -172,11 +173,15 @@ impl FileInfo {
                             StanzaKind::SshEd25519 => "ssh-ed25519",
                             StanzaKind::SshRsa => "ssh-rsa",
                             StanzaKind::Grease => "grease",
+                            StanzaKind::AwsKms => "awskms",
                             _ => "other",
                         };
                         match stanza.kind {
                             StanzaKind::Passphrase { log_n } => {
                                 json!({ "tag": stanza.tag, "kind": kind, "log_n": log_n })
+                            }
+                            StanzaKind::AwsKms => {
+                                json!({ "tag": stanza.tag, "kind": kind, "key": stanza.kms_key })
                             }
                             _ => json!({ "tag": stanza.tag, "kind": kind }),
                         }
@@ -189,6 +194,7 @@ impl FileInfo {
                     "stanzas": stanzas,
                     "recipients": age.recipients(),
                     "plugin_stanzas": age.plugin_tags(),
+                    "kms_keys": age.kms_keys(),
                     "post_quantum": age.post_quantum(),
                     "passphrase": age.passphrase().is_some(),
                     "scrypt_log_n": age.passphrase().flatten(),

@@ -82,18 +82,22 @@ impl Kms {
                 )
             })?;
             let status = response.status();
+            let error_type = response
+                .headers()
+                .get("x-amzn-errortype")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let bytes = response.into_body().bytes().await.map_err(|e| {
                 format!(
                     "KMS at {endpoint} broke off its answer: {}",
                     one_line(&e.to_string())
                 )
             })?;
-            let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             if status.is_success() {
-                Ok(answer)
-            } else {
-                Err(refusal(status, &answer, region))
+                return serde_json::from_slice(&bytes)
+                    .map_err(|_| format!("KMS at {endpoint} answered with no JSON"));
             }
+            Err(refusal(status, error_type.as_deref(), &bytes, region))
         })
     }
 }
@@ -200,17 +204,32 @@ fn blob(answer: &Value, field: &str) -> Result<Vec<u8>, String> {
 }
 
 /// Why KMS refused, in one line: its error type, said in words for the ones a user can act on.
-fn refusal(status: http::StatusCode, answer: &Value, region: &str) -> String {
+/// KMS answers JSON (`__type`, `message`); a refusal before KMS proper (the signature, IAM)
+/// may come as AWS's XML error, whose type the `x-amzn-ErrorType` header also gives.
+fn refusal(status: http::StatusCode, header: Option<&str>, body: &[u8], region: &str) -> String {
+    let answer: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let text = String::from_utf8_lossy(body);
+    let xml = |tag: &str| {
+        let open = format!("<{tag}>");
+        let start = text.find(&open)? + open.len();
+        let end = text[start..].find('<')? + start;
+        Some(text[start..end].to_owned())
+    };
     let kind = answer
         .get("__type")
         .and_then(Value::as_str)
-        .map(|t| t.rsplit('#').next().unwrap_or(t))
-        .unwrap_or("");
+        .map(str::to_owned)
+        .or_else(|| header.map(|h| h.split(':').next().unwrap_or(h).to_owned()))
+        .or_else(|| xml("Code"))
+        .unwrap_or_default();
+    let kind = kind.rsplit('#').next().unwrap_or("");
     let message = answer
         .get("message")
         .or_else(|| answer.get("Message"))
         .and_then(Value::as_str)
-        .map(one_line)
+        .map(str::to_owned)
+        .or_else(|| xml("Message"))
+        .map(|m| one_line(&m))
         .unwrap_or_default();
     let said = |words: &str| {
         if message.is_empty() {
@@ -220,7 +239,7 @@ fn refusal(status: http::StatusCode, answer: &Value, region: &str) -> String {
         }
     };
     match kind {
-        "AccessDeniedException" => said("access denied"),
+        "AccessDeniedException" | "AccessDenied" => said("access denied"),
         "DisabledException" => said("the key is disabled"),
         "KMSInvalidStateException" => said("the key cannot be used in its state"),
         "NotFoundException" => said(&format!(
@@ -231,9 +250,10 @@ fn refusal(status: http::StatusCode, answer: &Value, region: &str) -> String {
              is damaged",
         ),
         "IncorrectKeyException" => said("the key did not wrap this file key"),
-        "UnrecognizedClientException" | "InvalidSignatureException" => {
-            said("the AWS credentials were refused")
-        }
+        "UnrecognizedClientException"
+        | "InvalidSignatureException"
+        | "SignatureDoesNotMatch"
+        | "InvalidClientTokenId" => said("the AWS credentials were refused"),
         "" => format!("KMS answered {status}"),
         _ => said("KMS refused"),
     }

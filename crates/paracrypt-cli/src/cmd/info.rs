@@ -147,6 +147,7 @@ fn container_text(
         out,
         &plugin_tags(info.stanza_tags.iter().map(String::as_str)),
     )?;
+    kms_line(out, &info.kms_keys)?;
     if let Some(signer) = &info.signer {
         writeln!(
             out,
@@ -158,6 +159,21 @@ fn container_text(
     }
     writeln!(out, "salt:        {}", hex::encode(info.salt))?;
     writeln!(out, "provider:    {}", info.suite.primitives(provider))
+}
+
+/// The AWS KMS keys that open the file, when there are any: decrypting needs `--kms` and AWS
+/// credentials allowed to use one of them.
+fn kms_line(out: &mut dyn Write, keys: &[String]) -> std::io::Result<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "kms:         {} (AWS KMS key{}: decrypt with --kms and AWS credentials allowed to use \
+         one)",
+        keys.join(", "),
+        if keys.len() == 1 { "" } else { "s" }
+    )
 }
 
 /// The stanzas only an age plugin opens, when there are any: decrypting needs the plugin
@@ -220,6 +236,7 @@ fn age_text(
         }
     )?;
     plugin_line(out, &age.plugin_tags())?;
+    kms_line(out, &age.kms_keys())?;
     let post_quantum = if age.post_quantum() {
         "yes (every recipient is mlkem768x25519)"
     } else if age

@@ -33,7 +33,7 @@ use super::payload::{CHUNK_SIZE, SEALED_CHUNK_LEN, TAG_LEN};
 use super::{AgeFormat, DETECT_LEN, Header, NONCE_LEN, armor_error, armor_from, detect};
 use crate::error::{Error, Result};
 use crate::plan::Sizes;
-use crate::recipient::{SCRYPT_MAX_LOG_N, SCRYPT_TAG, Stanza, pq};
+use crate::recipient::{SCRYPT_MAX_LOG_N, SCRYPT_TAG, Stanza, kms, pq};
 
 /// What kind of recipient a stanza is for, by its tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +56,8 @@ pub enum StanzaKind {
     /// A tag ending in `-grease`: age writers add such stanzas so that readers keep ignoring
     /// what they do not know; no identity opens them.
     Grease,
+    /// `awskms`: a key wrapped by AWS KMS (`awskms:KEY`), opened with `--kms`.
+    AwsKms,
     /// Any other tag (a plugin's recipient, say): paracrypt has no identity for it.
     Other,
 }
@@ -72,6 +74,7 @@ impl StanzaKind {
             },
             "ssh-ed25519" => StanzaKind::SshEd25519,
             "ssh-rsa" => StanzaKind::SshRsa,
+            kms::STANZA_TAG => StanzaKind::AwsKms,
             tag if tag.ends_with("-grease") => StanzaKind::Grease,
             _ => StanzaKind::Other,
         }
@@ -98,6 +101,8 @@ pub struct StanzaInfo {
     pub tag: String,
     /// What it is.
     pub kind: StanzaKind,
+    /// The KMS key that opens it (an `awskms` stanza's argument).
+    pub kms_key: Option<String>,
 }
 
 /// What an age file says about itself without a key.
@@ -180,6 +185,14 @@ impl AgeInfo {
             .count()
     }
 
+    /// The AWS KMS keys that open the file (its `awskms` stanzas'), in order.
+    pub fn kms_keys(&self) -> Vec<String> {
+        self.stanzas
+            .iter()
+            .filter_map(|s| s.kms_key.clone())
+            .collect()
+    }
+
     /// The tags of the stanzas only an age plugin opens ([`plugin_tags`]).
     pub fn plugin_tags(&self) -> Vec<String> {
         plugin_tags(self.stanzas.iter().map(|s| s.tag.as_str()))
@@ -216,6 +229,7 @@ fn stanza_info(stanza: &Stanza) -> StanzaInfo {
     StanzaInfo {
         tag: stanza.tag.clone(),
         kind: StanzaKind::of(&stanza.tag, &stanza.args),
+        kms_key: kms::keys_of(std::slice::from_ref(stanza)).pop(),
     }
 }
 

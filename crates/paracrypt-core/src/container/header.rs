@@ -95,6 +95,8 @@ pub struct HeaderInfo {
     /// The recipient stanzas' tags, in the header's order (version 2; empty otherwise): what
     /// `info` says a file needs, an age plugin's among them.
     pub stanza_tags: Vec<String>,
+    /// The AWS KMS keys its `awskms` stanzas name, in order (version 2; empty otherwise).
+    pub kms_keys: Vec<String>,
     /// What the chunks are bound to when it is not this header's own MAC: the MAC of the
     /// header the file was first written with, kept by a rekeyed header (`kdf` 3).
     pub binding: Option<[u8; MAC_LEN]>,
@@ -222,6 +224,7 @@ impl HeaderInfo {
         };
         let mut recipients = 0;
         let mut stanza_tags = Vec::new();
+        let mut kms_keys = Vec::new();
         let mut binding = None;
         // Version 3 is version 1 or 2 (by the key derivation) with a signer block before the
         // checksum.
@@ -258,6 +261,7 @@ impl HeaderInfo {
                 let block = Block::parse(&bytes[BLOCK_AT..block_end], kdf == KDF_REKEYED)?;
                 recipients = block.stanzas.len();
                 stanza_tags = block.stanzas.iter().map(|s| s.tag.clone()).collect();
+                kms_keys = crate::recipient::kms::keys_of(&block.stanzas);
                 binding = block.binding;
                 Kdf::Recipients
             }
@@ -277,6 +281,7 @@ impl HeaderInfo {
             len,
             recipients,
             stanza_tags,
+            kms_keys,
             binding,
             signer,
         })
@@ -534,6 +539,7 @@ impl Keys {
             len,
             recipients: 0,
             stanza_tags: Vec::new(),
+            kms_keys: Vec::new(),
             binding,
             signer: signer.cloned(),
         };
