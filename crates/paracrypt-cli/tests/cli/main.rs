@@ -14,6 +14,7 @@ mod ecdsa;
 mod hardening;
 mod hooks;
 mod info;
+mod kms;
 mod people;
 mod plugin;
 mod providers;

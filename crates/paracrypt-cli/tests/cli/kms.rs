@@ -1,0 +1,299 @@
+//! AWS KMS recipients (`-r awskms:KEY`, `decrypt --kms`) end to end, against moto's KMS on
+//! 127.0.0.1 (the server of the S3 tests, which serves KMS on the same port; tests/s3/server.py
+//! makes the keys and the users), with SigV4 and IAM checked by moto. KMS requests are counted
+//! at a proxy in front of it (tests/cli/s3/proxy.rs).
+#![cfg(feature = "s3")]
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::*;
+use crate::people::x25519;
+use crate::s3::{Action, Proxy, Server};
+
+/// A new KMS key (with `alias`, when given): its ARN.
+fn kms_key(server: &Server, alias: Option<&str>) -> String {
+    let made = server.command(serde_json::json!({"op": "kms_key", "alias": alias}));
+    made["arn"].as_str().unwrap().to_owned()
+}
+
+/// `paracrypt` with the credentials of the server's user.
+fn client(server: &Server) -> Command {
+    server.client()
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// How long the header is, as `info --json` says.
+fn header_len(path: &Path) -> usize {
+    let mut cmd = paracrypt();
+    cmd.args(["info", "--json"]).arg(path);
+    let info: serde_json::Value = serde_json::from_slice(&ok(run(cmd))).unwrap();
+    info["header_len"].as_u64().unwrap() as usize
+}
+
+/// A file to a KMS key and an X25519 key, for both formats: either opens it; `info` names the
+/// key; each command that wraps or unwraps makes one KMS request (counted at a proxy).
+#[test]
+fn a_kms_key_and_an_x25519_key_both_open_one_file_with_one_request_each() {
+    let server = Server::shared();
+    let arn = kms_key(server, Some("alias/both"));
+    let proxy = Proxy::start(server.port, |_| Action::Forward);
+    let dir = scratch();
+    let d = dir.path();
+    let (identity, recipient) = x25519(d, "me.key");
+    let plain = data(300_000, 3);
+    let input = write(d, "in", &plain);
+    for (format, key) in [("paracrypt", arn.as_str()), ("age", "alias/both")] {
+        let sealed = d.join(format!("sealed.{format}"));
+        let before = proxy.requests().len();
+        let mut cmd = client(server);
+        cmd.env("AWS_ENDPOINT_URL_KMS", proxy.url())
+            .args(["encrypt", "--format", format, "-r", &recipient, "-r"])
+            .arg(format!("awskms:{key}"))
+            .args(["-o", s(&sealed), s(&input)]);
+        ok(run(cmd));
+        assert_eq!(
+            proxy.requests().len() - before,
+            1,
+            "{format}: Encrypt requests"
+        );
+
+        let out = d.join(format!("out.{format}"));
+        let mut cmd = client(server);
+        cmd.env("AWS_ENDPOINT_URL_KMS", proxy.url()).args([
+            "decrypt",
+            "--kms",
+            "-o",
+            s(&out),
+            s(&sealed),
+        ]);
+        ok(run(cmd));
+        assert_eq!(std::fs::read(&out).unwrap(), plain, "{format} with --kms");
+        assert_eq!(
+            proxy.requests().len() - before,
+            2,
+            "{format}: Decrypt requests"
+        );
+
+        // The X25519 key opens it with no KMS request (nor credentials).
+        let mut cmd = paracrypt();
+        cmd.args(["decrypt", "-i", s(&identity), s(&sealed)]);
+        assert_eq!(ok(run(cmd)), plain, "{format} with the X25519 key");
+        assert_eq!(proxy.requests().len() - before, 2, "{format}: no request");
+
+        let mut cmd = paracrypt();
+        cmd.args(["info"]).arg(&sealed);
+        let info = String::from_utf8(ok(run(cmd))).unwrap();
+        assert!(
+            info.contains(&format!("kms:         {key} (AWS KMS key")),
+            "{info}"
+        );
+    }
+}
+
+/// `rekey` adds a KMS key to a file of an X25519 key, then removes it, without touching the
+/// payload (the bytes after the header stay the same).
+#[test]
+fn rekey_adds_and_removes_a_kms_recipient() {
+    let server = Server::shared();
+    let arn = kms_key(server, None);
+    let dir = scratch();
+    let d = dir.path();
+    let (identity, recipient) = x25519(d, "me.key");
+    let plain = data(200_000, 5);
+    let input = write(d, "in", &plain);
+    for format in ["paracrypt", "age"] {
+        let sealed = d.join(format!("sealed.{format}"));
+        let mut cmd = paracrypt();
+        cmd.args(["encrypt", "--format", format, "-r", &recipient])
+            .args(["-o", s(&sealed), s(&input)]);
+        ok(run(cmd));
+        let payload = |path: &Path| {
+            let bytes = std::fs::read(path).unwrap();
+            bytes[header_len(path)..].to_vec()
+        };
+
+        let added = d.join(format!("added.{format}"));
+        let mut cmd = client(server);
+        cmd.args(["rekey", "-i", s(&identity), "-r", &recipient, "-r"])
+            .arg(format!("awskms:{arn}"))
+            .args(["-o", s(&added), s(&sealed)]);
+        ok(run(cmd));
+        assert_eq!(payload(&added), payload(&sealed), "{format}: payload kept");
+        let mut cmd = client(server);
+        cmd.args(["decrypt", "--kms", s(&added)]);
+        assert_eq!(ok(run(cmd)), plain, "{format}: the KMS key opens it");
+
+        let removed = d.join(format!("removed.{format}"));
+        let mut cmd = client(server);
+        cmd.args(["rekey", "--kms", "-r", &recipient])
+            .args(["-o", s(&removed), s(&added)]);
+        ok(run(cmd));
+        assert_eq!(
+            payload(&removed),
+            payload(&sealed),
+            "{format}: payload kept"
+        );
+        let mut cmd = client(server);
+        cmd.args(["decrypt", "--kms", s(&removed)]);
+        fails(run(cmd), 1, "no identity matches this file");
+        let mut cmd = paracrypt();
+        cmd.args(["decrypt", "-i", s(&identity), s(&removed)]);
+        assert_eq!(
+            ok(run(cmd)),
+            plain,
+            "{format}: the X25519 key still opens it"
+        );
+    }
+}
+
+/// A KMS stanza moved into the header of another file (same recipients, another file key) is
+/// refused by KMS itself: the encryption context binds it to its header.
+#[test]
+fn a_kms_stanza_moved_to_another_file_is_refused_by_kms() {
+    let server = Server::shared();
+    let arn = kms_key(server, None);
+    let dir = scratch();
+    let d = dir.path();
+    let (_, recipient) = x25519(d, "me.key");
+    let input = write(d, "in", &data(1000, 9));
+    let sealed = |name: &str| {
+        let path = d.join(name);
+        let mut cmd = client(server);
+        cmd.args(["encrypt", "--format", "age", "-r", &recipient, "-r"])
+            .arg(format!("awskms:{arn}"))
+            .args(["-o", s(&path), s(&input)]);
+        ok(run(cmd));
+        std::fs::read(path).unwrap()
+    };
+    let (a, b) = (sealed("a.age"), sealed("b.age"));
+    // `-> awskms ARN\nBODY\n` up to the MAC line, in each.
+    let stanza = |file: &[u8]| {
+        let text = String::from_utf8_lossy(file).into_owned();
+        let start = text.find("-> awskms").unwrap();
+        let end = text.find("\n---").unwrap() + 1;
+        (start, end)
+    };
+    let (a_start, a_end) = stanza(&a);
+    let (b_start, b_end) = stanza(&b);
+    let mut moved = b[..b_start].to_vec();
+    moved.extend_from_slice(&a[a_start..a_end]);
+    moved.extend_from_slice(&b[b_end..]);
+    let moved = write(d, "moved.age", &moved);
+    let out = d.join("out");
+    let mut cmd = client(server);
+    cmd.args(["decrypt", "--kms", "-o", s(&out), s(&moved)]);
+    fails(
+        run(cmd),
+        1,
+        &format!("KMS key {arn}: KMS refused the wrapped key: it belongs to another file"),
+    );
+    assert!(!out.exists());
+}
+
+/// Each way KMS can fail is one line naming the key and why, exit 1, and nothing written:
+/// access denied (IAM denies the user kms:Encrypt or kms:Decrypt), an unknown key, a key of
+/// another region, refused credentials, an unreachable server. (A disabled key cannot be
+/// tested here: moto 5.2.5 encrypts and decrypts with disabled keys.)
+#[test]
+fn kms_failures_name_the_key_and_write_nothing() {
+    let server = Server::shared();
+    let arn = kms_key(server, Some("alias/fails"));
+    let dir = scratch();
+    let d = dir.path();
+    let input = write(d, "in", &data(1000, 1));
+    let sealed = d.join("sealed.pcr");
+    let mut cmd = client(server);
+    cmd.args([
+        "encrypt",
+        "-r",
+        "awskms:alias/fails",
+        "-o",
+        s(&sealed),
+        s(&input),
+    ]);
+    ok(run(cmd));
+    let user = |name: &str, deny: &str| {
+        let made =
+            server.command(serde_json::json!({"op": "kms_user", "name": name, "deny": [deny]}));
+        (
+            made[0].as_str().unwrap().to_owned(),
+            made[1].as_str().unwrap().to_owned(),
+        )
+    };
+    let no_decrypt = user("no-decrypt", "kms:Decrypt");
+    let no_encrypt = user("no-encrypt", "kms:Encrypt");
+    let out = d.join("out");
+    type Setup<'a> = (&'a str, Vec<(&'a str, String)>, Vec<String>, String);
+    let decrypt = || vec!["decrypt".to_owned(), "--kms".into(), s(&sealed).into()];
+    let encrypt = |key: &str| {
+        vec![
+            "encrypt".to_owned(),
+            "-r".into(),
+            format!("awskms:{key}"),
+            s(&input).into(),
+        ]
+    };
+    let cases: Vec<Setup> = vec![
+        (
+            "decrypt denied",
+            vec![
+                ("AWS_ACCESS_KEY_ID", no_decrypt.0.clone()),
+                ("AWS_SECRET_ACCESS_KEY", no_decrypt.1.clone()),
+            ],
+            decrypt(),
+            "KMS key alias/fails: access denied (AccessDenied: ".into(),
+        ),
+        (
+            "encrypt denied",
+            vec![
+                ("AWS_ACCESS_KEY_ID", no_encrypt.0.clone()),
+                ("AWS_SECRET_ACCESS_KEY", no_encrypt.1.clone()),
+            ],
+            encrypt(&arn),
+            format!("KMS key {arn}: access denied"),
+        ),
+        (
+            "unknown key",
+            vec![],
+            encrypt("alias/nowhere"),
+            "KMS key alias/nowhere: no such key in region us-east-1".into(),
+        ),
+        (
+            "wrong region",
+            vec![("AWS_REGION", "eu-west-3".into())],
+            decrypt(),
+            "KMS key alias/fails: no such key in region eu-west-3".into(),
+        ),
+        (
+            "wrong secret",
+            vec![("AWS_SECRET_ACCESS_KEY", "wrong".into())],
+            decrypt(),
+            "KMS key alias/fails: the AWS credentials were refused".into(),
+        ),
+        (
+            "unreachable",
+            vec![("AWS_ENDPOINT_URL_KMS", "http://127.0.0.1:1".into())],
+            decrypt(),
+            "KMS key alias/fails: cannot reach KMS at http://127.0.0.1:1".into(),
+        ),
+    ];
+    for (what, env, args, needle) in cases {
+        let mut cmd = client(server);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.args(&args).arg("-o").arg(&out);
+        let stderr = fails(run(cmd), 1, &needle);
+        assert_eq!(
+            stderr.trim().lines().count(),
+            1,
+            "{what}: one line: {stderr}"
+        );
+        assert!(!out.exists(), "{what}: nothing written");
+        assert_eq!(listing(d).len(), 2, "{what}: no temporary file left");
+    }
+}
