@@ -9,7 +9,8 @@ import the script again, as they do a user's). On ``PATH``: the ``paracrypt`` th
 and the Python of the suite's environment, where ``import paracrypt`` (and Dask) work as after
 the guide's install. What the guide asks the reader to have is given, never faked: the
 environment of a real S3 server on 127.0.0.1 (tests/s3/server.py, moto, with SigV4 checked) and
-its buckets ``backups`` and ``restore``, as ``aws`` users export theirs; Open MPI allowed to run
+its buckets ``backups`` and ``restore`` and, for a page with ``awskms:`` recipients, the KMS key
+``alias/backups`` (moto serves KMS on the same port), as ``aws`` users export theirs; Open MPI allowed to run
 as root and to put more ranks than cores on this machine. ``rust`` blocks are compiled and run by
 rustdoc (the facade crate includes each page that has them: checked below); other blocks
 (``text``, ``json``) are output, not commands.
@@ -76,9 +77,9 @@ def runnable(page: Path) -> bool:
 
 
 @contextlib.contextmanager
-def s3_server() -> Iterator[dict[str, str]]:
-    """A real S3 server of a page's own, with the buckets the examples name: its
-    environment."""
+def s3_server(kms: bool = False) -> Iterator[dict[str, str]]:
+    """A real S3 server of a page's own, with the buckets the examples name (and, with `kms`,
+    the KMS key ``alias/backups``): its environment."""
     python = ROOT / "target" / "s3-venv" / "bin" / "python"
     assert python.exists(), "the object-storage examples need moto's server (scripts/test.sh)"
     server = subprocess.Popen([str(python), str(ROOT / "tests" / "s3" / "server.py")],
@@ -88,8 +89,11 @@ def s3_server() -> Iterator[dict[str, str]]:
     assert server.stdin is not None and server.stdout is not None
     ready = server.stdout.readline().split()
     assert ready[:1] == ["READY"], ready
-    for bucket in ("backups", "restore"):
-        server.stdin.write(json.dumps({"op": "bucket", "bucket": bucket}) + "\n")
+    commands = [{"op": "bucket", "bucket": bucket} for bucket in ("backups", "restore")]
+    if kms:
+        commands.append({"op": "kms_key", "alias": "alias/backups"})
+    for command in commands:
+        server.stdin.write(json.dumps(command) + "\n")
         server.stdin.flush()
         assert json.loads(server.stdout.readline())["ok"]
     yield {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{ready[1]}", "AWS_ALLOW_HTTP": "true",
@@ -102,7 +106,9 @@ def s3_server() -> Iterator[dict[str, str]]:
 @pytest.mark.parametrize("page", [p for p in PAGES if runnable(p)], ids=lambda p: p.name)
 def test_every_example_runs(page: Path, tmp_path: Path) -> None:
     with contextlib.ExitStack() as stack:
-        s3 = stack.enter_context(s3_server()) if "s3://" in page.read_text() else {}
+        text = page.read_text()
+        kms = "awskms:" in text
+        s3 = stack.enter_context(s3_server(kms)) if "s3://" in text or kms else {}
         run_examples(page, tmp_path, s3)
 
 
