@@ -37,6 +37,10 @@ use crate::raw::salted::{self, SaltedInfo};
 /// What a file is and what it says about itself.
 #[derive(Debug)]
 #[non_exhaustive]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per `info` call, never in a collection: boxing the header buys nothing"
+)]
 pub enum FileInfo {
     /// A paracrypt container.
     Container {
