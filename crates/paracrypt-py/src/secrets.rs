@@ -152,8 +152,9 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// The people a file is encrypted to: ``age1pq1…`` (post-quantum), ``age1…`` (X25519),
-/// ``ssh-ed25519 …`` and ``ssh-rsa …`` public keys, and files of them (one a line, as age's
-/// ``-R``) or RSA public keys in PEM or DER.
+/// ``ssh-ed25519 …`` and ``ssh-rsa …`` public keys, AWS KMS keys ``awskms:ARN-OR-ALIAS``
+/// (wrapped by KMS with the AWS settings of the environment, as ``s3://`` in the CLI), and files
+/// of them (one a line, as age's ``-R``) or RSA public keys in PEM or DER.
 ///
 /// ``Recipients(["age1…", "ssh-ed25519 AAAA…"], files=["team.txt"])``; anywhere ``recipients=``
 /// is taken, a list of recipient strings does as well.
@@ -173,6 +174,8 @@ impl Recipients {
         files: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut inner = recipient::Recipients::new();
+        #[cfg(feature = "kms")]
+        inner.set_kms(paracrypt_store::Kms::from_env());
         if let Some(recipients) = recipients {
             for (n, text) in strings(recipients, "recipients")?.iter().enumerate() {
                 inner
@@ -213,22 +216,36 @@ struct Source {
 /// ``Identities.load("me.key")`` reads identity files; ``Identities.from_text(text)`` parses
 /// one held in memory. Anywhere ``identities=`` is taken, a path or a list of paths does as
 /// well. Identities pickle (to hand them to Dask workers): the pickle holds the private keys.
+/// ``Identities.kms()`` opens files encrypted to AWS KMS keys with the AWS credentials of the
+/// environment; ``identities=[Identities.load("me.key"), Identities.kms()]`` mixes both.
 #[pyclass(module = "paracrypt", frozen)]
 #[derive(Clone)]
 pub struct Identities {
     pub inner: Arc<recipient::Identities>,
     sources: Vec<Source>,
+    /// Whether AWS KMS unwraps `awskms` stanzas.
+    kms: bool,
 }
 
 impl Identities {
-    fn from_sources(sources: Vec<Source>) -> Result<Self, Failure> {
+    fn from_sources(sources: Vec<Source>, kms: bool) -> Result<Self, Failure> {
         let mut inner = recipient::Identities::new();
         for source in &sources {
             inner.add_file(&source.name, &source.bytes)?;
         }
+        if kms {
+            #[cfg(feature = "kms")]
+            inner.set_kms(paracrypt_store::Kms::from_env());
+            #[cfg(not(feature = "kms"))]
+            return Err(Failure::Usage(
+                "Identities.kms: this build of paracrypt has no KMS client (the `kms` feature)"
+                    .into(),
+            ));
+        }
         Ok(Identities {
             inner: Arc::new(inner),
             sources,
+            kms,
         })
     }
 
@@ -243,13 +260,13 @@ impl Identities {
                 })
             })
             .collect::<Result<Vec<_>, Failure>>()?;
-        Self::from_sources(sources)
+        Self::from_sources(sources, false)
     }
 
     /// These and `other`'s.
     fn join(mut self, other: &Identities) -> Result<Self, Failure> {
         self.sources.extend(other.sources.iter().cloned());
-        Self::from_sources(self.sources)
+        Self::from_sources(self.sources, self.kms || other.kms)
     }
 }
 
@@ -265,6 +282,14 @@ impl Identities {
         Ok(Self::read(&paths)?)
     }
 
+    /// AWS KMS as an identity: files encrypted to ``awskms:`` keys are opened with the AWS
+    /// credentials, region and endpoint of the environment (``AWS_ACCESS_KEY_ID``,
+    /// ``AWS_REGION``, ``AWS_ENDPOINT_URL_KMS``…). Pass it in a list to mix it with key files.
+    #[staticmethod]
+    fn kms() -> PyResult<Self> {
+        Ok(Self::from_sources(Vec::new(), true)?)
+    }
+
     /// Parses an identity file held in memory (``str`` or bytes-like); ``name`` says where it
     /// came from in errors.
     #[staticmethod]
@@ -275,10 +300,13 @@ impl Identities {
         } else {
             Zeroizing::new(Bytes::get(text)?.as_slice().to_vec())
         };
-        Ok(Self::from_sources(vec![Source {
-            name: name.to_owned(),
-            bytes: Arc::new(bytes),
-        }])?)
+        Ok(Self::from_sources(
+            vec![Source {
+                name: name.to_owned(),
+                bytes: Arc::new(bytes),
+            }],
+            false,
+        )?)
     }
 
     /// The recipients (public keys) of these identities, as recipient strings: what
@@ -308,14 +336,19 @@ impl Identities {
         for source in &self.sources {
             sources.append((source.name.as_str(), PyBytes::new(py, &source.bytes)))?;
         }
+        let kms = pyo3::types::PyBool::new(py, self.kms).to_owned().into_any();
         PyTuple::new(
             py,
-            [rebuild, PyTuple::new(py, [sources.into_any()])?.into_any()],
+            [
+                rebuild,
+                PyTuple::new(py, [sources.into_any(), kms])?.into_any(),
+            ],
         )
     }
 
     #[staticmethod]
-    fn _from_pickle(sources: Vec<(String, Vec<u8>)>) -> PyResult<Self> {
+    #[pyo3(signature = (sources, kms = false))]
+    fn _from_pickle(sources: Vec<(String, Vec<u8>)>, kms: bool) -> PyResult<Self> {
         Ok(Self::from_sources(
             sources
                 .into_iter()
@@ -324,6 +357,7 @@ impl Identities {
                     bytes: Arc::new(Zeroizing::new(bytes)),
                 })
                 .collect(),
+            kms,
         )?)
     }
 }

@@ -196,3 +196,42 @@ pub(crate) fn kms_error(key: &str, reason: impl Into<String>) -> Error {
         reason: reason.into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recipient::Recipients;
+
+    #[test]
+    fn a_kms_recipient_needs_a_client_and_a_key() {
+        let mut recipients = Recipients::new();
+        let e = recipients
+            .add("awskms:alias/backups", "recipient 1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs a KMS client"), "{e}");
+        assert_eq!(
+            Target::parse("awskms:alias/backups").unwrap().key,
+            "alias/backups"
+        );
+        for bad in ["awskms:", "awskms:alias/a b", "awskms:é"] {
+            assert!(Target::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_digest_binds_the_other_stanzas_and_the_salt_not_kms_stanzas() {
+        let stanza = |tag: &str, arg: &str| Stanza {
+            tag: tag.into(),
+            args: vec![arg.into()],
+            body: vec![1, 2, 3],
+        };
+        let x = || stanza("X25519", "AAAA");
+        let kms = stanza(STANZA_TAG, "alias/k");
+        let base = header_digest(b"salt", &[x()]);
+        assert_eq!(header_digest(b"salt", &[x(), kms]), base);
+        assert_ne!(header_digest(b"other", &[x()]), base);
+        assert_ne!(header_digest(b"salt", &[stanza("X25519", "BBBB")]), base);
+        assert_ne!(header_digest(b"salt", &[]), base);
+    }
+}
