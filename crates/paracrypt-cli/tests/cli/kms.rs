@@ -297,3 +297,59 @@ fn kms_failures_name_the_key_and_write_nothing() {
         assert_eq!(listing(d).len(), 2, "{what}: no temporary file left");
     }
 }
+
+/// `--distributed` under a real `mpirun` of 3 ranks: both formats, sealed to a KMS key, decrypt
+/// and encrypt with one KMS request each (rank 0 opens the header and hands the other ranks the
+/// keys derived for the file), the same plaintext as one process.
+#[cfg(feature = "mpi")]
+#[test]
+fn distributed_ranks_share_one_kms_unwrap() {
+    use crate::distributed::with_mpi::{have_mpirun, mpirun_with};
+    if !have_mpirun() {
+        return;
+    }
+    let server = Server::shared();
+    let arn = kms_key(server, None);
+    let proxy = Proxy::start(server.port, |_| Action::Forward);
+    let dir = scratch();
+    let d = dir.path();
+    let plain = data(700_000, 7);
+    let input = write(d, "in", &plain);
+    let with_kms = |cmd: &mut Command| {
+        server.credentials(cmd, &format!("http://127.0.0.1:{}", server.port));
+        cmd.env("AWS_ENDPOINT_URL_KMS", proxy.url());
+    };
+    for format in ["paracrypt", "age"] {
+        let sealed = d.join(format!("sealed.{format}"));
+        let before = proxy.requests().len();
+        // Age files are in 64 KiB chunks; containers get as many.
+        let chunks: &[&str] = match format {
+            "age" => &[],
+            _ => &["--chunk-size", "64KiB"],
+        };
+        let mut args: Vec<String> = ["encrypt", "-q", "--format", format]
+            .map(String::from)
+            .into();
+        args.extend(chunks.iter().map(|a| a.to_string()));
+        args.extend(
+            ["-r", &format!("awskms:{arn}"), "-o", s(&sealed), s(&input)].map(String::from),
+        );
+        ok(mpirun_with(3, args, with_kms));
+        assert_eq!(
+            proxy.requests().len() - before,
+            1,
+            "{format}: Encrypt requests"
+        );
+        let out = d.join(format!("out.{format}"));
+        let args: Vec<String> = ["decrypt", "-q", "--kms", "-o", s(&out), s(&sealed)]
+            .map(String::from)
+            .into();
+        ok(mpirun_with(3, args, with_kms));
+        assert_eq!(std::fs::read(&out).unwrap(), plain, "{format}");
+        assert_eq!(
+            proxy.requests().len() - before,
+            2,
+            "{format}: Decrypt requests"
+        );
+    }
+}
