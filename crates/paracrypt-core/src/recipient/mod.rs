@@ -447,6 +447,12 @@ impl Identities {
                             reason,
                         });
                     }
+                    plugin::Opened::Refused(reason) => {
+                        plugin_errors[i].get_or_insert(Error::PluginRefused {
+                            plugin: format!("age-plugin-{}", plugin.name),
+                            reason,
+                        });
+                    }
                 }
             }
         }
