@@ -100,3 +100,12 @@ def test_open_ahead_opens_many_files_in_one_plugin_session(pctest: tuple[Path, s
         assert paracrypt.decrypt_file(sealed, tmp_path / f"o{i}", identities=ids) == 1000 + i
         assert (tmp_path / f"o{i}").read_bytes() == data(1000 + i, i)
     assert log.read_text() == "identity-v1\n"
+    # Rekeying a set (armor cannot be rekeyed): its old identities open ahead, in one session.
+    log.unlink()
+    binary = [p for i, p in enumerate(paths) if i % 3 != 2]
+    ids = paracrypt.Identities.load(identity)
+    ids.open_ahead(binary)
+    for sealed in binary:
+        paracrypt.rekey(sealed, identities=ids, recipients=[recipient])
+    assert log.read_text().splitlines().count("identity-v1") == 1
+    assert paracrypt.decrypt(binary[-1].read_bytes(), identities=identity) == data(1004, 4)
