@@ -10,8 +10,8 @@
 #   FILES=10000 RUNS=7 bash scripts/plugin-bench.sh target/release
 #
 # Each run writes into a fresh output directory (removed between runs); the input stays in the
-# page cache (it is read once before). Both rows run in one invocation, so their ratio holds on
-# a shared machine even where the absolute figures do not.
+# page cache (it is read once before). The two rows alternate run by run in one invocation, so
+# their ratio holds on a shared machine even where the absolute figures do not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
@@ -40,18 +40,19 @@ x25519_recipient=$(sed -n 's/^# public key: //p' "$work/x25519.key")
 "$P" encrypt --recursive -r "$x25519_recipient" -o "$work/sealed-x25519" "$work/plain"
 cat "$work"/sealed-*/* >/dev/null 2>&1 || true
 
-# The median of RUNS wall-clock seconds of `decrypt --recursive` with identity $1 of tree $2.
+# Wall-clock seconds of one `decrypt --recursive` with identity $1 of tree $2.
+seconds() {
+  rm -rf "$work/out"
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$P" decrypt --recursive -i "$1" -o "$work/out" "$2"
+  t1=$(date +%s.%N)
+  echo "$t1 - $t0" | bc -l
+}
+
+# The median of a column of numbers.
 median() {
-  local times=()
-  for _ in $(seq 1 "$RUNS"); do
-    rm -rf "$work/out"
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$P" decrypt --recursive -i "$1" -o "$work/out" "$2"
-    t1=$(date +%s.%N)
-    times+=("$(echo "$t1 - $t0" | bc -l)")
-  done
-  printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+  sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
 
 rm -f "$work/starts.log"
@@ -63,8 +64,15 @@ cmp -s <(cd "$work/plain" && cat f*) <(cd "$work/out" && cat f*) || {
   echo "the plugin tree did not decrypt to its plaintext" >&2
   exit 1
 }
-x=$(median "$work/x25519.key" "$work/sealed-x25519")
-p=$(median "$work/plugin.id" "$work/sealed-plugin")
+# The two alternate, run by run, so that a load that comes and goes weighs on both alike.
+: >"$work/x.times"
+: >"$work/p.times"
+for _ in $(seq 1 "$RUNS"); do
+  seconds "$work/x25519.key" "$work/sealed-x25519" >>"$work/x.times"
+  seconds "$work/plugin.id" "$work/sealed-plugin" >>"$work/p.times"
+done
+x=$(median <"$work/x.times")
+p=$(median <"$work/p.times")
 echo "files: $FILES of 1 KiB; runs: $RUNS (medians); $(nproc) cores"
 echo "plugin starts for one decrypt --recursive: $starts (target: 1)"
 printf 'x25519: %.1f us per file\n' "$(echo "$x * 1000000 / $FILES" | bc -l)"
