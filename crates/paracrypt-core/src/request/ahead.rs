@@ -34,8 +34,8 @@ impl Request {
     }
 
     /// Opens ahead, with one session per age plugin, the file keys of the files at `paths`
-    /// that this request's plugin identities open (see the [module](self)); nothing for any
-    /// other request. Errors are not reported here: each file's own opening reports them
+    /// that this request's plugin identities open (see [`open_ahead`]); nothing for any other
+    /// request. Errors are not reported here: each file's own opening reports them
     /// (a plugin that failed for the batch is not started again for each file).
     pub fn open_ahead(&self, paths: &[PathBuf]) {
         if let Kind::Decrypt {
@@ -52,6 +52,10 @@ impl Request {
 /// `paths` (containers and age files, binary or armored): what [`Request::open_ahead`] does,
 /// for a caller that holds identities rather than a request (rekeying many files). Nothing
 /// happens when `identities` has no plugin identity.
+///
+/// Every header is read first (the header alone), then each plugin is asked about all of them
+/// in one `identity-v1` session; what it gives (a refusal too) is kept in `identities`, so that
+/// opening any of these files later with the same identities, on any thread, starts no plugin.
 pub fn open_ahead(identities: &Identities, paths: &[PathBuf]) {
     if identities.plugins().is_empty() {
         return;
