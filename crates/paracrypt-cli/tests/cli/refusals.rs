@@ -29,6 +29,8 @@ struct Row<'a> {
     says: Option<&'a str>,
     in_order: bool,
     name: String,
+    /// The environment of every door: the test plugin first on PATH, then the request's `env`.
+    env: Vec<(String, String)>,
 }
 
 fn rows(table: &Value) -> Vec<Row<'_>> {
@@ -38,6 +40,13 @@ fn rows(table: &Value) -> Vec<Row<'_>> {
         .iter()
         .map(|row| {
             let request = row["request"].as_str().expect("a request name");
+            let mut env = vec![("PATH".to_owned(), crate::plugin::path_with_plugin())];
+            if let Some(set) = table["requests"][request]["env"].as_object() {
+                env.extend(
+                    set.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())),
+                );
+            }
             Row {
                 input: row["input"].as_str().expect("an input"),
                 request: &table["requests"][request],
@@ -45,6 +54,7 @@ fn rows(table: &Value) -> Vec<Row<'_>> {
                 says: row["says"].as_str(),
                 in_order: row["in_order"].as_bool().unwrap_or(false),
                 name: format!("{} with {request}", row["input"].as_str().unwrap()),
+                env,
             }
         })
         .collect()
@@ -114,14 +124,20 @@ fn check(table: &Value, files: &Path, (index, row): (usize, &Row<'_>), door: Doo
     };
     let input = files.join(row.input);
     let output = scratch.join(format!("out-{door:?}-{index}"));
+    let env = |cmd: &mut std::process::Command| {
+        cmd.env_remove("PCTEST_FAIL").env_remove("PCTEST_LOG");
+        cmd.envs(row.env.iter().map(|(k, v)| (k, v)));
+    };
     let out: Output = match door {
         Door::File | Door::Range => {
             let mut cmd = paracrypt();
+            env(&mut cmd);
             cmd.args(&args).arg(&input).arg("-o").arg(&output);
             run(cmd)
         }
         Door::Stream => {
             let mut cmd = paracrypt();
+            env(&mut cmd);
             cmd.args(&args);
             run_with_stdin(cmd, &std::fs::read(&input).unwrap())
         }
@@ -130,7 +146,7 @@ fn check(table: &Value, files: &Path, (index, row): (usize, &Row<'_>), door: Doo
             let mut args = args;
             args.extend([input.display().to_string(), "-o".into()]);
             args.push(output.display().to_string());
-            crate::distributed::with_mpi::mpirun_with(2, args, |_| {})
+            crate::distributed::with_mpi::mpirun_with(2, args, env)
         }
     };
     let outcome = match row.outcome {

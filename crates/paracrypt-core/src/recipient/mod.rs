@@ -447,6 +447,12 @@ impl Identities {
                             reason,
                         });
                     }
+                    plugin::Opened::Refused(reason) => {
+                        plugin_errors[i].get_or_insert(Error::PluginRefused {
+                            plugin: format!("age-plugin-{}", plugin.name),
+                            reason,
+                        });
+                    }
                 }
             }
         }
@@ -462,6 +468,16 @@ impl Identities {
                 },
             )
             .collect()
+    }
+
+    /// Asks each plugin ahead, in one session, about every header of `files` that no other
+    /// identity opens, and keeps what it gives, so that [`Identities::unwrap`] on any of these
+    /// headers later (on any thread) starts no plugin: see [`crate::request::open_ahead`], which
+    /// reads the headers of many files for it. Nothing happens without plugin identities.
+    pub fn open_ahead(&self, files: &[&[Stanza]]) {
+        if !self.plugins.is_empty() {
+            let _ = self.unwrap_many(files);
+        }
     }
 
     /// The file key from every identity but the plugins': `Some` when one opened the file or

@@ -63,6 +63,7 @@ use std::sync::Arc;
 
 pub use manifest::{Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{decrypt, read_manifest};
+pub(crate) use out::open_no_follow;
 pub use schedule::BATCH_FILES;
 pub use seal::{check, encrypt};
 
