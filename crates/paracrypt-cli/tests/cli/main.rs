@@ -27,4 +27,5 @@ mod sign;
 mod signed;
 mod testkit;
 mod tree;
+mod tree_check;
 mod typage;

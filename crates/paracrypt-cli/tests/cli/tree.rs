@@ -140,7 +140,7 @@ fn sample_tree(dir: &Path) -> PathBuf {
     root
 }
 
-fn encrypt(args: &[&str], input: &Path, output: &Path) -> Command {
+pub(crate) fn encrypt(args: &[&str], input: &Path, output: &Path) -> Command {
     let mut cmd = paracrypt();
     cmd.args(["encrypt", "--recursive", "-q"])
         .args(args)
@@ -218,7 +218,7 @@ fn a_tree_round_trips_with_its_modes_times_links_and_names_at_1_and_3_threads() 
 }
 
 /// A tree of a few files of every size class, for the secret kinds.
-fn small_tree(dir: &Path) -> PathBuf {
+pub(crate) fn small_tree(dir: &Path) -> PathBuf {
     let root = dir.join("small");
     std::fs::create_dir_all(root.join("a/b")).unwrap();
     write(&root, "x", &data(70_000, 9));

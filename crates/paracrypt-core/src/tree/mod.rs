@@ -10,6 +10,8 @@
 //!   work.
 //! - [`decrypt`]: an encrypted tree back into the original tree, every file checked against
 //!   the manifest before it takes its name.
+//! - [`verify`]: an encrypted tree checked against its manifest, writing nothing: every file
+//!   added, removed, renamed or changed, one [`Change`] each; or any one file alone.
 //! - [`read_manifest`]: the manifest alone.
 //!
 //! What a request holds decides how the files are sealed: with a key file, each file is a
@@ -56,6 +58,7 @@ mod out;
 pub mod path;
 mod schedule;
 mod seal;
+mod verify;
 mod walk;
 
 use std::path::Path;
@@ -65,6 +68,7 @@ pub use manifest::{Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{decrypt, read_manifest};
 pub use schedule::BATCH_FILES;
 pub use seal::{check, encrypt};
+pub use verify::{Change, Checked, verify};
 
 use crate::error::Error;
 use crate::request::Signer;
