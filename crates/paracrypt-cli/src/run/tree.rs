@@ -24,6 +24,10 @@ use crate::spec::{JobSpec, Operation};
 pub struct TreeArgs {
     /// `--hide-names`.
     pub hide_names: bool,
+    /// `--update`.
+    pub update: bool,
+    /// `--checksum`.
+    pub checksum: bool,
 }
 
 /// The interrupt handler's view of a tree's temporary files: a named one is removed on an
@@ -61,6 +65,8 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
         hide_names: args.hide_names,
         named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
         sync: spec.policy.sync,
+        update: args.update,
+        checksum: args.checksum,
         guard: Arc::new(Interrupts),
     };
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
@@ -85,6 +91,15 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
     });
     bar.finish_and_clear();
     let summary = summary.map_err(hint)?;
+    if args.update && !spec.quiet {
+        eprintln!(
+            "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
+            summary.files,
+            if summary.files == 1 { "" } else { "s" },
+            summary.unchanged,
+            summary.removed
+        );
+    }
     Ok(report(&summary, encrypting, spec.quiet))
 }
 
@@ -143,11 +158,9 @@ fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
         );
     }
     if summary.did_anything() {
-        let s = if summary.files == 1 { "" } else { "s" };
-        eprintln!(
-            "paracrypt: {} file{s} done and complete; the tree is not",
-            summary.files
-        );
+        let done = summary.files + summary.unchanged;
+        let s = if done == 1 { "" } else { "s" };
+        eprintln!("paracrypt: {done} file{s} done and complete; the tree is not");
         return ExitCode::from(exit::PARTIAL);
     }
     let code = summary

@@ -28,4 +28,5 @@ mod signed;
 mod testkit;
 mod tree;
 mod tree_check;
+mod tree_update;
 mod typage;

@@ -122,6 +122,16 @@ pub struct Options {
     /// `fsync` every file before it takes its name (for jobs that delete the input
     /// afterwards).
     pub sync: bool,
+    /// An encryption: bring the encrypted tree at the output up to date with the input (a
+    /// tree written before, or one whose run was interrupted): the files its manifest lists
+    /// unchanged (the same size and modification time) and still stored as listed are kept,
+    /// every other file is encrypted, the encrypted files of files gone are removed, and a
+    /// new manifest (the next generation) is written. An output with no manifest is written
+    /// whole. Needs the secret that opens the manifest (a key or a password).
+    pub update: bool,
+    /// With [`Options::update`]: compare contents (the BLAKE3 tree-hash root of each file,
+    /// read whole) instead of size and modification time.
+    pub checksum: bool,
     /// Told of temporary files and commits.
     pub guard: Arc<dyn Guard>,
 }
@@ -133,6 +143,8 @@ impl Default for Options {
             hide_names: false,
             named_temps: false,
             sync: false,
+            update: false,
+            checksum: false,
             guard: Arc::new(NoGuard),
         }
     }
@@ -144,6 +156,8 @@ impl std::fmt::Debug for Options {
             .field("force", &self.force)
             .field("hide_names", &self.hide_names)
             .field("named_temps", &self.named_temps)
+            .field("update", &self.update)
+            .field("checksum", &self.checksum)
             .finish_non_exhaustive()
     }
 }
@@ -161,6 +175,10 @@ pub struct Summary {
     pub failures: Vec<Error>,
     /// Files never started because a failure stopped the run (a full disk).
     pub not_started: u64,
+    /// An update: files kept as they were (unchanged since the previous manifest).
+    pub unchanged: u64,
+    /// An update: encrypted files removed because their files are gone from the tree.
+    pub removed: u64,
     /// An encryption: whether the manifest was written and lists every file. A decryption:
     /// whether the manifest says the run that wrote it finished every file.
     pub manifest_complete: bool,
@@ -175,9 +193,9 @@ impl Summary {
         self.failures.is_empty() && self.not_started == 0 && self.manifest_complete
     }
 
-    /// Whether anything was written at all.
+    /// Whether the tree holds any file complete: written by this run, or kept by an update.
     pub fn did_anything(&self) -> bool {
-        self.files > 0
+        self.files + self.unchanged > 0
     }
 }
 

@@ -319,7 +319,7 @@ enum Found {
 
 /// The BLAKE3 hash of the first `len` bytes of `file`, as the manifest names an encryption (an
 /// armored file: the whole file, which must then be `len` bytes); `None` when it is shorter.
-fn header_hash(file: &File, len: u32, format: TreeFormat) -> Option<[u8; HASH_LEN]> {
+pub(super) fn header_hash(file: &File, len: u32, format: TreeFormat) -> Option<[u8; HASH_LEN]> {
     let size = file.metadata().ok()?.len();
     if size < u64::from(len) || (format == TreeFormat::ArmoredAge && size != u64::from(len)) {
         return None;
