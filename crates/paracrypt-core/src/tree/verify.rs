@@ -187,7 +187,23 @@ pub fn verify(
             .enumerate()
             .map(|(at, (_, file))| (file.header_hash, at))
             .collect();
-        let lens: HashSet<u32> = files.iter().map(|(_, f)| f.header_len).collect();
+        // The header lengths to try: an armored file's is its whole length (one lookup by its
+        // size); other formats have a few (one per kind of recipients): the most common 16, so
+        // that a manifest of many lengths cannot make this quadratic.
+        let armored = manifest.format == TreeFormat::ArmoredAge;
+        let all_lens: HashSet<u32> = files.iter().map(|(_, f)| f.header_len).collect();
+        let lens: Vec<u32> = if armored {
+            Vec::new()
+        } else {
+            let mut counted: HashMap<u32, usize> = HashMap::new();
+            for (_, file) in &files {
+                *counted.entry(file.header_len).or_default() += 1;
+            }
+            let mut counted: Vec<(usize, u32)> =
+                counted.into_iter().map(|(len, n)| (n, len)).collect();
+            counted.sort_unstable_by(|a, b| b.cmp(a));
+            counted.into_iter().take(16).map(|(_, len)| len).collect()
+        };
         let lost: HashSet<usize> = selected
             .iter()
             .zip(&found)
@@ -210,6 +226,16 @@ pub fn verify(
             .par_iter()
             .map(|(stored, _)| {
                 let file = open_no_follow(&join(encrypted, stored)).ok()?;
+                let size = u32::try_from(file.metadata().ok()?.len()).unwrap_or(u32::MAX);
+                let whole = [size];
+                let lens = if armored {
+                    if !all_lens.contains(&size) {
+                        return None;
+                    }
+                    &whole[..]
+                } else {
+                    &lens[..]
+                };
                 lens.iter().find_map(|&len| {
                     header_hash(&file, len, manifest.format)
                         .and_then(|h| by_header.get(&h).copied())
