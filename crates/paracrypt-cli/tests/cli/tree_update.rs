@@ -233,3 +233,31 @@ fn what_update_cannot_keep_is_refused_before_anything_is_written() {
     );
     verified(k, &fresh);
 }
+
+/// A password tree with hidden names: an update keeps its tree key and its name key, so that
+/// the files kept still open and every stored name is where the new manifest says.
+#[test]
+fn an_update_keeps_a_password_trees_key_and_hidden_names() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let sealed = d.join("sealed");
+    let with_password = |mut cmd: Command| {
+        cmd.env("PARACRYPT_PASSWORD", "correct horse");
+        cmd
+    };
+    ok(run(with_password(encrypt(
+        &["--hide-names"],
+        &plain,
+        &sealed,
+    ))));
+    write(&plain, "x", &data(70_001, 3));
+    let stderr = ok_stderr(with_password(update(&[], &plain, &sealed)));
+    assert_eq!(counts(&stderr), (1, 2, 0), "{stderr}");
+    let mut check = with_password(paracrypt());
+    check.args(["verify", "--recursive"]).arg(&sealed);
+    ok(run(check));
+    let back = d.join("back");
+    ok(run(with_password(decrypt(&[], &sealed, &back))));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+}
