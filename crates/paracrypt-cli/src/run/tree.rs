@@ -71,7 +71,7 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
     };
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
     // The paths' refusals come before any prompt for a password.
-    tree::check(&spec.input, &spec.output, &options).map_err(hint)?;
+    tree::check(&spec.input, &spec.output, &options).map_err(|e| hint(e, encrypting))?;
     let request = spec.operation.request(true)?;
     super::warn_all(&spec, &request);
     let pool = spec.threads.pool()?;
@@ -90,7 +90,7 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
         }
     });
     bar.finish_and_clear();
-    let summary = summary.map_err(hint)?;
+    let summary = summary.map_err(|e| hint(e, encrypting))?;
     if args.update && !spec.quiet {
         eprintln!(
             "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
@@ -104,11 +104,17 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
 }
 
 /// A core refusal with the command line's flags where they help.
-fn hint(error: paracrypt_core::Error) -> anyhow::Error {
+fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Error {
     match error {
         paracrypt_core::Error::TreeOutputExists(_) => exit::Hinted {
             error,
-            hint: "use --force to write into it, replacing files of the same names".into(),
+            hint: if encrypting {
+                "use --update to bring the encrypted tree there up to date (or to finish an \
+                 interrupted run), or --force to write into it, replacing files of the same names"
+            } else {
+                "use --force to write into it, replacing files of the same names"
+            }
+            .into(),
         }
         .into(),
         error => error.into(),

@@ -378,7 +378,7 @@ fn refusals_come_before_any_output() {
     fails(
         run(encrypt(&["-k", k], &plain, &out)),
         2,
-        "is not empty: use --force",
+        "is not empty: use --update",
     );
     assert_eq!(listing(&out), ["keep"]);
     fails(

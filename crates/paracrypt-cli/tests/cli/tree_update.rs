@@ -77,6 +77,8 @@ fn an_interrupted_run_goes_on_with_update_to_the_tree_one_run_makes() {
     let listed = json["files"].as_u64().unwrap();
     assert!((1..100).contains(&listed), "{listed} files");
 
+    // Run again without --update: refused, pointing at it.
+    fails(run(encrypt(&slow, &plain, &sealed)), 2, "use --update");
     let stderr = ok_stderr(update(&slow, &plain, &sealed));
     let (sealed_now, unchanged, removed) = counts(&stderr);
     assert_eq!((sealed_now + unchanged, removed), (100, 0), "{stderr}");
