@@ -157,7 +157,7 @@ pub(crate) fn file_request(request: &Request, manifest: &Manifest) -> Result<Req
 }
 
 /// Who signed the manifest, as a decryption reports it.
-fn signer_of(manifest: &Manifest, request: &Request) -> Option<Signer> {
+pub(crate) fn signer_of(manifest: &Manifest, request: &Request) -> Option<Signer> {
     let required = matches!(
         request.kind(),
         Kind::Decrypt {
@@ -358,6 +358,29 @@ impl<'a> Open<'a> {
             }
         }
         summary
+    }
+
+    /// What a check into nothing found: the files found as listed, their bytes, and each
+    /// failure with the path of its file, in the tree's order.
+    pub(crate) fn checked(self) -> (u64, u64, Vec<(Vec<u8>, Error)>) {
+        let done = self.done.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut failures = self
+            .failures
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        failures.sort_by_key(|(at, _)| *at);
+        let (mut files, mut bytes) = (0, 0);
+        for ((_, file, _), done) in self.files.iter().zip(done) {
+            if done {
+                files += 1;
+                bytes += file.size;
+            }
+        }
+        let failures = failures
+            .into_iter()
+            .map(|(at, e)| (self.files[at].0.to_vec(), e))
+            .collect();
+        (files, bytes, failures)
     }
 
     fn mismatch(&self, file: usize, why: impl std::fmt::Display) -> Error {
