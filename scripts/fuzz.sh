@@ -38,8 +38,14 @@ else
   mapfile -t targets < <(cargo fuzz list "${fuzz[@]}")
 fi
 
-# One build for every target: debug assertions and overflow checks on, AddressSanitizer.
+# One build for every target: debug assertions and overflow checks on, AddressSanitizer. A smoke
+# run (a minute or less per target, as CI's) is mostly the build: cargo-fuzz compiles each crate
+# as one codegen unit (the fastest fuzzing, the slowest build, one core per crate), so a smoke run
+# asks for 16 (cargo-fuzz's own advice for faster builds). Long runs keep one.
 build=(-a --release)
+if [ "$seconds" -le 60 ]; then
+  build+=(--codegen-units 16)
+fi
 cargo fuzz build "${fuzz[@]}" "${build[@]}"
 
 seeds=fuzz/target/seeds

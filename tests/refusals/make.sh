@@ -43,5 +43,12 @@ age -r "$recipient" -o x25519.age plain.txt
 age -a -r "$recipient" -o x25519-armored.age plain.txt
 PARACRYPT_PASSWORD='correct horse battery staple' "$bin" encrypt -q --format age --passphrase plain.txt -o passphrase.age
 
+# To the test plugin's recipient (age-plugin-pctest, built beside the binary): by age and by
+# paracrypt.
+PATH="$(dirname "$bin"):$PATH" age-plugin-pctest table >pctest.id
+plugin=$(sed -n 's/^# recipient: //p' pctest.id)
+PATH="$(dirname "$bin"):$PATH" age -r "$plugin" -o pctest.age plain.txt
+PATH="$(dirname "$bin"):$PATH" "$bin" encrypt -q --chunk-size 1KiB -r "$plugin" plain.txt -o pctest.pcr
+
 # An openssl enc password file.
 openssl enc -aes-256-cbc -pbkdf2 -pass file:password -in plain.txt -out salted.enc

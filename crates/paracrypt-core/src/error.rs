@@ -229,8 +229,7 @@ pub enum Error {
     #[error("invalid age header: {0}")]
     AgeHeader(String),
     /// An age plugin is missing, failed, stopped answering, broke the protocol, or said why it
-    /// cannot wrap or unwrap (a wrong PIN, a key that is not plugged in); `plugin` is its
-    /// binary's name (`age-plugin-NAME`).
+    /// cannot wrap; `plugin` is its binary's name (`age-plugin-NAME`).
     #[error("{plugin}: {reason}")]
     Plugin {
         /// The plugin's binary, `age-plugin-NAME`.
@@ -246,6 +245,16 @@ pub enum Error {
         /// The key (an ARN, a key id or an alias).
         key: String,
         /// What happened, one line.
+        reason: String,
+    },
+    /// An age plugin ran and answered, and its identity did not open the file: what it said
+    /// about the identity or the file's stanza (a wrong PIN, a key that is not plugged in, a
+    /// confirmation refused). A wrong key, as [`Error::WrongKey`] is.
+    #[error("{plugin}: {reason}")]
+    PluginRefused {
+        /// The plugin's binary, `age-plugin-NAME`.
+        plugin: String,
+        /// What the plugin said, one line.
         reason: String,
     },
     /// An age file of another version than v1.
@@ -471,6 +480,7 @@ impl Error {
             | Error::TruncatedAfterHeader
             | Error::RangeOutOfBounds { .. }
             | Error::NoIdentityMatches { .. }
+            | Error::PluginRefused { .. }
             | Error::CannotRekey(_)
             | Error::AgeHeader(_)
             | Error::UnsupportedAgeVersion(_)

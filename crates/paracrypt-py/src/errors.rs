@@ -70,6 +70,7 @@ fn class_of(error: &CoreError) -> &'static str {
             CoreError::WrongKey
             | CoreError::WrongSecretKind { .. }
             | CoreError::NoIdentityMatches { .. }
+            | CoreError::PluginRefused { .. }
             | CoreError::BadPassword { .. }
             | CoreError::SaltedFile => "WrongKeyError",
             CoreError::ChunkAuth { .. } | CoreError::Header(HeaderFault::Mac) => {

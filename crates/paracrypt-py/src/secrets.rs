@@ -321,6 +321,18 @@ impl Identities {
         Ok(all)
     }
 
+    /// Opens ahead, in one session per age plugin, the file keys of the files at ``paths``
+    /// (a list) that these identities' plugins open: a hardware key is touched and its PIN
+    /// typed once for them all. Each later decryption of one of these files with these same
+    /// ``Identities`` (``decrypt_file``, ``decrypt``, a reader…) finds its key here and starts
+    /// no plugin. Nothing is raised here (a file that cannot be read is skipped): each
+    /// decryption raises its own error. What a plugin said is kept for these ``Identities``, a
+    /// refusal too (a wrong PIN is not asked again for each file): to try again with another
+    /// answer, load the identities again. Without plugin identities, it does nothing.
+    fn open_ahead(&self, py: Python<'_>, paths: Vec<PathBuf>) {
+        py.detach(|| request::open_ahead(&self.inner, &paths));
+    }
+
     fn __len__(&self) -> usize {
         self.inner.len()
     }

@@ -1,8 +1,8 @@
 """age plugins through the Python package (issue #36): the test plugin `age-plugin-pctest`
 (tests/age-plugin; scripts/test.sh builds it with every workspace binary, beside the CLI) on
 PATH, its recipients and identities in every API that takes recipients or identities, both
-formats, with `age` as the other client; a failing plugin is an IoError naming it, and nothing is
-written."""
+formats, with `age` as the other client; a failing plugin is an IoError naming it (a wrong PIN a
+WrongKeyError), and nothing is written."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_a_pin_from_the_environment_and_a_failing_plugin(pctest: tuple[Path, str
     assert paracrypt.decrypt(
         (tmp_path / "sealed").read_bytes(), identities=identity) == b"pin"
     monkeypatch.setenv("PARACRYPT_PLUGIN_SECRET", "9999")
-    with pytest.raises(paracrypt.IoError, match="age-plugin-pctest: identity 1: wrong PIN"):
+    with pytest.raises(paracrypt.WrongKeyError, match="age-plugin-pctest: identity 1: wrong PIN"):
         paracrypt.decrypt_file(tmp_path / "sealed", tmp_path / "out", identities=identity)
     monkeypatch.delenv("PCTEST_ASK")
     monkeypatch.setenv("PCTEST_FAIL", "crash")
@@ -80,3 +80,32 @@ def test_a_pin_from_the_environment_and_a_failing_plugin(pctest: tuple[Path, str
                        match="age-plugin-pctest: exited with status 101 while wrapping"):
         paracrypt.encrypt_file(tmp_path / "plain", tmp_path / "sealed2", recipients=[recipient])
     assert listing(tmp_path) == ["kim.id", "plain", "sealed"]
+
+
+def test_open_ahead_opens_many_files_in_one_plugin_session(pctest: tuple[Path, str],
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    identity, recipient = pctest
+    paths = []
+    for i, (fmt, armor) in enumerate([("paracrypt", False), ("age", False), ("age", True)] * 2):
+        (tmp_path / f"p{i}").write_bytes(data(1000 + i, i))
+        paths.append(tmp_path / f"s{i}")
+        paracrypt.encrypt_file(tmp_path / f"p{i}", paths[-1], recipients=[recipient],
+                               format=fmt, armor=armor)
+    log = tmp_path / "starts.log"
+    monkeypatch.setenv("PCTEST_LOG", str(log))
+    ids = paracrypt.Identities.load(identity)
+    ids.open_ahead(paths + [tmp_path / "missing", tmp_path / "p0"])
+    for i, sealed in enumerate(paths):
+        assert paracrypt.decrypt_file(sealed, tmp_path / f"o{i}", identities=ids) == 1000 + i
+        assert (tmp_path / f"o{i}").read_bytes() == data(1000 + i, i)
+    assert log.read_text() == "identity-v1\n"
+    # Rekeying a set (armor cannot be rekeyed): its old identities open ahead, in one session.
+    log.unlink()
+    binary = [p for i, p in enumerate(paths) if i % 3 != 2]
+    ids = paracrypt.Identities.load(identity)
+    ids.open_ahead(binary)
+    for sealed in binary:
+        paracrypt.rekey(sealed, identities=ids, recipients=[recipient])
+    assert log.read_text().splitlines().count("identity-v1") == 1
+    assert paracrypt.decrypt(binary[-1].read_bytes(), identities=identity) == data(1004, 4)

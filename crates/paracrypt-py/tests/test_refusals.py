@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import pytest
-from conftest import ROOT, listing
+from conftest import BINARY, ROOT, listing
 from distributed import Client, LocalCluster
 
 import paracrypt
@@ -39,6 +40,19 @@ def secrets(request: dict[str, Any]) -> dict[str, Any]:
     if "password" in request:
         kwargs["password"] = (FILES / request["password"]).read_text().splitlines()[0]
     return kwargs
+
+
+@pytest.fixture(autouse=True)
+def plugin_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test plugin first on PATH (it is built beside the CLI), then the row's `env`: the
+    plugin runs in this process (Dask's client opens the header)."""
+    monkeypatch.setenv("PATH", f"{BINARY.parent}{os.pathsep}{os.environ['PATH']}")
+    for switch in ("PCTEST_FAIL", "PCTEST_LOG", "PARACRYPT_PLUGIN_SECRET"):
+        monkeypatch.delenv(switch, raising=False)
+    row = request.node.callspec.params.get("row") if hasattr(request.node, "callspec") else None
+    if row is not None:
+        for name, value in TABLE["requests"][row["request"]].get("env", {}).items():
+            monkeypatch.setenv(name, value)
 
 
 def raw_arguments(raw: dict[str, Any]) -> dict[str, Any]:

@@ -101,6 +101,15 @@ pub struct EncryptArgs {
     /// the names, directories and links are only in the encrypted manifest.
     #[arg(long, requires = "recursive")]
     hide_names: bool,
+    /// With --recursive: bring the encrypted tree at OUTPUT up to date (one written before, or
+    /// one whose run was interrupted): only files missing or changed (size and modification
+    /// time) are encrypted, those of files gone are removed, and a new manifest is written.
+    #[arg(long, requires = "recursive")]
+    update: bool,
+    /// With --update: compare files by their contents (a BLAKE3 tree hash, read whole) rather
+    /// than by size and modification time.
+    #[arg(long, requires = "update")]
+    checksum: bool,
     /// Test builds only (the `test-hooks` feature): a fixed salt (hex, 32 bytes) for
     /// reproducible output. Reusing a salt reuses the keystream.
     #[cfg(feature = "test-hooks")]
@@ -150,6 +159,8 @@ pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
         args.common.refuse_for_trees()?;
         let tree = crate::run::tree::TreeArgs {
             hide_names: args.hide_names,
+            update: args.update,
+            checksum: args.checksum,
         };
         return crate::run::tree::run(encrypt_spec(&args)?, provider, tree);
     }
@@ -163,7 +174,7 @@ pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
         if args.range.is_some() {
             return usage("--range reads one file: drop --recursive");
         }
-        let tree = crate::run::tree::TreeArgs { hide_names: false };
+        let tree = crate::run::tree::TreeArgs::default();
         return crate::run::tree::run(decrypt_spec(&args)?, provider, tree);
     }
     crate::run::job(args.common.distributed, provider, decrypt_spec(&args))

@@ -17,7 +17,29 @@ use paracrypt_core::provider::Provider;
 use paracrypt_core::raw::salted::SaltedInfo;
 use paracrypt_core::recipient::SCRYPT_MAX_LOG_N;
 
+use crate::exit::usage;
+use crate::flags::RecursiveFlag;
 use crate::io::Input;
+use crate::people::IdentityFlags;
+use crate::secret::SecretArgs;
+use crate::spec::Operation;
+
+/// `info --recursive`: an encrypted tree's manifest, decrypted and checked (its signature, and
+/// the signer `--verify-with` requires), as text or JSON; its files are not read.
+fn tree(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
+    if !args.identities.is_empty()
+        && (args.secret.key_file.is_some() || args.secret.password_file.is_some())
+    {
+        return usage("open a tree with identities (-i) or with a key or password, not both");
+    }
+    let operation = Operation::Decrypt {
+        secret: args.secret,
+        identities: args.identities,
+        range: None,
+        verify_with: args.verify_with,
+    };
+    crate::run::tree::info(&args.input, operation, args.json, provider)
+}
 
 /// Arguments of `paracrypt info`.
 #[derive(Debug, Args)]
@@ -25,15 +47,28 @@ use crate::io::Input;
 Reads only the header (and, for an armored age file, decodes the armor to count its chunks); \
 no key, identity or password is asked for and nothing is decrypted. A file whose length no \
 writer makes is reported as damaged after its fields (exit 1); a file that is none of the \
-formats is one line (exit 1). Exit status: 0 success, 1 failure, 2 usage error.")]
+formats is one line (exit 1). With --recursive, FILE is an encrypted tree: its manifest is \
+decrypted (with -k, a password or -i, as `decrypt --recursive` takes them) and summarised, one \
+line per directory, file and link; its files are not read (`verify --recursive` checks them). \
+Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct InfoArgs {
     /// A paracrypt container, an age file (binary or armored) or an `openssl enc` password
-    /// file (`-` for stdin).
+    /// file (`-` for stdin); with --recursive, an encrypted tree.
     #[arg(value_name = "FILE")]
     input: PathBuf,
-    /// Print one JSON object, for scripts (its fields are listed in docs/guide/files.md).
+    /// Print one JSON object, for scripts (its fields are listed in docs/guide/files.md, and
+    /// a tree's in docs/guide/trees.md).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    recursive: RecursiveFlag,
+    #[command(flatten)]
+    secret: SecretArgs,
+    #[command(flatten)]
+    identities: IdentityFlags,
+    /// With --recursive: require the manifest to be signed by this public key (exit 5 if not).
+    #[arg(long, value_name = "PUBKEY", requires = "recursive")]
+    verify_with: Option<PathBuf>,
 }
 
 /// Runs `paracrypt info`. The header's fields and, for a container, what computes its suite on
@@ -41,6 +76,15 @@ pub struct InfoArgs {
 /// known; a file whose length no writer produces is reported as damaged (exit 1) after the
 /// fields.
 pub fn run(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
+    if args.recursive.recursive {
+        return tree(args, provider);
+    }
+    if args.secret.key_file.is_some()
+        || args.secret.password_file.is_some()
+        || !args.identities.is_empty()
+    {
+        return usage("info reads a file's header without a key: -k, -p and -i need --recursive");
+    }
     let mut input = Input::open(&args.input)?;
     let len = input.len();
     let path = input.path().to_path_buf();

@@ -15,8 +15,11 @@ use paracrypt_core::sign::{Signature, SigningKey, VerifyingKey, minisign, sshsig
 
 use crate::cmd::signatures::{key_error_core, read_key_file};
 use crate::exit::usage;
-use crate::flags::{DistributedFlags, ThreadsFlag, parse_chunk_size};
+use crate::flags::{DistributedFlags, RecursiveFlag, ThreadsFlag, parse_chunk_size};
 use crate::io::{Input, OutputPolicy, OutputTarget};
+use crate::people::IdentityFlags;
+use crate::secret::SecretArgs;
+use crate::spec::Operation;
 
 /// The signature formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -98,14 +101,41 @@ prints `FILE: OK` and exits 0, or says what failed on one line and exits 5 (the 
 chunk and its bytes, a length other than the signed one, another signer, a damaged signature).
 --range OFFSET:LENGTH hashes only the chunks that cover those bytes (`1GiB:4096`, `0:1MiB`).
 
-Exit status: 0 verified, 1 failure (unreadable input, malformed signature file), 2 usage error,
-5 not verified.")]
+With --recursive, FILE is an encrypted tree (`encrypt --recursive`), opened with its key, password
+or identities: every file its manifest lists is decrypted into nothing and checked, and every
+difference is one line on stdout (added, removed, renamed, changed); with PATH... only those
+files of the tree are checked. -p PUB (or --verify-with) then requires the manifest's signer.
+
+Exit status: 0 verified, 1 failure (unreadable input, malformed signature file; a tree that
+differs from its manifest), 2 usage error, 5 not verified.")]
 pub struct VerifyArgs {
     /// The signer's public key: Ed25519 (SPKI PEM or DER, or an `ssh-ed25519 AAAA…` line),
     /// ML-DSA-65 (SPKI PEM or DER), ECDSA P-256 or RSA (SPKI or PKCS#1); a private key gives
-    /// its public half.
-    #[arg(short, long, value_name = "PUB")]
-    public: PathBuf,
+    /// its public half. With --recursive: optional, the signer the tree's manifest must have.
+    #[arg(
+        short,
+        long,
+        visible_alias = "verify-with",
+        value_name = "PUB",
+        required_unless_present = "recursive"
+    )]
+    public: Option<PathBuf>,
+    #[command(flatten)]
+    recursive: RecursiveFlag,
+    /// With --recursive: the tree's key file.
+    #[arg(short = 'k', long, value_name = "FILE", requires = "recursive")]
+    key_file: Option<PathBuf>,
+    /// With --recursive: a file whose first line is the tree's password (else
+    /// PARACRYPT_PASSWORD, else a prompt).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "recursive",
+        conflicts_with = "key_file"
+    )]
+    password_file: Option<PathBuf>,
+    #[command(flatten)]
+    identities: IdentityFlags,
     /// The signature file (default: FILE.psig).
     #[arg(short, long, value_name = "SIG")]
     signature: Option<PathBuf>,
@@ -121,9 +151,13 @@ pub struct VerifyArgs {
     namespace: String,
     #[command(flatten)]
     threads: ThreadsFlag,
-    /// The signed file (`-`: stdin, which needs -s).
+    /// The signed file (`-`: stdin, which needs -s); with --recursive, the encrypted tree.
     #[arg(value_name = "FILE")]
     file: PathBuf,
+    /// With --recursive: check only these files of the tree (paths in the tree, as
+    /// `decrypt --recursive` restores them).
+    #[arg(value_name = "PATH", requires = "recursive")]
+    paths: Vec<PathBuf>,
 }
 
 /// `FILE.psig` (or `FILE.sig` for an SSHSIG).
@@ -205,6 +239,15 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
 
 /// Runs `paracrypt verify`.
 pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
+    if args.recursive.recursive {
+        return verify_tree(args, provider);
+    }
+    if !args.identities.is_empty() {
+        return usage("-i names a tree's identities: it needs --recursive");
+    }
+    let Some(public_path) = args.public.clone() else {
+        return usage("verify needs the signer's public key (-p PUB)");
+    };
     let sig_path = match (&args.signature, args.file.as_path() == Path::new("-")) {
         (Some(path), _) => path.clone(),
         (None, true) => return usage("verifying stdin (`-`) needs -s SIG"),
@@ -220,8 +263,8 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     if range.is_some() && input.as_file().is_none() {
         return usage("--range needs a regular file (it is read with positional reads)");
     }
-    let public = VerifyingKey::from_key_file(&read_key_file(&args.public)?, RsaScheme::Pkcs1v15)
-        .map_err(key_error_core(&args.public))?
+    let public = VerifyingKey::from_key_file(&read_key_file(&public_path)?, RsaScheme::Pkcs1v15)
+        .map_err(key_error_core(&public_path))?
         .with_provider(provider)?;
     let name = args.file.display();
     if args.format != FormatArg::Paracrypt {
@@ -277,6 +320,33 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
         input.consumed();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `verify --recursive`: an encrypted tree against its manifest.
+fn verify_tree(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
+    if args.signature.is_some() || args.range.is_some() || args.format != FormatArg::Paracrypt {
+        return usage(
+            "a tree's signature is in its manifest: --recursive takes no -s, --range or --format",
+        );
+    }
+    if !args.identities.is_empty() && (args.key_file.is_some() || args.password_file.is_some()) {
+        return usage("verify a tree with identities (-i) or with a key or password, not both");
+    }
+    let operation = Operation::Decrypt {
+        secret: SecretArgs {
+            key_file: args.key_file,
+            password_file: args.password_file,
+        },
+        identities: args.identities,
+        range: None,
+        verify_with: args.public,
+    };
+    let paths = args
+        .paths
+        .iter()
+        .map(|p| p.as_os_str().as_encoded_bytes().to_vec())
+        .collect();
+    crate::run::tree::verify(&args.file, operation, paths, args.threads, provider)
 }
 
 /// Reads a small file whole, refusing one larger than `max` bytes.

@@ -3,14 +3,15 @@
 //! manifest. This module keeps what is the command line's own: the flags, the interrupt
 //! handler's view of temporary files, the lines on stderr and the exit status.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use paracrypt_core::Runner;
 use paracrypt_core::provider::Provider;
-use paracrypt_core::tree::{self, Guard, Options, Summary};
+use paracrypt_core::tree::{self, EntryKind, Guard, Options, Summary};
 
 use crate::exit::{self, usage};
 use crate::interrupt::pending;
@@ -23,6 +24,10 @@ use crate::spec::{JobSpec, Operation};
 pub struct TreeArgs {
     /// `--hide-names`.
     pub hide_names: bool,
+    /// `--update`.
+    pub update: bool,
+    /// `--checksum`.
+    pub checksum: bool,
 }
 
 /// The interrupt handler's view of a tree's temporary files: a named one is removed on an
@@ -60,11 +65,13 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
         hide_names: args.hide_names,
         named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
         sync: spec.policy.sync,
+        update: args.update,
+        checksum: args.checksum,
         guard: Arc::new(Interrupts),
     };
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
     // The paths' refusals come before any prompt for a password.
-    tree::check(&spec.input, &spec.output, &options).map_err(hint)?;
+    tree::check(&spec.input, &spec.output, &options).map_err(|e| hint(e, encrypting))?;
     let request = spec.operation.request(true)?;
     super::warn_all(&spec, &request);
     let pool = spec.threads.pool()?;
@@ -83,16 +90,31 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
         }
     });
     bar.finish_and_clear();
-    let summary = summary.map_err(hint)?;
+    let summary = summary.map_err(|e| hint(e, encrypting))?;
+    if args.update && !spec.quiet {
+        eprintln!(
+            "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
+            summary.files,
+            if summary.files == 1 { "" } else { "s" },
+            summary.unchanged,
+            summary.removed
+        );
+    }
     Ok(report(&summary, encrypting, spec.quiet))
 }
 
 /// A core refusal with the command line's flags where they help.
-fn hint(error: paracrypt_core::Error) -> anyhow::Error {
+fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Error {
     match error {
         paracrypt_core::Error::TreeOutputExists(_) => exit::Hinted {
             error,
-            hint: "use --force to write into it, replacing files of the same names".into(),
+            hint: if encrypting {
+                "use --update to bring the encrypted tree there up to date (or to finish an \
+                 interrupted run), or --force to write into it, replacing files of the same names"
+            } else {
+                "use --force to write into it, replacing files of the same names"
+            }
+            .into(),
         }
         .into(),
         error => error.into(),
@@ -142,11 +164,9 @@ fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
         );
     }
     if summary.did_anything() {
-        let s = if summary.files == 1 { "" } else { "s" };
-        eprintln!(
-            "paracrypt: {} file{s} done and complete; the tree is not",
-            summary.files
-        );
+        let done = summary.files + summary.unchanged;
+        let s = if done == 1 { "" } else { "s" };
+        eprintln!("paracrypt: {done} file{s} done and complete; the tree is not");
         return ExitCode::from(exit::PARTIAL);
     }
     let code = summary
@@ -154,4 +174,273 @@ fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
         .first()
         .map_or(1, |first| exit::code_of(first.kind()));
     ExitCode::from(code)
+}
+
+/// `verify --recursive`: checks the encrypted tree at `input` against its manifest (only the
+/// files at `paths` of the tree, when given), writing nothing. Each difference is one line on
+/// stdout, then `TREE: OK …` or one line on stderr; exit 0, or 1 when the tree differs (5 when
+/// the manifest's signer is not the one required, as for one file).
+pub fn verify(
+    input: &Path,
+    operation: Operation,
+    paths: Vec<Vec<u8>>,
+    threads: crate::flags::ThreadsFlag,
+    provider: Provider,
+) -> Result<ExitCode> {
+    if remote::is_url(input) {
+        return usage("--recursive reads local directories (not object storage)");
+    }
+    if !input.is_dir() {
+        return usage(format!(
+            "--recursive needs an encrypted tree (a directory): {} is not one",
+            input.display()
+        ));
+    }
+    let request = operation.request(true)?;
+    let pool = threads.pool()?;
+    let runner = Runner::new().provider(provider);
+    let checked = pool.install(|| tree::verify(&runner, &request, input, &paths))?;
+    let mut out = std::io::stdout().lock();
+    for change in &checked.changes {
+        writeln!(out, "{change}").context("writing to stdout")?;
+    }
+    let name = input.display();
+    if !checked.is_intact() {
+        out.flush().context("writing to stdout")?;
+        let n = checked.changes.len();
+        let mut why = match n {
+            0 => String::new(),
+            1 => "1 difference from its manifest".to_string(),
+            n => format!("{n} differences from its manifest"),
+        };
+        if !checked.manifest.complete {
+            if !why.is_empty() {
+                why.push_str("; ");
+            }
+            why.push_str("the run that wrote it did not finish every file (it is incomplete)");
+        }
+        eprintln!("paracrypt: error: {name}: {why}");
+        return Ok(ExitCode::from(1));
+    }
+    let s = if checked.files == 1 { "" } else { "s" };
+    let signed = match &checked.signer {
+        Some(signer) if signer.required => format!(
+            "; good signature: the manifest is signed by {}",
+            signer.key.fingerprint()
+        ),
+        Some(signer) => format!(
+            "; the manifest is signed by {} (not checked against a key you trust: give it with \
+             -p PUBKEY)",
+            signer.key.fingerprint()
+        ),
+        None => String::new(),
+    };
+    let what = if paths.is_empty() {
+        "every file as its manifest lists it, nothing else"
+    } else {
+        "as its manifest lists it"
+    };
+    writeln!(
+        out,
+        "{name}: OK ({} file{s}, {} bytes, {what}{signed})",
+        checked.files, checked.bytes
+    )
+    .context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `info --recursive`: the manifest of the encrypted tree at `input`, decrypted and checked,
+/// as text (a summary, then one line per entry) or one JSON object; the files are not read.
+pub fn info(
+    input: &Path,
+    operation: Operation,
+    json: bool,
+    provider: Provider,
+) -> Result<ExitCode> {
+    if remote::is_url(input) {
+        return usage("--recursive reads local directories (not object storage)");
+    }
+    let request = operation.request(true)?;
+    let runner = Runner::new().provider(provider);
+    let manifest = tree::read_manifest(&runner, &request, input)?;
+    let mut out = std::io::stdout().lock();
+    let shown = input.display().to_string();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &manifest_json(&shown, &manifest))
+            .context("writing to stdout")?;
+        writeln!(out).context("writing to stdout")?;
+    } else {
+        manifest_text(&mut out, &shown, &manifest).context("writing to stdout")?;
+    }
+    out.flush().context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the manifest says of the tree's format.
+fn format_name(format: tree::TreeFormat) -> &'static str {
+    match format {
+        tree::TreeFormat::Container => "paracrypt",
+        tree::TreeFormat::Age => "age",
+        tree::TreeFormat::ArmoredAge => "age (armored)",
+    }
+}
+
+/// The counts of a manifest's entries: directories, files, their bytes, links.
+fn counts(manifest: &tree::Manifest) -> (u64, u64, u64, u64) {
+    let (mut dirs, mut files, mut bytes, mut links) = (0, 0, 0, 0);
+    for entry in &manifest.entries {
+        match &entry.kind {
+            EntryKind::Dir => dirs += 1,
+            EntryKind::File(file) => {
+                files += 1;
+                bytes += file.size;
+            }
+            EntryKind::Symlink(_) => links += 1,
+        }
+    }
+    (dirs, files, bytes, links)
+}
+
+/// The text form: the summary, one `label: value` line each, then one line per entry (its
+/// kind and mode as `ls -l` shows them, its size, its time, its path; a link's target).
+fn manifest_text(
+    out: &mut dyn Write,
+    shown: &str,
+    manifest: &tree::Manifest,
+) -> std::io::Result<()> {
+    let (dirs, files, bytes, links) = counts(manifest);
+    writeln!(out, "tree:        {shown}")?;
+    writeln!(out, "format:      {}", format_name(manifest.format))?;
+    let sealed = if manifest.carries_key() {
+        "a key drawn for the tree, carried in the manifest (a password tree)"
+    } else {
+        "the tree's key file or recipients"
+    };
+    writeln!(out, "files with:  {sealed}")?;
+    let names = if manifest.hides_names() {
+        "hidden (opaque stored names)"
+    } else {
+        "kept"
+    };
+    writeln!(out, "names:       {names}")?;
+    match &manifest.signer {
+        Some(key) => writeln!(out, "signed by:   {}", key.fingerprint())?,
+        None => writeln!(out, "signed by:   nobody (unsigned)")?,
+    }
+    writeln!(
+        out,
+        "generation:  {} (tree id {})",
+        manifest.generation,
+        hex::encode(manifest.tree_id)
+    )?;
+    writeln!(
+        out,
+        "written:     {} (seconds since the epoch)",
+        manifest.written
+    )?;
+    let complete = if manifest.complete {
+        "yes"
+    } else {
+        "no: the run that wrote it did not finish every file"
+    };
+    writeln!(out, "complete:    {complete}")?;
+    writeln!(
+        out,
+        "entries:     {dirs} directories, {files} files ({bytes} bytes), {links} links"
+    )?;
+    for entry in &manifest.entries {
+        let (kind, size) = match &entry.kind {
+            EntryKind::Dir => ('d', String::from("-")),
+            EntryKind::File(file) => ('-', file.size.to_string()),
+            EntryKind::Symlink(_) => ('l', String::from("-")),
+        };
+        let path = if entry.path.is_empty() {
+            ".".to_string()
+        } else {
+            tree::path::shown(&entry.path)
+        };
+        write!(
+            out,
+            "{kind}{} {size:>12} {}.{:09} {path}",
+            mode_text(entry.mode),
+            entry.mtime.0,
+            entry.mtime.1
+        )?;
+        if let EntryKind::Symlink(target) = &entry.kind {
+            write!(out, " -> {}", tree::path::shown(target))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// A mode as `ls -l` writes it (`rwxr-x---`, with `s`, `S`, `t`, `T`).
+fn mode_text(mode: u32) -> String {
+    let mut text = String::with_capacity(9);
+    for (shift, special, set) in [(6, 0o4000, 's'), (3, 0o2000, 's'), (0, 0o1000, 't')] {
+        let bits = (mode >> shift) & 7;
+        text.push(if bits & 4 != 0 { 'r' } else { '-' });
+        text.push(if bits & 2 != 0 { 'w' } else { '-' });
+        text.push(match (bits & 1 != 0, mode & special != 0) {
+            (true, true) => set,
+            (false, true) => set.to_ascii_uppercase(),
+            (true, false) => 'x',
+            (false, false) => '-',
+        });
+    }
+    text
+}
+
+/// The JSON form (its fields are listed in docs/guide/trees.md).
+fn manifest_json(shown: &str, manifest: &tree::Manifest) -> serde_json::Value {
+    let (dirs, files, bytes, links) = counts(manifest);
+    let lossy = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    let entries: Vec<serde_json::Value> = manifest
+        .entries
+        .iter()
+        .map(|entry| {
+            let mut value = serde_json::json!({
+                "path": lossy(&entry.path),
+                "mode": format!("{:04o}", entry.mode),
+                "mtime": entry.mtime.0,
+                "mtime_nsec": entry.mtime.1,
+            });
+            let extra = match &entry.kind {
+                EntryKind::Dir => serde_json::json!({ "kind": "directory" }),
+                EntryKind::File(file) => serde_json::json!({
+                    "kind": "file",
+                    "size": file.size,
+                    "chunk_size": file.chunk_size,
+                    "blake3_tree_root": hex::encode(file.root),
+                    "stored_as": lossy(&manifest.stored(&entry.path)),
+                }),
+                EntryKind::Symlink(target) => serde_json::json!({
+                    "kind": "symlink",
+                    "target": lossy(target),
+                }),
+            };
+            if let (Some(value), serde_json::Value::Object(extra)) = (value.as_object_mut(), extra)
+            {
+                value.extend(extra);
+            }
+            value
+        })
+        .collect();
+    serde_json::json!({
+        "tree": shown,
+        "format": format_name(manifest.format),
+        "carries_key": manifest.carries_key(),
+        "hidden_names": manifest.hides_names(),
+        "signer": manifest.signer.as_ref().map(|key| key.fingerprint()),
+        "tree_id": hex::encode(manifest.tree_id),
+        "generation": manifest.generation,
+        "parent": hex::encode(manifest.parent),
+        "written": manifest.written,
+        "complete": manifest.complete,
+        "directories": dirs,
+        "files": files,
+        "bytes": bytes,
+        "links": links,
+        "entries": entries,
+    })
 }

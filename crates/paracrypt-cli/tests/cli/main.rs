@@ -28,4 +28,6 @@ mod sign;
 mod signed;
 mod testkit;
 mod tree;
+mod tree_check;
+mod tree_update;
 mod typage;

@@ -33,8 +33,8 @@ fn plugin_dir() -> &'static Path {
     })
 }
 
-/// PATH with the test plugin first.
-fn path_with_plugin() -> String {
+/// PATH with the test plugin first (the refusal table's doors run with it too).
+pub(crate) fn path_with_plugin() -> String {
     format!(
         "{}:{}",
         plugin_dir().display(),
@@ -533,36 +533,6 @@ fn grease_from_a_plugin_is_tolerated() {
     assert_eq!(std::fs::read(&out).unwrap(), b"greased\n");
 }
 
-/// docs/guide/plugins-and-kms.md: its `sh` blocks run in order with bash in an empty directory,
-/// `paracrypt` and the test plugin on PATH.
-#[test]
-fn the_plugin_guide_examples_work_when_pasted_in_order() {
-    if !have_tools() {
-        return;
-    }
-    let guide = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/guide/plugins-and-kms.md"
-    ))
-    .unwrap();
-    let blocks: Vec<&str> = guide
-        .split("```sh\n")
-        .skip(1)
-        .map(|b| &b[..b.find("```").unwrap()])
-        .collect();
-    assert!(blocks.len() >= 3, "the guide's examples");
-    let dir = scratch();
-    let mut cmd = with_plugin("bash");
-    cmd.args(["-e", "-u", "-o", "pipefail", "-c", &blocks.concat()])
-        .current_dir(dir.path());
-    let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "the guide's examples fail: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A plugin runs once per command for all of its recipients (or identities), and not at all
 /// when another identity opens the file first; age 1.3's tagged recipients are refused in one
 /// line.
@@ -648,6 +618,74 @@ fn one_session_per_plugin_and_none_when_another_identity_opens_the_file() {
          is not supported yet",
     );
     assert!(!d.join("no").exists());
+}
+
+/// `decrypt --recursive` opens every file of a tree, and its manifest, in one plugin session
+/// (a hardware key's PIN typed once), in both formats.
+#[test]
+fn a_tree_is_opened_in_one_plugin_session() {
+    if !have_tools() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let (id, recipient) = identity(d, "kim");
+    let plain = d.join("plain");
+    std::fs::create_dir_all(plain.join("sub")).unwrap();
+    for i in 0..6u8 {
+        let at = if i % 2 == 0 { "sub" } else { "." };
+        write(
+            &plain.join(at),
+            &format!("f{i}"),
+            &data(100 + usize::from(i), i),
+        );
+    }
+    let log = d.join("starts.log");
+    let starts = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        std::fs::remove_file(&log).ok();
+        text.lines().map(str::to_owned).collect::<Vec<_>>()
+    };
+    for format in ["paracrypt", "age"] {
+        let sealed = d.join(format!("sealed-{format}"));
+        let back = d.join(format!("back-{format}"));
+        ok(pc(
+            &[
+                "encrypt",
+                "--recursive",
+                "--format",
+                format,
+                "-r",
+                &recipient,
+                "-o",
+                s(&sealed),
+                s(&plain),
+            ],
+            &[],
+        ));
+        ok(pc(
+            &[
+                "decrypt",
+                "--recursive",
+                "-i",
+                s(&id),
+                "-o",
+                s(&back),
+                s(&sealed),
+            ],
+            &[("PCTEST_LOG", s(&log))],
+        ));
+        assert_eq!(
+            starts(),
+            ["identity-v1"],
+            "{format}: one session for 7 files"
+        );
+        for i in 0..6u8 {
+            let at = if i % 2 == 0 { "sub" } else { "." };
+            let got = std::fs::read(back.join(at).join(format!("f{i}"))).unwrap();
+            assert_eq!(got, data(100 + usize::from(i), i), "{format} f{i}");
+        }
+    }
 }
 
 /// `--distributed`: rank 0 alone runs the plugin (it resolves the job, then sends the header and

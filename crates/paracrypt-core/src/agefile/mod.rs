@@ -53,7 +53,7 @@ use std::sync::Arc;
 use age_core::secrecy::ExposeSecret;
 
 use age::armor::{ArmoredReadError, ArmoredReader, ArmoredWriter, Format};
-use age_core::format::FileKey;
+use age_core::format::{FileKey, Stanza};
 use rand::Rng;
 use zeroize::Zeroizing;
 
@@ -513,6 +513,29 @@ pub(crate) fn rekey_header(
     Ok(Header::seal(new.wrap(&file_key)?, &file_key)
         .as_bytes()
         .to_vec())
+}
+
+/// The stanzas of the age file (binary or armored) whose first bytes are `start`, `rest`
+/// following them: what its identities are asked to open, read without opening it.
+pub(crate) fn stanzas_of(start: &[u8], rest: &mut dyn Read) -> Result<Vec<Stanza>> {
+    let header = match detect(start) {
+        Some(AgeFormat::Binary) => Header::read(&mut BufReader::new(start.chain(rest)))?,
+        Some(AgeFormat::Armored) => {
+            let begin = armor_from(start)?;
+            let mut armored = ArmoredReader::new(BufReader::new(begin.chain(rest)));
+            Header::read(&mut BufReader::new(&mut armored)).map_err(armor_error)?
+        }
+        None => return Err(Error::AgeHeader("not an age file".into())),
+    };
+    Ok(header
+        .stanzas()
+        .iter()
+        .map(|s| Stanza {
+            tag: s.tag.clone(),
+            args: s.args.clone(),
+            body: s.body.clone(),
+        })
+        .collect())
 }
 
 /// An I/O error that carries damaged armor, as [`Error::Armor`]; anything else unchanged.

@@ -287,6 +287,17 @@ impl HeaderInfo {
         })
     }
 
+    /// The recipient block's stanzas of the header `bytes`, or `None` when the header has none
+    /// (a key file's or a password's).
+    pub(crate) fn recipient_stanzas(bytes: &[u8]) -> Result<Option<Vec<Stanza>>> {
+        let info = HeaderInfo::parse(bytes)?;
+        if info.kdf != Kdf::Recipients {
+            return Ok(None);
+        }
+        let block = info.recipient_block(&bytes[..info.len]);
+        Ok(Some(Block::parse(block, info.binding.is_some())?.stanzas))
+    }
+
     /// Where the recipient block lies in the header `bytes` (empty in a version 1 layout).
     fn recipient_block<'a>(&self, bytes: &'a [u8]) -> &'a [u8] {
         let end = match self.version {

@@ -53,7 +53,8 @@ use crate::error::{ChunkError, Error, Result};
 use crate::plan::{ChunkLayout, ChunkPlan};
 pub use input::{INPUT_ID_LEN, InputId};
 pub use io::{Sink, SliceSink, SliceSource, Source};
-use job::{Apply, lowest_error};
+pub(crate) use job::Apply;
+use job::lowest_error;
 pub use job::{Job, Transform};
 pub use range::run_range;
 
@@ -550,14 +551,85 @@ struct Feed<'a> {
 }
 
 /// A task done, or done up to a failure.
-struct Done {
+pub(crate) struct Done {
     /// The chunks transformed (all the task's, or those before the one that failed).
-    chunks: Range<u64>,
+    pub(crate) chunks: Range<u64>,
     /// Their output length, in the output buffer.
-    len: usize,
+    pub(crate) len: usize,
     /// For the last chunk of the plan, where the output ends: `Ok(Some(end))`; the failure of
     /// the task's chunk that failed.
-    result: Result<Option<u64>, ChunkError>,
+    pub(crate) result: Result<Option<u64>, ChunkError>,
+}
+
+/// Transforms the chunks `chunks` of `plan`, already read into `input` (from `input_start`,
+/// with the `context_len` bytes before the first chunk when it is not chunk 0), each into its
+/// place in `output`, in order, and shows each chunk done to `each` (its index, its input, its
+/// output); stops at the first failure (wiping that chunk's output slot and lowering `failed`
+/// to it) or before a chunk above `failed` (which another task already reported). The one
+/// per-task chunk loop of the engine's positional drivers and of a tree's tasks
+/// ([`crate::tree`], which hash each chunk's plaintext in `each` while it is in cache).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn transform_run(
+    plan: &ChunkPlan,
+    context_len: usize,
+    chunks: Range<u64>,
+    input_start: u64,
+    input: &[u8],
+    output: &mut [u8],
+    transform: &mut Apply<'_>,
+    failed: &AtomicU64,
+    mut each: impl FnMut(u64, &[u8], &[u8]),
+) -> Done {
+    let first = plan.chunk(chunks.start);
+    let mut done = Done {
+        chunks: chunks.start..chunks.start,
+        len: 0,
+        result: Ok(None),
+    };
+    let layout = plan.layout();
+    for index in chunks {
+        if index > failed.load(Ordering::Relaxed) {
+            break;
+        }
+        let chunk = plan.chunk(index);
+        let from = (chunk.input.start - input_start) as usize;
+        let context = if index > 0 {
+            &input[from - context_len..from]
+        } else {
+            &[][..]
+        };
+        let ctx = ChunkCtx {
+            index,
+            offset: layout.payload_start(index),
+            chunk_size: layout.payload_chunk(),
+            is_last: chunk.is_last,
+            context,
+        };
+        let at = (chunk.output.start - first.output.start) as usize;
+        debug_assert_eq!(
+            at, done.len,
+            "chunks before the last have their full output"
+        );
+        let chunk_input = &input[from..from + chunk.input_len()];
+        let slot = &mut output[at..at + chunk.output_len()];
+        match transform.apart(&ctx, chunk_input, slot) {
+            Ok(len) => {
+                each(index, chunk_input, &slot[..len]);
+                done.len = at + len;
+                done.chunks.end = index + 1;
+                if chunk.is_last {
+                    done.result = Ok(Some(chunk.output.start + len as u64));
+                }
+            }
+            Err(source) => {
+                wipe(slot);
+                failed.fetch_min(index, Ordering::Relaxed);
+                done.result = Err(ChunkError { index, source });
+                break;
+            }
+        }
+    }
+    done
 }
 
 impl<'a> Feed<'a> {
@@ -625,63 +697,30 @@ impl<'a> Feed<'a> {
         };
         let input_start = first.input.start - ctx_len as u64;
         let input_len = (last.input.end - input_start) as usize;
-        let mut done = Done {
-            chunks: chunks.start..chunks.start,
-            len: 0,
-            result: Ok(None),
-        };
         if let Err(source) =
             self.source
                 .read_chunk(chunks.start, input_start, &mut input[..input_len])
         {
-            done.result = Err(ChunkError {
-                index: chunks.start,
-                source,
-            });
-            return done;
-        }
-        let layout = plan.layout();
-        for index in chunks.clone() {
-            if index > failed.load(Ordering::Relaxed) {
-                break;
-            }
-            let chunk = plan.chunk(index);
-            let from = (chunk.input.start - input_start) as usize;
-            let context = if index > 0 {
-                &input[from - self.context_len..from]
-            } else {
-                &[][..]
+            return Done {
+                chunks: chunks.start..chunks.start,
+                len: 0,
+                result: Err(ChunkError {
+                    index: chunks.start,
+                    source,
+                }),
             };
-            let ctx = ChunkCtx {
-                index,
-                offset: layout.payload_start(index),
-                chunk_size: layout.payload_chunk(),
-                is_last: chunk.is_last,
-                context,
-            };
-            let at = (chunk.output.start - first.output.start) as usize;
-            debug_assert_eq!(
-                at, done.len,
-                "chunks before the last have their full output"
-            );
-            let slot = &mut output[at..at + chunk.output_len()];
-            match transform.apart(&ctx, &input[from..from + chunk.input_len()], slot) {
-                Ok(len) => {
-                    done.len = at + len;
-                    done.chunks.end = index + 1;
-                    if chunk.is_last {
-                        done.result = Ok(Some(chunk.output.start + len as u64));
-                    }
-                }
-                Err(source) => {
-                    wipe(slot);
-                    failed.fetch_min(index, Ordering::Relaxed);
-                    done.result = Err(ChunkError { index, source });
-                    break;
-                }
-            }
         }
-        done
+        transform_run(
+            plan,
+            self.context_len,
+            chunks,
+            input_start,
+            &input[..input_len],
+            output,
+            transform,
+            failed,
+            |_, _, _| {},
+        )
     }
 
     /// Writes what `done` transformed (`output[..done.len]`) to `sink`; the error names the

@@ -488,7 +488,7 @@ impl Identities {
     /// [`Identities::unwrap`] of a header whose KMS stanzas are bound to `bound` too
     /// ([`Recipients::wrap_bound`]).
     pub fn unwrap_bound(&self, stanzas: &[Stanza], bound: &[u8]) -> Result<FileKey> {
-        self.unwrap_all(&[stanzas], &[bound])
+        self.unwrap_all(&[stanzas], &[bound], true)
             .pop()
             .expect("one header, one outcome")
     }
@@ -500,11 +500,18 @@ impl Identities {
     /// open these files, after a batch unwrapped their keys ahead) starts no new session.
     pub fn unwrap_many(&self, files: &[&[Stanza]]) -> Vec<Result<FileKey>> {
         let bounds: Vec<&[u8]> = files.iter().map(|_| &[][..]).collect();
-        self.unwrap_all(files, &bounds)
+        self.unwrap_all(files, &bounds, true)
     }
 
-    /// [`Identities::unwrap_many`] with each header's `bound`.
-    fn unwrap_all(&self, files: &[&[Stanza]], bounds: &[&[u8]]) -> Vec<Result<FileKey>> {
+    /// [`Identities::unwrap_many`] with each header's `bound`; KMS is asked only `with_kms`
+    /// (not when opening ahead for the plugins' sake: KMS answers are not kept, so asking
+    /// ahead would only double the requests).
+    fn unwrap_all(
+        &self,
+        files: &[&[Stanza]],
+        bounds: &[&[u8]],
+        with_kms: bool,
+    ) -> Vec<Result<FileKey>> {
         let mut outcomes: Vec<Option<Result<FileKey>>> = Vec::with_capacity(files.len());
         let mut first_errors: Vec<Option<age::DecryptError>> = Vec::with_capacity(files.len());
         for stanzas in files {
@@ -513,7 +520,7 @@ impl Identities {
             first_errors.push(first_error);
         }
         let mut plugin_errors: Vec<Option<Error>> = files.iter().map(|_| None).collect();
-        if let Some(client) = self.kms.as_deref() {
+        if let Some(client) = self.kms.as_deref().filter(|_| with_kms) {
             for (i, (stanzas, bound)) in files.iter().zip(bounds).enumerate() {
                 if outcomes[i].is_some() || !stanzas.iter().any(|s| s.tag == kms::STANZA_TAG) {
                     continue;
@@ -553,6 +560,12 @@ impl Identities {
                             reason,
                         });
                     }
+                    plugin::Opened::Refused(reason) => {
+                        plugin_errors[i].get_or_insert(Error::PluginRefused {
+                            plugin: format!("age-plugin-{}", plugin.name),
+                            reason,
+                        });
+                    }
                 }
             }
         }
@@ -568,6 +581,17 @@ impl Identities {
                 },
             )
             .collect()
+    }
+
+    /// Asks each plugin ahead, in one session, about every header of `files` that no other
+    /// identity opens, and keeps what it gives, so that [`Identities::unwrap`] on any of these
+    /// headers later (on any thread) starts no plugin: see [`crate::request::open_ahead`], which
+    /// reads the headers of many files for it. Nothing happens without plugin identities.
+    pub fn open_ahead(&self, files: &[&[Stanza]]) {
+        if !self.plugins.is_empty() {
+            let bounds: Vec<&[u8]> = files.iter().map(|_| &[][..]).collect();
+            let _ = self.unwrap_all(files, &bounds, false);
+        }
     }
 
     /// The file key from every identity but the plugins': `Some` when one opened the file or

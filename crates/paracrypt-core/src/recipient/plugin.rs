@@ -862,8 +862,10 @@ pub(crate) enum Opened {
     Key(Arc<FileKey>),
     /// None of the identities opens the file (no error said otherwise).
     NotMine,
-    /// The plugin failed, or said why it could not open this file.
+    /// The plugin failed, or a question it asked was left unanswered.
     Failed(String),
+    /// The plugin said why its identities could not open this file (a wrong PIN).
+    Refused(String),
 }
 
 /// Unwraps the file keys of `files` (each a header's stanzas) with the identities of plugin
@@ -885,9 +887,11 @@ pub(crate) fn unwrap(name: &str, identities: &[&Target], files: &[&[Stanza]]) ->
         }
     };
     let mut keys: Vec<Option<Arc<FileKey>>> = vec![None; files.len()];
-    // Errors for one file, and for all (an identity's or the plugin's own).
+    // Errors for one file, and for all (an identity's or the plugin's own); whether the
+    // plugin's own (`internal`, or about nothing it was given) is among them.
     let mut file_errors: HashMap<usize, Vec<String>> = HashMap::new();
     let mut errors: Vec<String> = Vec::new();
+    let mut internal = false;
     let mut ui = Ui {
         plugin: name,
         unanswered: Unanswered::default(),
@@ -952,9 +956,21 @@ pub(crate) fn unwrap(name: &str, identities: &[&Target], files: &[&[Stanza]]) ->
                             Ok(file) if file < files.len() => {
                                 file_errors.entry(file).or_default().push(words)
                             }
-                            _ => errors.push(words),
+                            _ => {
+                                internal = true;
+                                errors.push(words)
+                            }
                         },
-                        _ => errors.push(words),
+                        [kind, index] if kind == "identity" => {
+                            internal |= index
+                                .parse::<usize>()
+                                .map_or(true, |i| i >= identities.len());
+                            errors.push(words)
+                        }
+                        _ => {
+                            internal = true;
+                            errors.push(words)
+                        }
                     }
                     Ok(Reply::ok())
                 }
@@ -979,6 +995,7 @@ pub(crate) fn unwrap(name: &str, identities: &[&Target], files: &[&[Stanza]]) ->
                 said.extend(errors.iter().cloned());
                 match (ui.unanswered.0.first(), said.is_empty()) {
                     (None, true) => Opened::NotMine,
+                    (None, false) if !internal => Opened::Refused(said.join("; ")),
                     (None, false) => Opened::Failed(said.join("; ")),
                     (Some(asked), true) => Opened::Failed(asked.clone()),
                     (Some(asked), false) => {

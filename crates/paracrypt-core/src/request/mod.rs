@@ -36,6 +36,7 @@
 //! header and the job's shared key alone: the derived key material of one file, never the
 //! caller's key file, password or identities.
 
+mod ahead;
 mod any;
 mod resolved;
 pub mod share;
@@ -55,6 +56,7 @@ use crate::raw::{RawCipher, RawRecipe};
 use crate::recipient::Recipients;
 use crate::sign::{SigningKey, VerifyingKey};
 use crate::{agefile, container};
+pub use ahead::open_ahead;
 pub use any::AnyDecryptor;
 pub use resolved::{Resolved, Signer, Writer};
 

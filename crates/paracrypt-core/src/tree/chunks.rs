@@ -4,14 +4,16 @@
 //! The engine's own drivers spread one file's chunks over the pool; a tree spreads its files'
 //! tasks instead (see [`schedule`](super::schedule)), so each task runs here, alone on its
 //! thread, in that thread's scratch buffer: one positional read of the task's input, each
-//! chunk transformed from it into the output buffer, the plaintext's BLAKE3 leaf of each chunk
-//! computed while it is in cache (the input when sealing, the output when opening), and one
-//! positional write.
+//! chunk transformed from it into the output buffer by the engine's own chunk loop
+//! ([`transform_run`]), the plaintext's BLAKE3 leaf of each chunk computed while it is in cache
+//! (the input when sealing, the output when opening), and one positional write.
 
 use std::ops::Range;
 
 use crate::buffer::with_scratch;
-use crate::engine::{ChunkCtx, Job, Sink, Source, wipe};
+use std::sync::atomic::AtomicU64;
+
+use crate::engine::{Job, Sink, Source, transform_run};
 use crate::error::{ChunkError, Result};
 use crate::sign::tree::{HASH_LEN, leaf};
 
@@ -43,7 +45,6 @@ pub(crate) fn run_here(
     plain: Plain,
 ) -> Result<Ran, ChunkError> {
     let plan = job.planned();
-    let layout = plan.layout();
     let context_len = if chunks.start > 0 {
         job.context_len()
     } else {
@@ -62,53 +63,36 @@ pub(crate) fn run_here(
                 index: chunks.start,
                 source,
             })?;
-        let mut ran = Ran {
-            leaves: Vec::with_capacity((chunks.end - chunks.start) as usize),
-            end: None,
-        };
-        let mut written = 0;
-        job.transform().here(|t| {
-            for index in chunks.clone() {
-                let chunk = plan.chunk(index);
-                let from = (chunk.input.start - input_start) as usize;
-                let context = if index > 0 {
-                    &input[from - job.context_len()..from]
-                } else {
-                    &[][..]
-                };
-                let ctx = ChunkCtx {
-                    index,
-                    offset: layout.payload_start(index),
-                    chunk_size: layout.payload_chunk(),
-                    is_last: chunk.is_last,
-                    context,
-                };
-                let at = (chunk.output.start - first.output.start) as usize;
-                let chunk_input = &input[from..from + chunk.input_len()];
-                let slot = &mut output[at..at + chunk.output_len()];
-                let len = t.apart(&ctx, chunk_input, slot).map_err(|source| {
-                    wipe(slot);
-                    ChunkError { index, source }
-                })?;
-                ran.leaves.push(match plain {
-                    Plain::Input => leaf(index, chunk_input),
-                    Plain::Output => leaf(index, &slot[..len]),
-                });
-                written = at + len;
-                if chunk.is_last {
-                    ran.end = Some(chunk.output.start + len as u64);
-                }
-            }
-            Ok::<(), ChunkError>(())
-        })?;
+        let mut leaves = Vec::with_capacity((chunks.end - chunks.start) as usize);
+        // No other task of this file's run stops this one: a failure is this task's own.
+        let failed = AtomicU64::new(u64::MAX);
+        let done = job.transform().here(|t| {
+            transform_run(
+                plan,
+                job.context_len(),
+                chunks.clone(),
+                input_start,
+                input,
+                output,
+                t,
+                &failed,
+                |index, chunk_input, chunk_output| {
+                    leaves.push(match plain {
+                        Plain::Input => leaf(index, chunk_input),
+                        Plain::Output => leaf(index, chunk_output),
+                    });
+                },
+            )
+        });
+        let end = done.result?;
         if let Some(sink) = sink {
-            sink.write_run(plan, chunks.clone(), &output[..written])
+            sink.write_run(plan, chunks.clone(), &output[..done.len])
                 .map_err(|source| ChunkError {
                     index: chunks.start,
                     source,
                 })?;
         }
-        Ok(ran)
+        Ok(Ran { leaves, end })
     })
 }
 

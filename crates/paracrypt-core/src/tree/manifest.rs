@@ -189,6 +189,13 @@ impl Manifest {
         }
     }
 
+    /// Whether the tree's files are sealed with a key the manifest carries (a tree encrypted
+    /// with a password: a random key, or for age a random X25519 identity), rather than with
+    /// the tree's own secret (a key file, or recipients).
+    pub fn carries_key(&self) -> bool {
+        !matches!(self.keying, Keying::Secret)
+    }
+
     /// Whether files are stored under opaque names.
     pub fn hides_names(&self) -> bool {
         self.name_key.is_some()

@@ -10,6 +10,8 @@
 //!   work.
 //! - [`decrypt`]: an encrypted tree back into the original tree, every file checked against
 //!   the manifest before it takes its name.
+//! - [`verify`]: an encrypted tree checked against its manifest, writing nothing: every file
+//!   added, removed, renamed or changed, one [`Change`] each; or any one file alone.
 //! - [`read_manifest`]: the manifest alone.
 //!
 //! What a request holds decides how the files are sealed: with a key file, each file is a
@@ -56,6 +58,7 @@ mod out;
 pub mod path;
 mod schedule;
 mod seal;
+mod verify;
 mod walk;
 
 use std::path::Path;
@@ -63,8 +66,10 @@ use std::sync::Arc;
 
 pub use manifest::{Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{decrypt, read_manifest};
+pub(crate) use out::open_no_follow;
 pub use schedule::BATCH_FILES;
 pub use seal::{check, encrypt};
+pub use verify::{Change, Checked, verify};
 
 use crate::error::Error;
 use crate::request::Signer;
@@ -118,6 +123,16 @@ pub struct Options {
     /// `fsync` every file before it takes its name (for jobs that delete the input
     /// afterwards).
     pub sync: bool,
+    /// An encryption: bring the encrypted tree at the output up to date with the input (a
+    /// tree written before, or one whose run was interrupted): the files its manifest lists
+    /// unchanged (the same size and modification time) and still stored as listed are kept,
+    /// every other file is encrypted, the encrypted files of files gone are removed, and a
+    /// new manifest (the next generation) is written. An output with no manifest is written
+    /// whole. Needs the secret that opens the manifest (a key or a password).
+    pub update: bool,
+    /// With [`Options::update`]: compare contents (the BLAKE3 tree-hash root of each file,
+    /// read whole) instead of size and modification time.
+    pub checksum: bool,
     /// Told of temporary files and commits.
     pub guard: Arc<dyn Guard>,
 }
@@ -129,6 +144,8 @@ impl Default for Options {
             hide_names: false,
             named_temps: false,
             sync: false,
+            update: false,
+            checksum: false,
             guard: Arc::new(NoGuard),
         }
     }
@@ -140,6 +157,8 @@ impl std::fmt::Debug for Options {
             .field("force", &self.force)
             .field("hide_names", &self.hide_names)
             .field("named_temps", &self.named_temps)
+            .field("update", &self.update)
+            .field("checksum", &self.checksum)
             .finish_non_exhaustive()
     }
 }
@@ -157,6 +176,10 @@ pub struct Summary {
     pub failures: Vec<Error>,
     /// Files never started because a failure stopped the run (a full disk).
     pub not_started: u64,
+    /// An update: files kept as they were (unchanged since the previous manifest).
+    pub unchanged: u64,
+    /// An update: encrypted files removed because their files are gone from the tree.
+    pub removed: u64,
     /// An encryption: whether the manifest was written and lists every file. A decryption:
     /// whether the manifest says the run that wrote it finished every file.
     pub manifest_complete: bool,
@@ -171,9 +194,9 @@ impl Summary {
         self.failures.is_empty() && self.not_started == 0 && self.manifest_complete
     }
 
-    /// Whether anything was written at all.
+    /// Whether the tree holds any file complete: written by this run, or kept by an update.
     pub fn did_anything(&self) -> bool {
-        self.files > 0
+        self.files + self.unchanged > 0
     }
 }
 

@@ -91,6 +91,22 @@ pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Re
     Ok(manifest)
 }
 
+/// Opens ahead, in one session per plugin, the keys of the manifest and of every regular file
+/// under the encrypted tree `input` ([`Request::open_ahead`]): the files are not known before
+/// the manifest is open, so every file there is asked about (a file the manifest does not list
+/// is never opened after). A tree that cannot be walked is left to the decryption to report.
+fn open_ahead(request: &Request, input: &Path) {
+    let Ok(found) = super::walk::walk(input) else {
+        return;
+    };
+    let paths: Vec<_> = found
+        .iter()
+        .filter(|w| matches!(w.found, super::walk::Found::File { .. }))
+        .map(|w| super::walk::join(input, &w.path))
+        .collect();
+    request.open_ahead(&paths);
+}
+
 /// The secret and required signer of a decryption request.
 fn decryption(request: &Request) -> Result<(&Secret, &Option<VerifyingKey>)> {
     match request.kind() {
@@ -141,7 +157,7 @@ pub(crate) fn file_request(request: &Request, manifest: &Manifest) -> Result<Req
 }
 
 /// Who signed the manifest, as a decryption reports it.
-fn signer_of(manifest: &Manifest, request: &Request) -> Option<Signer> {
+pub(crate) fn signer_of(manifest: &Manifest, request: &Request) -> Option<Signer> {
     let required = matches!(
         request.kind(),
         Kind::Decrypt {
@@ -171,6 +187,12 @@ pub fn decrypt(
     output: &Path,
     options: &Options,
 ) -> Result<Summary> {
+    if request.uses_plugins() {
+        // One plugin session for the manifest and every file (a hardware key's PIN typed
+        // once): the output is checked first, so that a refused output asks for nothing.
+        super::seal::check(input, output, options)?;
+        open_ahead(request, input);
+    }
     let manifest = read_manifest(runner, request, input)?;
     let files_request = file_request(request, &manifest)?;
     let created_root = check_output(input, output, options.force)?;
@@ -336,6 +358,29 @@ impl<'a> Open<'a> {
             }
         }
         summary
+    }
+
+    /// What a check into nothing found: the files found as listed, their bytes, and each
+    /// failure with the path of its file, in the tree's order.
+    pub(crate) fn checked(self) -> (u64, u64, Vec<(Vec<u8>, Error)>) {
+        let done = self.done.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut failures = self
+            .failures
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        failures.sort_by_key(|(at, _)| *at);
+        let (mut files, mut bytes) = (0, 0);
+        for ((_, file, _), done) in self.files.iter().zip(done) {
+            if done {
+                files += 1;
+                bytes += file.size;
+            }
+        }
+        let failures = failures
+            .into_iter()
+            .map(|(at, e)| (self.files[at].0.to_vec(), e))
+            .collect();
+        (files, bytes, failures)
     }
 
     fn mismatch(&self, file: usize, why: impl std::fmt::Display) -> Error {

@@ -6,13 +6,17 @@ use std::io::{BufReader, Write};
 use std::ops::Range;
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use age::secrecy::ExposeSecret;
+use rayon::prelude::*;
 use zeroize::Zeroizing;
 
 use super::chunks::{Plain, run_here};
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
+use super::open::read_manifest;
 use super::out::{Dest, Temp, finish_file, open_no_follow, set_times};
 use super::schedule::{self, FileWork, Planned};
 use super::walk::{Found, Walked, join, walk};
@@ -74,24 +78,57 @@ pub fn encrypt(
         (Format::Age, false) => TreeFormat::Age,
         (Format::Age, true) => TreeFormat::ArmoredAge,
     };
-    // What the files are sealed with (see the module: a password seals the manifest only).
-    let (keying, file_secret) = match secret {
-        Secret::Key(_) | Secret::Recipients(_) => (Keying::Secret, secret.clone()),
-        Secret::Password(..) if *format == Format::Container => {
-            let key = Key::generate();
-            (Keying::TreeKey(key.clone()), Secret::Key(key))
-        }
-        Secret::Password(..) => {
-            let identity = age::x25519::Identity::generate();
+    // `--update`: the tree already at the output, read with the same secret.
+    let previous = if options.update && fs::symlink_metadata(output.join(MANIFEST)).is_ok() {
+        let open = match secret {
+            Secret::Key(_) | Secret::Password(..) => secret.clone(),
+            _ => {
+                return Err(Error::Request(
+                    "--update reads the tree's manifest, which a tree encrypted to recipients \
+                     opens only with an identity: encrypt it again without --update"
+                        .into(),
+                ));
+            }
+        };
+        let previous = read_manifest(runner, &Request::decrypt(open, None)?, output)?;
+        check_previous(&previous, tree_format, sign.is_some(), options.hide_names)?;
+        Some(previous)
+    } else {
+        None
+    };
+    // What the files are sealed with (see the module: a password seals the manifest only); an
+    // update keeps the tree's own key, so that its files still open.
+    let (keying, file_secret) = match previous.as_ref().map(|p| &p.keying) {
+        Some(Keying::TreeKey(key)) => (Keying::TreeKey(key.clone()), Secret::Key(key.clone())),
+        Some(Keying::TreeIdentity(text)) => {
+            let identity: age::x25519::Identity = text
+                .parse()
+                .map_err(|_| Error::Manifest("its tree identity is not an identity".into()))?;
             let mut recipients = Recipients::new();
             recipients.add(&identity.to_public().to_string(), "the tree's identity")?;
-            let text = Zeroizing::new(identity.to_string().expose_secret().to_owned());
             (
-                Keying::TreeIdentity(text),
+                Keying::TreeIdentity(text.clone()),
                 Secret::Recipients(Arc::new(recipients)),
             )
         }
-        Secret::Identities(_) => unreachable!("refused by Request::encrypt"),
+        _ => match secret {
+            Secret::Key(_) | Secret::Recipients(_) => (Keying::Secret, secret.clone()),
+            Secret::Password(..) if *format == Format::Container => {
+                let key = Key::generate();
+                (Keying::TreeKey(key.clone()), Secret::Key(key))
+            }
+            Secret::Password(..) => {
+                let identity = age::x25519::Identity::generate();
+                let mut recipients = Recipients::new();
+                recipients.add(&identity.to_public().to_string(), "the tree's identity")?;
+                let text = Zeroizing::new(identity.to_string().expose_secret().to_owned());
+                (
+                    Keying::TreeIdentity(text),
+                    Secret::Recipients(Arc::new(recipients)),
+                )
+            }
+            Secret::Identities(_) => unreachable!("refused by Request::encrypt"),
+        },
     };
     let container = *format == Format::Container;
     let sealing = Sealing {
@@ -121,8 +158,14 @@ pub fn encrypt(
         .payload_chunk();
 
     let walked = walk(input)?;
-    let created_root = check_output(input, output, options.force)?;
+    let created_root = check_output(input, output, options.force || options.update)?;
     let mut manifest = Manifest::new(tree_format, keying, options.hide_names);
+    if let Some(previous) = &previous {
+        manifest.tree_id = previous.tree_id;
+        manifest.generation = previous.generation + 1;
+        manifest.parent = previous.digest;
+        manifest.name_key = previous.name_key;
+    }
     // Only a directory would clash: a file of that name is stored with its suffix, and a link
     // only in the manifest.
     if !manifest.hides_names()
@@ -139,7 +182,7 @@ pub fn encrypt(
     }
     let dest = Dest {
         root: output.to_path_buf(),
-        replace: options.force,
+        replace: options.force || options.update,
         named: options.named_temps,
         sync: options.sync,
         guard: Arc::clone(&options.guard),
@@ -152,9 +195,20 @@ pub fn encrypt(
         }
     };
 
+    // `--update`: the files the previous manifest lists as they are now, and whose encrypted
+    // file is still the one it lists, are kept as they are.
+    let kept: Vec<Option<FileEntry>> = match &previous {
+        Some(previous) => walked
+            .par_iter()
+            .map(|w| unchanged(w, previous, input, output, options.checksum, provider))
+            .collect(),
+        None => vec![None; walked.len()],
+    };
     let files: Vec<&Walked> = walked
         .iter()
-        .filter(|w| matches!(w.found, Found::File { .. }))
+        .zip(&kept)
+        .filter(|(w, kept)| matches!(w.found, Found::File { .. }) && kept.is_none())
+        .map(|(w, _)| w)
         .collect();
     let planned: Vec<Planned> = files
         .iter()
@@ -180,6 +234,15 @@ pub fn encrypt(
         done: files.iter().map(|_| Mutex::new(None)).collect(),
         failures: Mutex::new(Vec::new()),
         files,
+        checkpoint: Checkpoint {
+            walked: &walked,
+            kept: &kept,
+            manifest: Mutex::new(manifest.clone()),
+            request: &manifest_request,
+            sign: sign.as_ref(),
+            start: Instant::now(),
+            next: AtomicU64::new(0),
+        },
     };
     let ran = schedule::run(&work, &planned);
 
@@ -188,38 +251,20 @@ pub fn encrypt(
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
     failures.sort_by_key(|(at, _)| *at);
-    let done: Vec<Option<FileEntry>> = work
-        .done
-        .into_iter()
-        .map(|d| d.into_inner().unwrap_or_else(|e| e.into_inner()))
-        .collect();
+    let listed = work.checkpoint.listing(&work.done);
     let mut summary = Summary {
         failures: failures.into_iter().map(|(_, e)| e).collect(),
         not_started: ran.not_started,
+        files: listed.files,
+        bytes: listed.bytes,
+        unchanged: listed.unchanged,
         ..Summary::default()
     };
-    let mut done = done.into_iter();
-    for w in &walked {
-        let kind = match &w.found {
-            Found::Dir => EntryKind::Dir,
-            Found::Symlink(target) => EntryKind::Symlink(target.clone()),
-            Found::File { .. } => match done.next().flatten() {
-                Some(file) => {
-                    summary.files += 1;
-                    summary.bytes += file.size;
-                    EntryKind::File(file)
-                }
-                None => continue,
-            },
-        };
-        manifest.entries.push(Entry {
-            path: w.path.clone(),
-            mode: w.mode,
-            mtime: w.mtime,
-            kind,
-        });
-    }
-    if summary.files == 0 && (!summary.failures.is_empty() || summary.not_started > 0) {
+    manifest.entries = listed.entries;
+    if summary.files == 0
+        && summary.unchanged == 0
+        && (!summary.failures.is_empty() || summary.not_started > 0)
+    {
         // Nothing was done: nothing is left.
         remove_made(output, &made, created_root);
         return Ok(summary);
@@ -240,6 +285,9 @@ pub fn encrypt(
         return Ok(summary);
     }
     summary.manifest_complete = manifest.complete;
+    if let Some(previous) = &previous {
+        summary.removed = remove_gone(&dest, previous, &manifest);
+    }
     if !manifest.hides_names()
         && let Err(e) = dir_times(&dest, &walked)
     {
@@ -250,11 +298,12 @@ pub fn encrypt(
 
 /// Checks, before anything is read or written, that a tree at `input` can be written at
 /// `output` with `options` (as [`encrypt`] and [`decrypt`](super::decrypt) check it first): an
-/// output that is not a directory, one that already holds files without [`Options::force`],
+/// output that is not a directory, one that already holds files without [`Options::force`] (or
+/// [`Options::update`]),
 /// an output inside the input or the input inside the output are refused. What a front end
 /// calls before it asks for a password, so that a prompt never precedes a refusal.
 pub fn check(input: &Path, output: &Path, options: &Options) -> Result<()> {
-    paths(input, output, options.force).map(drop)
+    paths(input, output, options.force || options.update).map(drop)
 }
 
 /// The length the walk saw of a file.
@@ -440,6 +489,199 @@ struct Seal<'a> {
     chunk: usize,
     done: Vec<Mutex<Option<FileEntry>>>,
     failures: Mutex<Vec<(usize, Error)>>,
+    checkpoint: Checkpoint<'a>,
+}
+
+/// The manifest of what is done so far, written over the previous one as the run goes (an
+/// incomplete manifest), so that a run stopped at any point (a signal, a kill, a crash) leaves a
+/// manifest of the files done up to its last checkpoint, from which `--update` goes on.
+struct Checkpoint<'a> {
+    walked: &'a [Walked],
+    /// The files kept from the previous manifest (`--update`), by walked entry.
+    kept: &'a [Option<FileEntry>],
+    /// The manifest's fields; its entries are filled at each checkpoint. Held by the one
+    /// thread writing a checkpoint.
+    manifest: Mutex<Manifest>,
+    request: &'a Request,
+    sign: Option<&'a SigningKey>,
+    /// When the run started, and when the next checkpoint is due (milliseconds after): an
+    /// atomic, so that the files' commits take no lock to look.
+    start: Instant,
+    next: AtomicU64,
+}
+
+/// What a manifest lists now.
+struct Listing {
+    entries: Vec<Entry>,
+    /// Files sealed by this run, and their bytes.
+    files: u64,
+    bytes: u64,
+    /// Files kept from the previous manifest.
+    unchanged: u64,
+}
+
+impl Checkpoint<'_> {
+    /// The entries of the tree as far as it is done: every directory and link, the files kept,
+    /// and the files of `done` (by scheduled file, in the walk's order) that are finished.
+    fn listing(&self, done: &[Mutex<Option<FileEntry>>]) -> Listing {
+        let mut listing = Listing {
+            entries: Vec::with_capacity(self.walked.len()),
+            files: 0,
+            bytes: 0,
+            unchanged: 0,
+        };
+        let mut done = done.iter();
+        for (w, kept) in self.walked.iter().zip(self.kept) {
+            let kind = match (&w.found, kept) {
+                (Found::Dir, _) => EntryKind::Dir,
+                (Found::Symlink(target), _) => EntryKind::Symlink(target.clone()),
+                (Found::File { .. }, Some(file)) => {
+                    listing.unchanged += 1;
+                    EntryKind::File(file.clone())
+                }
+                (Found::File { .. }, None) => {
+                    let finished = done
+                        .next()
+                        .and_then(|d| d.lock().unwrap_or_else(|e| e.into_inner()).clone());
+                    match finished {
+                        Some(file) => {
+                            listing.files += 1;
+                            listing.bytes += file.size;
+                            EntryKind::File(file)
+                        }
+                        None => continue,
+                    }
+                }
+            };
+            listing.entries.push(Entry {
+                path: w.path.clone(),
+                mode: w.mode,
+                mtime: w.mtime,
+                kind,
+            });
+        }
+        listing
+    }
+
+    /// Writes an incomplete manifest of what is done when one is due and no other thread is
+    /// writing one. The next is due after ten times as long as this one took (at least a
+    /// second), so that checkpoints cost at most a tenth of the run whatever the tree's size.
+    /// A checkpoint that fails is left to the final manifest, which reports its failure.
+    fn write(&self, runner: &Runner, dest: &Dest, done: &[Mutex<Option<FileEntry>>]) {
+        let millis = |at: Instant| at.duration_since(self.start).as_millis() as u64;
+        if millis(Instant::now()) < self.next.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(mut manifest) = self.manifest.try_lock() else {
+            return;
+        };
+        let start = Instant::now();
+        manifest.entries = self.listing(done).entries;
+        manifest.complete = false;
+        manifest.written = now();
+        let _ = write_manifest(runner, self.request, &mut manifest, self.sign, dest);
+        manifest.entries = Vec::new();
+        let took = start.elapsed();
+        let next = Instant::now() + (took * 10).max(Duration::from_secs(1));
+        self.next.store(millis(next), Ordering::Relaxed);
+    }
+}
+
+/// Refuses to update a tree written otherwise than this run would write it: another format, a
+/// signed tree without `--sign` (or the reverse), hidden names asked for a tree that keeps them.
+fn check_previous(
+    previous: &Manifest,
+    format: TreeFormat,
+    signing: bool,
+    hide_names: bool,
+) -> Result<()> {
+    if previous.format != format {
+        return Err(Error::Tree(format!(
+            "--update: the tree's files are {} files: update it in the same format",
+            match previous.format {
+                TreeFormat::Container => "paracrypt",
+                TreeFormat::Age => "binary age",
+                TreeFormat::ArmoredAge => "armored age",
+            }
+        )));
+    }
+    if previous.signer.is_some() != signing {
+        return Err(Error::Tree(if signing {
+            "--update: the tree is not signed: drop --sign, or encrypt it anew".into()
+        } else {
+            "--update: the tree is signed: give --sign KEY to update it".into()
+        }));
+    }
+    if hide_names && !previous.hides_names() {
+        return Err(Error::Tree(
+            "--update: the tree keeps its names: drop --hide-names, or encrypt it anew".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The previous manifest's entry of the walked file `w`, when `w` is unchanged since (the same
+/// size and modification time, or with `checksum` the same BLAKE3 tree-hash root) and its
+/// encrypted file is still the one that entry lists (its header's hash): a replayed old
+/// manifest, or a file sealed after the last checkpoint of an interrupted run, is sealed again.
+fn unchanged(
+    w: &Walked,
+    previous: &Manifest,
+    input: &Path,
+    output: &Path,
+    checksum: bool,
+    provider: Provider,
+) -> Option<FileEntry> {
+    let Found::File { len, .. } = w.found else {
+        return None;
+    };
+    let entry = previous.entry(&w.path)?;
+    let EntryKind::File(file) = &entry.kind else {
+        return None;
+    };
+    if file.size != len || (!checksum && entry.mtime != w.mtime) {
+        return None;
+    }
+    let stored = open_no_follow(&join(output, &previous.stored(&w.path))).ok()?;
+    if super::verify::header_hash(&stored, file.header_len, previous.format)
+        != Some(file.header_hash)
+    {
+        return None;
+    }
+    if checksum {
+        let plain = open_no_follow(&join(input, &w.path)).ok()?;
+        let leaves = leaves_of(&plain, len, file.chunk_size as usize, provider).ok()?;
+        if root(&leaves) != file.root {
+            return None;
+        }
+    }
+    Some(file.clone())
+}
+
+/// Removes what the previous manifest listed that the new one does not: the encrypted files of
+/// files gone from the tree (or no longer files), then its directories gone, deepest first
+/// (those that are not empty stay). Returns the files removed.
+fn remove_gone(dest: &Dest, previous: &Manifest, now: &Manifest) -> u64 {
+    let mut removed = 0;
+    for (entry, _) in previous.files() {
+        let stored = previous.stored(&entry.path);
+        let still = matches!(now.entry(&entry.path), Some(e) if matches!(e.kind, EntryKind::File(_)))
+            && now.stored(&entry.path) == stored;
+        if !still && fs::remove_file(dest.path(&stored)).is_ok() {
+            removed += 1;
+        }
+    }
+    if !previous.hides_names() {
+        for entry in previous.entries.iter().rev() {
+            if entry.kind == EntryKind::Dir
+                && !entry.path.is_empty()
+                && !matches!(now.entry(&entry.path), Some(e) if e.kind == EntryKind::Dir)
+            {
+                let _ = fs::remove_dir(dest.path(&entry.path));
+            }
+        }
+    }
+    removed
 }
 
 /// A file being encrypted.
@@ -574,6 +816,7 @@ impl FileWork for Seal<'_> {
             header_len,
             header_hash,
         });
+        self.checkpoint.write(self.runner, self.dest, &self.done);
         Ok(())
     }
 

@@ -38,8 +38,9 @@ class DataError(Error):
 
 
 class WrongKeyError(DataError):
-    """The key, password or identities do not open this file (or are of the wrong kind for it):
-    checked on the header, before any output."""
+    """The key, password or identities do not open this file (or are of the wrong kind for it;
+    or an age plugin said its key does not open it, e.g. a wrong PIN): checked on the header,
+    before any output."""
 
 
 class AuthenticationError(DataError):
