@@ -438,8 +438,8 @@ fn bad_input_gets_one_clear_line_and_no_output() {
         encrypt(&["-r", "hunter2"]),
         2,
         "recipient 1 (hunter2): expected an age1pq1… (post-quantum), age1… (X25519) or \
-         age1NAME1… (age plugin) recipient, an ssh-ed25519 or ssh-rsa public key, or an RSA \
-         public key file",
+         age1NAME1… (age plugin) recipient, an awskms:KEY (AWS KMS) key, an ssh-ed25519 or \
+         ssh-rsa public key, or an RSA public key file",
     );
     // A passphrase file given as a recipients file (and as an identity file).
     let pass = write(d, "pass.txt", b"correct horse battery staple\n");
@@ -448,8 +448,8 @@ fn bad_input_gets_one_clear_line_and_no_output() {
         2,
         &format!(
             "{} line 1: expected an age1pq1… (post-quantum), age1… (X25519) or age1NAME1… (age \
-             plugin) recipient, an ssh-ed25519 or ssh-rsa public key, or an RSA public key file \
-             (is this a passphrase file?)",
+             plugin) recipient, an awskms:KEY (AWS KMS) key, an ssh-ed25519 or ssh-rsa public \
+             key, or an RSA public key file (is this a passphrase file?)",
             pass.display()
         ),
     );
