@@ -158,7 +158,7 @@ def test_info(tmp_path: Path, cli: Cli) -> None:
     to = paracrypt.info(paracrypt.encrypt(b"x", recipients=ids.recipients()))
     assert to["version"] == 2
     assert to["secret"] == {"kind": "recipients", "recipients": 1, "plugin_stanzas": [],
-                            "rekeyed": False}
+                            "kms_keys": [], "rekeyed": False}
     age = paracrypt.info(paracrypt.encrypt(b"x", recipients=ids.recipients(), format="age"))
     assert age["format"] == "age" and not age["armored"]
     assert age["stanzas"] == [{"tag": "X25519", "kind": "x25519"}]
