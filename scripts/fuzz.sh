@@ -2,6 +2,7 @@
 # Runs every cargo-fuzz target in fuzz/ for SECONDS each (default 60), one after the other.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
+#   scripts/fuzz.sh --build-only [SECONDS]   # the targets' build for a run of SECONDS, no run
 #
 # Installs cargo-fuzz when it is missing. Runs on the stable toolchain: cargo-fuzz passes
 # nightly-only flags (-Zsanitizer=address), which stable accepts with RUSTC_BOOTSTRAP=1.
@@ -17,6 +18,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build_only=false
+if [ "${1:-}" = "--build-only" ]; then
+  build_only=true
+  shift
+fi
 seconds="${1:-60}"
 shift || true
 case "$seconds" in
@@ -47,6 +53,9 @@ if [ "$seconds" -le 60 ]; then
   build+=(--codegen-units 16)
 fi
 cargo fuzz build "${fuzz[@]}" "${build[@]}"
+if $build_only; then
+  exit 0
+fi
 
 seeds=fuzz/target/seeds
 

@@ -145,6 +145,16 @@ stage "1: every feature"
 # to the end of the graph; then the tests run.
 export PYO3_BUILD_EXTENSION_MODULE=1
 cargo build --workspace --all-features --locked --bins --lib --tests
+# The fuzz targets (stage 4) build in a target directory of their own, so their build runs
+# now, beside the tests of stages 1 to 3, which mostly wait on processes (MPI, the S3 and KMS
+# server, Python, node), at a lower priority; stage 4 waits for it. About six minutes of
+# compiling overlap the tests instead of following them.
+fuzz_seconds="${FUZZ_SECONDS:-3}"
+fuzz_log=target/fuzz-build.log
+# (setsid: its own process group, so that a failing stage stops cargo too, not only the script.)
+nice -n 10 setsid bash scripts/fuzz.sh --build-only "$fuzz_seconds" >"$fuzz_log" 2>&1 </dev/null &
+fuzz_build=$!
+trap 'kill -- "-$fuzz_build" 2>/dev/null || true' EXIT
 cargo test --workspace --all-features --locked 2>&1 | tee -a "$results"
 
 stage "the reference reader"
@@ -247,7 +257,13 @@ cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store --exclu
 stage "4: fuzz smoke"
 # 4. Fuzz smoke: every cargo-fuzz target replays its corpus and the seeds, then mutates for a few
 # seconds (docs/FUZZING.md; the long runs are `scripts/fuzz.sh SECONDS` by hand).
-bash scripts/fuzz.sh "${FUZZ_SECONDS:-3}"
+if ! wait "$fuzz_build"; then
+  cat "$fuzz_log" >&2
+  echo "the fuzz targets did not build (log above)" >&2
+  exit 1
+fi
+trap - EXIT
+bash scripts/fuzz.sh "$fuzz_seconds"
 
 stage "done"
 # The count of every runner above (cargo test's and pytest's summary lines), on one line.

@@ -3,12 +3,14 @@
 //! [`AwsAuthorizer`] and sent by its HTTP client, so KMS costs no crate that `s3://` does not
 //! already build.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, AwsAuthorizer};
-use object_store::client::{ClientOptions, HttpConnector, HttpRequest, ReqwestConnector};
+use object_store::client::{
+    ClientOptions, HttpClient, HttpConnector, HttpRequest, ReqwestConnector,
+};
 use serde_json::{Map, Value, json};
 use zeroize::Zeroizing;
 
@@ -32,7 +34,7 @@ pub struct Kms {
 #[derive(Debug)]
 struct Client {
     runtime: tokio::runtime::Runtime,
-    http: object_store::client::HttpClient,
+    http: HttpClient,
     credentials: object_store::aws::AwsCredentialProvider,
     region: String,
     endpoint: Option<String>,
@@ -156,15 +158,24 @@ impl Client {
                 format!("KMS settings: {}", one_line(&e.to_string())),
             )
         };
-        // A bucket is needed to build the store; only its credential provider is used.
+        // A bucket is needed to build the store; only its credential provider and its HTTP
+        // client are used. The client is the one the store makes for these very options (the
+        // last one it asks the connector for: credential providers ask first, with options of
+        // their own): making a second would load the system's TLS roots again, a few
+        // milliseconds per run.
+        let connector = Keep::default();
         let store = builder
             .with_bucket_name("paracrypt-kms")
-            .with_client_options(options.clone())
+            .with_client_options(options)
+            .with_http_connector(connector.clone())
             .build()
             .map_err(settings)?;
-        let http = ReqwestConnector::default()
-            .connect(&options)
-            .map_err(settings)?;
+        let http = connector.last().ok_or_else(|| {
+            Error::new(
+                Kind::Settings,
+                "KMS settings: no HTTP client was made".to_owned(),
+            )
+        })?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .thread_name("paracrypt-kms")
             .enable_all()
@@ -177,6 +188,26 @@ impl Client {
             region,
             endpoint,
         })
+    }
+}
+
+/// object_store's own connector, keeping the last client it made.
+#[derive(Debug, Default, Clone)]
+struct Keep {
+    last: Arc<Mutex<Option<HttpClient>>>,
+}
+
+impl Keep {
+    fn last(&self) -> Option<HttpClient> {
+        self.last.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl HttpConnector for Keep {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        let client = ReqwestConnector::default().connect(options)?;
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(client.clone());
+        Ok(client)
     }
 }
 
@@ -295,5 +326,35 @@ mod tests {
         assert_eq!(arn_region("alias/x"), None);
         assert_eq!(arn_region("1234abcd-12ab"), None);
         assert_eq!(arn_region("arn:aws:s3:::bucket"), None);
+    }
+
+    /// A disabled key or one pending deletion: moto (the suite's KMS server) encrypts and
+    /// decrypts with such keys, so these answers are checked here as AWS sends them (the
+    /// JSON protocol's `__type` with its namespace, and `message`).
+    #[test]
+    fn a_disabled_key_and_a_key_pending_deletion_are_said_in_words() {
+        let status = http::StatusCode::BAD_REQUEST;
+        let disabled = br#"{"__type":"com.amazonaws.kms#DisabledException","message":"arn:aws:kms:us-east-1:111122223333:key/1234abcd is disabled."}"#;
+        assert_eq!(
+            refusal(status, None, disabled, "us-east-1"),
+            "the key is disabled (DisabledException: arn:aws:kms:us-east-1:111122223333:key/1234abcd \
+             is disabled.)"
+        );
+        let pending = br#"{"__type":"KMSInvalidStateException","message":"arn:aws:kms:us-east-1:111122223333:key/1234abcd is pending deletion."}"#;
+        assert_eq!(
+            refusal(status, None, pending, "us-east-1"),
+            "the key cannot be used in its state (KMSInvalidStateException: \
+             arn:aws:kms:us-east-1:111122223333:key/1234abcd is pending deletion.)"
+        );
+        // Only the header says the type (an answer without a body).
+        assert_eq!(
+            refusal(
+                status,
+                Some("DisabledException:http://internal.amazon.com/"),
+                b"{}",
+                "r"
+            ),
+            "the key is disabled (DisabledException)"
+        );
     }
 }
