@@ -196,8 +196,9 @@ fn a_kms_stanza_moved_to_another_file_is_refused_by_kms() {
 
 /// Each way KMS can fail is one line naming the key and why, exit 1, and nothing written:
 /// access denied (IAM denies the user kms:Encrypt or kms:Decrypt), an unknown key, a key of
-/// another region, refused credentials, an unreachable server. (A disabled key cannot be
-/// tested here: moto 5.2.5 encrypts and decrypts with disabled keys.)
+/// another region, refused credentials, an unreachable server. (A disabled key, or one pending
+/// deletion, cannot be tested here: moto 5.2.5 encrypts and decrypts with them. paracrypt-store's
+/// `kms::tests` check what is said for AWS's answers to them.)
 #[test]
 fn kms_failures_name_the_key_and_write_nothing() {
     let server = Server::shared();
