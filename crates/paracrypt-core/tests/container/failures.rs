@@ -88,6 +88,51 @@ fn header_damage_is_named() {
     );
 }
 
+/// Every bit flipped and every truncation of a three-chunk file (64-byte chunks, the last one
+/// short) is refused, in memory and as a stream, at 1 and 3 threads; a stream writes nothing
+/// past the last chunk that authenticated. The CLI's sweep (`hardening::every_byte_damaged_…`)
+/// checks one flip of every byte through the binary, and that no output is left.
+#[test]
+fn every_bit_flip_and_every_truncation_is_refused() {
+    let encryptor = Encryptor::new(key()).chunk_size(chunk_size(64));
+    let plain = data(148, 13);
+    let good = Runner::new().vec(&encryptor, &plain).unwrap();
+    assert_eq!(good.len(), HEADER_LEN + 3 * 16 + 148);
+    let mut damaged: Vec<Vec<u8>> = (0..good.len() * 8)
+        .map(|bit| {
+            let mut bytes = good.clone();
+            bytes[bit / 8] ^= 1 << (bit % 8);
+            bytes
+        })
+        .collect();
+    damaged.extend((0..good.len()).map(|len| good[..len].to_vec()));
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            for (case, bytes) in damaged.iter().enumerate() {
+                assert!(
+                    open(bytes).is_err(),
+                    "case {case} at {threads} threads got through"
+                );
+                let mut out = Vec::new();
+                let streamed =
+                    Runner::new().stream(&Decryptor::new(key()), &mut &bytes[..], &mut out);
+                assert!(
+                    streamed.is_err(),
+                    "case {case} streamed at {threads} threads"
+                );
+                assert!(
+                    plain.starts_with(&out),
+                    "case {case}: unproven bytes written"
+                );
+            }
+        });
+    }
+}
+
 #[test]
 fn a_forged_header_with_a_fixed_checksum_fails_its_mac() {
     // An attacker who changes the chunk size and recomputes the unkeyed checksum.
