@@ -1352,6 +1352,57 @@ mod tests {
     }
 
     #[test]
+    fn tagged_recipients_wrap_natively_and_the_post_quantum_one_stays_among_its_kind() {
+        // The specification's example recipients (C2SP `age.md`).
+        let p256 = "age1tag1qt8lw0ual6avlwmwatk888yqnmdamm7xfd0wak53ut6elz5c4swx2yqdj4e";
+        let pq_tag = include_str!("testdata/age1tagpq.txt").trim();
+        let (_, x_pub) = x25519();
+        let pq_pub = pq::HybridIdentity::generate().to_public().to_string();
+        let tags = |list: &[&str]| -> Result<Vec<String>> {
+            let mut recipients = Recipients::new();
+            for (i, r) in list.iter().enumerate() {
+                recipients.add(r, format!("recipient {}", i + 1))?;
+            }
+            Ok(recipients
+                .wrap(&key())?
+                .into_iter()
+                .map(|s| {
+                    if s.tag.ends_with("p256tag") {
+                        // `-> p256tag TAG ENC` and a sealed file key.
+                        assert_eq!((s.args.len(), s.body.len()), (2, 32));
+                    }
+                    s.tag
+                })
+                .collect())
+        };
+        // A classical tagged recipient shares a file with X25519; the post-quantum one with
+        // age1pq1… only.
+        assert_eq!(
+            tags(&[p256, &x_pub]).unwrap(),
+            [tag::P256_STANZA_TAG, "X25519"]
+        );
+        assert_eq!(
+            tags(&[pq_tag, &pq_pub]).unwrap(),
+            [tag::PQ_STANZA_TAG, pq::STANZA_TAG]
+        );
+        for mixed in [[pq_tag, &x_pub], [pq_tag, p256]] {
+            let err = tags(&mixed).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("post-quantum (age1pq1…, age1tagpq1…) recipient cannot share"),
+                "{err}"
+            );
+            assert_eq!(err.kind(), crate::ErrorKind::Usage);
+        }
+        let err = tags(&["age1tag1qqqqqqqq"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("recipient 1 (age1tag1qqqqqqqq): not a valid age1tag1… recipient"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_header_holds_at_most_max_stanzas() {
         let stanza = |i: usize| Stanza {
             tag: "t-grease".into(),
