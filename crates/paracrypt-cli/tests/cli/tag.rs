@@ -252,3 +252,46 @@ fn malformed_tagged_stanzas_and_recipients_are_one_line_and_write_nothing() {
         assert!(!no.exists());
     }
 }
+
+/// `--distributed`: an age file to a tagged recipient, written by 2 ranks, opens in typage; the
+/// container they write opens through the plugin.
+#[cfg(feature = "mpi")]
+#[test]
+fn distributed_encrypts_to_a_tagged_recipient() {
+    use crate::distributed::with_mpi::{have_mpirun, mpirun_with};
+    let Some(typage_dir) = tools() else {
+        return;
+    };
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let (id, recipient) = tag_identity(d, "p256.id", "p256tag");
+    let plain = data(64 * 1024 + 5, 38);
+    let input = write(d, "plain", &plain);
+    let env = |cmd: &mut std::process::Command| {
+        cmd.env("PATH", crate::plugin::path_with_plugin());
+    };
+    for format in ["age", "paracrypt"] {
+        let sealed = d.join(format!("sealed.{format}"));
+        let mut args = vec!["encrypt", "--format", format, "-r", &recipient];
+        if format == "paracrypt" {
+            // Chunks for both ranks (age's are 64 KiB, two here).
+            args.extend(["--chunk-size", "4096"]);
+        }
+        args.extend(["-o", s(&sealed), s(&input)]);
+        ok(mpirun_with(2, args, env));
+        if format == "age" {
+            let file = std::fs::read(&sealed).unwrap();
+            assert_eq!(typage(&typage_dir, &["decrypt-tag", s(&id)], &file), plain);
+        } else {
+            let out = d.join("out");
+            ok(pc(
+                &["decrypt", "-i", s(&id), "-o", s(&out), s(&sealed)],
+                &[],
+            ));
+            assert_eq!(std::fs::read(&out).unwrap(), plain);
+        }
+    }
+}
