@@ -178,6 +178,8 @@ impl FileInfo {
                             StanzaKind::SshRsa => "ssh-rsa",
                             StanzaKind::Grease => "grease",
                             StanzaKind::AwsKms => "awskms",
+                            StanzaKind::P256Tag => "p256tag",
+                            StanzaKind::MlKem768P256Tag => "mlkem768p256tag",
                             _ => "other",
                         };
                         match stanza.kind {

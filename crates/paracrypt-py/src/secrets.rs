@@ -152,9 +152,11 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// The people a file is encrypted to: ``age1pq1…`` (post-quantum), ``age1…`` (X25519),
-/// ``ssh-ed25519 …`` and ``ssh-rsa …`` public keys, AWS KMS keys ``awskms:ARN-OR-ALIAS``
-/// (wrapped by KMS with the AWS settings of the environment, as ``s3://`` in the CLI), and files
-/// of them (one a line, as age's ``-R``) or RSA public keys in PEM or DER.
+/// ``age1tag1…`` and ``age1tagpq1…`` (hardware keys, opened by their age plugin), age plugins'
+/// ``age1NAME1…``, ``ssh-ed25519 …`` and ``ssh-rsa …`` public keys, AWS KMS keys
+/// ``awskms:ARN-OR-ALIAS`` (wrapped by KMS with the AWS settings of the environment, as
+/// ``s3://`` in the CLI), and files of them (one a line, as age's ``-R``) or RSA public keys in
+/// PEM or DER.
 ///
 /// ``Recipients(["age1…", "ssh-ed25519 AAAA…"], files=["team.txt"])``; anywhere ``recipients=``
 /// is taken, a list of recipient strings does as well.

@@ -109,3 +109,23 @@ def test_open_ahead_opens_many_files_in_one_plugin_session(pctest: tuple[Path, s
         paracrypt.rekey(sealed, identities=ids, recipients=[recipient])
     assert log.read_text().splitlines().count("identity-v1") == 1
     assert paracrypt.decrypt(binary[-1].read_bytes(), identities=identity) == data(1004, 4)
+
+
+@pytest.mark.parametrize("kind", ["p256tag", "mlkem768p256tag"])
+def test_tagged_recipients_in_recipients_and_their_plugin_identity(
+        pctest: tuple[Path, str], tmp_path: Path, kind: str) -> None:
+    """age 1.3's tagged recipients (age1tag1…, age1tagpq1…) in `recipients=`, both formats,
+    opened by the test plugin's software tag identity; tests/cli/tag.rs checks them against
+    typage."""
+    text = subprocess.run([str(PLUGIN), f"--{kind}"], capture_output=True,
+                          check=True).stdout.decode()
+    recipient = text.split("# recipient: ")[1].split()[0]
+    (tmp_path / "tag.id").write_text(text)
+    for fmt in ["paracrypt", "age"]:
+        sealed = paracrypt.encrypt(data(5000), recipients=[recipient], format=fmt)
+        assert paracrypt.decrypt(sealed, identities=tmp_path / "tag.id") == data(5000)
+    assert paracrypt.info(sealed)["stanzas"][0]["kind"] == kind
+    # The post-quantum one stays among its kind, as age1pq1… does.
+    if kind == "mlkem768p256tag":
+        with pytest.raises(paracrypt.UsageError, match="cannot share a file with classical"):
+            paracrypt.encrypt(b"x", recipients=[recipient, pctest[1]])

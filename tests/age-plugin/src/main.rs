@@ -9,6 +9,11 @@
 //! `-> pctest HEX(NAME)` with the file key as its body; an identity opens the stanzas of its
 //! own name, and an identity given as a recipient wraps to its name too.
 //!
+//! `age-plugin-pctest --p256tag` and `--mlkem768p256tag` print a new *tag identity* instead: a
+//! software key for age 1.3's tagged recipients (`# recipient: age1tag1…` or `age1tagpq1…`),
+//! whose `p256tag` and `mlkem768p256tag` stanzas it unwraps as `age-plugin-yubikey` does
+//! ([`tag`]). A malformed stanza of its type is refused with an `error` for that stanza.
+//!
 //! Switches, read from the environment (the client starts the plugin with its own):
 //! - `PCTEST_LOG=FILE`: appends one line per start (the state machine's name), so that a test
 //!   counts the plugin's sessions.
@@ -33,6 +38,8 @@ use age_core::secrecy::ExposeSecret;
 use age_plugin::identity::{self, IdentityPluginV1};
 use age_plugin::recipient::{self, RecipientPluginV1};
 use age_plugin::{Callbacks, PluginHandler, print_new_identity, run_state_machine};
+
+mod tag;
 
 const NAME: &str = "pctest";
 
@@ -171,6 +178,12 @@ impl RecipientPluginV1 for Wrap {
                 message: format!("not a {NAME} identity"),
             });
         }
+        if tag::TagKey::from_identity(bytes).is_some() {
+            return Err(recipient::Error::Identity {
+                index,
+                message: "a tag identity: encrypt to its age1tag1… recipient".into(),
+            });
+        }
         self.names.push((bytes.to_vec(), Who::Identity(index)));
         Ok(())
     }
@@ -218,10 +231,11 @@ impl RecipientPluginV1 for Wrap {
     }
 }
 
-/// `identity-v1`: the names of the identities given.
+/// `identity-v1`: the names of the identities given, and the tag identities' keys.
 #[derive(Default)]
 struct Unwrap {
     names: Vec<String>,
+    tags: Vec<tag::TagKey>,
 }
 
 impl IdentityPluginV1 for Unwrap {
@@ -237,7 +251,11 @@ impl IdentityPluginV1 for Unwrap {
                 message: format!("not a {NAME} identity"),
             });
         }
-        self.names.push(hex(bytes));
+        match tag::TagKey::from_identity(bytes) {
+            Some(Ok(key)) => self.tags.push(key),
+            Some(Err(message)) => return Err(identity::Error::Identity { index, message }),
+            None => self.names.push(hex(bytes)),
+        }
         Ok(())
     }
 
@@ -249,7 +267,27 @@ impl IdentityPluginV1 for Unwrap {
         misbehave();
         let mut keys = HashMap::new();
         for (file, stanzas) in files.into_iter().enumerate() {
-            for (at, stanza) in stanzas.iter().enumerate() {
+            'stanzas: for (at, stanza) in stanzas.iter().enumerate() {
+                for key in &self.tags {
+                    match key.unwrap(stanza) {
+                        None => {}
+                        Some(Ok(file_key)) => {
+                            keys.insert(file, Ok(file_key));
+                            break 'stanzas;
+                        }
+                        Some(Err(message)) => {
+                            keys.insert(
+                                file,
+                                Err(vec![identity::Error::Stanza {
+                                    file_index: file,
+                                    stanza_index: at,
+                                    message,
+                                }]),
+                            );
+                            break 'stanzas;
+                        }
+                    }
+                }
                 if stanza.tag != NAME {
                     continue;
                 }
@@ -321,6 +359,19 @@ fn main() -> io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let state_machine = args.iter().find_map(|a| a.strip_prefix("--age-plugin="));
     let Some(state_machine) = state_machine else {
+        if let Some((data, recipient)) = args
+            .first()
+            .and_then(|a| a.strip_prefix("--"))
+            .and_then(tag::TagKey::generate)
+        {
+            let identity = age_core::primitives::bech32_encode(
+                bech32::Hrp::parse(&format!("age-plugin-{NAME}-")).expect("a valid prefix"),
+                &data,
+            );
+            println!("# recipient: {recipient}");
+            println!("{}", identity.to_uppercase());
+            return Ok(());
+        }
         let name = args.first().map_or("test", String::as_str);
         print_new_identity(NAME, name.as_bytes(), name.as_bytes());
         return Ok(());

@@ -282,12 +282,13 @@ fn age_text(
     plugin_line(out, &age.plugin_tags())?;
     kms_line(out, &age.kms_keys())?;
     let post_quantum = if age.post_quantum() {
-        "yes (every recipient is mlkem768x25519)"
-    } else if age
-        .stanzas
-        .iter()
-        .any(|s| s.kind == StanzaKind::PostQuantum)
-    {
+        "yes (every recipient is mlkem768x25519 or mlkem768p256tag)"
+    } else if age.stanzas.iter().any(|s| {
+        matches!(
+            s.kind,
+            StanzaKind::PostQuantum | StanzaKind::MlKem768P256Tag
+        )
+    }) {
         "no (a recipient that is not post-quantum can open it too)"
     } else {
         "no"

@@ -176,7 +176,7 @@ fn a_post_quantum_age_file() {
         has_line(&text, "stanzas:     1 (mlkem768x25519)");
         has_line(
             &text,
-            "post-quantum: yes (every recipient is mlkem768x25519)",
+            "post-quantum: yes (every recipient is mlkem768x25519 or mlkem768p256tag)",
         );
         has_line(&text, "plaintext:   65537 bytes");
         let value = json(&file);

@@ -26,6 +26,7 @@ mod s3;
 mod sigfiles;
 mod sign;
 mod signed;
+mod tag;
 mod testkit;
 mod tree;
 mod tree_check;

@@ -16,7 +16,7 @@ use crate::common::*;
 const SCRIPT: &str = include_str!("../../../../tests/typage/typage.mjs");
 
 /// `target/typage`, with the driver script written there, when typage is installed.
-fn typage_dir() -> Option<PathBuf> {
+pub(crate) fn typage_dir() -> Option<PathBuf> {
     let bin = Path::new(env!("CARGO_BIN_EXE_paracrypt"));
     let dir = bin.parent()?.parent()?.join("typage");
     let installed = dir
@@ -40,7 +40,7 @@ fn typage_dir() -> Option<PathBuf> {
 }
 
 /// `node typage.mjs ARGS…` with `stdin`, asserting success; stdout.
-fn typage(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+pub(crate) fn typage(dir: &Path, args: &[&str], stdin: &[u8]) -> Vec<u8> {
     let mut cmd = Command::new("node");
     cmd.arg(dir.join("typage.mjs")).args(args);
     let out: Output = run_with_stdin(cmd, stdin);

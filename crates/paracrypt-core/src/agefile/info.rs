@@ -33,7 +33,7 @@ use super::payload::{CHUNK_SIZE, SEALED_CHUNK_LEN, TAG_LEN};
 use super::{AgeFormat, DETECT_LEN, Header, NONCE_LEN, armor_error, armor_from, detect};
 use crate::error::{Error, Result};
 use crate::plan::Sizes;
-use crate::recipient::{SCRYPT_MAX_LOG_N, SCRYPT_TAG, Stanza, kms, pq};
+use crate::recipient::{SCRYPT_MAX_LOG_N, SCRYPT_TAG, Stanza, kms, pq, tag};
 
 /// What kind of recipient a stanza is for, by its tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +58,11 @@ pub enum StanzaKind {
     Grease,
     /// `awskms`: a key wrapped by AWS KMS (`awskms:KEY`), opened with `--kms`.
     AwsKms,
+    /// `p256tag`: an `age1tag1…` recipient (P-256, a hardware key's), opened by its plugin.
+    P256Tag,
+    /// `mlkem768p256tag`: an `age1tagpq1…` recipient (ML-KEM-768 and P-256, post-quantum, a
+    /// hardware key's), opened by its plugin.
+    MlKem768P256Tag,
     /// Any other tag (a plugin's recipient, say): paracrypt has no identity for it.
     Other,
 }
@@ -75,6 +80,8 @@ impl StanzaKind {
             "ssh-ed25519" => StanzaKind::SshEd25519,
             "ssh-rsa" => StanzaKind::SshRsa,
             kms::STANZA_TAG => StanzaKind::AwsKms,
+            tag::P256_STANZA_TAG => StanzaKind::P256Tag,
+            tag::PQ_STANZA_TAG => StanzaKind::MlKem768P256Tag,
             tag if tag.ends_with("-grease") => StanzaKind::Grease,
             _ => StanzaKind::Other,
         }
@@ -83,11 +90,16 @@ impl StanzaKind {
 
 /// The tags among `tags` (a header's stanzas', in order) that no identity built into
 /// paracrypt opens, each once: an age plugin's (a plugin's stanza tag is its own choice, often
-/// but not always its name: `age-plugin-yubikey` writes `piv-p256`). Grease is left out.
+/// but not always its name: `age-plugin-yubikey` writes `piv-p256`, and `p256tag` or
+/// `mlkem768p256tag` for its `age1tag1…` recipients). Grease is left out.
 pub fn plugin_tags<'a>(tags: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for tag in tags {
-        if StanzaKind::of(tag, &[]) == StanzaKind::Other && !out.iter().any(|t| t == tag) {
+        let plugins = matches!(
+            StanzaKind::of(tag, &[]),
+            StanzaKind::Other | StanzaKind::P256Tag | StanzaKind::MlKem768P256Tag
+        );
+        if plugins && !out.iter().any(|t| t == tag) {
             out.push(tag.to_owned());
         }
     }
@@ -206,7 +218,12 @@ impl AgeInfo {
                 .stanzas
                 .iter()
                 .filter(|s| s.kind != StanzaKind::Grease)
-                .all(|s| s.kind == StanzaKind::PostQuantum)
+                .all(|s| {
+                    matches!(
+                        s.kind,
+                        StanzaKind::PostQuantum | StanzaKind::MlKem768P256Tag
+                    )
+                })
     }
 
     /// The passphrase's scrypt work factor when the file is encrypted with a passphrase

@@ -10,6 +10,8 @@
 //! |---|---|---|
 //! | `age1pq1…` (ML-KEM-768 + X25519, post-quantum: [`pq`]) | `AGE-SECRET-KEY-PQ-1…` lines | `mlkem768x25519` |
 //! | `age1…` (X25519) | `AGE-SECRET-KEY-1…` lines | `X25519` |
+//! | `age1tag1…` (P-256, a hardware key's: [`tag`]) | its plugin's `AGE-PLUGIN-NAME-1…` lines | `p256tag` |
+//! | `age1tagpq1…` (ML-KEM-768 + P-256, post-quantum, a hardware key's: [`tag`]) | its plugin's `AGE-PLUGIN-NAME-1…` lines | `mlkem768p256tag` |
 //! | `ssh-ed25519 AAAA…` | an OpenSSH ed25519 private key | `ssh-ed25519` |
 //! | `ssh-rsa AAAA…` | an OpenSSH RSA private key | `ssh-rsa` |
 //! | an RSA public key, PEM or DER (SPKI, PKCS#1) | the RSA private key, PEM or DER (PKCS#8, PKCS#1), as `paracrypt rsa keygen` writes it | `ssh-rsa` |
@@ -47,6 +49,7 @@ pub mod kms;
 pub mod plugin;
 pub mod pq;
 pub mod rsa;
+pub mod tag;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -342,10 +345,13 @@ impl Recipients {
                     return Err(Error::IncompatibleRecipients(
                         if all.iter().any(|s| s.tag == SCRYPT_TAG) {
                             "a passphrase is always alone in a file"
-                        } else if all.iter().any(|s| s.tag == pq::STANZA_TAG) {
-                            "a post-quantum (age1pq1…) recipient cannot share a file with \
-                             classical ones, which a quantum computer could open (as age \
-                             refuses)"
+                        } else if all
+                            .iter()
+                            .any(|s| s.tag == pq::STANZA_TAG || s.tag == tag::PQ_STANZA_TAG)
+                        {
+                            "a post-quantum (age1pq1…, age1tagpq1…) recipient cannot share a \
+                             file with classical ones, which a quantum computer could open (as \
+                             age refuses)"
                         } else {
                             "their kinds forbid sharing a file"
                         },
@@ -912,8 +918,10 @@ fn parse_recipient(text: &str) -> std::result::Result<Entry, String> {
         // (`age1NAME`) is an age plugin's.
         let hrp = text.rfind('1').map(|at| &text[..at]);
         if let Some(hrp) = hrp.filter(|hrp| hrp.len() > 4 && hrp.starts_with("age1")) {
-            if matches!(hrp.to_ascii_lowercase().as_str(), "age1tag" | "age1tagpq") {
-                return Err(TAGGED_NOT_SUPPORTED.into());
+            match hrp.to_ascii_lowercase().as_str() {
+                tag::P256_PREFIX => return tag::p256(text).map(|r| native(Box::new(r))),
+                tag::PQ_PREFIX => return tag::hybrid(text).map(|r| native(Box::new(r))),
+                _ => {}
             }
             return plugin::Target::recipient(text).map(Entry::Plugin);
         }
@@ -953,11 +961,6 @@ fn parse_recipient(text: &str) -> std::result::Result<Entry, String> {
     }
     Err(EXPECTED_RECIPIENT.into())
 }
-
-/// Why `age1tag1…` and `age1tagpq1…` (age 1.3's tagged P-256 recipients, for hardware keys)
-/// are refused.
-const TAGGED_NOT_SUPPORTED: &str = "a tagged recipient (p256tag, mlkem768p256tag: age 1.3) is not \
-     supported yet: no independent implementation to test it against is available here";
 
 /// A PEM or DER key file, when the bytes look like one (`None` for text that is not PEM).
 fn key_file(bytes: &[u8]) -> Option<crate::pubkey::Result<KeyFile>> {
@@ -1326,7 +1329,7 @@ mod tests {
             let err = mixed.wrap(&key()).unwrap_err();
             assert!(
                 err.to_string()
-                    .contains("post-quantum (age1pq1…) recipient cannot share"),
+                    .contains("post-quantum (age1pq1…, age1tagpq1…) recipient cannot share"),
                 "{err}"
             );
             assert_eq!(err.kind(), crate::ErrorKind::Usage);
@@ -1345,6 +1348,57 @@ mod tests {
         assert!(
             err.to_string()
                 .contains("an identity (private key), not a recipient")
+        );
+    }
+
+    #[test]
+    fn tagged_recipients_wrap_natively_and_the_post_quantum_one_stays_among_its_kind() {
+        // The specification's example recipients (C2SP `age.md`).
+        let p256 = "age1tag1qt8lw0ual6avlwmwatk888yqnmdamm7xfd0wak53ut6elz5c4swx2yqdj4e";
+        let pq_tag = include_str!("testdata/age1tagpq.txt").trim();
+        let (_, x_pub) = x25519();
+        let pq_pub = pq::HybridIdentity::generate().to_public().to_string();
+        let tags = |list: &[&str]| -> Result<Vec<String>> {
+            let mut recipients = Recipients::new();
+            for (i, r) in list.iter().enumerate() {
+                recipients.add(r, format!("recipient {}", i + 1))?;
+            }
+            Ok(recipients
+                .wrap(&key())?
+                .into_iter()
+                .map(|s| {
+                    if s.tag.ends_with("p256tag") {
+                        // `-> p256tag TAG ENC` and a sealed file key.
+                        assert_eq!((s.args.len(), s.body.len()), (2, 32));
+                    }
+                    s.tag
+                })
+                .collect())
+        };
+        // A classical tagged recipient shares a file with X25519; the post-quantum one with
+        // age1pq1… only.
+        assert_eq!(
+            tags(&[p256, &x_pub]).unwrap(),
+            [tag::P256_STANZA_TAG, "X25519"]
+        );
+        assert_eq!(
+            tags(&[pq_tag, &pq_pub]).unwrap(),
+            [tag::PQ_STANZA_TAG, pq::STANZA_TAG]
+        );
+        for mixed in [[pq_tag, &x_pub], [pq_tag, p256]] {
+            let err = tags(&mixed).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("post-quantum (age1pq1…, age1tagpq1…) recipient cannot share"),
+                "{err}"
+            );
+            assert_eq!(err.kind(), crate::ErrorKind::Usage);
+        }
+        let err = tags(&["age1tag1qqqqqqqq"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("recipient 1 (age1tag1qqqqqqqq): not a valid age1tag1… recipient"),
+            "{err}"
         );
     }
 
