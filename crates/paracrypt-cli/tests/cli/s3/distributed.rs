@@ -21,7 +21,7 @@ const CHUNK: usize = 32 << 10;
 const LEN: usize = (33 << 20) + 1;
 
 /// Every schedule and transport at 3 ranks, and every pair of rank count, schedule and transport
-/// (not every triple: each layout costs three `mpirun`s over 33 MiB).
+/// (not every triple: each layout costs two `mpirun`s over 33 MiB).
 const LAYOUTS: [(usize, &str, &str); 8] = [
     (1, "static", "shared-fs"),
     (1, "dynamic", "messages"),
@@ -74,9 +74,10 @@ fn nothing_left(bucket: &Bucket<'_>, objects: &[&str]) {
     bucket.holds_only(objects);
 }
 
-/// File → object, object → object and object → file at every layout: the object is the one a
-/// single process uploads, which is the file a single process writes; what is decrypted from
-/// an object is the plaintext.
+/// File → object, object → object and object → file: the object is the one a single process
+/// uploads, which is the file a single process writes; what is decrypted from an object is the
+/// plaintext. Each layout runs two of the three (layout `i` leaves out job `i % 3`), so every
+/// job meets every rank count, schedule and transport in 16 `mpirun`s rather than 24.
 #[test]
 fn objects_at_every_layout_are_one_process_bytes() {
     if !have_mpirun() {
@@ -106,36 +107,43 @@ fn objects_at_every_layout_are_one_process_bytes() {
     );
 
     let mut objects = vec!["plain".to_string(), "one.pcr".to_string()];
-    for layout in LAYOUTS {
+    for (i, layout) in LAYOUTS.into_iter().enumerate() {
         let (n, schedule, transport) = layout;
         let what = format!("{n} ranks, {schedule}, {transport}");
+        let runs = |job: usize| i % 3 != job;
         // File in, object out.
-        let name = format!("f-{n}-{schedule}-{transport}.pcr");
-        let args = encrypt_args(&key, &s(&input), &bucket.url(&name));
-        ok(mpirun(server, &direct(server), layout, &args));
-        assert!(
-            bucket.get(&name) == reference,
-            "{what}: file → object differs"
-        );
-        objects.push(name);
+        if runs(0) {
+            let name = format!("f-{n}-{schedule}-{transport}.pcr");
+            let args = encrypt_args(&key, &s(&input), &bucket.url(&name));
+            ok(mpirun(server, &direct(server), layout, &args));
+            assert!(
+                bucket.get(&name) == reference,
+                "{what}: file → object differs"
+            );
+            objects.push(name);
+        }
         // Object in, object out.
-        let name = format!("o-{n}-{schedule}-{transport}.pcr");
-        let args = encrypt_args(&key, &bucket.url("plain"), &bucket.url(&name));
-        ok(mpirun(server, &direct(server), layout, &args));
-        assert!(
-            bucket.get(&name) == reference,
-            "{what}: object → object differs"
-        );
-        objects.push(name);
+        if runs(1) {
+            let name = format!("o-{n}-{schedule}-{transport}.pcr");
+            let args = encrypt_args(&key, &bucket.url("plain"), &bucket.url(&name));
+            ok(mpirun(server, &direct(server), layout, &args));
+            assert!(
+                bucket.get(&name) == reference,
+                "{what}: object → object differs"
+            );
+            objects.push(name);
+        }
         // Object in, file out.
-        let out = d.join(format!("back-{n}-{schedule}-{transport}"));
-        let mut args: Vec<String> = ["decrypt", "-q", "--key-file"].map(String::from).into();
-        args.extend([s(&key), bucket.url("one.pcr"), "-o".into(), s(&out)]);
-        ok(mpirun(server, &direct(server), layout, &args));
-        assert!(
-            std::fs::read(&out).unwrap() == plain,
-            "{what}: object → file differs"
-        );
+        if runs(2) {
+            let out = d.join(format!("back-{n}-{schedule}-{transport}"));
+            let mut args: Vec<String> = ["decrypt", "-q", "--key-file"].map(String::from).into();
+            args.extend([s(&key), bucket.url("one.pcr"), "-o".into(), s(&out)]);
+            ok(mpirun(server, &direct(server), layout, &args));
+            assert!(
+                std::fs::read(&out).unwrap() == plain,
+                "{what}: object → file differs"
+            );
+        }
     }
     let objects: Vec<&str> = objects.iter().map(String::as_str).collect();
     nothing_left(&bucket, &objects);
