@@ -159,12 +159,6 @@ pub fn encrypt_tree<'py>(
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if checksum && !update {
-        return Err(Failure::Usage(
-            "checksum=True compares with the tree at dst: it needs update=True".into(),
-        )
-        .into());
-    }
     let request = encrypt_request(
         key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
