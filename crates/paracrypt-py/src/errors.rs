@@ -59,8 +59,18 @@ pub fn panic_message(payload: Box<dyn Any + Send>) -> Failure {
     Failure::Panic(format!("internal error (a bug in paracrypt): {message}"))
 }
 
+/// What failed under a tree's naming: a file of a tree fails with its cause's class, chunk and
+/// OS error, its message naming the file.
+fn cause(error: &CoreError) -> &CoreError {
+    match error {
+        CoreError::InTree { source, .. } => cause(source),
+        error => error,
+    }
+}
+
 /// The exception class of a core error: by its kind, refined by what failed.
 fn class_of(error: &CoreError) -> &'static str {
+    let error = cause(error);
     match error.kind() {
         ErrorKind::Usage => "UsageError",
         ErrorKind::Io => "IoError",
@@ -101,7 +111,7 @@ fn class_of(error: &CoreError) -> &'static str {
 
 /// The chunk a core error names.
 fn chunk_of(error: &CoreError) -> Option<u64> {
-    match error {
+    match cause(error) {
         CoreError::ChunkAuth { index }
         | CoreError::Truncated { index }
         | CoreError::TruncatedAfter { index }
@@ -134,6 +144,23 @@ fn exception(
         Ok(PyErr::from_value(value))
     })();
     made.unwrap_or_else(|e| e)
+}
+
+/// An instance of `paracrypt.<class>` with `message` and the attributes `attributes`.
+pub fn exception_with(
+    py: Python<'_>,
+    class: &str,
+    message: String,
+    attributes: &[(&str, Bound<'_, PyAny>)],
+) -> PyErr {
+    let error = exception(py, class, message, None, None);
+    let value = error.value(py);
+    for (name, attribute) in attributes {
+        if let Err(e) = value.setattr(*name, attribute) {
+            return e;
+        }
+    }
+    error
 }
 
 /// The Python exception an I/O error carries: raised by a Python file object that the work
@@ -175,7 +202,7 @@ impl Failure {
                 python_cause(py, &error).expect("checked")
             }
             Failure::Core(error) => {
-                let errno = match &error {
+                let errno = match cause(&error) {
                     CoreError::Io { source, .. } => source.raw_os_error(),
                     _ => None,
                 };

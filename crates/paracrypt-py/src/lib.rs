@@ -20,6 +20,7 @@ mod output;
 mod secrets;
 mod streams;
 mod tools;
+mod tree;
 
 use pyo3::prelude::*;
 
@@ -47,6 +48,10 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tools::keygen, m)?)?;
     m.add_function(wrap_pyfunction!(tools::info, m)?)?;
     m.add_function(wrap_pyfunction!(tools::rekey, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::encrypt_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::decrypt_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::verify_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::info_tree, m)?)?;
     m.add_class::<distributed::DistributedJob>()?;
     m.add_class::<distributed::StagedOutput>()?;
     m.add_class::<streams::StreamEncryptor>()?;

@@ -7,7 +7,7 @@ import io
 import subprocess
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import paracrypt
 from conftest import BINARY
@@ -71,6 +71,24 @@ def use_everything(directory: Path) -> None:
         raise AssertionError("an unsigned file passed verify_with=")
     except paracrypt.SignatureError as e:
         assert e.kind == "signature"
+    # A directory tree, its summary and its exceptions' attributes.
+    (directory / "tree" / "sub").mkdir(parents=True)
+    (directory / "tree" / "sub" / "f").write_bytes(b"in a tree")
+    done: dict[str, Any] = paracrypt.encrypt_tree(directory / "tree", directory / "tree.enc",
+                                                  key=key, hide_names=True, threads=2)
+    assert done["files"] == 1
+    try:
+        assert paracrypt.verify_tree(directory / "tree.enc", ["sub/f"], key=key)["files"] == 1
+    except paracrypt.TreeChangedError as e:
+        lines: list[str] = e.changes
+        raise AssertionError(f"{lines}") from e
+    assert paracrypt.info_tree(directory / "tree.enc", key=key)["hidden_names"] is True
+    try:
+        paracrypt.decrypt_tree(directory / "tree.enc", directory / "tree.back", key=key)
+    except paracrypt.IncompleteTreeError as e:
+        failed: list[paracrypt.Error] = e.failures
+        raise AssertionError(f"a whole tree failed in part: {failed}, {e.summary}") from e
+    assert (directory / "tree.back" / "sub" / "f").read_bytes() == b"in a tree"
 
 
 def test_typed_usage(tmp_path: Path) -> None:

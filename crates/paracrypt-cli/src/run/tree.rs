@@ -266,7 +266,7 @@ pub fn info(
     let mut out = std::io::stdout().lock();
     let shown = input.display().to_string();
     if json {
-        serde_json::to_writer_pretty(&mut out, &manifest_json(&shown, &manifest))
+        serde_json::to_writer_pretty(&mut out, &manifest.json(&shown))
             .context("writing to stdout")?;
         writeln!(out).context("writing to stdout")?;
     } else {
@@ -276,31 +276,6 @@ pub fn info(
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the manifest says of the tree's format.
-fn format_name(format: tree::TreeFormat) -> &'static str {
-    match format {
-        tree::TreeFormat::Container => "paracrypt",
-        tree::TreeFormat::Age => "age",
-        tree::TreeFormat::ArmoredAge => "age (armored)",
-    }
-}
-
-/// The counts of a manifest's entries: directories, files, their bytes, links.
-fn counts(manifest: &tree::Manifest) -> (u64, u64, u64, u64) {
-    let (mut dirs, mut files, mut bytes, mut links) = (0, 0, 0, 0);
-    for entry in &manifest.entries {
-        match &entry.kind {
-            EntryKind::Dir => dirs += 1,
-            EntryKind::File(file) => {
-                files += 1;
-                bytes += file.size;
-            }
-            EntryKind::Symlink(_) => links += 1,
-        }
-    }
-    (dirs, files, bytes, links)
-}
-
 /// The text form: the summary, one `label: value` line each, then one line per entry (its
 /// kind and mode as `ls -l` shows them, its size, its time, its path; a link's target).
 fn manifest_text(
@@ -308,9 +283,14 @@ fn manifest_text(
     shown: &str,
     manifest: &tree::Manifest,
 ) -> std::io::Result<()> {
-    let (dirs, files, bytes, links) = counts(manifest);
+    let tree::Counts {
+        directories: dirs,
+        files,
+        bytes,
+        links,
+    } = manifest.counts();
     writeln!(out, "tree:        {shown}")?;
-    writeln!(out, "format:      {}", format_name(manifest.format))?;
+    writeln!(out, "format:      {}", manifest.format.name())?;
     let sealed = if manifest.carries_key() {
         "a key drawn for the tree, carried in the manifest (a password tree)"
     } else {
@@ -389,58 +369,4 @@ fn mode_text(mode: u32) -> String {
         });
     }
     text
-}
-
-/// The JSON form (its fields are listed in docs/guide/trees.md).
-fn manifest_json(shown: &str, manifest: &tree::Manifest) -> serde_json::Value {
-    let (dirs, files, bytes, links) = counts(manifest);
-    let lossy = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-    let entries: Vec<serde_json::Value> = manifest
-        .entries
-        .iter()
-        .map(|entry| {
-            let mut value = serde_json::json!({
-                "path": lossy(&entry.path),
-                "mode": format!("{:04o}", entry.mode),
-                "mtime": entry.mtime.0,
-                "mtime_nsec": entry.mtime.1,
-            });
-            let extra = match &entry.kind {
-                EntryKind::Dir => serde_json::json!({ "kind": "directory" }),
-                EntryKind::File(file) => serde_json::json!({
-                    "kind": "file",
-                    "size": file.size,
-                    "chunk_size": file.chunk_size,
-                    "blake3_tree_root": hex::encode(file.root),
-                    "stored_as": lossy(&manifest.stored(&entry.path)),
-                }),
-                EntryKind::Symlink(target) => serde_json::json!({
-                    "kind": "symlink",
-                    "target": lossy(target),
-                }),
-            };
-            if let (Some(value), serde_json::Value::Object(extra)) = (value.as_object_mut(), extra)
-            {
-                value.extend(extra);
-            }
-            value
-        })
-        .collect();
-    serde_json::json!({
-        "tree": shown,
-        "format": format_name(manifest.format),
-        "carries_key": manifest.carries_key(),
-        "hidden_names": manifest.hides_names(),
-        "signer": manifest.signer.as_ref().map(|key| key.fingerprint()),
-        "tree_id": hex::encode(manifest.tree_id),
-        "generation": manifest.generation,
-        "parent": hex::encode(manifest.parent),
-        "written": manifest.written,
-        "complete": manifest.complete,
-        "directories": dirs,
-        "files": files,
-        "bytes": bytes,
-        "links": links,
-        "entries": entries,
-    })
 }

@@ -38,6 +38,19 @@ const HIDDEN: u8 = 2;
 /// Flag: a signature block follows the entries.
 const SIGNED: u8 = 4;
 
+/// What a manifest lists, counted ([`Manifest::counts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Directories (the tree's top included).
+    pub directories: u64,
+    /// Regular files.
+    pub files: u64,
+    /// The files' plaintext bytes.
+    pub bytes: u64,
+    /// Symbolic links.
+    pub links: u64,
+}
+
 /// The format of every file of a tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TreeFormat {
@@ -50,6 +63,16 @@ pub enum TreeFormat {
 }
 
 impl TreeFormat {
+    /// The format's name, as `info --recursive` shows it (`paracrypt`, `age`,
+    /// `age (armored)`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TreeFormat::Container => "paracrypt",
+            TreeFormat::Age => "age",
+            TreeFormat::ArmoredAge => "age (armored)",
+        }
+    }
+
     /// The suffix of the tree's encrypted files.
     pub fn suffix(self) -> &'static str {
         match self {
@@ -219,6 +242,79 @@ impl Manifest {
         self.entries.iter().filter_map(|e| match &e.kind {
             EntryKind::File(file) => Some((e, file)),
             _ => None,
+        })
+    }
+
+    /// How many directories, files (and their plaintext bytes) and links the manifest lists.
+    pub fn counts(&self) -> Counts {
+        let mut counts = Counts::default();
+        for entry in &self.entries {
+            match &entry.kind {
+                EntryKind::Dir => counts.directories += 1,
+                EntryKind::File(file) => {
+                    counts.files += 1;
+                    counts.bytes += file.size;
+                }
+                EntryKind::Symlink(_) => counts.links += 1,
+            }
+        }
+        counts
+    }
+
+    /// The manifest as one JSON object, what `info --recursive --json` prints and Python's
+    /// `info_tree` returns (its fields are listed in docs/guide/trees.md); `tree` is how the
+    /// encrypted tree is named. Paths that are not UTF-8 are shown lossily.
+    pub fn json(&self, tree: &str) -> serde_json::Value {
+        let counts = self.counts();
+        let lossy = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+        let entries: Vec<serde_json::Value> = self
+            .entries
+            .iter()
+            .map(|entry| {
+                let mut value = serde_json::json!({
+                    "path": lossy(&entry.path),
+                    "mode": format!("{:04o}", entry.mode),
+                    "mtime": entry.mtime.0,
+                    "mtime_nsec": entry.mtime.1,
+                });
+                let extra = match &entry.kind {
+                    EntryKind::Dir => serde_json::json!({ "kind": "directory" }),
+                    EntryKind::File(file) => serde_json::json!({
+                        "kind": "file",
+                        "size": file.size,
+                        "chunk_size": file.chunk_size,
+                        "blake3_tree_root": hex::encode(file.root),
+                        "stored_as": lossy(&self.stored(&entry.path)),
+                    }),
+                    EntryKind::Symlink(target) => serde_json::json!({
+                        "kind": "symlink",
+                        "target": lossy(target),
+                    }),
+                };
+                if let (Some(value), serde_json::Value::Object(extra)) =
+                    (value.as_object_mut(), extra)
+                {
+                    value.extend(extra);
+                }
+                value
+            })
+            .collect();
+        serde_json::json!({
+            "tree": tree,
+            "format": self.format.name(),
+            "carries_key": self.carries_key(),
+            "hidden_names": self.hides_names(),
+            "signer": self.signer.as_ref().map(|key| key.fingerprint()),
+            "tree_id": hex::encode(self.tree_id),
+            "generation": self.generation,
+            "parent": hex::encode(self.parent),
+            "written": self.written,
+            "complete": self.complete,
+            "directories": counts.directories,
+            "files": counts.files,
+            "bytes": counts.bytes,
+            "links": counts.links,
+            "entries": entries,
         })
     }
 

@@ -64,7 +64,7 @@ mod walk;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use manifest::{Entry, EntryKind, FileEntry, Manifest, TreeFormat};
+pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{decrypt, read_manifest};
 pub(crate) use out::open_no_follow;
 pub use schedule::BATCH_FILES;

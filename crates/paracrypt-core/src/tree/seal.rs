@@ -66,6 +66,7 @@ pub fn encrypt(
                 .into(),
         ));
     };
+    options_valid(options)?;
     if salt.is_some() {
         return Err(Error::Request(
             "a fixed salt would seal every file of a tree under one keystream: a tree draws a \
@@ -303,7 +304,21 @@ pub fn encrypt(
 /// an output inside the input or the input inside the output are refused. What a front end
 /// calls before it asks for a password, so that a prompt never precedes a refusal.
 pub fn check(input: &Path, output: &Path, options: &Options) -> Result<()> {
+    options_valid(options)?;
     paths(input, output, options.force || options.update).map(drop)
+}
+
+/// Refuses options that make no sense together, for every front end: [`Options::checksum`]
+/// compares with the tree already at the output, which only [`Options::update`] reads.
+fn options_valid(options: &Options) -> Result<()> {
+    if options.checksum && !options.update {
+        return Err(Error::Request(
+            "checksum compares the files with those of the encrypted tree already at the \
+             output: it needs update"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The length the walk saw of a file.

@@ -13,7 +13,8 @@ b'hello, many cores'
 
 Files: :func:`encrypt_file`, :func:`decrypt_file`, :func:`decrypt_range`; bytes:
 :func:`encrypt`, :func:`decrypt`; streams: :func:`encryptor`, :func:`decryptor`; keys and
-headers: :func:`keygen`, :func:`info`, :func:`rekey`; raw
+headers: :func:`keygen`, :func:`info`, :func:`rekey`; directory trees: :func:`encrypt_tree`,
+:func:`decrypt_tree`, :func:`verify_tree`, :func:`info_tree`; raw
 ``openssl enc`` ciphers: :mod:`paracrypt.raw`; several processes on one file:
 :mod:`paracrypt.dask` (and :class:`DistributedJob` for other schedulers). Errors are
 :class:`Error` and its subclasses.
@@ -24,11 +25,13 @@ from paracrypt._errors import (
     DataError,
     Error,
     FormatError,
+    IncompleteTreeError,
     InsecureTransportWarning,
     IoError,
     LegacyWarning,
     ProviderError,
     SignatureError,
+    TreeChangedError,
     UsageError,
     WrongKeyError,
 )
@@ -42,14 +45,18 @@ from paracrypt._paracrypt import (
     decrypt_file,
     decrypt_into,
     decrypt_range,
+    decrypt_tree,
     decryptor,
     encrypt,
     encrypt_file,
     encrypt_into,
+    encrypt_tree,
     encryptor,
     info,
+    info_tree,
     keygen,
     rekey,
+    verify_tree,
 )
 from paracrypt._streams import DecryptingReader, EncryptingWriter
 
@@ -62,6 +69,7 @@ __all__ = [
     "Error",
     "FormatError",
     "Identities",
+    "IncompleteTreeError",
     "InsecureTransportWarning",
     "IoError",
     "Key",
@@ -69,6 +77,7 @@ __all__ = [
     "ProviderError",
     "Recipients",
     "SignatureError",
+    "TreeChangedError",
     "UsageError",
     "WrongKeyError",
     "__version__",
@@ -76,12 +85,16 @@ __all__ = [
     "decrypt_file",
     "decrypt_into",
     "decrypt_range",
+    "decrypt_tree",
     "decryptor",
     "encrypt",
     "encrypt_file",
     "encrypt_into",
+    "encrypt_tree",
     "encryptor",
     "info",
+    "info_tree",
     "keygen",
     "rekey",
+    "verify_tree",
 ]

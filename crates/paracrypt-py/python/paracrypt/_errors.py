@@ -7,14 +7,14 @@ subclasses), and failed I/O (:class:`IoError`, also an :class:`OSError`). Argume
 Python type raise :class:`TypeError`, as everywhere in Python.
 """
 
-from typing import Optional
+from typing import Any, Optional
 
 
 class Error(Exception):
     """Base class of every error paracrypt raises.
 
     ``kind`` is the core's kind of failure: ``"usage"``, ``"data"``, ``"signature"``,
-    ``"io"`` or ``"internal"``; ``chunk`` is the index of the chunk that failed, when one did (the lowest
+    ``"io"`` or ``"internal"`` (``"partial"``: a tree done in part, :class:`IncompleteTreeError`); ``chunk`` is the index of the chunk that failed, when one did (the lowest
     failing one, whatever the thread count).
     """
 
@@ -61,6 +61,29 @@ class SignatureError(DataError):
     kind = "signature"
 
 
+class TreeChangedError(DataError):
+    """An encrypted tree differs from its manifest (:func:`paracrypt.verify_tree`): ``changes``
+    holds one line per file added, removed, renamed or changed (the lines ``paracrypt verify
+    --recursive`` prints); ``complete`` is ``False`` when the manifest says the run that wrote
+    it did not finish every file."""
+
+    changes: list[str] = []
+    complete: bool = True
+
+
+class IncompleteTreeError(Error):
+    """A tree was done in part (:func:`paracrypt.encrypt_tree`, :func:`paracrypt.decrypt_tree`;
+    the command line's exit 6): every file it names in ``failures`` failed (each an
+    :class:`Error` of its kind whose message names the file), every other file is complete,
+    and the tree is not. ``summary`` is the dict the call returns for a whole tree (its
+    ``files``, ``unchanged``, ``not_started``). Running the encryption again with
+    ``update=True`` finishes the tree."""
+
+    kind = "partial"
+    failures: list[Error] = []
+    summary: dict[str, Any] = {}
+
+
 class IoError(Error, OSError):
     """Reading or writing failed. ``errno`` is set when the system gave one."""
 
@@ -87,6 +110,6 @@ class InsecureTransportWarning(UserWarning):
 
 # Shown (and pickled) as `paracrypt.WrongKeyError`, where users import them from.
 for _class in (Error, UsageError, DataError, WrongKeyError, AuthenticationError, FormatError,
-               SignatureError, IoError, ProviderError, LegacyWarning, InsecureTransportWarning):
+               SignatureError, TreeChangedError, IncompleteTreeError, IoError, ProviderError, LegacyWarning, InsecureTransportWarning):
     _class.__module__ = "paracrypt"
 del _class

@@ -40,6 +40,10 @@ __all__ = [
     "DistributedJob",
     "StagedOutput",
     "rekey",
+    "encrypt_tree",
+    "decrypt_tree",
+    "verify_tree",
+    "info_tree",
     "__version__",
     "_build_info",
 ]
@@ -332,6 +336,59 @@ def rekey(
     new_password: Optional[str] = None,
     overwrite: bool = False,
 ) -> None: ...
+def encrypt_tree(
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    recipients: Optional[_RecipientsArg] = None,
+    format: str = "paracrypt",
+    armor: bool = False,
+    cipher: Optional[str] = None,
+    chunk_size: Optional[_ChunkSize] = None,
+    sign: Optional[_StrPath] = None,
+    hide_names: bool = False,
+    update: bool = False,
+    checksum: bool = False,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> dict[str, Any]: ...
+def decrypt_tree(
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> dict[str, Any]: ...
+def verify_tree(
+    src: _StrPath,
+    paths: Optional[Sequence[_StrPath]] = None,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+) -> dict[str, Any]: ...
+def info_tree(
+    src: _StrPath,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
+    provider: Optional[str] = None,
+) -> dict[str, Any]: ...
 
 @final
 class StagedOutput:

@@ -1,0 +1,310 @@
+//! Whole directory trees: `encrypt_tree`, `decrypt_tree`, `verify_tree` and `info_tree`, the
+//! CLI's `--recursive` commands on the core's tree driver (`paracrypt_core::tree`), which
+//! walks the tree, runs every file on one schedule in the call's pool and writes or checks the
+//! manifest. This module turns keyword arguments into the core's request and options, and the
+//! core's summary into a dict or an exception; every rule about trees is the core's.
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use paracrypt_core::tree::{self, Summary};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::api::{decrypt_request, encrypt_request};
+use crate::errors::{Failure, exception_with};
+use crate::options::Options;
+
+/// Options of a tree run from the keyword arguments.
+fn tree_options(overwrite: bool, hide_names: bool, update: bool, checksum: bool) -> tree::Options {
+    tree::Options {
+        force: overwrite,
+        hide_names,
+        update,
+        checksum,
+        ..tree::Options::default()
+    }
+}
+
+/// The signer of a manifest as a dict (`fingerprint`, and `required`: whether the call asked
+/// for that signer with `verify_with=`), or `None`.
+fn signer<'py>(
+    py: Python<'py>,
+    signer: Option<&paracrypt_core::request::Signer>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    signer
+        .map(|signer| {
+            let dict = PyDict::new(py);
+            dict.set_item("fingerprint", signer.key.fingerprint())?;
+            dict.set_item("required", signer.required)?;
+            Ok(dict)
+        })
+        .transpose()
+}
+
+/// What a tree run did, as the dict the tree functions return (and
+/// `IncompleteTreeError.summary` holds).
+fn summary_dict<'py>(py: Python<'py>, summary: &Summary) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("files", summary.files)?;
+    dict.set_item("bytes", summary.bytes)?;
+    dict.set_item("unchanged", summary.unchanged)?;
+    dict.set_item("removed", summary.removed)?;
+    dict.set_item("not_started", summary.not_started)?;
+    dict.set_item("complete", summary.is_complete())?;
+    dict.set_item("signer", signer(py, summary.signer.as_ref())?)?;
+    Ok(dict)
+}
+
+/// The summary of a whole tree as a dict; a tree done in part as `IncompleteTreeError` (the
+/// CLI's exit 6: some files are complete, the tree is not), every failure as the exception of
+/// its kind naming its file; a run that did nothing as its first failure's exception.
+fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<'_, PyDict>> {
+    if summary.is_complete() {
+        return summary_dict(py, &summary);
+    }
+    let dict = summary_dict(py, &summary)?;
+    let failures: Vec<PyErr> = summary
+        .failures
+        .into_iter()
+        .map(|error| Failure::Core(error).into_pyerr(py))
+        .collect();
+    let mut lines: Vec<String> = failures.iter().map(|e| e.value(py).to_string()).collect();
+    if summary.not_started > 0 {
+        let s = if summary.not_started == 1 { "" } else { "s" };
+        lines.push(format!(
+            "{} file{s} not started after the failure above",
+            summary.not_started
+        ));
+    }
+    if !encrypting && !summary.manifest_complete {
+        lines.push(
+            "the encrypted tree is incomplete: the run that wrote it did not finish every file"
+                .into(),
+        );
+    }
+    let done = summary.files + summary.unchanged;
+    if done == 0 {
+        let mut failures = failures.into_iter();
+        if let Some(first) = failures.next() {
+            // The others, as the CLI prints them on stderr, in the exception's notes.
+            for other in lines.iter().skip(1) {
+                first.value(py).call_method1("add_note", (other,))?;
+            }
+            return Err(first);
+        }
+        return Err(exception_with(py, "DataError", lines.join("; "), &[]));
+    }
+    let s = if done == 1 { "" } else { "s" };
+    let message = format!(
+        "{}; {done} file{s} done and complete, the tree is not",
+        lines.join("; ")
+    );
+    let list = PyList::new(py, failures.iter().map(|e| e.value(py)))?;
+    Err(exception_with(
+        py,
+        "IncompleteTreeError",
+        message,
+        &[("failures", list.into_any()), ("summary", dict.into_any())],
+    ))
+}
+
+/// Encrypts the directory tree ``src`` into the directory ``dst``, every file on one schedule
+/// on every core (small files batched, large ones split into chunks), as ``paracrypt encrypt
+/// --recursive``: each regular file becomes its own encrypted file at the same path with the
+/// format's suffix (``.pcr``, ``.age``), directories, modes and modification times are kept,
+/// symbolic links are recorded (never followed), and ``dst`` gets one encrypted manifest
+/// (``paracrypt-manifest``) that lists the tree and binds each file to its place
+/// (docs/guide/trees.md). A FIFO, socket or device in ``src`` is refused by name before any
+/// work.
+///
+/// Secrets and ``format=``, ``armor=``, ``cipher=``, ``chunk_size=``, ``sign=`` as
+/// :func:`encrypt_file` (with ``password=``, one Argon2id for the tree: a key drawn for the
+/// tree seals its files and the manifest carries it; with ``sign=``, the manifest is signed as
+/// a whole and every file is a signed container). ``hide_names=True`` stores files under
+/// opaque names, the real ones only in the manifest. ``dst`` must be new or empty, or
+/// ``overwrite=True`` writes into it; ``update=True`` brings an encrypted tree at ``dst`` up to
+/// date (or finishes an interrupted run): files unchanged since its manifest (size and
+/// modification time; ``checksum=True``: contents) are kept, the others encrypted, those of
+/// files gone removed, and a new manifest written (needs ``key=`` or ``password=``, which
+/// open the manifest).
+///
+/// Returns a dict: ``files`` and ``bytes`` encrypted, ``unchanged`` and ``removed`` (an
+/// update), ``not_started`` (0), ``complete`` (``True``), ``signer`` (``None`` here; a
+/// decryption's names who signed the manifest). Every file is written to a temporary file that takes its
+/// name only once complete. A file that fails (unreadable, changed while read) does not stop
+/// the others: when some files were done, :class:`IncompleteTreeError` is raised (what the CLI
+/// reports with exit 6), its ``failures`` the exception of each failed file (each naming it),
+/// its ``summary`` the dict above; when none was, the first failure's exception.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, overwrite = false, threads = None, provider = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn encrypt_tree<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    dst: PathBuf,
+    key: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    format: &str,
+    armor: bool,
+    cipher: Option<&str>,
+    chunk_size: Option<&Bound<'py, PyAny>>,
+    sign: Option<PathBuf>,
+    hide_names: bool,
+    update: bool,
+    checksum: bool,
+    overwrite: bool,
+    threads: Option<i64>,
+    provider: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let request = encrypt_request(
+        key, password, recipients, format, armor, cipher, chunk_size, sign,
+    )?;
+    let options = Options::new(threads, provider, progress)?;
+    let tree_options = tree_options(overwrite, hide_names, update, checksum);
+    let runner = options.runner();
+    let summary = options.run(py, || {
+        Ok(tree::encrypt(&runner, &request, &src, &dst, &tree_options)?)
+    })?;
+    finish(py, summary, true)
+}
+
+/// Decrypts the encrypted tree ``src`` (written by :func:`encrypt_tree` or ``paracrypt encrypt
+/// --recursive``) into the directory ``dst``, as ``paracrypt decrypt --recursive``: its
+/// manifest is read and checked first (its signature; with ``verify_with=``, that signer),
+/// then every file's header is checked against the manifest before any key is used on it,
+/// every chunk authenticated, and its length and BLAKE3 tree-hash root checked before it takes
+/// its name; directories, modes, times and links are restored. ``dst`` must be new or empty,
+/// or ``overwrite=True`` writes into it. Secrets and options as :func:`decrypt_file`.
+///
+/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` decrypted;
+/// ``signer``: ``None`` for an unsigned manifest, else ``{"fingerprint", "required"}``,
+/// ``required`` when ``verify_with=`` asked for that signer). A tree
+/// done in part raises :class:`IncompleteTreeError` as there (also when the manifest says the
+/// run that wrote it did not finish every file); a tree of which nothing could be done, the
+/// first failure's exception.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn decrypt_tree<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    dst: PathBuf,
+    key: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    identities: Option<&Bound<'py, PyAny>>,
+    verify_with: Option<PathBuf>,
+    overwrite: bool,
+    threads: Option<i64>,
+    provider: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let request = decrypt_request(key, password, identities, verify_with)?;
+    let options = Options::new(threads, provider, progress)?;
+    let tree_options = tree_options(overwrite, false, false, false);
+    let runner = options.runner();
+    let summary = options.run(py, || {
+        Ok(tree::decrypt(&runner, &request, &src, &dst, &tree_options)?)
+    })?;
+    finish(py, summary, false)
+}
+
+/// Checks the encrypted tree ``src`` against its manifest, writing nothing, as ``paracrypt
+/// verify --recursive``: every file the manifest lists is there, is the encryption it names
+/// and decrypts (every chunk authenticated) to the length and BLAKE3 root it lists, and
+/// nothing else is stored. ``paths=`` (paths in the tree, as :func:`decrypt_tree` restores
+/// them) checks only those files. Secrets as :func:`decrypt_tree`; ``verify_with=`` requires
+/// the manifest to be signed by that key (:class:`SignatureError` if not).
+///
+/// Returns a dict when the tree is intact: ``files`` and ``bytes`` checked, ``signer``
+/// (``None`` or ``{"fingerprint", "required"}``). Otherwise raises :class:`TreeChangedError`,
+/// its ``changes`` one line per file added, removed, renamed or changed (the lines ``paracrypt
+/// verify --recursive`` prints), ``complete`` whether the manifest says the run that wrote it
+/// finished every file.
+#[pyfunction]
+#[pyo3(signature = (src, paths = None, *, key = None, password = None, identities = None, verify_with = None, threads = None, provider = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn verify_tree<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    paths: Option<Vec<PathBuf>>,
+    key: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    identities: Option<&Bound<'py, PyAny>>,
+    verify_with: Option<PathBuf>,
+    threads: Option<i64>,
+    provider: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let request = decrypt_request(key, password, identities, verify_with)?;
+    let options = Options::new(threads, provider, None)?;
+    let only: Vec<Vec<u8>> = paths
+        .unwrap_or_default()
+        .iter()
+        .map(|path| path.as_os_str().as_bytes().to_vec())
+        .collect();
+    let runner = options.runner();
+    let checked = options.run(py, || Ok(tree::verify(&runner, &request, &src, &only)?))?;
+    let dict = PyDict::new(py);
+    dict.set_item("files", checked.files)?;
+    dict.set_item("bytes", checked.bytes)?;
+    dict.set_item("signer", signer(py, checked.signer.as_ref())?)?;
+    if checked.is_intact() {
+        return Ok(dict);
+    }
+    let changes: Vec<String> = checked.changes.iter().map(ToString::to_string).collect();
+    let mut why = match changes.len() {
+        0 => String::new(),
+        1 => "1 difference from its manifest".to_string(),
+        n => format!("{n} differences from its manifest"),
+    };
+    if !checked.manifest.complete {
+        if !why.is_empty() {
+            why.push_str("; ");
+        }
+        why.push_str("the run that wrote it did not finish every file (it is incomplete)");
+    }
+    if let Some(first) = changes.first() {
+        why.push_str(": ");
+        why.push_str(first);
+    }
+    let message = format!("{}: {why}", src.display());
+    let list = PyList::new(py, &changes)?;
+    let complete = pyo3::types::PyBool::new(py, checked.manifest.complete).to_owned();
+    Err(exception_with(
+        py,
+        "TreeChangedError",
+        message,
+        &[
+            ("changes", list.into_any()),
+            ("complete", complete.into_any()),
+        ],
+    ))
+}
+
+/// The manifest of the encrypted tree ``src``, decrypted and checked (its signature; with
+/// ``verify_with=``, that signer), as one dict: what ``paracrypt info --recursive --json``
+/// prints (docs/guide/trees.md lists its fields: ``format``, ``signer``, ``generation``,
+/// ``complete``, the counts, and ``entries``, one dict per directory, file and link). Its
+/// files are not read (:func:`verify_tree` checks them). Secrets as :func:`decrypt_tree`.
+#[pyfunction]
+#[pyo3(signature = (src, *, key = None, password = None, identities = None, verify_with = None, provider = None))]
+pub fn info_tree<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    key: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    identities: Option<&Bound<'py, PyAny>>,
+    verify_with: Option<PathBuf>,
+    provider: Option<&str>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let request = decrypt_request(key, password, identities, verify_with)?;
+    let options = Options::new(Some(1), provider, None)?;
+    let runner = options.runner();
+    let json = options.run(py, || {
+        let manifest = tree::read_manifest(&runner, &request, &src)?;
+        Ok(manifest.json(&src.display().to_string()).to_string())
+    })?;
+    py.import("json")?.call_method1("loads", (json,))
+}

@@ -1,0 +1,215 @@
+"""Directory trees from Python: :func:`paracrypt.encrypt_tree`, :func:`decrypt_tree`,
+:func:`verify_tree` and :func:`info_tree` against the CLI's ``--recursive`` commands both ways,
+failures as the package's exceptions naming the file, and a tree done in part as
+:class:`paracrypt.IncompleteTreeError` (the CLI's exit 6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from conftest import data, listing
+
+import paracrypt
+
+Cli = Callable[..., "subprocess.CompletedProcess[bytes]"]
+
+
+def make_tree(root: Path) -> dict[str, bytes]:
+    """A small tree: nested directories, files from empty to a few chunks (at a 64 KiB chunk
+    size), a mode that is not the default, a symbolic link. Returns the files' contents."""
+    files = {
+        "a.txt": b"alpha",
+        "empty": b"",
+        "sub/b.bin": data(200_000, seed=2),
+        "sub/deeper/c.bin": data(70_000, seed=3),
+        "sub/deeper/d.txt": b"delta" * 100,
+    }
+    for name, contents in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(contents)
+    os.chmod(root / "a.txt", 0o640)
+    os.symlink("deeper/c.bin", root / "sub" / "link")
+    return files
+
+
+def same_tree(left: Path, right: Path) -> None:
+    """`right` holds what `left` holds: the same files, bytes, modes, links."""
+    def walk(root: Path) -> dict[str, tuple[str, int, object]]:
+        seen: dict[str, tuple[str, int, object]] = {}
+        for path in sorted(root.rglob("*")):
+            rel = str(path.relative_to(root))
+            st = path.lstat()
+            if path.is_symlink():
+                seen[rel] = ("link", 0, os.readlink(path))
+            elif path.is_dir():
+                seen[rel] = ("dir", st.st_mode & 0o7777, None)
+            else:
+                seen[rel] = ("file", st.st_mode & 0o7777, path.read_bytes())
+        return seen
+    assert walk(left) == walk(right)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "plain"
+    root.mkdir()
+    make_tree(root)
+    return root
+
+
+def test_python_and_the_cli_open_each_others_trees(tmp_path: Path, tree: Path, cli: Cli) -> None:
+    k = str(tmp_path / "tree.key")
+    cli("keygen", "-o", k)
+    # Python writes, the CLI decrypts, verifies and describes.
+    done = paracrypt.encrypt_tree(tree, tmp_path / "py.enc", key=k, chunk_size="64KiB",
+                                  threads=2)
+    assert done["files"] == 5 and done["complete"] and done["signer"] is None
+    assert (tmp_path / "py.enc" / "sub" / "b.bin.pcr").is_file()
+    cli("decrypt", "-q", "--recursive", "-k", k, str(tmp_path / "py.enc"), "-o",
+        str(tmp_path / "py.back"))
+    same_tree(tree, tmp_path / "py.back")
+    cli("verify", "--recursive", "-k", k, str(tmp_path / "py.enc"))
+    # The CLI writes, Python decrypts, verifies and describes as the CLI does.
+    cli("encrypt", "-q", "--recursive", "-k", k, "--chunk-size", "64KiB", str(tree), "-o",
+        str(tmp_path / "cli.enc"))
+    back = paracrypt.decrypt_tree(tmp_path / "cli.enc", tmp_path / "cli.back", key=k)
+    assert back["files"] == 5 and back["bytes"] == sum(
+        p.stat().st_size for p in tree.rglob("*") if p.is_file() and not p.is_symlink())
+    same_tree(tree, tmp_path / "cli.back")
+    checked = paracrypt.verify_tree(tmp_path / "cli.enc", key=k)
+    assert checked["files"] == 5
+    assert paracrypt.verify_tree(tmp_path / "cli.enc", ["sub/b.bin"], key=k)["files"] == 1
+    about = paracrypt.info_tree(tmp_path / "cli.enc", key=paracrypt.Key.load(k))
+    printed = json.loads(cli("info", "--recursive", "-k", k, "--json",
+                             str(tmp_path / "cli.enc")).stdout)
+    assert about == printed
+    assert about["files"] == 5 and about["links"] == 1 and about["complete"] is True
+    assert {e["path"] for e in about["entries"] if e["kind"] == "symlink"} == {"sub/link"}
+
+
+def test_password_signed_hidden_names(tmp_path: Path, tree: Path, cli: Cli) -> None:
+    signer, public = tmp_path / "s.pem", tmp_path / "s.pub"
+    cli("keygen", "--kind", "ed25519", "-o", str(signer), "--public-out", str(public))
+    done = paracrypt.encrypt_tree(tree, tmp_path / "enc", password="correct horse", sign=signer,
+                                  hide_names=True)
+    assert done["complete"]
+    about = paracrypt.info_tree(tmp_path / "enc", password="correct horse")
+    assert about["signer"] is not None and about["hidden_names"] and about["carries_key"]
+    # No real name is stored.
+    stored = {p.name for p in (tmp_path / "enc").rglob("*")}
+    assert not stored & {"a.txt", "sub", "b.bin.pcr", "deeper"}
+    env = dict(os.environ, PARACRYPT_PASSWORD="correct horse")
+    cli("verify", "--recursive", "-p", str(public), str(tmp_path / "enc"), env=env)
+    back = paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back", password="correct horse",
+                                  verify_with=public)
+    assert back["signer"]["required"] is True
+    same_tree(tree, tmp_path / "back")
+    other = tmp_path / "o.pub"
+    cli("keygen", "--kind", "ed25519", "-o", str(tmp_path / "o.pem"), "--public-out", str(other))
+    with pytest.raises(paracrypt.SignatureError):
+        paracrypt.verify_tree(tmp_path / "enc", password="correct horse", verify_with=other)
+    # An age tree to recipients: the CLI opens it with the identity.
+    recipient = paracrypt.keygen(tmp_path / "id.txt", kind="x25519")
+    assert recipient is not None
+    paracrypt.encrypt_tree(tree, tmp_path / "age.enc", recipients=[recipient], format="age")
+    cli("decrypt", "-q", "--recursive", "-i", str(tmp_path / "id.txt"),
+        str(tmp_path / "age.enc"), "-o", str(tmp_path / "age.back"))
+    same_tree(tree, tmp_path / "age.back")
+
+
+def test_refusals_name_the_file_and_leave_nothing(tmp_path: Path, tree: Path) -> None:
+    key = paracrypt.Key.generate()
+    os.mkfifo(tree / "sub" / "pipe")
+    with pytest.raises(paracrypt.UsageError, match="sub/pipe"):
+        paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key)
+    assert not (tmp_path / "enc").exists()
+    os.unlink(tree / "sub" / "pipe")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_bytes(b"x")
+    with pytest.raises(paracrypt.UsageError):
+        paracrypt.encrypt_tree(tree, tmp_path / "full", key=key)
+    assert listing(tmp_path / "full") == ["x"]
+    with pytest.raises(paracrypt.UsageError, match="update"):
+        paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key, checksum=True)
+    paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key)
+    with pytest.raises(paracrypt.WrongKeyError):
+        paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back",
+                               key=paracrypt.Key.generate())
+    assert not (tmp_path / "back").exists()
+
+
+def test_a_damaged_file_fails_alone_named(tmp_path: Path, tree: Path) -> None:
+    key = paracrypt.Key.generate()
+    paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key, chunk_size="64KiB")
+    damaged = tmp_path / "enc" / "sub" / "b.bin.pcr"
+    sealed = bytearray(damaged.read_bytes())
+    sealed[-100] ^= 1
+    damaged.write_bytes(bytes(sealed))
+    with pytest.raises(paracrypt.TreeChangedError) as changed:
+        paracrypt.verify_tree(tmp_path / "enc", key=key)
+    assert len(changed.value.changes) == 1
+    assert changed.value.changes[0].startswith("changed: sub/b.bin")
+    assert changed.value.complete is True
+    # The tree done in part: every other file complete, the failure named, of its own class.
+    with pytest.raises(paracrypt.IncompleteTreeError) as partial:
+        paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back", key=key)
+    error = partial.value
+    assert error.kind == "partial" and "sub/b.bin" in str(error)
+    assert len(error.failures) == 1
+    assert isinstance(error.failures[0], paracrypt.AuthenticationError)
+    assert "sub/b.bin" in str(error.failures[0]) and error.failures[0].chunk is not None
+    assert error.summary["files"] == 4 and error.summary["complete"] is False
+    assert not (tmp_path / "back" / "sub" / "b.bin").exists()
+    assert (tmp_path / "back" / "sub" / "deeper" / "c.bin").read_bytes() == data(70_000, seed=3)
+    assert not [p for p in (tmp_path / "back").rglob("*") if p.name.startswith(".paracrypt")]
+
+
+def test_update_reseals_only_what_changed(tmp_path: Path, tree: Path, cli: Cli) -> None:
+    k = str(tmp_path / "tree.key")
+    cli("keygen", "-o", k)
+    paracrypt.encrypt_tree(tree, tmp_path / "enc", key=k)
+    (tree / "sub" / "deeper" / "d.txt").write_bytes(b"changed")
+    (tree / "a.txt").unlink()
+    again = paracrypt.encrypt_tree(tree, tmp_path / "enc", key=k, update=True)
+    assert (again["files"], again["unchanged"], again["removed"]) == (1, 3, 1)
+    with pytest.raises(paracrypt.UsageError, match="update"):
+        paracrypt.encrypt_tree(tree, tmp_path / "enc", key=k)
+    cli("decrypt", "-q", "--recursive", "-k", k, str(tmp_path / "enc"), "-o",
+        str(tmp_path / "back"))
+    same_tree(tree, tmp_path / "back")
+
+
+def test_checksum_compares_contents(tmp_path: Path, tree: Path) -> None:
+    key = paracrypt.Key.generate()
+    paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key)
+    # The same size and modification time, other contents: only checksum=True sees it.
+    target = tree / "sub" / "deeper" / "d.txt"
+    before = target.stat()
+    target.write_bytes(b"DELTA" * 100)
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    same = paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key, update=True)
+    assert (same["files"], same["unchanged"]) == (0, 5)
+    summed = paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key, update=True, checksum=True)
+    assert (summed["files"], summed["unchanged"]) == (1, 4)
+    paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back", key=key)
+    same_tree(tree, tmp_path / "back")
+
+
+def test_nothing_done_raises_the_failure_itself(tmp_path: Path) -> None:
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "only").write_bytes(data(100_000))
+    key = paracrypt.Key.generate()
+    paracrypt.encrypt_tree(tmp_path / "one", tmp_path / "enc", key=key)
+    sealed = tmp_path / "enc" / "only.pcr"
+    damaged = bytearray(sealed.read_bytes())
+    damaged[-20] ^= 1
+    sealed.write_bytes(bytes(damaged))
+    # No file could be done: the file's own exception (the CLI's exit 1), nothing at dst.
+    with pytest.raises(paracrypt.AuthenticationError, match="only"):
+        paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back", key=key)
+    assert not (tmp_path / "back").exists()
