@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use paracrypt_core::Runner;
+use paracrypt_core::container::Argon2Params;
 use paracrypt_core::request::{ChunkSize, Key, Request, Sealing, Secret};
 use paracrypt_core::sign::SigningKey;
 use paracrypt_core::tree::{self, Entry, EntryKind, Guard, Options};
@@ -235,4 +236,205 @@ fn every_named_temporary_is_told_to_the_guard_and_gone_after_a_failed_file() {
     assert!(added.len() > 2 * 153, "{}", added.len());
     assert_eq!(added, forgotten);
     assert!(added.iter().all(|path| !path.exists()));
+}
+
+/// Step 2 of [`tree::plan`] as another process runs it: the task to bytes and back, sealed
+/// there, its result to bytes and back.
+fn seal_elsewhere(runner: &Runner, task: &tree::Task, threads: usize) -> tree::TaskResult {
+    let sent = task.to_bytes().unwrap();
+    let there = tree::Task::from_bytes(&sent).unwrap();
+    let result = with_threads(threads, || tree::seal_task(runner, &there));
+    tree::TaskResult::from_bytes(&result.to_bytes()).unwrap()
+}
+
+/// A tree planned once and sealed in tasks, each through its bytes (as Dask workers or MPI
+/// ranks get them), lists the same tree as one process sealing it whole, opens with the same
+/// secret and signer, and decrypts to the same tree; the tasks carry neither the key nor the
+/// tree's own key.
+#[test]
+fn a_tree_sealed_in_tasks_lists_the_same_tree_as_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let key = Key::generate();
+    let signer = SigningKey::generate_ed25519();
+    let runner = Runner::new();
+    for secret in [
+        Secret::Key(key.clone()),
+        Secret::password_with_params(
+            "tree password",
+            Argon2Params {
+                m_cost: 64,
+                t_cost: 1,
+                p_cost: 1,
+            },
+        ),
+    ] {
+        let password = matches!(secret, Secret::Password(..));
+        let sealing = Sealing {
+            chunk_size: Some(ChunkSize::new(64 << 10).unwrap()),
+            sign: Some(signer.clone()),
+            ..Sealing::default()
+        };
+        let seal = Request::encrypt(secret.clone(), sealing).unwrap();
+        let open = Request::decrypt(secret, Some(signer.verifying_key())).unwrap();
+        let whole = dir.path().join(format!("whole-{password}"));
+        let done = tree::encrypt(&runner, &seal, &plain, &whole, &Options::default()).unwrap();
+        assert!(done.is_complete(), "{:?}", done.failures);
+        let expected = described(&tree::read_manifest(&runner, &open, &whole).unwrap().entries);
+
+        let tasked = dir.path().join(format!("tasks-{password}"));
+        let plan = tree::plan(&runner, &seal, &plain, &tasked, &Options::default()).unwrap();
+        assert_eq!(plan.files(), 153);
+        // The plan's own cut covers every file once, in order: one task for so small a
+        // tree, or as many as asked for.
+        assert_eq!(plan.tasks(1), [0..153]);
+        let cut = plan.tasks(5);
+        assert_eq!(cut.len(), 5);
+        assert_eq!(cut.first().unwrap().start, 0);
+        assert_eq!(cut.last().unwrap().end, 153);
+        assert!(cut.windows(2).all(|w| w[0].end == w[1].start));
+        assert_eq!(plan.tasks(1000).len(), 153);
+        // Any cut seals the same tree: three tasks of uneven sizes, at 1 and 3 threads.
+        let mut sealed = tree::Sealed::new(&plan);
+        for (at, files) in [0..1, 1..100, 100..153].into_iter().enumerate() {
+            let task = plan.task(files).unwrap();
+            let sent = task.to_bytes().unwrap();
+            assert!(
+                !sent.windows(32).any(|w| w == key.as_bytes()),
+                "a task carries the key"
+            );
+            let result = seal_elsewhere(&runner, &task, 1 + 2 * (at % 2));
+            assert_eq!(result.failed(), 0);
+            sealed.add(&plan, result).unwrap();
+        }
+        let done = plan.finish(&runner, sealed);
+        assert!(done.is_complete(), "{:?}", done.failures);
+        assert_eq!(done.files, 153);
+        let manifest = tree::read_manifest(&runner, &open, &tasked).unwrap();
+        assert_eq!(described(&manifest.entries), expected);
+        assert_eq!(
+            manifest.signer.as_ref().unwrap().to_field(),
+            signer.verifying_key().to_field()
+        );
+        let back = dir.path().join(format!("back-{password}"));
+        let done = tree::decrypt(&runner, &open, &tasked, &back, &Options::default()).unwrap();
+        assert!(done.is_complete() && done.files == 153);
+        for (entry, _) in manifest.files() {
+            let path = String::from_utf8(entry.path.clone()).unwrap();
+            assert_eq!(
+                std::fs::read(back.join(&path)).unwrap(),
+                std::fs::read(plain.join(&path)).unwrap(),
+                "{path}"
+            );
+        }
+        assert!(
+            tree::verify(&runner, &open, &tasked, &[])
+                .unwrap()
+                .is_intact()
+        );
+    }
+}
+
+/// A file that changed between the plan and its task, and a task that never came back, leave
+/// the tree done in part as a local run does: every other file complete, each failure naming
+/// its file, the manifest listing what was done and marked incomplete; `--update` then
+/// finishes it.
+#[test]
+fn a_failed_task_leaves_the_tree_done_in_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let key = Key::generate();
+    let runner = Runner::new();
+    let seal = Request::encrypt(Secret::Key(key.clone()), Sealing::default()).unwrap();
+    let open = Request::decrypt(Secret::Key(key), None).unwrap();
+    let sealed_at = dir.path().join("sealed");
+    let plan = tree::plan(&runner, &seal, &plain, &sealed_at, &Options::default()).unwrap();
+    let tasks = [plan.task(0..50).unwrap(), plan.task(50..153).unwrap()];
+    // The files under a/ are the plan's first 50 (the walk's order); "b/c/f1" is in the
+    // second task, and grows after the plan.
+    std::fs::write(plain.join("b/c/f1"), data(5000, 1)).unwrap();
+    let mut sealed = tree::Sealed::new(&plan);
+    let result = seal_elsewhere(&runner, &tasks[1], 2);
+    assert_eq!(result.failed(), 1);
+    sealed.add(&plan, result).unwrap();
+    // The first task's worker died: its files are lost.
+    sealed.lost(&plan, 0..50, "its worker died");
+    let done = plan.finish(&runner, sealed);
+    assert!(!done.is_complete());
+    assert_eq!(done.failures.len(), 51);
+    assert_eq!(done.files, 102);
+    let lines: Vec<String> = done.failures.iter().map(ToString::to_string).collect();
+    // In the tree's order, each naming its file.
+    assert!(
+        lines[0].contains("a/f0") && lines[0].contains("its worker died"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[50].contains("b/c/f1") && lines[50].contains("changed since"),
+        "{lines:?}"
+    );
+    let manifest = tree::read_manifest(&runner, &open, &sealed_at).unwrap();
+    assert!(!manifest.complete);
+    assert_eq!(manifest.files().count() as u64, done.files);
+
+    let update = Options {
+        update: true,
+        ..Options::default()
+    };
+    let done = tree::encrypt(&runner, &seal, &plain, &sealed_at, &update).unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+    assert_eq!(done.files + done.unchanged, 153);
+    assert!(
+        tree::verify(&runner, &open, &sealed_at, &[])
+            .unwrap()
+            .is_intact()
+    );
+}
+
+/// A task's bytes cut short or altered are refused, and a plan of armored age files (written
+/// in order, on one process) is not cut into tasks.
+#[test]
+fn a_damaged_task_and_an_armored_tree_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let runner = Runner::new();
+    let seal = Request::encrypt(Secret::Key(Key::generate()), Sealing::default()).unwrap();
+    let plan = tree::plan(
+        &runner,
+        &seal,
+        &plain,
+        &dir.path().join("out"),
+        &Options::default(),
+    )
+    .unwrap();
+    let bytes = plan.task(0..3).unwrap().to_bytes().unwrap();
+    for bad in [
+        &bytes[..bytes.len() - 1],
+        &bytes[1..],
+        &[bytes.as_slice(), b"x"].concat(),
+    ] {
+        let err = tree::Task::from_bytes(bad).unwrap_err();
+        assert!(err.to_string().contains("not a tree's task"), "{err}");
+    }
+    assert!(tree::TaskResult::from_bytes(&bytes).is_err());
+
+    let recipient = age::x25519::Identity::generate().to_public().to_string();
+    let mut recipients = paracrypt_core::recipient::Recipients::new();
+    recipients.add(&recipient, "test").unwrap();
+    let armored = Sealing {
+        format: paracrypt_core::request::Format::Age,
+        armor: true,
+        ..Sealing::default()
+    };
+    let seal = Request::encrypt(Secret::Recipients(Arc::new(recipients)), armored).unwrap();
+    let plan = tree::plan(
+        &runner,
+        &seal,
+        &plain,
+        &dir.path().join("armored"),
+        &Options::default(),
+    )
+    .unwrap();
+    let err = plan.task(0..1).unwrap_err();
+    assert!(err.to_string().contains("armor"), "{err}");
 }

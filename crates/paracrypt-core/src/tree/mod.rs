@@ -58,6 +58,7 @@ mod out;
 pub mod path;
 mod schedule;
 mod seal;
+mod task;
 mod verify;
 mod walk;
 
@@ -68,7 +69,8 @@ pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{decrypt, read_manifest};
 pub(crate) use out::open_no_follow;
 pub use schedule::BATCH_FILES;
-pub use seal::{check, encrypt};
+pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task};
+pub use task::{TASK_BYTES, TASK_FILES, Task, TaskResult};
 pub use verify::{Change, Checked, verify};
 
 use crate::error::Error;

@@ -19,6 +19,7 @@ use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat}
 use super::open::read_manifest;
 use super::out::{Dest, Temp, finish_file, open_no_follow, set_times};
 use super::schedule::{self, FileWork, Planned};
+use super::task::{Outcome, TASK_BYTES, TASK_FILES, Task, TaskFile, TaskResult};
 use super::walk::{Found, Walked, join, walk};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::{Key, Secret};
@@ -29,7 +30,7 @@ use crate::plan::ChunkSize;
 use crate::provider::Provider;
 use crate::recipe::Runner;
 use crate::recipient::Recipients;
-use crate::request::{Driver, Format, Kind, Request, Resolved, Sealing};
+use crate::request::{Driver, Format, Kind, Request, Resolved, Sealing, share};
 use crate::sign::SigningKey;
 use crate::sign::tree::{HASH_LEN, TreeHash, root};
 
@@ -51,6 +52,26 @@ pub fn encrypt(
     output: &Path,
     options: &Options,
 ) -> Result<Summary> {
+    let plan = plan(runner, request, input, output, options)?;
+    let sealed = plan.seal_here(runner);
+    Ok(plan.finish(runner, sealed))
+}
+
+/// Step 1 of a tree's encryption, done once (on the one process, or a coordinator: a Dask
+/// client, rank 0): checks `request` and `options` as [`encrypt`] does, reads the tree already
+/// at the output (`--update`), draws the tree's secrets (its key or identity with a password,
+/// its name key with [`Options::hide_names`]), walks `input`, makes the output's directories
+/// and lists the files to seal. Every refusal [`encrypt`] makes before writing is made here.
+/// Then [`Plan::seal_here`] (every file, in this process) or [`Plan::tasks`] and
+/// [`Plan::task`] (files cut into tasks that other processes run with [`seal_task`]) seal
+/// the files, and [`Plan::finish`] writes the manifest from what they return.
+pub fn plan(
+    runner: &Runner,
+    request: &Request,
+    input: &Path,
+    output: &Path,
+    options: &Options,
+) -> Result<Plan> {
     let Kind::Encrypt {
         secret,
         format,
@@ -205,96 +226,453 @@ pub fn encrypt(
             .collect(),
         None => vec![None; walked.len()],
     };
-    let files: Vec<&Walked> = walked
-        .iter()
-        .zip(&kept)
-        .filter(|(w, kept)| matches!(w.found, Found::File { .. }) && kept.is_none())
-        .map(|(w, _)| w)
+    let files: Vec<usize> = (0..walked.len())
+        .filter(|&at| matches!(walked[at].found, Found::File { .. }) && kept[at].is_none())
         .collect();
-    let planned: Vec<Planned> = files
+    let stored = files
         .iter()
-        .map(|w| {
-            let bytes = file_len(w);
-            Planned {
-                bytes,
-                chunks: bytes.div_ceil(chunk as u64).max(1),
-                chunk_size: chunk,
-                in_order: resolved.in_order(),
+        .map(|&at| manifest.stored(&walked[at].path))
+        .collect();
+    Ok(Plan {
+        file_request,
+        manifest_request,
+        sign: sign.clone(),
+        resolved,
+        provider,
+        chunk,
+        input: input.to_path_buf(),
+        dest,
+        walked,
+        kept,
+        files,
+        stored,
+        manifest,
+        previous,
+        made,
+        created_root,
+    })
+}
+
+/// A tree's encryption as [`plan`] made it: the walked tree, the tree's secrets and the files
+/// to seal, the output's directories made. Step 2 seals its files, here ([`Plan::seal_here`])
+/// or in tasks ([`Plan::task`], [`seal_task`]); step 3 ([`Plan::finish`]) writes the manifest.
+pub struct Plan {
+    /// What each file is sealed with (the tree's key or identity with a password).
+    file_request: Request,
+    /// What the manifest is sealed with (the caller's secret).
+    manifest_request: Request,
+    sign: Option<SigningKey>,
+    resolved: Resolved,
+    provider: Provider,
+    /// The plaintext chunk of every file.
+    chunk: usize,
+    input: PathBuf,
+    dest: Dest,
+    walked: Vec<Walked>,
+    /// The files kept from the previous manifest (`--update`), by walked entry.
+    kept: Vec<Option<FileEntry>>,
+    /// The files to seal (their walked entries), in the walk's order.
+    files: Vec<usize>,
+    /// Each file's name in the output.
+    stored: Vec<Vec<u8>>,
+    manifest: Manifest,
+    previous: Option<Manifest>,
+    /// The directories this run made, and whether it made the output.
+    made: Vec<Vec<u8>>,
+    created_root: bool,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("entries", &self.walked.len())
+            .field("files", &self.files.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What step 2 did: each planned file's manifest entry once sealed, and the failures.
+#[derive(Debug)]
+pub struct Sealed {
+    /// By planned file: its entry, once sealed and committed.
+    done: Vec<Option<FileEntry>>,
+    /// The files that failed (planned file, error naming it).
+    failures: Vec<(usize, Error)>,
+    not_started: u64,
+}
+
+impl Sealed {
+    /// Nothing sealed yet, for the files of `plan`.
+    pub fn new(plan: &Plan) -> Self {
+        Sealed {
+            done: vec![None; plan.files.len()],
+            failures: Vec::new(),
+            not_started: 0,
+        }
+    }
+
+    /// Adds what one task did ([`seal_task`]'s result, read back with
+    /// [`TaskResult::from_bytes`]). Each failure is named by the plan's path of its file.
+    pub fn add(&mut self, plan: &Plan, result: TaskResult) -> Result<()> {
+        for (file, outcome) in result.files {
+            let Some(done) = self.done.get_mut(file) else {
+                return Err(Error::Tree(format!(
+                    "a task's result names file {file} of a plan of {}",
+                    plan.files.len()
+                )));
+            };
+            match outcome {
+                Outcome::Sealed(entry) => *done = Some(entry),
+                Outcome::Failed(message) => {
+                    let path = &plan.walked[plan.files[file]].path;
+                    self.failures
+                        .push((file, in_tree(path, Error::Tree(message))));
+                }
+                Outcome::NotStarted => self.not_started += 1,
             }
+        }
+        Ok(())
+    }
+
+    /// A task that returned nothing (its worker died, it was cancelled): its files failed,
+    /// each with `why`.
+    pub fn lost(&mut self, plan: &Plan, task: Range<usize>, why: &str) {
+        for file in task {
+            if self.done.get(file).is_some_and(Option::is_none) {
+                let path = &plan.walked[plan.files[file]].path;
+                self.failures
+                    .push((file, in_tree(path, Error::Tree(why.to_string()))));
+            }
+        }
+    }
+}
+
+impl Plan {
+    /// How many files are to be sealed.
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Step 2 in this process: every planned file on the one schedule in the caller's pool,
+    /// each file's header drawn as it is opened, an incomplete manifest written now and then
+    /// (a checkpoint, from which `--update` goes on after an interrupt).
+    pub fn seal_here(&self, runner: &Runner) -> Sealed {
+        let files: Vec<&Walked> = self.files.iter().map(|&at| &self.walked[at]).collect();
+        let checkpoint = Checkpoint {
+            plan: self,
+            manifest: Mutex::new(self.manifest.clone()),
+            start: Instant::now(),
+            next: AtomicU64::new(0),
+        };
+        let work = Seal {
+            runner,
+            keys: Keys::Draw(&self.resolved),
+            provider: self.provider,
+            input: &self.input,
+            dest: &self.dest,
+            stored: self.stored.iter().map(Vec::as_slice).collect(),
+            hidden: self.manifest.hides_names(),
+            chunk: self.chunk,
+            done: files.iter().map(|_| Mutex::new(None)).collect(),
+            failures: Mutex::new(Vec::new()),
+            files,
+            checkpoint: Some(checkpoint),
+        };
+        let ran = schedule::run(&work, &self.planned(0..self.files.len()));
+        work.into_sealed(ran)
+    }
+
+    /// The planned files `files`, as the schedule cuts them.
+    fn planned(&self, files: Range<usize>) -> Vec<Planned> {
+        self.files[files]
+            .iter()
+            .map(|&at| {
+                let bytes = file_len(&self.walked[at]);
+                Planned {
+                    bytes,
+                    chunks: bytes.div_ceil(self.chunk as u64).max(1),
+                    chunk_size: self.chunk,
+                    in_order: self.resolved.in_order(),
+                }
+            })
+            .collect()
+    }
+
+    /// The planned files cut into tasks for other processes, in the walk's order: consecutive
+    /// small files batched (up to [`TASK_FILES`] files and [`TASK_BYTES`] bytes together), a
+    /// file of [`TASK_BYTES`] or more alone; then, while there are fewer than `at_least` tasks
+    /// (the workers), the task of the most files is halved, so that a tree of a few hundred
+    /// small files still reaches every worker. Each task's files then run on its process's
+    /// schedule (a large file's chunks on every thread of it).
+    pub fn tasks(&self, at_least: usize) -> Vec<Range<usize>> {
+        let mut tasks = Vec::new();
+        let (mut start, mut bytes) = (0, 0u64);
+        for (at, &walked) in self.files.iter().enumerate() {
+            let len = file_len(&self.walked[walked]);
+            if at > start && (bytes + len > TASK_BYTES || at - start == TASK_FILES) {
+                tasks.push(start..at);
+                (start, bytes) = (at, 0);
+            }
+            bytes += len;
+        }
+        if start < self.files.len() {
+            tasks.push(start..self.files.len());
+        }
+        while tasks.len() < at_least {
+            let Some((at, most)) = tasks
+                .iter()
+                .enumerate()
+                .max_by_key(|(at, task)| (task.len(), std::cmp::Reverse(*at)))
+                .filter(|(_, task)| task.len() > 1)
+                .map(|(at, task)| (at, task.clone()))
+            else {
+                break;
+            };
+            let middle = most.start + most.len() / 2;
+            tasks[at] = most.start..middle;
+            tasks.insert(at + 1, middle..most.end);
+        }
+        tasks
+    }
+
+    /// The task of the planned files `files` (one of [`Plan::tasks`], or any run of them),
+    /// to be run by [`seal_task`] on another process. Each file's header is made here, as a
+    /// one-file distributed job's is (a fresh salt, or file key): the task carries those
+    /// headers and the keys derived for those files alone, never the key file, password or
+    /// the tree's own key or identity; with a signing key, that key (every file is signed).
+    /// Armored age files are written in order, on one process: such a tree is not cut into
+    /// tasks.
+    pub fn task(&self, files: Range<usize>) -> Result<Task> {
+        if files.start > files.end || files.end > self.files.len() {
+            return Err(Error::Request(format!(
+                "files {}..{} are not a run of the plan's {} files",
+                files.start,
+                files.end,
+                self.files.len()
+            )));
+        }
+        let resolved = self.file_request.resolve(&[], Driver::Distributed)?;
+        let mut planned = Vec::with_capacity(files.len());
+        for at in files {
+            let walked = &self.walked[self.files[at]];
+            let Found::File { len, ino } = walked.found else {
+                unreachable!("only regular files are planned")
+            };
+            let job = resolved
+                .recipe()
+                .first_job(&mut &[][..], Some(len), self.provider)?;
+            let shared = job
+                .shared_key()
+                .ok_or_else(|| Error::Request("this format is not run in parts".into()))?;
+            planned.push(TaskFile {
+                index: at,
+                path: walked.path.clone(),
+                len,
+                ino,
+                mode: walked.mode,
+                mtime: walked.mtime,
+                stored: self.stored[at].clone(),
+                header: job.header().to_vec(),
+                shared: Zeroizing::new(shared.to_vec()),
+            });
+        }
+        Ok(Task {
+            input: self.input.clone(),
+            output: self.dest.root.clone(),
+            replace: self.dest.replace,
+            named: self.dest.named,
+            sync: self.dest.sync,
+            hidden: self.manifest.hides_names(),
+            chunk: self.chunk,
+            provider: self.provider,
+            sign: self.sign.clone(),
+            files: planned,
+        })
+    }
+
+    /// Step 3: writes the manifest of what `sealed` holds (signed with the request's signing
+    /// key; marked incomplete when a file failed or was not started), then (an update)
+    /// removes the encrypted files of files gone, and gives the output's directories their
+    /// modes and times. When no file could be written at all, the directories the plan made
+    /// are removed and no manifest is written. What failed is in [`Summary::failures`], in the
+    /// tree's order.
+    pub fn finish(self, runner: &Runner, sealed: Sealed) -> Summary {
+        let Sealed {
+            done,
+            mut failures,
+            not_started,
+        } = sealed;
+        failures.sort_by_key(|(at, _)| *at);
+        let listed = self.listing(&|file| done[file].clone());
+        let mut summary = Summary {
+            failures: failures.into_iter().map(|(_, e)| e).collect(),
+            not_started,
+            files: listed.files,
+            bytes: listed.bytes,
+            unchanged: listed.unchanged,
+            ..Summary::default()
+        };
+        let mut manifest = self.manifest;
+        manifest.entries = listed.entries;
+        if summary.files == 0
+            && summary.unchanged == 0
+            && (!summary.failures.is_empty() || summary.not_started > 0)
+        {
+            // Nothing was done: nothing is left.
+            remove_made(&self.dest.root, &self.made, self.created_root);
+            return summary;
+        }
+        manifest.complete = summary.failures.is_empty() && summary.not_started == 0;
+        manifest.written = now();
+        let written = write_manifest(
+            runner,
+            &self.manifest_request,
+            &mut manifest,
+            self.sign.as_ref(),
+            &self.dest,
+        );
+        if let Err(e) = written {
+            // The files are complete, and the tree without its manifest is not: a failure of
+            // the manifest, with the files done (a tree done in part).
+            summary.failures.push(in_tree(MANIFEST.as_bytes(), e));
+            return summary;
+        }
+        summary.manifest_complete = manifest.complete;
+        if let Some(previous) = &self.previous {
+            summary.removed = remove_gone(&self.dest, previous, &manifest);
+        }
+        if !manifest.hides_names()
+            && let Err(e) = dir_times(&self.dest, &self.walked)
+        {
+            summary.failures.push(e);
+        }
+        summary
+    }
+
+    /// The entries of the tree as far as it is done: every directory and link, the files kept,
+    /// and the planned files that `done` (by planned file) says are sealed.
+    fn listing(&self, done: &dyn Fn(usize) -> Option<FileEntry>) -> Listing {
+        let mut listing = Listing {
+            entries: Vec::with_capacity(self.walked.len()),
+            files: 0,
+            bytes: 0,
+            unchanged: 0,
+        };
+        let mut planned = 0;
+        for (w, kept) in self.walked.iter().zip(&self.kept) {
+            let kind = match (&w.found, kept) {
+                (Found::Dir, _) => EntryKind::Dir,
+                (Found::Symlink(target), _) => EntryKind::Symlink(target.clone()),
+                (Found::File { .. }, Some(file)) => {
+                    listing.unchanged += 1;
+                    EntryKind::File(file.clone())
+                }
+                (Found::File { .. }, None) => {
+                    let finished = done(planned);
+                    planned += 1;
+                    match finished {
+                        Some(file) => {
+                            listing.files += 1;
+                            listing.bytes += file.size;
+                            EntryKind::File(file)
+                        }
+                        None => continue,
+                    }
+                }
+            };
+            listing.entries.push(Entry {
+                path: w.path.clone(),
+                mode: w.mode,
+                mtime: w.mtime,
+                kind,
+            });
+        }
+        listing
+    }
+}
+
+/// Step 2 on another process: seals the files of `task` (made by [`Plan::task`] and sent as
+/// [`Task::to_bytes`]) on the one schedule in the caller's pool, each from the header and
+/// derived keys the task carries, into the output the plan made; each file is checked to be
+/// the one the walk saw (its inode, length and time), written to a temporary file and given
+/// its name once complete, as in a local run. Returns each file's manifest entry, or why it
+/// failed, for [`Sealed::add`]. No manifest is written here: the plan's [`Plan::finish`]
+/// writes it.
+pub fn seal_task(runner: &Runner, task: &Task) -> TaskResult {
+    let walked: Vec<Walked> = task
+        .files
+        .iter()
+        .map(|file| Walked {
+            path: file.path.clone(),
+            found: Found::File {
+                len: file.len,
+                ino: file.ino,
+            },
+            mode: file.mode,
+            mtime: file.mtime,
+        })
+        .collect();
+    let dest = Dest {
+        root: task.output.clone(),
+        replace: task.replace,
+        named: task.named,
+        sync: task.sync,
+        guard: Arc::new(super::NoGuard),
+    };
+    let keys: Vec<(&[u8], &[u8])> = task
+        .files
+        .iter()
+        .map(|file| (&file.header[..], &file.shared[..]))
+        .collect();
+    let planned: Vec<Planned> = task
+        .files
+        .iter()
+        .map(|file| Planned {
+            bytes: file.len,
+            chunks: file.len.div_ceil(task.chunk as u64).max(1),
+            chunk_size: task.chunk,
+            in_order: false,
         })
         .collect();
     let work = Seal {
         runner,
-        resolved: &resolved,
-        provider,
-        input,
-        dest: &dest,
-        stored: files.iter().map(|w| manifest.stored(&w.path)).collect(),
-        hidden: manifest.hides_names(),
-        chunk,
-        done: files.iter().map(|_| Mutex::new(None)).collect(),
-        failures: Mutex::new(Vec::new()),
-        files,
-        checkpoint: Checkpoint {
-            walked: &walked,
-            kept: &kept,
-            manifest: Mutex::new(manifest.clone()),
-            request: &manifest_request,
-            sign: sign.as_ref(),
-            start: Instant::now(),
-            next: AtomicU64::new(0),
+        keys: Keys::Given {
+            keys: &keys,
+            sign: task.sign.as_ref(),
         },
+        provider: task.provider,
+        input: &task.input,
+        dest: &dest,
+        stored: task.files.iter().map(|f| f.stored.as_slice()).collect(),
+        hidden: task.hidden,
+        chunk: task.chunk,
+        done: walked.iter().map(|_| Mutex::new(None)).collect(),
+        failures: Mutex::new(Vec::new()),
+        files: walked.iter().collect(),
+        checkpoint: None,
     };
     let ran = schedule::run(&work, &planned);
-
-    let mut failures = work
-        .failures
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner());
-    failures.sort_by_key(|(at, _)| *at);
-    let listed = work.checkpoint.listing(&work.done);
-    let mut summary = Summary {
-        failures: failures.into_iter().map(|(_, e)| e).collect(),
-        not_started: ran.not_started,
-        files: listed.files,
-        bytes: listed.bytes,
-        unchanged: listed.unchanged,
-        ..Summary::default()
-    };
-    manifest.entries = listed.entries;
-    if summary.files == 0
-        && summary.unchanged == 0
-        && (!summary.failures.is_empty() || summary.not_started > 0)
-    {
-        // Nothing was done: nothing is left.
-        remove_made(output, &made, created_root);
-        return Ok(summary);
+    let sealed = work.into_sealed(ran);
+    let mut outcomes: Vec<Option<Outcome>> = sealed
+        .done
+        .into_iter()
+        .map(|done| done.map(Outcome::Sealed))
+        .collect();
+    for (at, error) in sealed.failures {
+        let message = match error {
+            Error::InTree { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        outcomes[at] = Some(Outcome::Failed(message));
     }
-    manifest.complete = summary.failures.is_empty() && summary.not_started == 0;
-    manifest.written = now();
-    let written = write_manifest(
-        runner,
-        &manifest_request,
-        &mut manifest,
-        sign.as_ref(),
-        &dest,
-    );
-    if let Err(e) = written {
-        // The files are complete, and the tree without its manifest is not: a failure of the
-        // manifest, with the files done (a tree done in part).
-        summary.failures.push(in_tree(MANIFEST.as_bytes(), e));
-        return Ok(summary);
+    TaskResult {
+        files: task
+            .files
+            .iter()
+            .zip(outcomes)
+            .map(|(file, outcome)| (file.index, outcome.unwrap_or(Outcome::NotStarted)))
+            .collect(),
     }
-    summary.manifest_complete = manifest.complete;
-    if let Some(previous) = &previous {
-        summary.removed = remove_gone(&dest, previous, &manifest);
-    }
-    if !manifest.hides_names()
-        && let Err(e) = dir_times(&dest, &walked)
-    {
-        summary.failures.push(e);
-    }
-    Ok(summary)
 }
 
 /// Checks, before anything is read or written, that a tree at `input` can be written at
@@ -489,36 +867,69 @@ pub(crate) fn write_manifest(
         .map_err(cannot)
 }
 
-/// The encryption of a tree's files, as the schedule runs it.
+/// The encryption of a tree's files, as the schedule runs it: every planned file in a local
+/// run, a task's files on another process.
 struct Seal<'a> {
     runner: &'a Runner,
-    resolved: &'a Resolved,
+    keys: Keys<'a>,
     provider: Provider,
     input: &'a Path,
     dest: &'a Dest,
     files: Vec<&'a Walked>,
     /// Each file's name in the output.
-    stored: Vec<Vec<u8>>,
+    stored: Vec<&'a [u8]>,
     hidden: bool,
     /// The plaintext chunk.
     chunk: usize,
     done: Vec<Mutex<Option<FileEntry>>>,
     failures: Mutex<Vec<(usize, Error)>>,
-    checkpoint: Checkpoint<'a>,
+    /// A local run's checkpoints (a task's process writes none: its plan's does).
+    checkpoint: Option<Checkpoint<'a>>,
+}
+
+/// Where each file's header and keys come from.
+enum Keys<'a> {
+    /// Drawn as the file is opened, from the request (a local run).
+    Draw(&'a Resolved),
+    /// Made by the plan ([`Plan::task`]): each file's header and derived keys, and the signing
+    /// key of a signed tree.
+    Given {
+        keys: &'a [(&'a [u8], &'a [u8])],
+        sign: Option<&'a SigningKey>,
+    },
+}
+
+impl Seal<'_> {
+    /// Whether files run in order (age's armor), as one task each.
+    fn in_order_files(&self) -> bool {
+        matches!(self.keys, Keys::Draw(resolved) if resolved.in_order())
+    }
+
+    /// What the schedule left: each file's entry, the failures (by file).
+    fn into_sealed(self, ran: schedule::Ran) -> Sealed {
+        Sealed {
+            done: self
+                .done
+                .into_iter()
+                .map(|d| d.into_inner().unwrap_or_else(|e| e.into_inner()))
+                .collect(),
+            failures: self
+                .failures
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner()),
+            not_started: ran.not_started,
+        }
+    }
 }
 
 /// The manifest of what is done so far, written over the previous one as the run goes (an
 /// incomplete manifest), so that a run stopped at any point (a signal, a kill, a crash) leaves a
 /// manifest of the files done up to its last checkpoint, from which `--update` goes on.
 struct Checkpoint<'a> {
-    walked: &'a [Walked],
-    /// The files kept from the previous manifest (`--update`), by walked entry.
-    kept: &'a [Option<FileEntry>],
+    plan: &'a Plan,
     /// The manifest's fields; its entries are filled at each checkpoint. Held by the one
     /// thread writing a checkpoint.
     manifest: Mutex<Manifest>,
-    request: &'a Request,
-    sign: Option<&'a SigningKey>,
     /// When the run started, and when the next checkpoint is due (milliseconds after): an
     /// atomic, so that the files' commits take no lock to look.
     start: Instant,
@@ -536,53 +947,11 @@ struct Listing {
 }
 
 impl Checkpoint<'_> {
-    /// The entries of the tree as far as it is done: every directory and link, the files kept,
-    /// and the files of `done` (by scheduled file, in the walk's order) that are finished.
-    fn listing(&self, done: &[Mutex<Option<FileEntry>>]) -> Listing {
-        let mut listing = Listing {
-            entries: Vec::with_capacity(self.walked.len()),
-            files: 0,
-            bytes: 0,
-            unchanged: 0,
-        };
-        let mut done = done.iter();
-        for (w, kept) in self.walked.iter().zip(self.kept) {
-            let kind = match (&w.found, kept) {
-                (Found::Dir, _) => EntryKind::Dir,
-                (Found::Symlink(target), _) => EntryKind::Symlink(target.clone()),
-                (Found::File { .. }, Some(file)) => {
-                    listing.unchanged += 1;
-                    EntryKind::File(file.clone())
-                }
-                (Found::File { .. }, None) => {
-                    let finished = done
-                        .next()
-                        .and_then(|d| d.lock().unwrap_or_else(|e| e.into_inner()).clone());
-                    match finished {
-                        Some(file) => {
-                            listing.files += 1;
-                            listing.bytes += file.size;
-                            EntryKind::File(file)
-                        }
-                        None => continue,
-                    }
-                }
-            };
-            listing.entries.push(Entry {
-                path: w.path.clone(),
-                mode: w.mode,
-                mtime: w.mtime,
-                kind,
-            });
-        }
-        listing
-    }
-
     /// Writes an incomplete manifest of what is done when one is due and no other thread is
     /// writing one. The next is due after ten times as long as this one took (at least a
     /// second), so that checkpoints cost at most a tenth of the run whatever the tree's size.
     /// A checkpoint that fails is left to the final manifest, which reports its failure.
-    fn write(&self, runner: &Runner, dest: &Dest, done: &[Mutex<Option<FileEntry>>]) {
+    fn write(&self, runner: &Runner, done: &[Mutex<Option<FileEntry>>]) {
         let millis = |at: Instant| at.duration_since(self.start).as_millis() as u64;
         if millis(Instant::now()) < self.next.load(Ordering::Relaxed) {
             return;
@@ -591,10 +960,19 @@ impl Checkpoint<'_> {
             return;
         };
         let start = Instant::now();
-        manifest.entries = self.listing(done).entries;
+        let plan = self.plan;
+        manifest.entries = plan
+            .listing(&|file| done[file].lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .entries;
         manifest.complete = false;
         manifest.written = now();
-        let _ = write_manifest(runner, self.request, &mut manifest, self.sign, dest);
+        let _ = write_manifest(
+            runner,
+            &plan.manifest_request,
+            &mut manifest,
+            plan.sign.as_ref(),
+            &plan.dest,
+        );
         manifest.entries = Vec::new();
         let took = start.elapsed();
         let next = Instant::now() + (took * 10).max(Duration::from_secs(1));
@@ -751,16 +1129,23 @@ impl FileWork for Seal<'_> {
         let id = InputId::of(&source)?;
         let temp = self
             .dest
-            .temp(&self.stored[file])
+            .temp(self.stored[file])
             .map_err(|e| Error::io("cannot create its encrypted file", e))?;
         let chunks = len.div_ceil(self.chunk as u64).max(1);
-        let (job, header) = if self.resolved.in_order() {
+        let (job, header) = if self.in_order_files() {
             (None, (0, [0; HASH_LEN]))
         } else {
-            let job = self
-                .resolved
-                .recipe()
-                .first_job(&mut &[][..], Some(len), self.provider)?;
+            let job = match &self.keys {
+                Keys::Draw(resolved) => {
+                    resolved
+                        .recipe()
+                        .first_job(&mut &[][..], Some(len), self.provider)?
+                }
+                Keys::Given { keys, sign } => {
+                    let (header, key) = keys[file];
+                    share::job(true, header, key, *sign, len, self.provider)?
+                }
+            };
             let head = job.output_header();
             temp.file
                 .write_all_at(head, 0)
@@ -820,7 +1205,7 @@ impl FileWork for Seal<'_> {
                 .map_err(|e| Error::io("setting its mode and time", e))?;
         }
         self.dest
-            .commit(open.temp, &self.stored[file])
+            .commit(open.temp, self.stored[file])
             .map_err(|e| Error::io("cannot give its encrypted file its name", e))?;
         let leaves = open.leaves.into_inner().unwrap_or_else(|e| e.into_inner());
         let (header_len, header_hash) = open.header.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -831,7 +1216,9 @@ impl FileWork for Seal<'_> {
             header_len,
             header_hash,
         });
-        self.checkpoint.write(self.runner, self.dest, &self.done);
+        if let Some(checkpoint) = &self.checkpoint {
+            checkpoint.write(self.runner, &self.done);
+        }
         Ok(())
     }
 
@@ -861,8 +1248,10 @@ impl Seal<'_> {
             hasher: blake3::Hasher::new(),
             len: 0,
         };
-        self.resolved
-            .stream(self.runner, &mut reader, &mut writer)?;
+        let Keys::Draw(resolved) = self.keys else {
+            unreachable!("a task's files are never run in order")
+        };
+        resolved.stream(self.runner, &mut reader, &mut writer)?;
         writer
             .inner
             .flush()

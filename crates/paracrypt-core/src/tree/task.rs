@@ -1,0 +1,323 @@
+//! A task of a tree's encryption, as it travels to another process and back: what
+//! [`Plan::task`](super::Plan::task) makes and [`seal_task`](super::seal_task) runs, and
+//! what it returns to [`Sealed::add`](super::Sealed::add).
+//!
+//! **What a task carries.** The output's and input's roots (both on a filesystem every process
+//! sees), how files are written there (replacing, named temporary files, `fsync`), the plaintext
+//! chunk and provider, and for each file: its index in the plan, its path and stored name, what
+//! the walk saw of it (length, inode, mode, modification time: a file that changed since is
+//! refused, as in a local run), and its header with the keys derived for that one file (a
+//! container's header and payload keys, an age file's file key). Never the key file, password or
+//! identities, nor the tree's own key, identity or name key: a task's bytes open only its own
+//! files. A signed tree's task carries the signing key (every file is a signed container), as a
+//! signed one-file distributed job does. Treat a task's bytes as a secret: send them over an
+//! encrypted connection.
+//!
+//! **What comes back.** For each file, its manifest entry (length, chunk size, BLAKE3 root,
+//! header length and hash), or the one line saying why it failed, or that it was not started
+//! (a full disk stopped the task). The plan names each failure by its path.
+//!
+//! Both are read with every length checked against what is left, and refuse anything else
+//! ([`Error::Request`]): they come from the plan's own process, but over a wire.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+
+use zeroize::Zeroizing;
+
+use super::manifest::FileEntry;
+use crate::error::{Error, Result};
+use crate::provider::Provider;
+use crate::pubkey::rsa::RsaScheme;
+use crate::sign::{Scheme, SigningKey};
+
+/// The most plaintext bytes of small files one task batches (a file of this size or more is a
+/// task alone, its chunks spread over the threads of the process running it).
+pub const TASK_BYTES: u64 = 64 << 20;
+/// The most files one task carries.
+pub const TASK_FILES: usize = 1024;
+
+const TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-TASK\x01";
+const RESULT_MAGIC: &[u8] = b"PARACRYPT-TREE-DONE\x01";
+
+/// One task of a tree's encryption (see the [module](self)).
+pub struct Task {
+    pub(crate) input: PathBuf,
+    pub(crate) output: PathBuf,
+    pub(crate) replace: bool,
+    pub(crate) named: bool,
+    pub(crate) sync: bool,
+    pub(crate) hidden: bool,
+    pub(crate) chunk: usize,
+    pub(crate) provider: Provider,
+    pub(crate) sign: Option<SigningKey>,
+    pub(crate) files: Vec<TaskFile>,
+}
+
+/// One file of a task.
+pub(crate) struct TaskFile {
+    /// Its index among the plan's files.
+    pub index: usize,
+    pub path: Vec<u8>,
+    pub len: u64,
+    pub ino: u64,
+    pub mode: u32,
+    pub mtime: (i64, u32),
+    pub stored: Vec<u8>,
+    pub header: Vec<u8>,
+    pub shared: Zeroizing<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Task {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Task")
+            .field("files", &self.files.len())
+            .field("bytes", &self.bytes())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Task {
+    /// How many files it seals.
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Their plaintext bytes.
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.len).sum()
+    }
+
+    /// The task's bytes, for another process (a secret: see the [module](self)).
+    pub fn to_bytes(&self) -> Result<Zeroizing<Vec<u8>>> {
+        let mut out = Zeroizing::new(TASK_MAGIC.to_vec());
+        put_bytes(&mut out, self.input.as_os_str().as_bytes());
+        put_bytes(&mut out, self.output.as_os_str().as_bytes());
+        let flags = u8::from(self.replace)
+            | u8::from(self.named) << 1
+            | u8::from(self.sync) << 2
+            | u8::from(self.hidden) << 3;
+        out.push(flags);
+        out.extend_from_slice(&(self.chunk as u64).to_le_bytes());
+        put_bytes(&mut out, self.provider.as_str().as_bytes());
+        match &self.sign {
+            None => out.push(0),
+            Some(key) => {
+                out.push(key.scheme().id());
+                put_bytes(&mut out, key.to_pkcs8_pem()?.as_bytes());
+            }
+        }
+        out.extend_from_slice(&(self.files.len() as u64).to_le_bytes());
+        for file in &self.files {
+            out.extend_from_slice(&(file.index as u64).to_le_bytes());
+            put_bytes(&mut out, &file.path);
+            out.extend_from_slice(&file.len.to_le_bytes());
+            out.extend_from_slice(&file.ino.to_le_bytes());
+            out.extend_from_slice(&file.mode.to_le_bytes());
+            out.extend_from_slice(&file.mtime.0.to_le_bytes());
+            out.extend_from_slice(&file.mtime.1.to_le_bytes());
+            put_bytes(&mut out, &file.stored);
+            put_bytes(&mut out, &file.header);
+            put_bytes(&mut out, &file.shared);
+        }
+        Ok(out)
+    }
+
+    /// A task from [`Task::to_bytes`]'s bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Task> {
+        let mut r = Reader::new(bytes, TASK_MAGIC, "a tree's task")?;
+        let input = PathBuf::from(OsString::from_vec(r.bytes()?.to_vec()));
+        let output = PathBuf::from(OsString::from_vec(r.bytes()?.to_vec()));
+        let flags = r.u8()?;
+        let chunk = usize::try_from(r.u64()?).map_err(|_| r.bad())?;
+        let provider: Provider = std::str::from_utf8(r.bytes()?)
+            .ok()
+            .and_then(|name| name.parse().ok())
+            .ok_or_else(|| r.bad())?;
+        let sign = match r.u8()? {
+            0 => None,
+            id => {
+                let scheme = Scheme::from_id(id).ok_or_else(|| r.bad())?;
+                let rsa = if scheme == Scheme::RsaPss {
+                    RsaScheme::Pss
+                } else {
+                    RsaScheme::Pkcs1v15
+                };
+                let pem = Zeroizing::new(r.bytes()?.to_vec());
+                Some(SigningKey::from_key_file(&pem, rsa)?.with_provider(provider)?)
+            }
+        };
+        let count = r.u64()?;
+        let mut files = Vec::new();
+        for _ in 0..count {
+            files.push(TaskFile {
+                index: usize::try_from(r.u64()?).map_err(|_| r.bad())?,
+                path: r.bytes()?.to_vec(),
+                len: r.u64()?,
+                ino: r.u64()?,
+                mode: r.u32()?,
+                mtime: (r.u64()? as i64, r.u32()?),
+                stored: r.bytes()?.to_vec(),
+                header: r.bytes()?.to_vec(),
+                shared: Zeroizing::new(r.bytes()?.to_vec()),
+            });
+        }
+        r.end()?;
+        if chunk == 0 {
+            return Err(r.bad());
+        }
+        Ok(Task {
+            input,
+            output,
+            replace: flags & 1 != 0,
+            named: flags & 2 != 0,
+            sync: flags & 4 != 0,
+            hidden: flags & 8 != 0,
+            chunk,
+            provider,
+            sign,
+            files,
+        })
+    }
+}
+
+/// What became of one file of a task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Sealed and committed: its manifest entry.
+    Sealed(FileEntry),
+    /// Failed: why, in one line.
+    Failed(String),
+    /// Not started: a failure that stops every file (a full disk) came first.
+    NotStarted,
+}
+
+/// What one task did: each of its files' [`Outcome`], by its index in the plan.
+#[derive(Debug)]
+pub struct TaskResult {
+    pub(crate) files: Vec<(usize, Outcome)>,
+}
+
+impl TaskResult {
+    /// How many of its files failed or were not started.
+    pub fn failed(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|(_, o)| !matches!(o, Outcome::Sealed(_)))
+            .count()
+    }
+
+    /// The result's bytes, for the plan's process.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = RESULT_MAGIC.to_vec();
+        out.extend_from_slice(&(self.files.len() as u64).to_le_bytes());
+        for (index, outcome) in &self.files {
+            out.extend_from_slice(&(*index as u64).to_le_bytes());
+            match outcome {
+                Outcome::Sealed(entry) => {
+                    out.push(0);
+                    out.extend_from_slice(&entry.size.to_le_bytes());
+                    out.extend_from_slice(&entry.chunk_size.to_le_bytes());
+                    out.extend_from_slice(&entry.root);
+                    out.extend_from_slice(&entry.header_len.to_le_bytes());
+                    out.extend_from_slice(&entry.header_hash);
+                }
+                Outcome::Failed(why) => {
+                    out.push(1);
+                    put_bytes(&mut out, why.as_bytes());
+                }
+                Outcome::NotStarted => out.push(2),
+            }
+        }
+        out
+    }
+
+    /// A result from [`TaskResult::to_bytes`]'s bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<TaskResult> {
+        let mut r = Reader::new(bytes, RESULT_MAGIC, "a tree task's result")?;
+        let count = r.u64()?;
+        let mut files = Vec::new();
+        for _ in 0..count {
+            let index = usize::try_from(r.u64()?).map_err(|_| r.bad())?;
+            let outcome = match r.u8()? {
+                0 => Outcome::Sealed(FileEntry {
+                    size: r.u64()?,
+                    chunk_size: r.u32()?,
+                    root: r.array()?,
+                    header_len: r.u32()?,
+                    header_hash: r.array()?,
+                }),
+                1 => Outcome::Failed(String::from_utf8_lossy(r.bytes()?).into_owned()),
+                2 => Outcome::NotStarted,
+                _ => return Err(r.bad()),
+            };
+            files.push((index, outcome));
+        }
+        r.end()?;
+        Ok(TaskResult { files })
+    }
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Reads the fields of a task or result, each length checked against what is left.
+struct Reader<'a> {
+    rest: &'a [u8],
+    what: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8], magic: &[u8], what: &'static str) -> Result<Self> {
+        let reader = Reader { rest: bytes, what };
+        match bytes.strip_prefix(magic) {
+            Some(rest) => Ok(Reader { rest, what }),
+            None => Err(reader.bad()),
+        }
+    }
+
+    fn bad(&self) -> Error {
+        Error::Request(format!("not {} (or one of another version)", self.what))
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.rest.len() {
+            return Err(self.bad());
+        }
+        let (taken, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Ok(taken)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        Ok(self.take(N)?.try_into().expect("N bytes"))
+    }
+
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8]> {
+        let n = usize::try_from(self.u64()?).map_err(|_| self.bad())?;
+        self.take(n)
+    }
+
+    fn end(&self) -> Result<()> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(self.bad())
+        }
+    }
+}
