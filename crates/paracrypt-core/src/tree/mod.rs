@@ -13,6 +13,11 @@
 //! - [`verify`]: an encrypted tree checked against its manifest, writing nothing: every file
 //!   added, removed, renamed or changed, one [`Change`] each; or any one file alone.
 //! - [`read_manifest`]: the manifest alone.
+//! - [`plan`], [`Plan::seal_here`] and [`Plan::finish`]: [`encrypt`]'s three steps, which
+//!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers): the tree
+//!   planned once, its files sealed in tasks ([`Task`]: each file's header and the keys
+//!   derived for it alone), the manifest written from what the tasks return
+//!   (`docs/guide/trees.md`, *One tree over many processes*).
 //!
 //! What a request holds decides how the files are sealed: with a key file, each file is a
 //! container of that key; to recipients, each file is encrypted to them (any one of them opens

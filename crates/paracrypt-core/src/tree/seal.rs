@@ -19,7 +19,7 @@ use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat}
 use super::open::read_manifest;
 use super::out::{Dest, Temp, finish_file, open_no_follow, set_times};
 use super::schedule::{self, FileWork, Planned};
-use super::task::{Outcome, TASK_BYTES, TASK_FILES, Task, TaskFile, TaskResult};
+use super::task::{Outcome, Task, TaskFile, TaskResult};
 use super::walk::{Found, Walked, join, walk};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::{Key, Secret};
@@ -399,40 +399,18 @@ impl Plan {
     }
 
     /// The planned files cut into tasks for other processes, in the walk's order: consecutive
-    /// small files batched (up to [`TASK_FILES`] files and [`TASK_BYTES`] bytes together), a
-    /// file of [`TASK_BYTES`] or more alone; then, while there are fewer than `at_least` tasks
-    /// (the workers), the task of the most files is halved, so that a tree of a few hundred
-    /// small files still reaches every worker. Each task's files then run on its process's
+    /// small files batched (up to [`TASK_FILES`](super::TASK_FILES) files and
+    /// [`TASK_BYTES`](super::TASK_BYTES) bytes together), a larger file alone; then, while
+    /// there are fewer than `at_least` tasks (the workers), the task of the most files is
+    /// halved, so that a tree of a few hundred small files still reaches every worker. Each task's files then run on its process's
     /// schedule (a large file's chunks on every thread of it).
     pub fn tasks(&self, at_least: usize) -> Vec<Range<usize>> {
-        let mut tasks = Vec::new();
-        let (mut start, mut bytes) = (0, 0u64);
-        for (at, &walked) in self.files.iter().enumerate() {
-            let len = file_len(&self.walked[walked]);
-            if at > start && (bytes + len > TASK_BYTES || at - start == TASK_FILES) {
-                tasks.push(start..at);
-                (start, bytes) = (at, 0);
-            }
-            bytes += len;
-        }
-        if start < self.files.len() {
-            tasks.push(start..self.files.len());
-        }
-        while tasks.len() < at_least {
-            let Some((at, most)) = tasks
-                .iter()
-                .enumerate()
-                .max_by_key(|(at, task)| (task.len(), std::cmp::Reverse(*at)))
-                .filter(|(_, task)| task.len() > 1)
-                .map(|(at, task)| (at, task.clone()))
-            else {
-                break;
-            };
-            let middle = most.start + most.len() / 2;
-            tasks[at] = most.start..middle;
-            tasks.insert(at + 1, middle..most.end);
-        }
-        tasks
+        let lens: Vec<u64> = self
+            .files
+            .iter()
+            .map(|&at| file_len(&self.walked[at]))
+            .collect();
+        super::task::cut(&lens, at_least)
     }
 
     /// The task of the planned files `files` (one of [`Plan::tasks`], or any run of them),

@@ -21,6 +21,7 @@
 //! ([`Error::Request`]): they come from the plan's own process, but over a wire.
 
 use std::ffi::OsString;
+use std::ops::Range;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
@@ -32,11 +33,43 @@ use crate::provider::Provider;
 use crate::pubkey::rsa::RsaScheme;
 use crate::sign::{Scheme, SigningKey};
 
-/// The most plaintext bytes of small files one task batches (a file of this size or more is a
-/// task alone, its chunks spread over the threads of the process running it).
+/// The most plaintext bytes of small files one task batches (a larger file is a task alone, its chunks spread over the threads of the process running it).
 pub const TASK_BYTES: u64 = 64 << 20;
 /// The most files one task carries.
 pub const TASK_FILES: usize = 1024;
+
+/// Files of lengths `lens` (in the walk's order) cut into tasks: see
+/// [`Plan::tasks`](super::Plan::tasks).
+pub(crate) fn cut(lens: &[u64], at_least: usize) -> Vec<Range<usize>> {
+    let mut tasks = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (at, &len) in lens.iter().enumerate() {
+        if at > start && (bytes + len > TASK_BYTES || at - start == TASK_FILES) {
+            tasks.push(start..at);
+            (start, bytes) = (at, 0);
+        }
+        bytes += len;
+    }
+    if start < lens.len() {
+        tasks.push(start..lens.len());
+    }
+    // Halve the task of the most files (the first of them) until there are enough.
+    while tasks.len() < at_least {
+        let Some((at, most)) = tasks
+            .iter()
+            .enumerate()
+            .max_by_key(|(at, task)| (task.len(), std::cmp::Reverse(*at)))
+            .filter(|(_, task)| task.len() > 1)
+            .map(|(at, task)| (at, task.clone()))
+        else {
+            break;
+        };
+        let middle = most.start + most.len() / 2;
+        tasks[at] = most.start..middle;
+        tasks.insert(at + 1, middle..most.end);
+    }
+    tasks
+}
 
 const TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-TASK\x01";
 const RESULT_MAGIC: &[u8] = b"PARACRYPT-TREE-DONE\x01";
@@ -319,5 +352,25 @@ impl<'a> Reader<'a> {
         } else {
             Err(self.bad())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_files_are_batched_large_ones_alone_and_tasks_halved_for_the_workers() {
+        let mib = 1 << 20;
+        // 2000 tiny files: 1024 to a task.
+        assert_eq!(cut(&[1; 2000], 1), [0..1024, 1024..2000]);
+        // 64 MiB together at most; a file of more than 64 MiB alone.
+        let lens = [10 * mib, 50 * mib, 10 * mib, 100 * mib, 1, 64 * mib, 0];
+        assert_eq!(cut(&lens, 1), [0..2, 2..3, 3..4, 4..5, 5..7]);
+        // At least 4 tasks: the task of the most files halved, then the next.
+        assert_eq!(cut(&[1; 10], 4), [0..2, 2..5, 5..7, 7..10]);
+        // No more tasks than files; none for no file.
+        assert_eq!(cut(&[1; 3], 8), [0..1, 1..2, 2..3]);
+        assert!(cut(&[], 4).is_empty());
     }
 }
