@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use paracrypt_core::tree::{self, Summary};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::api::{decrypt_request, encrypt_request};
 use crate::errors::{Failure, exception_with};
@@ -307,4 +307,180 @@ pub fn info_tree<'py>(
         Ok(manifest.json(&src.display().to_string()).to_string())
     })?;
     py.import("json")?.call_method1("loads", (json,))
+}
+
+/// One tree's encryption planned here and sealed in tasks by other processes, as
+/// :func:`paracrypt.dask.encrypt_tree` runs it (docs/guide/trees.md, *One tree over many
+/// processes*): ``TreeJob.encrypt(src, dst, …)`` checks everything :func:`encrypt_tree`
+/// checks, walks ``src``, draws the tree's secrets and makes ``dst``'s directories;
+/// ``job.tasks()`` cuts the files into runs ``(first, end)``; ``job.task(part)`` makes one
+/// task's bytes, which :func:`seal_tree_task` seals on any process that sees ``src`` and
+/// ``dst``; ``job.add(result)`` takes what it returned (``job.lost(part, why)`` when it
+/// returned nothing); and ``job.finish()`` writes the manifest and returns or raises as
+/// :func:`encrypt_tree` does.
+///
+/// A task's bytes hold its files' headers and the keys derived for those files alone (never
+/// the key file, password or the tree's own key), and with ``sign=`` the signing key: treat
+/// them as a secret, and send them over an encrypted connection (Dask's TLS). Armored age
+/// trees are written on one process (:func:`encrypt_tree`).
+#[pyclass(module = "paracrypt", frozen)]
+pub struct TreeJob {
+    /// The plan and what its tasks returned; `None` once finished.
+    state: std::sync::Mutex<Option<(tree::Plan, tree::Sealed)>>,
+    files: usize,
+    provider: Option<String>,
+}
+
+impl TreeJob {
+    fn with<T>(
+        &self,
+        work: impl FnOnce(&mut tree::Plan, &mut tree::Sealed) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match state.as_mut() {
+            Some((plan, sealed)) => work(plan, sealed),
+            None => Ok(crate::errors::usage("the tree job is already finished")?),
+        }
+    }
+
+    fn part(&self, part: (usize, usize)) -> PyResult<std::ops::Range<usize>> {
+        let (first, end) = part;
+        if first >= end || end > self.files {
+            return Ok(crate::errors::usage(format!(
+                "part ({first}, {end}) is not a run of the tree's {} files",
+                self.files
+            ))?);
+        }
+        Ok(first..end)
+    }
+}
+
+#[pymethods]
+impl TreeJob {
+    /// Plans the encryption of the tree ``src`` into ``dst``. Arguments as
+    /// :func:`encrypt_tree` (``armor=`` is not distributed).
+    #[staticmethod]
+    #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, overwrite = false, threads = None, provider = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn encrypt<'py>(
+        py: Python<'py>,
+        src: PathBuf,
+        dst: PathBuf,
+        key: Option<&Bound<'py, PyAny>>,
+        password: Option<&Bound<'py, PyAny>>,
+        recipients: Option<&Bound<'py, PyAny>>,
+        format: &str,
+        cipher: Option<&str>,
+        chunk_size: Option<&Bound<'py, PyAny>>,
+        sign: Option<PathBuf>,
+        hide_names: bool,
+        update: bool,
+        checksum: bool,
+        overwrite: bool,
+        threads: Option<i64>,
+        provider: Option<&str>,
+    ) -> PyResult<Self> {
+        let request = encrypt_request(
+            key, password, recipients, format, false, cipher, chunk_size, sign,
+        )?;
+        let options = Options::new(threads, provider, None)?;
+        let tree_options = tree_options(overwrite, hide_names, update, checksum);
+        let runner = options.runner();
+        let plan = options.run(py, || {
+            Ok(tree::plan(&runner, &request, &src, &dst, &tree_options)?)
+        })?;
+        let sealed = tree::Sealed::new(&plan);
+        Ok(TreeJob {
+            files: plan.files(),
+            state: std::sync::Mutex::new(Some((plan, sealed))),
+            provider: provider.map(str::to_owned),
+        })
+    }
+
+    /// How many files the tasks seal (files unchanged in an update are not among them).
+    #[getter]
+    fn files(&self) -> usize {
+        self.files
+    }
+
+    /// The files cut into tasks ``(first, end)``, in the tree's order: consecutive small files
+    /// together (up to 1024 files and 64 MiB), a large file alone, and at least ``at_least``
+    /// tasks (the workers) when there are as many files; every file in exactly one.
+    #[pyo3(signature = (at_least = 1))]
+    fn tasks(&self, at_least: usize) -> PyResult<Vec<(usize, usize)>> {
+        self.with(|plan, _| {
+            Ok(plan
+                .tasks(at_least)
+                .iter()
+                .map(|r| (r.start, r.end))
+                .collect())
+        })
+    }
+
+    /// The bytes of the task of files ``part`` (a secret: see the class), for
+    /// :func:`seal_tree_task`. Each file's header is made here.
+    fn task<'py>(&self, py: Python<'py>, part: (usize, usize)) -> PyResult<Bound<'py, PyBytes>> {
+        let part = self.part(part)?;
+        let bytes = self.with(|plan, _| {
+            let task = plan.task(part).map_err(Failure::Core)?;
+            Ok(task.to_bytes().map_err(Failure::Core)?)
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Takes what :func:`seal_tree_task` returned for one task.
+    fn add(&self, result: &[u8]) -> PyResult<()> {
+        self.with(|plan, sealed| {
+            let result = tree::TaskResult::from_bytes(result).map_err(Failure::Core)?;
+            Ok(sealed.add(plan, result).map_err(Failure::Core)?)
+        })
+    }
+
+    /// A task that returned nothing (its worker died, it was cancelled): each of the files of
+    /// ``part`` not yet sealed failed with ``why``.
+    fn lost(&self, part: (usize, usize), why: &str) -> PyResult<()> {
+        let part = self.part(part)?;
+        self.with(|plan, sealed| {
+            sealed.lost(plan, part, why);
+            Ok(())
+        })
+    }
+
+    /// Writes the manifest of what the tasks sealed and returns the dict
+    /// :func:`encrypt_tree` returns; a tree done in part raises :class:`IncompleteTreeError`,
+    /// one of which nothing was done the first failure (no manifest is written, and the
+    /// directories the plan made are removed).
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let Some((plan, sealed)) = self.state.lock().unwrap_or_else(|e| e.into_inner()).take()
+        else {
+            return Ok(crate::errors::usage("the tree job is already finished")?);
+        };
+        let options = Options::new(Some(1), self.provider.as_deref(), None)?;
+        let runner = options.runner();
+        let summary = options.run(py, || Ok(plan.finish(&runner, sealed)))?;
+        finish(py, summary, true)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TreeJob({} files)", self.files)
+    }
+}
+
+/// Seals the files of one task of a :class:`TreeJob` (its bytes, from ``job.task(part)``) on
+/// this process, with ``threads`` threads (default 1), without the GIL; returns the bytes
+/// ``job.add`` takes: each file's manifest entry, or why it failed. A file that fails does not
+/// stop the others and raises nothing here: ``job.finish()`` reports it, naming it. Bytes that
+/// are not a task raise :class:`UsageError`.
+#[pyfunction]
+#[pyo3(signature = (task, *, threads = None))]
+pub fn seal_tree_task<'py>(
+    py: Python<'py>,
+    task: &[u8],
+    threads: Option<i64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let task = tree::Task::from_bytes(task).map_err(Failure::Core)?;
+    let threads = crate::options::threads(Some(threads.unwrap_or(1)))?;
+    let runner = paracrypt_core::Runner::new();
+    let result = crate::options::detached(py, threads, || Ok(tree::seal_task(&runner, &task)))?;
+    Ok(PyBytes::new(py, &result.to_bytes()))
 }

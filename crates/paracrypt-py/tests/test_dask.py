@@ -297,3 +297,86 @@ def test_a_tls_cluster(tmp_path: Path, cli: Cli) -> None:
                                         chunk_size=CHUNK)
     ours = (tmp_path / "out").read_bytes()
     assert ours == same_salt(cli, ours, plain, "--chunk-size", "16KiB", "-k", str(tmp_path / "key"))
+
+
+def _tree(root: Path) -> None:
+    """test_trees' tree, and 40 small files more (so that the tasks are several)."""
+    from test_trees import make_tree
+    root.mkdir()
+    make_tree(root)
+    (root / "many").mkdir()
+    for i in range(40):
+        (root / "many" / f"f{i:02}").write_bytes(data(i * 300, seed=i))
+
+
+def test_a_tree_over_the_workers(tmp_path: Path, client: Client, cli: Cli) -> None:
+    """One tree's files spread over the two workers lists the same tree as one process
+    (``paracrypt.encrypt_tree``, at 1 and 4 threads): the same manifest entries, sizes and
+    BLAKE3 roots, the same signer; it decrypts with the CLI to the same tree; with a
+    password too (one Argon2id, on the client)."""
+    from test_trees import same_tree
+    plain = tmp_path / "plain"
+    _tree(plain)
+    cli("keygen", "--kind", "ed25519", "-o", str(tmp_path / "alice.pem"), "--public-out",
+        str(tmp_path / "alice.pub"))
+    key = paracrypt.Key.generate()
+    key.save(tmp_path / "key")
+    entries = []
+    for threads in (1, 4):
+        local = paracrypt.encrypt_tree(plain, tmp_path / f"local-{threads}", key=key,
+                                       chunk_size=CHUNK, sign=tmp_path / "alice.pem",
+                                       threads=threads)
+        entries.append(paracrypt.info_tree(tmp_path / f"local-{threads}", key=key)["entries"])
+    spread = paracrypt.dask.encrypt_tree(client, plain, tmp_path / "dask", key=key,
+                                         chunk_size=CHUNK, sign=tmp_path / "alice.pem")
+    assert spread == local and spread["complete"] and spread["files"] == 45
+    about = paracrypt.info_tree(tmp_path / "dask", key=key, verify_with=tmp_path / "alice.pub")
+    assert about["complete"] and about["entries"] == entries[0] == entries[1]
+    cli("decrypt", "--recursive", "-k", str(tmp_path / "key"), "--verify-with",
+        str(tmp_path / "alice.pub"), str(tmp_path / "dask"), "-o", str(tmp_path / "back"))
+    same_tree(plain, tmp_path / "back")
+    paracrypt.verify_tree(tmp_path / "dask", key=key)
+
+    spread = paracrypt.dask.encrypt_tree(client, plain, tmp_path / "pw", password="tree pw",
+                                         hide_names=True)
+    assert spread["complete"] and spread["files"] == 45
+    paracrypt.decrypt_tree(tmp_path / "pw", tmp_path / "pw-back", password="tree pw")
+    same_tree(plain, tmp_path / "pw-back")
+    assert not [name for name in listing(tmp_path) if name.startswith(".")]
+
+
+def test_a_tree_task_that_fails_leaves_the_tree_done_in_part(tmp_path: Path,
+                                                              client: Client) -> None:
+    """A file changed after the plan fails on its worker, naming it, and a task that never
+    came back fails its files: the others are complete, the manifest lists them marked
+    incomplete (``IncompleteTreeError``), and ``update=True`` finishes the tree."""
+    from test_trees import same_tree
+    plain = tmp_path / "plain"
+    _tree(plain)
+    key = paracrypt.Key.generate()
+    job = paracrypt.TreeJob.encrypt(plain, tmp_path / "out", key=key)
+    parts = job.tasks(4)
+    assert len(parts) == 4 and parts[0][0] == 0 and parts[-1][1] == job.files == 45
+    # "a.txt" is the first file (the tree's order), in the first task.
+    (plain / "a.txt").write_bytes(b"changed after the plan")
+    tasks = [job.task(part) for part in parts]
+    # The last task is lost; the others run on the workers.
+    for result in client.gather([client.submit(paracrypt.seal_tree_task, task, pure=False)
+                                 for task in tasks[:-1]]):
+        job.add(result)
+    job.lost(parts[-1], "its worker died")
+    with pytest.raises(paracrypt.IncompleteTreeError) as raised:
+        job.finish()
+    lost = parts[-1][1] - parts[-1][0]
+    failures = [str(e) for e in raised.value.failures]
+    assert len(failures) == lost + 1
+    assert "a.txt" in failures[0] and "changed" in failures[0], failures
+    assert raised.value.summary["files"] == 45 - lost - 1
+    with pytest.raises(paracrypt.UsageError):
+        job.finish()
+    done = paracrypt.dask.encrypt_tree(client, plain, tmp_path / "out", key=key, update=True)
+    assert done["complete"] and done["files"] + done["unchanged"] == 45
+    paracrypt.decrypt_tree(tmp_path / "out", tmp_path / "back", key=key)
+    same_tree(plain, tmp_path / "back")
+    with pytest.raises(paracrypt.UsageError):
+        paracrypt.seal_tree_task(b"not a task")

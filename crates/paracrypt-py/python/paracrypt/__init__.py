@@ -16,7 +16,8 @@ Files: :func:`encrypt_file`, :func:`decrypt_file`, :func:`decrypt_range`; bytes:
 headers: :func:`keygen`, :func:`info`, :func:`rekey`; directory trees: :func:`encrypt_tree`,
 :func:`decrypt_tree`, :func:`verify_tree`, :func:`info_tree`; raw
 ``openssl enc`` ciphers: :mod:`paracrypt.raw`; several processes on one file:
-:mod:`paracrypt.dask` (and :class:`DistributedJob` for other schedulers). Errors are
+:mod:`paracrypt.dask` (and :class:`DistributedJob` for other schedulers; for one tree's files,
+:class:`TreeJob` and :func:`seal_tree_task`). Errors are
 :class:`Error` and its subclasses.
 """
 
@@ -40,6 +41,7 @@ from paracrypt._paracrypt import (
     Identities,
     Key,
     Recipients,
+    TreeJob,
     __version__,
     decrypt,
     decrypt_file,
@@ -56,6 +58,7 @@ from paracrypt._paracrypt import (
     info_tree,
     keygen,
     rekey,
+    seal_tree_task,
     verify_tree,
 )
 from paracrypt._streams import DecryptingReader, EncryptingWriter
@@ -78,6 +81,7 @@ __all__ = [
     "Recipients",
     "SignatureError",
     "TreeChangedError",
+    "TreeJob",
     "UsageError",
     "WrongKeyError",
     "__version__",
@@ -96,5 +100,6 @@ __all__ = [
     "info_tree",
     "keygen",
     "rekey",
+    "seal_tree_task",
     "verify_tree",
 ]

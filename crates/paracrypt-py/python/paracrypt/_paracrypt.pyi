@@ -44,6 +44,8 @@ __all__ = [
     "decrypt_tree",
     "verify_tree",
     "info_tree",
+    "TreeJob",
+    "seal_tree_task",
     "__version__",
     "_build_info",
 ]
@@ -396,6 +398,37 @@ class StagedOutput:
     def path(self) -> str: ...
     def commit(self, end: int, *, sync: bool = False) -> int: ...
     def discard(self) -> None: ...
+
+@final
+class TreeJob:
+    @staticmethod
+    def encrypt(
+        src: _StrPath,
+        dst: _StrPath,
+        *,
+        key: Optional[_KeyArg] = None,
+        password: Optional[str] = None,
+        recipients: Optional[_RecipientsArg] = None,
+        format: str = "paracrypt",
+        cipher: Optional[str] = None,
+        chunk_size: Optional[_ChunkSize] = None,
+        sign: Optional[_StrPath] = None,
+        hide_names: bool = False,
+        update: bool = False,
+        checksum: bool = False,
+        overwrite: bool = False,
+        threads: Optional[int] = None,
+        provider: Optional[str] = None,
+    ) -> TreeJob: ...
+    @property
+    def files(self) -> int: ...
+    def tasks(self, at_least: int = 1) -> list[tuple[int, int]]: ...
+    def task(self, part: tuple[int, int]) -> bytes: ...
+    def add(self, result: bytes) -> None: ...
+    def lost(self, part: tuple[int, int], why: str) -> None: ...
+    def finish(self) -> dict[str, Any]: ...
+
+def seal_tree_task(task: bytes, *, threads: Optional[int] = None) -> bytes: ...
 
 @final
 class DistributedJob:

@@ -27,6 +27,14 @@ file, or one that changed), and with ``sign=`` the signing key. Dask sends them 
 messages: over a network, connect the client with TLS (``Client(..., security=...)``, Dask's
 ``Security``); :class:`paracrypt.InsecureTransportWarning` is raised as a warning when the
 scheduler or a worker is reached in clear beyond this host.
+
+:func:`encrypt_tree` spreads one directory tree's files over the workers: the tree is planned
+here (walked, its secrets drawn, the output's directories made), its files cut into tasks (small
+files together, a large file alone), each task sealed on a worker with
+:func:`paracrypt.seal_tree_task`, and the manifest written here from what the tasks returned
+(docs/guide/trees.md, *One tree over many processes*). A task carries its files' headers and the
+keys derived for those files alone (never the key file, password or the tree's own key), and
+with ``sign=`` the signing key.
 """
 
 from __future__ import annotations
@@ -39,12 +47,19 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, U
 from urllib.parse import urlsplit
 
 from paracrypt._errors import InsecureTransportWarning
-from paracrypt._paracrypt import DistributedJob, Identities, Key, Recipients
+from paracrypt._paracrypt import (
+    DistributedJob,
+    Identities,
+    Key,
+    Recipients,
+    TreeJob,
+    seal_tree_task,
+)
 
 if TYPE_CHECKING:
     from distributed import Client as _Client
 
-__all__ = ["decrypt_file", "encrypt_file", "run"]
+__all__ = ["decrypt_file", "encrypt_file", "encrypt_tree", "run"]
 
 _StrPath = Union[str, "os.PathLike[str]"]
 
@@ -121,6 +136,88 @@ def decrypt_file(
                                  verify_with=verify_with, provider=provider)
     return run(client, job, src, dst, parts=parts, threads=threads, overwrite=overwrite,
                progress=progress, sync=sync)
+
+
+def encrypt_tree(
+    client: _Client,
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    key: Optional[Union[Key, _StrPath]] = None,
+    password: Optional[str] = None,
+    recipients: Optional[Union[Recipients, str, Sequence[str]]] = None,
+    format: str = "paracrypt",
+    cipher: Optional[str] = None,
+    chunk_size: Optional[Union[int, str]] = None,
+    sign: Optional[_StrPath] = None,
+    hide_names: bool = False,
+    update: bool = False,
+    checksum: bool = False,
+    overwrite: bool = False,
+    threads: int = 1,
+    provider: Optional[str] = None,
+) -> dict[str, Any]:
+    """Encrypts the directory tree ``src`` into ``dst`` with the workers of ``client``, as
+    :func:`paracrypt.encrypt_tree` does in one process: the same arguments (``armor=`` is
+    written on one process, with :func:`paracrypt.encrypt_tree`), the same tree (it decrypts
+    with :func:`paracrypt.decrypt_tree` or ``paracrypt decrypt --recursive``), the same dict
+    returned. ``threads`` is how many threads each task uses (default 1: one per Dask worker
+    thread). ``src`` and ``dst`` must be on a filesystem every worker sees.
+
+    A file that fails on a worker (changed since the walk, unreadable) does not stop the others,
+    and a task whose worker died (:class:`distributed.KilledWorker`) fails its files: when some
+    files were done, :class:`paracrypt.IncompleteTreeError` is raised as
+    :func:`paracrypt.encrypt_tree` raises it (the manifest lists the files done, marked
+    incomplete; ``update=True`` goes on from it), each failure naming its file; when none was,
+    the first failure's exception. An interrupt here cancels the tasks and writes no manifest
+    (the files done are complete; ``update=True`` seals them again)."""
+    from distributed import as_completed
+
+    dask_client: Any = client  # distributed is not typed
+    _warn_if_in_clear(dask_client)
+    job = TreeJob.encrypt(
+        src,
+        dst,
+        key=key,
+        password=password,
+        recipients=recipients,
+        format=format,
+        cipher=cipher,
+        chunk_size=chunk_size,
+        sign=sign,
+        hide_names=hide_names,
+        update=update,
+        checksum=checksum,
+        overwrite=overwrite,
+        provider=provider,
+    )
+    parts = job.tasks(max(1, sum(dask_client.nthreads().values())))
+    name = f"paracrypt-tree-{uuid.uuid4().hex}"
+    futures: list[Any] = []
+    try:
+        futures = [
+            dask_client.submit(_seal_tree_task, job.task(part), threads,
+                               key=f"{name}-{i}", pure=False)
+            for i, part in enumerate(parts)
+        ]
+        where = {future.key: part for future, part in zip(futures, parts)}
+        for future in as_completed(futures):
+            part = where[future.key]
+            try:
+                result = future.result()
+            except Exception as error:  # a worker died, or the task could not run
+                job.lost(part, f"its Dask task failed: {type(error).__name__}: {error}")
+            else:
+                job.add(result)
+    except BaseException:
+        dask_client.cancel(futures)
+        raise
+    return job.finish()
+
+
+def _seal_tree_task(task: bytes, threads: int) -> bytes:
+    """One Dask task: the files of one task of a tree."""
+    return seal_tree_task(task, threads=threads)
 
 
 def _in_clear(addresses: Iterable[str]) -> list[str]:
