@@ -10,7 +10,7 @@ use std::process::Command;
 
 use crate::common::*;
 use crate::people::x25519;
-use crate::s3::{Action, Proxy, Server};
+use crate::s3::{Action, Proxy, Script, Server, workspace};
 
 /// A new KMS key (with `alias`, when given): its ARN.
 fn kms_key(server: &Server, alias: Option<&str>) -> String {
@@ -301,19 +301,14 @@ fn kms_failures_name_the_key_and_write_nothing() {
 }
 
 /// ministack's KMS (tests/kms/server.py), for what moto does not check: a key's state. Stopped
-/// when this value is dropped (its standard input closes).
+/// when this value is dropped.
 struct KeyStates {
     port: u16,
-    io: (
-        std::process::ChildStdin,
-        std::io::BufReader<std::process::ChildStdout>,
-    ),
-    child: std::process::Child,
+    script: Script,
 }
 
 impl KeyStates {
     fn start() -> KeyStates {
-        use std::io::BufRead;
         let python = match std::env::var_os("PARACRYPT_KMS_PYTHON") {
             Some(python) => std::path::PathBuf::from(python),
             None => {
@@ -327,39 +322,16 @@ impl KeyStates {
                 venv
             }
         };
-        let mut child = Command::new(python)
-            .arg(workspace().join("tests/kms/server.py"))
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start tests/kms/server.py");
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout
-            .read_line(&mut line)
-            .expect("the server's first line");
-        let words: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(words.first(), Some(&"READY"), "server said: {line}");
+        let script = Script::start(&python, "tests/kms/server.py");
         KeyStates {
-            port: words[1].parse().unwrap(),
-            io: (stdin, stdout),
-            child,
+            port: script.ready[0].parse().unwrap(),
+            script,
         }
     }
 
     /// Runs one command of tests/kms/server.py and returns its result.
-    fn command(&mut self, command: serde_json::Value) -> serde_json::Value {
-        use std::io::{BufRead, Write};
-        writeln!(self.io.0, "{command}").unwrap();
-        self.io.0.flush().unwrap();
-        let mut line = String::new();
-        self.io.1.read_line(&mut line).unwrap();
-        let answer: serde_json::Value = serde_json::from_str(&line).expect("a JSON answer");
-        assert_eq!(answer["ok"], true, "{command}: {answer}");
-        answer["result"].clone()
+    fn command(&self, command: serde_json::Value) -> serde_json::Value {
+        self.script.command(command)
     }
 
     /// `paracrypt` with this server as its KMS.
@@ -387,13 +359,8 @@ impl KeyStates {
 
 impl Drop for KeyStates {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.script.kill();
     }
-}
-
-fn workspace() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// A disabled key and a key pending deletion, against a KMS that checks a key's state: encrypting
@@ -401,7 +368,7 @@ fn workspace() -> std::path::PathBuf {
 /// nothing written (for both formats).
 #[test]
 fn a_disabled_key_and_a_key_pending_deletion_are_refused_by_name() {
-    let mut kms = KeyStates::start();
+    let kms = KeyStates::start();
     let dir = scratch();
     let d = dir.path();
     let input = write(d, "in", &data(1000, 2));
