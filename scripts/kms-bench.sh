@@ -10,6 +10,7 @@
 #
 #   bash scripts/kms-bench.sh                     # 1 GiB, 7 rounds, target/release/paracrypt
 #   SIZE_MIB=256 ROUNDS=5 PARACRYPT=target/debug/paracrypt bash scripts/kms-bench.sh
+#   TMPDIR=/dev/shm bash scripts/kms-bench.sh     # files on tmpfs: no disk writeback in the timings
 #
 # Needs target/s3-venv (scripts/test.sh makes it) and a paracrypt with the `s3` feature (the
 # default build; the script builds the release binary unless PARACRYPT names one). A request to
@@ -23,7 +24,7 @@ if [ -z "${PARACRYPT:-}" ]; then
   PARACRYPT=target/release/paracrypt
 fi
 P=$(realpath "$PARACRYPT")
-DIR=$(mktemp -d /tmp/paracrypt-kms.XXXXXX)
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/paracrypt-kms.XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 
 # The server: commands on its stdin, answers on its stdout, its request log on stderr; it stops

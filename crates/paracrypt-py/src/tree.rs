@@ -250,21 +250,10 @@ pub fn verify_tree<'py>(
     dict.set_item("files", checked.files)?;
     dict.set_item("bytes", checked.bytes)?;
     dict.set_item("signer", signer(py, checked.signer.as_ref())?)?;
-    if checked.is_intact() {
+    let Some(mut why) = checked.why_not_intact() else {
         return Ok(dict);
-    }
-    let changes: Vec<String> = checked.changes.iter().map(ToString::to_string).collect();
-    let mut why = match changes.len() {
-        0 => String::new(),
-        1 => "1 difference from its manifest".to_string(),
-        n => format!("{n} differences from its manifest"),
     };
-    if !checked.manifest.complete {
-        if !why.is_empty() {
-            why.push_str("; ");
-        }
-        why.push_str("the run that wrote it did not finish every file (it is incomplete)");
-    }
+    let changes: Vec<String> = checked.changes.iter().map(ToString::to_string).collect();
     if let Some(first) = changes.first() {
         why.push_str(": ");
         why.push_str(first);

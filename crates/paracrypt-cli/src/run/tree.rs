@@ -205,20 +205,8 @@ pub fn verify(
         writeln!(out, "{change}").context("writing to stdout")?;
     }
     let name = input.display();
-    if !checked.is_intact() {
+    if let Some(why) = checked.why_not_intact() {
         out.flush().context("writing to stdout")?;
-        let n = checked.changes.len();
-        let mut why = match n {
-            0 => String::new(),
-            1 => "1 difference from its manifest".to_string(),
-            n => format!("{n} differences from its manifest"),
-        };
-        if !checked.manifest.complete {
-            if !why.is_empty() {
-                why.push_str("; ");
-            }
-            why.push_str("the run that wrote it did not finish every file (it is incomplete)");
-        }
         eprintln!("paracrypt: error: {name}: {why}");
         return Ok(ExitCode::from(1));
     }

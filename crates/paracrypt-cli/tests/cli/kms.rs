@@ -1,7 +1,8 @@
 //! AWS KMS recipients (`-r awskms:KEY`, `decrypt --kms`) end to end, against moto's KMS on
 //! 127.0.0.1 (the server of the S3 tests, which serves KMS on the same port; tests/s3/server.py
 //! makes the keys and the users), with SigV4 and IAM checked by moto. KMS requests are counted
-//! at a proxy in front of it (tests/cli/s3/proxy.rs).
+//! at a proxy in front of it (tests/cli/s3/proxy.rs). A key's state (disabled, pending deletion),
+//! which moto does not check, is tested against ministack's KMS (tests/kms/server.py).
 #![cfg(feature = "s3")]
 
 use std::path::Path;
@@ -9,7 +10,7 @@ use std::process::Command;
 
 use crate::common::*;
 use crate::people::x25519;
-use crate::s3::{Action, Proxy, Server};
+use crate::s3::{Action, Proxy, Script, Server, workspace};
 
 /// A new KMS key (with `alias`, when given): its ARN.
 fn kms_key(server: &Server, alias: Option<&str>) -> String {
@@ -197,8 +198,8 @@ fn a_kms_stanza_moved_to_another_file_is_refused_by_kms() {
 /// Each way KMS can fail is one line naming the key and why, exit 1, and nothing written:
 /// access denied (IAM denies the user kms:Encrypt or kms:Decrypt), an unknown key, a key of
 /// another region, refused credentials, an unreachable server. (A disabled key, or one pending
-/// deletion, cannot be tested here: moto 5.2.5 encrypts and decrypts with them. paracrypt-store's
-/// `kms::tests` check what is said for AWS's answers to them.)
+/// deletion: moto 5.2.5 encrypts and decrypts with them, so they are tested against ministack,
+/// below.)
 #[test]
 fn kms_failures_name_the_key_and_write_nothing() {
     let server = Server::shared();
@@ -296,6 +297,131 @@ fn kms_failures_name_the_key_and_write_nothing() {
         );
         assert!(!out.exists(), "{what}: nothing written");
         assert_eq!(listing(d).len(), 2, "{what}: no temporary file left");
+    }
+}
+
+/// ministack's KMS (tests/kms/server.py), for what moto does not check: a key's state. Stopped
+/// when this value is dropped.
+struct KeyStates {
+    port: u16,
+    script: Script,
+}
+
+impl KeyStates {
+    fn start() -> KeyStates {
+        let python = match std::env::var_os("PARACRYPT_KMS_PYTHON") {
+            Some(python) => std::path::PathBuf::from(python),
+            None => {
+                let venv = workspace().join("target/kms-venv/bin/python");
+                assert!(
+                    venv.exists(),
+                    "the KMS key-state tests need ministack: run scripts/test.sh, or `python3 -m \
+                     venv target/kms-venv && target/kms-venv/bin/pip install --only-binary=:all: \
+                     -r tests/kms/requirements.txt` (or set PARACRYPT_KMS_PYTHON)"
+                );
+                venv
+            }
+        };
+        let script = Script::start(&python, "tests/kms/server.py");
+        KeyStates {
+            port: script.ready[0].parse().unwrap(),
+            script,
+        }
+    }
+
+    /// Runs one command of tests/kms/server.py and returns its result.
+    fn command(&self, command: serde_json::Value) -> serde_json::Value {
+        self.script.command(command)
+    }
+
+    /// `paracrypt` with this server as its KMS.
+    fn client(&self) -> Command {
+        let mut cmd = paracrypt();
+        for var in [
+            "AWS_PROFILE",
+            "AWS_SESSION_TOKEN",
+            "AWS_DEFAULT_REGION",
+            "AWS_ENDPOINT_URL_KMS",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_REGION", "us-east-1")
+            .env(
+                "AWS_ENDPOINT_URL",
+                format!("http://127.0.0.1:{}", self.port),
+            )
+            .env("AWS_ALLOW_HTTP", "true");
+        cmd
+    }
+}
+
+impl Drop for KeyStates {
+    fn drop(&mut self) {
+        self.script.kill();
+    }
+}
+
+/// A disabled key and a key pending deletion, against a KMS that checks a key's state: encrypting
+/// to such a key and decrypting a file wrapped by it are one line naming the key and why, exit 1,
+/// nothing written (for both formats).
+#[test]
+fn a_disabled_key_and_a_key_pending_deletion_are_refused_by_name() {
+    let kms = KeyStates::start();
+    let dir = scratch();
+    let d = dir.path();
+    let input = write(d, "in", &data(1000, 2));
+    let out = d.join("out");
+    for (state, op, why) in [
+        (
+            "disabled",
+            "disable",
+            "the key is disabled (DisabledException: ",
+        ),
+        (
+            "pending deletion",
+            "delete",
+            "the key cannot be used in its state (KMSInvalidStateException: ",
+        ),
+    ] {
+        for format in ["paracrypt", "age"] {
+            let made = kms.command(serde_json::json!({"op": "key"}));
+            let arn = made["arn"].as_str().unwrap().to_owned();
+            let sealed = d.join(format!("sealed.{format}"));
+            let mut cmd = kms.client();
+            cmd.args(["encrypt", "-f", "--format", format, "-r"])
+                .arg(format!("awskms:{arn}"))
+                .args(["-o", s(&sealed), s(&input)]);
+            ok(run(cmd));
+            kms.command(serde_json::json!({"op": op, "id": made["id"]}));
+            let needle = format!("KMS key {arn}: {why}");
+            let before = listing(d);
+            for args in [
+                vec!["decrypt".to_owned(), "--kms".into(), s(&sealed).into()],
+                vec![
+                    "encrypt".to_owned(),
+                    "--format".into(),
+                    format.into(),
+                    "-r".into(),
+                    format!("awskms:{arn}"),
+                    s(&input).into(),
+                ],
+            ] {
+                let what = format!("{state}, {format}, {}", args[0]);
+                let mut cmd = kms.client();
+                cmd.args(&args).arg("-o").arg(&out);
+                let stderr = fails(run(cmd), 1, &needle);
+                assert!(stderr.contains(&arn), "{what}: names the key: {stderr}");
+                assert_eq!(
+                    stderr.trim().lines().count(),
+                    1,
+                    "{what}: one line: {stderr}"
+                );
+                assert!(!out.exists(), "{what}: nothing written");
+                assert_eq!(listing(d), before, "{what}: no temporary file left");
+            }
+        }
     }
 }
 

@@ -18,6 +18,7 @@ mod kms;
 mod people;
 mod plugin;
 mod providers;
+mod rage;
 mod raw;
 mod refusals;
 mod rekey;

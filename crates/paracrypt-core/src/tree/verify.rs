@@ -116,6 +116,27 @@ impl Checked {
     pub fn is_intact(&self) -> bool {
         self.changes.is_empty() && self.manifest.complete
     }
+
+    /// Why the tree is not intact, in words every front end says (`None` when it is):
+    /// `3 differences from its manifest`, `the run that wrote it did not finish every file (it
+    /// is incomplete)`, or both, joined by `; `.
+    pub fn why_not_intact(&self) -> Option<String> {
+        if self.is_intact() {
+            return None;
+        }
+        let mut why = match self.changes.len() {
+            0 => String::new(),
+            1 => "1 difference from its manifest".to_string(),
+            n => format!("{n} differences from its manifest"),
+        };
+        if !self.manifest.complete {
+            if !why.is_empty() {
+                why.push_str("; ");
+            }
+            why.push_str("the run that wrote it did not finish every file (it is incomplete)");
+        }
+        Some(why)
+    }
 }
 
 /// Checks the encrypted tree at `encrypted` against its manifest with `request` (a decryption:

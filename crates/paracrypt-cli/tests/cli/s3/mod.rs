@@ -27,14 +27,73 @@ pub use proxy::{Action, Proxy, Request};
 
 use crate::common::paracrypt;
 
+/// A test server written in Python (tests/s3/server.py, tests/kms/server.py): started with
+/// `python SCRIPT`, it says `READY WORD…` on its first line, then answers each JSON command on
+/// its standard input with one JSON line, and serves until its standard input closes.
+pub struct Script {
+    /// The words after `READY`.
+    pub ready: Vec<String>,
+    /// Commands in, answers out (serialised).
+    io: Mutex<(ChildStdin, BufReader<ChildStdout>)>,
+    child: Mutex<Child>,
+}
+
+impl Script {
+    /// Starts `script` (relative to the workspace) with `python`.
+    pub fn start(python: &Path, script: &str) -> Script {
+        let mut child = Command::new(python)
+            .arg(workspace().join(script))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {script}: {e}"));
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout
+            .read_line(&mut line)
+            .expect("the server's first line");
+        let mut words = line.split_whitespace().map(str::to_owned);
+        assert_eq!(
+            words.next().as_deref(),
+            Some("READY"),
+            "{script} said: {line}"
+        );
+        Script {
+            ready: words.collect(),
+            io: Mutex::new((stdin, stdout)),
+            child: Mutex::new(child),
+        }
+    }
+
+    /// Runs one command and returns its result.
+    pub fn command(&self, command: serde_json::Value) -> serde_json::Value {
+        let mut io = self.io.lock().unwrap();
+        writeln!(io.0, "{command}").unwrap();
+        io.0.flush().unwrap();
+        let mut line = String::new();
+        io.1.read_line(&mut line).unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&line).expect("a JSON answer");
+        assert_eq!(answer["ok"], true, "{command}: {answer}");
+        answer["result"].clone()
+    }
+
+    /// Kills the server (SIGKILL).
+    pub fn kill(&self) {
+        let mut child = self.child.lock().unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
 /// The S3 server of this test process.
 pub struct Server {
     pub port: u16,
     key: String,
     secret: String,
-    /// Commands in, answers out (serialised).
-    io: Mutex<(ChildStdin, BufReader<ChildStdout>)>,
-    child: Mutex<Child>,
+    script: Script,
 }
 
 static SERVER: OnceLock<Server> = OnceLock::new();
@@ -54,35 +113,19 @@ fn python() -> PathBuf {
     venv
 }
 
-fn workspace() -> PathBuf {
+pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 impl Server {
     /// Starts a server of its own (for a test that kills it).
     pub fn start() -> Server {
-        let mut child = Command::new(python())
-            .arg(workspace().join("tests/s3/server.py"))
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start tests/s3/server.py");
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout
-            .read_line(&mut line)
-            .expect("the server's first line");
-        let words: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(words.first(), Some(&"READY"), "server said: {line}");
+        let script = Script::start(&python(), "tests/s3/server.py");
         Server {
-            port: words[1].parse().unwrap(),
-            key: words[2].to_string(),
-            secret: words[3].to_string(),
-            io: Mutex::new((stdin, stdout)),
-            child: Mutex::new(child),
+            port: script.ready[0].parse().unwrap(),
+            key: script.ready[1].clone(),
+            secret: script.ready[2].clone(),
+            script,
         }
     }
 
@@ -93,21 +136,12 @@ impl Server {
 
     /// Kills the server (SIGKILL): its objects and uploads are gone with it.
     pub fn kill(&self) {
-        let mut child = self.child.lock().unwrap();
-        let _ = child.kill();
-        let _ = child.wait();
+        self.script.kill();
     }
 
     /// Runs one command of tests/s3/server.py and returns its result.
     pub fn command(&self, command: serde_json::Value) -> serde_json::Value {
-        let mut io = self.io.lock().unwrap();
-        writeln!(io.0, "{command}").unwrap();
-        io.0.flush().unwrap();
-        let mut line = String::new();
-        io.1.read_line(&mut line).unwrap();
-        let answer: serde_json::Value = serde_json::from_str(&line).expect("a JSON answer");
-        assert_eq!(answer["ok"], true, "{command}: {answer}");
-        answer["result"].clone()
+        self.script.command(command)
     }
 
     /// A fresh bucket.
