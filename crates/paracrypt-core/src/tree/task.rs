@@ -197,7 +197,15 @@ impl Task {
             });
         }
         r.end()?;
-        if chunk == 0 {
+        // A task names paths under its roots: each is checked as a manifest's are, so that
+        // no task, whatever its bytes, reads or writes outside them.
+        let bad_path = files.iter().any(|file| {
+            file.path.is_empty()
+                || file.stored.is_empty()
+                || super::path::fault(&file.path).is_some()
+                || super::path::fault(&file.stored).is_some()
+        });
+        if chunk == 0 || bad_path {
             return Err(r.bad());
         }
         Ok(Task {
@@ -372,5 +380,47 @@ mod tests {
         // No more tasks than files; none for no file.
         assert_eq!(cut(&[1; 3], 8), [0..1, 1..2, 2..3]);
         assert!(cut(&[], 4).is_empty());
+    }
+
+    /// A task that names a path outside its roots (`..`, absolute, empty) is refused when
+    /// read, whoever made its bytes.
+    #[test]
+    fn a_task_naming_a_path_outside_its_roots_is_refused() {
+        let task = |path: &[u8], stored: &[u8]| Task {
+            input: "in".into(),
+            output: "out".into(),
+            replace: false,
+            named: false,
+            sync: false,
+            hidden: false,
+            chunk: 1 << 16,
+            provider: Provider::RustCrypto,
+            sign: None,
+            files: vec![TaskFile {
+                index: 0,
+                path: path.to_vec(),
+                len: 1,
+                ino: 1,
+                mode: 0o644,
+                mtime: (0, 0),
+                stored: stored.to_vec(),
+                header: vec![1],
+                shared: Zeroizing::new(vec![2]),
+            }],
+        };
+        let read = |t: Task| Task::from_bytes(&t.to_bytes().unwrap());
+        assert!(read(task(b"a/b", b"a/b.pcr")).is_ok());
+        for (path, stored) in [
+            (&b"../b"[..], &b"b.pcr"[..]),
+            (b"a/b", b"../../etc/b.pcr"),
+            (b"/etc/passwd", b"b.pcr"),
+            (b"a", b"/tmp/a.pcr"),
+            (b"", b"a.pcr"),
+            (b"a", b""),
+            (b"a/./b", b"a.pcr"),
+        ] {
+            let err = read(task(path, stored)).unwrap_err();
+            assert!(err.to_string().contains("not a tree's task"), "{err}");
+        }
     }
 }
