@@ -1,11 +1,63 @@
 #!/usr/bin/env bash
 # Makes the inputs of the refusal table (table.json) with real peers: paracrypt itself, age and
 # openssl. Run from the repository root with a built binary:
-#   bash tests/refusals/make.sh target/debug/paracrypt
-# The files are committed (tests/refusals/files/); run this again only to change them.
+#   bash tests/refusals/make.sh target/debug/paracrypt          # files/ and trees/
+#   bash tests/refusals/make.sh target/debug/paracrypt trees    # trees/ only, from files/'s secrets
+# The files are committed (tests/refusals/files/, tests/refusals/trees/); run this again only to
+# change them.
 set -euo pipefail
 bin=$(realpath "$1")
 cd "$(dirname "$0")"
+here=$PWD
+
+# The encrypted trees of the table's `trees` rows (each made from trees/plain), from the secrets
+# in files/. Each damaged tree is a whole tree with one thing changed, as an attacker with write
+# access to the storage would change it.
+make_trees() {
+  cd "$here"
+  rm -rf trees
+  mkdir -p trees/plain/sub
+  cd trees
+  python3 -c 'import sys; sys.stdout.write("".join(f"line {i:04d} of a tree of the refusal table\n" for i in range(100)))' >plain/a.txt
+  printf 'the second file\n' >plain/sub/b.txt
+  printf 'the third file, a little longer than the second\n' >plain/sub/c.txt
+  local f=../files recipient
+  recipient=$(age-keygen -y $f/id.txt)
+  tree() { "$bin" encrypt --recursive -q --chunk-size 1KiB "$@"; }
+  tree -k $f/key plain -o key.tree
+  tree -k $f/key --sign $f/alice.pem plain -o signed-alice.tree
+  PARACRYPT_PASSWORD='correct horse battery staple' tree plain -o password.tree
+  tree -r "$recipient" plain -o recipients.tree
+  "$bin" encrypt --recursive -q --format age -r "$recipient" plain -o age.tree
+  # The manifest with one byte of its last chunk flipped.
+  cp -a key.tree tampered.tree
+  local m=tampered.tree/paracrypt-manifest
+  printf '\x5a' | dd of=$m bs=1 seek=$(( $(stat -c %s $m) - 20 )) conv=notrunc status=none
+  # Two files of the tree swapped: each is a complete file of the tree, in the other's place.
+  cp -a key.tree swapped.tree
+  mv swapped.tree/sub/b.txt.pcr swapped.tree/b.tmp
+  mv swapped.tree/sub/c.txt.pcr swapped.tree/sub/b.txt.pcr
+  mv swapped.tree/b.tmp swapped.tree/sub/c.txt.pcr
+  # One file dropped.
+  cp -a key.tree dropped.tree
+  rm dropped.tree/sub/c.txt.pcr
+  # An old manifest replayed: the tree updated after a.txt changed, then its first manifest put
+  # back, so that the manifest lists a.txt's old header.
+  cp -a key.tree replayed.tree
+  cp -a plain plain2
+  printf 'a.txt, changed\n' >plain2/a.txt
+  touch -d '2001-01-01' plain2/a.txt
+  tree -k $f/key --update plain2 -o replayed.tree
+  cp key.tree/paracrypt-manifest replayed.tree/paracrypt-manifest
+  rm -rf plain2
+  cd "$here"
+}
+
+if [ "${2:-}" = trees ]; then
+  make_trees
+  exit 0
+fi
+
 rm -rf files
 mkdir files
 cd files
@@ -52,3 +104,5 @@ PATH="$(dirname "$bin"):$PATH" "$bin" encrypt -q --chunk-size 1KiB -r "$plugin" 
 
 # An openssl enc password file.
 openssl enc -aes-256-cbc -pbkdf2 -pass file:password -in plain.txt -out salted.enc
+
+make_trees

@@ -2,6 +2,7 @@
 the Python package: decrypt_file, decrypt, decrypt_into, decryptor, decrypt_range, the raw
 functions, and paracrypt.dask on a LocalCluster. Each door must give each row's outcome: its
 exception class, the row's words in the message, nothing left at dst, the plaintext on success.
+The table's `trees` rows go through the doors that open a tree: decrypt_tree and verify_tree.
 The CLI runs the same table (crates/paracrypt-cli/tests/cli/refusals.rs)."""
 
 from __future__ import annotations
@@ -166,3 +167,61 @@ def test_every_row_through_dask(row: dict[str, Any], tmp_path: Path, client: Cli
         return dst.read_bytes()
 
     check(row, "paracrypt.dask", go, tmp_path, positional=True)
+
+
+TREES = TABLE_DIR / "trees"
+
+
+def tree_rows() -> list[Any]:
+    return [pytest.param(row, id=f"{row['input']} with {row['request']}")
+            for row in TABLE["trees"]["rows"]]
+
+
+def files_under(top: Path) -> dict[str, bytes]:
+    """Every regular file under `top`, by its path under `top`, with its bytes."""
+    return {str(path.relative_to(top)): path.read_bytes()
+            for path in sorted(top.rglob("*")) if path.is_file() and not path.is_symlink()}
+
+
+def check_tree(row: dict[str, Any], door: str, run: Callable[[], None], dst: Optional[Path]) -> None:
+    """Runs one tree door: its outcome (a refusal of the whole tree leaves no dst; a tree
+    decrypted in part leaves only complete files, each its plaintext), and the row's words."""
+    at = f"{row['input']} with {row['request']} through {door}"
+    plain = files_under(TREES / TABLE["trees"]["plaintext"])
+    if row["outcome"] == "ok":
+        run()
+        if dst is not None:
+            assert files_under(dst) == plain, f"{at}: not the plaintext tree"
+        return
+    if row["outcome"] == "files-refused":
+        kind = "decrypt" if dst is not None else "verify"
+        name = TABLE["trees"]["outcomes"]["files-refused"][kind]["python"]
+    else:
+        name = TABLE["outcomes"][row["outcome"]]["python"]
+    exception = getattr(paracrypt, name)
+    with pytest.raises(paracrypt.Error) as raised:
+        run()
+    assert isinstance(raised.value, exception), f"{at}: {type(raised.value).__name__}: {raised.value}"
+    # A changed tree's message names its first difference; `changes` lists every one.
+    said = "\n".join([str(raised.value), *getattr(raised.value, "changes", [])])
+    says = row["says"] if isinstance(row["says"], list) else [row["says"]]
+    for words in says:
+        assert words in said, f"{at}: should say `{words}`: {said}"
+    if dst is None:
+        return
+    if row["outcome"] != "files-refused":
+        assert not dst.exists(), f"{at}: a refusal left dst"
+        return
+    got = files_under(dst)
+    assert got and len(got) < len(plain), f"{at}: {sorted(got)}"
+    for path, data in got.items():
+        assert plain.get(path) == data, f"{at}: {path} is not its plaintext"
+
+
+@pytest.mark.parametrize("row", tree_rows())
+def test_every_tree_door_of_the_package(row: dict[str, Any], tmp_path: Path) -> None:
+    src = TREES / row["input"]
+    kwargs = secrets(TABLE["requests"][row["request"]])
+    dst = tmp_path / "out"
+    check_tree(row, "decrypt_tree", lambda: paracrypt.decrypt_tree(src, dst, **kwargs), dst)
+    check_tree(row, "verify_tree", lambda: paracrypt.verify_tree(src, **kwargs), None)

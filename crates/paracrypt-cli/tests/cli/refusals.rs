@@ -2,7 +2,9 @@
 //! the command line: file to file, stdin to stdout, a range of the whole plaintext, and
 //! `mpirun -n 2 … --distributed`. Every door must give each row's outcome: its exit status,
 //! the row's words in the one-line error, no output file on a refusal, the plaintext on
-//! success. The Python package runs the same table (crates/paracrypt-py/tests/test_refusals.py).
+//! success. Its `trees` rows go through the doors that open a tree: `decrypt --recursive` and
+//! `verify --recursive`. The Python package runs the same table
+//! (crates/paracrypt-py/tests/test_refusals.py).
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -26,16 +28,16 @@ struct Row<'a> {
     input: &'a str,
     request: &'a Value,
     outcome: &'a str,
-    says: Option<&'a str>,
+    /// Words every door's message contains (none for `ok`).
+    says: Vec<&'a str>,
     in_order: bool,
     name: String,
     /// The environment of every door: the test plugin first on PATH, then the request's `env`.
     env: Vec<(String, String)>,
 }
 
-fn rows(table: &Value) -> Vec<Row<'_>> {
-    table["rows"]
-        .as_array()
+fn rows<'a>(table: &'a Value, rows: &'a Value) -> Vec<Row<'a>> {
+    rows.as_array()
         .expect("rows")
         .iter()
         .map(|row| {
@@ -51,7 +53,11 @@ fn rows(table: &Value) -> Vec<Row<'_>> {
                 input: row["input"].as_str().expect("an input"),
                 request: &table["requests"][request],
                 outcome: row["outcome"].as_str().expect("an outcome"),
-                says: row["says"].as_str(),
+                says: match &row["says"] {
+                    Value::String(says) => vec![says.as_str()],
+                    Value::Array(says) => says.iter().map(|s| s.as_str().unwrap()).collect(),
+                    _ => Vec::new(),
+                },
                 in_order: row["in_order"].as_bool().unwrap_or(false),
                 name: format!("{} with {request}", row["input"].as_str().unwrap()),
                 env,
@@ -154,8 +160,8 @@ fn check(table: &Value, files: &Path, (index, row): (usize, &Row<'_>), door: Doo
         outcome => outcome,
     };
     let says = match (outcome, row.outcome) {
-        ("usage", "ok") => Some("armor"),
-        _ => row.says,
+        ("usage", "ok") => vec!["armor"],
+        _ => row.says.clone(),
     };
     let code = table["outcomes"][outcome]["exit"]
         .as_i64()
@@ -165,11 +171,13 @@ fn check(table: &Value, files: &Path, (index, row): (usize, &Row<'_>), door: Doo
     assert_eq!(status, code, "{at}: exit status; stderr: {stderr}");
     assert!(!stderr.contains("panicked"), "{at}: {stderr}");
     if code != 0 {
-        let says = says.expect("a refusal's words");
-        assert!(
-            stderr.contains(says),
-            "{at}: stderr should say `{says}`: {stderr}"
-        );
+        assert!(!says.is_empty(), "{at}: a refusal's words");
+        for says in says {
+            assert!(
+                stderr.contains(says),
+                "{at}: stderr should say `{says}`: {stderr}"
+            );
+        }
         let errors = stderr
             .lines()
             .filter(|line| line.contains("error:"))
@@ -192,7 +200,7 @@ fn through(door: Door) {
     const AT_ONCE: usize = 4;
     let (table, files) = table();
     let dir = scratch();
-    let rows = rows(&table);
+    let rows = rows(&table, &table["rows"]);
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..AT_ONCE {
@@ -228,4 +236,140 @@ fn every_refusal_through_mpirun() {
     if crate::distributed::with_mpi::have_mpirun() {
         through(Door::Distributed);
     }
+}
+
+/// The doors that open a tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TreeDoor {
+    /// `decrypt --recursive INPUT -o OUTPUT`.
+    Decrypt,
+    /// `verify --recursive INPUT`.
+    Verify,
+}
+
+/// Every regular file under `dir`, by its path under `dir`, with its bytes.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, into: &mut std::collections::BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, into);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                into.insert(path.strip_prefix(root).unwrap().to_owned(), bytes);
+            }
+        }
+    }
+    let mut files = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut files);
+    files
+}
+
+/// Runs the tree row `row` through `door` in `scratch`; checks the outcome.
+fn check_tree(table: &Value, (index, row): (usize, &Row<'_>), door: TreeDoor, scratch: &Path) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/refusals");
+    let (files, trees) = (dir.join("files"), dir.join("trees"));
+    let mut cmd = paracrypt();
+    cmd.env_remove("PCTEST_FAIL").env_remove("PCTEST_LOG");
+    cmd.envs(row.env.iter().map(|(k, v)| (k, v)));
+    cmd.args(match door {
+        TreeDoor::Decrypt => ["decrypt", "--recursive", "-q"].as_slice(),
+        TreeDoor::Verify => ["verify", "--recursive"].as_slice(),
+    });
+    for (field, flag) in [
+        ("key", "--key-file"),
+        ("password", "--password-file"),
+        ("identities", "-i"),
+        ("verify_with", "--verify-with"),
+    ] {
+        if let Some(value) = row.request.get(field) {
+            cmd.arg(flag).arg(files.join(value.as_str().unwrap()));
+        }
+    }
+    let output = scratch.join(format!("tree-{door:?}-{index}"));
+    cmd.arg(trees.join(row.input));
+    if door == TreeDoor::Decrypt {
+        cmd.arg("-o").arg(&output);
+    }
+    let out = run(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let outcome = match row.outcome {
+        "files-refused" => {
+            &table["trees"]["outcomes"]["files-refused"][match door {
+                TreeDoor::Decrypt => "decrypt",
+                TreeDoor::Verify => "verify",
+            }]
+        }
+        outcome => &table["outcomes"][outcome],
+    };
+    let code = outcome["exit"].as_i64().expect("an exit status") as i32;
+    let (status, stderr) = status_and_stderr(&out);
+    let at = format!("{} through {door:?}", row.name);
+    assert_eq!(status, code, "{at}: exit status; stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{at}: {stderr}");
+    let plain = files_under(&trees.join(table["trees"]["plaintext"].as_str().unwrap()));
+    if row.outcome == "ok" {
+        match door {
+            TreeDoor::Decrypt => assert!(
+                files_under(&output) == plain,
+                "{at}: not the plaintext tree"
+            ),
+            TreeDoor::Verify => assert!(stdout.contains(": OK ("), "{at}: {stdout}"),
+        }
+        return;
+    }
+    // A difference is named on stdout by `verify`, a failed file on stderr by `decrypt`.
+    let said = format!("{stdout}{stderr}");
+    for says in &row.says {
+        assert!(said.contains(says), "{at}: should say `{says}`: {said}");
+    }
+    if row.outcome != "files-refused" {
+        let errors = stderr.lines().filter(|l| l.contains("error:")).count();
+        assert_eq!(errors, 1, "{at}: one error line: {stderr}");
+        assert!(!output.exists(), "{at}: a refusal left OUTPUT");
+    } else if door == TreeDoor::Decrypt {
+        // Only complete files, each its plaintext, and no temporary file.
+        let got = files_under(&output);
+        assert!(
+            !got.is_empty() && got.len() < plain.len(),
+            "{at}: {:?}",
+            got.keys()
+        );
+        for (path, bytes) in &got {
+            assert!(
+                plain.get(path) == Some(bytes),
+                "{at}: {} is not its plaintext",
+                path.display()
+            );
+        }
+    }
+}
+
+/// Every tree row through `door`, a few at a time.
+fn through_tree(door: TreeDoor) {
+    let (table, _) = table();
+    let dir = scratch();
+    let rows = rows(&table, &table["trees"]["rows"]);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(row) = rows.get(index) else { break };
+                    check_tree(&table, (index, row), door, dir.path());
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn every_tree_refusal_through_decrypt_recursive() {
+    through_tree(TreeDoor::Decrypt);
+}
+
+#[test]
+fn every_tree_refusal_through_verify_recursive() {
+    through_tree(TreeDoor::Verify);
 }
