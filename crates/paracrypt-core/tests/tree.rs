@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use paracrypt_core::Runner;
 use paracrypt_core::container::Argon2Params;
-use paracrypt_core::request::{ChunkSize, Key, Request, Sealing, Secret};
+use paracrypt_core::request::{ChunkSize, Driver, Key, Request, Sealing, Secret};
 use paracrypt_core::sign::SigningKey;
 use paracrypt_core::tree::{self, Entry, EntryKind, Guard, Options};
 
@@ -438,4 +438,267 @@ fn a_damaged_task_and_an_armored_tree_are_refused() {
     .unwrap();
     let err = plan.task(0..1).unwrap_err();
     assert!(err.to_string().contains("armor"), "{err}");
+}
+
+/// Step 2 of [`tree::open_plan`] as another process runs it: the task to bytes and back,
+/// opened there, its result to bytes and back.
+fn open_elsewhere(runner: &Runner, task: &tree::OpenTask, threads: usize) -> tree::TaskResult {
+    let sent = task.to_bytes();
+    let there = tree::OpenTask::from_bytes(&sent).unwrap();
+    let result = with_threads(threads, || tree::open_task(runner, &there));
+    tree::TaskResult::from_bytes(&result.to_bytes()).unwrap()
+}
+
+/// Every path under `root` with its kind, mode, time and contents (a link's target), one line
+/// each: what a decryption must give back.
+fn state(root: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let what = if meta.is_symlink() {
+                format!("-> {:?}", std::fs::read_link(&path).unwrap())
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                "dir".to_owned()
+            } else {
+                blake3::hash(&std::fs::read(&path).unwrap())
+                    .to_hex()
+                    .to_string()
+            };
+            let mtime = if meta.is_symlink() {
+                0
+            } else {
+                std::os::unix::fs::MetadataExt::mtime(&meta)
+            };
+            lines.push(format!(
+                "{} {:o} {mtime} {what}",
+                path.strip_prefix(root).unwrap().display(),
+                meta.permissions().mode() & 0o7777,
+            ));
+        }
+    }
+    lines.sort();
+    lines
+}
+
+/// A tree opened in tasks, each through its bytes (as Dask workers or MPI ranks get them),
+/// decrypts to the same tree as one process (contents, modes, times, links), for a key-file
+/// tree, a password tree and a tree to an age recipient; no task carries the key, the
+/// password's tree key or the identity. A file swapped for another fails alone, named, in the
+/// task the plan made; a damaged task's bytes are refused, and an armored tree is not cut.
+#[test]
+fn a_tree_opened_in_tasks_gives_the_same_tree_as_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let runner = Runner::new();
+    let key = Key::generate();
+    let identity = age::x25519::Identity::generate();
+    let identity_text = {
+        use age::secrecy::ExposeSecret;
+        identity.to_string().expose_secret().to_owned()
+    };
+    let mut recipients = paracrypt_core::recipient::Recipients::new();
+    recipients
+        .add(&identity.to_public().to_string(), "test")
+        .unwrap();
+    let mut identities = paracrypt_core::recipient::Identities::new();
+    identities
+        .add_file("test", identity_text.as_bytes())
+        .unwrap();
+    let weak = Argon2Params {
+        m_cost: 64,
+        t_cost: 1,
+        p_cost: 1,
+    };
+    let cases = [
+        ("key", Secret::Key(key.clone()), Secret::Key(key.clone())),
+        (
+            "password",
+            Secret::password_with_params("tree password", weak),
+            Secret::password_with_params("tree password", weak),
+        ),
+        (
+            "recipient",
+            Secret::Recipients(Arc::new(recipients)),
+            Secret::Identities(Arc::new(identities)),
+        ),
+    ];
+    for (name, seal, open) in cases {
+        let seal = Request::encrypt(seal, Sealing::default()).unwrap();
+        let open = Request::decrypt(open, None).unwrap();
+        let sealed = dir.path().join(format!("sealed-{name}"));
+        let done = tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default()).unwrap();
+        assert!(done.is_complete(), "{:?}", done.failures);
+        let whole = dir.path().join(format!("whole-{name}"));
+        let done = tree::decrypt(&runner, &open, &sealed, &whole, &Options::default()).unwrap();
+        assert!(done.is_complete(), "{:?}", done.failures);
+
+        let tasked = dir.path().join(format!("tasked-{name}"));
+        let plan = tree::open_plan(
+            &runner,
+            &open,
+            &sealed,
+            &tasked,
+            &Options::default(),
+            Driver::Distributed,
+        )
+        .unwrap();
+        assert_eq!(plan.files(), 153);
+        let cut = plan.tasks(3);
+        assert_eq!(cut.len(), 3);
+        let mut opened = tree::Opened::new(&plan);
+        for (at, files) in cut.into_iter().enumerate() {
+            let task = plan.task(files).unwrap();
+            let sent = task.to_bytes();
+            assert!(
+                !sent.windows(32).any(|w| w == key.as_bytes()),
+                "a task carries the key"
+            );
+            assert!(
+                !sent
+                    .windows(20)
+                    .any(|w| w == &identity_text.as_bytes()[..20]),
+                "a task carries the identity"
+            );
+            let result = open_elsewhere(&runner, &task, 1 + 2 * (at % 2));
+            assert_eq!(result.failed(), 0);
+            opened.add(&plan, result).unwrap();
+        }
+        let done = plan.finish(opened);
+        assert!(done.is_complete(), "{name}: {:?}", done.failures);
+        assert_eq!((done.files, done.bytes), (153, whole_bytes(&plain)));
+        assert_eq!(state(&tasked), state(&whole), "{name}");
+        assert_eq!(state(&tasked), state(&plain), "{name}");
+    }
+
+    // Two files of the key tree swapped: each fails alone, named; the others are written.
+    let open = Request::decrypt(Secret::Key(key), None).unwrap();
+    let sealed = dir.path().join("sealed-key");
+    let (a, b) = (sealed.join("a/f0.pcr"), sealed.join("a/f3.pcr"));
+    let held = std::fs::read(&a).unwrap();
+    std::fs::copy(&b, &a).unwrap();
+    std::fs::write(&b, held).unwrap();
+    let out = dir.path().join("swapped");
+    let plan = tree::open_plan(
+        &runner,
+        &open,
+        &sealed,
+        &out,
+        &Options::default(),
+        Driver::Distributed,
+    )
+    .unwrap();
+    let mut opened = tree::Opened::new(&plan);
+    for files in plan.tasks(2) {
+        let result = open_elsewhere(&runner, &plan.task(files).unwrap(), 2);
+        opened.add(&plan, result).unwrap();
+    }
+    let done = plan.finish(opened);
+    let failed: Vec<String> = done.failures.iter().map(ToString::to_string).collect();
+    assert_eq!(done.files, 151, "{failed:?}");
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert!(
+        failed[0].starts_with("a/f0: its encrypted file a/f0.pcr is not the one"),
+        "{failed:?}"
+    );
+    assert!(failed[1].starts_with("a/f3: "), "{failed:?}");
+    assert!(!out.join("a/f0").exists() && out.join("a/f6").exists());
+
+    // A task's bytes cut short or altered are refused.
+    let plan = tree::open_plan(
+        &runner,
+        &open,
+        &sealed,
+        &dir.path().join("refused"),
+        &Options::default(),
+        Driver::Distributed,
+    )
+    .unwrap();
+    let bytes = plan.task(0..3).unwrap().to_bytes();
+    for bad in [
+        &bytes[..bytes.len() - 1],
+        &bytes[1..],
+        &[&bytes[..], b"x"].concat(),
+    ] {
+        let err = tree::OpenTask::from_bytes(bad).unwrap_err();
+        assert!(
+            err.to_string().contains("not a tree's decryption task"),
+            "{err}"
+        );
+    }
+    assert!(tree::Task::from_bytes(&bytes).is_err());
+
+    // An armored age tree is read in order, on one process: it is not cut into tasks.
+    let mut recipients = paracrypt_core::recipient::Recipients::new();
+    recipients
+        .add(&identity.to_public().to_string(), "test")
+        .unwrap();
+    let armored = Sealing {
+        format: paracrypt_core::request::Format::Age,
+        armor: true,
+        ..Sealing::default()
+    };
+    let seal = Request::encrypt(Secret::Recipients(Arc::new(recipients)), armored).unwrap();
+    let sealed = dir.path().join("sealed-armored");
+    assert!(
+        tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default())
+            .unwrap()
+            .is_complete()
+    );
+    let mut identities = paracrypt_core::recipient::Identities::new();
+    identities
+        .add_file("test", identity_text.as_bytes())
+        .unwrap();
+    let open = Request::decrypt(Secret::Identities(Arc::new(identities)), None).unwrap();
+    let armored_out = dir.path().join("armored");
+    let err = tree::open_plan(
+        &runner,
+        &open,
+        &sealed,
+        &armored_out,
+        &Options::default(),
+        Driver::Distributed,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("an armored age tree"), "{err}");
+    assert!(!armored_out.exists(), "a refused plan made its output");
+    // Planned to be opened here, it is not cut into tasks either.
+    let plan = tree::open_plan(
+        &runner,
+        &open,
+        &sealed,
+        &armored_out,
+        &Options::default(),
+        Driver::Whole,
+    )
+    .unwrap();
+    assert!(plan.task(0..1).is_err());
+}
+
+/// The plaintext bytes of the regular files under `root`.
+fn whole_bytes(root: &Path) -> u64 {
+    walkdir_files(root)
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
+}
+
+fn walkdir_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files
 }

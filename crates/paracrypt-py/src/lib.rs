@@ -52,7 +52,7 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::decrypt_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::verify_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::info_tree, m)?)?;
-    m.add_function(wrap_pyfunction!(tree::seal_tree_task, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::run_tree_task, m)?)?;
     m.add_class::<tree::TreeJob>()?;
     m.add_class::<distributed::DistributedJob>()?;
     m.add_class::<distributed::StagedOutput>()?;

@@ -298,36 +298,43 @@ pub fn info_tree<'py>(
     py.import("json")?.call_method1("loads", (json,))
 }
 
-/// One tree's encryption planned here and sealed in tasks by other processes, as
-/// :func:`paracrypt.dask.encrypt_tree` runs it (docs/guide/trees.md, *One tree over many
-/// processes*): ``TreeJob.encrypt(src, dst, …)`` checks everything :func:`encrypt_tree`
-/// checks, walks ``src``, draws the tree's secrets and makes ``dst``'s directories;
-/// ``job.tasks()`` cuts the files into runs ``(first, end)``; ``job.task(part)`` makes one
-/// task's bytes, which :func:`seal_tree_task` seals on any process that sees ``src`` and
-/// ``dst``; ``job.add(result)`` takes what it returned (``job.lost(part, why)`` when it
-/// returned nothing); and ``job.finish()`` writes the manifest and returns or raises as
-/// :func:`encrypt_tree` does.
+/// One tree's encryption or decryption planned here and run in tasks by other processes, as
+/// :func:`paracrypt.dask.encrypt_tree` and :func:`paracrypt.dask.decrypt_tree` run it
+/// (docs/guide/trees.md, *One tree over many processes*): ``TreeJob.encrypt(src, dst, …)``
+/// checks everything :func:`encrypt_tree` checks, walks ``src``, draws the tree's secrets and
+/// makes ``dst``'s directories; ``TreeJob.decrypt(src, dst, …)`` reads and checks the manifest
+/// as :func:`decrypt_tree` does and makes ``dst``'s directories. Then ``job.tasks()`` cuts the
+/// files into runs ``(first, end)``; ``job.task(part)`` makes one task's bytes, which
+/// :func:`run_tree_task` runs on any process that sees ``src`` and ``dst``;
+/// ``job.add(result)`` takes what it returned (``job.lost(part, why)`` when it returned
+/// nothing); and ``job.finish()`` writes the manifest (an encryption) or the links and
+/// directory times (a decryption) and returns or raises as :func:`encrypt_tree` and
+/// :func:`decrypt_tree` do.
 ///
 /// A task's bytes hold its files' headers and the keys derived for those files alone (never
-/// the key file, password or the tree's own key), and with ``sign=`` the signing key: treat
-/// them as a secret, and send them over an encrypted connection (Dask's TLS). Armored age
-/// trees are written on one process (:func:`encrypt_tree`).
+/// the key file, password, identities or the tree's own key), and for a signed encryption the
+/// signing key: treat them as a secret, and send them over an encrypted connection (Dask's
+/// TLS). Armored age trees are written and read on one process (:func:`encrypt_tree`,
+/// :func:`decrypt_tree`).
 #[pyclass(module = "paracrypt", frozen)]
 pub struct TreeJob {
     /// The plan and what its tasks returned; `None` once finished.
-    state: std::sync::Mutex<Option<(tree::Plan, tree::Sealed)>>,
+    state: std::sync::Mutex<Option<Job>>,
     files: usize,
     provider: Option<String>,
 }
 
+/// A tree job's plan and what its tasks returned.
+enum Job {
+    Seal(tree::Plan, tree::Sealed),
+    Open(tree::OpenPlan, tree::Opened),
+}
+
 impl TreeJob {
-    fn with<T>(
-        &self,
-        work: impl FnOnce(&mut tree::Plan, &mut tree::Sealed) -> PyResult<T>,
-    ) -> PyResult<T> {
+    fn with<T>(&self, work: impl FnOnce(&mut Job) -> PyResult<T>) -> PyResult<T> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match state.as_mut() {
-            Some((plan, sealed)) => work(plan, sealed),
+            Some(job) => work(job),
             None => Ok(crate::errors::usage("the tree job is already finished")?),
         }
     }
@@ -347,7 +354,7 @@ impl TreeJob {
 #[pymethods]
 impl TreeJob {
     /// Plans the encryption of the tree ``src`` into ``dst``. Arguments as
-    /// :func:`encrypt_tree` (``armor=`` is not distributed).
+    /// :func:`encrypt_tree` (``armor=`` is not run in tasks).
     #[staticmethod]
     #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, overwrite = false, threads = None, provider = None))]
     #[allow(clippy::too_many_arguments)]
@@ -381,12 +388,52 @@ impl TreeJob {
         let sealed = tree::Sealed::new(&plan);
         Ok(TreeJob {
             files: plan.files(),
-            state: std::sync::Mutex::new(Some((plan, sealed))),
+            state: std::sync::Mutex::new(Some(Job::Seal(plan, sealed))),
             provider: provider.map(str::to_owned),
         })
     }
 
-    /// How many files the tasks seal (files unchanged in an update are not among them).
+    /// Plans the decryption of the encrypted tree ``src`` into ``dst``: its manifest read and
+    /// checked here (with ``verify_with=``, its signer). Arguments as :func:`decrypt_tree`. An
+    /// armored age tree is refused (:class:`UsageError`): it is read on one process.
+    #[staticmethod]
+    #[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn decrypt<'py>(
+        py: Python<'py>,
+        src: PathBuf,
+        dst: PathBuf,
+        key: Option<&Bound<'py, PyAny>>,
+        password: Option<&Bound<'py, PyAny>>,
+        identities: Option<&Bound<'py, PyAny>>,
+        verify_with: Option<PathBuf>,
+        overwrite: bool,
+        threads: Option<i64>,
+        provider: Option<&str>,
+    ) -> PyResult<Self> {
+        let request = decrypt_request(key, password, identities, verify_with)?;
+        let options = Options::new(threads, provider, None)?;
+        let tree_options = tree_options(overwrite, false, false, false);
+        let runner = options.runner();
+        let plan = options.run(py, || {
+            Ok(tree::open_plan(
+                &runner,
+                &request,
+                &src,
+                &dst,
+                &tree_options,
+                paracrypt_core::request::Driver::Distributed,
+            )?)
+        })?;
+        let opened = tree::Opened::new(&plan);
+        Ok(TreeJob {
+            files: plan.files(),
+            state: std::sync::Mutex::new(Some(Job::Open(plan, opened))),
+            provider: provider.map(str::to_owned),
+        })
+    }
+
+    /// How many files the tasks run (an update's unchanged files are not among them).
     #[getter]
     fn files(&self) -> usize {
         self.files
@@ -397,57 +444,75 @@ impl TreeJob {
     /// tasks (the workers) when there are as many files; every file in exactly one.
     #[pyo3(signature = (at_least = 1))]
     fn tasks(&self, at_least: usize) -> PyResult<Vec<(usize, usize)>> {
-        self.with(|plan, _| {
-            Ok(plan
-                .tasks(at_least)
-                .iter()
-                .map(|r| (r.start, r.end))
-                .collect())
+        self.with(|job| {
+            let cut = match job {
+                Job::Seal(plan, _) => plan.tasks(at_least),
+                Job::Open(plan, _) => plan.tasks(at_least),
+            };
+            Ok(cut.iter().map(|r| (r.start, r.end)).collect())
         })
     }
 
     /// The bytes of the task of files ``part`` (a secret: see the class), for
-    /// :func:`seal_tree_task`. Each file's header is made here.
+    /// :func:`run_tree_task`. Each file's header is made (an encryption) or read and opened (a
+    /// decryption) here.
     fn task<'py>(&self, py: Python<'py>, part: (usize, usize)) -> PyResult<Bound<'py, PyBytes>> {
         let part = self.part(part)?;
-        let bytes = self.with(|plan, _| {
-            let task = plan.task(part).map_err(Failure::Core)?;
-            Ok(task.to_bytes().map_err(Failure::Core)?)
+        let bytes = py.detach(|| {
+            self.with(|job| match job {
+                Job::Seal(plan, _) => {
+                    let task = plan.task(part).map_err(Failure::Core)?;
+                    Ok(task.to_bytes().map_err(Failure::Core)?)
+                }
+                Job::Open(plan, _) => Ok(plan.task(part).map_err(Failure::Core)?.to_bytes()),
+            })
         })?;
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// Takes what :func:`seal_tree_task` returned for one task.
+    /// Takes what :func:`run_tree_task` returned for one task.
     fn add(&self, result: &[u8]) -> PyResult<()> {
-        self.with(|plan, sealed| {
-            let result = tree::TaskResult::from_bytes(result).map_err(Failure::Core)?;
-            Ok(sealed.add(plan, result).map_err(Failure::Core)?)
+        let result = tree::TaskResult::from_bytes(result).map_err(Failure::Core)?;
+        self.with(|job| match job {
+            Job::Seal(plan, sealed) => Ok(sealed.add(plan, result).map_err(Failure::Core)?),
+            Job::Open(plan, opened) => Ok(opened.add(plan, result).map_err(Failure::Core)?),
         })
     }
 
     /// A task that returned nothing (its worker died, it was cancelled): each of the files of
-    /// ``part`` not yet sealed failed with ``why``.
+    /// ``part`` not yet done failed with ``why``.
     fn lost(&self, part: (usize, usize), why: &str) -> PyResult<()> {
         let part = self.part(part)?;
-        self.with(|plan, sealed| {
-            sealed.lost(plan, part, why);
+        self.with(|job| {
+            match job {
+                Job::Seal(plan, sealed) => sealed.lost(plan, part, why),
+                Job::Open(plan, opened) => opened.lost(plan, part, why),
+            }
             Ok(())
         })
     }
 
-    /// Writes the manifest of what the tasks sealed and returns the dict
-    /// :func:`encrypt_tree` returns; a tree done in part raises :class:`IncompleteTreeError`,
-    /// one of which nothing was done the first failure (no manifest is written, and the
-    /// directories the plan made are removed).
+    /// Finishes the job and returns the dict :func:`encrypt_tree` or :func:`decrypt_tree`
+    /// returns: an encryption writes the manifest of what the tasks sealed, a decryption makes
+    /// the links and gives the directories their modes and times. A tree done in part raises
+    /// :class:`IncompleteTreeError`, one of which nothing was done the first failure (the
+    /// directories the plan made are removed, and an encryption writes no manifest).
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let Some((plan, sealed)) = self.state.lock().unwrap_or_else(|e| e.into_inner()).take()
-        else {
+        let Some(job) = self.state.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return Ok(crate::errors::usage("the tree job is already finished")?);
         };
         let options = Options::new(Some(1), self.provider.as_deref(), None)?;
         let runner = options.runner();
-        let summary = options.run(py, || Ok(plan.finish(&runner, sealed)))?;
-        finish(py, summary, true)
+        match job {
+            Job::Seal(plan, sealed) => {
+                let summary = options.run(py, || Ok(plan.finish(&runner, sealed)))?;
+                finish(py, summary, true)
+            }
+            Job::Open(plan, opened) => {
+                let summary = options.run(py, || Ok(plan.finish(opened)))?;
+                finish(py, summary, false)
+            }
+        }
     }
 
     fn __repr__(&self) -> String {
@@ -455,21 +520,21 @@ impl TreeJob {
     }
 }
 
-/// Seals the files of one task of a :class:`TreeJob` (its bytes, from ``job.task(part)``) on
-/// this process, with ``threads`` threads (default 1), without the GIL; returns the bytes
-/// ``job.add`` takes: each file's manifest entry, or why it failed. A file that fails does not
-/// stop the others and raises nothing here: ``job.finish()`` reports it, naming it. Bytes that
-/// are not a task raise :class:`UsageError`.
+/// Runs one task of a :class:`TreeJob` (its bytes, from ``job.task(part)``) on this process,
+/// with ``threads`` threads (default 1), without the GIL: an encryption's task seals its
+/// files, a decryption's decrypts and checks them. Returns the bytes ``job.add`` takes: each
+/// file done, or why it failed. A file that fails does not stop the others and raises nothing
+/// here: ``job.finish()`` reports it, naming it. Bytes that are not a task raise
+/// :class:`UsageError`.
 #[pyfunction]
 #[pyo3(signature = (task, *, threads = None))]
-pub fn seal_tree_task<'py>(
+pub fn run_tree_task<'py>(
     py: Python<'py>,
     task: &[u8],
     threads: Option<i64>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let task = tree::Task::from_bytes(task).map_err(Failure::Core)?;
     let threads = crate::options::threads(Some(threads.unwrap_or(1)))?;
     let runner = paracrypt_core::Runner::new();
-    let result = crate::options::detached(py, threads, || Ok(tree::seal_task(&runner, &task)))?;
+    let result = crate::options::detached(py, threads, || Ok(tree::run_task(&runner, task)?))?;
     Ok(PyBytes::new(py, &result.to_bytes()))
 }

@@ -361,7 +361,7 @@ def test_a_tree_task_that_fails_leaves_the_tree_done_in_part(tmp_path: Path,
     (plain / "a.txt").write_bytes(b"changed after the plan")
     tasks = [job.task(part) for part in parts]
     # The last task is lost; the others run on the workers.
-    for result in client.gather([client.submit(paracrypt.seal_tree_task, task, pure=False)
+    for result in client.gather([client.submit(paracrypt.run_tree_task, task, pure=False)
                                  for task in tasks[:-1]]):
         job.add(result)
     job.lost(parts[-1], "its worker died")
@@ -379,4 +379,61 @@ def test_a_tree_task_that_fails_leaves_the_tree_done_in_part(tmp_path: Path,
     paracrypt.decrypt_tree(tmp_path / "out", tmp_path / "back", key=key)
     same_tree(plain, tmp_path / "back")
     with pytest.raises(paracrypt.UsageError):
-        paracrypt.seal_tree_task(b"not a task")
+        paracrypt.run_tree_task(b"not a task")
+
+
+def test_a_tree_decrypted_over_the_workers(tmp_path: Path, client: Client, cli: Cli) -> None:
+    """An encrypted tree's files decrypted on the two workers give back the tree (bytes, modes,
+    links, directory times as one process gives them), for a key-file tree signed by alice (the
+    signer required), a password tree with hidden names and a tree to an age recipient (the
+    identity stays here: each file's header is opened on the client). A swapped file fails
+    alone, named (IncompleteTreeError); an armored age tree is refused before anything is
+    made."""
+    from test_trees import same_tree
+    plain = tmp_path / "plain"
+    _tree(plain)
+    cli("keygen", "--kind", "ed25519", "-o", str(tmp_path / "alice.pem"), "--public-out",
+        str(tmp_path / "alice.pub"))
+    cli("keygen", "--kind", "x25519", "-o", str(tmp_path / "id.txt"))
+    recipient = [line.split(": ")[1] for line in (tmp_path / "id.txt").read_text().splitlines()
+                 if line.startswith("# public key: ")][0]
+    key = paracrypt.Key.generate()
+    paracrypt.encrypt_tree(plain, tmp_path / "signed", key=key, chunk_size=CHUNK,
+                           sign=tmp_path / "alice.pem")
+    paracrypt.encrypt_tree(plain, tmp_path / "pw", password="tree pw", hide_names=True)
+    paracrypt.encrypt_tree(plain, tmp_path / "age", recipients=recipient, format="age")
+    for name, secrets in [
+        ("signed", {"key": key, "verify_with": tmp_path / "alice.pub"}),
+        ("pw", {"password": "tree pw"}),
+        ("age", {"identities": tmp_path / "id.txt"}),
+    ]:
+        local = paracrypt.decrypt_tree(tmp_path / name, tmp_path / f"{name}-local", **secrets)
+        spread = paracrypt.dask.decrypt_tree(client, tmp_path / name, tmp_path / f"{name}-dask",
+                                             **secrets)
+        assert spread == local and spread["files"] == 45, name
+        same_tree(plain, tmp_path / f"{name}-dask")
+        assert (tmp_path / f"{name}-dask" / "sub").stat().st_mtime == \
+            (tmp_path / f"{name}-local" / "sub").stat().st_mtime
+    assert paracrypt.decrypt_tree(tmp_path / "signed", tmp_path / "x", key=key,
+                                  verify_with=tmp_path / "alice.pub")["signer"]["required"]
+
+    # Two files swapped: each fails alone, named; the others are written.
+    a, b = tmp_path / "signed" / "many" / "f01.pcr", tmp_path / "signed" / "many" / "f02.pcr"
+    held = a.read_bytes()
+    a.write_bytes(b.read_bytes())
+    b.write_bytes(held)
+    with pytest.raises(paracrypt.IncompleteTreeError) as raised:
+        paracrypt.dask.decrypt_tree(client, tmp_path / "signed", tmp_path / "swapped", key=key)
+    failures = [str(e) for e in raised.value.failures]
+    assert len(failures) == 2 and failures[0].startswith("many/f01: its encrypted file"), failures
+    assert raised.value.summary["files"] == 43
+    assert not (tmp_path / "swapped" / "many" / "f01").exists()
+
+    # Armor is read in order, on one process.
+    paracrypt.encrypt_tree(plain, tmp_path / "armored", recipients=recipient, format="age",
+                           armor=True)
+    with pytest.raises(paracrypt.UsageError, match="armored age tree"):
+        paracrypt.dask.decrypt_tree(client, tmp_path / "armored", tmp_path / "armored-back",
+                                    identities=tmp_path / "id.txt")
+    assert not (tmp_path / "armored-back").exists()
+    assert not [name for name in listing(tmp_path) if name.startswith(".")]

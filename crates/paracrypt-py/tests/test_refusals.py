@@ -2,7 +2,8 @@
 the Python package: decrypt_file, decrypt, decrypt_into, decryptor, decrypt_range, the raw
 functions, and paracrypt.dask on a LocalCluster. Each door must give each row's outcome: its
 exception class, the row's words in the message, nothing left at dst, the plaintext on success.
-The table's `trees` rows go through the doors that open a tree: decrypt_tree and verify_tree.
+The table's `trees` rows go through the doors that open a tree: decrypt_tree, verify_tree and
+paracrypt.dask.decrypt_tree.
 The CLI runs the same table (crates/paracrypt-cli/tests/cli/refusals.rs)."""
 
 from __future__ import annotations
@@ -225,3 +226,14 @@ def test_every_tree_door_of_the_package(row: dict[str, Any], tmp_path: Path) -> 
     dst = tmp_path / "out"
     check_tree(row, "decrypt_tree", lambda: paracrypt.decrypt_tree(src, dst, **kwargs), dst)
     check_tree(row, "verify_tree", lambda: paracrypt.verify_tree(src, **kwargs), None)
+
+
+@pytest.mark.parametrize("row", tree_rows())
+def test_every_tree_row_through_dask(row: dict[str, Any], tmp_path: Path, client: Client) -> None:
+    """paracrypt.dask.decrypt_tree (the manifest and each header opened on the client, the
+    files in tasks) refuses what the other tree doors refuse, in the same words."""
+    src = TREES / row["input"]
+    kwargs = secrets(TABLE["requests"][row["request"]])
+    dst = tmp_path / "out"
+    check_tree(row, "paracrypt.dask.decrypt_tree",
+               lambda: paracrypt.dask.decrypt_tree(client, src, dst, **kwargs), dst)

@@ -144,7 +144,7 @@ pub enum Driver {
 impl Driver {
     /// Why this driver cannot run age's armor (read and written in order, its size unknown
     /// until its end), or `None` when it can.
-    fn refuses_armor(self) -> Option<&'static str> {
+    pub(crate) fn refuses_armor(self) -> Option<&'static str> {
         match self {
             Driver::Whole => None,
             Driver::Range => Some(

@@ -71,11 +71,22 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
-pub use open::{decrypt, read_manifest};
+pub use open::{OpenPlan, Opened, decrypt, open_plan, open_task, read_manifest};
 pub(crate) use out::open_no_follow;
 pub use schedule::BATCH_FILES;
 pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task};
-pub use task::{TASK_BYTES, TASK_FILES, Task, TaskResult};
+pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
+
+/// Runs a task of a tree's encryption ([`Task`]) or decryption ([`OpenTask`]) from its bytes,
+/// whichever they are, with [`seal_task`] or [`open_task`]: what a worker of any scheduler
+/// runs. Bytes that are neither are refused ([`Error::Request`]).
+pub fn run_task(runner: &crate::recipe::Runner, bytes: &[u8]) -> crate::error::Result<TaskResult> {
+    if task::is_open_task(bytes) {
+        Ok(open_task(runner, &OpenTask::from_bytes(bytes)?))
+    } else {
+        Ok(seal_task(runner, &Task::from_bytes(bytes)?))
+    }
+}
 pub use verify::{Change, Checked, verify};
 
 use crate::error::Error;

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -16,6 +16,7 @@ use super::out::{Dest, Temp, finish_file, open_no_follow, set_times, symlink};
 use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
 use super::seal::{check_output, remove_made};
+use super::task::{OpenTask, OpenTaskFile, Outcome, TaskResult};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::Secret;
 use crate::engine::Job;
@@ -187,6 +188,35 @@ pub fn decrypt(
     output: &Path,
     options: &Options,
 ) -> Result<Summary> {
+    let plan = open_plan(runner, request, input, output, options, Driver::Whole)?;
+    let opened = plan.open_here(runner);
+    Ok(plan.finish(opened))
+}
+
+/// A tree's decryption in three steps, so that other processes can open its files (Dask's
+/// workers, MPI's ranks): what [`decrypt`] does in one process.
+///
+/// 1. [`open_plan`] here: the manifest read and checked (its signature, the signer required),
+///    the output checked and its directories made. With [`Driver::Distributed`] (its files
+///    opened in tasks), a tree of armored age files, read in order on one process, is refused
+///    first.
+/// 2. The files opened: here with [`OpenPlan::open_here`], or in tasks
+///    ([`OpenPlan::tasks`], [`OpenPlan::task`], sent as [`OpenTask::to_bytes`]) that
+///    [`open_task`] runs on any process that sees the input and the output, each result given
+///    back to [`Opened::add`].
+/// 3. [`OpenPlan::finish`]: the links made, every directory given its mode and time.
+///
+/// A task carries, for each of its files, the header the plan read and the keys it derived
+/// for that file alone (a container's payload keys, an age file's file key), never the key
+/// file, password, identities or the tree's own key (see [`OpenTask`]).
+pub fn open_plan(
+    runner: &Runner,
+    request: &Request,
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    driver: Driver,
+) -> Result<OpenPlan> {
     if request.uses_plugins() {
         // One plugin session for the manifest and every file (a hardware key's PIN typed
         // once): the output is checked first, so that a refused output asks for nothing.
@@ -194,6 +224,11 @@ pub fn decrypt(
         open_ahead(request, input);
     }
     let manifest = read_manifest(runner, request, input)?;
+    if manifest.format == TreeFormat::ArmoredAge
+        && let Some(why) = driver.refuses_armor()
+    {
+        return Err(Error::Request(format!("an armored age tree: {why}")));
+    }
     let files_request = file_request(request, &manifest)?;
     let created_root = check_output(input, output, options.force)?;
     let dest = Dest {
@@ -219,59 +254,375 @@ pub fn decrypt(
             }
         }
     }
-    let work = Open::new(runner, &files_request, &manifest, input, Some(&dest));
-    let ran = schedule::run(&work, &work.planned());
-    let mut summary = work.summary(ran.not_started);
-    summary.signer = signer_of(&manifest, request);
-    summary.manifest_complete = manifest.complete;
-    if summary.files == 0 && (!summary.failures.is_empty() || summary.not_started > 0) {
-        remove_made(output, &made, created_root);
-        return Ok(summary);
+    let files = manifest_files(&manifest).count();
+    Ok(OpenPlan {
+        signer: signer_of(&manifest, request),
+        manifest,
+        files_request,
+        input: input.to_path_buf(),
+        dest,
+        made,
+        created_root,
+        provider: runner.chosen_provider(),
+        files,
+    })
+}
+
+/// A tree's decryption, planned (step 1 of [`open_plan`]'s three).
+pub struct OpenPlan {
+    manifest: Manifest,
+    /// The request that opens the files (the caller's, or the tree's own key or identity).
+    files_request: Request,
+    signer: Option<Signer>,
+    input: PathBuf,
+    dest: Dest,
+    /// The directories this run made, and whether it made the output.
+    made: Vec<Vec<u8>>,
+    created_root: bool,
+    provider: Provider,
+    files: usize,
+}
+
+impl std::fmt::Debug for OpenPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenPlan")
+            .field("files", &self.files)
+            .finish_non_exhaustive()
     }
-    // Links, then every directory's mode and time, deepest first.
-    for entry in &manifest.entries {
-        if let EntryKind::Symlink(target) = &entry.kind {
-            let at = dest.path(&entry.path);
-            if options.force && std::fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
-                let _ = std::fs::remove_file(&at);
+}
+
+/// What step 2 of a decryption did: which files are done, and the failures.
+#[derive(Debug)]
+pub struct Opened {
+    done: Vec<bool>,
+    failures: Vec<(usize, Error)>,
+    not_started: u64,
+}
+
+impl Opened {
+    /// Nothing opened yet, for the files of `plan`.
+    pub fn new(plan: &OpenPlan) -> Self {
+        Opened {
+            done: vec![false; plan.files],
+            failures: Vec::new(),
+            not_started: 0,
+        }
+    }
+
+    /// Adds what one task did ([`open_task`]'s result, read back with
+    /// [`TaskResult::from_bytes`]). Each failure is named by the manifest's path of its file.
+    pub fn add(&mut self, plan: &OpenPlan, result: TaskResult) -> Result<()> {
+        for (file, outcome) in result.files {
+            if file >= self.done.len() || matches!(outcome, Outcome::Sealed(_)) {
+                return Err(Error::Tree(format!(
+                    "a task's result for file {file} is not one of this decryption of {} files",
+                    self.done.len()
+                )));
             }
-            if let Err(e) = symlink(target, &at).and_then(|()| set_times(&at, entry.mtime)) {
-                summary
-                    .failures
-                    .push(in_tree(&entry.path, Error::io("cannot make the link", e)));
+            match outcome {
+                Outcome::Opened => self.done[file] = true,
+                Outcome::Failed(message) => {
+                    let path = plan.path(file);
+                    self.failures
+                        .push((file, in_tree(path, Error::Tree(message))));
+                }
+                Outcome::NotStarted => self.not_started += 1,
+                Outcome::Sealed(_) => unreachable!("refused above"),
+            }
+        }
+        Ok(())
+    }
+
+    /// A task that returned nothing (its worker died, it was cancelled): its files not done
+    /// failed, each with `why`.
+    pub fn lost(&mut self, plan: &OpenPlan, task: Range<usize>, why: &str) {
+        for file in task {
+            if self.done.get(file) == Some(&false) {
+                let path = plan.path(file);
+                self.failures
+                    .push((file, in_tree(path, Error::Tree(why.to_string()))));
             }
         }
     }
-    for entry in manifest.entries.iter().rev() {
-        if entry.kind == EntryKind::Dir {
-            let at = dest.path(&entry.path);
-            let set = std::fs::set_permissions(
-                &at,
-                std::os::unix::fs::PermissionsExt::from_mode(entry.mode),
-            )
-            .and_then(|()| set_times(&at, entry.mtime));
-            if let Err(e) = set {
-                let what = format!("cannot set the mode and time of {}", at.display());
-                summary.failures.push(Error::io(what, e));
+}
+
+impl OpenPlan {
+    /// How many files the tree's manifest lists.
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// The path of file `file` (in the manifest's order of files).
+    fn path(&self, file: usize) -> &[u8] {
+        manifest_files(&self.manifest)
+            .nth(file)
+            .map_or(&[][..], |f| f.path)
+    }
+
+    /// Step 2 in this process: every file on the one schedule in the caller's pool.
+    pub fn open_here(&self, runner: &Runner) -> Opened {
+        let work = Open::new(
+            runner,
+            &self.files_request,
+            &self.manifest,
+            &self.input,
+            Some(&self.dest),
+        );
+        let ran = schedule::run(&work, &work.planned());
+        let (done, failures) = work.done();
+        Opened {
+            done,
+            failures,
+            not_started: ran.not_started,
+        }
+    }
+
+    /// The files cut into tasks for other processes, as [`Plan::tasks`](super::Plan::tasks)
+    /// cuts a tree's encryption: consecutive small files together, a large file alone, and at
+    /// least `at_least` tasks when there are as many files.
+    pub fn tasks(&self, at_least: usize) -> Vec<Range<usize>> {
+        let lens: Vec<u64> = manifest_files(&self.manifest)
+            .map(|f| f.entry.size)
+            .collect();
+        super::task::cut(&lens, at_least)
+    }
+
+    /// The task of files `files` (one of [`OpenPlan::tasks`], or any run of them), for
+    /// [`open_task`] on another process. Each file's header is read and checked here against
+    /// the manifest, then opened with the tree's secret, on every thread of the caller's pool:
+    /// the task carries that header and the keys derived for that one file. A file whose
+    /// header cannot be opened (missing, swapped, damaged) goes in the task as its failure.
+    /// Armored age files are read in order, on one process: such a tree is not cut into tasks.
+    pub fn task(&self, files: Range<usize>) -> Result<OpenTask> {
+        if files.start > files.end || files.end > self.files {
+            return Err(Error::Request(format!(
+                "files {}..{} are not a run of the tree's {} files",
+                files.start, files.end, self.files
+            )));
+        }
+        if self.manifest.format == TreeFormat::ArmoredAge {
+            return Err(Error::Request(
+                "an armored age tree is read in order, on one process: decrypt it here".into(),
+            ));
+        }
+        let resolved_for = |source: &File| -> Result<(Vec<u8>, zeroize::Zeroizing<Vec<u8>>)> {
+            let head = crate::request::head_of(source)?;
+            let resolved = self.files_request.resolve(&head, Driver::Distributed)?;
+            let len = source
+                .metadata()
+                .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?
+                .len();
+            let mut reader = BufReader::new(PositionalReader {
+                file: source,
+                at: 0,
+            });
+            let job = resolved
+                .recipe()
+                .first_job(&mut reader, Some(len), self.provider)?;
+            let shared = job
+                .shared_key()
+                .ok_or_else(|| Error::Request("this format is not run in parts".into()))?;
+            Ok((
+                job.header().to_vec(),
+                zeroize::Zeroizing::new(shared.to_vec()),
+            ))
+        };
+        let listed: Vec<OpenFile<'_>> = manifest_files(&self.manifest)
+            .skip(files.start)
+            .take(files.len())
+            .collect();
+        let task_files = listed
+            .par_iter()
+            .zip(files.clone().into_par_iter())
+            .map(|(file, index)| {
+                let keys = check_header(&self.input, file, false)
+                    .and_then(|checked| resolved_for(&checked.source))
+                    .map_err(|e| e.to_string());
+                OpenTaskFile {
+                    index,
+                    path: file.path.to_vec(),
+                    stored: file.stored.clone(),
+                    mode: file.mode,
+                    mtime: file.mtime,
+                    entry: file.entry.clone(),
+                    keys,
+                }
+            })
+            .collect();
+        Ok(OpenTask {
+            input: self.input.clone(),
+            output: self.dest.root.clone(),
+            replace: self.dest.replace,
+            named: self.dest.named,
+            sync: self.dest.sync,
+            provider: self.provider,
+            files: task_files,
+        })
+    }
+
+    /// Step 3: the links made, then every directory given its mode and time, deepest first.
+    /// When no file could be written at all, the directories the plan made are removed. What
+    /// failed is in [`Summary::failures`], in the tree's order.
+    pub fn finish(self, opened: Opened) -> Summary {
+        let Opened {
+            done,
+            mut failures,
+            not_started,
+        } = opened;
+        failures.sort_by_key(|(at, _)| *at);
+        let mut summary = Summary {
+            failures: failures.into_iter().map(|(_, e)| e).collect(),
+            not_started,
+            signer: self.signer.clone(),
+            manifest_complete: self.manifest.complete,
+            ..Summary::default()
+        };
+        for (file, done) in manifest_files(&self.manifest).zip(done) {
+            if done {
+                summary.files += 1;
+                summary.bytes += file.entry.size;
+            }
+        }
+        let output = &self.dest.root;
+        if summary.files == 0 && (!summary.failures.is_empty() || summary.not_started > 0) {
+            remove_made(output, &self.made, self.created_root);
+            return summary;
+        }
+        let (dest, replace) = (&self.dest, self.dest.replace);
+        for entry in &self.manifest.entries {
+            if let EntryKind::Symlink(target) = &entry.kind {
+                let at = dest.path(&entry.path);
+                if replace && std::fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
+                    let _ = std::fs::remove_file(&at);
+                }
+                if let Err(e) = symlink(target, &at).and_then(|()| set_times(&at, entry.mtime)) {
+                    summary
+                        .failures
+                        .push(in_tree(&entry.path, Error::io("cannot make the link", e)));
+                }
+            }
+        }
+        for entry in self.manifest.entries.iter().rev() {
+            if entry.kind == EntryKind::Dir {
+                let at = dest.path(&entry.path);
+                let set = std::fs::set_permissions(
+                    &at,
+                    std::os::unix::fs::PermissionsExt::from_mode(entry.mode),
+                )
+                .and_then(|()| set_times(&at, entry.mtime));
+                if let Err(e) = set {
+                    let what = format!("cannot set the mode and time of {}", at.display());
+                    summary.failures.push(Error::io(what, e));
+                }
+            }
+        }
+        summary
+    }
+}
+
+/// Step 2 on another process: opens the files of `task` (made by [`OpenPlan::task`] and sent
+/// as [`OpenTask::to_bytes`]) on the one schedule in the caller's pool, each from the header
+/// and derived keys the task carries, into the output the plan made: each file's header on
+/// disk is checked against the manifest's entry, every chunk authenticated, its length and
+/// plaintext root checked, and it takes its name once complete, as in a local run. Returns
+/// whether each file was done, or why it failed, for [`Opened::add`].
+pub fn open_task(runner: &Runner, task: &OpenTask) -> TaskResult {
+    let dest = Dest {
+        root: task.output.clone(),
+        replace: task.replace,
+        named: task.named,
+        sync: task.sync,
+        guard: Arc::new(super::NoGuard),
+    };
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; task.files.len()];
+    let mut opening = Vec::new();
+    let mut keys = Vec::new();
+    for (at, file) in task.files.iter().enumerate() {
+        match &file.keys {
+            Err(why) => outcomes[at] = Some(Outcome::Failed(why.clone())),
+            Ok((header, shared)) => {
+                opening.push(at);
+                keys.push((&header[..], &shared[..]));
             }
         }
     }
-    Ok(summary)
+    let files = opening
+        .iter()
+        .map(|&at| {
+            let file = &task.files[at];
+            OpenFile {
+                path: &file.path,
+                stored: file.stored.clone(),
+                entry: &file.entry,
+                mode: file.mode,
+                mtime: file.mtime,
+            }
+        })
+        .collect();
+    let runner = runner.clone().provider(task.provider);
+    let work = Open::with(
+        &runner,
+        OpenKeys::Given(&keys),
+        false,
+        files,
+        &task.input,
+        Some(&dest),
+    );
+    schedule::run(&work, &work.planned());
+    let (done, failures) = work.done();
+    for (&at, done) in opening.iter().zip(done) {
+        if done {
+            outcomes[at] = Some(Outcome::Opened);
+        }
+    }
+    for (file, error) in failures {
+        let message = match error {
+            Error::InTree { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        outcomes[opening[file]] = Some(Outcome::Failed(message));
+    }
+    TaskResult {
+        files: task
+            .files
+            .iter()
+            .zip(outcomes)
+            .map(|(file, outcome)| (file.index, outcome.unwrap_or(Outcome::NotStarted)))
+            .collect(),
+    }
 }
 
 /// The opening of a tree's files (a decryption into `dest`, or a check into nothing), as the
 /// schedule runs it.
 pub(crate) struct Open<'a> {
     runner: &'a Runner,
-    request: &'a Request,
+    keys: OpenKeys<'a>,
     provider: Provider,
     input: &'a Path,
     dest: Option<&'a Dest>,
-    manifest: &'a Manifest,
-    /// The files, as `(path, entry)`.
-    files: Vec<(&'a [u8], &'a FileEntry, u32)>,
+    /// Whether the files are armored age files (read in order).
+    armored: bool,
+    files: Vec<OpenFile<'a>>,
     done: Mutex<Vec<bool>>,
     failures: Mutex<Vec<(usize, Error)>>,
+}
+
+/// What opens each file's header.
+pub(crate) enum OpenKeys<'a> {
+    /// The request of the tree's files ([`file_request`]), here.
+    Request(&'a Request),
+    /// For each file, the header the plan read and the keys it derived from it (a task on
+    /// another process: see [`OpenTask`](super::OpenTask)).
+    Given(&'a [(&'a [u8], &'a [u8])]),
+}
+
+/// One file to open: its path, where its encrypted file is, and what the manifest lists.
+pub(crate) struct OpenFile<'a> {
+    pub path: &'a [u8],
+    pub stored: Vec<u8>,
+    pub entry: &'a FileEntry,
+    pub mode: u32,
+    pub mtime: (i64, u32),
 }
 
 /// A file being opened.
@@ -280,7 +631,7 @@ pub(crate) struct Opening {
     temp: Option<Temp>,
     /// The job; `None` for a file read in order (armor), which `resolved` runs as a stream.
     job: Option<Job>,
-    resolved: Resolved,
+    resolved: Option<Resolved>,
     leaves: Mutex<Vec<[u8; HASH_LEN]>>,
     end: Mutex<Option<u64>>,
 }
@@ -293,25 +644,47 @@ impl<'a> Open<'a> {
         input: &'a Path,
         dest: Option<&'a Dest>,
     ) -> Self {
-        let files: Vec<_> = manifest
-            .entries
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EntryKind::File(file) => Some((&e.path[..], file, e.mode)),
-                _ => None,
-            })
-            .collect();
+        let files = manifest_files(manifest).collect();
+        Open::with(
+            runner,
+            OpenKeys::Request(request),
+            manifest.format == TreeFormat::ArmoredAge,
+            files,
+            input,
+            dest,
+        )
+    }
+
+    /// The opening of `files` under `input` with `keys`.
+    pub(crate) fn with(
+        runner: &'a Runner,
+        keys: OpenKeys<'a>,
+        armored: bool,
+        files: Vec<OpenFile<'a>>,
+        input: &'a Path,
+        dest: Option<&'a Dest>,
+    ) -> Self {
         Open {
             runner,
-            request,
+            keys,
             provider: runner.chosen_provider(),
             input,
             dest,
-            manifest,
+            armored,
             done: Mutex::new(vec![false; files.len()]),
             failures: Mutex::new(Vec::new()),
             files,
         }
+    }
+
+    /// Whether each file was done.
+    pub(crate) fn done(self) -> (Vec<bool>, Vec<(usize, Error)>) {
+        let done = self.done.into_inner().unwrap_or_else(|e| e.into_inner());
+        let failures = self
+            .failures
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        (done, failures)
     }
 
     /// The schedule's view of the files.
@@ -321,43 +694,21 @@ impl<'a> Open<'a> {
     /// only the work the files on disk can give (and each such file then fails when it is
     /// opened), so that a hostile manifest stays cheap.
     pub(crate) fn planned(&self) -> Vec<Planned> {
-        let in_order = self.manifest.format == TreeFormat::ArmoredAge;
+        let in_order = self.armored;
         self.files
             .par_iter()
-            .map(|(path, file, _)| {
-                let stored = super::walk::join(self.input, &self.manifest.stored(path));
+            .map(|file| {
+                let stored = super::walk::join(self.input, &file.stored);
                 let on_disk = std::fs::symlink_metadata(stored).map_or(0, |m| m.len());
-                let bytes = file.size.min(on_disk);
+                let bytes = file.entry.size.min(on_disk);
                 Planned {
                     bytes,
-                    chunks: bytes.div_ceil(u64::from(file.chunk_size)).max(1),
-                    chunk_size: file.chunk_size as usize,
+                    chunks: bytes.div_ceil(u64::from(file.entry.chunk_size)).max(1),
+                    chunk_size: file.entry.chunk_size as usize,
                     in_order,
                 }
             })
             .collect()
-    }
-
-    /// What was done, the failures in the tree's order.
-    pub(crate) fn summary(self, not_started: u64) -> Summary {
-        let done = self.done.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut failures = self
-            .failures
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner());
-        failures.sort_by_key(|(at, _)| *at);
-        let mut summary = Summary {
-            failures: failures.into_iter().map(|(_, e)| e).collect(),
-            not_started,
-            ..Summary::default()
-        };
-        for ((_, file, _), done) in self.files.iter().zip(done) {
-            if done {
-                summary.files += 1;
-                summary.bytes += file.size;
-            }
-        }
-        summary
     }
 
     /// What a check into nothing found: the files found as listed, their bytes, and each
@@ -370,22 +721,21 @@ impl<'a> Open<'a> {
             .unwrap_or_else(|e| e.into_inner());
         failures.sort_by_key(|(at, _)| *at);
         let (mut files, mut bytes) = (0, 0);
-        for ((_, file, _), done) in self.files.iter().zip(done) {
+        for (file, done) in self.files.iter().zip(done) {
             if done {
                 files += 1;
-                bytes += file.size;
+                bytes += file.entry.size;
             }
         }
         let failures = failures
             .into_iter()
-            .map(|(at, e)| (self.files[at].0.to_vec(), e))
+            .map(|(at, e)| (self.files[at].path.to_vec(), e))
             .collect();
         (files, bytes, failures)
     }
 
     fn mismatch(&self, file: usize, why: impl std::fmt::Display) -> Error {
-        let stored = self.manifest.stored(self.files[file].0);
-        Error::TreeMismatch(format!("its encrypted file {} {why}", shown(&stored)))
+        mismatch(&self.files[file].stored, why)
     }
 }
 
@@ -393,72 +743,47 @@ impl FileWork for Open<'_> {
     type Open = Opening;
 
     fn open(&self, file: usize) -> Result<Opening> {
-        let (path, entry, _) = self.files[file];
-        let stored = self.manifest.stored(path);
-        let source = open_no_follow(&super::walk::join(self.input, &stored)).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                self.mismatch(file, "is missing")
-            } else {
-                Error::io("cannot open its encrypted file", e)
+        let OpenFile { path, entry, .. } = self.files[file];
+        let checked = check_header(self.input, &self.files[file], self.armored)?;
+        let (source, len) = (checked.source, checked.len);
+        let (job, resolved) = match &self.keys {
+            OpenKeys::Request(request) => {
+                let head = crate::request::head_of(&source)?;
+                let resolved = request.resolve(&head, Driver::Whole)?;
+                let job = if resolved.in_order() {
+                    None
+                } else {
+                    let mut reader = BufReader::new(PositionalReader {
+                        file: &source,
+                        at: 0,
+                    });
+                    Some(
+                        resolved
+                            .recipe()
+                            .first_job(&mut reader, Some(len), self.provider)?,
+                    )
+                };
+                (job, Some(resolved))
             }
-        })?;
-        let meta = source
-            .metadata()
-            .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
-        if !meta.is_file() {
-            return Err(self.mismatch(file, "is not a regular file"));
-        }
-        let len = meta.len();
-        let armored = self.manifest.format == TreeFormat::ArmoredAge;
-        // The header is checked against the manifest before any key touches it: another file
-        // of the tree, or another encryption of this one, stops here.
-        let header_len = u64::from(entry.header_len);
-        let hash = if armored {
-            if len != header_len {
-                return Err(self.mismatch(file, "is not the length the manifest lists"));
+            OpenKeys::Given(keys) => {
+                // The header the plan opened must be the one the manifest lists, and so the
+                // one on disk (checked above).
+                let (header, key) = keys[file];
+                if *blake3::hash(header).as_bytes() != entry.header_hash {
+                    return Err(self.mismatch(file, "is not the one the plan opened"));
+                }
+                let job = crate::request::share::job(false, header, key, None, len, self.provider)?;
+                (Some(job), None)
             }
-            hash_file(&source)?
-        } else {
-            let mut header = vec![0u8; entry.header_len.min(1 << 20) as usize];
-            if len < header_len || header.len() as u64 != header_len {
-                return Err(self.mismatch(file, "is shorter than its header"));
-            }
-            source
-                .read_exact_at(&mut header, 0)
-                .map_err(|e| Error::io("reading its header", e))?;
-            *blake3::hash(&header).as_bytes()
         };
-        if hash != entry.header_hash {
-            return Err(self.mismatch(
-                file,
-                "is not the one the manifest lists (another file's, or another encryption of \
-                 this one)",
-            ));
-        }
-        // Every format only adds bytes to the plaintext.
-        if len < entry.size {
-            return Err(self.mismatch(file, "is shorter than the size the manifest lists"));
-        }
-        let head = crate::request::head_of(&source)?;
-        let resolved = self.request.resolve(&head, Driver::Whole)?;
-        let job = if resolved.in_order() {
-            None
-        } else {
-            let mut reader = BufReader::new(PositionalReader {
-                file: &source,
-                at: 0,
-            });
-            let job = resolved
-                .recipe()
-                .first_job(&mut reader, Some(len), self.provider)?;
+        if let Some(job) = &job {
             let layout = job.layout();
             let plan = job.planned();
             let chunks = entry.size.div_ceil(u64::from(entry.chunk_size)).max(1);
             if layout.payload_chunk() != entry.chunk_size as usize || plan.len() != chunks {
                 return Err(self.mismatch(file, "is not the length the manifest lists"));
             }
-            Some(job)
-        };
+        }
         let temp = match self.dest {
             Some(dest) => Some(
                 dest.temp(path)
@@ -500,7 +825,13 @@ impl FileWork for Open<'_> {
     }
 
     fn finish(&self, file: usize, open: Opening) -> Result<()> {
-        let (path, entry, mode) = self.files[file];
+        let OpenFile {
+            path,
+            entry,
+            mode,
+            mtime,
+            ..
+        } = self.files[file];
         let end = open.end.into_inner().unwrap_or_else(|e| e.into_inner());
         if end != Some(entry.size) {
             return Err(self.mismatch(
@@ -520,8 +851,7 @@ impl FileWork for Open<'_> {
             temp.file
                 .set_len(entry.size)
                 .map_err(|e| Error::io("setting its length", e))?;
-            let entry_of = self.manifest.entry(path).expect("a file of the manifest");
-            finish_file(&temp.file, mode, entry_of.mtime)
+            finish_file(&temp.file, mode, mtime)
                 .map_err(|e| Error::io("setting its mode and time", e))?;
             dest.commit(temp, path)
                 .map_err(|e| Error::io("cannot give it its name", e))?;
@@ -531,7 +861,7 @@ impl FileWork for Open<'_> {
     }
 
     fn failed(&self, file: usize, error: Error) {
-        let error = in_tree(self.files[file].0, error);
+        let error = in_tree(self.files[file].path, error);
         self.failures
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -547,7 +877,11 @@ impl Open<'_> {
     /// A file read in order (age's armor): the stream into the temporary file (or nowhere),
     /// the plaintext's leaves computed as it goes.
     fn in_order(&self, file: usize, open: &Opening) -> Result<()> {
-        let (_, entry, _) = self.files[file];
+        let entry = self.files[file].entry;
+        let resolved = open
+            .resolved
+            .as_ref()
+            .expect("a file read in order is resolved here");
         let mut reader = BufReader::new(PositionalReader {
             file: &open.source,
             at: 0,
@@ -556,20 +890,100 @@ impl Open<'_> {
         let written = match &open.temp {
             Some(temp) => {
                 let mut writer = Tee(std::io::BufWriter::new(&temp.file), &mut leaves);
-                let n = open
-                    .resolved
-                    .stream(self.runner, &mut reader, &mut writer)?;
+                let n = resolved.stream(self.runner, &mut reader, &mut writer)?;
                 writer.0.flush().map_err(|e| Error::io("writing it", e))?;
                 n
             }
-            None => open
-                .resolved
-                .stream(self.runner, &mut reader, &mut leaves)?,
+            None => resolved.stream(self.runner, &mut reader, &mut leaves)?,
         };
         *open.leaves.lock().unwrap_or_else(|e| e.into_inner()) = leaves.finish();
         *open.end.lock().unwrap_or_else(|e| e.into_inner()) = Some(written);
         Ok(())
     }
+}
+
+/// The files of `manifest`, in its order, as [`Open`] opens them.
+pub(crate) fn manifest_files(manifest: &Manifest) -> impl Iterator<Item = OpenFile<'_>> {
+    manifest.entries.iter().filter_map(|e| match &e.kind {
+        EntryKind::File(entry) => Some(OpenFile {
+            path: &e.path,
+            stored: manifest.stored(&e.path),
+            entry,
+            mode: e.mode,
+            mtime: e.mtime,
+        }),
+        _ => None,
+    })
+}
+
+/// Why the encrypted file `stored` is not the one its entry lists.
+pub(crate) fn mismatch(stored: &[u8], why: impl std::fmt::Display) -> Error {
+    Error::TreeMismatch(format!("its encrypted file {} {why}", shown(stored)))
+}
+
+/// An encrypted file opened and its header checked against its entry.
+pub(crate) struct CheckedHeader {
+    pub source: File,
+    pub len: u64,
+}
+
+/// Opens the encrypted file of `file` under `input` and checks its header against the
+/// manifest's entry before any key touches it: another file of the tree, or another encryption
+/// of this one, stops here (an armored file is hashed whole).
+pub(crate) fn check_header(
+    input: &Path,
+    file: &OpenFile<'_>,
+    armored: bool,
+) -> Result<CheckedHeader> {
+    let entry = file.entry;
+    let source = open_no_follow(&super::walk::join(input, &file.stored)).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            mismatch(&file.stored, "is missing")
+        } else {
+            Error::io("cannot open its encrypted file", e)
+        }
+    })?;
+    let meta = source
+        .metadata()
+        .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
+    if !meta.is_file() {
+        return Err(mismatch(&file.stored, "is not a regular file"));
+    }
+    let len = meta.len();
+    let header_len = u64::from(entry.header_len);
+    let hash = if armored {
+        if len != header_len {
+            return Err(mismatch(
+                &file.stored,
+                "is not the length the manifest lists",
+            ));
+        }
+        hash_file(&source)?
+    } else {
+        let mut header = vec![0u8; entry.header_len.min(1 << 20) as usize];
+        if len < header_len || header.len() as u64 != header_len {
+            return Err(mismatch(&file.stored, "is shorter than its header"));
+        }
+        source
+            .read_exact_at(&mut header, 0)
+            .map_err(|e| Error::io("reading its header", e))?;
+        *blake3::hash(&header).as_bytes()
+    };
+    if hash != entry.header_hash {
+        return Err(mismatch(
+            &file.stored,
+            "is not the one the manifest lists (another file's, or another encryption of this \
+             one)",
+        ));
+    }
+    // Every format only adds bytes to the plaintext.
+    if len < entry.size {
+        return Err(mismatch(
+            &file.stored,
+            "is shorter than the size the manifest lists",
+        ));
+    }
+    Ok(CheckedHeader { source, len })
 }
 
 /// The BLAKE3 hash of a whole file, read in order.

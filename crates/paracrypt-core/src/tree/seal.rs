@@ -329,6 +329,11 @@ impl Sealed {
                         .push((file, in_tree(path, Error::Tree(message))));
                 }
                 Outcome::NotStarted => self.not_started += 1,
+                Outcome::Opened => {
+                    return Err(Error::Tree(format!(
+                        "a task's result for file {file} is a decryption's, not this encryption's"
+                    )));
+                }
             }
         }
         Ok(())

@@ -72,6 +72,7 @@ pub(crate) fn cut(lens: &[u64], at_least: usize) -> Vec<Range<usize>> {
 }
 
 const TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-TASK\x01";
+const OPEN_MAGIC: &[u8] = b"PARACRYPT-TREE-OPEN\x01";
 const RESULT_MAGIC: &[u8] = b"PARACRYPT-TREE-DONE\x01";
 
 /// One task of a tree's encryption (see the [module](self)).
@@ -197,14 +198,9 @@ impl Task {
             });
         }
         r.end()?;
-        // A task names paths under its roots: each is checked as a manifest's are, so that
-        // no task, whatever its bytes, reads or writes outside them.
-        let bad_path = files.iter().any(|file| {
-            file.path.is_empty()
-                || file.stored.is_empty()
-                || super::path::fault(&file.path).is_some()
-                || super::path::fault(&file.stored).is_some()
-        });
+        let bad_path = files
+            .iter()
+            .any(|file| !paths_fit(&file.path, &file.stored));
         if chunk == 0 || bad_path {
             return Err(r.bad());
         }
@@ -223,11 +219,166 @@ impl Task {
     }
 }
 
+/// One task of a tree's decryption, as it travels to another process and back: what
+/// [`OpenPlan::task`](super::OpenPlan::task) makes and [`open_task`](super::open_task) runs.
+///
+/// It carries the input's and output's roots (on a filesystem every process sees), how files
+/// are written there, the provider, and for each file: its index among the manifest's files,
+/// its path and stored name, its mode, time and manifest entry, and the header the plan read
+/// with the keys it derived for that one file (a container's payload keys, an age file's file
+/// key) — or why the plan could not open it. Never the key file, password, identities, or the
+/// tree's own key: a task's bytes open only its own files. Treat them as a secret all the same,
+/// and send them over an encrypted connection.
+pub struct OpenTask {
+    pub(crate) input: PathBuf,
+    pub(crate) output: PathBuf,
+    pub(crate) replace: bool,
+    pub(crate) named: bool,
+    pub(crate) sync: bool,
+    pub(crate) provider: Provider,
+    pub(crate) files: Vec<OpenTaskFile>,
+}
+
+/// One file of an [`OpenTask`].
+pub(crate) struct OpenTaskFile {
+    /// Its index among the manifest's files.
+    pub index: usize,
+    pub path: Vec<u8>,
+    pub stored: Vec<u8>,
+    pub mode: u32,
+    pub mtime: (i64, u32),
+    pub entry: FileEntry,
+    /// The header the plan read and the keys it derived, or why it could not.
+    pub keys: std::result::Result<(Vec<u8>, Zeroizing<Vec<u8>>), String>,
+}
+
+impl std::fmt::Debug for OpenTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenTask")
+            .field("files", &self.files.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenTask {
+    /// How many files it opens.
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The task's bytes, for another process (a secret: see the [type](OpenTask)).
+    pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
+        let mut out = Zeroizing::new(OPEN_MAGIC.to_vec());
+        put_bytes(&mut out, self.input.as_os_str().as_bytes());
+        put_bytes(&mut out, self.output.as_os_str().as_bytes());
+        let flags = u8::from(self.replace) | u8::from(self.named) << 1 | u8::from(self.sync) << 2;
+        out.push(flags);
+        put_bytes(&mut out, self.provider.as_str().as_bytes());
+        out.extend_from_slice(&(self.files.len() as u64).to_le_bytes());
+        for file in &self.files {
+            out.extend_from_slice(&(file.index as u64).to_le_bytes());
+            put_bytes(&mut out, &file.path);
+            put_bytes(&mut out, &file.stored);
+            out.extend_from_slice(&file.mode.to_le_bytes());
+            out.extend_from_slice(&file.mtime.0.to_le_bytes());
+            out.extend_from_slice(&file.mtime.1.to_le_bytes());
+            out.extend_from_slice(&file.entry.size.to_le_bytes());
+            out.extend_from_slice(&file.entry.chunk_size.to_le_bytes());
+            out.extend_from_slice(&file.entry.root);
+            out.extend_from_slice(&file.entry.header_len.to_le_bytes());
+            out.extend_from_slice(&file.entry.header_hash);
+            match &file.keys {
+                Ok((header, shared)) => {
+                    out.push(0);
+                    put_bytes(&mut out, header);
+                    put_bytes(&mut out, shared);
+                }
+                Err(why) => {
+                    out.push(1);
+                    put_bytes(&mut out, why.as_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    /// A task from [`OpenTask::to_bytes`]'s bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<OpenTask> {
+        let mut r = Reader::new(bytes, OPEN_MAGIC, "a tree's decryption task")?;
+        let input = PathBuf::from(OsString::from_vec(r.bytes()?.to_vec()));
+        let output = PathBuf::from(OsString::from_vec(r.bytes()?.to_vec()));
+        let flags = r.u8()?;
+        let provider: Provider = std::str::from_utf8(r.bytes()?)
+            .ok()
+            .and_then(|name| name.parse().ok())
+            .ok_or_else(|| r.bad())?;
+        let count = r.u64()?;
+        let mut files = Vec::new();
+        for _ in 0..count {
+            let index = usize::try_from(r.u64()?).map_err(|_| r.bad())?;
+            let path = r.bytes()?.to_vec();
+            let stored = r.bytes()?.to_vec();
+            let mode = r.u32()?;
+            let mtime = (r.u64()? as i64, r.u32()?);
+            let entry = FileEntry {
+                size: r.u64()?,
+                chunk_size: r.u32()?,
+                root: r.array()?,
+                header_len: r.u32()?,
+                header_hash: r.array()?,
+            };
+            let keys = match r.u8()? {
+                0 => Ok((r.bytes()?.to_vec(), Zeroizing::new(r.bytes()?.to_vec()))),
+                1 => Err(String::from_utf8_lossy(r.bytes()?).into_owned()),
+                _ => return Err(r.bad()),
+            };
+            if entry.chunk_size == 0 || !paths_fit(&path, &stored) {
+                return Err(r.bad());
+            }
+            files.push(OpenTaskFile {
+                index,
+                path,
+                stored,
+                mode,
+                mtime,
+                entry,
+                keys,
+            });
+        }
+        r.end()?;
+        Ok(OpenTask {
+            input,
+            output,
+            replace: flags & 1 != 0,
+            named: flags & 2 != 0,
+            sync: flags & 4 != 0,
+            provider,
+            files,
+        })
+    }
+}
+
+/// Whether `bytes` are an [`OpenTask`]'s (by their magic).
+pub(crate) fn is_open_task(bytes: &[u8]) -> bool {
+    bytes.starts_with(OPEN_MAGIC)
+}
+
+/// Whether a task's `path` and `stored` name are paths under its roots: each is checked as a
+/// manifest's are, so that no task, whatever its bytes, reads or writes outside them.
+fn paths_fit(path: &[u8], stored: &[u8]) -> bool {
+    !path.is_empty()
+        && !stored.is_empty()
+        && super::path::fault(path).is_none()
+        && super::path::fault(stored).is_none()
+}
+
 /// What became of one file of a task.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
     /// Sealed and committed: its manifest entry.
     Sealed(FileEntry),
+    /// Decrypted, checked and committed.
+    Opened,
     /// Failed: why, in one line.
     Failed(String),
     /// Not started: a failure that stops every file (a full disk) came first.
@@ -245,7 +396,7 @@ impl TaskResult {
     pub fn failed(&self) -> usize {
         self.files
             .iter()
-            .filter(|(_, o)| !matches!(o, Outcome::Sealed(_)))
+            .filter(|(_, o)| matches!(o, Outcome::Failed(_) | Outcome::NotStarted))
             .count()
     }
 
@@ -269,6 +420,7 @@ impl TaskResult {
                     put_bytes(&mut out, why.as_bytes());
                 }
                 Outcome::NotStarted => out.push(2),
+                Outcome::Opened => out.push(3),
             }
         }
         out
@@ -291,6 +443,7 @@ impl TaskResult {
                 }),
                 1 => Outcome::Failed(String::from_utf8_lossy(r.bytes()?).into_owned()),
                 2 => Outcome::NotStarted,
+                3 => Outcome::Opened,
                 _ => return Err(r.bad()),
             };
             files.push((index, outcome));

@@ -17,7 +17,7 @@ headers: :func:`keygen`, :func:`info`, :func:`rekey`; directory trees: :func:`en
 :func:`decrypt_tree`, :func:`verify_tree`, :func:`info_tree`; raw
 ``openssl enc`` ciphers: :mod:`paracrypt.raw`; several processes on one file:
 :mod:`paracrypt.dask` (and :class:`DistributedJob` for other schedulers; for one tree's files,
-:class:`TreeJob` and :func:`seal_tree_task`). Errors are
+:class:`TreeJob` and :func:`run_tree_task`). Errors are
 :class:`Error` and its subclasses.
 """
 
@@ -58,7 +58,7 @@ from paracrypt._paracrypt import (
     info_tree,
     keygen,
     rekey,
-    seal_tree_task,
+    run_tree_task,
     verify_tree,
 )
 from paracrypt._streams import DecryptingReader, EncryptingWriter
@@ -100,6 +100,6 @@ __all__ = [
     "info_tree",
     "keygen",
     "rekey",
-    "seal_tree_task",
+    "run_tree_task",
     "verify_tree",
 ]

@@ -45,7 +45,7 @@ __all__ = [
     "verify_tree",
     "info_tree",
     "TreeJob",
-    "seal_tree_task",
+    "run_tree_task",
     "__version__",
     "_build_info",
 ]
@@ -420,6 +420,19 @@ class TreeJob:
         threads: Optional[int] = None,
         provider: Optional[str] = None,
     ) -> TreeJob: ...
+    @staticmethod
+    def decrypt(
+        src: _StrPath,
+        dst: _StrPath,
+        *,
+        key: Optional[_KeyArg] = None,
+        password: Optional[str] = None,
+        identities: Optional[_IdentitiesArg] = None,
+        verify_with: Optional[_StrPath] = None,
+        overwrite: bool = False,
+        threads: Optional[int] = None,
+        provider: Optional[str] = None,
+    ) -> TreeJob: ...
     @property
     def files(self) -> int: ...
     def tasks(self, at_least: int = 1) -> list[tuple[int, int]]: ...
@@ -428,7 +441,7 @@ class TreeJob:
     def lost(self, part: tuple[int, int], why: str) -> None: ...
     def finish(self) -> dict[str, Any]: ...
 
-def seal_tree_task(task: bytes, *, threads: Optional[int] = None) -> bytes: ...
+def run_tree_task(task: bytes, *, threads: Optional[int] = None) -> bytes: ...
 
 @final
 class DistributedJob:

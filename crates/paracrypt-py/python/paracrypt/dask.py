@@ -31,10 +31,12 @@ scheduler or a worker is reached in clear beyond this host.
 :func:`encrypt_tree` spreads one directory tree's files over the workers: the tree is planned
 here (walked, its secrets drawn, the output's directories made), its files cut into tasks (small
 files together, a large file alone), each task sealed on a worker with
-:func:`paracrypt.seal_tree_task`, and the manifest written here from what the tasks returned
-(docs/guide/trees.md, *One tree over many processes*). A task carries its files' headers and the
-keys derived for those files alone (never the key file, password or the tree's own key), and
-with ``sign=`` the signing key.
+:func:`paracrypt.run_tree_task`, and the manifest written here from what the tasks returned
+(docs/guide/trees.md, *One tree over many processes*). :func:`decrypt_tree` does the same for
+an encrypted tree: its manifest read and checked here, each file's header opened here, the files
+decrypted and checked on the workers, the links and directory times made here. A task carries
+its files' headers and the keys derived for those files alone (never the key file, password,
+identities or the tree's own key), and with ``sign=`` the signing key.
 """
 
 from __future__ import annotations
@@ -53,13 +55,13 @@ from paracrypt._paracrypt import (
     Key,
     Recipients,
     TreeJob,
-    seal_tree_task,
+    run_tree_task,
 )
 
 if TYPE_CHECKING:
     from distributed import Client as _Client
 
-__all__ = ["decrypt_file", "encrypt_file", "encrypt_tree", "run"]
+__all__ = ["decrypt_file", "decrypt_tree", "encrypt_file", "encrypt_tree", "run"]
 
 _StrPath = Union[str, "os.PathLike[str]"]
 
@@ -171,8 +173,6 @@ def encrypt_tree(
     incomplete; ``update=True`` goes on from it), each failure naming its file; when none was,
     the first failure's exception. An interrupt here cancels the tasks and writes no manifest
     (the files done are complete; ``update=True`` seals them again)."""
-    from distributed import as_completed
-
     dask_client: Any = client  # distributed is not typed
     _warn_if_in_clear(dask_client)
     job = TreeJob.encrypt(
@@ -191,17 +191,79 @@ def encrypt_tree(
         overwrite=overwrite,
         provider=provider,
     )
-    parts = job.tasks(max(1, sum(dask_client.nthreads().values())))
+    return _run_tree(dask_client, job, threads)
+
+
+def decrypt_tree(
+    client: _Client,
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    key: Optional[Union[Key, _StrPath]] = None,
+    password: Optional[str] = None,
+    identities: Optional[Union[Identities, _StrPath, Sequence[_StrPath]]] = None,
+    verify_with: Optional[_StrPath] = None,
+    overwrite: bool = False,
+    threads: int = 1,
+    provider: Optional[str] = None,
+) -> dict[str, Any]:
+    """Decrypts the encrypted tree ``src`` into ``dst`` with the workers of ``client``, as
+    :func:`paracrypt.decrypt_tree` does in one process: the same arguments, the same tree, the
+    same dict returned. The manifest is read and checked here (with ``verify_with=``, its
+    signer), and each file's header is opened here; the workers decrypt and check the files
+    (every chunk authenticated, each file's length and plaintext hash against the manifest) and
+    give each its name once complete. ``threads`` is how many threads each task uses (default
+    1). ``src`` and ``dst`` must be on a filesystem every worker sees. An armored age tree is
+    read on one process (:func:`paracrypt.decrypt_tree`): it raises
+    :class:`paracrypt.UsageError`.
+
+    A file that fails (swapped, missing, damaged) does not stop the others, and a task whose
+    worker died fails its files: :class:`paracrypt.IncompleteTreeError` is raised when some
+    files were done, naming each failure; when none was, the first failure's exception, and
+    ``dst`` is left as it was."""
+    dask_client: Any = client  # distributed is not typed
+    _warn_if_in_clear(dask_client)
+    job = TreeJob.decrypt(
+        src,
+        dst,
+        key=key,
+        password=password,
+        identities=identities,
+        verify_with=verify_with,
+        overwrite=overwrite,
+        provider=provider,
+    )
+    return _run_tree(dask_client, job, threads)
+
+
+def _run_tree(dask_client: Any, job: TreeJob, threads: int) -> dict[str, Any]:
+    """Runs the tasks of ``job`` on the workers and finishes it here. The files are cut into at
+    least one task per worker thread; a task is made here (its headers drawn or opened) only
+    when fewer than two per worker thread are in flight, so that this process holds a bounded
+    number of tasks' keys whatever the tree's size, and making the next tasks overlaps the
+    workers' running. An interrupt cancels the tasks and raises without finishing."""
+    from distributed import as_completed
+
+    slots = max(1, sum(dask_client.nthreads().values()))
+    parts = job.tasks(slots)
     name = f"paracrypt-tree-{uuid.uuid4().hex}"
+    where: dict[str, tuple[int, int]] = {}
     futures: list[Any] = []
+    submitted = 0
+
+    def submit() -> Any:
+        nonlocal submitted
+        part = parts[submitted]
+        future = dask_client.submit(_run_tree_task, job.task(part), threads,
+                                    key=f"{name}-{submitted}", pure=False)
+        submitted += 1
+        where[future.key] = part
+        futures.append(future)
+        return future
+
     try:
-        futures = [
-            dask_client.submit(_seal_tree_task, job.task(part), threads,
-                               key=f"{name}-{i}", pure=False)
-            for i, part in enumerate(parts)
-        ]
-        where = {future.key: part for future, part in zip(futures, parts)}
-        for future in as_completed(futures):
+        running = as_completed([submit() for _ in range(min(len(parts), 2 * slots))])
+        for future in running:
             part = where[future.key]
             try:
                 result = future.result()
@@ -209,15 +271,18 @@ def encrypt_tree(
                 job.lost(part, f"its Dask task failed: {type(error).__name__}: {error}")
             else:
                 job.add(result)
+            future.release()
+            if submitted < len(parts):
+                running.add(submit())
     except BaseException:
         dask_client.cancel(futures)
         raise
     return job.finish()
 
 
-def _seal_tree_task(task: bytes, threads: int) -> bytes:
+def _run_tree_task(task: bytes, threads: int) -> bytes:
     """One Dask task: the files of one task of a tree."""
-    return seal_tree_task(task, threads=threads)
+    return run_tree_task(task, threads=threads)
 
 
 def _in_clear(addresses: Iterable[str]) -> list[str]:
