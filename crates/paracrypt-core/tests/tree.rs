@@ -702,3 +702,69 @@ fn walkdir_files(root: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+/// A file that vanishes after the walk, one replaced by another file of the same name, and one
+/// cut short fail alone, each naming its file, in a local run (`Plan::seal_here`, what
+/// `tree::encrypt` runs); every other file is sealed, no temporary file is left, the manifest
+/// lists what was done, marked incomplete, and `--update` then finishes the tree as it is now.
+#[test]
+fn a_file_vanishing_or_replaced_after_the_walk_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let key = Key::generate();
+    let runner = Runner::new();
+    let seal = Request::encrypt(Secret::Key(key.clone()), Sealing::default()).unwrap();
+    let open = Request::decrypt(Secret::Key(key), None).unwrap();
+    let out = dir.path().join("out");
+    let plan = tree::plan(&runner, &seal, &plain, &out, &Options::default()).unwrap();
+    // Between the walk and the sealing: one file gone, one replaced, the large one cut short.
+    std::fs::remove_file(plain.join("a/f3")).unwrap();
+    std::fs::write(plain.join("b/c/f4.new"), data(100, 4)).unwrap();
+    std::fs::rename(plain.join("b/c/f4.new"), plain.join("b/c/f4")).unwrap();
+    let large = std::fs::OpenOptions::new()
+        .write(true)
+        .open(plain.join("large"))
+        .unwrap();
+    large.set_len(1 << 20).unwrap();
+    let sealed = with_threads(3, || plan.seal_here(&runner));
+    let done = plan.finish(&runner, sealed);
+    let lines: Vec<String> = done.failures.iter().map(ToString::to_string).collect();
+    assert_eq!(done.files, 150, "{lines:?}");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines[0].starts_with("a/f3: ")
+            && lines[0].contains("it was removed since the tree was listed"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("b/c/f4: ") && lines[1].contains("it was replaced since"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("large: ") && lines[2].contains("3145728 bytes then, 1048576 now"),
+        "{lines:?}"
+    );
+    let stored: Vec<PathBuf> = walkdir_files(&out);
+    assert!(
+        stored
+            .iter()
+            .all(|p| !p.to_string_lossy().contains(".paracrypt-")),
+        "{stored:?}"
+    );
+    assert!(!out.join("a/f3.pcr").exists() && !out.join("large.pcr").exists());
+    let manifest = tree::read_manifest(&runner, &open, &out).unwrap();
+    assert!(!manifest.complete);
+    assert_eq!(manifest.files().count(), 150);
+
+    let update = Options {
+        update: true,
+        ..Options::default()
+    };
+    let done = tree::encrypt(&runner, &seal, &plain, &out, &update).unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+    assert_eq!((done.files, done.unchanged), (2, 150));
+    let back = dir.path().join("back");
+    let done = tree::decrypt(&runner, &open, &out, &back, &Options::default()).unwrap();
+    assert!(done.is_complete() && done.files == 152);
+    assert_eq!(state(&back), state(&plain));
+}
