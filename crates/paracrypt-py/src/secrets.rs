@@ -472,6 +472,14 @@ pub fn to_encrypt(
 }
 
 /// The secret of a decryption: exactly one of `key=`, `password=`, `identities=`.
+/// The identities of an ``identities=`` argument (a path, an :class:`Identities`, or a list of
+/// them), as the core takes them.
+pub fn identities_arg(
+    value: &Bound<'_, PyAny>,
+) -> PyResult<Arc<paracrypt_core::recipient::Identities>> {
+    Ok(Arc::clone(&identities_of(value)?.inner))
+}
+
 pub fn to_decrypt(
     key: Option<&Bound<'_, PyAny>>,
     password: Option<&Bound<'_, PyAny>>,

@@ -26,6 +26,13 @@ fn tree_options(overwrite: bool, hide_names: bool, update: bool, checksum: bool)
     }
 }
 
+/// The identities that open the manifest of a tree encrypted to recipients, for an update.
+fn update_with(
+    identities: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<std::sync::Arc<paracrypt_core::recipient::Identities>>> {
+    identities.map(crate::secrets::identities_arg).transpose()
+}
+
 /// The signer of a manifest as a dict (`fingerprint`, and `required`: whether the call asked
 /// for that signer with `verify_with=`), or `None`.
 fn signer<'py>(
@@ -127,7 +134,9 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// date (or finishes an interrupted run): files unchanged since its manifest (size and
 /// modification time; ``checksum=True``: contents) are kept, the others encrypted, those of
 /// files gone removed, and a new manifest written (needs ``key=`` or ``password=``, which
-/// open the manifest).
+/// open the manifest; for a tree encrypted to ``recipients=``, ``identities=`` that open it:
+/// the files kept stay encrypted to whom they were, new and changed files go to
+/// ``recipients=``).
 ///
 /// Returns a dict: ``files`` and ``bytes`` encrypted, ``unchanged`` and ``removed`` (an
 /// update), ``not_started`` (0), ``complete`` (``True``), ``signer`` (``None`` here; a
@@ -137,7 +146,7 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// reports with exit 6), its ``failures`` the exception of each failed file (each naming it),
 /// its ``summary`` the dict above; when none was, the first failure's exception.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, overwrite = false, threads = None, provider = None, progress = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_tree<'py>(
     py: Python<'py>,
@@ -154,6 +163,7 @@ pub fn encrypt_tree<'py>(
     hide_names: bool,
     update: bool,
     checksum: bool,
+    identities: Option<&Bound<'py, PyAny>>,
     overwrite: bool,
     threads: Option<i64>,
     provider: Option<&str>,
@@ -163,7 +173,10 @@ pub fn encrypt_tree<'py>(
         key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
     let options = Options::new(threads, provider, progress)?;
-    let tree_options = tree_options(overwrite, hide_names, update, checksum);
+    let tree_options = tree::Options {
+        update_with: update_with(identities)?,
+        ..tree_options(overwrite, hide_names, update, checksum)
+    };
     let runner = options.runner();
     let summary = options.run(py, || {
         Ok(tree::encrypt(&runner, &request, &src, &dst, &tree_options)?)
@@ -356,7 +369,7 @@ impl TreeJob {
     /// Plans the encryption of the tree ``src`` into ``dst``. Arguments as
     /// :func:`encrypt_tree` (``armor=`` is not run in tasks).
     #[staticmethod]
-    #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, overwrite = false, threads = None, provider = None))]
+    #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None))]
     #[allow(clippy::too_many_arguments)]
     fn encrypt<'py>(
         py: Python<'py>,
@@ -372,6 +385,7 @@ impl TreeJob {
         hide_names: bool,
         update: bool,
         checksum: bool,
+        identities: Option<&Bound<'py, PyAny>>,
         overwrite: bool,
         threads: Option<i64>,
         provider: Option<&str>,
@@ -380,7 +394,10 @@ impl TreeJob {
             key, password, recipients, format, false, cipher, chunk_size, sign,
         )?;
         let options = Options::new(threads, provider, None)?;
-        let tree_options = tree_options(overwrite, hide_names, update, checksum);
+        let tree_options = tree::Options {
+            update_with: update_with(identities)?,
+            ..tree_options(overwrite, hide_names, update, checksum)
+        };
         let runner = options.runner();
         let plan = options.run(py, || {
             Ok(tree::plan(&runner, &request, &src, &dst, &tree_options)?)

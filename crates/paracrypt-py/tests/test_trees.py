@@ -213,3 +213,26 @@ def test_nothing_done_raises_the_failure_itself(tmp_path: Path) -> None:
     with pytest.raises(paracrypt.AuthenticationError, match="only"):
         paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back", key=key)
     assert not (tmp_path / "back").exists()
+
+
+def test_a_tree_to_recipients_is_updated_with_identities(tmp_path: Path, tree: Path,
+                                                         cli: Cli) -> None:
+    """update=True of a tree encrypted to recipients reads its manifest with identities=: only
+    what changed is encrypted again; without them the update is refused (UsageError), and
+    identities= without update=True too."""
+    cli("keygen", "--kind", "x25519", "-o", str(tmp_path / "id.txt"))
+    recipient = [line.split(": ")[1] for line in (tmp_path / "id.txt").read_text().splitlines()
+                 if line.startswith("# public key: ")][0]
+    out = tmp_path / "out"
+    paracrypt.encrypt_tree(tree, out, recipients=recipient)
+    (tree / "a.txt").write_bytes(b"changed since")
+    with pytest.raises(paracrypt.UsageError, match="opens only with an identity"):
+        paracrypt.encrypt_tree(tree, out, recipients=recipient, update=True)
+    with pytest.raises(paracrypt.UsageError, match="need update"):
+        paracrypt.encrypt_tree(tree, tmp_path / "other", recipients=recipient,
+                               identities=tmp_path / "id.txt")
+    done = paracrypt.encrypt_tree(tree, out, recipients=recipient, update=True,
+                                  identities=tmp_path / "id.txt")
+    assert done["files"] == 1 and done["unchanged"] >= 1 and done["complete"]
+    paracrypt.decrypt_tree(out, tmp_path / "back", identities=tmp_path / "id.txt")
+    same_tree(tree, tmp_path / "back")

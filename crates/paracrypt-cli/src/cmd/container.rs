@@ -110,6 +110,16 @@ pub struct EncryptArgs {
     /// than by size and modification time.
     #[arg(long, requires = "update")]
     checksum: bool,
+    /// With --update of a tree encrypted to recipients: the identities in FILE open the
+    /// manifest already at OUTPUT (as `decrypt -i` takes them); new and changed files go to
+    /// -r/-R, the files kept stay encrypted to whom they were (repeatable).
+    #[arg(
+        short = 'i',
+        long = "identity",
+        value_name = "FILE",
+        requires = "update"
+    )]
+    update_identities: Vec<PathBuf>,
     /// Test builds only (the `test-hooks` feature): a fixed salt (hex, 32 bytes) for
     /// reproducible output. Reusing a salt reuses the keystream.
     #[cfg(feature = "test-hooks")]
@@ -157,10 +167,20 @@ pub struct DecryptArgs {
 pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
     if args.common.recursive.recursive {
         args.common.refuse_for_trees()?;
+        let update_with = if args.update_identities.is_empty() {
+            None
+        } else {
+            let flags = IdentityFlags {
+                identity_files: args.update_identities.clone(),
+                kms: false,
+            };
+            Some(std::sync::Arc::new(flags.read()?))
+        };
         let tree = crate::run::tree::TreeArgs {
             hide_names: args.hide_names,
             update: args.update,
             checksum: args.checksum,
+            update_with,
         };
         return crate::run::tree::run(encrypt_spec(&args)?, provider, tree);
     }

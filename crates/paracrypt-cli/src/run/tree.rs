@@ -20,7 +20,7 @@ use crate::progress;
 use crate::spec::{JobSpec, Operation};
 
 /// What a tree run takes besides the spec.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct TreeArgs {
     /// `--hide-names`.
     pub hide_names: bool,
@@ -28,6 +28,9 @@ pub struct TreeArgs {
     pub update: bool,
     /// `--checksum`.
     pub checksum: bool,
+    /// `-i` with `--update`: the identities that open the manifest of a tree encrypted to
+    /// recipients.
+    pub update_with: Option<Arc<paracrypt_core::recipient::Identities>>,
 }
 
 /// The interrupt handler's view of a tree's temporary files: a named one is removed on an
@@ -67,6 +70,7 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
         sync: spec.policy.sync,
         update: args.update,
         checksum: args.checksum,
+        update_with: args.update_with.clone(),
         guard: Arc::new(Interrupts),
     };
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });

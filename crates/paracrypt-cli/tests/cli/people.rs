@@ -12,7 +12,7 @@ use crate::common::*;
 const K: usize = 64 * 1024;
 
 /// The `age` binary is there (CI installs it), or the test says so and passes.
-fn have_age() -> bool {
+pub(crate) fn have_age() -> bool {
     have("age", "--version")
 }
 

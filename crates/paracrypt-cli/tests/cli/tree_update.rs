@@ -263,3 +263,56 @@ fn an_update_keeps_a_password_trees_key_and_hidden_names() {
     ok(run(with_password(decrypt(&[], &sealed, &back))));
     assert_eq!(snapshot(&back), snapshot(&plain));
 }
+
+/// A tree encrypted to recipients is brought up to date with the identity that opens its
+/// manifest (`-i`): only the changed file is encrypted again (to `-r`), the others are kept
+/// byte for byte; without `-i` the update is refused before anything is written, naming `-i`;
+/// the updated tree decrypts whole, and its age files open with `age -d -i` too.
+#[test]
+fn a_tree_to_recipients_is_updated_with_the_identity_that_opens_it() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let id = d.join("id.txt");
+    let mut keygen = paracrypt();
+    keygen.args(["keygen", "--kind", "x25519", "-o"]).arg(&id);
+    ok(run(keygen));
+    let text = std::fs::read_to_string(&id).unwrap();
+    let recipient = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# public key: "))
+        .expect("the identity's public key")
+        .to_owned();
+    let i = id.to_str().unwrap();
+    let sealed = d.join("sealed");
+    let to = ["--format", "age", "-r", recipient.as_str()];
+    ok(run(encrypt(&to, &plain, &sealed)));
+    let before = snapshot(&sealed);
+    write(&plain, "x", &data(70_001, 10));
+
+    let out = run(update(&to, &plain, &sealed));
+    fails(
+        out,
+        2,
+        "opens only with an identity: give one that opens it (-i)",
+    );
+    assert!(
+        snapshot(&sealed) == before,
+        "a refused update changed the tree"
+    );
+
+    let with_id = [&to[..], &["-i", i]].concat();
+    let stderr = ok_stderr(update(&with_id, &plain, &sealed));
+    assert_eq!(counts(&stderr), (1, 2, 0), "{stderr}");
+    let after = snapshot(&sealed);
+    assert!(after[&b"a/b/z.age"[..]] == before[&b"a/b/z.age"[..]]);
+    assert!(after[&b"x.age"[..]] != before[&b"x.age"[..]]);
+    let back = d.join("back");
+    ok(run(decrypt(&["-i", i], &sealed, &back)));
+    assert!(snapshot(&back) == snapshot(&plain));
+    if crate::people::have_age() {
+        let mut age = Command::new("age");
+        age.args(["-d", "-i", i]).arg(sealed.join("x.age"));
+        assert_eq!(ok(run(age)), data(70_001, 10));
+    }
+}

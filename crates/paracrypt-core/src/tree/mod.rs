@@ -146,11 +146,17 @@ pub struct Options {
     /// unchanged (the same size and modification time) and still stored as listed are kept,
     /// every other file is encrypted, the encrypted files of files gone are removed, and a
     /// new manifest (the next generation) is written. An output with no manifest is written
-    /// whole. Needs the secret that opens the manifest (a key or a password).
+    /// whole. Needs the secret that opens the manifest: the key or password, or for a tree
+    /// encrypted to recipients [`Options::update_with`].
     pub update: bool,
     /// With [`Options::update`]: compare contents (the BLAKE3 tree-hash root of each file,
     /// read whole) instead of size and modification time.
     pub checksum: bool,
+    /// With [`Options::update`] of a tree encrypted to recipients, whose manifest opens only
+    /// with an identity: the identities that open it. The files kept stay encrypted to the
+    /// recipients they were encrypted to; new and changed files, and the new manifest, are
+    /// encrypted to the request's recipients (to change who opens every file, rekey the tree).
+    pub update_with: Option<Arc<crate::recipient::Identities>>,
     /// Told of temporary files and commits.
     pub guard: Arc<dyn Guard>,
 }
@@ -164,6 +170,7 @@ impl Default for Options {
             sync: false,
             update: false,
             checksum: false,
+            update_with: None,
             guard: Arc::new(NoGuard),
         }
     }

@@ -102,12 +102,20 @@ pub fn plan(
     };
     // `--update`: the tree already at the output, read with the same secret.
     let previous = if options.update && fs::symlink_metadata(output.join(MANIFEST)).is_ok() {
-        let open = match secret {
-            Secret::Key(_) | Secret::Password(..) => secret.clone(),
-            _ => {
+        let open = match (secret, &options.update_with) {
+            (Secret::Key(_) | Secret::Password(..), None) => secret.clone(),
+            (Secret::Recipients(_), Some(identities)) => Secret::Identities(Arc::clone(identities)),
+            (Secret::Recipients(_), None) => {
                 return Err(Error::Request(
                     "--update reads the tree's manifest, which a tree encrypted to recipients \
-                     opens only with an identity: encrypt it again without --update"
+                     opens only with an identity: give one that opens it (-i)"
+                        .into(),
+                ));
+            }
+            _ => {
+                return Err(Error::Request(
+                    "identities open the manifest of a tree encrypted to recipients: this \
+                     tree's key or password opens its own"
                         .into(),
                 ));
             }
@@ -672,6 +680,13 @@ pub fn check(input: &Path, output: &Path, options: &Options) -> Result<()> {
 /// Refuses options that make no sense together, for every front end: [`Options::checksum`]
 /// compares with the tree already at the output, which only [`Options::update`] reads.
 fn options_valid(options: &Options) -> Result<()> {
+    if options.update_with.is_some() && !options.update {
+        return Err(Error::Request(
+            "identities for the tree already at the output are read by an update: they need \
+             update"
+                .into(),
+        ));
+    }
     if options.checksum && !options.update {
         return Err(Error::Request(
             "checksum compares the files with those of the encrypted tree already at the \

@@ -155,6 +155,7 @@ def encrypt_tree(
     hide_names: bool = False,
     update: bool = False,
     checksum: bool = False,
+    identities: Optional[Union[Identities, _StrPath, Sequence[_StrPath]]] = None,
     overwrite: bool = False,
     threads: int = 1,
     provider: Optional[str] = None,
@@ -188,6 +189,7 @@ def encrypt_tree(
         hide_names=hide_names,
         update=update,
         checksum=checksum,
+        identities=identities,
         overwrite=overwrite,
         provider=provider,
     )
