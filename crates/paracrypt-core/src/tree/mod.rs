@@ -12,6 +12,8 @@
 //!   the manifest before it takes its name.
 //! - [`verify`]: an encrypted tree checked against its manifest, writing nothing: every file
 //!   added, removed, renamed or changed, one [`Change`] each; or any one file alone.
+//! - [`rekey`]: an encrypted tree for new recipients (each file's header rewrapped, its
+//!   payload copied) or a new password (the manifest sealed again, the files copied).
 //! - [`read_manifest`]: the manifest alone.
 //! - [`plan`], [`Plan::seal_here`] and [`Plan::finish`]: [`encrypt`]'s three steps, which
 //!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers): the tree
@@ -61,6 +63,7 @@ pub mod manifest;
 mod open;
 mod out;
 pub mod path;
+mod rekeying;
 mod schedule;
 mod seal;
 mod task;
@@ -73,6 +76,7 @@ use std::sync::Arc;
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{decrypt, read_manifest};
 pub(crate) use out::open_no_follow;
+pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
 pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task};
 pub use task::{TASK_BYTES, TASK_FILES, Task, TaskResult};

@@ -95,7 +95,7 @@ pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Re
 /// under the encrypted tree `input` ([`Request::open_ahead`]): the files are not known before
 /// the manifest is open, so every file there is asked about (a file the manifest does not list
 /// is never opened after). A tree that cannot be walked is left to the decryption to report.
-fn open_ahead(request: &Request, input: &Path) {
+pub(crate) fn open_ahead(request: &Request, input: &Path) {
     let Ok(found) = super::walk::walk(input) else {
         return;
     };
