@@ -171,6 +171,56 @@ pub fn encrypt_tree<'py>(
     finish(py, summary, true)
 }
 
+/// Rekeys the encrypted tree ``src`` into the new directory ``dst``, as ``paracrypt rekey
+/// --recursive``; ``src`` is not changed. The manifest is opened with ``identities=`` or the
+/// old ``password=``. A tree encrypted to recipients gets a new header in every file, wrapping
+/// the same file key for exactly the new ``recipients=``, its payload copied as it is on every
+/// core, and a new manifest sealed to them; a password tree keeps its files byte for byte (they
+/// are sealed with a key its manifest carries) and only its manifest is sealed again with
+/// ``new_password=``. A signed tree needs ``sign=``, the key that signed it, which signs the new
+/// manifest. Refused before anything is written (``UsageError``, or ``DataError`` for a tree of
+/// a key file): a key-file tree, a recipient tree given a password or a password tree given
+/// recipients, an armored age tree to recipients, a signed tree without its key. ``dst`` must
+/// be new or empty, or ``overwrite=True`` writes into it.
+///
+/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` rekeyed). A file
+/// whose stored header is not the one the manifest lists is named and left out:
+/// :class:`IncompleteTreeError`, as for :func:`encrypt_tree`. Rekeying is not revocation.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn rekey_tree<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    dst: PathBuf,
+    identities: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    new_password: Option<&Bound<'py, PyAny>>,
+    sign: Option<PathBuf>,
+    overwrite: bool,
+    threads: Option<i64>,
+    provider: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let tree_options = tree_options(overwrite, false, false, false);
+    // What the paths and the manifest's header refuse, before any secret is read.
+    tree::check_rekey(&src, &dst, &tree_options).map_err(Failure::from)?;
+    let open = decrypt_request(None, password, identities, None)?;
+    let to = tree::RekeyTo {
+        secret: crate::secrets::to_encrypt(None, new_password, recipients)?,
+        sign: sign
+            .map(|path| crate::secrets::read_signing_key(&path))
+            .transpose()?,
+    };
+    let options = Options::new(threads, provider, progress)?;
+    let runner = options.runner();
+    let summary = options.run(py, || {
+        Ok(tree::rekey(&runner, &open, &to, &src, &dst, &tree_options)?)
+    })?;
+    finish(py, summary, true)
+}
+
 /// Decrypts the encrypted tree ``src`` (written by :func:`encrypt_tree` or ``paracrypt encrypt
 /// --recursive``) into the directory ``dst``, as ``paracrypt decrypt --recursive``: its
 /// manifest is read and checked first (its signature; with ``verify_with=``, that signer),

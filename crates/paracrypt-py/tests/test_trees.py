@@ -213,3 +213,43 @@ def test_nothing_done_raises_the_failure_itself(tmp_path: Path) -> None:
     with pytest.raises(paracrypt.AuthenticationError, match="only"):
         paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back", key=key)
     assert not (tmp_path / "back").exists()
+
+
+def test_rekey_tree_to_new_recipients_and_a_new_password(tmp_path: Path, tree: Path,
+                                                          cli: Cli) -> None:
+    alice = paracrypt.keygen(tmp_path / "alice.txt", kind="x25519")
+    bob = paracrypt.keygen(tmp_path / "bob.txt", kind="x25519")
+    assert alice is not None and bob is not None
+    paracrypt.encrypt_tree(tree, tmp_path / "alice.enc", recipients=[alice])
+    done = paracrypt.rekey_tree(tmp_path / "alice.enc", tmp_path / "bob.enc",
+                                identities=tmp_path / "alice.txt", recipients=[bob], threads=2)
+    assert done["files"] == 5 and done["complete"]
+    # The CLI opens the rekeyed tree with Bob's identity, and not with Alice's.
+    cli("decrypt", "-q", "--recursive", "-i", str(tmp_path / "bob.txt"),
+        str(tmp_path / "bob.enc"), "-o", str(tmp_path / "bob.back"))
+    same_tree(tree, tmp_path / "bob.back")
+    with pytest.raises(paracrypt.DataError):
+        paracrypt.decrypt_tree(tmp_path / "bob.enc", tmp_path / "no",
+                               identities=tmp_path / "alice.txt")
+    assert paracrypt.info_tree(tmp_path / "bob.enc", identities=tmp_path / "bob.txt")[
+        "generation"] == 2
+    # A password tree: the files are kept byte for byte, the manifest sealed again.
+    paracrypt.encrypt_tree(tree, tmp_path / "pw.enc", password="old words")
+    paracrypt.rekey_tree(tmp_path / "pw.enc", tmp_path / "pw2.enc", password="old words",
+                         new_password="new words")
+    for name in ("a.txt.pcr", "sub/b.bin.pcr"):
+        assert (tmp_path / "pw.enc" / name).read_bytes() == (tmp_path / "pw2.enc" /
+                                                              name).read_bytes()
+    paracrypt.decrypt_tree(tmp_path / "pw2.enc", tmp_path / "pw.back", password="new words")
+    same_tree(tree, tmp_path / "pw.back")
+    # Refused before anything is written: a password for a recipient tree, a key-file tree.
+    with pytest.raises(paracrypt.UsageError, match="rekeyed to recipients"):
+        paracrypt.rekey_tree(tmp_path / "alice.enc", tmp_path / "x",
+                             identities=tmp_path / "alice.txt", new_password="pw")
+    k = str(tmp_path / "tree.key")
+    cli("keygen", "-o", k)
+    paracrypt.encrypt_tree(tree, tmp_path / "keyed.enc", key=k)
+    with pytest.raises(paracrypt.DataError, match="encrypted with a key file"):
+        paracrypt.rekey_tree(tmp_path / "keyed.enc", tmp_path / "x",
+                             identities=tmp_path / "alice.txt", recipients=[bob])
+    assert not (tmp_path / "x").exists()
