@@ -397,3 +397,64 @@ fn a_file_swapped_for_another_is_named_and_left_out_of_the_new_tree() {
         EntryKind::File(_)
     ));
 }
+
+#[test]
+fn a_signed_plaintext_tree_names_every_file_added_removed_renamed_or_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let signer = SigningKey::generate_ed25519();
+    let runner = Runner::new();
+    let signed = with_threads(3, || tree::sign(&runner, &signer, &plain)).unwrap();
+    assert_eq!(signed.manifest.format, tree::TreeFormat::Plain);
+    // The same manifest at one thread, but for the time it was written.
+    let again = with_threads(1, || tree::sign(&runner, &signer, &plain)).unwrap();
+    assert_eq!(again.manifest.entries, signed.manifest.entries);
+    let check = |only: &[Vec<u8>]| {
+        tree::verify_signed(
+            &runner,
+            &signed.bytes,
+            &plain,
+            Some(&signer.verifying_key()),
+            only,
+        )
+        .unwrap()
+    };
+    let intact = check(&[]);
+    assert!(intact.why_not_intact().is_none(), "{:?}", intact.changes);
+    assert_eq!(intact.files, 22);
+    assert!(intact.signer.required);
+    // One byte changed, one file moved, one removed, one added.
+    let mut large = std::fs::read(plain.join("large")).unwrap();
+    large[2 << 20] ^= 1;
+    std::fs::write(plain.join("large"), &large).unwrap();
+    std::fs::rename(plain.join("a/f2"), plain.join("moved")).unwrap();
+    std::fs::remove_file(plain.join("a/b/f1")).unwrap();
+    std::fs::write(plain.join("new"), b"new").unwrap();
+    let lines: Vec<String> = check(&[]).changes.iter().map(|c| c.to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "removed: a/b/f1 (in the signed manifest, missing)",
+            "renamed: a/f2 (the same contents are now at moved)",
+            "changed: large: its contents are not those signed",
+            "added: new (not in the signed manifest)",
+        ]
+    );
+    let one = check(&[b"large".to_vec()]);
+    assert_eq!(one.changes.len(), 1);
+    assert_eq!(check(&[b"a/f0".to_vec()]).changes.len(), 0);
+    // Another signer required, or a flipped byte of the signature file, is refused.
+    let other = SigningKey::generate_ed25519();
+    let err = tree::verify_signed(
+        &runner,
+        &signed.bytes,
+        &plain,
+        Some(&other.verifying_key()),
+        &[],
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::WrongSigner { .. }), "{err}");
+    let mut bad = signed.bytes.clone();
+    bad[40] ^= 1;
+    assert!(tree::verify_signed(&runner, &bad, &plain, None, &[]).is_err());
+}

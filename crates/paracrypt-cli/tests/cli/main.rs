@@ -32,5 +32,6 @@ mod testkit;
 mod tree;
 mod tree_check;
 mod tree_rekey;
+mod tree_sign;
 mod tree_update;
 mod typage;

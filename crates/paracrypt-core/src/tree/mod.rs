@@ -14,6 +14,8 @@
 //!   added, removed, renamed or changed, one [`Change`] each; or any one file alone.
 //! - [`rekey`]: an encrypted tree for new recipients (each file's header rewrapped, its
 //!   payload copied) or a new password (the manifest sealed again, the files copied).
+//! - [`sign`] and [`verify_signed`]: a plaintext tree signed as a whole (a manifest of format
+//!   [`TreeFormat::Plain`], written beside it), and checked against that signature later.
 //! - [`read_manifest`]: the manifest alone.
 //! - [`plan`], [`Plan::seal_here`] and [`Plan::finish`]: [`encrypt`]'s three steps, which
 //!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers): the tree
@@ -63,6 +65,7 @@ pub mod manifest;
 mod open;
 mod out;
 pub mod path;
+mod plain;
 mod rekeying;
 mod schedule;
 mod seal;
@@ -76,6 +79,7 @@ use std::sync::Arc;
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{decrypt, read_manifest};
 pub(crate) use out::open_no_follow;
+pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_signed};
 pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
 pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task};

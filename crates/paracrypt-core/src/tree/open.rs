@@ -74,6 +74,11 @@ pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Re
     })()
     .map_err(in_manifest)?;
     let manifest = Manifest::parse(&plain).map_err(in_manifest)?;
+    if manifest.format == TreeFormat::Plain {
+        return Err(in_manifest(Error::Manifest(
+            "it is a plaintext tree's signed manifest, which no encrypted tree holds".into(),
+        )));
+    }
     check_signer(&manifest, verify_with.as_ref())?;
     // What no writer makes, and what would make every file cost a password's derivation.
     match (&manifest.keying, secret, manifest.format) {
@@ -122,7 +127,7 @@ fn decryption(request: &Request) -> Result<(&Secret, &Option<VerifyingKey>)> {
 }
 
 /// Refuses a manifest that is unsigned, or signed by another key, when `expected` is required.
-fn check_signer(manifest: &Manifest, expected: Option<&VerifyingKey>) -> Result<()> {
+pub(crate) fn check_signer(manifest: &Manifest, expected: Option<&VerifyingKey>) -> Result<()> {
     let Some(expected) = expected else {
         return Ok(());
     };

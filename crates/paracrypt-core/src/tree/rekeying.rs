@@ -289,6 +289,7 @@ fn manifest_request(old: &Manifest, input: &Path, to: &RekeyTo) -> Result<Reques
         TreeFormat::Container => (Format::Container, false),
         TreeFormat::Age => (Format::Age, false),
         TreeFormat::ArmoredAge => (Format::Age, true),
+        TreeFormat::Plain => unreachable!("refused by read_manifest"),
     };
     let suite = if format == Format::Container {
         let at = input.join(MANIFEST);
