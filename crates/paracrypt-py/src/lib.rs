@@ -51,6 +51,7 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tree::encrypt_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::decrypt_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::rekey_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::sign_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::verify_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::info_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::seal_tree_task, m)?)?;

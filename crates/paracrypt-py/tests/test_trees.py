@@ -253,3 +253,23 @@ def test_rekey_tree_to_new_recipients_and_a_new_password(tmp_path: Path, tree: P
         paracrypt.rekey_tree(tmp_path / "keyed.enc", tmp_path / "x",
                              identities=tmp_path / "alice.txt", recipients=[bob])
     assert not (tmp_path / "x").exists()
+
+
+def test_sign_tree_and_verify_it_against_the_signature(tmp_path: Path, tree: Path,
+                                                       cli: Cli) -> None:
+    signer, public = tmp_path / "s.pem", tmp_path / "s.pub"
+    cli("keygen", "--kind", "ed25519", "-o", str(signer), "--public-out", str(public))
+    done = paracrypt.sign_tree(tree, key=signer, threads=2)
+    sig = tmp_path / "plain.psig"
+    assert done["files"] == 5 and sig.is_file()
+    # The CLI checks what Python signed, and the other way round.
+    cli("verify", "--recursive", "-s", str(sig), "-p", str(public), str(tree))
+    checked = paracrypt.verify_tree(tree, signature=sig, verify_with=public)
+    assert checked["files"] == 5 and checked["signer"]["required"] is True
+    (tree / "sub" / "deeper" / "d.txt").write_bytes(b"epsilon" * 100)
+    with pytest.raises(paracrypt.TreeChangedError) as changed:
+        paracrypt.verify_tree(tree, signature=sig, verify_with=public)
+    assert changed.value.changes == ["changed: sub/deeper/d.txt: 700 bytes, signed as 500"]
+    assert paracrypt.verify_tree(tree, ["a.txt"], signature=sig)["files"] == 1
+    with pytest.raises(paracrypt.UsageError, match="inside the tree"):
+        paracrypt.sign_tree(tree, tree / "x.psig", key=signer)

@@ -43,6 +43,7 @@ __all__ = [
     "encrypt_tree",
     "decrypt_tree",
     "rekey_tree",
+    "sign_tree",
     "verify_tree",
     "info_tree",
     "TreeJob",
@@ -386,6 +387,15 @@ def rekey_tree(
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
 ) -> dict[str, Any]: ...
+def sign_tree(
+    src: _StrPath,
+    sig: Optional[_StrPath] = None,
+    *,
+    key: _StrPath,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+) -> dict[str, Any]: ...
 def verify_tree(
     src: _StrPath,
     paths: Optional[Sequence[_StrPath]] = None,
@@ -394,6 +404,7 @@ def verify_tree(
     password: Optional[str] = None,
     identities: Optional[_IdentitiesArg] = None,
     verify_with: Optional[_StrPath] = None,
+    signature: Optional[_StrPath] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
 ) -> dict[str, Any]: ...
