@@ -60,9 +60,9 @@ keygen`). The format is specified in docs/SIGNATURES.md.
 
 With --recursive, FILE is a plaintext directory tree: every file is hashed on every core (1 MiB
 chunks) and one signature covers a manifest of the whole tree (each path, kind, mode, time,
-size and BLAKE3 root), written unencrypted to SIG (default: DIR.psig, beside DIR); `verify
---recursive DIR -s SIG` later names every file added, removed, renamed or changed
-(docs/guide/trees.md). SIG may not be inside DIR.
+size and BLAKE3 root), written unencrypted to SIG (default: DIR.psig, beside DIR; never inside
+DIR). Later, `verify --recursive -s SIG DIR` names every file added, removed, renamed or
+changed (docs/guide/trees.md).
 
 Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct SignArgs {
