@@ -583,3 +583,65 @@ impl FileWork for Hash<'_> {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::request::{Key, Request, Sealing, Secret};
+    use crate::tree::out::Dest;
+    use crate::tree::seal::write_manifest;
+    use crate::tree::{NoGuard, Options, read_manifest};
+
+    /// A plaintext manifest must be signed, keep its names and list no header; an encrypted
+    /// tree's manifest may not be a plaintext one (each refused as its author wrote it, signed).
+    #[test]
+    fn plaintext_and_encrypted_manifests_are_not_taken_for_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        std::fs::write(plain.join("f"), b"contents").unwrap();
+        let runner = Runner::new();
+        let key = SigningKey::generate_ed25519();
+        let signed = sign(&runner, &key, &plain).unwrap();
+        assert!(Manifest::parse(&signed.bytes).is_ok());
+
+        let mut unsigned = signed.manifest.clone();
+        let bytes = unsigned.encode(None).unwrap();
+        let err = Manifest::parse(&bytes).unwrap_err();
+        assert!(err.to_string().contains("is signed"), "{err}");
+        let mut with_header = signed.manifest.clone();
+        let EntryKind::File(file) = &mut with_header.entries[1].kind else {
+            panic!("f is a file")
+        };
+        file.header_len = 1;
+        let bytes = with_header.encode(Some(&key)).unwrap();
+        let err = Manifest::parse(&bytes).unwrap_err();
+        assert!(err.to_string().contains("a header"), "{err}");
+
+        // An encrypted tree whose manifest (sealed with its key) is a plaintext one.
+        let secret = Secret::Key(Key::generate());
+        let sealed = dir.path().join("sealed");
+        let seal = Request::encrypt(secret.clone(), Sealing::default()).unwrap();
+        crate::tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default()).unwrap();
+        let dest = Dest {
+            root: sealed.clone(),
+            replace: true,
+            named: false,
+            sync: false,
+            guard: Arc::new(NoGuard),
+        };
+        let mut posing = signed.manifest.clone();
+        write_manifest(&runner, &seal, &mut posing, Some(&key), &dest).unwrap();
+        let open = Request::decrypt(secret, None).unwrap();
+        let err = read_manifest(&runner, &open, &sealed).unwrap_err();
+        assert!(
+            err.to_string().contains("plaintext tree's signed manifest"),
+            "{err}"
+        );
+        // And an encrypted tree's manifest is not a plaintext tree's signature.
+        let err = verify_signed(&runner, b"PARACRYPT-TREE", &plain, None, &[]).unwrap_err();
+        assert!(matches!(err, Error::Manifest(_)), "{err}");
+    }
+}
