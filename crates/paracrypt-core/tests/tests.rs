@@ -9,3 +9,4 @@ mod pubkey;
 mod raw;
 mod sign;
 mod tree;
+mod tree_rekey;

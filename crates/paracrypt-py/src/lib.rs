@@ -50,6 +50,8 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tools::rekey, m)?)?;
     m.add_function(wrap_pyfunction!(tree::encrypt_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::decrypt_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::rekey_tree, m)?)?;
+    m.add_function(wrap_pyfunction!(tree::sign_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::verify_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::info_tree, m)?)?;
     m.add_function(wrap_pyfunction!(tree::run_tree_task, m)?)?;

@@ -184,6 +184,56 @@ pub fn encrypt_tree<'py>(
     finish(py, summary, true)
 }
 
+/// Rekeys the encrypted tree ``src`` into the new directory ``dst``, as ``paracrypt rekey
+/// --recursive``; ``src`` is not changed. The manifest is opened with ``identities=`` or the
+/// old ``password=``. A tree encrypted to recipients gets a new header in every file, wrapping
+/// the same file key for exactly the new ``recipients=``, its payload copied as it is on every
+/// core, and a new manifest sealed to them; a password tree keeps its files byte for byte (they
+/// are sealed with a key its manifest carries) and only its manifest is sealed again with
+/// ``new_password=``. A signed tree needs ``sign=``, the key that signed it, which signs the new
+/// manifest. Refused before anything is written (``UsageError``, or ``DataError`` for a tree of
+/// a key file): a key-file tree, a recipient tree given a password or a password tree given
+/// recipients, an armored age tree to recipients, a signed tree without its key. ``dst`` must
+/// be new or empty, or ``overwrite=True`` writes into it.
+///
+/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` rekeyed). A file
+/// whose stored header is not the one the manifest lists is named and left out:
+/// :class:`IncompleteTreeError`, as for :func:`encrypt_tree`. Rekeying is not revocation.
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn rekey_tree<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    dst: PathBuf,
+    identities: Option<&Bound<'py, PyAny>>,
+    password: Option<&Bound<'py, PyAny>>,
+    recipients: Option<&Bound<'py, PyAny>>,
+    new_password: Option<&Bound<'py, PyAny>>,
+    sign: Option<PathBuf>,
+    overwrite: bool,
+    threads: Option<i64>,
+    provider: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let tree_options = tree_options(overwrite, false, false, false);
+    // What the paths and the manifest's header refuse, before any secret is read.
+    tree::check_rekey(&src, &dst, &tree_options).map_err(Failure::from)?;
+    let open = decrypt_request(None, password, identities, None)?;
+    let to = tree::RekeyTo {
+        secret: crate::secrets::to_encrypt(None, new_password, recipients)?,
+        sign: sign
+            .map(|path| crate::secrets::read_signing_key(&path))
+            .transpose()?,
+    };
+    let options = Options::new(threads, provider, progress)?;
+    let runner = options.runner();
+    let summary = options.run(py, || {
+        Ok(tree::rekey(&runner, &open, &to, &src, &dst, &tree_options)?)
+    })?;
+    finish(py, summary, true)
+}
+
 /// Decrypts the encrypted tree ``src`` (written by :func:`encrypt_tree` or ``paracrypt encrypt
 /// --recursive``) into the directory ``dst``, as ``paracrypt decrypt --recursive``: its
 /// manifest is read and checked first (its signature; with ``verify_with=``, that signer),
@@ -224,6 +274,85 @@ pub fn decrypt_tree<'py>(
     finish(py, summary, false)
 }
 
+/// The signature file of a plaintext tree, refusing one larger than any manifest.
+fn read_signature(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    use std::io::Read;
+    let cannot = |e| Failure::Io(format!("cannot read signature {}", path.display()), e);
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(tree::manifest::MAX_MANIFEST + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > tree::manifest::MAX_MANIFEST {
+        return Err(Failure::Usage(format!(
+            "{}: not a tree's signature (larger than 1 GiB)",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Signs the plaintext directory tree ``src`` with the private key at ``key`` (as ``paracrypt
+/// sign -k`` takes it) and writes the signature to ``sig`` (default: ``src`` + ``.psig``, beside
+/// the tree), as ``paracrypt sign --recursive``: every file hashed on every core, one signature
+/// over a manifest of the whole tree (paths, kinds, modes, times, sizes, BLAKE3 roots).
+/// :func:`verify_tree` with ``signature=`` checks the tree against it later. ``sig`` is written
+/// through a temporary file; an existing one is replaced only with ``overwrite=True``. Returns
+/// a dict: ``files``, ``bytes``, ``signer`` (``{"fingerprint", "required"}``), ``written``.
+#[pyfunction]
+#[pyo3(signature = (src, sig = None, *, key, overwrite = false, threads = None, provider = None))]
+pub fn sign_tree<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    sig: Option<PathBuf>,
+    key: PathBuf,
+    overwrite: bool,
+    threads: Option<i64>,
+    provider: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let src = src.components().as_path().to_path_buf();
+    let sig = sig.unwrap_or_else(|| {
+        let mut name = src.as_os_str().to_owned();
+        name.push(".psig");
+        PathBuf::from(name)
+    });
+    let key = crate::secrets::read_signing_key(&key)?;
+    let options = Options::new(threads, provider, None)?;
+    let runner = options.runner();
+    let signed = options.run(py, || {
+        let parent = match sig.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => std::path::Path::new("."),
+        };
+        if let (Ok(tree), Ok(parent)) = (std::fs::canonicalize(&src), std::fs::canonicalize(parent))
+            && parent.starts_with(&tree)
+        {
+            return Err(Failure::Usage(format!(
+                "the signature {} would be inside the tree {} it signs",
+                sig.display(),
+                src.display()
+            )));
+        }
+        let signed = tree::sign(&runner, &key, &src)?;
+        let output = crate::output::Staged::create(&sig, overwrite, Some(&src))?;
+        std::io::Write::write_all(&mut output.file(), &signed.bytes)
+            .map_err(|e| Failure::Io(format!("writing {}", sig.display()), e))?;
+        output.commit()?;
+        Ok(signed)
+    })?;
+    let counts = signed.manifest.counts();
+    let dict = PyDict::new(py);
+    dict.set_item("files", counts.files)?;
+    dict.set_item("bytes", counts.bytes)?;
+    let who = paracrypt_core::request::Signer {
+        key: signed.manifest.signer.clone().expect("signed"),
+        required: true,
+    };
+    dict.set_item("signer", signer(py, Some(&who))?)?;
+    dict.set_item("written", signed.manifest.written)?;
+    Ok(dict)
+}
+
 /// Checks the encrypted tree ``src`` against its manifest, writing nothing, as ``paracrypt
 /// verify --recursive``: every file the manifest lists is there, is the encryption it names
 /// and decrypts (every chunk authenticated) to the length and BLAKE3 root it lists, and
@@ -237,7 +366,7 @@ pub fn decrypt_tree<'py>(
 /// verify --recursive`` prints), ``complete`` whether the manifest says the run that wrote it
 /// finished every file.
 #[pyfunction]
-#[pyo3(signature = (src, paths = None, *, key = None, password = None, identities = None, verify_with = None, threads = None, provider = None))]
+#[pyo3(signature = (src, paths = None, *, key = None, password = None, identities = None, verify_with = None, signature = None, threads = None, provider = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn verify_tree<'py>(
     py: Python<'py>,
@@ -247,33 +376,64 @@ pub fn verify_tree<'py>(
     password: Option<&Bound<'py, PyAny>>,
     identities: Option<&Bound<'py, PyAny>>,
     verify_with: Option<PathBuf>,
+    signature: Option<PathBuf>,
     threads: Option<i64>,
     provider: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let request = decrypt_request(key, password, identities, verify_with)?;
-    let options = Options::new(threads, provider, None)?;
     let only: Vec<Vec<u8>> = paths
         .unwrap_or_default()
         .iter()
         .map(|path| path.as_os_str().as_bytes().to_vec())
         .collect();
+    let options = Options::new(threads, provider, None)?;
     let runner = options.runner();
-    let checked = options.run(py, || Ok(tree::verify(&runner, &request, &src, &only)?))?;
     let dict = PyDict::new(py);
-    dict.set_item("files", checked.files)?;
-    dict.set_item("bytes", checked.bytes)?;
-    dict.set_item("signer", signer(py, checked.signer.as_ref())?)?;
-    let Some(mut why) = checked.why_not_intact() else {
+    let (why, changes, complete) = if let Some(signature) = signature {
+        if key.is_some() || password.is_some() || identities.is_some() {
+            return Err(Failure::Usage(
+                "signature= checks a plaintext tree: it takes no key=, password= or identities="
+                    .into(),
+            )
+            .into());
+        }
+        let expected = verify_with
+            .map(|path| crate::secrets::read_verifying_key(&path))
+            .transpose()?;
+        let bytes = read_signature(&signature)?;
+        let checked = options.run(py, || {
+            Ok(tree::verify_signed(
+                &runner,
+                &bytes,
+                &src,
+                expected.as_ref(),
+                &only,
+            )?)
+        })?;
+        dict.set_item("files", checked.files)?;
+        dict.set_item("bytes", checked.bytes)?;
+        dict.set_item("signer", signer(py, Some(&checked.signer))?)?;
+        dict.set_item("written", checked.manifest.written)?;
+        let changes: Vec<String> = checked.changes.iter().map(ToString::to_string).collect();
+        (checked.why_not_intact(), changes, true)
+    } else {
+        let request = decrypt_request(key, password, identities, verify_with)?;
+        let checked = options.run(py, || Ok(tree::verify(&runner, &request, &src, &only)?))?;
+        dict.set_item("files", checked.files)?;
+        dict.set_item("bytes", checked.bytes)?;
+        dict.set_item("signer", signer(py, checked.signer.as_ref())?)?;
+        let changes: Vec<String> = checked.changes.iter().map(ToString::to_string).collect();
+        (checked.why_not_intact(), changes, checked.manifest.complete)
+    };
+    let Some(mut why) = why else {
         return Ok(dict);
     };
-    let changes: Vec<String> = checked.changes.iter().map(ToString::to_string).collect();
     if let Some(first) = changes.first() {
         why.push_str(": ");
         why.push_str(first);
     }
     let message = format!("{}: {why}", src.display());
     let list = PyList::new(py, &changes)?;
-    let complete = pyo3::types::PyBool::new(py, checked.manifest.complete).to_owned();
+    let complete = pyo3::types::PyBool::new(py, complete).to_owned();
     Err(exception_with(
         py,
         "TreeChangedError",

@@ -236,3 +236,63 @@ def test_a_tree_to_recipients_is_updated_with_identities(tmp_path: Path, tree: P
     assert done["files"] == 1 and done["unchanged"] >= 1 and done["complete"]
     paracrypt.decrypt_tree(out, tmp_path / "back", identities=tmp_path / "id.txt")
     same_tree(tree, tmp_path / "back")
+
+
+def test_rekey_tree_to_new_recipients_and_a_new_password(tmp_path: Path, tree: Path,
+                                                          cli: Cli) -> None:
+    alice = paracrypt.keygen(tmp_path / "alice.txt", kind="x25519")
+    bob = paracrypt.keygen(tmp_path / "bob.txt", kind="x25519")
+    assert alice is not None and bob is not None
+    paracrypt.encrypt_tree(tree, tmp_path / "alice.enc", recipients=[alice])
+    done = paracrypt.rekey_tree(tmp_path / "alice.enc", tmp_path / "bob.enc",
+                                identities=tmp_path / "alice.txt", recipients=[bob], threads=2)
+    assert done["files"] == 5 and done["complete"]
+    # The CLI opens the rekeyed tree with Bob's identity, and not with Alice's.
+    cli("decrypt", "-q", "--recursive", "-i", str(tmp_path / "bob.txt"),
+        str(tmp_path / "bob.enc"), "-o", str(tmp_path / "bob.back"))
+    same_tree(tree, tmp_path / "bob.back")
+    with pytest.raises(paracrypt.DataError):
+        paracrypt.decrypt_tree(tmp_path / "bob.enc", tmp_path / "no",
+                               identities=tmp_path / "alice.txt")
+    assert paracrypt.info_tree(tmp_path / "bob.enc", identities=tmp_path / "bob.txt")[
+        "generation"] == 2
+    # A password tree: the files are kept byte for byte, the manifest sealed again.
+    paracrypt.encrypt_tree(tree, tmp_path / "pw.enc", password="old words")
+    paracrypt.rekey_tree(tmp_path / "pw.enc", tmp_path / "pw2.enc", password="old words",
+                         new_password="new words")
+    for name in ("a.txt.pcr", "sub/b.bin.pcr"):
+        assert (tmp_path / "pw.enc" / name).read_bytes() == (tmp_path / "pw2.enc" /
+                                                              name).read_bytes()
+    paracrypt.decrypt_tree(tmp_path / "pw2.enc", tmp_path / "pw.back", password="new words")
+    same_tree(tree, tmp_path / "pw.back")
+    # Refused before anything is written: a password for a recipient tree, a key-file tree.
+    with pytest.raises(paracrypt.UsageError, match="rekeyed to recipients"):
+        paracrypt.rekey_tree(tmp_path / "alice.enc", tmp_path / "x",
+                             identities=tmp_path / "alice.txt", new_password="pw")
+    k = str(tmp_path / "tree.key")
+    cli("keygen", "-o", k)
+    paracrypt.encrypt_tree(tree, tmp_path / "keyed.enc", key=k)
+    with pytest.raises(paracrypt.DataError, match="encrypted with a key file"):
+        paracrypt.rekey_tree(tmp_path / "keyed.enc", tmp_path / "x",
+                             identities=tmp_path / "alice.txt", recipients=[bob])
+    assert not (tmp_path / "x").exists()
+
+
+def test_sign_tree_and_verify_it_against_the_signature(tmp_path: Path, tree: Path,
+                                                       cli: Cli) -> None:
+    signer, public = tmp_path / "s.pem", tmp_path / "s.pub"
+    cli("keygen", "--kind", "ed25519", "-o", str(signer), "--public-out", str(public))
+    done = paracrypt.sign_tree(tree, key=signer, threads=2)
+    sig = tmp_path / "plain.psig"
+    assert done["files"] == 5 and sig.is_file()
+    # The CLI checks what Python signed, and the other way round.
+    cli("verify", "--recursive", "-s", str(sig), "-p", str(public), str(tree))
+    checked = paracrypt.verify_tree(tree, signature=sig, verify_with=public)
+    assert checked["files"] == 5 and checked["signer"]["required"] is True
+    (tree / "sub" / "deeper" / "d.txt").write_bytes(b"epsilon" * 100)
+    with pytest.raises(paracrypt.TreeChangedError) as changed:
+        paracrypt.verify_tree(tree, signature=sig, verify_with=public)
+    assert changed.value.changes == ["changed: sub/deeper/d.txt: 700 bytes, signed as 500"]
+    assert paracrypt.verify_tree(tree, ["a.txt"], signature=sig)["files"] == 1
+    with pytest.raises(paracrypt.UsageError, match="inside the tree"):
+        paracrypt.sign_tree(tree, tree / "x.psig", key=signer)

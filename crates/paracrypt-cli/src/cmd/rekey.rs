@@ -7,12 +7,17 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::rekey::rekey_header;
+use paracrypt_core::request::{Request, Secret};
+use paracrypt_core::sign::SigningKey;
+use paracrypt_core::tree::RekeyTo;
 use zeroize::Zeroizing;
 
+use crate::cmd::signatures::{key_error_core, read_key_file};
 use crate::exit::{Usage, usage};
-use crate::flags::FilesFlags;
+use crate::flags::{FilesFlags, RecursiveFlag, ThreadsFlag};
 use crate::io::{Input, OutputTarget};
 use crate::people::{IdentityFlags, RecipientFlags, passphrase};
 use crate::secret::{PASSWORD_ENV, SecretArgs, read_secret_text};
@@ -40,8 +45,19 @@ a damaged chunk is copied as it is and found by the next decryption.
 
 Rekeying is NOT revocation: the file key and the payload do not change, so anyone who had the
 file key, or a copy of the old file and an old credential, can still read the data. To cut
-someone off, decrypt and encrypt again. Exit status: 0 success, 1 failure, 2 usage error, 4 a
-cryptographic provider failed inside (not the data's fault).")]
+someone off, decrypt and encrypt again.
+
+With --recursive, INPUT is an encrypted tree (`encrypt --recursive`) and -o OUTPUT a new
+directory (or an empty one; --force writes into one that holds files); INPUT is not changed. A
+tree to recipients gets a new header in every file (the payloads copied as they are, on every
+core) and a new manifest sealed to the new recipients (-r/-R). A password tree's files are
+sealed with a key its manifest carries: they are copied byte for byte and only the manifest is
+sealed again, with the new password (--passphrase). A tree encrypted with a key file is refused,
+as one such file is. A signed tree needs --sign with the key that signed it. The new manifest
+keeps the tree id and is the next generation (`info --recursive`).
+
+Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider failed inside
+(not the data's fault), 6 a tree (--recursive) done in part.")]
 pub struct RekeyArgs {
     #[command(flatten)]
     files: FilesFlags,
@@ -65,12 +81,29 @@ pub struct RekeyArgs {
     /// The new passphrase: the first line of FILE.
     #[arg(long, value_name = "FILE", requires = "passphrase")]
     new_password_file: Option<PathBuf>,
+    #[command(flatten)]
+    recursive: RecursiveFlag,
+    /// With --recursive: the key that signed the tree (`encrypt --recursive --sign`), which
+    /// signs its new manifest.
+    #[arg(long, value_name = "KEY", requires = "recursive")]
+    sign: Option<PathBuf>,
+    /// With --sign and an RSA key: the RSA signature scheme the tree was signed with.
+    #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15)]
+    rsa_scheme: RsaScheme,
+    #[command(flatten)]
+    threads: ThreadsFlag,
 }
 
 /// Runs `paracrypt rekey`.
 pub fn run(args: RekeyArgs) -> Result<ExitCode> {
     if args.to.is_empty() && !args.passphrase {
         return usage("rekey needs the new recipients (-r RECIPIENT, -R FILE) or --passphrase");
+    }
+    if args.recursive.recursive {
+        return tree(args);
+    }
+    if args.threads.threads.is_some() {
+        return usage("-j sets the threads of a tree (--recursive): one file's rekey copies it");
     }
     let target = OutputTarget::new_in_place(
         &args.files.output,
@@ -120,11 +153,54 @@ fn rekey(
     output.commit()
 }
 
+/// `rekey --recursive`: the tree's refusals that need no credential first, then the old
+/// credential (`-i`/`--kms`, else the old password), the new recipients or password, and the
+/// signing key.
+fn tree(args: RekeyArgs) -> Result<ExitCode> {
+    let options = crate::run::tree::options(args.files.force, args.files.sync);
+    let credentials = || {
+        let old = if args.identities.is_empty() {
+            Secret::Password(old_password(&args)?, Default::default())
+        } else {
+            Secret::Identities(Arc::new(args.identities.read()?))
+        };
+        let secret = if args.passphrase {
+            Secret::Password(new_password(&args)?, Default::default())
+        } else {
+            Secret::Recipients(Arc::new(args.to.read()?))
+        };
+        let sign = args
+            .sign
+            .as_deref()
+            .map(|path| {
+                SigningKey::from_key_file(&read_key_file(path)?, args.rsa_scheme)
+                    .map_err(key_error_core(path))
+            })
+            .transpose()?;
+        Ok((Request::decrypt(old, None)?, RekeyTo { secret, sign }))
+    };
+    crate::run::tree::rekey(
+        &args.files.input,
+        &args.files.output,
+        &options,
+        credentials,
+        args.threads,
+    )
+}
+
 /// The old credential: `-i`'s identities, else the old passphrase.
 fn old_identities(args: &RekeyArgs) -> Result<Identities> {
     if !args.identities.is_empty() {
         return args.identities.read();
     }
+    Ok(Identities::passphrase(
+        passphrase(&old_password(args)?),
+        None,
+    ))
+}
+
+/// The old passphrase: `--password-file`'s first line, else [`PASSWORD_ENV`], else a prompt.
+fn old_password(args: &RekeyArgs) -> Result<Zeroizing<String>> {
     let password = if args.password_file.is_some() || std::env::var_os(PASSWORD_ENV).is_some() {
         let old = SecretArgs {
             key_file: None,
@@ -143,7 +219,7 @@ fn old_identities(args: &RekeyArgs) -> Result<Identities> {
     if password.is_empty() {
         return usage("the old passphrase is empty");
     }
-    Ok(Identities::passphrase(passphrase(&password), None))
+    Ok(password)
 }
 
 /// The new passphrase: `--new-password-file`'s first line, else [`NEW_PASSWORD_ENV`], else a

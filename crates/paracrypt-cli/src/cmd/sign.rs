@@ -58,6 +58,12 @@ or an unencrypted OpenSSH key from `ssh-keygen -t ed25519`), ML-DSA-65, post-qua
 keygen --kind ml-dsa-65`), ECDSA P-256 (`paracrypt ecdsa keygen`) and RSA (`paracrypt rsa
 keygen`). The format is specified in docs/SIGNATURES.md.
 
+With --recursive, FILE is a plaintext directory tree: every file is hashed on every core (1 MiB
+chunks) and one signature covers a manifest of the whole tree (each path, kind, mode, time,
+size and BLAKE3 root), written unencrypted to SIG (default: DIR.psig, beside DIR; never inside
+DIR). Later, `verify --recursive -s SIG DIR` names every file added, removed, renamed or
+changed (docs/guide/trees.md).
+
 Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct SignArgs {
     /// Private key: Ed25519, ML-DSA-65, ECDSA P-256 or RSA (PEM or DER), or an OpenSSH Ed25519
@@ -88,7 +94,9 @@ pub struct SignArgs {
     threads: ThreadsFlag,
     #[command(flatten)]
     distributed: DistributedFlags,
-    /// The file to sign (`-`: stdin, which needs -o).
+    #[command(flatten)]
+    recursive: RecursiveFlag,
+    /// The file to sign (`-`: stdin, which needs -o); with --recursive, a directory.
     #[arg(value_name = "FILE")]
     file: PathBuf,
 }
@@ -105,6 +113,10 @@ With --recursive, FILE is an encrypted tree (`encrypt --recursive`), opened with
 or identities: every file its manifest lists is decrypted into nothing and checked, and every
 difference is one line on stdout (added, removed, renamed, changed); with PATH... only those
 files of the tree are checked. -p PUB (or --verify-with) then requires the manifest's signer.
+With --recursive and -s SIG, FILE is a plaintext tree and SIG its signature (`sign --recursive`):
+every file is hashed and compared, each difference one line as above; -p PUB requires the
+signer. Only -s makes it the plaintext check (a directory without a manifest is not taken
+for a plaintext tree).
 
 Exit status: 0 verified, 1 failure (unreadable input, malformed signature file; a tree that
 differs from its manifest), 2 usage error, 5 not verified.")]
@@ -169,6 +181,9 @@ fn default_signature(file: &Path, format: FormatArg) -> PathBuf {
 
 /// Runs `paracrypt sign`.
 pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
+    if args.recursive.recursive {
+        return sign_tree(args, provider);
+    }
     let output = match (&args.output, args.file.as_path() == Path::new("-")) {
         (Some(output), _) => output.clone(),
         (None, true) => return usage("signing stdin (`-`) needs -o SIG"),
@@ -322,11 +337,140 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `sign --recursive`: one signature over the manifest of a plaintext tree, written to SIG
+/// (`DIR.psig` beside DIR by default) as one file's signature is.
+fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
+    if args.distributed.distributed || args.format != FormatArg::Paracrypt {
+        return usage("--recursive signs a tree on this machine's cores, in paracrypt's format");
+    }
+    if args.chunk_size != ChunkSize::DEFAULT {
+        return usage("--recursive hashes every file in 1 MiB chunks: drop --chunk-size");
+    }
+    if args.file == Path::new("-") {
+        return usage("--recursive needs a directory");
+    }
+    // `DIR/` names DIR: its signature goes beside it, not inside.
+    let dir = args.file.components().as_path().to_path_buf();
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_signature(&dir, FormatArg::Paracrypt));
+    if output != Path::new("-") {
+        let parent = match output.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if let (Ok(tree), Ok(parent)) = (std::fs::canonicalize(&dir), std::fs::canonicalize(parent))
+            && parent.starts_with(&tree)
+        {
+            return usage(format!(
+                "the signature {} would be inside the tree {} it signs",
+                output.display(),
+                dir.display()
+            ));
+        }
+    }
+    let key = SigningKey::from_key_file(&read_key_file(&args.key)?, args.rsa_scheme)
+        .map_err(key_error_core(&args.key))?
+        .with_provider(provider)?;
+    let policy = OutputPolicy {
+        force: args.force,
+        binary: true,
+        ..OutputPolicy::default()
+    };
+    let target = OutputTarget::new(&output, &dir, policy)?;
+    let runner = Runner::new().provider(provider);
+    let signed = args
+        .threads
+        .pool()?
+        .install(|| paracrypt_core::tree::sign(&runner, &key, &dir))?;
+    let mut out = target.create()?;
+    out.writer()
+        .write_all(&signed.bytes)
+        .context("writing the signature")?;
+    out.commit()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `verify --recursive -s SIG`: a plaintext tree against its signed manifest.
+fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Result<ExitCode> {
+    if args.range.is_some()
+        || args.format != FormatArg::Paracrypt
+        || args.key_file.is_some()
+        || args.password_file.is_some()
+        || !args.identities.is_empty()
+    {
+        return usage(
+            "-s SIG checks a plaintext tree against its signature: it takes no -k, --password-file, \
+             -i, --range or --format",
+        );
+    }
+    let dir = args.file.components().as_path().to_path_buf();
+    if !dir.is_dir() {
+        return usage(format!(
+            "--recursive needs a directory: {} is not one",
+            dir.display()
+        ));
+    }
+    let expected = args
+        .public
+        .as_deref()
+        .map(|path| {
+            VerifyingKey::from_key_file(&read_key_file(path)?, RsaScheme::Pkcs1v15)
+                .map_err(key_error_core(path))
+        })
+        .transpose()?;
+    let signature = read_limited(sig, paracrypt_core::tree::manifest::MAX_MANIFEST)?;
+    let paths: Vec<Vec<u8>> = args
+        .paths
+        .iter()
+        .map(|p| p.as_os_str().as_encoded_bytes().to_vec())
+        .collect();
+    let runner = Runner::new().provider(provider);
+    let checked = args.threads.pool()?.install(|| {
+        paracrypt_core::tree::verify_signed(&runner, &signature, &dir, expected.as_ref(), &paths)
+    });
+    let checked = checked.with_context(|| format!("{}", sig.display()))?;
+    let mut out = std::io::stdout().lock();
+    for change in &checked.changes {
+        writeln!(out, "{change}").context("writing to stdout")?;
+    }
+    let name = dir.display();
+    if let Some(why) = checked.why_not_intact() {
+        out.flush().context("writing to stdout")?;
+        eprintln!("paracrypt: error: {name}: {why}");
+        return Ok(ExitCode::from(1));
+    }
+    let s = if checked.files == 1 { "" } else { "s" };
+    let signer = checked.signer.key.fingerprint();
+    let signed = if checked.signer.required {
+        format!("good signature by {signer}")
+    } else {
+        format!("signed by {signer}, not checked against a key you trust: give it with -p PUB")
+    };
+    let what = if paths.is_empty() {
+        "every file as signed, nothing else"
+    } else {
+        "as signed"
+    };
+    writeln!(
+        out,
+        "{name}: OK ({} file{s}, {} bytes, {what}; {signed}; signed at {} seconds since the epoch)",
+        checked.files, checked.bytes, checked.manifest.written
+    )
+    .context("writing to stdout")?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `verify --recursive`: an encrypted tree against its manifest.
 fn verify_tree(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
-    if args.signature.is_some() || args.range.is_some() || args.format != FormatArg::Paracrypt {
+    if let Some(sig) = args.signature.clone() {
+        return verify_signed_tree(args, &sig, provider);
+    }
+    if args.range.is_some() || args.format != FormatArg::Paracrypt {
         return usage(
-            "a tree's signature is in its manifest: --recursive takes no -s, --range or --format",
+            "an encrypted tree's signature is in its manifest: --recursive takes no --range or \
+             --format (-s SIG checks a plaintext tree against its signature)",
         );
     }
     if !args.identities.is_empty() && (args.key_file.is_some() || args.password_file.is_some()) {

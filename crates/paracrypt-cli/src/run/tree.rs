@@ -54,15 +54,7 @@ impl Guard for Interrupts {
 
 /// Runs `spec` over trees: INPUT and OUTPUT are directories.
 pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
-    if spec.input == Path::new("-") {
-        return usage("--recursive needs INPUT, a directory");
-    }
-    if spec.output == Path::new("-") {
-        return usage("--recursive needs -o OUTPUT, a directory");
-    }
-    if remote::is_url(&spec.input) || remote::is_url(&spec.output) {
-        return usage("--recursive reads and writes local directories (not object storage)");
-    }
+    check_dirs(&spec.input, &spec.output)?;
     let options = Options {
         force: spec.policy.force,
         hide_names: args.hide_names,
@@ -105,6 +97,54 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
         );
     }
     Ok(report(&summary, encrypting, spec.quiet))
+}
+
+/// `rekey --recursive`: the encrypted tree at `input` rekeyed into the new tree `output`
+/// (`tree::rekey`): its manifest opened with `open`, the new tree sealed as `to` says; the old
+/// tree is not changed. Refusals that need no credential (the paths, a key-file tree) come
+/// first, in `check`, before any prompt; the exit status is a tree's.
+pub fn rekey(
+    input: &Path,
+    output: &Path,
+    options: &Options,
+    credentials: impl FnOnce() -> Result<(paracrypt_core::request::Request, tree::RekeyTo)>,
+    threads: crate::flags::ThreadsFlag,
+) -> Result<ExitCode> {
+    check_dirs(input, output)?;
+    tree::check_rekey(input, output, options).map_err(|e| hint(e, false))?;
+    let (open, to) = credentials()?;
+    let pool = threads.pool()?;
+    let runner = Runner::new();
+    let summary = pool
+        .install(|| tree::rekey(&runner, &open, &to, input, output, options))
+        .map_err(|e| hint(e, false))?;
+    Ok(report(&summary, true, false))
+}
+
+/// The options of a tree run that writes `output` (`--force`, `--sync`), with this command's
+/// interrupt handler.
+pub fn options(force: bool, sync: bool) -> Options {
+    Options {
+        force,
+        sync,
+        named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
+        guard: Arc::new(Interrupts),
+        ..Options::default()
+    }
+}
+
+/// Refuses stdin, stdout and object storage for a tree run from `input` to `output`.
+fn check_dirs(input: &Path, output: &Path) -> Result<()> {
+    if input == Path::new("-") {
+        return usage("--recursive needs INPUT, a directory");
+    }
+    if output == Path::new("-") {
+        return usage("--recursive needs -o OUTPUT, a directory");
+    }
+    if remote::is_url(input) || remote::is_url(output) {
+        return usage("--recursive reads and writes local directories (not object storage)");
+    }
+    Ok(())
 }
 
 /// A core refusal with the command line's flags where they help.

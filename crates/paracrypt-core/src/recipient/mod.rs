@@ -110,6 +110,8 @@ pub struct Recipients {
     list: Vec<Entry>,
     /// The client `awskms:` recipients are wrapped with.
     kms: Option<Arc<dyn kms::Kms>>,
+    /// Made by [`Recipients::passphrase`].
+    passphrase: bool,
 }
 
 impl fmt::Debug for Recipients {
@@ -139,7 +141,13 @@ impl Recipients {
         Recipients {
             list: vec![Entry::Native(Box::new(recipient))],
             kms: None,
+            passphrase: true,
         }
+    }
+
+    /// Whether this is a passphrase ([`Recipients::passphrase`]) rather than people.
+    pub fn is_passphrase(&self) -> bool {
+        self.passphrase
     }
 
     /// Adds a recipient of any kind that implements age's [`Recipient`](age::Recipient) trait

@@ -60,6 +60,9 @@ pub enum TreeFormat {
     Age,
     /// Armored age files (`.age`).
     ArmoredAge,
+    /// No encrypted files: the signed manifest of a plaintext tree (`sign --recursive`), each
+    /// file listed at its own path, with no header (length and hash zero).
+    Plain,
 }
 
 impl TreeFormat {
@@ -70,6 +73,7 @@ impl TreeFormat {
             TreeFormat::Container => "paracrypt",
             TreeFormat::Age => "age",
             TreeFormat::ArmoredAge => "age (armored)",
+            TreeFormat::Plain => "plaintext",
         }
     }
 
@@ -78,6 +82,7 @@ impl TreeFormat {
         match self {
             TreeFormat::Container => ".pcr",
             TreeFormat::Age | TreeFormat::ArmoredAge => ".age",
+            TreeFormat::Plain => "",
         }
     }
 
@@ -86,6 +91,7 @@ impl TreeFormat {
             TreeFormat::Container => 1,
             TreeFormat::Age => 2,
             TreeFormat::ArmoredAge => 3,
+            TreeFormat::Plain => 0,
         }
     }
 
@@ -94,6 +100,7 @@ impl TreeFormat {
             1 => TreeFormat::Container,
             2 => TreeFormat::Age,
             3 => TreeFormat::ArmoredAge,
+            0 => TreeFormat::Plain,
             _ => return None,
         })
     }
@@ -415,6 +422,12 @@ impl Manifest {
         }
         let format = TreeFormat::from_id(r.u8("the format")?)
             .ok_or_else(|| bad("an unknown file format"))?;
+        let plain = format == TreeFormat::Plain;
+        if plain && flags & (SIGNED | HIDDEN) != SIGNED {
+            return Err(bad(
+                "a plaintext tree's manifest is signed and keeps its names",
+            ));
+        }
         let keying = match r.u8("the keying")? {
             0 => Keying::Secret,
             1 => {
@@ -429,6 +442,9 @@ impl Manifest {
             }
             other => return Err(bad(format!("unknown keying {other}"))),
         };
+        if plain && !matches!(keying, Keying::Secret) {
+            return Err(bad("a plaintext tree's manifest carries a key"));
+        }
         let tree_id = r.array("the tree id")?;
         let generation = r.u64("the generation")?;
         if generation == 0 {
@@ -506,6 +522,14 @@ impl Manifest {
                 && (file.chunk_size == 0 || file.chunk_size % 16 != 0)
             {
                 return Err(bad(format!("entry {n}: chunk size {}", file.chunk_size)));
+            }
+            if let EntryKind::File(file) = &kind
+                && plain
+                && (file.header_len != 0 || file.header_hash != [0; HASH_LEN])
+            {
+                return Err(bad(format!(
+                    "entry {n}: a header in a plaintext tree's manifest"
+                )));
             }
             entries.push(Entry {
                 path: path.to_vec(),

@@ -12,6 +12,10 @@
 //!   the manifest before it takes its name.
 //! - [`verify`]: an encrypted tree checked against its manifest, writing nothing: every file
 //!   added, removed, renamed or changed, one [`Change`] each; or any one file alone.
+//! - [`rekey`]: an encrypted tree for new recipients (each file's header rewrapped, its
+//!   payload copied) or a new password (the manifest sealed again, the files copied).
+//! - [`sign`] and [`verify_signed`]: a plaintext tree signed as a whole (a manifest of format
+//!   [`TreeFormat::Plain`], written beside it), and checked against that signature later.
 //! - [`read_manifest`]: the manifest alone.
 //! - [`plan`], [`Plan::seal_here`] and [`Plan::finish`]: [`encrypt`]'s three steps, which
 //!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers): the tree
@@ -61,6 +65,8 @@ pub mod manifest;
 mod open;
 mod out;
 pub mod path;
+mod plain;
+mod rekeying;
 mod schedule;
 mod seal;
 mod task;
@@ -73,6 +79,8 @@ use std::sync::Arc;
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{OpenPlan, Opened, decrypt, open_plan, open_task, read_manifest};
 pub(crate) use out::open_no_follow;
+pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_signed};
+pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
 pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task};
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};

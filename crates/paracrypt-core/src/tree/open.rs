@@ -75,6 +75,11 @@ pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Re
     })()
     .map_err(in_manifest)?;
     let manifest = Manifest::parse(&plain).map_err(in_manifest)?;
+    if manifest.format == TreeFormat::Plain {
+        return Err(in_manifest(Error::Manifest(
+            "it is a plaintext tree's signed manifest, which no encrypted tree holds".into(),
+        )));
+    }
     check_signer(&manifest, verify_with.as_ref())?;
     // What no writer makes, and what would make every file cost a password's derivation.
     match (&manifest.keying, secret, manifest.format) {
@@ -96,7 +101,7 @@ pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Re
 /// under the encrypted tree `input` ([`Request::open_ahead`]): the files are not known before
 /// the manifest is open, so every file there is asked about (a file the manifest does not list
 /// is never opened after). A tree that cannot be walked is left to the decryption to report.
-fn open_ahead(request: &Request, input: &Path) {
+pub(crate) fn open_ahead(request: &Request, input: &Path) {
     let Ok(found) = super::walk::walk(input) else {
         return;
     };
@@ -123,7 +128,7 @@ fn decryption(request: &Request) -> Result<(&Secret, &Option<VerifyingKey>)> {
 }
 
 /// Refuses a manifest that is unsigned, or signed by another key, when `expected` is required.
-fn check_signer(manifest: &Manifest, expected: Option<&VerifyingKey>) -> Result<()> {
+pub(crate) fn check_signer(manifest: &Manifest, expected: Option<&VerifyingKey>) -> Result<()> {
     let Some(expected) = expected else {
         return Ok(());
     };

@@ -993,6 +993,7 @@ fn check_previous(
                 TreeFormat::Container => "paracrypt",
                 TreeFormat::Age => "binary age",
                 TreeFormat::ArmoredAge => "armored age",
+                TreeFormat::Plain => "plaintext",
             }
         )));
     }

@@ -14,7 +14,8 @@ b'hello, many cores'
 Files: :func:`encrypt_file`, :func:`decrypt_file`, :func:`decrypt_range`; bytes:
 :func:`encrypt`, :func:`decrypt`; streams: :func:`encryptor`, :func:`decryptor`; keys and
 headers: :func:`keygen`, :func:`info`, :func:`rekey`; directory trees: :func:`encrypt_tree`,
-:func:`decrypt_tree`, :func:`verify_tree`, :func:`info_tree`; raw
+:func:`decrypt_tree`, :func:`rekey_tree`, :func:`verify_tree`, :func:`info_tree`,
+:func:`sign_tree`; raw
 ``openssl enc`` ciphers: :mod:`paracrypt.raw`; several processes on one file:
 :mod:`paracrypt.dask` (and :class:`DistributedJob` for other schedulers; for one tree's files,
 :class:`TreeJob` and :func:`run_tree_task`). Errors are
@@ -58,7 +59,9 @@ from paracrypt._paracrypt import (
     info_tree,
     keygen,
     rekey,
+    rekey_tree,
     run_tree_task,
+    sign_tree,
     verify_tree,
 )
 from paracrypt._streams import DecryptingReader, EncryptingWriter
@@ -100,6 +103,8 @@ __all__ = [
     "info_tree",
     "keygen",
     "rekey",
+    "rekey_tree",
     "run_tree_task",
+    "sign_tree",
     "verify_tree",
 ]

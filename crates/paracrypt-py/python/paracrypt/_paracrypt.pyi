@@ -42,6 +42,8 @@ __all__ = [
     "rekey",
     "encrypt_tree",
     "decrypt_tree",
+    "rekey_tree",
+    "sign_tree",
     "verify_tree",
     "info_tree",
     "TreeJob",
@@ -372,6 +374,29 @@ def decrypt_tree(
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
 ) -> dict[str, Any]: ...
+def rekey_tree(
+    src: _StrPath,
+    dst: _StrPath,
+    *,
+    identities: Optional[_IdentitiesArg] = None,
+    password: Optional[str] = None,
+    recipients: Optional[_RecipientsArg] = None,
+    new_password: Optional[str] = None,
+    sign: Optional[_StrPath] = None,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> dict[str, Any]: ...
+def sign_tree(
+    src: _StrPath,
+    sig: Optional[_StrPath] = None,
+    *,
+    key: _StrPath,
+    overwrite: bool = False,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+) -> dict[str, Any]: ...
 def verify_tree(
     src: _StrPath,
     paths: Optional[Sequence[_StrPath]] = None,
@@ -380,6 +405,7 @@ def verify_tree(
     password: Optional[str] = None,
     identities: Optional[_IdentitiesArg] = None,
     verify_with: Optional[_StrPath] = None,
+    signature: Optional[_StrPath] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
 ) -> dict[str, Any]: ...

@@ -1,0 +1,614 @@
+//! Rekeying a tree: who can open an encrypted tree changes, and its payload bytes do not.
+//!
+//! What changes depends on how the tree's files are sealed (`docs/FORMAT.md`, *Rekeying a
+//! tree*):
+//!
+//! - **To recipients**: each file wraps its own file key. Each file gets a new header wrapping
+//!   the same file key for the new recipients only ([`crate::rekey::rekey_header`]), and every
+//!   byte after it is copied as it is, on the one schedule (a large file in ranges, on every
+//!   thread); the new manifest lists each file's new header length and hash and is sealed to
+//!   the new recipients.
+//! - **With a password**: the files are sealed with the tree key (or tree identity) the manifest
+//!   carries, not with the password: they are copied byte for byte, and only the manifest is
+//!   sealed again, with the new password.
+//! - **With a key file**: the files are version 1 containers of the key, with no file key to
+//!   re-wrap: refused, as one such file's rekey is ([`Error::CannotRekey`]).
+//!
+//! The new manifest keeps the tree id, the keying and the name key, has the next generation
+//! and the old manifest's digest as its parent, as an update's does. A signed tree's files are
+//! signed by its signer, which the new manifest must name too: it is rekeyed only with that
+//! signing key, which signs the new manifest.
+//!
+//! Rekeying is not revocation (see [`crate::rekey`]): the file keys, the tree key and the
+//! payloads do not change.
+
+use std::fs::File;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+
+use super::manifest::{EntryKind, FileEntry, Keying, Manifest, TreeFormat};
+use super::open::read_manifest;
+use super::out::{Dest, Temp, finish_file, open_no_follow, set_times};
+use super::path::shown;
+use super::schedule::{self, FileWork, Planned};
+use super::seal::{check_output, now, remove_made, write_manifest};
+use super::walk::join;
+use super::{MANIFEST, Options, Summary, in_tree};
+use crate::buffer::with_scratch;
+use crate::container::{self, Kdf, Secret};
+use crate::error::{Error, Result};
+use crate::recipe::Runner;
+use crate::recipient::{Identities, Recipients};
+use crate::request::{Format, Kind, Request, Sealing};
+use crate::sign::SigningKey;
+use crate::sign::tree::HASH_LEN;
+
+/// The bytes of an encrypted file copied by one step of the schedule.
+const COPY_CHUNK: u64 = 1 << 20;
+
+/// What a rekeyed tree is sealed with.
+#[derive(Clone, Debug)]
+pub struct RekeyTo {
+    /// The new secret: recipients for a tree encrypted to recipients (every file's header
+    /// rewrapped for them), a password for a tree encrypted with a password (its manifest
+    /// sealed again).
+    pub secret: Secret,
+    /// A signed tree's signing key, the one that signed it: it signs the new manifest.
+    pub sign: Option<SigningKey>,
+}
+
+/// Refuses, before any credential is asked for, what [`rekey`] refuses from the paths alone:
+/// those [`super::check`] refuses, options a rekey takes no part in, and a tree encrypted with a
+/// key file (seen from its manifest's header: no key is needed to tell).
+pub fn check_rekey(input: &Path, output: &Path, options: &Options) -> Result<()> {
+    if options.update || options.checksum || options.hide_names {
+        return Err(Error::Request(
+            "a rekey writes a new tree beside the old one, with the old one's names: it takes no \
+             update, checksum or hide_names"
+                .into(),
+        ));
+    }
+    super::seal::check(input, output, options)?;
+    let at = input.join(MANIFEST);
+    let Ok(file) = open_no_follow(&at) else {
+        // The manifest's read names what is wrong.
+        return Ok(());
+    };
+    let mut head = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&file, container::HEADER_LEN as u64),
+        &mut head,
+    )
+    .map_err(|e| Error::io(format!("cannot read {}", at.display()), e))?;
+    if head.starts_with(container::MAGIC)
+        && let Ok(info) = container::read_header(&mut &head[..])
+        && info.kdf == Kdf::Key
+    {
+        return Err(in_tree(
+            MANIFEST.as_bytes(),
+            Error::CannotRekey(
+                "the tree is encrypted with a key file: its files are version 1 containers, \
+                 whose key goes straight into the key schedule, with no file key to re-wrap; \
+                 decrypt it and encrypt it again (to recipients, for a tree that can be rekeyed)",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Rekeys the encrypted tree at `input` into the directory `output`: its manifest opened with
+/// `open` (a decryption: [`Request::decrypt`], with the old identities or password), the new
+/// tree sealed as `to` says. See the [module](self). The old tree is not changed.
+///
+/// `output` must not exist (its parent must), or be an empty directory, or
+/// [`Options::force`] must be set. Refused before anything is written: a tree encrypted with a
+/// key file, a password tree given recipients or a recipient tree given a password (or a
+/// passphrase as recipients), a recipient tree of armored age files (their payload's bytes
+/// would shift), a signed tree without its signing key (or with another), and a signing key
+/// for an unsigned tree (its files are not signed). Each file's stored header is checked
+/// against the manifest before it is opened; a file that fails is reported in
+/// [`Summary::failures`], left out of the new manifest (marked incomplete), and the others go
+/// on. When no file could be rekeyed at all, nothing is left at the output.
+pub fn rekey(
+    runner: &Runner,
+    open: &Request,
+    to: &RekeyTo,
+    input: &Path,
+    output: &Path,
+    options: &Options,
+) -> Result<Summary> {
+    check_rekey(input, output, options)?;
+    if open.uses_plugins() {
+        super::open::open_ahead(open, input);
+    }
+    let old = read_manifest(runner, open, input)?;
+    let identities = plan_rekey(&old, open, to)?;
+    let manifest_request = manifest_request(&old, input, to)?;
+    let created_root = check_output(input, output, options.force)?;
+    let dest = Dest {
+        root: output.to_path_buf(),
+        replace: options.force,
+        named: options.named_temps,
+        sync: options.sync,
+        guard: Arc::clone(&options.guard),
+    };
+    let made = match make_dirs(&dest, &old) {
+        Ok(made) => made,
+        Err(e) => {
+            remove_made(output, &[], created_root);
+            return Err(e);
+        }
+    };
+    let work = Rekey::new(runner, &old, input, &dest, identities);
+    let ran = schedule::run(&work, &work.planned());
+    let (done, failures) = work.into_done();
+    let mut summary = Summary {
+        failures,
+        not_started: ran.not_started,
+        ..Summary::default()
+    };
+    let mut manifest = old.clone();
+    manifest.entries.clear();
+    for (entry, new) in old.entries.iter().zip(done) {
+        match (&entry.kind, new) {
+            (EntryKind::File(_), None) => {}
+            (EntryKind::File(_), Some(file)) => {
+                summary.files += 1;
+                summary.bytes += file.size;
+                manifest.entries.push(super::Entry {
+                    kind: EntryKind::File(file),
+                    ..entry.clone()
+                });
+            }
+            _ => manifest.entries.push(entry.clone()),
+        }
+    }
+    if summary.files == 0 && (!summary.failures.is_empty() || summary.not_started > 0) {
+        remove_made(output, &made, created_root);
+        return Ok(summary);
+    }
+    manifest.complete = old.complete && summary.failures.is_empty() && summary.not_started == 0;
+    manifest.generation = old.generation + 1;
+    manifest.parent = old.digest;
+    manifest.written = now();
+    manifest.signer = None;
+    if let Err(e) = write_manifest(
+        runner,
+        &manifest_request,
+        &mut manifest,
+        to.sign.as_ref(),
+        &dest,
+    ) {
+        summary.failures.push(in_tree(MANIFEST.as_bytes(), e));
+        return Ok(summary);
+    }
+    summary.manifest_complete = manifest.complete;
+    // Signed with the key the caller gave, which had to be the tree's signer.
+    summary.signer = manifest.signer.clone().map(|key| crate::request::Signer {
+        key,
+        required: true,
+    });
+    if !manifest.hides_names() {
+        for entry in manifest.entries.iter().rev() {
+            if entry.kind == EntryKind::Dir {
+                let at = dest.path(&entry.path);
+                let set = std::fs::set_permissions(
+                    &at,
+                    std::os::unix::fs::PermissionsExt::from_mode((entry.mode & 0o777) | 0o700),
+                )
+                .and_then(|()| set_times(&at, entry.mtime));
+                if let Err(e) = set {
+                    let what = format!("cannot set the times of {}", at.display());
+                    summary.failures.push(Error::io(what, e));
+                }
+            }
+        }
+    }
+    Ok(summary)
+}
+
+/// The policy: what the tree's keying allows `to` to be, and the signer it needs. Returns the
+/// old identities and the new recipients when every file's header is rewrapped (a tree to
+/// recipients), `None` when the files are copied as they are (a password tree).
+fn plan_rekey(
+    old: &Manifest,
+    open: &Request,
+    to: &RekeyTo,
+) -> Result<Option<(Arc<Identities>, Arc<Recipients>)>> {
+    match (&old.signer, &to.sign) {
+        (Some(signer), None) => {
+            return Err(Error::Request(format!(
+                "the tree is signed by {}: its new manifest must be signed again, by that key \
+                 (its files are signed by it)",
+                signer.fingerprint()
+            )));
+        }
+        (Some(signer), Some(key)) => {
+            let field = key.verifying_key().to_field();
+            if key.scheme() != signer.scheme() || field != signer.to_field() {
+                return Err(Error::Request(format!(
+                    "the tree is signed by {}, and its files too: its new manifest is signed by \
+                     that key, not {}",
+                    signer.fingerprint(),
+                    key.verifying_key().fingerprint()
+                )));
+            }
+        }
+        (None, Some(_)) => {
+            return Err(Error::Request(
+                "the tree is not signed, nor are its files: a signature over its new manifest \
+                 alone would not prove them; decrypt it and encrypt it again with a signing key"
+                    .into(),
+            ));
+        }
+        (None, None) => {}
+    }
+    match (&old.keying, &to.secret) {
+        (Keying::Secret, Secret::Recipients(new)) if !new.is_passphrase() => {
+            if old.format == TreeFormat::ArmoredAge {
+                return Err(Error::CannotRekey(
+                    "the tree's files are armored age files; rekeying copies each payload byte \
+                     for byte, which needs the binary form (encrypt without armor)",
+                ));
+            }
+            let Kind::Decrypt {
+                secret: Secret::Identities(identities),
+                ..
+            } = open.kind()
+            else {
+                return Err(Error::Request(
+                    "a tree encrypted to recipients is opened with an identity".into(),
+                ));
+            };
+            Ok(Some((Arc::clone(identities), Arc::clone(new))))
+        }
+        (Keying::Secret, _) => Err(Error::Request(
+            "the tree is encrypted to recipients: it is rekeyed to recipients (each file's key \
+             rewrapped for them); to put it under a password, decrypt it and encrypt it again \
+             with one"
+                .into(),
+        )),
+        (Keying::TreeKey(_) | Keying::TreeIdentity(_), Secret::Password(..)) => Ok(None),
+        (Keying::TreeKey(_) | Keying::TreeIdentity(_), _) => Err(Error::Request(
+            "the tree is encrypted with a password (its files with a key its manifest carries): \
+             it is rekeyed to a new password; to give it recipients, decrypt it and encrypt it \
+             again to them"
+                .into(),
+        )),
+    }
+}
+
+/// How the new manifest is sealed: the tree's format, armor and (a container) the old
+/// manifest's suite, in the default chunks, to `to`'s secret.
+fn manifest_request(old: &Manifest, input: &Path, to: &RekeyTo) -> Result<Request> {
+    let (format, armor) = match old.format {
+        TreeFormat::Container => (Format::Container, false),
+        TreeFormat::Age => (Format::Age, false),
+        TreeFormat::ArmoredAge => (Format::Age, true),
+        TreeFormat::Plain => unreachable!("refused by read_manifest"),
+    };
+    let suite = if format == Format::Container {
+        let at = input.join(MANIFEST);
+        let file = open_no_follow(&at)
+            .map_err(|e| Error::io(format!("cannot read {}", at.display()), e))?;
+        Some(container::read_header(&mut &file)?.suite)
+    } else {
+        None
+    };
+    Request::encrypt(
+        to.secret.clone(),
+        Sealing {
+            format,
+            armor,
+            suite,
+            chunk_size: None,
+            sign: None,
+        },
+    )
+}
+
+/// Makes the new tree's directories: the tree's own, or with hidden names those the opaque
+/// names are spread over. Returns those it made, parents first.
+fn make_dirs(dest: &Dest, manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
+    let dirs: Vec<Vec<u8>> = if manifest.hides_names() {
+        let mut fans: Vec<Vec<u8>> = manifest
+            .files()
+            .map(|(entry, _)| super::path::parent(&manifest.stored(&entry.path)).to_vec())
+            .collect();
+        fans.sort_unstable();
+        fans.dedup();
+        fans
+    } else {
+        manifest
+            .entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Dir && !e.path.is_empty())
+            .map(|e| e.path.clone())
+            .collect()
+    };
+    let mut made = Vec::new();
+    for dir in dirs {
+        match dest.mkdir(&dir) {
+            Ok(true) => made.push(dir),
+            Ok(false) => {}
+            Err(e) => {
+                remove_made(&dest.root, &made, false);
+                let what = format!("cannot create directory {}", dest.path(&dir).display());
+                return Err(Error::io(what, e));
+            }
+        }
+    }
+    Ok(made)
+}
+
+/// The rekeying of a tree's files, as the schedule runs it.
+struct Rekey<'a> {
+    runner: &'a Runner,
+    manifest: &'a Manifest,
+    input: &'a Path,
+    dest: &'a Dest,
+    /// The old identities and the new recipients; `None`: files copied as they are.
+    keys: Option<(Arc<Identities>, Arc<Recipients>)>,
+    /// Each file: its index in the manifest's entries, its path, its entry.
+    files: Vec<(usize, &'a [u8], &'a FileEntry)>,
+    /// Each file's bytes after its header, as they were on disk when the run was planned.
+    payloads: Vec<u64>,
+    done: Vec<Mutex<Option<FileEntry>>>,
+    failures: Mutex<Vec<(usize, Error)>>,
+}
+
+/// A file being rekeyed.
+struct Rekeying {
+    source: File,
+    /// The stored file's length when it was opened.
+    len: u64,
+    temp: Temp,
+    /// Where the payload starts in the source, and in the new file.
+    from: u64,
+    to: u64,
+    /// The new header's length and hash.
+    header: (u32, [u8; HASH_LEN]),
+}
+
+impl<'a> Rekey<'a> {
+    fn new(
+        runner: &'a Runner,
+        manifest: &'a Manifest,
+        input: &'a Path,
+        dest: &'a Dest,
+        keys: Option<(Arc<Identities>, Arc<Recipients>)>,
+    ) -> Self {
+        let files: Vec<_> = manifest
+            .entries
+            .iter()
+            .enumerate()
+            .filter_map(|(at, e)| match &e.kind {
+                EntryKind::File(file) => Some((at, &e.path[..], file)),
+                _ => None,
+            })
+            .collect();
+        let payloads = files
+            .par_iter()
+            .map(|(_, path, file)| {
+                let stored = join(input, &manifest.stored(path));
+                let on_disk = std::fs::symlink_metadata(stored).map_or(0, |m| m.len());
+                on_disk.saturating_sub(u64::from(file.header_len))
+            })
+            .collect();
+        Rekey {
+            runner,
+            manifest,
+            input,
+            dest,
+            keys,
+            done: files.iter().map(|_| Mutex::new(None)).collect(),
+            failures: Mutex::new(Vec::new()),
+            files,
+            payloads,
+        }
+    }
+
+    /// The schedule's view: each file's bytes after its header, in copy steps.
+    fn planned(&self) -> Vec<Planned> {
+        self.payloads
+            .iter()
+            .map(|&bytes| Planned {
+                bytes,
+                chunks: bytes.div_ceil(COPY_CHUNK).max(1),
+                chunk_size: COPY_CHUNK as usize,
+                in_order: false,
+            })
+            .collect()
+    }
+
+    /// Each entry's new file entry (by the manifest's entries; `None` for what is not a file
+    /// or failed), and the failures in the tree's order.
+    fn into_done(self) -> (Vec<Option<FileEntry>>, Vec<Error>) {
+        let mut by_entry = vec![None; self.manifest.entries.len()];
+        for ((at, _, _), done) in self.files.iter().zip(self.done) {
+            by_entry[*at] = done.into_inner().unwrap_or_else(|e| e.into_inner());
+        }
+        let mut failures = self
+            .failures
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        failures.sort_by_key(|(at, _)| *at);
+        (by_entry, failures.into_iter().map(|(_, e)| e).collect())
+    }
+
+    fn mismatch(&self, file: usize, why: &str) -> Error {
+        let stored = self.manifest.stored(self.files[file].1);
+        Error::TreeMismatch(format!("its encrypted file {} {why}", shown(&stored)))
+    }
+}
+
+impl FileWork for Rekey<'_> {
+    type Open = Rekeying;
+
+    fn open(&self, file: usize) -> Result<Rekeying> {
+        let (_, path, entry) = self.files[file];
+        let stored = self.manifest.stored(path);
+        let source = open_no_follow(&join(self.input, &stored)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                self.mismatch(file, "is missing")
+            } else {
+                Error::io("cannot open its encrypted file", e)
+            }
+        })?;
+        let meta = source
+            .metadata()
+            .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
+        if !meta.is_file() {
+            return Err(self.mismatch(file, "is not a regular file"));
+        }
+        let len = meta.len();
+        if len.checked_sub(u64::from(entry.header_len)) != Some(self.payloads[file])
+            && len >= u64::from(entry.header_len)
+        {
+            return Err(Error::InputChanged(
+                "its encrypted file changed since the tree was listed".into(),
+            ));
+        }
+        // The header is checked against the manifest before any key touches it, as a
+        // decryption does: a file swapped, or another encryption of this one, is not rekeyed.
+        let mut header = vec![0u8; entry.header_len.min(1 << 20) as usize];
+        if len < u64::from(entry.header_len) || header.len() as u64 != u64::from(entry.header_len) {
+            return Err(self.mismatch(file, "is shorter than its header"));
+        }
+        source
+            .read_exact_at(&mut header, 0)
+            .map_err(|e| Error::io("reading its header", e))?;
+        if *blake3::hash(&header).as_bytes() != entry.header_hash {
+            return Err(self.mismatch(
+                file,
+                "is not the one the manifest lists (another file's, or another encryption of \
+                 this one)",
+            ));
+        }
+        let new_header = match &self.keys {
+            None => header,
+            Some((old, new)) => {
+                // The format's header, then what the manifest's header also covers (age's
+                // payload nonce), as it is.
+                let mut rest = &header[..];
+                let mut rekeyed =
+                    crate::rekey::rekey_header(&mut rest, Arc::clone(old), Arc::clone(new))?;
+                rekeyed.extend_from_slice(rest);
+                rekeyed
+            }
+        };
+        let temp = self
+            .dest
+            .temp(&stored)
+            .map_err(|e| Error::io("cannot create its new encrypted file", e))?;
+        temp.file
+            .write_all_at(&new_header, 0)
+            .map_err(|e| Error::io("writing its header", e))?;
+        let header_len = u32::try_from(new_header.len())
+            .map_err(|_| Error::TreeMismatch("its new header is too long".into()))?;
+        Ok(Rekeying {
+            source,
+            len,
+            temp,
+            from: u64::from(entry.header_len),
+            to: new_header.len() as u64,
+            header: (header_len, *blake3::hash(&new_header).as_bytes()),
+        })
+    }
+
+    fn run(&self, _file: usize, open: &Rekeying, chunks: Range<u64>) -> Result<()> {
+        let payload = open.len - open.from;
+        let start = (chunks.start * COPY_CHUNK).min(payload);
+        let end = (chunks.end * COPY_CHUNK).min(payload);
+        copy_range(
+            &open.source,
+            open.from + start,
+            &open.temp.file,
+            open.to + start,
+            end - start,
+        )
+        .map_err(|e| Error::io("copying its payload", e))?;
+        self.runner.advance(end - start);
+        Ok(())
+    }
+
+    fn finish(&self, file: usize, open: Rekeying) -> Result<()> {
+        let (at, path, entry) = self.files[file];
+        let now = open
+            .source
+            .metadata()
+            .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
+        if now.len() != open.len {
+            return Err(Error::InputChanged(
+                "its encrypted file changed while it was rekeyed".into(),
+            ));
+        }
+        if !self.manifest.hides_names() {
+            let listed = &self.manifest.entries[at];
+            finish_file(&open.temp.file, (listed.mode & 0o777) | 0o600, listed.mtime)
+                .map_err(|e| Error::io("setting its mode and time", e))?;
+        }
+        self.dest
+            .commit(open.temp, &self.manifest.stored(path))
+            .map_err(|e| Error::io("cannot give its encrypted file its name", e))?;
+        let (header_len, header_hash) = open.header;
+        *self.done[file].lock().unwrap_or_else(|e| e.into_inner()) = Some(FileEntry {
+            header_len,
+            header_hash,
+            ..entry.clone()
+        });
+        Ok(())
+    }
+
+    fn failed(&self, file: usize, error: Error) {
+        let error = in_tree(self.files[file].1, error);
+        self.failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((file, error));
+    }
+
+    fn stops_all(&self, error: &Error) -> bool {
+        super::stops_all(error)
+    }
+}
+
+/// Copies `len` bytes of `source` at `from` to `dest` at `to`: in the kernel
+/// (`copy_file_range`, which shares extents where the filesystem can), else through this
+/// thread's scratch buffer.
+fn copy_range(source: &File, from: u64, dest: &File, to: u64, len: u64) -> std::io::Result<()> {
+    let (mut from, mut to, mut left) = (from, to, len);
+    while left > 0 {
+        let want = left.min(1 << 30) as usize;
+        match rustix::fs::copy_file_range(source, Some(&mut from), dest, Some(&mut to), want) {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the file ended early",
+                ));
+            }
+            Ok(n) => left -= n as u64,
+            Err(_) => return copy_through(source, from, dest, to, left),
+        }
+    }
+    Ok(())
+}
+
+/// [`copy_range`] through the scratch buffer.
+fn copy_through(source: &File, from: u64, dest: &File, to: u64, len: u64) -> std::io::Result<()> {
+    let step = len.min(COPY_CHUNK) as usize;
+    with_scratch(step, |buf| {
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(step as u64) as usize;
+            source.read_exact_at(&mut buf[..n], from + done)?;
+            dest.write_all_at(&buf[..n], to + done)?;
+            done += n as u64;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,460 @@
+//! Rekeying whole trees (`paracrypt_core::tree::rekey`): a tree to recipients gets new headers
+//! over the same payloads, at any thread count; a password tree keeps its files byte for byte
+//! and only its manifest changes; a signed tree needs its own signing key; what cannot be
+//! rekeyed is refused before anything is written; the old tree is never changed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use age::secrecy::ExposeSecret;
+use paracrypt_core::container::Argon2Params;
+use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::request::{ChunkSize, Format, Key, Request, Sealing, Secret};
+use paracrypt_core::sign::SigningKey;
+use paracrypt_core::tree::{self, EntryKind, Options, RekeyTo};
+use paracrypt_core::{Error, Runner};
+
+use super::raw::{data, with_threads};
+
+/// A small tree: files batched together, one of 3 MiB (copied in several steps), an empty
+/// one, a link.
+fn sample(dir: &Path) -> PathBuf {
+    let root = dir.join("plain");
+    std::fs::create_dir_all(root.join("a/b")).unwrap();
+    for i in 0..20u32 {
+        let sub = ["a", "a/b"][i as usize % 2];
+        std::fs::write(
+            root.join(sub).join(format!("f{i}")),
+            data(i as usize * 301, i),
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join("large"), data(3 << 20, 99)).unwrap();
+    std::fs::write(root.join("empty"), b"").unwrap();
+    std::os::unix::fs::symlink("large", root.join("a/link")).unwrap();
+    root
+}
+
+fn to(who: &age::x25519::Identity) -> Secret {
+    let mut recipients = Recipients::new();
+    recipients.add(&who.to_public().to_string(), "r").unwrap();
+    Secret::Recipients(Arc::new(recipients))
+}
+
+fn with(who: &age::x25519::Identity) -> Secret {
+    let mut identities = Identities::new();
+    identities
+        .add_file("k", who.to_string().expose_secret().as_bytes())
+        .unwrap();
+    Secret::Identities(Arc::new(identities))
+}
+
+fn password(text: &str) -> Secret {
+    Secret::password_with_params(
+        text,
+        Argon2Params {
+            m_cost: 64,
+            t_cost: 1,
+            p_cost: 1,
+        },
+    )
+}
+
+fn encrypt(secret: Secret, sealing: Sealing, plain: &Path, out: &Path) {
+    let seal = Request::encrypt(secret, sealing).unwrap();
+    let done = tree::encrypt(&Runner::new(), &seal, plain, out, &Options::default()).unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+}
+
+fn rekey(open: Secret, to: RekeyTo, input: &Path, output: &Path) -> Result<tree::Summary, Error> {
+    let open = Request::decrypt(open, None).unwrap();
+    tree::rekey(
+        &Runner::new(),
+        &open,
+        &to,
+        input,
+        output,
+        &Options::default(),
+    )
+}
+
+fn to_secret(secret: Secret) -> RekeyTo {
+    RekeyTo { secret, sign: None }
+}
+
+/// Decrypts `sealed` with `secret` and checks every file against `plain`.
+fn opens_to(secret: Secret, sealed: &Path, plain: &Path, back: &Path) {
+    let open = Request::decrypt(secret, None).unwrap();
+    let done = tree::decrypt(&Runner::new(), &open, sealed, back, &Options::default()).unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+    assert_eq!(done.files, 22);
+    for name in ["a/f0", "a/b/f19", "large", "empty"] {
+        assert_eq!(
+            std::fs::read(back.join(name)).unwrap(),
+            std::fs::read(plain.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_link(back.join("a/link")).unwrap(),
+        Path::new("large")
+    );
+}
+
+/// Every stored file of a tree, by its path in the tree: (its header, the bytes after it).
+fn stored(secret: Secret, sealed: &Path) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
+    let open = Request::decrypt(secret, None).unwrap();
+    let manifest = tree::read_manifest(&Runner::new(), &open, sealed).unwrap();
+    manifest
+        .files()
+        .map(|(entry, file)| {
+            let name = String::from_utf8(manifest.stored(&entry.path)).unwrap();
+            let bytes = std::fs::read(sealed.join(name)).unwrap();
+            let (head, rest) = bytes.split_at(file.header_len as usize);
+            (entry.path.clone(), head.to_vec(), rest.to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn a_recipient_tree_gets_new_headers_over_the_same_payloads_at_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let (alice, bob) = (
+        age::x25519::Identity::generate(),
+        age::x25519::Identity::generate(),
+    );
+    let container = Sealing {
+        chunk_size: Some(ChunkSize::new(64 << 10).unwrap()),
+        ..Sealing::default()
+    };
+    let age = Sealing {
+        format: Format::Age,
+        ..Sealing::default()
+    };
+    for (name, sealing, hide_names) in [("pcr", container, false), ("age", age, true)] {
+        let old = dir.path().join(format!("old-{name}"));
+        let seal = Request::encrypt(to(&alice), sealing).unwrap();
+        let options = Options {
+            hide_names,
+            ..Options::default()
+        };
+        tree::encrypt(&Runner::new(), &seal, &plain, &old, &options).unwrap();
+        let before = stored(with(&alice), &old);
+        let old_manifest = std::fs::read(old.join(tree::MANIFEST)).unwrap();
+        for threads in [1, 3] {
+            let new = dir.path().join(format!("new-{name}-{threads}"));
+            let done = with_threads(threads, || {
+                rekey(with(&alice), to_secret(to(&bob)), &old, &new)
+            })
+            .unwrap();
+            assert!(done.is_complete(), "{:?}", done.failures);
+            assert_eq!(done.files, 22);
+            // Bob opens it, Alice no longer does; every payload is the old one, byte for byte,
+            // under a new header.
+            opens_to(
+                with(&bob),
+                &new,
+                &plain,
+                &dir.path().join(format!("back-{name}-{threads}")),
+            );
+            let refused = rekey(
+                with(&alice),
+                to_secret(to(&alice)),
+                &new,
+                &dir.path().join("x"),
+            );
+            assert!(refused.is_err());
+            assert!(!dir.path().join("x").exists());
+            let after = stored(with(&bob), &new);
+            assert_eq!(after.len(), before.len());
+            for ((path, old_head, old_rest), (path2, new_head, new_rest)) in
+                before.iter().zip(&after)
+            {
+                assert_eq!(path, path2);
+                assert_ne!(old_head, new_head, "{path:?}");
+                assert_eq!(old_rest, new_rest, "{path:?}");
+            }
+            // The same tree, one generation on.
+            let old_m = tree::read_manifest(
+                &Runner::new(),
+                &Request::decrypt(with(&alice), None).unwrap(),
+                &old,
+            )
+            .unwrap();
+            let new_m = tree::read_manifest(
+                &Runner::new(),
+                &Request::decrypt(with(&bob), None).unwrap(),
+                &new,
+            )
+            .unwrap();
+            assert_eq!(new_m.tree_id, old_m.tree_id);
+            assert_eq!((new_m.generation, new_m.parent), (2, old_m.digest));
+            assert_eq!(new_m.hides_names(), hide_names);
+            assert!(new_m.complete);
+        }
+        // The old tree is as it was, and still Alice's.
+        assert_eq!(
+            std::fs::read(old.join(tree::MANIFEST)).unwrap(),
+            old_manifest
+        );
+        assert_eq!(stored(with(&alice), &old), before);
+    }
+}
+
+#[test]
+fn a_password_tree_keeps_its_files_and_only_its_manifest_is_sealed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let old = dir.path().join("old");
+    encrypt(password("old words"), Sealing::default(), &plain, &old);
+    let new = dir.path().join("new");
+    let done = rekey(
+        password("old words"),
+        to_secret(password("new words")),
+        &old,
+        &new,
+    )
+    .unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+    // Every stored file is the old one, byte for byte; the manifest is not.
+    let listed = stored(password("new words"), &new);
+    assert_eq!(listed.len(), 22);
+    for (path, _, _) in &listed {
+        let open = Request::decrypt(password("new words"), None).unwrap();
+        let manifest = tree::read_manifest(&Runner::new(), &open, &new).unwrap();
+        let name = String::from_utf8(manifest.stored(path)).unwrap();
+        assert_eq!(
+            std::fs::read(old.join(&name)).unwrap(),
+            std::fs::read(new.join(&name)).unwrap(),
+            "{name}"
+        );
+    }
+    assert_ne!(
+        std::fs::read(old.join(tree::MANIFEST)).unwrap(),
+        std::fs::read(new.join(tree::MANIFEST)).unwrap()
+    );
+    opens_to(
+        password("new words"),
+        &new,
+        &plain,
+        &dir.path().join("back"),
+    );
+    let wrong = Request::decrypt(password("old words"), None).unwrap();
+    assert!(tree::read_manifest(&Runner::new(), &wrong, &new).is_err());
+    // The old tree still opens with the old password.
+    opens_to(
+        password("old words"),
+        &old,
+        &plain,
+        &dir.path().join("back-old"),
+    );
+}
+
+#[test]
+fn a_signed_tree_is_rekeyed_with_its_signing_key_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let (alice, bob) = (
+        age::x25519::Identity::generate(),
+        age::x25519::Identity::generate(),
+    );
+    let signer = SigningKey::generate_ed25519();
+    let old = dir.path().join("old");
+    let sealing = Sealing {
+        sign: Some(signer.clone()),
+        ..Sealing::default()
+    };
+    encrypt(to(&alice), sealing, &plain, &old);
+    let new = dir.path().join("new");
+    let refusals = [
+        (None, "is signed by"),
+        (
+            Some(SigningKey::generate_ed25519()),
+            "its new manifest is signed by that key",
+        ),
+    ];
+    for (sign, words) in refusals {
+        let to = RekeyTo {
+            secret: to(&bob),
+            sign,
+        };
+        let err = rekey(with(&alice), to, &old, &new).unwrap_err();
+        assert!(err.to_string().contains(words), "{err}");
+        assert!(!new.exists());
+    }
+    let to_bob = RekeyTo {
+        secret: to(&bob),
+        sign: Some(signer.clone()),
+    };
+    let done = rekey(with(&alice), to_bob, &old, &new).unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+    let open = Request::decrypt(with(&bob), Some(signer.verifying_key())).unwrap();
+    let back = dir.path().join("back");
+    let done = tree::decrypt(&Runner::new(), &open, &new, &back, &Options::default()).unwrap();
+    assert!(
+        done.is_complete() && done.files == 22,
+        "{:?}",
+        done.failures
+    );
+    assert!(done.signer.unwrap().required);
+    // A signing key for an unsigned tree would sign a manifest over unsigned files.
+    let unsigned = dir.path().join("unsigned");
+    encrypt(to(&alice), Sealing::default(), &plain, &unsigned);
+    let to_bob = RekeyTo {
+        secret: to(&bob),
+        sign: Some(signer),
+    };
+    let err = rekey(with(&alice), to_bob, &unsigned, &dir.path().join("n2")).unwrap_err();
+    assert!(err.to_string().contains("not signed"), "{err}");
+}
+
+#[test]
+fn what_cannot_be_rekeyed_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let alice = age::x25519::Identity::generate();
+    let keyed = dir.path().join("keyed");
+    let key = Key::generate();
+    encrypt(Secret::Key(key.clone()), Sealing::default(), &plain, &keyed);
+    let to_people = dir.path().join("people");
+    encrypt(to(&alice), Sealing::default(), &plain, &to_people);
+    let by_password = dir.path().join("password");
+    encrypt(password("pw"), Sealing::default(), &plain, &by_password);
+    let armored = dir.path().join("armored");
+    let armor = Sealing {
+        format: Format::Age,
+        armor: true,
+        ..Sealing::default()
+    };
+    encrypt(to(&alice), armor, &plain, &armored);
+    let passphrase = Secret::Recipients(Arc::new(Recipients::passphrase(
+        "pw".to_owned().into(),
+        Some(2),
+    )));
+    let out = dir.path().join("out");
+    let cases = [
+        (&keyed, Secret::Key(key), to(&alice), "key file"),
+        (
+            &to_people,
+            with(&alice),
+            password("pw"),
+            "rekeyed to recipients",
+        ),
+        (
+            &to_people,
+            with(&alice),
+            passphrase,
+            "rekeyed to recipients",
+        ),
+        (
+            &by_password,
+            password("pw"),
+            to(&alice),
+            "rekeyed to a new password",
+        ),
+        (&armored, with(&alice), to(&alice), "armored"),
+    ];
+    for (tree, open, new, words) in cases {
+        let err = rekey(open, to_secret(new), tree, &out).unwrap_err();
+        assert!(err.to_string().contains(words), "{}: {err}", tree.display());
+        assert!(!out.exists(), "{}", tree.display());
+    }
+    // An output that holds files, without force.
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("x"), b"x").unwrap();
+    let err = rekey(with(&alice), to_secret(to(&alice)), &to_people, &out).unwrap_err();
+    assert!(matches!(err, Error::TreeOutputExists(_)), "{err}");
+}
+
+#[test]
+fn a_file_swapped_for_another_is_named_and_left_out_of_the_new_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let (alice, bob) = (
+        age::x25519::Identity::generate(),
+        age::x25519::Identity::generate(),
+    );
+    let old = dir.path().join("old");
+    encrypt(to(&alice), Sealing::default(), &plain, &old);
+    std::fs::copy(old.join("a/f2.pcr"), old.join("a/f0.pcr")).unwrap();
+    let new = dir.path().join("new");
+    let done = rekey(with(&alice), to_secret(to(&bob)), &old, &new).unwrap();
+    assert_eq!((done.files, done.failures.len()), (21, 1));
+    let failure = done.failures[0].to_string();
+    assert!(
+        failure.starts_with("a/f0: ") && failure.contains("not the one the manifest lists"),
+        "{failure}"
+    );
+    assert!(!done.is_complete());
+    assert!(!new.join("a/f0.pcr").exists());
+    let open = Request::decrypt(with(&bob), None).unwrap();
+    let manifest = tree::read_manifest(&Runner::new(), &open, &new).unwrap();
+    assert!(!manifest.complete);
+    assert!(manifest.entry(b"a/f0").is_none());
+    assert!(matches!(
+        manifest.entry(b"a/f2").unwrap().kind,
+        EntryKind::File(_)
+    ));
+}
+
+#[test]
+fn a_signed_plaintext_tree_names_every_file_added_removed_renamed_or_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let signer = SigningKey::generate_ed25519();
+    let runner = Runner::new();
+    let signed = with_threads(3, || tree::sign(&runner, &signer, &plain)).unwrap();
+    assert_eq!(signed.manifest.format, tree::TreeFormat::Plain);
+    // The same manifest at one thread, but for the time it was written.
+    let again = with_threads(1, || tree::sign(&runner, &signer, &plain)).unwrap();
+    assert_eq!(again.manifest.entries, signed.manifest.entries);
+    let check = |only: &[Vec<u8>]| {
+        tree::verify_signed(
+            &runner,
+            &signed.bytes,
+            &plain,
+            Some(&signer.verifying_key()),
+            only,
+        )
+        .unwrap()
+    };
+    let intact = check(&[]);
+    assert!(intact.why_not_intact().is_none(), "{:?}", intact.changes);
+    assert_eq!(intact.files, 22);
+    assert!(intact.signer.required);
+    // One byte changed, one file moved, one removed, one added.
+    let mut large = std::fs::read(plain.join("large")).unwrap();
+    large[2 << 20] ^= 1;
+    std::fs::write(plain.join("large"), &large).unwrap();
+    std::fs::rename(plain.join("a/f2"), plain.join("moved")).unwrap();
+    std::fs::remove_file(plain.join("a/b/f1")).unwrap();
+    std::fs::write(plain.join("new"), b"new").unwrap();
+    let lines: Vec<String> = check(&[]).changes.iter().map(|c| c.to_string()).collect();
+    assert_eq!(
+        lines,
+        [
+            "removed: a/b/f1 (in the signed manifest, missing)",
+            "renamed: a/f2 (the same contents are now at moved)",
+            "changed: large: its contents are not those signed",
+            "added: new (not in the signed manifest)",
+        ]
+    );
+    let one = check(&[b"large".to_vec()]);
+    assert_eq!(one.changes.len(), 1);
+    assert_eq!(check(&[b"a/f0".to_vec()]).changes.len(), 0);
+    // Another signer required, or a flipped byte of the signature file, is refused.
+    let other = SigningKey::generate_ed25519();
+    let err = tree::verify_signed(
+        &runner,
+        &signed.bytes,
+        &plain,
+        Some(&other.verifying_key()),
+        &[],
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::WrongSigner { .. }), "{err}");
+    let mut bad = signed.bytes.clone();
+    bad[40] ^= 1;
+    assert!(tree::verify_signed(&runner, &bad, &plain, None, &[]).is_err());
+}
