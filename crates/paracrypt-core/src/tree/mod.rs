@@ -14,7 +14,7 @@
 //!   added, removed, renamed or changed, one [`Change`] each; or any one file alone.
 //! - [`read_manifest`]: the manifest alone.
 //! - [`plan`], [`Plan::seal_here`] and [`Plan::finish`]: [`encrypt`]'s three steps, which
-//!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers): the tree
+//!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers, MPI ranks): the tree
 //!   planned once, its files sealed in tasks ([`Task`]: each file's header and the keys
 //!   derived for it alone), the manifest written from what the tasks return
 //!   (`docs/guide/trees.md`, *One tree over many processes*).
@@ -74,7 +74,7 @@ pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{decrypt, read_manifest};
 pub(crate) use out::open_no_follow;
 pub use schedule::BATCH_FILES;
-pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task};
+pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task, seal_task_guarded};
 pub use task::{TASK_BYTES, TASK_FILES, Task, TaskResult};
 pub use verify::{Change, Checked, verify};
 
