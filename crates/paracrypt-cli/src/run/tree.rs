@@ -32,7 +32,7 @@ pub struct TreeArgs {
 
 /// The interrupt handler's view of a tree's temporary files: a named one is removed on an
 /// interrupt, and a file replacing another (two steps) holds the handler off.
-struct Interrupts;
+pub(crate) struct Interrupts;
 
 impl Guard for Interrupts {
     fn add(&self, path: &Path) {
@@ -49,8 +49,9 @@ impl Guard for Interrupts {
     }
 }
 
-/// Runs `spec` over trees: INPUT and OUTPUT are directories.
-pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
+/// The options of a tree run of `spec`, once the command line's refusals are made (INPUT and
+/// OUTPUT must be local directories): those of a local run and of one across MPI ranks.
+pub(crate) fn options(spec: &JobSpec, args: TreeArgs) -> Result<Options> {
     if spec.input == Path::new("-") {
         return usage("--recursive needs INPUT, a directory");
     }
@@ -60,7 +61,7 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
     if remote::is_url(&spec.input) || remote::is_url(&spec.output) {
         return usage("--recursive reads and writes local directories (not object storage)");
     }
-    let options = Options {
+    Ok(Options {
         force: spec.policy.force,
         hide_names: args.hide_names,
         named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
@@ -68,7 +69,12 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
         update: args.update,
         checksum: args.checksum,
         guard: Arc::new(Interrupts),
-    };
+    })
+}
+
+/// Runs `spec` over trees: INPUT and OUTPUT are directories.
+pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
+    let options = options(&spec, args)?;
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
     // The paths' refusals come before any prompt for a password.
     tree::check(&spec.input, &spec.output, &options).map_err(|e| hint(e, encrypting))?;
@@ -92,19 +98,24 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
     bar.finish_and_clear();
     let summary = summary.map_err(|e| hint(e, encrypting))?;
     if args.update && !spec.quiet {
-        eprintln!(
-            "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
-            summary.files,
-            if summary.files == 1 { "" } else { "s" },
-            summary.unchanged,
-            summary.removed
-        );
+        update_line(&summary);
     }
-    Ok(report(&summary, encrypting, spec.quiet))
+    Ok(ExitCode::from(report(&summary, encrypting, spec.quiet)))
+}
+
+/// What an update did, on stderr.
+pub(crate) fn update_line(summary: &Summary) {
+    eprintln!(
+        "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
+        summary.files,
+        if summary.files == 1 { "" } else { "s" },
+        summary.unchanged,
+        summary.removed
+    );
 }
 
 /// A core refusal with the command line's flags where they help.
-fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Error {
+pub(crate) fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Error {
     match error {
         paracrypt_core::Error::TreeOutputExists(_) => exit::Hinted {
             error,
@@ -124,7 +135,7 @@ fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Error {
 /// Prints every failure of `summary` on a line of its own, and what the tree is now; returns
 /// the exit status: 0 for a whole tree, [`exit::PARTIAL`] when some files were done, else the
 /// status of the first failure.
-fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
+pub(crate) fn report(summary: &Summary, encrypting: bool, quiet: bool) -> u8 {
     if summary.is_complete() {
         if let Some(signer) = summary.signer.as_ref().filter(|_| !quiet) {
             let note = if signer.required {
@@ -141,7 +152,7 @@ fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
             };
             eprintln!("paracrypt: {note}");
         }
-        return ExitCode::SUCCESS;
+        return 0;
     }
     pending().clear_bar();
     for failure in &summary.failures {
@@ -167,13 +178,12 @@ fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
         let done = summary.files + summary.unchanged;
         let s = if done == 1 { "" } else { "s" };
         eprintln!("paracrypt: {done} file{s} done and complete; the tree is not");
-        return ExitCode::from(exit::PARTIAL);
+        return exit::PARTIAL;
     }
-    let code = summary
+    summary
         .failures
         .first()
-        .map_or(1, |first| exit::code_of(first.kind()));
-    ExitCode::from(code)
+        .map_or(1, |first| exit::code_of(first.kind()))
 }
 
 /// `verify --recursive`: checks the encrypted tree at `input` against its manifest (only the

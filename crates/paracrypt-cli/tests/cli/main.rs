@@ -31,5 +31,6 @@ mod tag;
 mod testkit;
 mod tree;
 mod tree_check;
+mod tree_distributed;
 mod tree_update;
 mod typage;
