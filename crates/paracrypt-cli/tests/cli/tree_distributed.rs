@@ -1,7 +1,7 @@
 //! One tree across MPI ranks (`mpirun -n N paracrypt encrypt --recursive --distributed`,
 //! issue #35 item 5): the tree encrypted at 1, 2 and 3 ranks decrypts (on one machine) to the
 //! same tree and verifies, every rank sealing some of it; a signed tree with hidden names and a
-//! password; the combinations it refuses, once, before any output; a file no rank can read
+//! password; binary age files to a recipient, each opening with `age -d`; the combinations it refuses, once, before any output; a file no rank can read
 //! leaves the tree done in part, naming it, and `--update` across ranks finishes it.
 
 #![cfg(feature = "mpi")]
@@ -156,6 +156,36 @@ fn a_signed_tree_with_hidden_names_and_a_password_across_ranks() {
         "{stderr}"
     );
     assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
+/// Binary age files to a recipient across ranks: the tree opens with the identity, and each
+/// file alone with `age -d`.
+#[test]
+fn an_age_tree_to_a_recipient_across_ranks_opens_with_age() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_sizes(d);
+    let (identity, recipient) = crate::people::x25519(d, "identity");
+    let sealed = d.join("sealed");
+    let args = ["--format", "age", "-r", &recipient];
+    ok(encrypt_on(3, &args, &plain, &sealed, |_| {}));
+    let back = d.join("back");
+    ok(run(decrypt(
+        &["-i", identity.to_str().unwrap()],
+        &sealed,
+        &back,
+    )));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+    if have("age", "--version") {
+        let mut age = std::process::Command::new("age");
+        age.args(["-d", "-i"])
+            .arg(&identity)
+            .arg(sealed.join("c/large2.age"));
+        assert_eq!(ok(run(age)), data(3 << 20 | 5, 2));
+    }
 }
 
 #[test]
