@@ -1,8 +1,9 @@
 //! One tree across MPI ranks (`mpirun -n N paracrypt encrypt --recursive --distributed`,
 //! issue #35 item 5): the tree encrypted at 1, 2 and 3 ranks decrypts (on one machine) to the
 //! same tree and verifies, every rank sealing some of it; a signed tree with hidden names and a
-//! password; binary age files to a recipient, each opening with `age -d`; the combinations it refuses, once, before any output; a file no rank can read
-//! leaves the tree done in part, naming it, and `--update` across ranks finishes it.
+//! password; binary age files to a recipient, each opening with `age -d`; the combinations it
+//! refuses, once, before any output; a file no rank can read leaves the tree done in part,
+//! naming it, and `--update` across ranks finishes it.
 
 #![cfg(feature = "mpi")]
 
