@@ -3,7 +3,8 @@
 //! same tree and verifies, every rank sealing some of it; a signed tree with hidden names and a
 //! password; binary age files to a recipient, each opening with `age -d`; the combinations it
 //! refuses, once, before any output; a file no rank can read leaves the tree done in part,
-//! naming it, and `--update` across ranks finishes it.
+//! naming it, and `--update` across ranks finishes it; ranks ended by SIGTERM leave no
+//! temporary file, and `--update` goes on from rank 0's checkpoint.
 
 #![cfg(feature = "mpi")]
 
@@ -274,4 +275,117 @@ fn a_file_no_rank_can_read_leaves_the_tree_done_in_part_and_update_finishes_it()
     let back = d.join("back");
     ok(run(decrypt(&["-k", k], &sealed, &back)));
     assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
+/// The processes whose command line is a `paracrypt` rank of a run writing to `output` (not
+/// `mpirun` or `timeout`, whose command lines hold the same arguments).
+fn ranks_writing(output: &Path) -> Vec<i32> {
+    let needle = output.as_os_str().as_encoded_bytes();
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let mut args = cmdline.split(|&b| b == 0);
+        let program = args.next().unwrap_or_default();
+        if program.ends_with(b"/paracrypt") && args.any(|a| a == needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Every rank told SIGTERM mid-run (as a batch system ends a job), on a filesystem without
+/// `O_TMPFILE` (named temporary files, as NFS gets): each rank removes the temporary files of
+/// the files it was writing, rank 0's last checkpoint lists the files done, and `--update`
+/// across ranks keeps them and finishes the tree.
+#[test]
+fn ranks_ended_by_sigterm_leave_no_temporary_file_and_update_finishes_the_tree() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = d.join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    for i in 0..300 {
+        write(&plain, &format!("f{i:03}"), &data(128 << 10, i as u8));
+    }
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    // 300 files in 16-byte chunks: a run of a second or two, which the signal, sent once rank
+    // 0 wrote its first checkpoint (after the first task's files), lands in the middle of.
+    let args = [
+        "encrypt",
+        "--recursive",
+        "-q",
+        "-j",
+        "1",
+        "-k",
+        k,
+        "--chunk-size",
+        "16",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain([s(&plain), "-o".into(), s(&sealed)]);
+    let (mut cmd, _session) = crate::distributed::with_mpi::mpirun_command(3, args, |cmd| {
+        cmd.env("PARACRYPT_NO_TMPFILE", "1");
+    });
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !sealed.join("paracrypt-manifest").exists() && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let ranks = ranks_writing(&sealed);
+    assert_eq!(ranks.len(), 3, "{ranks:?}");
+    for pid in ranks {
+        let pid = rustix::process::Pid::from_raw(pid).unwrap();
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
+    assert!(!child.wait().unwrap().success());
+    assert!(
+        temporaries(&sealed).is_empty(),
+        "{:?}",
+        temporaries(&sealed)
+    );
+    let done = files(&sealed).len();
+    assert!(done < 301, "{done} files");
+    let mut info = paracrypt();
+    info.args(["info", "--recursive", "--json", "-k", k])
+        .arg(&sealed);
+    let about = String::from_utf8(ok(run(info))).unwrap();
+    assert!(about.contains("\"complete\": false"), "{about}");
+
+    // The rest at the default chunk size (the files kept keep theirs), then the manifest and
+    // a few files checked (reading all of them at 16-byte chunks takes long).
+    ok(encrypt_on(
+        2,
+        &["-k", k, "--update"],
+        &plain,
+        &sealed,
+        |_| {},
+    ));
+    let mut info = paracrypt();
+    info.args(["info", "--recursive", "--json", "-k", k])
+        .arg(&sealed);
+    let about = String::from_utf8(ok(run(info))).unwrap();
+    assert!(
+        about.contains("\"complete\": true") && about.contains("\"files\": 300"),
+        "{about}"
+    );
+    let mut verify = paracrypt();
+    verify
+        .args(["verify", "--recursive", "-k", k])
+        .arg(&sealed)
+        .args(["f000", "f150", "f299"]);
+    ok(run(verify));
 }
