@@ -768,3 +768,66 @@ fn a_file_vanishing_or_replaced_after_the_walk_fails_alone() {
     assert!(done.is_complete() && done.files == 152);
     assert_eq!(state(&back), state(&plain));
 }
+
+/// A coordinator that checkpoints as results come in (`Sealed::checkpoint`, as rank 0 of a
+/// tree across MPI ranks does) leaves, when it is stopped before step 3, an incomplete
+/// manifest of the files done so far, which `--update` keeps and goes on from.
+#[test]
+fn a_checkpoint_of_tasks_sealed_so_far_lets_update_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let key = Key::generate();
+    let runner = Runner::new();
+    let seal = Request::encrypt(Secret::Key(key.clone()), Sealing::default()).unwrap();
+    let open = Request::decrypt(Secret::Key(key), None).unwrap();
+    let sealed_at = dir.path().join("sealed");
+    let plan = tree::plan(&runner, &seal, &plain, &sealed_at, &Options::default()).unwrap();
+    let mut sealed = tree::Sealed::new(&plan);
+    let result = seal_elsewhere(&runner, &plan.task(0..100).unwrap(), 2);
+    sealed.add(&plan, result).unwrap();
+    sealed.checkpoint(&plan, &runner);
+    // The coordinator stops here (killed): no step 3.
+    drop((sealed, plan));
+    let manifest = tree::read_manifest(&runner, &open, &sealed_at).unwrap();
+    assert!(!manifest.complete);
+    assert_eq!(manifest.files().count(), 100);
+
+    let update = Options {
+        update: true,
+        ..Options::default()
+    };
+    let done = tree::encrypt(&runner, &seal, &plain, &sealed_at, &update).unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+    assert_eq!((done.unchanged, done.files), (100, 53));
+    assert!(
+        tree::verify(&runner, &open, &sealed_at, &[])
+            .unwrap()
+            .is_intact()
+    );
+}
+
+/// A task sealed with a guard (`seal_task_guarded`, as an MPI rank seals its tasks) tells it
+/// of each named temporary file it writes, so that the process's interrupt handler can remove
+/// them; the plan's own guard is not the task's (it stays in the plan's process).
+#[test]
+fn a_task_tells_its_guard_of_every_named_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let runner = Runner::new();
+    let seal = Request::encrypt(Secret::Key(Key::generate()), Sealing::default()).unwrap();
+    let options = Options {
+        named_temps: true,
+        ..Options::default()
+    };
+    let sealed_at = dir.path().join("sealed");
+    let plan = tree::plan(&runner, &seal, &plain, &sealed_at, &options).unwrap();
+    let task = tree::Task::from_bytes(&plan.task(0..20).unwrap().to_bytes().unwrap()).unwrap();
+    let guard = Arc::new(Recorded::default());
+    let result = tree::seal_task_guarded(&runner, &task, guard.clone());
+    assert_eq!(result.failed(), 0);
+    let added: BTreeSet<PathBuf> = guard.added.lock().unwrap().iter().cloned().collect();
+    let forgotten: BTreeSet<PathBuf> = guard.forgotten.lock().unwrap().iter().cloned().collect();
+    assert_eq!(added.len(), 20, "{added:?}");
+    assert_eq!(added, forgotten);
+    assert!(added.iter().all(|path| !path.exists()));
+}

@@ -19,6 +19,9 @@
 //!   ranges of ([`NamedInput`]), and an output made of [`Parts`] — a multipart upload — that
 //!   every rank stores its own parts of, the part being the unit of the schedule, completed by
 //!   rank 0 with every rank's part ids. No shared filesystem, and no output through rank 0.
+//! - [`farm_tasks`]: whole tasks rather than one job's chunks (a directory tree's runs of
+//!   files), handed out by rank 0 to whichever rank asks, each task and its result as bytes
+//!   the caller makes and reads, on the chunk farm's protocol and under the same watchdog.
 //! - A progress watchdog on every rank ([`Options::stall_timeout`]): a run where nothing moves
 //!   for that long (a rank stopped, a link cut) is aborted as a whole (`MPI_Abort`), after the
 //!   caller's [`Hooks`] reported the [`Stall`] and removed what the rank held; and
@@ -72,6 +75,7 @@ mod protocol;
 mod remote;
 mod run;
 mod schedule;
+mod tasks;
 mod watchdog;
 
 use std::time::Duration;
@@ -83,6 +87,7 @@ pub use lost_host::lost_host_note;
 pub use paracrypt_core::Recipe;
 use paracrypt_core::provider::Provider;
 pub use remote::{NamedInput, NewParts, Parts, Remote, RootParts};
+pub use tasks::{Tasks, Ticker, farm_tasks};
 pub use watchdog::{Hooks, Peer, Stall};
 
 /// [`Options::stall_timeout`]'s default: 30 s, so that a fault ends the job within a minute (docs/SCALING.md, *The bound*).

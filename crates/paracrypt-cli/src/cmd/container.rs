@@ -38,14 +38,6 @@ pub struct CommonArgs {
 }
 
 impl CommonArgs {
-    /// What a tree (`--recursive`) cannot do yet, refused before anything is read.
-    fn refuse_for_trees(&self) -> Result<()> {
-        if self.distributed.distributed {
-            return usage("--recursive runs on this machine's cores: drop --distributed");
-        }
-        Ok(())
-    }
-
     /// A spec for `operation` with these options; `binary`: the output is ciphertext.
     fn spec(&self, operation: Operation, binary: bool) -> JobSpec {
         let mut spec = JobSpec::new(operation, self.threads, &self.files, binary);
@@ -166,22 +158,20 @@ pub struct DecryptArgs {
 /// Runs `paracrypt encrypt`, sealing on `provider`.
 pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
     if args.common.recursive.recursive {
-        args.common.refuse_for_trees()?;
-        let update_with = if args.update_identities.is_empty() {
-            None
-        } else {
-            let flags = IdentityFlags {
-                identity_files: args.update_identities.clone(),
-                kms: false,
-            };
-            Some(std::sync::Arc::new(flags.read()?))
-        };
         let tree = crate::run::tree::TreeArgs {
             hide_names: args.hide_names,
             update: args.update,
             checksum: args.checksum,
-            update_with,
+            update_identities: args.update_identities.clone(),
         };
+        if args.common.distributed.distributed {
+            return crate::run::distributed::tree(
+                args.common.distributed,
+                provider,
+                encrypt_spec(&args),
+                tree,
+            );
+        }
         return crate::run::tree::run(encrypt_spec(&args)?, provider, tree);
     }
     crate::run::job(args.common.distributed, provider, encrypt_spec(&args))
@@ -190,11 +180,19 @@ pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
 /// Runs `paracrypt decrypt`, opening on `provider`.
 pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
     if args.common.recursive.recursive {
-        args.common.refuse_for_trees()?;
         if args.range.is_some() {
             return usage("--range reads one file: drop --recursive");
         }
         let tree = crate::run::tree::TreeArgs::default();
+        if args.common.distributed.distributed {
+            // Refused once, by rank 0, after the ranks agree on it.
+            return crate::run::distributed::tree(
+                args.common.distributed,
+                provider,
+                decrypt_spec(&args),
+                tree,
+            );
+        }
         return crate::run::tree::run(decrypt_spec(&args)?, provider, tree);
     }
     crate::run::job(args.common.distributed, provider, decrypt_spec(&args))

@@ -157,7 +157,7 @@ fn rekey(
 /// credential (`-i`/`--kms`, else the old password), the new recipients or password, and the
 /// signing key.
 fn tree(args: RekeyArgs) -> Result<ExitCode> {
-    let options = crate::run::tree::options(args.files.force, args.files.sync);
+    let options = crate::run::tree::write_options(args.files.force, args.files.sync);
     let credentials = || {
         let old = if args.identities.is_empty() {
             Secret::Password(old_password(&args)?, Default::default())

@@ -55,6 +55,24 @@ pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result
     imp::sign(flags, provider, job)
 }
 
+/// `encrypt --recursive --distributed`: one tree across the ranks of the MPI job this process
+/// belongs to. Rank 0 plans the tree (the walk, the tree's secrets, the output's
+/// directories: `paracrypt_core::tree::plan`) and cuts its files into tasks, which it hands out
+/// as MPI messages to whichever rank asks (`paracrypt_mpi::farm_tasks`), sealing tasks itself
+/// too; every rank seals its tasks' files in place on the filesystem every rank sees
+/// (`paracrypt_core::tree::seal_task`) and sends back each file's manifest entry; rank 0 writes
+/// an incomplete manifest now and then as results come in (from which `--update` goes on after
+/// an interrupt) and the manifest at the end. The other ranks never read the key file or
+/// password: a task carries only the keys derived for its files.
+pub fn tree(
+    flags: DistributedFlags,
+    provider: Provider,
+    spec: Result<JobSpec>,
+    args: super::tree::TreeArgs,
+) -> Result<ExitCode> {
+    imp::tree(flags, provider, spec, args)
+}
+
 #[cfg(not(feature = "mpi"))]
 mod imp {
     use super::*;
@@ -69,6 +87,15 @@ mod imp {
     }
 
     pub fn sign(_: DistributedFlags, _: Provider, _: SignJob) -> Result<ExitCode> {
+        usage(NOT_BUILT)
+    }
+
+    pub fn tree(
+        _: DistributedFlags,
+        _: Provider,
+        _: Result<JobSpec>,
+        _: crate::run::tree::TreeArgs,
+    ) -> Result<ExitCode> {
         usage(NOT_BUILT)
     }
 }
@@ -111,17 +138,35 @@ mod imp {
                 }
                 Ok(ExitCode::SUCCESS)
             }
-            Err(paracrypt_mpi::Error::Rank(failure)) => {
-                if cluster.is_root() {
-                    let who = if cluster.size() > 1 {
-                        format!("rank {}: ", failure.rank)
-                    } else {
-                        String::new()
-                    };
-                    eprintln!("paracrypt: error: {who}{}", failure.message);
-                }
-                Ok(ExitCode::from(exit::code_of(failure.kind)))
-            }
+            Err(paracrypt_mpi::Error::Rank(failure)) => Ok(agreed(&cluster, &failure)),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// An agreed failure, printed once (by rank 0), as every rank's exit status.
+    fn agreed(cluster: &Cluster, failure: &paracrypt_mpi::RankFailure) -> ExitCode {
+        if cluster.is_root() {
+            let who = if cluster.size() > 1 {
+                format!("rank {}: ", failure.rank)
+            } else {
+                String::new()
+            };
+            eprintln!("paracrypt: error: {who}{}", failure.message);
+        }
+        ExitCode::from(exit::code_of(failure.kind))
+    }
+
+    pub fn tree(
+        flags: DistributedFlags,
+        provider: Provider,
+        spec: Result<JobSpec>,
+        args: crate::run::tree::TreeArgs,
+    ) -> Result<ExitCode> {
+        let cluster = Cluster::init()?.with_hooks(CliHooks::default());
+        note_lost_host(&cluster, spec.as_ref().is_ok_and(|spec| spec.quiet));
+        match tree::steps(&cluster, flags, provider, spec, args) {
+            Ok(code) => Ok(ExitCode::from(code)),
+            Err(paracrypt_mpi::Error::Rank(failure)) => Ok(agreed(&cluster, &failure)),
             Err(error) => Err(error.into()),
         }
     }
@@ -131,17 +176,7 @@ mod imp {
         note_lost_host(&cluster, false);
         match sign_steps(&cluster, flags, provider, job) {
             Ok(signed) => signed.map(|()| ExitCode::SUCCESS),
-            Err(paracrypt_mpi::Error::Rank(failure)) => {
-                if cluster.is_root() {
-                    let who = if cluster.size() > 1 {
-                        format!("rank {}: ", failure.rank)
-                    } else {
-                        String::new()
-                    };
-                    eprintln!("paracrypt: error: {who}{}", failure.message);
-                }
-                Ok(ExitCode::from(exit::code_of(failure.kind)))
-            }
+            Err(paracrypt_mpi::Error::Rank(failure)) => Ok(agreed(&cluster, &failure)),
             Err(error) => Err(error.into()),
         }
     }
@@ -620,6 +655,201 @@ mod imp {
             summary.chunk_time.as_secs_f64(),
             start.elapsed().as_secs_f64()
         );
+    }
+
+    /// One tree across the ranks (`encrypt --recursive --distributed`): see [`super::tree`].
+    mod tree {
+        use std::ops::Range;
+        use std::sync::Mutex;
+        use std::sync::atomic::{AtomicU64, Ordering};
+
+        use paracrypt_core::Runner;
+        use paracrypt_core::tree::{self, Plan, Sealed, Task, TaskResult};
+        use paracrypt_mpi::{Cluster, Tasks, Ticker};
+
+        use super::{failure, options};
+        use crate::exit::usage;
+        use crate::flags::{DistributedFlags, TransportArg};
+        use crate::run::tree::TreeArgs;
+        use crate::spec::{JobSpec, Operation};
+        use anyhow::Result;
+        use paracrypt_core::provider::Provider;
+
+        /// Tasks per rank that rank 0 cuts a tree into at least (more where the tree has more
+        /// batches of small files or large files), so that a rank that finishes early takes
+        /// another while a slow one still works on its own.
+        const TASKS_PER_RANK: usize = 4;
+
+        /// The agreed checks, rank 0's plan, the tasks on every rank, rank 0's manifest.
+        /// Returns every rank's exit status: rank 0's, sent to the others.
+        pub fn steps(
+            cluster: &Cluster,
+            flags: DistributedFlags,
+            provider: Provider,
+            spec: Result<JobSpec>,
+            args: TreeArgs,
+        ) -> paracrypt_mpi::Result<u8> {
+            let mpi_options = paracrypt_mpi::Options {
+                provider,
+                ..options(flags)
+            };
+            // 1. Every rank checks its own arguments; a refusal anywhere is agreed on.
+            let local = spec
+                .and_then(|spec| {
+                    refusals(&spec, flags)?;
+                    let options = crate::run::tree::tree_options(&spec, &args)?;
+                    let pool = spec.threads.pool()?;
+                    Ok((spec, options, pool))
+                })
+                .map_err(|e| failure(&e));
+            let (spec, options, pool) = cluster.agree(local)?;
+            // 2. Rank 0 alone reads the secret and plans the tree; every refusal of a local run
+            //    is made there, before anything is written.
+            let runner = Runner::new().provider(provider);
+            let local = if cluster.is_root() {
+                plan(&runner, &spec, &options, &args, &pool)
+                    .map(Some)
+                    .map_err(|e| failure(&e))
+            } else {
+                Ok(None)
+            };
+            let plan = cluster.agree(local)?;
+            // 3. The tasks, on every rank.
+            let cut: Vec<Range<usize>> = plan
+                .as_ref()
+                .map(|plan| plan.tasks(cluster.size() * TASKS_PER_RANK))
+                .unwrap_or_default();
+            let sealed = plan.as_ref().map(|plan| Mutex::new(Sealed::new(plan)));
+            let seal = |bytes: &[u8], ticker: &Ticker| -> Vec<u8> {
+                let ticker = ticker.clone();
+                let runner = Runner::new()
+                    .provider(provider)
+                    .progress(move |_| ticker.tick());
+                // The interrupt handler removes the named temporary files of a rank that
+                // `mpirun` ends (a filesystem without `O_TMPFILE`, as NFS).
+                let guard = std::sync::Arc::new(crate::run::tree::Interrupts);
+                match Task::from_bytes(bytes) {
+                    Ok(task) => tree::seal_task_guarded(&runner, &task, guard).to_bytes(),
+                    // An empty result: rank 0 reports the task's files as lost.
+                    Err(_) => Vec::new(),
+                }
+            };
+            let root = match (&plan, &sealed) {
+                (Some(plan), Some(sealed)) => Some((plan, sealed)),
+                _ => None,
+            };
+            let make = |i: usize| {
+                let (plan, sealed) = root?;
+                let files = cut[i].clone();
+                match plan.task(files.clone()).and_then(|task| task.to_bytes()) {
+                    Ok(bytes) => Some(bytes),
+                    Err(e) => {
+                        lock(sealed).lost(plan, files, &e.to_string());
+                        None
+                    }
+                }
+            };
+            let by_rank: Vec<AtomicU64> = (0..cluster.size()).map(|_| AtomicU64::new(0)).collect();
+            let done = |i: usize, rank: usize, bytes: Vec<u8>| {
+                let Some((plan, sealed)) = root else { return };
+                by_rank[rank].fetch_add(1, Ordering::Relaxed);
+                let files = cut[i].clone();
+                let mut sealed = lock(sealed);
+                let added =
+                    TaskResult::from_bytes(&bytes).and_then(|result| sealed.add(plan, result));
+                if added.is_err() {
+                    sealed.lost(
+                        plan,
+                        files,
+                        "the rank that sealed it could not read its task",
+                    );
+                }
+                sealed.checkpoint(plan, &runner);
+            };
+            let tasks = root.map(|_| Tasks {
+                count: cut.len(),
+                task: &make,
+                done: &done,
+            });
+            paracrypt_mpi::farm_tasks(cluster, &pool, mpi_options, tasks, &seal);
+            if flags.verbose && cluster.is_root() {
+                let counts: Vec<String> = by_rank
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, n)| format!("rank {rank}: {}", n.load(Ordering::Relaxed)))
+                    .collect();
+                eprintln!(
+                    "paracrypt: distributed: {} ranks, {} tasks ({})",
+                    cluster.size(),
+                    cut.len(),
+                    counts.join(", ")
+                );
+            }
+            // 4. Rank 0 writes the manifest and reports; every rank exits with its status.
+            let code = match (plan, sealed) {
+                (Some(plan), Some(sealed)) => {
+                    let sealed = sealed.into_inner().unwrap_or_else(|e| e.into_inner());
+                    let summary = pool.install(|| plan.finish(&runner, sealed));
+                    if args.update && !spec.quiet {
+                        crate::run::tree::update_line(&summary);
+                    }
+                    crate::run::tree::report(&summary, true, spec.quiet)
+                }
+                _ => 0,
+            };
+            Ok(cluster.broadcast_u64(0, u64::from(code)) as u8)
+        }
+
+        fn lock(sealed: &Mutex<Sealed>) -> std::sync::MutexGuard<'_, Sealed> {
+            sealed.lock().unwrap_or_else(|e| e.into_inner())
+        }
+
+        /// What a tree across ranks does not do, refused on every rank before anything is
+        /// read: its files are read and written in place (no messages transport), an armored
+        /// age file is written in order by one process (such a tree is not cut into tasks),
+        /// and a tree is decrypted on one machine.
+        fn refusals(spec: &JobSpec, flags: DistributedFlags) -> Result<()> {
+            if flags.transport == TransportArg::Messages {
+                return usage(
+                    "--recursive --distributed reads and writes the trees in place, on a \
+                     filesystem every rank sees: drop --transport messages",
+                );
+            }
+            match &spec.operation {
+                Operation::Encrypt { sealing, .. } if sealing.armor => usage(
+                    "an armored age file is written in order by one process, so an armored \
+                     tree is not spread over ranks: drop --distributed (or --armor)",
+                ),
+                Operation::Encrypt { .. } => Ok(()),
+                _ => usage(
+                    "decrypt --recursive runs on this machine's cores (encrypt --recursive runs \
+                     across ranks): drop --distributed",
+                ),
+            }
+        }
+
+        /// Rank 0: the secret, read (never from a prompt: the ranks run under `mpirun`), and
+        /// the tree planned. Its paths are made absolute, as the tasks name them to every rank.
+        fn plan(
+            runner: &Runner,
+            spec: &JobSpec,
+            options: &tree::Options,
+            args: &TreeArgs,
+            pool: &rayon::ThreadPool,
+        ) -> Result<Plan> {
+            let hint = |e| crate::run::tree::hint(e, true);
+            tree::check(&spec.input, &spec.output, options).map_err(hint)?;
+            let options = &crate::run::tree::with_update_identities(options.clone(), args)?;
+            let request = spec.operation.request(false)?;
+            crate::run::warn_all(spec, &request);
+            let absolute = |path: &std::path::Path| {
+                std::path::absolute(path)
+                    .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))
+            };
+            let (input, output) = (absolute(&spec.input)?, absolute(&spec.output)?);
+            pool.install(|| tree::plan(runner, &request, &input, &output, options))
+                .map_err(hint)
+        }
     }
 
     /// Objects across the ranks (`s3://…` INPUT or OUTPUT): rank 0's input object, which every

@@ -28,14 +28,14 @@ pub struct TreeArgs {
     pub update: bool,
     /// `--checksum`.
     pub checksum: bool,
-    /// `-i` with `--update`: the identities that open the manifest of a tree encrypted to
-    /// recipients.
-    pub update_with: Option<Arc<paracrypt_core::recipient::Identities>>,
+    /// `-i` with `--update`: the files of the identities that open the manifest of a tree
+    /// encrypted to recipients (read by [`with_update_identities`], where the secret is read).
+    pub update_identities: Vec<std::path::PathBuf>,
 }
 
 /// The interrupt handler's view of a tree's temporary files: a named one is removed on an
 /// interrupt, and a file replacing another (two steps) holds the handler off.
-struct Interrupts;
+pub(crate) struct Interrupts;
 
 impl Guard for Interrupts {
     fn add(&self, path: &Path) {
@@ -52,22 +52,29 @@ impl Guard for Interrupts {
     }
 }
 
-/// Runs `spec` over trees: INPUT and OUTPUT are directories.
-pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
+/// The options of a tree run of `spec`, once the command line's refusals are made (INPUT and
+/// OUTPUT must be local directories): those of a local run and of one across MPI ranks.
+pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
     check_dirs(&spec.input, &spec.output)?;
-    let options = Options {
+    Ok(Options {
         force: spec.policy.force,
         hide_names: args.hide_names,
         named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
         sync: spec.policy.sync,
         update: args.update,
         checksum: args.checksum,
-        update_with: args.update_with.clone(),
+        update_with: None,
         guard: Arc::new(Interrupts),
-    };
+    })
+}
+
+/// Runs `spec` over trees: INPUT and OUTPUT are directories.
+pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
+    let options = tree_options(&spec, &args)?;
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
     // The paths' refusals come before any prompt for a password.
     tree::check(&spec.input, &spec.output, &options).map_err(|e| hint(e, encrypting))?;
+    let options = with_update_identities(options, &args)?;
     let request = spec.operation.request(true)?;
     super::warn_all(&spec, &request);
     let pool = spec.threads.pool()?;
@@ -88,15 +95,33 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
     bar.finish_and_clear();
     let summary = summary.map_err(|e| hint(e, encrypting))?;
     if args.update && !spec.quiet {
-        eprintln!(
-            "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
-            summary.files,
-            if summary.files == 1 { "" } else { "s" },
-            summary.unchanged,
-            summary.removed
-        );
+        update_line(&summary);
     }
-    Ok(report(&summary, encrypting, spec.quiet))
+    Ok(ExitCode::from(report(&summary, encrypting, spec.quiet)))
+}
+
+/// `options` with the identities of `-i` (beside `--update`) read, where the process that
+/// reads the tree's secret reads them (rank 0 of a run across ranks).
+pub(crate) fn with_update_identities(mut options: Options, args: &TreeArgs) -> Result<Options> {
+    if !args.update_identities.is_empty() {
+        let flags = crate::people::IdentityFlags {
+            identity_files: args.update_identities.clone(),
+            kms: false,
+        };
+        options.update_with = Some(Arc::new(flags.read()?));
+    }
+    Ok(options)
+}
+
+/// What an update did, on stderr.
+pub(crate) fn update_line(summary: &Summary) {
+    eprintln!(
+        "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
+        summary.files,
+        if summary.files == 1 { "" } else { "s" },
+        summary.unchanged,
+        summary.removed
+    );
 }
 
 /// `rekey --recursive`: the encrypted tree at `input` rekeyed into the new tree `output`
@@ -118,12 +143,12 @@ pub fn rekey(
     let summary = pool
         .install(|| tree::rekey(&runner, &open, &to, input, output, options))
         .map_err(|e| hint(e, false))?;
-    Ok(report(&summary, true, false))
+    Ok(ExitCode::from(report(&summary, true, false)))
 }
 
 /// The options of a tree run that writes `output` (`--force`, `--sync`), with this command's
 /// interrupt handler.
-pub fn options(force: bool, sync: bool) -> Options {
+pub fn write_options(force: bool, sync: bool) -> Options {
     Options {
         force,
         sync,
@@ -148,7 +173,7 @@ fn check_dirs(input: &Path, output: &Path) -> Result<()> {
 }
 
 /// A core refusal with the command line's flags where they help.
-fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Error {
+pub(crate) fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Error {
     match error {
         paracrypt_core::Error::TreeOutputExists(_) => exit::Hinted {
             error,
@@ -168,7 +193,7 @@ fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Error {
 /// Prints every failure of `summary` on a line of its own, and what the tree is now; returns
 /// the exit status: 0 for a whole tree, [`exit::PARTIAL`] when some files were done, else the
 /// status of the first failure.
-fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
+pub(crate) fn report(summary: &Summary, encrypting: bool, quiet: bool) -> u8 {
     if summary.is_complete() {
         if let Some(signer) = summary.signer.as_ref().filter(|_| !quiet) {
             let note = if signer.required {
@@ -185,7 +210,7 @@ fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
             };
             eprintln!("paracrypt: {note}");
         }
-        return ExitCode::SUCCESS;
+        return 0;
     }
     pending().clear_bar();
     for failure in &summary.failures {
@@ -211,13 +236,12 @@ fn report(summary: &Summary, encrypting: bool, quiet: bool) -> ExitCode {
         let done = summary.files + summary.unchanged;
         let s = if done == 1 { "" } else { "s" };
         eprintln!("paracrypt: {done} file{s} done and complete; the tree is not");
-        return ExitCode::from(exit::PARTIAL);
+        return exit::PARTIAL;
     }
-    let code = summary
+    summary
         .failures
         .first()
-        .map_or(1, |first| exit::code_of(first.kind()));
-    ExitCode::from(code)
+        .map_or(1, |first| exit::code_of(first.kind()))
 }
 
 /// `verify --recursive`: checks the encrypted tree at `input` against its manifest (only the

@@ -31,6 +31,7 @@ mod tag;
 mod testkit;
 mod tree;
 mod tree_check;
+mod tree_distributed;
 mod tree_rekey;
 mod tree_sign;
 mod tree_update;

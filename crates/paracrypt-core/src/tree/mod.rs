@@ -18,7 +18,7 @@
 //!   [`TreeFormat::Plain`], written beside it), and checked against that signature later.
 //! - [`read_manifest`]: the manifest alone.
 //! - [`plan`], [`Plan::seal_here`] and [`Plan::finish`]: [`encrypt`]'s three steps, which
-//!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers): the tree
+//!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers, MPI ranks): the tree
 //!   planned once, its files sealed in tasks ([`Task`]: each file's header and the keys
 //!   derived for it alone), the manifest written from what the tasks return
 //!   (`docs/guide/trees.md`, *One tree over many processes*).
@@ -82,7 +82,7 @@ pub(crate) use out::open_no_follow;
 pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_signed};
 pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
-pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task};
+pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task, seal_task_guarded};
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
 
 /// Runs a task of a tree's encryption ([`Task`]) or decryption ([`OpenTask`]) from its bytes,

@@ -307,6 +307,8 @@ pub struct Sealed {
     /// The files that failed (planned file, error naming it).
     failures: Vec<(usize, Error)>,
     not_started: u64,
+    /// When [`Sealed::checkpoint`] writes its next manifest.
+    next_checkpoint: Instant,
 }
 
 impl Sealed {
@@ -316,7 +318,33 @@ impl Sealed {
             done: vec![None; plan.files.len()],
             failures: Vec::new(),
             not_started: 0,
+            next_checkpoint: Instant::now(),
         }
+    }
+
+    /// Writes the manifest of what is sealed so far over the output's (marked incomplete), when
+    /// one is due, as [`Plan::seal_here`] does as it goes: so that a run stopped at any point
+    /// (a signal, a killed process or rank) leaves a manifest of the files done up to then, from
+    /// which `--update` goes on. The next is due after ten times as long as this one took (at
+    /// least a second), so that checkpoints cost at most a tenth of the run whatever the tree's
+    /// size. A checkpoint that fails is left to [`Plan::finish`], which reports its own.
+    pub fn checkpoint(&mut self, plan: &Plan, runner: &Runner) {
+        let start = Instant::now();
+        if start < self.next_checkpoint {
+            return;
+        }
+        let mut manifest = plan.manifest.clone();
+        manifest.entries = plan.listing(&|file| self.done[file].clone()).entries;
+        manifest.complete = false;
+        manifest.written = now();
+        let _ = write_manifest(
+            runner,
+            &plan.manifest_request,
+            &mut manifest,
+            plan.sign.as_ref(),
+            &plan.dest,
+        );
+        self.next_checkpoint = Instant::now() + (start.elapsed() * 10).max(Duration::from_secs(1));
     }
 
     /// Adds what one task did ([`seal_task`]'s result, read back with
@@ -492,6 +520,7 @@ impl Plan {
             done,
             mut failures,
             not_started,
+            ..
         } = sealed;
         failures.sort_by_key(|(at, _)| *at);
         let listed = self.listing(&|file| done[file].clone());
@@ -590,6 +619,14 @@ impl Plan {
 /// failed, for [`Sealed::add`]. No manifest is written here: the plan's [`Plan::finish`]
 /// writes it.
 pub fn seal_task(runner: &Runner, task: &Task) -> TaskResult {
+    seal_task_guarded(runner, task, Arc::new(super::NoGuard))
+}
+
+/// [`seal_task`], telling `guard` of the temporary files it writes and running its commits
+/// through it, as a local run tells [`Options::guard`]: so that a process that runs tasks (an
+/// MPI rank) and is interrupted removes the named temporary files of the files it was writing
+/// (where the filesystem has no `O_TMPFILE`, as NFS).
+pub fn seal_task_guarded(runner: &Runner, task: &Task, guard: Arc<dyn super::Guard>) -> TaskResult {
     let walked: Vec<Walked> = task
         .files
         .iter()
@@ -608,7 +645,7 @@ pub fn seal_task(runner: &Runner, task: &Task) -> TaskResult {
         replace: task.replace,
         named: task.named,
         sync: task.sync,
-        guard: Arc::new(super::NoGuard),
+        guard,
     };
     let keys: Vec<(&[u8], &[u8])> = task
         .files
@@ -916,6 +953,7 @@ impl Seal<'_> {
                 .into_inner()
                 .unwrap_or_else(|e| e.into_inner()),
             not_started: ran.not_started,
+            next_checkpoint: Instant::now(),
         }
     }
 }

@@ -1,0 +1,328 @@
+//! A farm of whole tasks, each a message: rank 0 hands out tasks to whichever rank asks, each
+//! as the caller's bytes, and gets each one's result back as bytes; rank 0 runs tasks too, on a
+//! second thread. What a task is belongs to the caller: the CLI farms out a directory tree's
+//! tasks (`paracrypt_core::tree::Task`, each a run of files with the keys derived for them) and
+//! gets back each file's manifest entry.
+//!
+//! It is the chunk farm's conversation ([`farm`](crate::farm)) with a task for a batch: the
+//! same two messages ([`Report`], [`Assign`]), a task `i` being the batch `i..i+1` with its
+//! bytes as the payload one way and its result's the other, [`DEPTH`] requests in flight per
+//! worker so that its next task travels while it runs the current one, the same polling waits,
+//! and the same [watchdog](crate::watchdog), which the caller's task feeds through a
+//! [`Ticker`] while it runs.
+//!
+//! A task's bytes may carry keys: every copy this module makes of them (the message sent, the
+//! message received) is zeroized once used.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use mpi::point_to_point::{MatchedReceiveVec, Source as _};
+use mpi::traits::*;
+use rayon::ThreadPool;
+use zeroize::{Zeroize, Zeroizing};
+
+use crate::Options;
+use crate::cluster::{Backoff, Cluster};
+use crate::protocol::{Assign, DEPTH, Report, TAG_ASSIGN, TAG_REPORT};
+use crate::watchdog::{Progress, Step, Watchdog};
+
+/// Rank 0's side of a task farm.
+pub struct Tasks<'a> {
+    /// How many tasks there are (`0..count`).
+    pub count: usize,
+    /// Task `i`'s bytes, made when a rank is about to get it; `None` when it is not to run (the
+    /// caller noted why). Called from rank 0's two threads.
+    #[allow(clippy::type_complexity)]
+    pub task: &'a (dyn Fn(usize) -> Option<Zeroizing<Vec<u8>>> + Sync),
+    /// Task `i`'s result, from the rank that ran it (its number second), as the caller's run
+    /// returned it there. Called from rank 0's two threads, once per task that ran.
+    pub done: &'a (dyn Fn(usize, usize, Vec<u8>) + Sync),
+}
+
+/// Progress of a task under way, for the watchdog: a long task (a large file) ticks as it goes,
+/// so that the run is not taken for stalled.
+#[derive(Clone)]
+pub struct Ticker(Arc<Progress>);
+
+impl Ticker {
+    /// Something moved.
+    pub fn tick(&self) {
+        self.0.tick();
+    }
+}
+
+/// Runs a task farm over every rank of `cluster`: rank 0 (with `root`) hands out the tasks,
+/// every rank runs those it gets with `run` (task bytes in, result bytes out) in `pool`
+/// (`pool.install`), and rank 0 gets every result through [`Tasks::done`]. Returns once every
+/// task ran and every rank said it has nothing left (rank 0 given no tasks hands out none). Only [`Options::stall_timeout`] and the
+/// cluster's hooks are used of the options: the tasks are always handed out on request, and
+/// their bytes always travel as messages (whatever they read or write is theirs).
+pub fn farm_tasks(
+    cluster: &Cluster,
+    pool: &ThreadPool,
+    options: Options,
+    root: Option<Tasks<'_>>,
+    run: &(dyn Fn(&[u8], &Ticker) -> Vec<u8> + Sync),
+) {
+    let progress = Arc::new(Progress::default());
+    let _watchdog = Watchdog::start(
+        cluster.rank(),
+        cluster.size(),
+        cluster.multiple(),
+        options.stall_timeout,
+        cluster.hooks().cloned(),
+        progress.clone(),
+    );
+    let ticker = Ticker(progress.clone());
+    progress.step(Step::Chunks);
+    if cluster.is_root() {
+        // Rank 0 without tasks hands out none: the workers are told so and return.
+        let none = Tasks {
+            count: 0,
+            task: &|_| None,
+            done: &|_, _, _| {},
+        };
+        serve(
+            cluster,
+            pool,
+            &progress,
+            &ticker,
+            &root.unwrap_or(none),
+            run,
+        );
+    } else {
+        work(cluster, pool, &progress, &ticker, run);
+    }
+    progress.step(Step::Agreeing);
+}
+
+/// The batch that stands for task `i`.
+fn batch(i: usize) -> Range<u64> {
+    i as u64..i as u64 + 1
+}
+
+/// Rank 0: answers the workers on this thread while a second one runs rank 0's own tasks.
+fn serve(
+    cluster: &Cluster,
+    pool: &ThreadPool,
+    progress: &Progress,
+    ticker: &Ticker,
+    tasks: &Tasks<'_>,
+    run: &(dyn Fn(&[u8], &Ticker) -> Vec<u8> + Sync),
+) {
+    let next = AtomicUsize::new(0);
+    // The next task to run, and its bytes.
+    let take = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= tasks.count {
+            return None;
+        }
+        if let Some(bytes) = (tasks.task)(i) {
+            return Some((i, bytes));
+        }
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while let Some((i, bytes)) = take() {
+                progress.start(&batch(i));
+                let result = pool.install(|| run(&bytes, ticker));
+                drop(bytes);
+                progress.finish(&batch(i));
+                (tasks.done)(i, 0, result);
+            }
+        });
+        let world = cluster.world();
+        let mut byes = 0;
+        while byes + 1 < cluster.size() {
+            let (from, report) = next_report(cluster, progress);
+            if let Some(done) = &report.batch {
+                progress.returned(from as usize, done);
+                (tasks.done)(done.start as usize, from as usize, report.payload);
+            }
+            if report.want {
+                let mut assign = match take() {
+                    Some((i, mut bytes)) => {
+                        log::trace!("rank 0: task {i} to rank {from}");
+                        progress.handed(from as usize, &batch(i));
+                        Assign {
+                            batch: Some(batch(i)),
+                            payload: std::mem::take(&mut *bytes),
+                        }
+                    }
+                    None => Assign {
+                        batch: None,
+                        payload: Vec::new(),
+                    },
+                };
+                let message = Zeroizing::new(assign.encode());
+                assign.payload.zeroize();
+                world
+                    .process_at_rank(from)
+                    .send_with_tag(&message[..], TAG_ASSIGN);
+                progress.tick();
+            }
+            byes += usize::from(report.bye);
+        }
+    });
+}
+
+/// The next report from any worker, waited for by polling.
+fn next_report(cluster: &Cluster, progress: &Progress) -> (i32, Report) {
+    let mut backoff = Backoff::new();
+    loop {
+        if let Some(probed) = cluster
+            .world()
+            .any_process()
+            .immediate_matched_probe_with_tag(TAG_REPORT)
+        {
+            let (message, status) = probed.matched_receive_vec::<u8>();
+            progress.tick();
+            return (status.source_rank(), Report::decode(message));
+        }
+        backoff.snooze();
+    }
+}
+
+/// A worker: this thread talks to rank 0, a second one runs the tasks.
+fn work(
+    cluster: &Cluster,
+    pool: &ThreadPool,
+    progress: &Progress,
+    ticker: &Ticker,
+    run: &(dyn Fn(&[u8], &Ticker) -> Vec<u8> + Sync),
+) {
+    let threads = pool.current_num_threads() as u64;
+    let (to_run, assigned) = mpsc::sync_channel::<(usize, Zeroizing<Vec<u8>>)>(DEPTH);
+    let (results, ran) = mpsc::channel::<(usize, Vec<u8>)>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for (i, bytes) in assigned {
+                progress.start(&batch(i));
+                let result = pool.install(|| run(&bytes, ticker));
+                drop(bytes);
+                progress.finish(&batch(i));
+                if results.send((i, result)).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut worker = Worker {
+            cluster,
+            progress,
+            to_run,
+            requested: 0,
+            running: 0,
+            finished: false,
+        };
+        for _ in 0..DEPTH {
+            worker.send(Report {
+                want: true,
+                threads,
+                ..Report::default()
+            });
+        }
+        let mut backoff = Backoff::new();
+        loop {
+            if let Ok((i, result)) = ran.try_recv() {
+                backoff.reset();
+                worker.running -= 1;
+                worker.send(Report {
+                    want: !worker.finished,
+                    threads,
+                    batch: Some(batch(i)),
+                    payload: result,
+                    ..Report::default()
+                });
+                continue;
+            }
+            if worker.receive() {
+                backoff.reset();
+                continue;
+            }
+            if worker.requested == 0 && worker.running == 0 {
+                break;
+            }
+            backoff.snooze();
+        }
+        worker.send(Report {
+            bye: true,
+            ..Report::default()
+        });
+        // Dropping the sender ends the running thread.
+        drop(worker);
+    });
+}
+
+/// A worker's side of the conversation with rank 0.
+struct Worker<'a> {
+    cluster: &'a Cluster,
+    progress: &'a Progress,
+    to_run: mpsc::SyncSender<(usize, Zeroizing<Vec<u8>>)>,
+    /// Requests rank 0 has not answered yet.
+    requested: usize,
+    /// Tasks handed to the running thread and not yet reported.
+    running: usize,
+    /// Rank 0 said there is no more work.
+    finished: bool,
+}
+
+impl Worker<'_> {
+    /// Sends a report to rank 0, taking the tasks rank 0 sends meanwhile (two large blocking
+    /// sends facing each other would wait for ever).
+    fn send(&mut self, report: Report) {
+        if report.want {
+            self.requested += 1;
+        }
+        let bytes = report.encode();
+        let root = self.cluster.world().process_at_rank(0);
+        mpi::request::scope(|scope| {
+            let mut request = root.immediate_send_with_tag(scope, &bytes[..], TAG_REPORT);
+            let mut backoff = Backoff::new();
+            loop {
+                match request.test() {
+                    Ok(_) => {
+                        self.progress.tick();
+                        break;
+                    }
+                    Err(pending) => request = pending,
+                }
+                if self.receive() {
+                    backoff.reset();
+                } else {
+                    backoff.snooze();
+                }
+            }
+        });
+    }
+
+    /// Takes one answer from rank 0 if one has arrived. Returns whether one had.
+    fn receive(&mut self) -> bool {
+        if self.requested == 0 {
+            return false;
+        }
+        let root = self.cluster.world().process_at_rank(0);
+        let Some(probed) = root.immediate_matched_probe_with_tag(TAG_ASSIGN) else {
+            return false;
+        };
+        let (message, _) = probed.matched_receive_vec::<u8>();
+        let message = Zeroizing::new(message);
+        self.progress.tick();
+        self.requested -= 1;
+        let mut assign = Assign::decode(message.to_vec());
+        match assign.batch.clone() {
+            None => self.finished = true,
+            Some(batch) => {
+                self.running += 1;
+                let bytes = Zeroizing::new(std::mem::take(&mut assign.payload));
+                // Never blocks: at most DEPTH tasks are requested or running at once.
+                self.to_run
+                    .send((batch.start as usize, bytes))
+                    .expect("the running thread runs until the sender is dropped");
+            }
+        }
+        true
+    }
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Issue #35's target for one tree across MPI ranks: `mpirun -n RANKS paracrypt encrypt
+# --recursive --distributed` at >= 0.9x the time of the local `encrypt --recursive -j JOBS` of
+# the same tree (default 2 ranks against -j 2, each rank with the cores Open MPI binds it to).
+# The tree: FILES (default 3000) files whose sizes are log-uniform from 1 KiB to 4 MiB, plus BIG
+# (default 2) files of BIG_MIB (default 64) MiB, on tmpfs (/dev/shm). hyperfine, ROUNDS runs
+# each (default 5), medians; prints both and the ratio, and the load average before and after.
+#
+#   bash scripts/tree-mpi-bench.sh
+#   FILES=20000 BIG=4 BIG_MIB=256 RANKS=4 JOBS=4 BIN=target/release/paracrypt bash scripts/tree-mpi-bench.sh
+#
+# Needs hyperfine, mpirun (Open MPI) and python3; makes a release build with MPI when BIN is
+# not given.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+files="${FILES:-3000}"
+big="${BIG:-2}"
+big_mib="${BIG_MIB:-64}"
+ranks="${RANKS:-2}"
+jobs="${JOBS:-2}"
+rounds="${ROUNDS:-5}"
+for tool in hyperfine mpirun python3; do
+  command -v "$tool" >/dev/null || { echo "tree-mpi-bench: needs $tool" >&2; exit 2; }
+done
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet -p paracrypt-cli --features mpi
+  BIN="$PWD/target/release/paracrypt"
+fi
+BIN="$(realpath "$BIN")"
+mpi=(mpirun -n "$ranks")
+if [ "$(id -u)" = 0 ]; then
+  mpi+=(--allow-run-as-root)
+fi
+
+work="$(mktemp -d /dev/shm/paracrypt-tree-mpi-bench.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# The tree: sizes drawn from a fixed seed, contents random.
+python3 - "$files" "$big" "$big_mib" <<'PY'
+import math, os, random, sys
+files, big, big_mib = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(35)
+sizes = [int(math.exp(rng.uniform(math.log(1 << 10), math.log(4 << 20)))) for _ in range(files)]
+total = sum(sizes) + big * (big_mib << 20)
+free = os.statvfs(".").f_bavail * os.statvfs(".").f_frsize
+if 3.2 * total > free:
+    sys.exit(f"tree-mpi-bench: the tree ({total >> 20} MiB) and its copies do not fit /dev/shm "
+             f"({free >> 20} MiB free): set FILES or BIG_MIB lower")
+for i, size in enumerate(sizes):
+    d = f"tree/d{i % 100:02}/e{i // 100 % 20:02}"
+    os.makedirs(d, exist_ok=True)
+    with open(f"{d}/f{i}", "wb") as f:
+        f.write(os.urandom(size))
+for i in range(big):
+    with open(f"tree/big{i}", "wb") as f:
+        for _ in range(big_mib):
+            f.write(os.urandom(1 << 20))
+print(f"tree-mpi-bench: {files} files + {big} x {big_mib} MiB, {total >> 20} MiB in all", file=sys.stderr)
+PY
+"$BIN" keygen -o tree.key
+
+echo "tree-mpi-bench: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+hyperfine --runs "$rounds" --warmup 1 --export-json times.json \
+  --prepare 'rm -rf local.enc ranks.enc' \
+  -n "local -j $jobs" "'$BIN' encrypt --recursive -q -j $jobs -k tree.key tree -o local.enc" \
+  -n "mpirun -n $ranks" "${mpi[*]} '$BIN' encrypt --recursive -q -k tree.key tree -o ranks.enc --distributed"
+echo "tree-mpi-bench: load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+python3 - <<'PY'
+import json
+results = json.load(open("times.json"))["results"]
+median = {r["command"]: r["median"] for r in results}
+(local, lt), (ranks, rt) = median.items()
+print(f"{local}: {lt:.3f} s (median)\n{ranks}: {rt:.3f} s (median)")
+print(f"{ranks} at {lt / rt:.2f}x the speed of {local} (target >= 0.9x)")
+PY
