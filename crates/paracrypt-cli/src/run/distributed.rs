@@ -55,8 +55,8 @@ pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result
     imp::sign(flags, provider, job)
 }
 
-/// `encrypt --recursive --distributed`: one tree across the ranks of the MPI job this process
-/// belongs to. Rank 0 plans the tree (the walk, the tree's secrets, the output's
+/// `encrypt --recursive --distributed` (and `decrypt`): one tree across the ranks of the MPI
+/// job this process belongs to. Rank 0 plans the tree (the walk, the tree's secrets, the output's
 /// directories: `paracrypt_core::tree::plan`) and cuts its files into tasks, which it hands out
 /// as MPI messages to whichever rank asks (`paracrypt_mpi::farm_tasks`), sealing tasks itself
 /// too; every rank seals its tasks' files in place on the filesystem every rank sees
@@ -64,6 +64,12 @@ pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result
 /// an incomplete manifest now and then as results come in (from which `--update` goes on after
 /// an interrupt) and the manifest at the end. The other ranks never read the key file or
 /// password: a task carries only the keys derived for its files.
+///
+/// `decrypt --recursive --distributed` is the same steps on the decrypting side: rank 0 reads
+/// the manifest and checks OUTPUT (`paracrypt_core::tree::open_plan`), opens each file's header
+/// as it cuts the tasks, every rank decrypts its tasks' files in place
+/// (`paracrypt_core::tree::open_task`), and rank 0 makes the links and sets the directories'
+/// modes and times at the end.
 pub fn tree(
     flags: DistributedFlags,
     provider: Provider,
@@ -657,15 +663,20 @@ mod imp {
         );
     }
 
-    /// One tree across the ranks (`encrypt --recursive --distributed`): see [`super::tree`].
+    /// One tree across the ranks (`encrypt` or `decrypt --recursive --distributed`): see
+    /// [`super::tree`].
     mod tree {
         use std::ops::Range;
-        use std::sync::Mutex;
         use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::{Arc, Mutex};
 
         use paracrypt_core::Runner;
-        use paracrypt_core::tree::{self, Plan, Sealed, Task, TaskResult};
+        use paracrypt_core::request::Driver;
+        use paracrypt_core::tree::{
+            self, Guard, OpenPlan, OpenTask, Opened, Plan, Sealed, Summary, Task, TaskResult,
+        };
         use paracrypt_mpi::{Cluster, Tasks, Ticker};
+        use zeroize::Zeroizing;
 
         use super::{failure, options};
         use crate::exit::usage;
@@ -680,9 +691,212 @@ mod imp {
         /// another while a slow one still works on its own.
         const TASKS_PER_RANK: usize = 4;
 
-        /// The agreed checks, rank 0's plan, the tasks on every rank, rank 0's manifest.
-        /// Returns every rank's exit status: rank 0's, sent to the others.
+        /// What differs between a tree's encryption and its decryption across the ranks: rank
+        /// 0's plan, its tasks and the results it adds up, and what a rank runs of a task. The
+        /// rest ([`steps`]: the agreed checks, the farm, the report) is one for both.
+        trait Kind {
+            /// Rank 0's plan of the tree.
+            type Plan: Send + Sync;
+            /// What rank 0 has added up of the tasks' results.
+            type Done: Send;
+            /// Whether this kind encrypts (for the report's lines and hints).
+            const ENCRYPTING: bool;
+
+            /// Rank 0: the secret read and the tree planned, its paths made absolute (as the
+            /// tasks name them to every rank).
+            fn plan(
+                runner: &Runner,
+                spec: &JobSpec,
+                options: &tree::Options,
+                args: &TreeArgs,
+            ) -> Result<Self::Plan>;
+
+            /// The plan's files cut into at least `at_least` tasks (where it has as many).
+            fn tasks(plan: &Self::Plan, at_least: usize) -> Vec<Range<usize>>;
+
+            /// The bytes of the task of `files`, sent to the rank that runs it.
+            fn task(
+                plan: &Self::Plan,
+                files: Range<usize>,
+            ) -> paracrypt_core::Result<Zeroizing<Vec<u8>>>;
+
+            /// Nothing added yet.
+            fn nothing(plan: &Self::Plan) -> Self::Done;
+
+            /// Adds one task's result.
+            fn add(
+                done: &mut Self::Done,
+                plan: &Self::Plan,
+                result: TaskResult,
+            ) -> paracrypt_core::Result<()>;
+
+            /// A task that gave back nothing: its files failed, each with `why`.
+            fn lost(done: &mut Self::Done, plan: &Self::Plan, files: Range<usize>, why: &str);
+
+            /// After each result: what is done so far written down where it is due (an
+            /// encryption's incomplete manifest, from which `--update` goes on).
+            fn checkpoint(done: &mut Self::Done, plan: &Self::Plan, runner: &Runner) {
+                let _ = (done, plan, runner);
+            }
+
+            /// Rank 0, once every task is in: the tree finished (its manifest, or its links
+            /// and directories).
+            fn finish(plan: Self::Plan, runner: &Runner, done: Self::Done) -> Summary;
+
+            /// Any rank: a task run from its bytes, telling `guard` of its temporary files;
+            /// `None` when the bytes are not a task (rank 0 reports its files as lost).
+            fn run(runner: &Runner, bytes: &[u8], guard: Arc<dyn Guard>) -> Option<TaskResult>;
+        }
+
+        /// `encrypt --recursive --distributed`.
+        struct Seal;
+
+        impl Kind for Seal {
+            type Plan = Plan;
+            type Done = Sealed;
+            const ENCRYPTING: bool = true;
+
+            fn plan(
+                runner: &Runner,
+                spec: &JobSpec,
+                options: &tree::Options,
+                args: &TreeArgs,
+            ) -> Result<Plan> {
+                let options = &crate::run::tree::with_update_identities(options.clone(), args)?;
+                let request = spec.operation.request(false)?;
+                crate::run::warn_all(spec, &request);
+                let (input, output) = absolute(spec)?;
+                tree::plan(runner, &request, &input, &output, options).map_err(hint::<Self>)
+            }
+
+            fn tasks(plan: &Plan, at_least: usize) -> Vec<Range<usize>> {
+                plan.tasks(at_least)
+            }
+
+            fn task(
+                plan: &Plan,
+                files: Range<usize>,
+            ) -> paracrypt_core::Result<Zeroizing<Vec<u8>>> {
+                plan.task(files).and_then(|task| task.to_bytes())
+            }
+
+            fn nothing(plan: &Plan) -> Sealed {
+                Sealed::new(plan)
+            }
+
+            fn add(
+                done: &mut Sealed,
+                plan: &Plan,
+                result: TaskResult,
+            ) -> paracrypt_core::Result<()> {
+                done.add(plan, result)
+            }
+
+            fn lost(done: &mut Sealed, plan: &Plan, files: Range<usize>, why: &str) {
+                done.lost(plan, files, why);
+            }
+
+            fn checkpoint(done: &mut Sealed, plan: &Plan, runner: &Runner) {
+                done.checkpoint(plan, runner);
+            }
+
+            fn finish(plan: Plan, runner: &Runner, done: Sealed) -> Summary {
+                plan.finish(runner, done)
+            }
+
+            fn run(runner: &Runner, bytes: &[u8], guard: Arc<dyn Guard>) -> Option<TaskResult> {
+                let task = Task::from_bytes(bytes).ok()?;
+                Some(tree::seal_task_guarded(runner, &task, guard))
+            }
+        }
+
+        /// `decrypt --recursive --distributed`.
+        struct Open;
+
+        impl Kind for Open {
+            type Plan = OpenPlan;
+            type Done = Opened;
+            const ENCRYPTING: bool = false;
+
+            fn plan(
+                runner: &Runner,
+                spec: &JobSpec,
+                options: &tree::Options,
+                _: &TreeArgs,
+            ) -> Result<OpenPlan> {
+                let request = spec.operation.request(false)?;
+                crate::run::warn_all(spec, &request);
+                let (input, output) = absolute(spec)?;
+                tree::open_plan(
+                    runner,
+                    &request,
+                    &input,
+                    &output,
+                    options,
+                    Driver::Distributed,
+                )
+                .map_err(hint::<Self>)
+            }
+
+            fn tasks(plan: &OpenPlan, at_least: usize) -> Vec<Range<usize>> {
+                plan.tasks(at_least)
+            }
+
+            fn task(
+                plan: &OpenPlan,
+                files: Range<usize>,
+            ) -> paracrypt_core::Result<Zeroizing<Vec<u8>>> {
+                plan.task(files).map(|task| task.to_bytes())
+            }
+
+            fn nothing(plan: &OpenPlan) -> Opened {
+                Opened::new(plan)
+            }
+
+            fn add(
+                done: &mut Opened,
+                plan: &OpenPlan,
+                result: TaskResult,
+            ) -> paracrypt_core::Result<()> {
+                done.add(plan, result)
+            }
+
+            fn lost(done: &mut Opened, plan: &OpenPlan, files: Range<usize>, why: &str) {
+                done.lost(plan, files, why);
+            }
+
+            fn finish(plan: OpenPlan, _: &Runner, done: Opened) -> Summary {
+                plan.finish(done)
+            }
+
+            fn run(runner: &Runner, bytes: &[u8], guard: Arc<dyn Guard>) -> Option<TaskResult> {
+                let task = OpenTask::from_bytes(bytes).ok()?;
+                Some(tree::open_task_guarded(runner, &task, guard))
+            }
+        }
+
+        /// The agreed checks, rank 0's plan, the tasks on every rank, rank 0's finish
+        /// (`encrypt --recursive` or `decrypt --recursive`, as `spec` says). Returns every
+        /// rank's exit status: rank 0's, sent to the others.
         pub fn steps(
+            cluster: &Cluster,
+            flags: DistributedFlags,
+            provider: Provider,
+            spec: Result<JobSpec>,
+            args: TreeArgs,
+        ) -> paracrypt_mpi::Result<u8> {
+            let encrypting = matches!(
+                spec.as_ref().map(|spec| &spec.operation),
+                Ok(Operation::Encrypt { .. })
+            );
+            if encrypting {
+                steps_of::<Seal>(cluster, flags, provider, spec, args)
+            } else {
+                steps_of::<Open>(cluster, flags, provider, spec, args)
+            }
+        }
+
+        fn steps_of<K: Kind>(
             cluster: &Cluster,
             flags: DistributedFlags,
             provider: Provider,
@@ -707,7 +921,9 @@ mod imp {
             //    is made there, before anything is written.
             let runner = Runner::new().provider(provider);
             let local = if cluster.is_root() {
-                plan(&runner, &spec, &options, &args, &pool)
+                tree::check(&spec.input, &spec.output, &options)
+                    .map_err(hint::<K>)
+                    .and_then(|()| pool.install(|| K::plan(&runner, &spec, &options, &args)))
                     .map(Some)
                     .map_err(|e| failure(&e))
             } else {
@@ -717,61 +933,59 @@ mod imp {
             // 3. The tasks, on every rank.
             let cut: Vec<Range<usize>> = plan
                 .as_ref()
-                .map(|plan| plan.tasks(cluster.size() * TASKS_PER_RANK))
+                .map(|plan| K::tasks(plan, cluster.size() * TASKS_PER_RANK))
                 .unwrap_or_default();
-            let sealed = plan.as_ref().map(|plan| Mutex::new(Sealed::new(plan)));
-            let seal = |bytes: &[u8], ticker: &Ticker| -> Vec<u8> {
+            let done = plan.as_ref().map(|plan| Mutex::new(K::nothing(plan)));
+            let run = |bytes: &[u8], ticker: &Ticker| -> Vec<u8> {
                 let ticker = ticker.clone();
                 let runner = Runner::new()
                     .provider(provider)
                     .progress(move |_| ticker.tick());
                 // The interrupt handler removes the named temporary files of a rank that
                 // `mpirun` ends (a filesystem without `O_TMPFILE`, as NFS).
-                let guard = std::sync::Arc::new(crate::run::tree::Interrupts);
-                match Task::from_bytes(bytes) {
-                    Ok(task) => tree::seal_task_guarded(&runner, &task, guard).to_bytes(),
-                    // An empty result: rank 0 reports the task's files as lost.
-                    Err(_) => Vec::new(),
-                }
+                let guard = Arc::new(crate::run::tree::Interrupts);
+                // An empty result: rank 0 reports the task's files as lost.
+                K::run(&runner, bytes, guard).map_or_else(Vec::new, |result| result.to_bytes())
             };
-            let root = match (&plan, &sealed) {
-                (Some(plan), Some(sealed)) => Some((plan, sealed)),
+            let root = match (&plan, &done) {
+                (Some(plan), Some(done)) => Some((plan, done)),
                 _ => None,
             };
             let make = |i: usize| {
-                let (plan, sealed) = root?;
+                let (plan, done) = root?;
                 let files = cut[i].clone();
-                match plan.task(files.clone()).and_then(|task| task.to_bytes()) {
+                match K::task(plan, files.clone()) {
                     Ok(bytes) => Some(bytes),
                     Err(e) => {
-                        lock(sealed).lost(plan, files, &e.to_string());
+                        K::lost(&mut lock(done), plan, files, &e.to_string());
                         None
                     }
                 }
             };
             let by_rank: Vec<AtomicU64> = (0..cluster.size()).map(|_| AtomicU64::new(0)).collect();
-            let done = |i: usize, rank: usize, bytes: Vec<u8>| {
-                let Some((plan, sealed)) = root else { return };
+            let add = |i: usize, rank: usize, bytes: Vec<u8>| {
+                let Some((plan, done)) = root else { return };
                 by_rank[rank].fetch_add(1, Ordering::Relaxed);
                 let files = cut[i].clone();
-                let mut sealed = lock(sealed);
-                let added =
-                    TaskResult::from_bytes(&bytes).and_then(|result| sealed.add(plan, result));
+                let mut done = lock(done);
+                let added = TaskResult::from_bytes(&bytes)
+                    .and_then(|result| K::add(&mut done, plan, result));
                 if added.is_err() {
-                    sealed.lost(
+                    K::lost(
+                        &mut done,
                         plan,
                         files,
-                        "the rank that sealed it could not read its task",
+                        "the rank that ran it could not read its task",
                     );
                 }
-                sealed.checkpoint(plan, &runner);
+                K::checkpoint(&mut done, plan, &runner);
             };
             let tasks = root.map(|_| Tasks {
                 count: cut.len(),
                 task: &make,
-                done: &done,
+                done: &add,
             });
-            paracrypt_mpi::farm_tasks(cluster, &pool, mpi_options, tasks, &seal);
+            paracrypt_mpi::farm_tasks(cluster, &pool, mpi_options, tasks, &run);
             if flags.verbose && cluster.is_root() {
                 let counts: Vec<String> = by_rank
                     .iter()
@@ -785,29 +999,43 @@ mod imp {
                     counts.join(", ")
                 );
             }
-            // 4. Rank 0 writes the manifest and reports; every rank exits with its status.
-            let code = match (plan, sealed) {
-                (Some(plan), Some(sealed)) => {
-                    let sealed = sealed.into_inner().unwrap_or_else(|e| e.into_inner());
-                    let summary = pool.install(|| plan.finish(&runner, sealed));
+            // 4. Rank 0 finishes the tree and reports; every rank exits with its status.
+            let code = match (plan, done) {
+                (Some(plan), Some(done)) => {
+                    let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+                    let summary = pool.install(|| K::finish(plan, &runner, done));
                     if args.update && !spec.quiet {
                         crate::run::tree::update_line(&summary);
                     }
-                    crate::run::tree::report(&summary, true, spec.quiet)
+                    crate::run::tree::report(&summary, K::ENCRYPTING, spec.quiet)
                 }
                 _ => 0,
             };
             Ok(cluster.broadcast_u64(0, u64::from(code)) as u8)
         }
 
-        fn lock(sealed: &Mutex<Sealed>) -> std::sync::MutexGuard<'_, Sealed> {
-            sealed.lock().unwrap_or_else(|e| e.into_inner())
+        fn lock<T>(done: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+            done.lock().unwrap_or_else(|e| e.into_inner())
+        }
+
+        /// A core refusal with the command line's flags where they help.
+        fn hint<K: Kind>(error: paracrypt_core::Error) -> anyhow::Error {
+            crate::run::tree::hint(error, K::ENCRYPTING)
+        }
+
+        /// INPUT and OUTPUT made absolute, as the tasks name them to every rank.
+        fn absolute(spec: &JobSpec) -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+            let absolute = |path: &std::path::Path| {
+                std::path::absolute(path)
+                    .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))
+            };
+            Ok((absolute(&spec.input)?, absolute(&spec.output)?))
         }
 
         /// What a tree across ranks does not do, refused on every rank before anything is
-        /// read: its files are read and written in place (no messages transport), an armored
-        /// age file is written in order by one process (such a tree is not cut into tasks),
-        /// and a tree is decrypted on one machine.
+        /// read: its files are read and written in place (no messages transport), and an
+        /// armored age file is written in order by one process (such a tree is not cut into
+        /// tasks; an armored tree to decrypt is refused by rank 0, which reads its manifest).
         fn refusals(spec: &JobSpec, flags: DistributedFlags) -> Result<()> {
             if flags.transport == TransportArg::Messages {
                 return usage(
@@ -820,35 +1048,9 @@ mod imp {
                     "an armored age file is written in order by one process, so an armored \
                      tree is not spread over ranks: drop --distributed (or --armor)",
                 ),
-                Operation::Encrypt { .. } => Ok(()),
-                _ => usage(
-                    "decrypt --recursive runs on this machine's cores (encrypt --recursive runs \
-                     across ranks): drop --distributed",
-                ),
+                Operation::Encrypt { .. } | Operation::Decrypt { .. } => Ok(()),
+                _ => usage("--recursive --distributed encrypts or decrypts a tree"),
             }
-        }
-
-        /// Rank 0: the secret, read (never from a prompt: the ranks run under `mpirun`), and
-        /// the tree planned. Its paths are made absolute, as the tasks name them to every rank.
-        fn plan(
-            runner: &Runner,
-            spec: &JobSpec,
-            options: &tree::Options,
-            args: &TreeArgs,
-            pool: &rayon::ThreadPool,
-        ) -> Result<Plan> {
-            let hint = |e| crate::run::tree::hint(e, true);
-            tree::check(&spec.input, &spec.output, options).map_err(hint)?;
-            let options = &crate::run::tree::with_update_identities(options.clone(), args)?;
-            let request = spec.operation.request(false)?;
-            crate::run::warn_all(spec, &request);
-            let absolute = |path: &std::path::Path| {
-                std::path::absolute(path)
-                    .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))
-            };
-            let (input, output) = (absolute(&spec.input)?, absolute(&spec.output)?);
-            pool.install(|| tree::plan(runner, &request, &input, &output, options))
-                .map_err(hint)
         }
     }
 

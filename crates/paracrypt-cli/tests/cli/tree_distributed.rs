@@ -5,6 +5,12 @@
 //! refuses, once, before any output; a file no rank can read leaves the tree done in part,
 //! naming it, and `--update` across ranks finishes it; ranks ended by SIGTERM leave no
 //! temporary file, and `--update` goes on from rank 0's checkpoint.
+//!
+//! And decrypted across ranks (`mpirun -n N paracrypt decrypt --recursive --distributed`): a
+//! tree encrypted on one machine decrypts at 1, 2 and 3 ranks to the same tree as a local
+//! decryption; a signed tree with `--verify-with` (the signer's key, or another: exit 5 and
+//! nothing at OUTPUT); an age tree opened with `-i`; two files swapped leave the tree done in
+//! part, naming both; an armored tree is refused once.
 
 #![cfg(feature = "mpi")]
 
@@ -55,6 +61,23 @@ fn encrypt_on(
         "-o".into(),
         output.to_str().unwrap().to_string(),
     ]);
+    mpirun_with(ranks, all, setup)
+}
+
+/// `decrypt --recursive -j 2 ARGS INPUT -o OUTPUT` on `ranks` ranks (`--distributed` is
+/// added).
+fn decrypt_on(
+    ranks: usize,
+    args: &[&str],
+    input: &Path,
+    output: &Path,
+    setup: impl FnOnce(&mut std::process::Command),
+) -> std::process::Output {
+    let mut all: Vec<String> = ["decrypt", "--recursive", "-j", "2"]
+        .map(String::from)
+        .into();
+    all.extend(args.iter().map(|a| a.to_string()));
+    all.extend([s(input), "-o".into(), s(output)]);
     mpirun_with(ranks, all, setup)
 }
 
@@ -200,7 +223,7 @@ fn what_a_tree_across_ranks_cannot_do_is_refused_once_before_any_output() {
     let plain = tree_of_sizes(d);
     let key = keygen(d, "key");
     let k = key.to_str().unwrap();
-    let (_, recipient) = crate::people::x25519(d, "identity");
+    let (identity, recipient) = crate::people::x25519(d, "identity");
     let out = d.join("out");
     let refused: [(&[&str], &str); 2] = [
         (
@@ -219,17 +242,24 @@ fn what_a_tree_across_ranks_cannot_do_is_refused_once_before_any_output() {
         one_error(&stderr, needle);
         assert!(!out.exists());
     }
-    // Decrypting a tree runs on one machine.
-    let sealed = d.join("sealed");
-    ok(run(crate::tree::encrypt(&["-k", k], &plain, &sealed)));
-    let mut all: Vec<String> = ["decrypt", "--recursive", "-q", "-k", k]
-        .map(String::from)
-        .into();
-    all.extend([s(&sealed), "-o".into(), s(&out)]);
-    let output = mpirun_with(2, all, |_| {});
+    // An armored age tree is read in order by one process: refused by rank 0, which reads its
+    // manifest, once.
+    let armored = d.join("armored");
+    ok(run(crate::tree::encrypt(
+        &["--format", "age", "--armor", "-r", &recipient],
+        &plain,
+        &armored,
+    )));
+    let output = decrypt_on(
+        2,
+        &["-i", identity.to_str().unwrap()],
+        &armored,
+        &out,
+        |_| {},
+    );
     let (code, stderr) = status_and_stderr(&output);
     assert_eq!(code, 2, "{stderr}");
-    one_error(&stderr, "decrypt --recursive runs on this machine's cores");
+    one_error(&stderr, "an armored age tree");
     assert!(!out.exists());
 }
 
@@ -388,4 +418,227 @@ fn ranks_ended_by_sigterm_leave_no_temporary_file_and_update_finishes_the_tree()
         .arg(&sealed)
         .args(["f000", "f150", "f299"]);
     ok(run(verify));
+}
+
+/// [`tree_of_sizes`] with a private file and a private directory.
+fn private_tree(dir: &Path) -> PathBuf {
+    let root = tree_of_sizes(dir);
+    std::fs::set_permissions(root.join("a/small3"), PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(root.join("a/b"), PermissionsExt::from_mode(0o700)).unwrap();
+    root
+}
+
+#[test]
+fn a_tree_decrypted_on_1_2_and_3_ranks_is_the_tree_a_local_decryption_gives() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = private_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(crate::tree::encrypt(
+        &["-k", k, "--chunk-size", "65536"],
+        &plain,
+        &sealed,
+    )));
+    let here = d.join("here");
+    ok(run(decrypt(&["-k", k], &sealed, &here)));
+    assert_eq!(snapshot(&here), snapshot(&plain));
+    for ranks in [1, 2, 3] {
+        let back = d.join(format!("back-{ranks}"));
+        let out = decrypt_on(ranks, &["-q", "-k", k, "--verbose"], &sealed, &back, |_| {});
+        let (_, stderr) = status_and_stderr(&out);
+        ok(out);
+        // Every rank opened some of the tree (rank 0 too).
+        let counts = tasks_by_rank(&stderr, ranks);
+        assert!(counts.iter().all(|&n| n > 0), "{stderr}");
+        assert!(counts.iter().sum::<u64>() >= 4 * ranks as u64, "{stderr}");
+        assert_eq!(snapshot(&back), snapshot(&here), "{ranks} ranks");
+        assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
+    }
+}
+
+#[test]
+fn a_signed_tree_decrypted_across_ranks_with_its_signer_or_another_key() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_sizes(d);
+    let password = write(d, "password", b"correct horse battery staple\n");
+    let p = password.to_str().unwrap();
+    let (signer, public) = signing_key(d, "ed25519", "me");
+    let (_, other) = signing_key(d, "ed25519", "other");
+    let sealed = d.join("sealed");
+    ok(run(crate::tree::encrypt(
+        &["--password-file", p, "--sign", signer.to_str().unwrap()],
+        &plain,
+        &sealed,
+    )));
+    let back = d.join("back");
+    let args = [
+        "--password-file",
+        p,
+        "--verify-with",
+        public.to_str().unwrap(),
+    ];
+    let out = decrypt_on(2, &args, &sealed, &back, |_| {});
+    let (_, stderr) = status_and_stderr(&out);
+    ok(out);
+    assert_eq!(
+        stderr
+            .matches("good signature: the tree's manifest is signed by ed25519")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(snapshot(&back), snapshot(&plain));
+
+    let elsewhere = d.join("elsewhere");
+    let args = [
+        "--password-file",
+        p,
+        "--verify-with",
+        other.to_str().unwrap(),
+    ];
+    let out = decrypt_on(3, &args, &sealed, &elsewhere, |_| {});
+    let (code, stderr) = status_and_stderr(&out);
+    assert_eq!(code, 5, "{stderr}");
+    one_error(&stderr, "signed by another key");
+    assert!(!elsewhere.exists());
+}
+
+#[test]
+fn an_age_tree_to_a_recipient_opens_with_its_identity_across_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_sizes(d);
+    let (identity, recipient) = crate::people::x25519(d, "identity");
+    let sealed = d.join("sealed");
+    ok(run(crate::tree::encrypt(
+        &["--format", "age", "-r", &recipient],
+        &plain,
+        &sealed,
+    )));
+    let back = d.join("back");
+    let args = ["-q", "-i", identity.to_str().unwrap()];
+    ok(decrypt_on(3, &args, &sealed, &back, |_| {}));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
+#[test]
+fn two_files_swapped_leave_a_tree_decrypted_across_ranks_done_in_part_naming_both() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_sizes(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(crate::tree::encrypt(&["-k", k], &plain, &sealed)));
+    // Two files of the tree swapped: each opens under the key, neither is where it belongs.
+    let (x, y) = (sealed.join("a/small3.pcr"), sealed.join("c/large2.pcr"));
+    let swap = d.join("swap");
+    std::fs::rename(&x, &swap).unwrap();
+    std::fs::rename(&y, &x).unwrap();
+    std::fs::rename(&swap, &y).unwrap();
+    let back = d.join("back");
+    let out = decrypt_on(3, &["-q", "-k", k], &sealed, &back, |_| {});
+    let (code, stderr) = status_and_stderr(&out);
+    assert_eq!(code, 6, "{stderr}");
+    assert!(
+        stderr.contains("a/small3: its encrypted file a/small3.pcr is not the one the manifest")
+            && stderr.contains("c/large2: its encrypted file c/large2.pcr is not the one"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("paracrypt: error:").count(), 2, "{stderr}");
+    assert!(
+        stderr.contains("61 files done and complete; the tree is not"),
+        "{stderr}"
+    );
+    // Every other file complete, the directories and the link as in the tree.
+    let mut expected = snapshot(&plain);
+    expected.remove(&b"a/small3"[..]);
+    expected.remove(&b"c/large2"[..]);
+    assert_eq!(snapshot(&back), expected);
+    assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
+}
+
+/// Every rank told SIGTERM mid-decryption, on a filesystem without `O_TMPFILE` (named temporary
+/// files, as NFS gets): each rank removes the temporary files of the files it was writing, and
+/// every file left at OUTPUT is complete.
+#[test]
+fn ranks_ended_by_sigterm_mid_decryption_leave_no_temporary_file() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = d.join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    for i in 0..300 {
+        write(&plain, &format!("f{i:03}"), &data(128 << 10, i as u8));
+    }
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    // 16-byte chunks: a decryption of a second or two, which the signal, sent once the first
+    // file is done, lands in the middle of.
+    ok(run(crate::tree::encrypt(
+        &["-k", k, "--chunk-size", "16"],
+        &plain,
+        &sealed,
+    )));
+    let back = d.join("back");
+    let args = ["decrypt", "--recursive", "-q", "-j", "1", "-k", k]
+        .map(String::from)
+        .into_iter()
+        .chain([s(&sealed), "-o".into(), s(&back)]);
+    let (mut cmd, _session) = crate::distributed::with_mpi::mpirun_command(3, args, |cmd| {
+        cmd.env("PARACRYPT_NO_TMPFILE", "1");
+    });
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    // A file that took its name (a listing only: temporary files come and go meanwhile).
+    let named = || {
+        std::fs::read_dir(&back).is_ok_and(|listing| {
+            listing
+                .flatten()
+                .any(|entry| entry.file_name().as_encoded_bytes().starts_with(b"f"))
+        })
+    };
+    while !named() && start.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let ranks = ranks_writing(&back);
+    assert_eq!(ranks.len(), 3, "{ranks:?}");
+    for pid in ranks {
+        let pid = rustix::process::Pid::from_raw(pid).unwrap();
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
+    assert!(!child.wait().unwrap().success());
+    assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
+    let done = files(&back);
+    assert!(!done.is_empty() && done.len() < 300, "{} files", done.len());
+    for file in done {
+        let name = file.to_str().unwrap();
+        let i: usize = name[1..].parse().unwrap();
+        assert_eq!(
+            std::fs::read(back.join(&file)).unwrap(),
+            data(128 << 10, i as u8)
+        );
+    }
 }

@@ -77,7 +77,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
-pub use open::{OpenPlan, Opened, decrypt, open_plan, open_task, read_manifest};
+pub use open::{OpenPlan, Opened, decrypt, open_plan, open_task, open_task_guarded, read_manifest};
 pub(crate) use out::open_no_follow;
 pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_signed};
 pub use rekeying::{RekeyTo, check_rekey, rekey};

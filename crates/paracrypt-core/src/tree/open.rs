@@ -532,12 +532,24 @@ impl OpenPlan {
 /// plaintext root checked, and it takes its name once complete, as in a local run. Returns
 /// whether each file was done, or why it failed, for [`Opened::add`].
 pub fn open_task(runner: &Runner, task: &OpenTask) -> TaskResult {
+    open_task_guarded(runner, task, Arc::new(super::NoGuard))
+}
+
+/// [`open_task`], telling `guard` of the temporary files it writes and running its commits
+/// through it, as a local run tells [`Options::guard`](super::Options::guard): so that a process that runs tasks (an
+/// MPI rank) and is interrupted removes the named temporary files of the files it was writing
+/// (where the filesystem has no `O_TMPFILE`, as NFS).
+pub fn open_task_guarded(
+    runner: &Runner,
+    task: &OpenTask,
+    guard: Arc<dyn super::Guard>,
+) -> TaskResult {
     let dest = Dest {
         root: task.output.clone(),
         replace: task.replace,
         named: task.named,
         sync: task.sync,
-        guard: Arc::new(super::NoGuard),
+        guard,
     };
     let mut outcomes: Vec<Option<Outcome>> = vec![None; task.files.len()];
     let mut opening = Vec::new();
