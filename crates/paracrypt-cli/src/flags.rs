@@ -86,8 +86,8 @@ impl FilesFlags {
 #[derive(Clone, Copy, Debug, Args)]
 pub struct RecursiveFlag {
     /// INPUT and OUTPUT are directories: every file of the tree, on one schedule, with an
-    /// encrypted manifest at OUTPUT's top (docs/guide/trees.md). `encrypt --recursive
-    /// --distributed` spreads the tree's files over MPI ranks.
+    /// encrypted manifest at OUTPUT's top (docs/guide/trees.md). With --distributed, `encrypt
+    /// --recursive` and `decrypt --recursive` spread the tree's files over MPI ranks.
     #[arg(long)]
     pub recursive: bool,
 }
@@ -115,8 +115,8 @@ impl ProgressFlags {
 #[command(next_help_heading = "Distributed (MPI)")]
 pub struct DistributedFlags {
     /// Run across the ranks of an MPI job: `mpirun -n N paracrypt ... --distributed` (needs a
-    /// build with `--features mpi`; INPUT and OUTPUT must be files, or with `encrypt
-    /// --recursive` directories every rank sees).
+    /// build with `--features mpi`; INPUT and OUTPUT must be files, or with `--recursive`
+    /// directories every rank sees).
     #[arg(long)]
     pub distributed: bool,
     /// Which rank gets which chunks: contiguous blocks, or batches rank 0 hands out on request.
