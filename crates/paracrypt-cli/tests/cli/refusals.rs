@@ -2,8 +2,8 @@
 //! the command line: file to file, stdin to stdout, a range of the whole plaintext, and
 //! `mpirun -n 2 … --distributed`. Every door must give each row's outcome: its exit status,
 //! the row's words in the one-line error, no output file on a refusal, the plaintext on
-//! success. Its `trees` rows go through the doors that open a tree: `decrypt --recursive` and
-//! `verify --recursive`. The Python package runs the same table
+//! success. Its `trees` rows go through the doors that open a tree: `decrypt --recursive`,
+//! `mpirun -n 2 … decrypt --recursive --distributed` and `verify --recursive`. The Python package runs the same table
 //! (crates/paracrypt-py/tests/test_refusals.py).
 
 use std::path::{Path, PathBuf};
@@ -243,6 +243,9 @@ fn every_refusal_through_mpirun() {
 enum TreeDoor {
     /// `decrypt --recursive INPUT -o OUTPUT`.
     Decrypt,
+    /// `mpirun -n 2 paracrypt decrypt --recursive INPUT -o OUTPUT --distributed`.
+    #[cfg(feature = "mpi")]
+    Distributed,
     /// `verify --recursive INPUT`.
     Verify,
 }
@@ -269,13 +272,16 @@ fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
 fn check_tree(table: &Value, (index, row): (usize, &Row<'_>), door: TreeDoor, scratch: &Path) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/refusals");
     let (files, trees) = (dir.join("files"), dir.join("trees"));
-    let mut cmd = paracrypt();
-    cmd.env_remove("PCTEST_FAIL").env_remove("PCTEST_LOG");
-    cmd.envs(row.env.iter().map(|(k, v)| (k, v)));
-    cmd.args(match door {
-        TreeDoor::Decrypt => ["decrypt", "--recursive", "-q"].as_slice(),
-        TreeDoor::Verify => ["verify", "--recursive"].as_slice(),
-    });
+    let env = |cmd: &mut std::process::Command| {
+        cmd.env_remove("PCTEST_FAIL").env_remove("PCTEST_LOG");
+        cmd.envs(row.env.iter().map(|(k, v)| (k, v)));
+    };
+    let decrypting = door != TreeDoor::Verify;
+    let mut args: Vec<std::ffi::OsString> = if decrypting {
+        vec!["decrypt".into(), "--recursive".into(), "-q".into()]
+    } else {
+        vec!["verify".into(), "--recursive".into()]
+    };
     for (field, flag) in [
         ("key", "--key-file"),
         ("password", "--password-file"),
@@ -283,22 +289,29 @@ fn check_tree(table: &Value, (index, row): (usize, &Row<'_>), door: TreeDoor, sc
         ("verify_with", "--verify-with"),
     ] {
         if let Some(value) = row.request.get(field) {
-            cmd.arg(flag).arg(files.join(value.as_str().unwrap()));
+            args.extend([flag.into(), files.join(value.as_str().unwrap()).into()]);
         }
     }
     let output = scratch.join(format!("tree-{door:?}-{index}"));
-    cmd.arg(trees.join(row.input));
-    if door == TreeDoor::Decrypt {
-        cmd.arg("-o").arg(&output);
+    args.push(trees.join(row.input).into());
+    if decrypting {
+        args.extend(["-o".into(), output.clone().into()]);
     }
-    let out = run(cmd);
+    let out = match door {
+        #[cfg(feature = "mpi")]
+        TreeDoor::Distributed => crate::distributed::with_mpi::mpirun_with(2, args, env),
+        _ => {
+            let mut cmd = paracrypt();
+            env(&mut cmd);
+            cmd.args(args);
+            run(cmd)
+        }
+    };
     let stdout = String::from_utf8_lossy(&out.stdout);
     let outcome = match row.outcome {
         "files-refused" => {
-            &table["trees"]["outcomes"]["files-refused"][match door {
-                TreeDoor::Decrypt => "decrypt",
-                TreeDoor::Verify => "verify",
-            }]
+            &table["trees"]["outcomes"]["files-refused"]
+                [if decrypting { "decrypt" } else { "verify" }]
         }
         outcome => &table["outcomes"][outcome],
     };
@@ -309,12 +322,13 @@ fn check_tree(table: &Value, (index, row): (usize, &Row<'_>), door: TreeDoor, sc
     assert!(!stderr.contains("panicked"), "{at}: {stderr}");
     let plain = files_under(&trees.join(table["trees"]["plaintext"].as_str().unwrap()));
     if row.outcome == "ok" {
-        match door {
-            TreeDoor::Decrypt => assert!(
+        if decrypting {
+            assert!(
                 files_under(&output) == plain,
                 "{at}: not the plaintext tree"
-            ),
-            TreeDoor::Verify => assert!(stdout.contains(": OK ("), "{at}: {stdout}"),
+            );
+        } else {
+            assert!(stdout.contains(": OK ("), "{at}: {stdout}");
         }
         return;
     }
@@ -327,7 +341,7 @@ fn check_tree(table: &Value, (index, row): (usize, &Row<'_>), door: TreeDoor, sc
         let errors = stderr.lines().filter(|l| l.contains("error:")).count();
         assert_eq!(errors, 1, "{at}: one error line: {stderr}");
         assert!(!output.exists(), "{at}: a refusal left OUTPUT");
-    } else if door == TreeDoor::Decrypt {
+    } else if decrypting {
         // Only complete files, each its plaintext, and no temporary file.
         let got = files_under(&output);
         assert!(
@@ -367,6 +381,14 @@ fn through_tree(door: TreeDoor) {
 #[test]
 fn every_tree_refusal_through_decrypt_recursive() {
     through_tree(TreeDoor::Decrypt);
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn every_tree_refusal_through_decrypt_recursive_across_ranks() {
+    if crate::distributed::with_mpi::have_mpirun() {
+        through_tree(TreeDoor::Distributed);
+    }
 }
 
 #[test]
