@@ -10,7 +10,8 @@
 //! tree encrypted on one machine decrypts at 1, 2 and 3 ranks to the same tree as a local
 //! decryption; a signed tree with `--verify-with` (the signer's key, or another: exit 5 and
 //! nothing at OUTPUT); an age tree opened with `-i`; two files swapped leave the tree done in
-//! part, naming both; an armored tree is refused once.
+//! part, naming both; an armored tree is refused once; ranks ended by SIGTERM leave no temporary
+//! file; only rank 0 reads the password.
 
 #![cfg(feature = "mpi")]
 
@@ -641,4 +642,54 @@ fn ranks_ended_by_sigterm_mid_decryption_leave_no_temporary_file() {
             data(128 << 10, i as u8)
         );
     }
+}
+
+/// Only rank 0 reads the tree's secret: the password is in rank 0's environment alone (an
+/// `mpirun` of two programs: `env PARACRYPT_PASSWORD=… paracrypt …` as rank 0, `paracrypt …` as
+/// ranks 1 and 2), and the other ranks decrypt their files from what their tasks carry.
+#[test]
+fn only_rank_0_reads_the_password_of_a_tree_decrypted_across_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_sizes(d);
+    let password = "correct horse battery staple";
+    let sealed = d.join("sealed");
+    let mut encrypt = crate::tree::encrypt(&[], &plain, &sealed);
+    encrypt.env("PARACRYPT_PASSWORD", password);
+    ok(run(encrypt));
+    let back = d.join("back");
+    let paracrypt = env!("CARGO_BIN_EXE_paracrypt");
+    let args = [
+        paracrypt.to_string(),
+        "decrypt".into(),
+        "--recursive".into(),
+        "-q".into(),
+        "--verbose".into(),
+        s(&sealed),
+        "-o".into(),
+        s(&back),
+        "--distributed".into(),
+    ];
+    let mut cmd = std::process::Command::new("timeout");
+    cmd.args(["600", "mpirun", "--oversubscribe"]);
+    if rustix::process::geteuid().is_root() {
+        cmd.arg("--allow-run-as-root");
+    }
+    cmd.args(["-n", "1", "env"])
+        .arg(format!("PARACRYPT_PASSWORD={password}"))
+        .args(&args)
+        .args([":", "-n", "2"])
+        .args(&args)
+        .env_remove("PARACRYPT_PASSWORD");
+    let session = scratch();
+    cmd.env("TMPDIR", session.path());
+    let out = run(cmd);
+    let (_, stderr) = status_and_stderr(&out);
+    ok(out);
+    let counts = tasks_by_rank(&stderr, 3);
+    assert!(counts.iter().all(|&n| n > 0), "{stderr}");
+    assert_eq!(snapshot(&back), snapshot(&plain));
 }
