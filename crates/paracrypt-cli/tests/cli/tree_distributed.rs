@@ -460,6 +460,23 @@ fn a_tree_decrypted_on_1_2_and_3_ranks_is_the_tree_a_local_decryption_gives() {
         assert_eq!(snapshot(&back), snapshot(&here), "{ranks} ranks");
         assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
     }
+    // An output that holds files is refused once (as a local run refuses it), and written
+    // into with --force.
+    let back = d.join("back-2");
+    std::fs::write(back.join("large1"), b"older").unwrap();
+    let out = decrypt_on(2, &["-q", "-k", k], &sealed, &back, |_| {});
+    let (code, stderr) = status_and_stderr(&out);
+    assert_eq!(code, 2, "{stderr}");
+    one_error(&stderr, "use --force");
+    assert_eq!(std::fs::read(back.join("large1")).unwrap(), b"older");
+    ok(decrypt_on(
+        2,
+        &["-q", "-k", k, "--force"],
+        &sealed,
+        &back,
+        |_| {},
+    ));
+    assert_eq!(snapshot(&back), snapshot(&here));
 }
 
 #[test]
