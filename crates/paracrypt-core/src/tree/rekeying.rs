@@ -102,7 +102,7 @@ pub fn check_rekey(input: &Path, output: &Path, options: &Options) -> Result<()>
 
 /// Rekeys the encrypted tree at `input` into the directory `output`: its manifest opened with
 /// `open` (a decryption: [`Request::decrypt`], with the old identities or password), the new
-/// tree sealed as `to` says. See the [module](self). The old tree is not changed.
+/// tree sealed as `to` says. See docs/FORMAT.md, *Rekeying a tree*. The old tree is not changed.
 ///
 /// `output` must not exist (its parent must), or be an empty directory, or
 /// [`Options::force`] must be set. Refused before anything is written: a tree encrypted with a

@@ -75,7 +75,8 @@ const TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-TASK\x01";
 const OPEN_MAGIC: &[u8] = b"PARACRYPT-TREE-OPEN\x01";
 const RESULT_MAGIC: &[u8] = b"PARACRYPT-TREE-DONE\x01";
 
-/// One task of a tree's encryption (see the [module](self)).
+/// One task of a tree's encryption: what it carries and returns is this module's first
+/// paragraphs (docs/guide/trees.md, *What a task carries*).
 pub struct Task {
     pub(crate) input: PathBuf,
     pub(crate) output: PathBuf,
@@ -123,7 +124,7 @@ impl Task {
         self.files.iter().map(|f| f.len).sum()
     }
 
-    /// The task's bytes, for another process (a secret: see the [module](self)).
+    /// The task's bytes, for another process (a secret: see [`Task`]).
     pub fn to_bytes(&self) -> Result<Zeroizing<Vec<u8>>> {
         let mut out = Zeroizing::new(TASK_MAGIC.to_vec());
         put_bytes(&mut out, self.input.as_os_str().as_bytes());
@@ -385,7 +386,8 @@ pub(crate) enum Outcome {
     NotStarted,
 }
 
-/// What one task did: each of its files' [`Outcome`], by its index in the plan.
+/// What one task did: what became of each of its files (sealed or opened, failed and why, or
+/// not started), by its index in the plan.
 #[derive(Debug)]
 pub struct TaskResult {
     pub(crate) files: Vec<(usize, Outcome)>,
