@@ -159,17 +159,44 @@ stage "1: every feature"
 # to the end of the graph; then the tests run.
 export PYO3_BUILD_EXTENSION_MODULE=1
 cargo build --workspace --all-features --locked --bins --lib --tests
-# The fuzz targets (stage 4) build in a target directory of their own, so their build runs
-# now, beside the tests of stages 1 to 3, which mostly wait on processes (MPI, the S3 and KMS
-# server, Python, node), at a lower priority; stage 4 waits for it. About six minutes of
-# compiling overlap the tests instead of following them.
+# The builds of the later stages run now, beside the tests of stage 1 to the Python package,
+# which mostly wait on processes (MPI, the S3 and KMS servers, Python, node: the CLI's suite
+# keeps under one core busy on two), at a lower priority; each later stage waits for its own.
+# - The fuzz targets (stage 4), in a target directory of their own.
+# - Stages 2 and 3 (another set of providers each), in target/alt: their crates share nothing
+#   with this build's but what they would compile again anyway (cargo unifies features over the
+#   packages of each command, so even serde or syn differ), and in their own directory cargo's
+#   lock does not hold up this stage's tests. The commands are the ones the stages run, with
+#   `--no-run`: the stages find everything built.
+# (setsid: each in its own process group, so that a failing stage stops the cargo runs too.)
 fuzz_seconds="${FUZZ_SECONDS:-3}"
 fuzz_log=target/fuzz-build.log
-# (setsid: its own process group, so that a failing stage stops cargo too, not only the script.)
 nice -n 10 setsid bash scripts/fuzz.sh --build-only "$fuzz_seconds" >"$fuzz_log" 2>&1 </dev/null &
 fuzz_build=$!
-trap 'kill -- "-$fuzz_build" 2>/dev/null || true' EXIT
-cargo test --workspace --all-features --locked 2>&1 | tee -a "$results"
+# The test commands of stages 2 and 3 (defined once: built here with `--no-run`, run there).
+ossl_core() { cargo test -p paracrypt-core --no-default-features --features openssl --locked --tests "$@"; }
+ossl_cli() { cargo test -p paracrypt-cli --no-default-features --features openssl --locked --test cli "$@"; }
+pure_suite() {
+  cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store --exclude paracrypt-py \
+    --no-default-features --features rustcrypto --features paracrypt-cli/test-hooks --locked "$@"
+}
+alt_builds() { ossl_core --no-run && ossl_cli --no-run && pure_suite --no-run; }
+export -f ossl_core ossl_cli pure_suite alt_builds
+alt_log=target/alt-build.log
+CARGO_TARGET_DIR=target/alt nice -n 10 setsid bash -c alt_builds >"$alt_log" 2>&1 </dev/null &
+alt_build=$!
+trap 'kill -- "-$fuzz_build" "-$alt_build" 2>/dev/null || true' EXIT
+# Waits for a background build (process, log, what it builds), showing its log if it failed.
+built() {
+  if ! wait "$1"; then
+    cat "$2" >&2
+    echo "$3 did not build (log above)" >&2
+    exit 1
+  fi
+}
+# Four test threads: on two cores the CLI's tests wait more than they compute (mpirun's start,
+# the servers, the emulated hosts' links), so two threads leave a core idle.
+cargo test --workspace --all-features --locked -- --test-threads=4 2>&1 | tee -a "$results"
 
 stage "the reference reader"
 # The reference reader (tests/reference/): a second implementation of docs/FORMAT.md in Python,
@@ -233,11 +260,12 @@ stage "2: OpenSSL without aws-lc"
 # RustCrypto. To keep CI's time down: the core's suite (every primitive, suite, age payload,
 # raw cipher and signature across providers) and the CLI's provider tests only. (The MPI crate
 # is left out of builds 2 and 3: it runs the same core code, already tested above.)
-ossl=(--no-default-features --features openssl --locked)
-cargo test -p paracrypt-core "${ossl[@]}" --tests 2>&1 | tee -a "$results"
+built "$alt_build" "$alt_log" "stages 2 and 3"
+export CARGO_TARGET_DIR=target/alt
+ossl_core 2>&1 | tee -a "$results"
 # This CLI is built without the test hooks (`--fixed-salt`), as every default build is: the
 # `hooks::` tests check that it refuses them.
-cargo test -p paracrypt-cli "${ossl[@]}" --test cli -- providers:: hooks:: 2>&1 | tee -a "$results"
+ossl_cli -- providers:: hooks:: 2>&1 | tee -a "$results"
 # No default build has the test hooks: not the CLI, the facade, nor the Python package (their
 # normal and build dependencies, every feature each enables by default).
 for package in paracrypt-cli paracrypt paracrypt-py; do
@@ -265,17 +293,13 @@ done
 # The Python package is left out too: it has no Rust test and no code that depends on the
 # providers compiled (stage 1 builds and tests it), and its pure-Rust build would only compile
 # PyO3 again.
-cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store --exclude paracrypt-py \
-  "${pure[@]}" --features paracrypt-cli/test-hooks 2>&1 | tee -a "$results"
+pure_suite 2>&1 | tee -a "$results"
+unset CARGO_TARGET_DIR
 
 stage "4: fuzz smoke"
 # 4. Fuzz smoke: every cargo-fuzz target replays its corpus and the seeds, then mutates for a few
 # seconds (docs/FUZZING.md; the long runs are `scripts/fuzz.sh SECONDS` by hand).
-if ! wait "$fuzz_build"; then
-  cat "$fuzz_log" >&2
-  echo "the fuzz targets did not build (log above)" >&2
-  exit 1
-fi
+built "$fuzz_build" "$fuzz_log" "the fuzz targets"
 trap - EXIT
 bash scripts/fuzz.sh "$fuzz_seconds"
 
