@@ -29,6 +29,7 @@ declare -A why=(
   [libopenmpi-dev]="mpi-sys compiles against mpi.h (mpicc)"
   [libclang-dev]="bindgen (mpi-sys) loads libclang.so and clang's headers"
   [iproute2]="the emulated-cluster tests make network namespaces and veths with ip and tc"
+  [python3-venv]="the S3 and KMS servers, the reference reader and the Python package's tests run in virtual environments"
 )
 need=()
 if command -v dpkg-query >/dev/null; then
@@ -50,6 +51,7 @@ else
   command -v mpirun >/dev/null || need+=(openmpi-bin)
   command -v mpicc >/dev/null || need+=(libopenmpi-dev)
   command -v ip >/dev/null || need+=(iproute2)
+  python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
   compgen -G '/usr/lib*/llvm*/lib/libclang.so' >/dev/null ||
     compgen -G '/usr/lib*/libclang.so' >/dev/null ||
     compgen -G '/usr/lib*/*/libclang.so' >/dev/null ||
@@ -99,57 +101,64 @@ if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); proce
   echo "node $node_version is too old for typage's packages (20.19 or later): install a newer Node.js" >&2
   exit 1
 fi
-typage=target/typage
-if ! cmp -s tests/typage/package-lock.json "$typage/package-lock.json" ||
-  [ ! -f "$typage/node_modules/age-encryption/package.json" ]; then
-  rm -rf "$typage"
-  mkdir -p "$typage"
-  cp tests/typage/package.json tests/typage/package-lock.json "$typage/"
-  (cd "$typage" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
-fi
-
 # The S3 server of the object-storage tests (crates/paracrypt-cli/tests/cli/s3/): moto's
 # standalone server, pinned in tests/s3/requirements.txt (tests/s3/server.py says why moto and
 # not s3s-fs), in a virtual environment under target/ (reinstalled when the pins change; about
 # a minute from PyPI's wheels). The tests start it on 127.0.0.1 on a free port and it ends with
 # them, however they end.
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null && command -v apt-get >/dev/null; then
-  echo "installing python3-venv: the S3 server and the reference reader run in virtual environments"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
-fi
+# A virtual environment at DIR holding the pinned REQUIREMENTS, made again when the pins change
+# (only wheels, never a build from source).
+pinned_venv() {
+  local dir=$1 requirements=$2
+  if ! cmp -s "$requirements" "$dir/requirements.txt"; then
+    rm -rf "$dir"
+    python3 -m venv "$dir"
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+      --only-binary=:all: --require-virtualenv -r "$requirements"
+    cp "$requirements" "$dir/requirements.txt"
+  fi
+}
 s3venv=target/s3-venv
-s3requirements=tests/s3/requirements.txt
-if ! cmp -s "$s3requirements" "$s3venv/requirements.txt"; then
-  rm -rf "$s3venv"
-  python3 -m venv "$s3venv"
-  "$s3venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    --only-binary=:all: --require-virtualenv -r "$s3requirements"
-  cp "$s3requirements" "$s3venv/requirements.txt"
-fi
 export PARACRYPT_S3_PYTHON="$PWD/$s3venv/bin/python"
 # The KMS of the key-state tests (kms::a_disabled_key_…): ministack, pinned in
 # tests/kms/requirements.txt (tests/kms/server.py says why: moto never looks at a key's state),
 # in a virtual environment of its own (its botocore pin differs from moto's boto3; about 20
 # seconds from PyPI's wheels).
 kmsvenv=target/kms-venv
-kmsrequirements=tests/kms/requirements.txt
-if ! cmp -s "$kmsrequirements" "$kmsvenv/requirements.txt"; then
-  rm -rf "$kmsvenv"
-  python3 -m venv "$kmsvenv"
-  "$kmsvenv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    --only-binary=:all: --require-virtualenv -r "$kmsrequirements"
-  cp "$kmsrequirements" "$kmsvenv/requirements.txt"
-fi
 export PARACRYPT_KMS_PYTHON="$PWD/$kmsvenv/bin/python"
+
+# typage (above) and the four virtual environments (the S3 and KMS servers above; the reference
+# reader's and the Python package's, below) are made while stage 1 compiles: they wait on the
+# network and the disk, the build on the CPU. Stage 1's tests wait for them.
+typage() {
+  local dir=target/typage
+  if ! cmp -s tests/typage/package-lock.json "$dir/package-lock.json" ||
+    [ ! -f "$dir/node_modules/age-encryption/package.json" ]; then
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    cp tests/typage/package.json tests/typage/package-lock.json "$dir/"
+    (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  fi
+}
+environments() {
+  set -e
+  typage
+  pinned_venv "$s3venv" tests/s3/requirements.txt
+  pinned_venv "$kmsvenv" tests/kms/requirements.txt
+  pinned_venv target/reference-venv tests/reference/requirements.txt
+  pinned_venv target/py-venv crates/paracrypt-py/requirements-test.txt
+}
+mkdir -p target
+env_log=target/environments.log
+environments >"$env_log" 2>&1 </dev/null &
+environments_job=$!
+trap 'kill "$environments_job" 2>/dev/null || true' EXIT
 
 export CI="${CI:-true}"
 # Every runner's output also goes to a log, for the closing count of tests run.
 results=target/test-results.log
 # Where the time goes: each stage's start, in seconds since the script began (also in the log).
 stage() { echo "== stage $1 at ${SECONDS}s" | tee -a "$results"; }
-mkdir -p target
 : >"$results"
 stage "1: every feature"
 # 1. The default build (aws-lc, OpenSSL and RustCrypto providers) with every feature, MPI
@@ -185,15 +194,16 @@ export -f ossl_core ossl_cli pure_suite alt_builds
 alt_log=target/alt-build.log
 CARGO_TARGET_DIR=target/alt nice -n 10 setsid bash -c alt_builds >"$alt_log" 2>&1 </dev/null &
 alt_build=$!
-trap 'kill -- "-$fuzz_build" "-$alt_build" 2>/dev/null || true' EXIT
-# Waits for a background build (process, log, what it builds), showing its log if it failed.
+trap 'kill -- "-$fuzz_build" "-$alt_build" "$environments_job" 2>/dev/null || true' EXIT
+# Waits for a background job (process, log, what it does), showing its log if it failed.
 built() {
   if ! wait "$1"; then
     cat "$2" >&2
-    echo "$3 did not build (log above)" >&2
+    echo "$3: failed (log above)" >&2
     exit 1
   fi
 }
+built "$environments_job" "$env_log" "the tests' environments (typage, the virtual environments)"
 # Four test threads: on two cores the CLI's tests wait more than they compute (mpirun's start,
 # the servers, the emulated hosts' links), so two threads leave a core idle.
 cargo test --workspace --all-features --locked -- --test-threads=4 2>&1 | tee -a "$results"
@@ -203,20 +213,6 @@ stage "the reference reader"
 # run on every test vector and on fresh files from the binary. Its packages are pinned and go
 # into a local virtual environment; a missing one fails here, it never skips.
 venv=target/reference-venv
-requirements=tests/reference/requirements.txt
-if ! python3 -c 'import ensurepip, venv' 2>/dev/null && command -v apt-get >/dev/null; then
-  echo "installing python3-venv: the reference reader runs in a virtual environment"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
-fi
-if ! cmp -s "$requirements" "$venv/requirements.txt"; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    --only-binary=:all: --require-virtualenv -r "$requirements"
-  cp "$requirements" "$venv/requirements.txt"
-fi
 # The binaries and the Python package's extension, built in stage 1 (this only checks that they
 # are fresh: the same command, because `--tests` brings the dev-dependencies' features in, and a
 # build without it compiles the core and everything above it again). cargo unifies features over
@@ -235,14 +231,6 @@ stage "the Python package"
 # with the CLI and age, bad input, a real Dask LocalCluster of two worker processes) and mypy
 # over the stub and a typed usage file.
 pyvenv=target/py-venv
-pyrequirements=crates/paracrypt-py/requirements-test.txt
-if ! cmp -s "$pyrequirements" "$pyvenv/requirements.txt"; then
-  rm -rf "$pyvenv"
-  python3 -m venv "$pyvenv"
-  "$pyvenv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
-    --only-binary=:all: --require-virtualenv -r "$pyrequirements"
-  cp "$pyrequirements" "$pyvenv/requirements.txt"
-fi
 cp target/debug/lib_paracrypt.so crates/paracrypt-py/python/paracrypt/_paracrypt.abi3.so
 "$pyvenv/bin/python" -c 'import pathlib, sys, sysconfig
 pathlib.Path(sysconfig.get_paths()["purelib"], "paracrypt-dev.pth").write_text(sys.argv[1] + "\n")' \
@@ -260,7 +248,7 @@ stage "2: OpenSSL without aws-lc"
 # RustCrypto. To keep CI's time down: the core's suite (every primitive, suite, age payload,
 # raw cipher and signature across providers) and the CLI's provider tests only. (The MPI crate
 # is left out of builds 2 and 3: it runs the same core code, already tested above.)
-built "$alt_build" "$alt_log" "stages 2 and 3"
+built "$alt_build" "$alt_log" "the build of stages 2 and 3"
 export CARGO_TARGET_DIR=target/alt
 ossl_core 2>&1 | tee -a "$results"
 # This CLI is built without the test hooks (`--fixed-salt`), as every default build is: the
@@ -299,7 +287,7 @@ unset CARGO_TARGET_DIR
 stage "4: fuzz smoke"
 # 4. Fuzz smoke: every cargo-fuzz target replays its corpus and the seeds, then mutates for a few
 # seconds (docs/FUZZING.md; the long runs are `scripts/fuzz.sh SECONDS` by hand).
-built "$fuzz_build" "$fuzz_log" "the fuzz targets"
+built "$fuzz_build" "$fuzz_log" "the fuzz targets' build"
 trap - EXIT
 bash scripts/fuzz.sh "$fuzz_seconds"
 
