@@ -76,7 +76,7 @@ pub fn rekey_header(
         Some(AgeFormat::Binary) => agefile::rekey_header(&mut input, &old, &new),
         Some(AgeFormat::Armored) => Err(Error::CannotRekey(
             "it is an armored age file; rekeying copies the payload byte for byte, which needs \
-             the binary form (encrypt without --armor)",
+             the binary form (encrypt it unarmored)",
         )),
         None => Err(Error::NotAContainer),
     }

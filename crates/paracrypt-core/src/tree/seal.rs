@@ -107,8 +107,8 @@ pub fn plan(
             (Secret::Recipients(_), Some(identities)) => Secret::Identities(Arc::clone(identities)),
             (Secret::Recipients(_), None) => {
                 return Err(Error::Request(
-                    "--update reads the tree's manifest, which a tree encrypted to recipients \
-                     opens only with an identity: give one that opens it (-i)"
+                    "an update reads the tree's manifest, which a tree encrypted to recipients \
+                     opens only with an identity: give one that opens it"
                         .into(),
                 ));
             }
@@ -1026,7 +1026,7 @@ fn check_previous(
 ) -> Result<()> {
     if previous.format != format {
         return Err(Error::Tree(format!(
-            "--update: the tree's files are {} files: update it in the same format",
+            "cannot update: the tree's files are {} files: update it in the same format",
             match previous.format {
                 TreeFormat::Container => "paracrypt",
                 TreeFormat::Age => "binary age",
@@ -1037,14 +1037,18 @@ fn check_previous(
     }
     if previous.signer.is_some() != signing {
         return Err(Error::Tree(if signing {
-            "--update: the tree is not signed: drop --sign, or encrypt it anew".into()
+            "cannot update: the tree is not signed: update it without a signing key, or \
+             encrypt it anew"
+                .into()
         } else {
-            "--update: the tree is signed: give --sign KEY to update it".into()
+            "cannot update: the tree is signed: give its signing key to update it".into()
         }));
     }
     if hide_names && !previous.hides_names() {
         return Err(Error::Tree(
-            "--update: the tree keeps its names: drop --hide-names, or encrypt it anew".into(),
+            "cannot update: the tree keeps its names: update it without hidden names, or \
+             encrypt it anew"
+                .into(),
         ));
     }
     Ok(())
