@@ -16,6 +16,7 @@
 # not given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts="$PWD/scripts"
 
 files="${FILES:-3000}"
 big="${BIG:-2}"
@@ -40,28 +41,8 @@ work="$(mktemp -d /dev/shm/paracrypt-tree-mpi-bench.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-# The tree: sizes drawn from a fixed seed, contents random.
-python3 - "$files" "$big" "$big_mib" <<'PY'
-import math, os, random, sys
-files, big, big_mib = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-rng = random.Random(35)
-sizes = [int(math.exp(rng.uniform(math.log(1 << 10), math.log(4 << 20)))) for _ in range(files)]
-total = sum(sizes) + big * (big_mib << 20)
-free = os.statvfs(".").f_bavail * os.statvfs(".").f_frsize
-if 3.2 * total > free:
-    sys.exit(f"tree-mpi-bench: the tree ({total >> 20} MiB) and its copies do not fit /dev/shm "
-             f"({free >> 20} MiB free): set FILES or BIG_MIB lower")
-for i, size in enumerate(sizes):
-    d = f"tree/d{i % 100:02}/e{i // 100 % 20:02}"
-    os.makedirs(d, exist_ok=True)
-    with open(f"{d}/f{i}", "wb") as f:
-        f.write(os.urandom(size))
-for i in range(big):
-    with open(f"tree/big{i}", "wb") as f:
-        for _ in range(big_mib):
-            f.write(os.urandom(1 << 20))
-print(f"tree-mpi-bench: {files} files + {big} x {big_mib} MiB, {total >> 20} MiB in all", file=sys.stderr)
-PY
+# The tree (scripts/make-tree.py): sizes drawn from a fixed seed, contents random.
+python3 "$scripts/make-tree.py" tree "$files" "$big" "$big_mib" 3.2
 "$BIN" keygen -o tree.key
 
 echo "tree-mpi-bench: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
