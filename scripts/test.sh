@@ -167,7 +167,8 @@ stage "1: every feature"
 # links it, without libpython: PYO3_BUILD_EXTENSION_MODULE) — so that cargo keeps both cores busy
 # to the end of the graph; then the tests run.
 export PYO3_BUILD_EXTENSION_MODULE=1
-cargo build --workspace --all-features --locked --bins --lib --tests
+# (--timings: where the compile time goes, target/cargo-timings/, for whoever shortens CI next)
+cargo build --workspace --all-features --locked --bins --lib --tests --timings
 # The builds of the later stages run now, beside the tests of stage 1 to the Python package,
 # which mostly wait on processes (MPI, the S3 and KMS servers, Python, node: the CLI's suite
 # keeps under one core busy on two), at a lower priority; each later stage waits for its own.
@@ -189,7 +190,7 @@ pure_suite() {
   cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store --exclude paracrypt-py \
     --no-default-features --features rustcrypto --features paracrypt-cli/test-hooks --locked "$@"
 }
-alt_builds() { ossl_core --no-run && ossl_cli --no-run && pure_suite --no-run; }
+alt_builds() { ossl_core --no-run --timings && ossl_cli --no-run --timings && pure_suite --no-run --timings; }
 export -f ossl_core ossl_cli pure_suite alt_builds
 alt_log=target/alt-build.log
 CARGO_TARGET_DIR=target/alt nice -n 10 setsid bash -c alt_builds >"$alt_log" 2>&1 </dev/null &
