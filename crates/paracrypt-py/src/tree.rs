@@ -196,8 +196,10 @@ pub fn encrypt_tree<'py>(
 /// recipients, an armored age tree to recipients, a signed tree without its key. ``dst`` must
 /// be new or empty, or ``overwrite=True`` writes into it.
 ///
-/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` rekeyed). A file
-/// whose stored header is not the one the manifest lists is named and left out:
+/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` rekeyed). A tree that
+/// is not as its manifest lists it (a file missing, two files swapped, an old manifest put
+/// back) is refused whole with :class:`TreeChangedError`, its ``changes`` naming each such
+/// file, and nothing is left at ``dst``; a file that cannot be read is named and left out:
 /// :class:`IncompleteTreeError`, as for :func:`encrypt_tree`. Rekeying is not revocation.
 #[pyfunction]
 #[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None))]
