@@ -2,11 +2,13 @@
 //! age file. Each flag resolves, once, into the core's [`Recipients`] or [`Identities`].
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use age::secrecy::SecretString;
 use anyhow::Result;
 use clap::Args;
 use paracrypt_core::recipient::{Identities, Recipients};
+use paracrypt_core::request::Secret;
 
 /// `-r/--recipient` and `-R/--recipients-file`.
 #[derive(Clone, Debug, Default, Args)]
@@ -61,6 +63,32 @@ pub struct IdentityFlags {
 }
 
 impl IdentityFlags {
+    /// The identity files of `-i` beside another flag (`encrypt --update -i FILE`).
+    pub fn files(identity_files: Vec<PathBuf>) -> Self {
+        IdentityFlags {
+            identity_files,
+            kms: false,
+        }
+    }
+
+    /// The identities given, read; `None` when none was (the command then opens with its key or
+    /// password).
+    pub fn read_given(&self) -> Result<Option<Arc<Identities>>> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        self.read().map(|identities| Some(Arc::new(identities)))
+    }
+
+    /// The secret a decryption opens with: these identities when any is given, else
+    /// `otherwise` (the key or password, read only then: no prompt when -i is given).
+    pub fn or_else(&self, otherwise: impl FnOnce() -> Result<Secret>) -> Result<Secret> {
+        match self.read_given()? {
+            Some(identities) => Ok(Secret::Identities(identities)),
+            None => otherwise(),
+        }
+    }
+
     /// Whether no identity was given.
     pub fn is_empty(&self) -> bool {
         self.identity_files.is_empty() && !self.kms

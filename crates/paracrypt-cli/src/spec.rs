@@ -8,13 +8,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
-use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::request::{
     ChunkSize, Direction, PasswordKdf, RawCipherName, Request, Sealing, Secret,
 };
-use paracrypt_core::sign::VerifyingKey;
 
-use crate::cmd::signatures::{key_error_core, read_key_file};
+use crate::cmd::signatures::verifying_key;
+use crate::exit::usage;
 use crate::flags::{FilesFlags, ThreadsFlag};
 use crate::io::OutputPolicy;
 use crate::people::{IdentityFlags, RecipientFlags};
@@ -120,6 +119,28 @@ pub struct PasswordSpec {
 }
 
 impl Operation {
+    /// A decryption (`what`: what the command does with it, for the refusal: `decrypt`, `open
+    /// a tree`): with the identities of -i, or with the key or password of `secret`, not both.
+    pub fn decrypt(
+        what: &str,
+        secret: SecretArgs,
+        identities: IdentityFlags,
+        range: Option<(u64, u64)>,
+        verify_with: Option<PathBuf>,
+    ) -> Result<Operation> {
+        if !identities.is_empty() && (secret.key_file.is_some() || secret.password_file.is_some()) {
+            return usage(format!(
+                "{what} with identities (-i) or with a key or password, not both"
+            ));
+        }
+        Ok(Operation::Decrypt {
+            secret,
+            identities,
+            range,
+            verify_with,
+        })
+    }
+
     /// Reads the key, password, identities or signing key (`may_prompt`: a password on the
     /// terminal as a last resort) and makes the core's request.
     pub fn request(&self, may_prompt: bool) -> Result<Request> {
@@ -157,18 +178,8 @@ impl Operation {
                 verify_with,
                 ..
             } => {
-                let expected = verify_with
-                    .as_ref()
-                    .map(|path| -> Result<VerifyingKey> {
-                        VerifyingKey::from_key_file(&read_key_file(path)?, RsaScheme::Pkcs1v15)
-                            .map_err(key_error_core(path))
-                    })
-                    .transpose()?;
-                let secret = if identities.is_empty() {
-                    secret.secret(false, may_prompt)?
-                } else {
-                    Secret::Identities(Arc::new(identities.read()?))
-                };
+                let expected = verify_with.as_deref().map(verifying_key).transpose()?;
+                let secret = identities.or_else(|| secret.secret(false, may_prompt))?;
                 Request::decrypt(secret, expected)?
             }
         };

@@ -387,6 +387,16 @@ pub enum Error {
     /// an older version, or changed.
     #[error("{0}")]
     TreeMismatch(String),
+    /// An encrypted tree refused whole because it is not as its manifest lists it (a file
+    /// missing, swapped for another, or not the one an old manifest put back lists): each
+    /// file's failure ([`Error::InTree`], naming it), in the tree's order. A rekey refuses such
+    /// a tree rather than write a next generation that would no longer name them.
+    #[error(
+        "the tree is not as its manifest lists it, so nothing was rekeyed (verify --recursive \
+         names each difference): {}",
+        differences(.0)
+    )]
+    TreeDiffers(Vec<Error>),
     /// The failure of one file of a tree, naming it (its path in the tree).
     #[error("{path}: {source}")]
     InTree {
@@ -396,6 +406,15 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+}
+
+/// The failures of [`Error::TreeDiffers`], on one line.
+fn differences(failures: &[Error]) -> String {
+    failures
+        .iter()
+        .map(|e| e.to_string().replace('\n', " "))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What is wrong with a container header.
@@ -492,6 +511,7 @@ impl Error {
             | Error::InputChanged(_)
             | Error::Manifest(_)
             | Error::TreeMismatch(_)
+            | Error::TreeDiffers(_)
             | Error::SignatureFile(_) => ErrorKind::Data,
             Error::InTree { source, .. } => source.kind(),
             Error::Provider { .. } => ErrorKind::Internal,

@@ -11,7 +11,7 @@ use paracrypt_core::container::Argon2Params;
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::request::{ChunkSize, Format, Key, Request, Sealing, Secret};
 use paracrypt_core::sign::SigningKey;
-use paracrypt_core::tree::{self, EntryKind, Options, RekeyTo};
+use paracrypt_core::tree::{self, Options, RekeyTo};
 use paracrypt_core::{Error, Runner};
 
 use super::raw::{data, with_threads};
@@ -42,11 +42,15 @@ fn to(who: &age::x25519::Identity) -> Secret {
 }
 
 fn with(who: &age::x25519::Identity) -> Secret {
+    Secret::Identities(identities(who))
+}
+
+fn identities(who: &age::x25519::Identity) -> Arc<Identities> {
     let mut identities = Identities::new();
     identities
         .add_file("k", who.to_string().expose_secret().as_bytes())
         .unwrap();
-    Secret::Identities(Arc::new(identities))
+    Arc::new(identities)
 }
 
 fn password(text: &str) -> Secret {
@@ -367,8 +371,12 @@ fn what_cannot_be_rekeyed_is_refused_before_anything_is_written() {
     assert!(matches!(err, Error::TreeOutputExists(_)), "{err}");
 }
 
+/// A tree that is not as its manifest lists it (a file swapped for another, a file missing,
+/// an old manifest put back over newer files) is refused whole, naming every file, and nothing
+/// is left at the output: a rekeyed tree is the next generation of the tree, and one that left
+/// those files out would no longer name them (it would only say it is incomplete).
 #[test]
-fn a_file_swapped_for_another_is_named_and_left_out_of_the_new_tree() {
+fn a_tree_that_differs_from_its_manifest_is_refused_whole_naming_every_file() {
     let dir = tempfile::tempdir().unwrap();
     let plain = sample(dir.path());
     let (alice, bob) = (
@@ -377,25 +385,66 @@ fn a_file_swapped_for_another_is_named_and_left_out_of_the_new_tree() {
     );
     let old = dir.path().join("old");
     encrypt(to(&alice), Sealing::default(), &plain, &old);
-    std::fs::copy(old.join("a/f2.pcr"), old.join("a/f0.pcr")).unwrap();
-    let new = dir.path().join("new");
-    let done = rekey(with(&alice), to_secret(to(&bob)), &old, &new).unwrap();
-    assert_eq!((done.files, done.failures.len()), (21, 1));
-    let failure = done.failures[0].to_string();
-    assert!(
-        failure.starts_with("a/f0: ") && failure.contains("not the one the manifest lists"),
-        "{failure}"
+    let refused = |tree: &Path, says: &[&str]| {
+        let new = dir.path().join("new");
+        let err = rekey(with(&alice), to_secret(to(&bob)), tree, &new).unwrap_err();
+        assert!(matches!(err, Error::TreeDiffers(_)), "{err}");
+        assert_eq!(err.kind(), paracrypt_core::ErrorKind::Data);
+        let text = err.to_string();
+        assert!(!text.contains('\n'), "{text}");
+        for words in says {
+            assert!(text.contains(words), "`{words}`: {text}");
+        }
+        assert!(!new.exists(), "{text}");
+    };
+
+    // Two files swapped; then one of them missing.
+    let swapped = dir.path().join("swapped");
+    copy_tree(&old, &swapped);
+    std::fs::rename(swapped.join("a/f0.pcr"), swapped.join("t")).unwrap();
+    std::fs::rename(swapped.join("a/f2.pcr"), swapped.join("a/f0.pcr")).unwrap();
+    std::fs::rename(swapped.join("t"), swapped.join("a/f2.pcr")).unwrap();
+    refused(
+        &swapped,
+        &[
+            "a/f0: its encrypted file a/f0.pcr is not the one the manifest lists",
+            "a/f2: its encrypted file a/f2.pcr is not the one the manifest lists",
+        ],
     );
-    assert!(!done.is_complete());
-    assert!(!new.join("a/f0.pcr").exists());
-    let open = Request::decrypt(with(&bob), None).unwrap();
-    let manifest = tree::read_manifest(&Runner::new(), &open, &new).unwrap();
-    assert!(!manifest.complete);
-    assert!(manifest.entry(b"a/f0").is_none());
-    assert!(matches!(
-        manifest.entry(b"a/f2").unwrap().kind,
-        EntryKind::File(_)
-    ));
+    std::fs::remove_file(swapped.join("a/f2.pcr")).unwrap();
+    refused(&swapped, &["a/f2: its encrypted file a/f2.pcr is missing"]);
+
+    // An old manifest put back over a newer tree: a/f0 changed and the tree updated.
+    let replayed = dir.path().join("replayed");
+    copy_tree(&old, &replayed);
+    std::fs::write(plain.join("a/f0"), b"changed").unwrap();
+    let update = Request::encrypt(to(&alice), Sealing::default()).unwrap();
+    let options = Options {
+        update: true,
+        update_with: Some(identities(&alice)),
+        ..Options::default()
+    };
+    let done = tree::encrypt(&Runner::new(), &update, &plain, &replayed, &options).unwrap();
+    assert!(done.is_complete() && done.files == 1, "{:?}", done.failures);
+    std::fs::copy(old.join(tree::MANIFEST), replayed.join(tree::MANIFEST)).unwrap();
+    refused(
+        &replayed,
+        &["a/f0: its encrypted file a/f0.pcr is not the one the manifest lists"],
+    );
+}
+
+/// A copy of the tree `from` at `to` (directories and regular files).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
 }
 
 #[test]

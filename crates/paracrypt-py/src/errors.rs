@@ -86,6 +86,7 @@ fn class_of(error: &CoreError) -> &'static str {
             CoreError::ChunkAuth { .. } | CoreError::Header(HeaderFault::Mac) => {
                 "AuthenticationError"
             }
+            CoreError::TreeDiffers(_) => "TreeChangedError",
             CoreError::NotAContainer
             | CoreError::NotEncrypted
             | CoreError::UnknownFormat
@@ -200,6 +201,20 @@ impl Failure {
             }
             Failure::Io(_, error) if python_cause(py, &error).is_some() => {
                 python_cause(py, &error).expect("checked")
+            }
+            // Each file named in `changes`, as `verify_tree` lists them.
+            Failure::Core(CoreError::TreeDiffers(failures)) => {
+                let changes: Vec<String> = failures.iter().map(ToString::to_string).collect();
+                let message = CoreError::TreeDiffers(failures).to_string();
+                match pyo3::types::PyList::new(py, &changes) {
+                    Ok(list) => exception_with(
+                        py,
+                        "TreeChangedError",
+                        message,
+                        &[("changes", list.into_any())],
+                    ),
+                    Err(e) => e,
+                }
             }
             Failure::Core(error) => {
                 let errno = match cause(&error) {

@@ -15,22 +15,43 @@ use crate::api::{decrypt_request, encrypt_request};
 use crate::errors::{Failure, exception_with};
 use crate::options::Options;
 
-/// Options of a tree run from the keyword arguments.
-fn tree_options(overwrite: bool, hide_names: bool, update: bool, checksum: bool) -> tree::Options {
+/// The options of a tree run that writes `dst` (`overwrite=`).
+fn write_options(overwrite: bool) -> tree::Options {
     tree::Options {
         force: overwrite,
-        hide_names,
-        update,
-        checksum,
         ..tree::Options::default()
     }
 }
 
-/// The identities that open the manifest of a tree encrypted to recipients, for an update.
-fn update_with(
+/// The options of a tree's encryption from the keyword arguments of :func:`encrypt_tree` (and
+/// ``TreeJob.encrypt``): ``identities=`` open the manifest of a tree encrypted to recipients,
+/// for an update.
+fn seal_options(
+    overwrite: bool,
+    hide_names: bool,
+    update: bool,
+    checksum: bool,
     identities: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Option<std::sync::Arc<paracrypt_core::recipient::Identities>>> {
-    identities.map(crate::secrets::identities_arg).transpose()
+) -> PyResult<tree::Options> {
+    Ok(tree::Options {
+        hide_names,
+        update,
+        checksum,
+        update_with: identities.map(crate::secrets::identities_arg).transpose()?,
+        ..write_options(overwrite)
+    })
+}
+
+/// Runs `work` with the core's runner of ``threads=``, ``provider=`` and ``progress=``, in the
+/// call's pool without the GIL: how every tree function runs the core.
+fn run_core<T: Send>(
+    py: Python<'_>,
+    (threads, provider, progress): (Option<i64>, Option<&str>, Option<Py<PyAny>>),
+    work: impl FnOnce(&paracrypt_core::Runner) -> Result<T, Failure> + Send,
+) -> PyResult<T> {
+    let options = Options::new(threads, provider, progress)?;
+    let runner = options.runner();
+    options.run(py, || work(&runner))
 }
 
 /// The signer of a manifest as a dict (`fingerprint`, and `required`: whether the call asked
@@ -172,14 +193,9 @@ pub fn encrypt_tree<'py>(
     let request = encrypt_request(
         key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
-    let options = Options::new(threads, provider, progress)?;
-    let tree_options = tree::Options {
-        update_with: update_with(identities)?,
-        ..tree_options(overwrite, hide_names, update, checksum)
-    };
-    let runner = options.runner();
-    let summary = options.run(py, || {
-        Ok(tree::encrypt(&runner, &request, &src, &dst, &tree_options)?)
+    let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
+    let summary = run_core(py, (threads, provider, progress), |runner| {
+        Ok(tree::encrypt(runner, &request, &src, &dst, &tree_options)?)
     })?;
     finish(py, summary, true)
 }
@@ -196,8 +212,10 @@ pub fn encrypt_tree<'py>(
 /// recipients, an armored age tree to recipients, a signed tree without its key. ``dst`` must
 /// be new or empty, or ``overwrite=True`` writes into it.
 ///
-/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` rekeyed). A file
-/// whose stored header is not the one the manifest lists is named and left out:
+/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` rekeyed). A tree that
+/// is not as its manifest lists it (a file missing, two files swapped, an old manifest put
+/// back) is refused whole with :class:`TreeChangedError`, its ``changes`` naming each such
+/// file, and nothing is left at ``dst``; a file that cannot be read is named and left out:
 /// :class:`IncompleteTreeError`, as for :func:`encrypt_tree`. Rekeying is not revocation.
 #[pyfunction]
 #[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None))]
@@ -216,7 +234,7 @@ pub fn rekey_tree<'py>(
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let tree_options = tree_options(overwrite, false, false, false);
+    let tree_options = write_options(overwrite);
     // What the paths and the manifest's header refuse, before any secret is read.
     tree::check_rekey(&src, &dst, &tree_options).map_err(Failure::from)?;
     let open = decrypt_request(None, password, identities, None)?;
@@ -226,10 +244,8 @@ pub fn rekey_tree<'py>(
             .map(|path| crate::secrets::read_signing_key(&path))
             .transpose()?,
     };
-    let options = Options::new(threads, provider, progress)?;
-    let runner = options.runner();
-    let summary = options.run(py, || {
-        Ok(tree::rekey(&runner, &open, &to, &src, &dst, &tree_options)?)
+    let summary = run_core(py, (threads, provider, progress), |runner| {
+        Ok(tree::rekey(runner, &open, &to, &src, &dst, &tree_options)?)
     })?;
     finish(py, summary, true)
 }
@@ -265,11 +281,9 @@ pub fn decrypt_tree<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let request = decrypt_request(key, password, identities, verify_with)?;
-    let options = Options::new(threads, provider, progress)?;
-    let tree_options = tree_options(overwrite, false, false, false);
-    let runner = options.runner();
-    let summary = options.run(py, || {
-        Ok(tree::decrypt(&runner, &request, &src, &dst, &tree_options)?)
+    let tree_options = write_options(overwrite);
+    let summary = run_core(py, (threads, provider, progress), |runner| {
+        Ok(tree::decrypt(runner, &request, &src, &dst, &tree_options)?)
     })?;
     finish(py, summary, false)
 }
@@ -317,9 +331,7 @@ pub fn sign_tree<'py>(
         PathBuf::from(name)
     });
     let key = crate::secrets::read_signing_key(&key)?;
-    let options = Options::new(threads, provider, None)?;
-    let runner = options.runner();
-    let signed = options.run(py, || {
+    let signed = run_core(py, (threads, provider, None), |runner| {
         let parent = match sig.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => std::path::Path::new("."),
@@ -333,7 +345,7 @@ pub fn sign_tree<'py>(
                 src.display()
             )));
         }
-        let signed = tree::sign(&runner, &key, &src)?;
+        let signed = tree::sign(runner, &key, &src)?;
         let output = crate::output::Staged::create(&sig, overwrite, Some(&src))?;
         std::io::Write::write_all(&mut output.file(), &signed.bytes)
             .map_err(|e| Failure::Io(format!("writing {}", sig.display()), e))?;
@@ -462,10 +474,8 @@ pub fn info_tree<'py>(
     provider: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let request = decrypt_request(key, password, identities, verify_with)?;
-    let options = Options::new(Some(1), provider, None)?;
-    let runner = options.runner();
-    let json = options.run(py, || {
-        let manifest = tree::read_manifest(&runner, &request, &src)?;
+    let json = run_core(py, (Some(1), provider, None), |runner| {
+        let manifest = tree::read_manifest(runner, &request, &src)?;
         Ok(manifest.json(&src.display().to_string()).to_string())
     })?;
     py.import("json")?.call_method1("loads", (json,))
@@ -553,14 +563,9 @@ impl TreeJob {
         let request = encrypt_request(
             key, password, recipients, format, false, cipher, chunk_size, sign,
         )?;
-        let options = Options::new(threads, provider, None)?;
-        let tree_options = tree::Options {
-            update_with: update_with(identities)?,
-            ..tree_options(overwrite, hide_names, update, checksum)
-        };
-        let runner = options.runner();
-        let plan = options.run(py, || {
-            Ok(tree::plan(&runner, &request, &src, &dst, &tree_options)?)
+        let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
+        let plan = run_core(py, (threads, provider, None), |runner| {
+            Ok(tree::plan(runner, &request, &src, &dst, &tree_options)?)
         })?;
         let sealed = tree::Sealed::new(&plan);
         Ok(TreeJob {
@@ -589,12 +594,10 @@ impl TreeJob {
         provider: Option<&str>,
     ) -> PyResult<Self> {
         let request = decrypt_request(key, password, identities, verify_with)?;
-        let options = Options::new(threads, provider, None)?;
-        let tree_options = tree_options(overwrite, false, false, false);
-        let runner = options.runner();
-        let plan = options.run(py, || {
+        let tree_options = write_options(overwrite);
+        let plan = run_core(py, (threads, provider, None), |runner| {
             Ok(tree::open_plan(
-                &runner,
+                runner,
                 &request,
                 &src,
                 &dst,

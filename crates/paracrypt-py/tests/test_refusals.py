@@ -2,8 +2,9 @@
 the Python package: decrypt_file, decrypt, decrypt_into, decryptor, decrypt_range, the raw
 functions, and paracrypt.dask on a LocalCluster. Each door must give each row's outcome: its
 exception class, the row's words in the message, nothing left at dst, the plaintext on success.
-The table's `trees` rows go through the doors that open a tree: decrypt_tree, verify_tree and
-paracrypt.dask.decrypt_tree.
+The table's `trees` rows go through the doors that open a tree: decrypt_tree, verify_tree,
+rekey_tree and paracrypt.dask.decrypt_tree; its `signed-trees` rows through
+verify_tree(signature=).
 The CLI runs the same table (crates/paracrypt-cli/tests/cli/refusals.rs)."""
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def plugin_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     for switch in ("PCTEST_FAIL", "PCTEST_LOG", "PARACRYPT_PLUGIN_SECRET"):
         monkeypatch.delenv(switch, raising=False)
     row = request.node.callspec.params.get("row") if hasattr(request.node, "callspec") else None
-    if row is not None:
+    if row is not None and "signature" not in row:  # (a signed tree's row has no env)
         for name, value in TABLE["requests"][row["request"]].get("env", {}).items():
             monkeypatch.setenv(name, value)
 
@@ -184,33 +185,42 @@ def files_under(top: Path) -> dict[str, bytes]:
             for path in sorted(top.rglob("*")) if path.is_file() and not path.is_symlink()}
 
 
-def check_tree(row: dict[str, Any], door: str, run: Callable[[], None], dst: Optional[Path]) -> None:
-    """Runs one tree door: its outcome (a refusal of the whole tree leaves no dst; a tree
-    decrypted in part leaves only complete files, each its plaintext), and the row's words."""
+def check_tree(row: dict[str, Any], door: str, run: Callable[[], None], dst: Optional[Path],
+               kind: str = "decrypt", back: Optional[Callable[[], Path]] = None) -> None:
+    """Runs one tree door (`kind`: decrypt, verify or rekey): its outcome (a refusal of the whole
+    tree leaves no dst; a tree decrypted in part leaves only complete files, each its
+    plaintext; a rekeyed tree, decrypted by `back`, is the plaintext tree), and the row's
+    words."""
     at = f"{row['input']} with {row['request']} through {door}"
     plain = files_under(TREES / TABLE["trees"]["plaintext"])
-    if row["outcome"] == "ok":
+    outcome, says = row["outcome"], row.get("says")
+    if kind == "rekey" and "rekey" in row:
+        outcome, says = row["rekey"]["outcome"], row["rekey"]["says"]
+    if outcome == "ok":
         run()
+        if back is not None:
+            dst = back()
         if dst is not None:
             assert files_under(dst) == plain, f"{at}: not the plaintext tree"
         return
-    if row["outcome"] == "files-refused":
-        kind = "decrypt" if dst is not None else "verify"
+    if outcome == "files-refused":
         name = TABLE["trees"]["outcomes"]["files-refused"][kind]["python"]
+    elif outcome in TABLE["trees"]["outcomes"]:
+        name = TABLE["trees"]["outcomes"][outcome]["python"]
     else:
-        name = TABLE["outcomes"][row["outcome"]]["python"]
+        name = TABLE["outcomes"][outcome]["python"]
     exception = getattr(paracrypt, name)
     with pytest.raises(paracrypt.Error) as raised:
         run()
-    assert isinstance(raised.value, exception), f"{at}: {type(raised.value).__name__}: {raised.value}"
+    assert type(raised.value) is exception, f"{at}: {type(raised.value).__name__}: {raised.value}"
     # A changed tree's message names its first difference; `changes` lists every one.
     said = "\n".join([str(raised.value), *getattr(raised.value, "changes", [])])
-    says = row["says"] if isinstance(row["says"], list) else [row["says"]]
+    says = says if isinstance(says, list) else [says]
     for words in says:
         assert words in said, f"{at}: should say `{words}`: {said}"
     if dst is None:
         return
-    if row["outcome"] != "files-refused":
+    if outcome != "files-refused" or kind == "rekey":
         assert not dst.exists(), f"{at}: a refusal left dst"
         return
     got = files_under(dst)
@@ -225,7 +235,36 @@ def test_every_tree_door_of_the_package(row: dict[str, Any], tmp_path: Path) -> 
     kwargs = secrets(TABLE["requests"][row["request"]])
     dst = tmp_path / "out"
     check_tree(row, "decrypt_tree", lambda: paracrypt.decrypt_tree(src, dst, **kwargs), dst)
-    check_tree(row, "verify_tree", lambda: paracrypt.verify_tree(src, **kwargs), None)
+    check_tree(row, "verify_tree", lambda: paracrypt.verify_tree(src, **kwargs), None, "verify")
+
+
+def rekey_rows() -> list[Any]:
+    """The tree rows the rekey doors run: a request with `key` or `verify_with` has none."""
+    return [row for row in tree_rows()
+            if not {"key", "verify_with"} & TABLE["requests"][row.values[0]["request"]].keys()]
+
+
+@pytest.mark.parametrize("row", rekey_rows())
+def test_every_tree_row_through_rekey_tree(row: dict[str, Any], tmp_path: Path) -> None:
+    """rekey_tree, to the request's kind of secret (the table's `about`: a request with `key`
+    or `verify_with` has no rekey door), refuses what the other tree doors refuse, in the same
+    words; a tree that differs from its manifest is refused whole, and a rekeyed tree opens
+    with the request to the plaintext tree."""
+    src = TREES / row["input"]
+    kwargs = secrets(TABLE["requests"][row["request"]])
+    if "password" in kwargs:
+        to = {"new_password": kwargs["password"]}
+    else:
+        to = {"recipients": (FILES / "recipient.txt").read_text().split()}
+    dst = tmp_path / "rekeyed"
+
+    def back() -> Path:
+        opened = tmp_path / "back"
+        paracrypt.decrypt_tree(dst, opened, **kwargs)
+        return opened
+
+    check_tree(row, "rekey_tree", lambda: paracrypt.rekey_tree(src, dst, **kwargs, **to), dst,
+               "rekey", back)
 
 
 @pytest.mark.parametrize("row", tree_rows())
@@ -237,3 +276,37 @@ def test_every_tree_row_through_dask(row: dict[str, Any], tmp_path: Path, client
     dst = tmp_path / "out"
     check_tree(row, "paracrypt.dask.decrypt_tree",
                lambda: paracrypt.dask.decrypt_tree(client, src, dst, **kwargs), dst)
+
+
+SIGNED = TABLE_DIR / "signed-trees"
+SIGNED_TABLE = TABLE["signed-trees"]
+
+
+@pytest.mark.parametrize("row", [
+    pytest.param(row, id=f"{row['input']} against {row['signature']} {row['request']}")
+    for row in SIGNED_TABLE["rows"]])
+def test_every_signed_tree_row_through_verify_tree(row: dict[str, Any]) -> None:
+    """verify_tree(signature=) gives each row of the `signed-trees` section its outcome: the
+    exception class, and the row's words in the message or in `changes`."""
+    at = f"{row['input']} against {row['signature']} {row['request']}"
+    kwargs: dict[str, Any] = {}
+    if "verify_with" in SIGNED_TABLE["requests"][row["request"]]:
+        kwargs["verify_with"] = FILES / SIGNED_TABLE["requests"][row["request"]]["verify_with"]
+
+    def run() -> dict[str, Any]:
+        return paracrypt.verify_tree(SIGNED / row["input"], signature=SIGNED / row["signature"],
+                                     **kwargs)
+
+    if row["outcome"] == "ok":
+        done = run()
+        assert done["signer"]["required"] == ("verify_with" in kwargs), f"{at}: {done}"
+        return
+    classes = {**TABLE["outcomes"], **SIGNED_TABLE["outcomes"]}
+    exception = getattr(paracrypt, classes[row["outcome"]]["python"])
+    with pytest.raises(paracrypt.Error) as raised:
+        run()
+    assert type(raised.value) is exception, f"{at}: {type(raised.value).__name__}: {raised.value}"
+    said = "\n".join([str(raised.value), *getattr(raised.value, "changes", [])])
+    says = row["says"] if isinstance(row["says"], list) else [row["says"]]
+    for words in says:
+        assert words in said, f"{at}: should say `{words}`: {said}"

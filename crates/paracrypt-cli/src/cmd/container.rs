@@ -9,9 +9,8 @@ use clap::Args;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::request::{Format, Sealing, Suite};
-use paracrypt_core::sign::SigningKey;
 
-use crate::cmd::signatures::{key_error_core, read_key_file};
+use crate::cmd::signatures::signing_key;
 use crate::exit::usage;
 use crate::flags::{
     ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, RecursiveFlag, ThreadsFlag,
@@ -216,10 +215,7 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     let sign = args
         .sign
         .as_deref()
-        .map(|path| {
-            SigningKey::from_key_file(&read_key_file(path)?, args.rsa_scheme)
-                .map_err(key_error_core(path))
-        })
+        .map(|path| signing_key(path, args.rsa_scheme))
         .transpose()?;
     let sealing = Sealing {
         format,
@@ -248,17 +244,13 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
 
 fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
     let range = args.range.as_deref().map(parse_range).transpose()?;
-    if !args.identities.is_empty()
-        && (args.common.secret.key_file.is_some() || args.common.secret.password_file.is_some())
-    {
-        return usage("decrypt with identities (-i) or with a key or password, not both");
-    }
-    let operation = Operation::Decrypt {
-        secret: args.common.secret.clone(),
-        identities: args.identities.clone(),
+    let operation = Operation::decrypt(
+        "decrypt",
+        args.common.secret.clone(),
+        args.identities.clone(),
         range,
-        verify_with: args.verify_with.clone(),
-    };
+        args.verify_with.clone(),
+    )?;
     Ok(args.common.spec(operation, false))
 }
 

@@ -27,17 +27,13 @@ use crate::spec::Operation;
 /// `info --recursive`: an encrypted tree's manifest, decrypted and checked (its signature, and
 /// the signer `--verify-with` requires), as text or JSON; its files are not read.
 fn tree(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
-    if !args.identities.is_empty()
-        && (args.secret.key_file.is_some() || args.secret.password_file.is_some())
-    {
-        return usage("open a tree with identities (-i) or with a key or password, not both");
-    }
-    let operation = Operation::Decrypt {
-        secret: args.secret,
-        identities: args.identities,
-        range: None,
-        verify_with: args.verify_with,
-    };
+    let operation = Operation::decrypt(
+        "open a tree",
+        args.secret,
+        args.identities,
+        None,
+        args.verify_with,
+    )?;
     crate::run::tree::info(&args.input, operation, args.json, provider)
 }
 

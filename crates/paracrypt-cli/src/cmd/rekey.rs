@@ -11,11 +11,10 @@ use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::rekey::rekey_header;
 use paracrypt_core::request::{Request, Secret};
-use paracrypt_core::sign::SigningKey;
 use paracrypt_core::tree::RekeyTo;
 use zeroize::Zeroizing;
 
-use crate::cmd::signatures::{key_error_core, read_key_file};
+use crate::cmd::signatures::signing_key;
 use crate::exit::{Usage, usage};
 use crate::flags::{FilesFlags, RecursiveFlag, ThreadsFlag};
 use crate::io::{Input, OutputTarget};
@@ -54,7 +53,10 @@ core) and a new manifest sealed to the new recipients (-r/-R). A password tree's
 sealed with a key its manifest carries: they are copied byte for byte and only the manifest is
 sealed again, with the new password (--passphrase). A tree encrypted with a key file is refused,
 as one such file is. A signed tree needs --sign with the key that signed it. The new manifest
-keeps the tree id and is the next generation (`info --recursive`).
+keeps the tree id and is the next generation (`info --recursive`). A tree that is not as its
+manifest lists it (a file missing, swapped, or an old manifest put back) is refused whole,
+naming every such file, and nothing is left at OUTPUT (`verify --recursive` names each
+difference).
 
 Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider failed inside
 (not the data's fault), 6 a tree (--recursive) done in part.")]
@@ -110,7 +112,7 @@ pub fn run(args: RekeyArgs) -> Result<ExitCode> {
         &args.files.input,
         args.files.policy(true),
     )?;
-    let old = Arc::new(old_identities(&args)?);
+    let old = old_identities(&args)?;
     let new = Arc::new(if args.passphrase {
         Recipients::passphrase(passphrase(&new_password(&args)?), None)
     } else {
@@ -159,11 +161,9 @@ fn rekey(
 fn tree(args: RekeyArgs) -> Result<ExitCode> {
     let options = crate::run::tree::write_options(args.files.force, args.files.sync);
     let credentials = || {
-        let old = if args.identities.is_empty() {
-            Secret::Password(old_password(&args)?, Default::default())
-        } else {
-            Secret::Identities(Arc::new(args.identities.read()?))
-        };
+        let old = args
+            .identities
+            .or_else(|| Ok(Secret::Password(old_password(&args)?, Default::default())))?;
         let secret = if args.passphrase {
             Secret::Password(new_password(&args)?, Default::default())
         } else {
@@ -172,10 +172,7 @@ fn tree(args: RekeyArgs) -> Result<ExitCode> {
         let sign = args
             .sign
             .as_deref()
-            .map(|path| {
-                SigningKey::from_key_file(&read_key_file(path)?, args.rsa_scheme)
-                    .map_err(key_error_core(path))
-            })
+            .map(|path| signing_key(path, args.rsa_scheme))
             .transpose()?;
         Ok((Request::decrypt(old, None)?, RekeyTo { secret, sign }))
     };
@@ -189,14 +186,14 @@ fn tree(args: RekeyArgs) -> Result<ExitCode> {
 }
 
 /// The old credential: `-i`'s identities, else the old passphrase.
-fn old_identities(args: &RekeyArgs) -> Result<Identities> {
-    if !args.identities.is_empty() {
-        return args.identities.read();
+fn old_identities(args: &RekeyArgs) -> Result<Arc<Identities>> {
+    match args.identities.read_given()? {
+        Some(identities) => Ok(identities),
+        None => Ok(Arc::new(Identities::passphrase(
+            passphrase(&old_password(args)?),
+            None,
+        ))),
     }
-    Ok(Identities::passphrase(
-        passphrase(&old_password(args)?),
-        None,
-    ))
 }
 
 /// The old passphrase: `--password-file`'s first line, else [`PASSWORD_ENV`], else a prompt.

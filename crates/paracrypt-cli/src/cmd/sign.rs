@@ -11,9 +11,9 @@ use paracrypt_core::Runner;
 use paracrypt_core::plan::ChunkSize;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
-use paracrypt_core::sign::{Signature, SigningKey, VerifyingKey, minisign, sshsig};
+use paracrypt_core::sign::{Signature, minisign, sshsig};
 
-use crate::cmd::signatures::{key_error_core, read_key_file};
+use crate::cmd::signatures::{signing_key, verifying_key};
 use crate::exit::usage;
 use crate::flags::{DistributedFlags, RecursiveFlag, ThreadsFlag, parse_chunk_size};
 use crate::io::{Input, OutputPolicy, OutputTarget};
@@ -200,17 +200,11 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
             force: args.force,
             threads: args.threads,
             chunk_size: args.chunk_size,
-            key: Box::new(move || {
-                Ok(SigningKey::from_key_file(&read_key_file(&path)?, scheme)
-                    .map_err(key_error_core(&path))?
-                    .with_provider(provider)?)
-            }),
+            key: Box::new(move || Ok(signing_key(&path, scheme)?.with_provider(provider)?)),
         };
         return crate::run::distributed::sign(args.distributed, provider, job);
     }
-    let key = SigningKey::from_key_file(&read_key_file(&args.key)?, args.rsa_scheme)
-        .map_err(key_error_core(&args.key))?
-        .with_provider(provider)?;
+    let key = signing_key(&args.key, args.rsa_scheme)?.with_provider(provider)?;
     let policy = OutputPolicy {
         force: args.force,
         binary: true,
@@ -278,9 +272,7 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     if range.is_some() && input.as_file().is_none() {
         return usage("--range needs a regular file (it is read with positional reads)");
     }
-    let public = VerifyingKey::from_key_file(&read_key_file(&public_path)?, RsaScheme::Pkcs1v15)
-        .map_err(key_error_core(&public_path))?
-        .with_provider(provider)?;
+    let public = verifying_key(&public_path)?.with_provider(provider)?;
     let name = args.file.display();
     if args.format != FormatArg::Paracrypt {
         if range.is_some() {
@@ -370,9 +362,7 @@ fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
             ));
         }
     }
-    let key = SigningKey::from_key_file(&read_key_file(&args.key)?, args.rsa_scheme)
-        .map_err(key_error_core(&args.key))?
-        .with_provider(provider)?;
+    let key = signing_key(&args.key, args.rsa_scheme)?.with_provider(provider)?;
     let policy = OutputPolicy {
         force: args.force,
         binary: true,
@@ -412,14 +402,7 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
             dir.display()
         ));
     }
-    let expected = args
-        .public
-        .as_deref()
-        .map(|path| {
-            VerifyingKey::from_key_file(&read_key_file(path)?, RsaScheme::Pkcs1v15)
-                .map_err(key_error_core(path))
-        })
-        .transpose()?;
+    let expected = args.public.as_deref().map(verifying_key).transpose()?;
     let signature = read_limited(sig, paracrypt_core::tree::manifest::MAX_MANIFEST)?;
     let paths: Vec<Vec<u8>> = args
         .paths
@@ -473,18 +456,12 @@ fn verify_tree(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
              --format (-s SIG checks a plaintext tree against its signature)",
         );
     }
-    if !args.identities.is_empty() && (args.key_file.is_some() || args.password_file.is_some()) {
-        return usage("verify a tree with identities (-i) or with a key or password, not both");
-    }
-    let operation = Operation::Decrypt {
-        secret: SecretArgs {
-            key_file: args.key_file,
-            password_file: args.password_file,
-        },
-        identities: args.identities,
-        range: None,
-        verify_with: args.public,
+    let secret = SecretArgs {
+        key_file: args.key_file,
+        password_file: args.password_file,
     };
+    let operation =
+        Operation::decrypt("verify a tree", secret, args.identities, None, args.public)?;
     let paths = args
         .paths
         .iter()

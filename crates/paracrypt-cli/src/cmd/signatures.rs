@@ -85,6 +85,26 @@ pub fn key_error_core(path: &Path) -> impl FnOnce(paracrypt_core::Error) -> anyh
     move |error| Usage(format!("{}: {error}", path.display())).into()
 }
 
+/// The private key of the key file `path` (`--sign KEY`, `sign -k KEY`), an RSA key signing
+/// with `scheme`.
+pub fn signing_key(
+    path: &Path,
+    scheme: pubkey::rsa::RsaScheme,
+) -> Result<paracrypt_core::sign::SigningKey> {
+    paracrypt_core::sign::SigningKey::from_key_file(&read_key_file(path)?, scheme)
+        .map_err(key_error_core(path))
+}
+
+/// The public key of the key file `path` (`--verify-with PUB`, `verify -p PUB`; a private key
+/// gives its public half).
+pub fn verifying_key(path: &Path) -> Result<paracrypt_core::sign::VerifyingKey> {
+    paracrypt_core::sign::VerifyingKey::from_key_file(
+        &read_key_file(path)?,
+        pubkey::rsa::RsaScheme::Pkcs1v15,
+    )
+    .map_err(key_error_core(path))
+}
+
 /// Writes the private key (mode 0600) and, if asked, the public key (mode 0666 & ~umask, like
 /// every other output); neither file exists until it is complete.
 pub fn write_key_pair(args: &KeyOutputArgs, private_pem: &str, public_pem: &str) -> Result<()> {

@@ -103,13 +103,8 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
 /// `options` with the identities of `-i` (beside `--update`) read, where the process that
 /// reads the tree's secret reads them (rank 0 of a run across ranks).
 pub(crate) fn with_update_identities(mut options: Options, args: &TreeArgs) -> Result<Options> {
-    if !args.update_identities.is_empty() {
-        let flags = crate::people::IdentityFlags {
-            identity_files: args.update_identities.clone(),
-            kms: false,
-        };
-        options.update_with = Some(Arc::new(flags.read()?));
-    }
+    options.update_with =
+        crate::people::IdentityFlags::files(args.update_identities.clone()).read_given()?;
     Ok(options)
 }
 

@@ -754,3 +754,42 @@ fn a_fixed_salt_is_openssl_enc_s() {
         "a fixed salt needs 8 bytes",
     );
 }
+
+/// Identities (-i) and a key or password are refused together, in the words of each command
+/// that opens with either (one rule: `Operation::decrypt`), before anything is read.
+#[test]
+fn identities_and_a_key_or_password_are_refused_together() {
+    let dir = scratch();
+    let d = dir.path();
+    let (id, _) = x25519(d, "id.key");
+    let key = write(d, "key", b"not read");
+    let id = id.to_str().unwrap();
+    let key = key.to_str().unwrap();
+    for (args, words) in [
+        (
+            vec!["decrypt", "-i", id, "-k", key, "in", "-o", "out"],
+            "decrypt with identities (-i) or with a key or password, not both",
+        ),
+        (
+            vec![
+                "info",
+                "--recursive",
+                "-i",
+                id,
+                "--password-file",
+                key,
+                "tree",
+            ],
+            "open a tree with identities (-i) or with a key or password, not both",
+        ),
+        (
+            vec!["verify", "--recursive", "-i", id, "-k", key, "tree"],
+            "verify a tree with identities (-i) or with a key or password, not both",
+        ),
+    ] {
+        let mut cmd = paracrypt();
+        cmd.current_dir(d).args(&args);
+        let stderr = fails(run(cmd), 2, words);
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+}

@@ -3,8 +3,9 @@
 //! `mpirun -n 2 … --distributed`. Every door must give each row's outcome: its exit status,
 //! the row's words in the one-line error, no output file on a refusal, the plaintext on
 //! success. Its `trees` rows go through the doors that open a tree: `decrypt --recursive`,
-//! `mpirun -n 2 … decrypt --recursive --distributed` and `verify --recursive`. The Python package runs the same table
-//! (crates/paracrypt-py/tests/test_refusals.py).
+//! `mpirun -n 2 … decrypt --recursive --distributed`, `verify --recursive` and `rekey
+//! --recursive`; its `signed-trees` rows through `verify --recursive -s SIG`. The Python package
+//! runs the same table (crates/paracrypt-py/tests/test_refusals.py).
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -105,16 +106,16 @@ fn args(request: &Value, files: &Path, door: Door) -> Option<Vec<String>> {
         return Some(args);
     }
     args.extend(["decrypt", "-q"].map(String::from));
-    for (field, flag) in [
-        ("key", "-k"),
-        ("password", "-p"),
-        ("identities", "-i"),
-        ("verify_with", "--verify-with"),
-    ] {
-        if let Some(value) = request.get(field) {
-            args.extend([flag.into(), file(value)]);
-        }
-    }
+    args.extend(credential_flags(
+        request,
+        files,
+        [
+            ("key", "-k"),
+            ("password", "-p"),
+            ("identities", "-i"),
+            ("verify_with", "--verify-with"),
+        ],
+    ));
     if door == Door::Range {
         let len = std::fs::metadata(files.join("plain.txt")).unwrap().len();
         args.extend(["--range".into(), format!("0:{len}")]);
@@ -248,6 +249,8 @@ enum TreeDoor {
     Distributed,
     /// `verify --recursive INPUT`.
     Verify,
+    /// `rekey --recursive INPUT -o OUTPUT`, to the request's kind of secret.
+    Rekey,
 }
 
 /// Every regular file under `dir`, by its path under `dir`, with its bytes.
@@ -268,6 +271,28 @@ fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
     files
 }
 
+/// The flags of the credential `request` gives: for each `(field, flag)` of `flags` that it
+/// has, the flag and the field's file in `files`.
+fn credential_flags(request: &Value, files: &Path, flags: [(&str, &str); 4]) -> Vec<String> {
+    let mut args = Vec::new();
+    for (field, flag) in flags {
+        if let Some(value) = request.get(field) {
+            let file = files.join(value.as_str().unwrap());
+            args.extend([flag.to_owned(), file.display().to_string()]);
+        }
+    }
+    args
+}
+
+/// The credential flags of the tree doors (`rekey` has no key file, nor `--verify-with`: the
+/// table's `about`).
+const TREE_FLAGS: [(&str, &str); 4] = [
+    ("key", "--key-file"),
+    ("password", "--password-file"),
+    ("identities", "-i"),
+    ("verify_with", "--verify-with"),
+];
+
 /// Runs the tree row `row` through `door` in `scratch`; checks the outcome.
 fn check_tree(table: &Value, (index, row): (usize, &Row<'_>), door: TreeDoor, scratch: &Path) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/refusals");
@@ -276,25 +301,35 @@ fn check_tree(table: &Value, (index, row): (usize, &Row<'_>), door: TreeDoor, sc
         cmd.env_remove("PCTEST_FAIL").env_remove("PCTEST_LOG");
         cmd.envs(row.env.iter().map(|(k, v)| (k, v)));
     };
-    let decrypting = door != TreeDoor::Verify;
-    let mut args: Vec<std::ffi::OsString> = if decrypting {
-        vec!["decrypt".into(), "--recursive".into(), "-q".into()]
-    } else {
-        vec!["verify".into(), "--recursive".into()]
+    let rekeying = door == TreeDoor::Rekey;
+    if rekeying && (row.request.get("key").is_some() || row.request.get("verify_with").is_some()) {
+        // No such request through the rekey door (the table's `about`).
+        return;
+    }
+    let writing = door != TreeDoor::Verify;
+    let mut args: Vec<std::ffi::OsString> = match door {
+        TreeDoor::Verify => vec!["verify".into(), "--recursive".into()],
+        TreeDoor::Rekey => vec!["rekey".into(), "--recursive".into()],
+        _ => vec!["decrypt".into(), "--recursive".into(), "-q".into()],
     };
-    for (field, flag) in [
-        ("key", "--key-file"),
-        ("password", "--password-file"),
-        ("identities", "-i"),
-        ("verify_with", "--verify-with"),
-    ] {
-        if let Some(value) = row.request.get(field) {
-            args.extend([flag.into(), files.join(value.as_str().unwrap()).into()]);
+    args.extend(
+        credential_flags(row.request, &files, TREE_FLAGS)
+            .into_iter()
+            .map(Into::into),
+    );
+    if rekeying {
+        match row.request.get("password") {
+            Some(password) => args.extend([
+                "--passphrase".into(),
+                "--new-password-file".into(),
+                files.join(password.as_str().unwrap()).into(),
+            ]),
+            None => args.extend(["-R".into(), files.join("recipient.txt").into()]),
         }
     }
     let output = scratch.join(format!("tree-{door:?}-{index}"));
     args.push(trees.join(row.input).into());
-    if decrypting {
+    if writing {
         args.extend(["-o".into(), output.clone().into()]);
     }
     let out = match door {
@@ -308,40 +343,66 @@ fn check_tree(table: &Value, (index, row): (usize, &Row<'_>), door: TreeDoor, sc
         }
     };
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let outcome = match row.outcome {
+    // The rekey doors' own outcome, where the row gives one.
+    let (outcome, says) = match &table["trees"]["rows"][index]["rekey"] {
+        Value::Object(rekey) if rekeying => (
+            rekey["outcome"].as_str().unwrap(),
+            vec![rekey["says"].as_str().unwrap()],
+        ),
+        _ => (row.outcome, row.says.clone()),
+    };
+    let class = match outcome {
         "files-refused" => {
-            &table["trees"]["outcomes"]["files-refused"]
-                [if decrypting { "decrypt" } else { "verify" }]
+            let door = match door {
+                TreeDoor::Verify => "verify",
+                TreeDoor::Rekey => "rekey",
+                _ => "decrypt",
+            };
+            &table["trees"]["outcomes"]["files-refused"][door]
         }
+        "cannot-rekey" => &table["trees"]["outcomes"][outcome],
         outcome => &table["outcomes"][outcome],
     };
-    let code = outcome["exit"].as_i64().expect("an exit status") as i32;
+    let code = class["exit"].as_i64().expect("an exit status") as i32;
     let (status, stderr) = status_and_stderr(&out);
     let at = format!("{} through {door:?}", row.name);
     assert_eq!(status, code, "{at}: exit status; stderr: {stderr}");
     assert!(!stderr.contains("panicked"), "{at}: {stderr}");
     let plain = files_under(&trees.join(table["trees"]["plaintext"].as_str().unwrap()));
-    if row.outcome == "ok" {
-        if decrypting {
-            assert!(
+    if outcome == "ok" {
+        match door {
+            TreeDoor::Verify => assert!(stdout.contains(": OK ("), "{at}: {stdout}"),
+            TreeDoor::Rekey => {
+                // The rekeyed tree opens with the request, to the plaintext tree.
+                let back = scratch.join(format!("tree-{door:?}-{index}-back"));
+                let mut cmd = paracrypt();
+                env(&mut cmd);
+                cmd.args(["decrypt", "--recursive", "-q"])
+                    .args(credential_flags(row.request, &files, TREE_FLAGS))
+                    .arg(&output)
+                    .arg("-o")
+                    .arg(&back);
+                let (status, stderr) = status_and_stderr(&run(cmd));
+                assert_eq!(status, 0, "{at}: the rekeyed tree: {stderr}");
+                assert!(files_under(&back) == plain, "{at}: not the plaintext tree");
+            }
+            _ => assert!(
                 files_under(&output) == plain,
                 "{at}: not the plaintext tree"
-            );
-        } else {
-            assert!(stdout.contains(": OK ("), "{at}: {stdout}");
+            ),
         }
         return;
     }
     // A difference is named on stdout by `verify`, a failed file on stderr by `decrypt`.
     let said = format!("{stdout}{stderr}");
-    for says in &row.says {
+    for says in &says {
         assert!(said.contains(says), "{at}: should say `{says}`: {said}");
     }
-    if row.outcome != "files-refused" {
+    if outcome != "files-refused" || rekeying {
         let errors = stderr.lines().filter(|l| l.contains("error:")).count();
         assert_eq!(errors, 1, "{at}: one error line: {stderr}");
         assert!(!output.exists(), "{at}: a refusal left OUTPUT");
-    } else if decrypting {
+    } else if writing {
         // Only complete files, each its plaintext, and no temporary file.
         let got = files_under(&output);
         assert!(
@@ -394,4 +455,56 @@ fn every_tree_refusal_through_decrypt_recursive_across_ranks() {
 #[test]
 fn every_tree_refusal_through_verify_recursive() {
     through_tree(TreeDoor::Verify);
+}
+
+#[test]
+fn every_tree_refusal_through_rekey_recursive() {
+    through_tree(TreeDoor::Rekey);
+}
+
+/// Every row of the table's `signed-trees` section (a plaintext tree against its signature)
+/// through `verify --recursive -s SIG [-p PUB] DIR`: its exit status, the row's words on stdout
+/// (each difference) or in the one error line.
+#[test]
+fn every_signed_tree_refusal_through_verify_recursive_with_a_signature() {
+    let (table, files) = table();
+    let section = &table["signed-trees"];
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/refusals/signed-trees");
+    for row in section["rows"].as_array().expect("rows") {
+        let field = |name: &str| row[name].as_str().expect(name);
+        let (input, request, outcome) = (field("input"), field("request"), field("outcome"));
+        let at = format!("{input} against {} {request}", field("signature"));
+        let mut cmd = paracrypt();
+        cmd.args(["verify", "--recursive", "-s"])
+            .arg(dir.join(field("signature")));
+        if let Some(public) = section["requests"][request]["verify_with"].as_str() {
+            cmd.arg("-p").arg(files.join(public));
+        }
+        cmd.arg(dir.join(input));
+        let out = run(cmd);
+        let class = match outcome {
+            "tree-changed" => &section["outcomes"][outcome],
+            outcome => &table["outcomes"][outcome],
+        };
+        let code = class["exit"].as_i64().expect("an exit status") as i32;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (status, stderr) = status_and_stderr(&out);
+        assert_eq!(status, code, "{at}: exit status; stderr: {stderr}");
+        assert!(!stderr.contains("panicked"), "{at}: {stderr}");
+        if outcome == "ok" {
+            assert!(stdout.contains(": OK ("), "{at}: {stdout}");
+            continue;
+        }
+        let says: Vec<&str> = match &row["says"] {
+            Value::String(says) => vec![says.as_str()],
+            Value::Array(says) => says.iter().map(|s| s.as_str().unwrap()).collect(),
+            _ => panic!("{at}: a refusal's words"),
+        };
+        let said = format!("{stdout}{stderr}");
+        for says in says {
+            assert!(said.contains(says), "{at}: should say `{says}`: {said}");
+        }
+        let errors = stderr.lines().filter(|l| l.contains("error:")).count();
+        assert_eq!(errors, 1, "{at}: one error line: {stderr}");
+    }
 }

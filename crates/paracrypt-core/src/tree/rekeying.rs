@@ -110,9 +110,14 @@ pub fn check_rekey(input: &Path, output: &Path, options: &Options) -> Result<()>
 /// passphrase as recipients), a recipient tree of armored age files (their payload's bytes
 /// would shift), a signed tree without its signing key (or with another), and a signing key
 /// for an unsigned tree (its files are not signed). Each file's stored header is checked
-/// against the manifest before it is opened; a file that fails is reported in
-/// [`Summary::failures`], left out of the new manifest (marked incomplete), and the others go
-/// on. When no file could be rekeyed at all, nothing is left at the output.
+/// against the manifest before it is opened. A tree that is not as its manifest lists it (a
+/// file missing, swapped for another, or not the one an old manifest put back lists) is
+/// refused whole, [`Error::TreeDiffers`] naming every such file, and nothing is left at the
+/// output: the new tree is the next generation of the tree, and one that left those files out
+/// would no longer name them. A file that fails otherwise (unreadable, changed while it is
+/// copied) is reported in [`Summary::failures`] and left out of the new manifest (marked
+/// incomplete), and the others go on; when no file could be rekeyed at all, nothing is left at
+/// the output.
 pub fn rekey(
     runner: &Runner,
     open: &Request,
@@ -146,6 +151,16 @@ pub fn rekey(
     let work = Rekey::new(runner, &old, input, &dest, identities);
     let ran = schedule::run(&work, &work.planned());
     let (done, failures) = work.into_done();
+    if failures.iter().any(differs) {
+        // Refused whole: the files rekeyed are removed, and no manifest is written.
+        for (entry, new) in old.entries.iter().zip(&done) {
+            if new.is_some() {
+                let _ = std::fs::remove_file(dest.path(&old.stored(&entry.path)));
+            }
+        }
+        remove_made(output, &made, created_root);
+        return Err(Error::TreeDiffers(failures));
+    }
     let mut summary = Summary {
         failures,
         not_started: ran.not_started,
@@ -209,6 +224,16 @@ pub fn rekey(
         }
     }
     Ok(summary)
+}
+
+/// Whether a file's failure shows the tree is not as its manifest lists it (its stored file
+/// missing, not a regular file, or holding another header), rather than that it could not be
+/// read or written.
+fn differs(error: &Error) -> bool {
+    match error {
+        Error::InTree { source, .. } => differs(source),
+        error => matches!(error, Error::TreeMismatch(_)),
+    }
 }
 
 /// The policy: what the tree's keying allows `to` to be, and the signer it needs. Returns the

@@ -65,7 +65,9 @@ class TreeChangedError(DataError):
     """An encrypted tree differs from its manifest (:func:`paracrypt.verify_tree`): ``changes``
     holds one line per file added, removed, renamed or changed (the lines ``paracrypt verify
     --recursive`` prints); ``complete`` is ``False`` when the manifest says the run that wrote
-    it did not finish every file."""
+    it did not finish every file. :func:`paracrypt.rekey_tree` raises it for a tree it refuses
+    whole (a file missing, swapped, or an old manifest put back), ``changes`` naming each such
+    file."""
 
     changes: list[str] = []
     complete: bool = True
