@@ -392,8 +392,8 @@ pub enum Error {
     /// file's failure ([`Error::InTree`], naming it), in the tree's order. A rekey refuses such
     /// a tree rather than write a next generation that would no longer name them.
     #[error(
-        "the tree is not as its manifest lists it, so nothing was rekeyed (verify --recursive \
-         names each difference): {}",
+        "the tree is not as its manifest lists it, so nothing was rekeyed (a verification of \
+         the tree names each difference): {}",
         differences(.0)
     )]
     TreeDiffers(Vec<Error>),
