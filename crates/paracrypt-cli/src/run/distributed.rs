@@ -56,8 +56,11 @@ pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result
 }
 
 /// `encrypt --recursive --distributed` (and `decrypt`): one tree across the ranks of the MPI
-/// job this process belongs to. Rank 0 plans the tree (the walk, the tree's secrets, the output's
-/// directories: `paracrypt_core::tree::plan`) and cuts its files into tasks, which it hands out
+/// job this process belongs to. Rank 0 plans the tree (the tree's secrets, the output's
+/// directories: `paracrypt_core::tree::prepare` and `Prepared::plan`) from a walk of INPUT that
+/// every rank shares: rank 0 lists its top (`paracrypt_core::tree::walk_top`) and hands out each
+/// directory left as a walk task on the same farm, which a rank walks on its own pool
+/// (`paracrypt_core::tree::walk_task`) and sends back; then it cuts the files into tasks, which it hands out
 /// as MPI messages to whichever rank asks (`paracrypt_mpi::farm_tasks`), sealing tasks itself
 /// too; every rank seals its tasks' files in place on the filesystem every rank sees
 /// (`paracrypt_core::tree::seal_task`) and sends back each file's manifest entry; rank 0 writes
@@ -673,7 +676,8 @@ mod imp {
         use paracrypt_core::Runner;
         use paracrypt_core::request::Driver;
         use paracrypt_core::tree::{
-            self, Guard, OpenPlan, OpenTask, Opened, Plan, Sealed, Summary, Task, TaskResult,
+            self, Guard, OpenPlan, OpenTask, Opened, Plan, Prepared, Sealed, Summary, Task,
+            TaskResult, Walk, WalkTop,
         };
         use paracrypt_mpi::{Cluster, Tasks, Ticker};
         use zeroize::Zeroizing;
@@ -691,6 +695,11 @@ mod imp {
         /// another while a slow one still works on its own.
         const TASKS_PER_RANK: usize = 4;
 
+        /// Directories per rank that rank 0 lists the top of INPUT down to before it hands out
+        /// the rest of the walk, one walk task per directory (more where the last level
+        /// listed has more): a tree of fewer directories is walked by rank 0 alone.
+        const WALK_DIRS_PER_RANK: usize = 8;
+
         /// What differs between a tree's encryption and its decryption across the ranks: rank
         /// 0's plan, its tasks and the results it adds up, and what a rank runs of a task. The
         /// rest ([`steps`]: the agreed checks, the farm, the report) is one for both.
@@ -702,14 +711,22 @@ mod imp {
             /// Whether this kind encrypts (for the report's lines and hints).
             const ENCRYPTING: bool;
 
-            /// Rank 0: the secret read and the tree planned, its paths made absolute (as the
-            /// tasks name them to every rank).
-            fn plan(
+            /// Rank 0's plan before the walk of INPUT.
+            type Prepared: Send;
+
+            /// Rank 0: the secret read and the tree's plan begun, its paths made absolute (as
+            /// the tasks name them to every rank); for a kind that walks INPUT, its top listed,
+            /// the rest cut into walk tasks that `ranks` ranks share.
+            fn prepare(
                 runner: &Runner,
                 spec: &JobSpec,
                 options: &tree::Options,
                 args: &TreeArgs,
-            ) -> Result<Self::Plan>;
+                ranks: usize,
+            ) -> Result<(Self::Prepared, Option<WalkTop>)>;
+
+            /// Rank 0: the tree planned, from the finished walk of INPUT where it walks one.
+            fn plan(prepared: Self::Prepared, walk: Option<Walk>) -> Result<Self::Plan>;
 
             /// The plan's files cut into at least `at_least` tasks (where it has as many).
             fn tasks(plan: &Self::Plan, at_least: usize) -> Vec<Range<usize>>;
@@ -754,19 +771,35 @@ mod imp {
         impl Kind for Seal {
             type Plan = Plan;
             type Done = Sealed;
+            type Prepared = Prepared;
             const ENCRYPTING: bool = true;
 
-            fn plan(
+            fn prepare(
                 runner: &Runner,
                 spec: &JobSpec,
                 options: &tree::Options,
                 args: &TreeArgs,
-            ) -> Result<Plan> {
+                ranks: usize,
+            ) -> Result<(Prepared, Option<WalkTop>)> {
                 let options = &crate::run::tree::with_update_identities(options.clone(), args)?;
                 let request = spec.operation.request(false)?;
                 crate::run::warn_all(spec, &request);
                 let (input, output) = absolute(spec)?;
-                tree::plan(runner, &request, &input, &output, options).map_err(hint::<Self>)
+                let prepared = tree::prepare(runner, &request, &input, &output, options)
+                    .map_err(hint::<Self>)?;
+                // One rank walks the tree whole here, as a local run does.
+                let dirs = if ranks > 1 {
+                    ranks * WALK_DIRS_PER_RANK
+                } else {
+                    usize::MAX
+                };
+                let top = tree::walk_top(&input, dirs).map_err(hint::<Self>)?;
+                Ok((prepared, Some(top)))
+            }
+
+            fn plan(prepared: Prepared, walk: Option<Walk>) -> Result<Plan> {
+                let walk = walk.expect("an encryption walks its input");
+                prepared.plan(walk).map_err(hint::<Self>)
             }
 
             fn tasks(plan: &Plan, at_least: usize) -> Vec<Range<usize>> {
@@ -816,18 +849,21 @@ mod imp {
         impl Kind for Open {
             type Plan = OpenPlan;
             type Done = Opened;
+            type Prepared = OpenPlan;
             const ENCRYPTING: bool = false;
 
-            fn plan(
+            /// A decryption reads the manifest, not a walk of INPUT: its plan is whole here.
+            fn prepare(
                 runner: &Runner,
                 spec: &JobSpec,
                 options: &tree::Options,
                 _: &TreeArgs,
-            ) -> Result<OpenPlan> {
+                _: usize,
+            ) -> Result<(OpenPlan, Option<WalkTop>)> {
                 let request = spec.operation.request(false)?;
                 crate::run::warn_all(spec, &request);
                 let (input, output) = absolute(spec)?;
-                tree::open_plan(
+                let plan = tree::open_plan(
                     runner,
                     &request,
                     &input,
@@ -835,7 +871,12 @@ mod imp {
                     options,
                     Driver::Distributed,
                 )
-                .map_err(hint::<Self>)
+                .map_err(hint::<Self>)?;
+                Ok((plan, None))
+            }
+
+            fn plan(plan: OpenPlan, _: Option<Walk>) -> Result<OpenPlan> {
+                Ok(plan)
             }
 
             fn tasks(plan: &OpenPlan, at_least: usize) -> Vec<Range<usize>> {
@@ -917,20 +958,40 @@ mod imp {
                 })
                 .map_err(|e| failure(&e));
             let (spec, options, pool) = cluster.agree(local)?;
-            // 2. Rank 0 alone reads the secret and plans the tree; every refusal of a local run
-            //    is made there, before anything is written.
+            // 2. Rank 0 alone reads the secret, begins the plan and lists the top of INPUT;
+            //    every refusal of a local run is made there or in 4, before anything is
+            //    written, in the order a local run makes them.
             let runner = Runner::new().provider(provider);
+            let ranks = cluster.size();
             let local = if cluster.is_root() {
                 tree::check(&spec.input, &spec.output, &options)
                     .map_err(hint::<K>)
-                    .and_then(|()| pool.install(|| K::plan(&runner, &spec, &options, &args)))
+                    .and_then(|()| {
+                        pool.install(|| K::prepare(&runner, &spec, &options, &args, ranks))
+                    })
                     .map(Some)
                     .map_err(|e| failure(&e))
             } else {
                 Ok(None)
             };
+            let (prepared, top) = match cluster.agree(local)? {
+                Some((prepared, top)) => (Some(prepared), top),
+                None => (None, None),
+            };
+            // 3. The rest of INPUT's walk, its directories handed out to every rank.
+            let walk = walk_across(cluster, &pool, mpi_options, top, flags.verbose);
+            // 4. Rank 0 plans the tree from the walk.
+            let local = match prepared {
+                Some(prepared) => walk
+                    .transpose()
+                    .map_err(hint::<K>)
+                    .and_then(|walk| pool.install(|| K::plan(prepared, walk)))
+                    .map(Some)
+                    .map_err(|e| failure(&e)),
+                None => Ok(None),
+            };
             let plan = cluster.agree(local)?;
-            // 3. The tasks, on every rank.
+            // 5. The tasks, on every rank.
             let cut: Vec<Range<usize>> = plan
                 .as_ref()
                 .map(|plan| K::tasks(plan, cluster.size() * TASKS_PER_RANK))
@@ -999,7 +1060,7 @@ mod imp {
                     counts.join(", ")
                 );
             }
-            // 4. Rank 0 finishes the tree and reports; every rank exits with its status.
+            // 6. Rank 0 finishes the tree and reports; every rank exits with its status.
             let code = match (plan, done) {
                 (Some(plan), Some(done)) => {
                     let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -1012,6 +1073,77 @@ mod imp {
                 _ => 0,
             };
             Ok(cluster.broadcast_u64(0, u64::from(code)) as u8)
+        }
+
+        /// The walk of INPUT across the ranks, from the top rank 0 listed (`top`, on rank 0;
+        /// none for a kind that does not walk): each directory left is a task on the farm,
+        /// walked by whichever rank takes it on its own pool and sent back as a part, merged
+        /// by rank 0 into the finished walk it returns (every other rank returns `None`). With
+        /// `verbose`, rank 0 says how many directories each rank listed.
+        fn walk_across(
+            cluster: &Cluster,
+            pool: &rayon::ThreadPool,
+            mpi_options: paracrypt_mpi::Options,
+            top: Option<WalkTop>,
+            verbose: bool,
+        ) -> Option<paracrypt_core::Result<Walk>> {
+            let top_listed = top.as_ref().map(WalkTop::listed);
+            let count = top.as_ref().map_or(0, WalkTop::tasks);
+            let top = top.map(Mutex::new);
+            let listed: Vec<AtomicU64> = (0..cluster.size()).map(|_| AtomicU64::new(0)).collect();
+            let delay = walk_delay();
+            let run = |bytes: &[u8], ticker: &Ticker| -> Vec<u8> {
+                if let Some(delay) = delay {
+                    std::thread::sleep(delay);
+                }
+                // An empty part: rank 0 reports the directory as not walked.
+                tree::walk_task(bytes, &|| ticker.tick()).unwrap_or_default()
+            };
+            let task = |i: usize| {
+                let top = top.as_ref()?;
+                Some(Zeroizing::new(lock(top).task(i)))
+            };
+            let done = |i: usize, rank: usize, bytes: Vec<u8>| {
+                let Some(top) = &top else { return };
+                let mut top = lock(top);
+                match top.add(i, &bytes) {
+                    Ok(dirs) => {
+                        listed[rank].fetch_add(dirs as u64, Ordering::Relaxed);
+                    }
+                    Err(_) => top.lost(i, "the rank that walked it sent back no walk part"),
+                }
+            };
+            let tasks = top.as_ref().map(|_| Tasks {
+                count,
+                task: &task,
+                done: &done,
+            });
+            paracrypt_mpi::farm_tasks(cluster, pool, mpi_options, tasks, &run);
+            let top = top?.into_inner().unwrap_or_else(|e| e.into_inner());
+            if verbose {
+                listed[0].fetch_add(top_listed.unwrap_or(0) as u64, Ordering::Relaxed);
+                let counts: Vec<String> = listed
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, n)| format!("rank {rank}: {}", n.load(Ordering::Relaxed)))
+                    .collect();
+                eprintln!(
+                    "paracrypt: distributed: walk: {} ranks, {count} walk tasks, directories \
+                     listed by rank ({})",
+                    cluster.size(),
+                    counts.join(", ")
+                );
+            }
+            Some(pool.install(|| top.finish()))
+        }
+
+        /// Testing only: a pause before each walk task, in milliseconds, so that a test sees
+        /// the walk tasks spread over the ranks however fast one rank lists a directory.
+        const WALK_DELAY_ENV: &str = "PARACRYPT_TEST_WALK_DELAY_MS";
+
+        fn walk_delay() -> Option<std::time::Duration> {
+            let ms: u64 = std::env::var(WALK_DELAY_ENV).ok()?.parse().ok()?;
+            Some(std::time::Duration::from_millis(ms))
         }
 
         fn lock<T>(done: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

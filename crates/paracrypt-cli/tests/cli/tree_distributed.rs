@@ -4,7 +4,10 @@
 //! password; binary age files to a recipient, each opening with `age -d`; the combinations it
 //! refuses, once, before any output; a file no rank can read leaves the tree done in part,
 //! naming it, and `--update` across ranks finishes it; ranks ended by SIGTERM leave no
-//! temporary file, and `--update` goes on from rank 0's checkpoint.
+//! temporary file, and `--update` goes on from rank 0's checkpoint. The walk of a tree of many
+//! directories is shared by the ranks (each directory listed once, by some rank, every rank
+//! listing some), `--update` walks it the same way, and what a walk refuses deep in a subtree
+//! (a FIFO, a directory that cannot be listed) is refused in a local run's words and exit code.
 //!
 //! And decrypted across ranks (`mpirun -n N paracrypt decrypt --recursive --distributed`): a
 //! tree encrypted on one machine decrypts at 1, 2 and 3 ranks to the same tree as a local
@@ -709,4 +712,175 @@ fn only_rank_0_reads_the_password_of_a_tree_decrypted_across_ranks() {
     let counts = tasks_by_rank(&stderr, 3);
     assert!(counts.iter().all(|&n| n > 0), "{stderr}");
     assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
+/// Testing only (`run/distributed.rs`): a pause before each walk task, so that every rank
+/// takes some of them however fast one rank lists a directory.
+const WALK_DELAY: &str = "PARACRYPT_TEST_WALK_DELAY_MS";
+
+/// A tree of 40 directories at its top, each with a subdirectory, two small files and a link:
+/// more directories than rank 0 lists alone at 2 or 3 ranks (8 per rank), so its walk is
+/// split. 81 directories in all, the root counted.
+fn tree_of_directories(dir: &Path) -> PathBuf {
+    let root = dir.join("plain");
+    for i in 0..40 {
+        let top = root.join(format!("dir{i:02}"));
+        std::fs::create_dir_all(top.join("sub")).unwrap();
+        write(&top, "one", &data(100 + i, i as u8));
+        write(&top.join("sub"), "two", &data(1000 + i * 7, i as u8 + 1));
+        std::os::unix::fs::symlink("sub/two", top.join("link")).unwrap();
+    }
+    write(&root, "top", b"top");
+    root
+}
+
+/// From `--verbose`'s walk line: the walk tasks, and the directories each rank listed.
+fn walk_by_rank(stderr: &str, ranks: usize) -> (u64, Vec<u64>) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(&format!("distributed: walk: {ranks} ranks, ")))
+        .unwrap_or_else(|| panic!("no walk line: {stderr}"));
+    let number_after = |word: &str| -> u64 {
+        let at = line.find(word).unwrap() + word.len();
+        let digits: String = line[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    };
+    let tasks = number_after(&format!("{ranks} ranks, "));
+    let listed = (0..ranks)
+        .map(|rank| number_after(&format!("rank {rank}: ")))
+        .collect();
+    (tasks, listed)
+}
+
+#[test]
+fn a_tree_of_many_directories_is_walked_by_every_rank_and_decrypts_to_the_same_tree() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_directories(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    for ranks in [1, 2, 3] {
+        let sealed = d.join(format!("sealed-{ranks}"));
+        let out = encrypt_on(ranks, &["-k", k, "--verbose"], &plain, &sealed, |cmd| {
+            cmd.env(WALK_DELAY, "20");
+        });
+        let (_, stderr) = status_and_stderr(&out);
+        ok(out);
+        // Each of the 81 directories listed once; at 2 and 3 ranks rank 0 lists the root and
+        // hands out the 40 below it, and every rank lists some.
+        let (tasks, listed) = walk_by_rank(&stderr, ranks);
+        assert_eq!(listed.iter().sum::<u64>(), 81, "{stderr}");
+        if ranks == 1 {
+            assert_eq!(tasks, 0, "{stderr}");
+        } else {
+            assert_eq!(tasks, 40, "{stderr}");
+            assert!(listed.iter().all(|&n| n > 0), "{stderr}");
+        }
+        let back = d.join(format!("back-{ranks}"));
+        ok(run(decrypt(&["-k", k], &sealed, &back)));
+        assert_eq!(snapshot(&back), snapshot(&plain));
+    }
+
+    // --update walks the tree across the ranks too: a file changed deep in it, a directory
+    // added, one removed.
+    let sealed = d.join("sealed-3");
+    write(&plain.join("dir07/sub"), "two", b"changed");
+    std::fs::create_dir_all(plain.join("dir40/new")).unwrap();
+    write(&plain.join("dir40/new"), "file", b"new");
+    std::fs::remove_dir_all(plain.join("dir03")).unwrap();
+    let args = ["-k", k, "--update", "--verbose"];
+    let out = encrypt_on(2, &args, &plain, &sealed, |cmd| {
+        cmd.env(WALK_DELAY, "20");
+    });
+    let (_, stderr) = status_and_stderr(&out);
+    ok(out);
+    let (tasks, listed) = walk_by_rank(&stderr, 2);
+    assert_eq!((tasks, listed.iter().sum::<u64>()), (40, 81), "{stderr}");
+    assert!(listed.iter().all(|&n| n > 0), "{stderr}");
+    let back = d.join("back-update");
+    ok(run(decrypt(&["-k", k], &sealed, &back)));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
+/// The error line of a run, without `paracrypt: error: ` and the rank that reports it.
+fn error_words(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("paracrypt: error: "))
+        .unwrap_or_else(|| panic!("no error line: {stderr}"));
+    let unranked = line
+        .strip_prefix("rank ")
+        .and_then(|rest| rest.split_once(": "))
+        .map_or(line, |(_, rest)| rest);
+    unranked.to_string()
+}
+
+/// What the walk refuses deep in a subtree that is a walk task (walked by whichever rank takes
+/// it, its refusal sent back to rank 0 as a part's bytes, even rank 0's own): a FIFO, a
+/// directory that cannot be listed. Refused once, in the words and with the exit code of a
+/// local run, and nothing is written.
+#[test]
+fn what_the_walk_refuses_deep_in_a_subtree_is_refused_in_a_local_runs_words() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_directories(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+
+    let fifo = plain.join("dir23/sub/pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()));
+    let local = run(crate::tree::encrypt(&["-k", k], &plain, &sealed));
+    let (local_code, local_stderr) = status_and_stderr(&local);
+    assert_eq!(local_code, 2, "{local_stderr}");
+    assert!(
+        local_stderr.contains("dir23/sub/pipe: a FIFO"),
+        "{local_stderr}"
+    );
+    assert!(!sealed.exists());
+    for ranks in [2, 3] {
+        let out = encrypt_on(ranks, &["-k", k], &plain, &sealed, |cmd| {
+            cmd.env(WALK_DELAY, "5");
+        });
+        let (code, stderr) = status_and_stderr(&out);
+        assert_eq!(code, local_code, "{stderr}");
+        one_error(&stderr, "dir23/sub/pipe: a FIFO");
+        assert_eq!(error_words(&stderr), error_words(&local_stderr));
+        assert!(!sealed.exists());
+    }
+    std::fs::remove_file(&fifo).unwrap();
+
+    // A directory no rank can list (run as root would be without its power to read
+    // anything).
+    let locked = plain.join("dir31/sub");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let local = run(without_override(crate::tree::encrypt(
+        &["-k", k],
+        &plain,
+        &sealed,
+    )));
+    let (local_code, local_stderr) = status_and_stderr(&local);
+    assert!(
+        local_stderr.contains("cannot list directory") && local_stderr.contains("dir31/sub"),
+        "{local_stderr}"
+    );
+    let out = encrypt_on(2, &["-k", k], &plain, &sealed, |cmd| {
+        *cmd = without_override(std::mem::replace(cmd, paracrypt()));
+    });
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, stderr) = status_and_stderr(&out);
+    assert_eq!(code, local_code, "{stderr}");
+    one_error(&stderr, "Permission denied");
+    assert_eq!(error_words(&stderr), error_words(&local_stderr));
+    assert!(!sealed.exists());
 }

@@ -21,7 +21,9 @@
 //!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers, MPI ranks): the tree
 //!   planned once, its files sealed in tasks ([`Task`]: each file's header and the keys
 //!   derived for it alone), the manifest written from what the tasks return
-//!   (`docs/guide/trees.md`, *One tree over many processes*).
+//!   (`docs/guide/trees.md`, *One tree over many processes*). [`prepare`], a walk and
+//!   [`Prepared::plan`] are [`plan`] in two, so that the walk too is spread: [`walk_top`]
+//!   lists the top of the tree and cuts the rest into walk tasks ([`walk_task`]).
 //!
 //! What a request holds decides how the files are sealed: with a key file, each file is a
 //! container of that key; to recipients, each file is encrypted to them (any one of them opens
@@ -82,8 +84,11 @@ pub(crate) use out::open_no_follow;
 pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_signed};
 pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
-pub use seal::{Plan, Sealed, check, encrypt, plan, seal_task, seal_task_guarded};
+pub use seal::{
+    Plan, Prepared, Sealed, check, encrypt, plan, prepare, seal_task, seal_task_guarded,
+};
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
+pub use walk::{Walk, WalkTop, walk_task, walk_top};
 
 /// Runs a task of a tree's encryption ([`Task`]) or decryption ([`OpenTask`]) from its bytes,
 /// whichever they are, with [`seal_task`] or [`open_task`]: what a worker of any scheduler

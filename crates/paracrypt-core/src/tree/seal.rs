@@ -20,7 +20,7 @@ use super::open::read_manifest;
 use super::out::{Dest, Temp, finish_file, open_no_follow, set_times};
 use super::schedule::{self, FileWork, Planned};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
-use super::walk::{Found, Walked, join, walk};
+use super::walk::{Found, Walk, Walked, join};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::{Key, Secret};
 use crate::engine::io::PositionalReader;
@@ -65,6 +65,9 @@ pub fn encrypt(
 /// Then [`Plan::seal_here`] (every file, in this process) or [`Plan::tasks`] and
 /// [`Plan::task`] (files cut into tasks that other processes run with [`seal_task`]) seal
 /// the files, and [`Plan::finish`] writes the manifest from what they return.
+///
+/// It is [`prepare`], the walk in this process ([`Walk::here`]), then [`Prepared::plan`]: a
+/// coordinator that spreads the walk too (MPI ranks) walks between the two.
 pub fn plan(
     runner: &Runner,
     request: &Request,
@@ -72,6 +75,22 @@ pub fn plan(
     output: &Path,
     options: &Options,
 ) -> Result<Plan> {
+    let prepared = prepare(runner, request, input, output, options)?;
+    let walk = Walk::here(input)?;
+    prepared.plan(walk)
+}
+
+/// [`plan`] up to the walk: the request and options checked, the tree already at the output
+/// read (`--update`), the tree's secrets drawn. Nothing is written. Then the input is walked,
+/// here ([`Walk::here`]) or in parts over other processes ([`walk_top`](super::walk_top)), and
+/// [`Prepared::plan`] plans from the walk.
+pub fn prepare(
+    runner: &Runner,
+    request: &Request,
+    input: &Path,
+    output: &Path,
+    options: &Options,
+) -> Result<Prepared> {
     let Kind::Encrypt {
         secret,
         format,
@@ -186,79 +205,148 @@ pub fn plan(
         .first_job(&mut &[][..], Some(0), provider)?
         .layout()
         .payload_chunk();
-
-    let walked = walk(input)?;
-    let created_root = check_output(input, output, options.force || options.update)?;
-    let mut manifest = Manifest::new(tree_format, keying, options.hide_names);
-    if let Some(previous) = &previous {
-        manifest.tree_id = previous.tree_id;
-        manifest.generation = previous.generation + 1;
-        manifest.parent = previous.digest;
-        manifest.name_key = previous.name_key;
-    }
-    // Only a directory would clash: a file of that name is stored with its suffix, and a link
-    // only in the manifest.
-    if !manifest.hides_names()
-        && walked
-            .iter()
-            .any(|w| w.path == MANIFEST.as_bytes() && w.found == Found::Dir)
-    {
-        remove_made(output, &[], created_root);
-        return Err(Error::Tree(format!(
-            "{}: a directory at the top of a tree may not be named {MANIFEST} (the manifest's \
-             name)",
-            join(input, MANIFEST.as_bytes()).display()
-        )));
-    }
-    let dest = Dest {
-        root: output.to_path_buf(),
-        replace: options.force || options.update,
-        named: options.named_temps,
-        sync: options.sync,
-        guard: Arc::clone(&options.guard),
-    };
-    let made = match make_dirs(&dest, &walked, &manifest) {
-        Ok(made) => made,
-        Err(e) => {
-            remove_made(output, &[], created_root);
-            return Err(e);
-        }
-    };
-
-    // `--update`: the files the previous manifest lists as they are now, and whose encrypted
-    // file is still the one it lists, are kept as they are.
-    let kept: Vec<Option<FileEntry>> = match &previous {
-        Some(previous) => walked
-            .par_iter()
-            .map(|w| unchanged(w, previous, input, output, options.checksum, provider))
-            .collect(),
-        None => vec![None; walked.len()],
-    };
-    let files: Vec<usize> = (0..walked.len())
-        .filter(|&at| matches!(walked[at].found, Found::File { .. }) && kept[at].is_none())
-        .collect();
-    let stored = files
-        .iter()
-        .map(|&at| manifest.stored(&walked[at].path))
-        .collect();
-    Ok(Plan {
+    Ok(Prepared {
+        tree_format,
+        keying,
+        sign: sign.clone(),
+        previous,
         file_request,
         manifest_request,
-        sign: sign.clone(),
         resolved,
         provider,
         chunk,
         input: input.to_path_buf(),
-        dest,
-        walked,
-        kept,
-        files,
-        stored,
-        manifest,
-        previous,
-        made,
-        created_root,
+        output: output.to_path_buf(),
+        options: options.clone(),
     })
+}
+
+/// A tree's encryption up to its walk, as [`prepare`] made it: the tree's secrets and what
+/// seals the files and the manifest.
+pub struct Prepared {
+    tree_format: TreeFormat,
+    keying: Keying,
+    sign: Option<SigningKey>,
+    previous: Option<Manifest>,
+    file_request: Request,
+    manifest_request: Request,
+    resolved: Resolved,
+    provider: Provider,
+    chunk: usize,
+    input: PathBuf,
+    output: PathBuf,
+    options: Options,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("input", &self.input)
+            .field("output", &self.output)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Prepared {
+    /// The rest of [`plan`], from the finished walk of the input (`walk`, of the input this
+    /// was prepared for): the output checked and its directories made, the files listed (an
+    /// update's unchanged files kept).
+    pub fn plan(self, walk: Walk) -> Result<Plan> {
+        let Prepared {
+            tree_format,
+            keying,
+            sign,
+            previous,
+            file_request,
+            manifest_request,
+            resolved,
+            provider,
+            chunk,
+            input,
+            output,
+            options,
+        } = self;
+        if walk.root != input {
+            return Err(Error::Request(format!(
+                "a walk of {} does not plan the tree of {}",
+                walk.root.display(),
+                input.display()
+            )));
+        }
+        let (input, output, options) = (input.as_path(), output.as_path(), &options);
+        let walked = walk.entries;
+        let created_root = check_output(input, output, options.force || options.update)?;
+        let mut manifest = Manifest::new(tree_format, keying, options.hide_names);
+        if let Some(previous) = &previous {
+            manifest.tree_id = previous.tree_id;
+            manifest.generation = previous.generation + 1;
+            manifest.parent = previous.digest;
+            manifest.name_key = previous.name_key;
+        }
+        // Only a directory would clash: a file of that name is stored with its suffix, and a link
+        // only in the manifest.
+        if !manifest.hides_names()
+            && walked
+                .iter()
+                .any(|w| w.path == MANIFEST.as_bytes() && w.found == Found::Dir)
+        {
+            remove_made(output, &[], created_root);
+            return Err(Error::Tree(format!(
+                "{}: a directory at the top of a tree may not be named {MANIFEST} (the manifest's \
+             name)",
+                join(input, MANIFEST.as_bytes()).display()
+            )));
+        }
+        let dest = Dest {
+            root: output.to_path_buf(),
+            replace: options.force || options.update,
+            named: options.named_temps,
+            sync: options.sync,
+            guard: Arc::clone(&options.guard),
+        };
+        let made = match make_dirs(&dest, &walked, &manifest) {
+            Ok(made) => made,
+            Err(e) => {
+                remove_made(output, &[], created_root);
+                return Err(e);
+            }
+        };
+
+        // `--update`: the files the previous manifest lists as they are now, and whose encrypted
+        // file is still the one it lists, are kept as they are.
+        let kept: Vec<Option<FileEntry>> = match &previous {
+            Some(previous) => walked
+                .par_iter()
+                .map(|w| unchanged(w, previous, input, output, options.checksum, provider))
+                .collect(),
+            None => vec![None; walked.len()],
+        };
+        let files: Vec<usize> = (0..walked.len())
+            .filter(|&at| matches!(walked[at].found, Found::File { .. }) && kept[at].is_none())
+            .collect();
+        let stored = files
+            .iter()
+            .map(|&at| manifest.stored(&walked[at].path))
+            .collect();
+        Ok(Plan {
+            file_request,
+            manifest_request,
+            sign,
+            resolved,
+            provider,
+            chunk,
+            input: input.to_path_buf(),
+            dest,
+            walked,
+            kept,
+            files,
+            stored,
+            manifest,
+            previous,
+            made,
+            created_root,
+        })
+    }
 }
 
 /// A tree's encryption as [`plan`] made it: the walked tree, the tree's secrets and the files

@@ -455,19 +455,19 @@ impl TaskResult {
     }
 }
 
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(super) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
     out.extend_from_slice(bytes);
 }
 
 /// Reads the fields of a task or result, each length checked against what is left.
-struct Reader<'a> {
-    rest: &'a [u8],
+pub(super) struct Reader<'a> {
+    pub(super) rest: &'a [u8],
     what: &'static str,
 }
 
 impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8], magic: &[u8], what: &'static str) -> Result<Self> {
+    pub(super) fn new(bytes: &'a [u8], magic: &[u8], what: &'static str) -> Result<Self> {
         let reader = Reader { rest: bytes, what };
         match bytes.strip_prefix(magic) {
             Some(rest) => Ok(Reader { rest, what }),
@@ -475,11 +475,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn bad(&self) -> Error {
+    pub(super) fn bad(&self) -> Error {
         Error::Request(format!("not {} (or one of another version)", self.what))
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.rest.len() {
             return Err(self.bad());
         }
@@ -488,28 +488,28 @@ impl<'a> Reader<'a> {
         Ok(taken)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+    pub(super) fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
         Ok(self.take(N)?.try_into().expect("N bytes"))
     }
 
-    fn u8(&mut self) -> Result<u8> {
+    pub(super) fn u8(&mut self) -> Result<u8> {
         Ok(self.array::<1>()?[0])
     }
 
-    fn u32(&mut self) -> Result<u32> {
+    pub(super) fn u32(&mut self) -> Result<u32> {
         Ok(u32::from_le_bytes(self.array()?))
     }
 
-    fn u64(&mut self) -> Result<u64> {
+    pub(super) fn u64(&mut self) -> Result<u64> {
         Ok(u64::from_le_bytes(self.array()?))
     }
 
-    fn bytes(&mut self) -> Result<&'a [u8]> {
+    pub(super) fn bytes(&mut self) -> Result<&'a [u8]> {
         let n = usize::try_from(self.u64()?).map_err(|_| self.bad())?;
         self.take(n)
     }
 
-    fn end(&self) -> Result<()> {
+    pub(super) fn end(&self) -> Result<()> {
         if self.rest.is_empty() {
             Ok(())
         } else {

@@ -5,6 +5,17 @@
 //! a device) is refused by name before any work starts. Each directory is listed once and its
 //! handle closed before its subdirectories are walked, so a walk holds at most one directory
 //! open per pool thread, whatever the tree's depth or width.
+//!
+//! **A walk in parts**, for a tree spread over processes (MPI ranks), after mpiFileUtils' walk:
+//! the coordinator lists the top of the tree breadth-first, a level at a time, until it holds
+//! at least as many pending directories as it was asked for or the tree is done
+//! ([`walk_top`]); each pending directory is a walk task ([`WalkTop::task`]) that any process
+//! walks on its own pool ([`walk_task`]), sending back its subtree's entries, or the one
+//! refusal the walk met there, as a part; the coordinator merges the parts into the finished
+//! [`Walk`] ([`WalkTop::finish`]) that [`Prepared::plan`](super::Prepared::plan) plans from, the
+//! same as a walk in one process gives. A part is read with every length and count checked
+//! against what is left, and every path in it must lie under its task's directory: bytes over
+//! a wire neither reach outside the tree nor cost more memory than they hold.
 
 use std::ffi::OsStr;
 use std::fs::{self, Metadata};
@@ -14,7 +25,8 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::path::shown;
+use super::path::{MAX_PATH, fault, shown};
+use super::task::{Reader, put_bytes};
 use crate::error::{Error, Result};
 
 /// What a walked entry is.
@@ -35,7 +47,7 @@ pub(crate) enum Found {
 }
 
 /// One entry of a walked tree.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Walked {
     /// The path under the root, `/`-separated; empty for the root itself.
     pub path: Vec<u8>,
@@ -52,6 +64,14 @@ pub(crate) struct Walked {
 /// device anywhere in it is refused with [`Error::SpecialFile`]; a directory that cannot be
 /// listed fails naming it.
 pub(crate) fn walk(root: &Path) -> Result<Vec<Walked>> {
+    let mut entries = vec![top(root)?];
+    entries.extend(walk_dir(root, &[], &|| {})?);
+    entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Ok(entries)
+}
+
+/// The root's own entry, refusing a root that is not a directory.
+fn top(root: &Path) -> Result<Walked> {
     let meta =
         fs::metadata(root).map_err(|e| Error::io(format!("cannot read {}", root.display()), e))?;
     if !meta.is_dir() {
@@ -60,21 +80,30 @@ pub(crate) fn walk(root: &Path) -> Result<Vec<Walked>> {
             root.display()
         )));
     }
-    let top = Walked {
+    Ok(Walked {
         path: Vec::new(),
         found: Found::Dir,
         mode: meta.mode() & 0o7777,
         mtime: mtime_of(&meta),
-    };
-    let mut entries = vec![top];
-    entries.extend(walk_dir(root, &[])?);
-    entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    Ok(entries)
+    })
 }
 
 /// The entries under the directory `rel` of `root` (not `rel` itself), its subdirectories
-/// walked in parallel.
-fn walk_dir(root: &Path, rel: &[u8]) -> Result<Vec<Walked>> {
+/// walked in parallel; `tick` is called once per directory listed.
+fn walk_dir(root: &Path, rel: &[u8], tick: &(dyn Fn() + Sync)) -> Result<Vec<Walked>> {
+    let mut here = list(root, rel)?;
+    tick();
+    let below: Vec<Vec<Walked>> = here
+        .par_iter()
+        .filter(|entry| entry.found == Found::Dir)
+        .map(|entry| walk_dir(root, &entry.path, tick))
+        .collect::<Result<_>>()?;
+    here.extend(below.into_iter().flatten());
+    Ok(here)
+}
+
+/// The entries of the directory `rel` of `root` alone (not below them).
+fn list(root: &Path, rel: &[u8]) -> Result<Vec<Walked>> {
     let dir = join(root, rel);
     let cannot = |e| Error::io(format!("cannot list directory {}", dir.display()), e);
     // The listing is read whole and its handle closed before any subdirectory is opened.
@@ -126,12 +155,6 @@ fn walk_dir(root: &Path, rel: &[u8]) -> Result<Vec<Walked>> {
             mtime: mtime_of(&meta),
         });
     }
-    let below: Vec<Vec<Walked>> = here
-        .par_iter()
-        .filter(|entry| entry.found == Found::Dir)
-        .map(|entry| walk_dir(root, &entry.path))
-        .collect::<Result<_>>()?;
-    here.extend(below.into_iter().flatten());
     Ok(here)
 }
 
@@ -158,6 +181,351 @@ pub(crate) fn join(root: &Path, rel: &[u8]) -> PathBuf {
 /// A file's modification time: seconds since the epoch and nanoseconds.
 pub(crate) fn mtime_of(meta: &Metadata) -> (i64, u32) {
     (meta.mtime(), meta.mtime_nsec() as u32)
+}
+
+/// A finished walk of a tree's input: every entry, the root first, sorted by path. What
+/// [`Prepared::plan`](super::Prepared::plan) plans a tree's encryption from: walked here
+/// ([`Walk::here`]), or merged from the parts other processes walked ([`WalkTop::finish`]).
+pub struct Walk {
+    pub(crate) root: PathBuf,
+    pub(crate) entries: Vec<Walked>,
+}
+
+impl std::fmt::Debug for Walk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Walk")
+            .field("root", &self.root)
+            .field("entries", &self.entries.len())
+            .finish()
+    }
+}
+
+impl Walk {
+    /// The tree under `root` walked in this process, on the caller's pool.
+    pub fn here(root: &Path) -> Result<Walk> {
+        Ok(Walk {
+            root: root.to_path_buf(),
+            entries: walk(root)?,
+        })
+    }
+
+    /// How many entries it holds (the root, directories, files and links).
+    pub fn entries(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// The top of a tree listed by the coordinator of a walk in parts (see the
+/// [module](self)): its entries so far, the directories still to walk (one walk task each),
+/// and the parts that have come back.
+pub struct WalkTop {
+    root: PathBuf,
+    entries: Vec<Walked>,
+    /// The directories left to walk, sorted by path: none is inside another.
+    pending: Vec<Vec<u8>>,
+    /// By pending directory: its part's entries, or the refusal its walk met, once back.
+    parts: Vec<Option<Result<Vec<Walked>>>>,
+    /// The directories listed here.
+    listed: usize,
+}
+
+impl std::fmt::Debug for WalkTop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WalkTop")
+            .field("listed", &self.listed)
+            .field("pending", &self.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Lists the top of the tree under `root` breadth-first in the caller's pool, a level at a
+/// time (the root's entries, then its subdirectories' at once, and so on), until at least
+/// `dirs` directories are pending or the tree is done (a small tree is walked here whole,
+/// and has no walk task). A level's listing may leave more than `dirs` pending: every
+/// subdirectory of the directories listed last. Refuses what [`Walk::here`] refuses at the
+/// top, in its words.
+pub fn walk_top(root: &Path, dirs: usize) -> Result<WalkTop> {
+    let mut entries = vec![top(root)?];
+    let mut level: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut listed = 0;
+    loop {
+        let below: Vec<Vec<Walked>> = level
+            .par_iter()
+            .map(|rel| list(root, rel))
+            .collect::<Result<_>>()?;
+        listed += level.len();
+        level = below
+            .iter()
+            .flatten()
+            .filter(|w| w.found == Found::Dir)
+            .map(|w| w.path.clone())
+            .collect();
+        entries.extend(below.into_iter().flatten());
+        if level.is_empty() || level.len() >= dirs {
+            break;
+        }
+    }
+    level.sort_unstable();
+    Ok(WalkTop {
+        root: root.to_path_buf(),
+        entries,
+        parts: level.iter().map(|_| None).collect(),
+        pending: level,
+        listed,
+    })
+}
+
+impl WalkTop {
+    /// How many walk tasks there are: the directories left to walk.
+    pub fn tasks(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// How many directories were listed here (the root, and the levels below it listed
+    /// before the rest was cut into tasks).
+    pub fn listed(&self) -> usize {
+        self.listed
+    }
+
+    /// Walk task `i`'s bytes (the root and the directory, for [`walk_task`] in any process).
+    pub fn task(&self, i: usize) -> Vec<u8> {
+        let mut out = WALK_TASK_MAGIC.to_vec();
+        put_bytes(&mut out, self.root.as_os_str().as_bytes());
+        put_bytes(&mut out, &self.pending[i]);
+        out
+    }
+
+    /// Adds walk task `i`'s part, as [`walk_task`] returned it. Returns how many directories
+    /// its walk listed; bytes that are not a part of that directory are refused (the caller
+    /// may then call [`WalkTop::lost`]).
+    pub fn add(&mut self, i: usize, bytes: &[u8]) -> Result<usize> {
+        let part = WalkPart::from_bytes(bytes)?;
+        if self.pending.get(i) != Some(&part.dir) {
+            return Err(Error::Request(format!(
+                "a walk part of {} is not the part of walk task {i}",
+                shown(&part.dir)
+            )));
+        }
+        let listed = part.listed();
+        self.parts[i] = Some(part.found);
+        Ok(listed)
+    }
+
+    /// Walk task `i` came back with nothing readable (its process failed): the walk fails,
+    /// naming its directory and `why`.
+    pub fn lost(&mut self, i: usize, why: &str) {
+        let dir = join(&self.root, &self.pending[i]);
+        self.parts[i] = Some(Err(Error::Tree(format!(
+            "cannot walk directory {}: {why}",
+            dir.display()
+        ))));
+    }
+
+    /// The finished walk: the top's entries and every part's, sorted by path. The first
+    /// refusal a part met (by its directory's path) is the walk's, in the words a walk in one
+    /// process gives; a task that never came back fails naming its directory.
+    pub fn finish(self) -> Result<Walk> {
+        let mut entries = self.entries;
+        for (dir, part) in self.pending.iter().zip(self.parts) {
+            match part {
+                Some(found) => entries.extend(found?),
+                None => {
+                    return Err(Error::Tree(format!(
+                        "cannot walk directory {}: its walk task was never run",
+                        join(&self.root, dir).display()
+                    )));
+                }
+            }
+        }
+        // No two parts share an entry, nor a part the top's: each part holds only paths
+        // strictly under its directory, and no pending directory is inside another.
+        entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        Ok(Walk {
+            root: self.root,
+            entries,
+        })
+    }
+}
+
+/// Runs a walk task from its bytes ([`WalkTop::task`]) in the caller's pool: the subtree
+/// under its directory walked as [`Walk::here`] walks it, calling `tick` once per directory
+/// listed. Returns the part's bytes for [`WalkTop::add`]: the subtree's entries, or the
+/// refusal the walk met (a special file, a directory that cannot be listed), carried in the
+/// words and kind a walk in one process gives. Bytes that are not a walk task are refused.
+pub fn walk_task(bytes: &[u8], tick: &(dyn Fn() + Sync)) -> Result<Vec<u8>> {
+    let mut r = Reader::new(bytes, WALK_TASK_MAGIC, "a tree's walk task")?;
+    let root = PathBuf::from(std::ffi::OsString::from_vec(r.bytes()?.to_vec()));
+    let dir = r.bytes()?.to_vec();
+    r.end()?;
+    if dir.is_empty() || fault(&dir).is_some() {
+        return Err(r.bad());
+    }
+    let found = walk_dir(&root, &dir, tick);
+    Ok(WalkPart { dir, found }.to_bytes())
+}
+
+const WALK_TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-WALK\x01";
+const WALK_PART_MAGIC: &[u8] = b"PARACRYPT-TREE-PART\x01";
+
+/// The fewest bytes an entry of a part takes (an empty path is refused): its count is
+/// capped by what is left, so that a count read costs no more than the bytes that came.
+const MIN_ENTRY: usize = 8 + 1 + 1 + 4 + 8 + 4;
+
+/// What a special file is, in the words [`Error::SpecialFile`] carries, by its number in a
+/// part.
+const SPECIAL: [&str; 5] = [
+    "a FIFO",
+    "a socket",
+    "a character device",
+    "a block device",
+    "of an unknown kind",
+];
+
+/// One walk task's result: its directory, and the entries under it or the refusal its walk
+/// met. It holds the subtree's whole listing, as a walk in one process does: besides each
+/// entry's path and a link's target, about 40 bytes per entry as bytes and 80 in memory.
+#[derive(Debug)]
+pub(crate) struct WalkPart {
+    pub dir: Vec<u8>,
+    pub found: Result<Vec<Walked>>,
+}
+
+impl WalkPart {
+    /// How many directories its walk listed: its own and every one under it.
+    fn listed(&self) -> usize {
+        match &self.found {
+            Ok(entries) => 1 + entries.iter().filter(|w| w.found == Found::Dir).count(),
+            Err(_) => 0,
+        }
+    }
+
+    /// The part's bytes, for the coordinator.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = WALK_PART_MAGIC.to_vec();
+        put_bytes(&mut out, &self.dir);
+        match &self.found {
+            Ok(entries) => {
+                out.push(0);
+                out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+                for w in entries {
+                    put_bytes(&mut out, &w.path);
+                    match &w.found {
+                        Found::Dir => out.push(0),
+                        Found::File { len, ino } => {
+                            out.push(1);
+                            out.extend_from_slice(&len.to_le_bytes());
+                            out.extend_from_slice(&ino.to_le_bytes());
+                        }
+                        Found::Symlink(target) => {
+                            out.push(2);
+                            put_bytes(&mut out, target);
+                        }
+                    }
+                    out.extend_from_slice(&w.mode.to_le_bytes());
+                    out.extend_from_slice(&w.mtime.0.to_le_bytes());
+                    out.extend_from_slice(&w.mtime.1.to_le_bytes());
+                }
+            }
+            // A walk's refusals, each with what makes its words and kind again.
+            Err(Error::SpecialFile { path, what }) => {
+                out.push(1);
+                put_bytes(&mut out, path.as_bytes());
+                let at = SPECIAL.iter().position(|s| s == what).unwrap_or(4);
+                out.push(at as u8);
+            }
+            Err(Error::Io { context, source }) => {
+                out.push(2);
+                put_bytes(&mut out, context.as_bytes());
+                match source.raw_os_error() {
+                    Some(code) => {
+                        out.push(0);
+                        out.extend_from_slice(&code.to_le_bytes());
+                    }
+                    None => {
+                        out.push(1);
+                        put_bytes(&mut out, source.to_string().as_bytes());
+                    }
+                }
+            }
+            Err(other) => {
+                out.push(3);
+                put_bytes(&mut out, other.to_string().as_bytes());
+            }
+        }
+        out
+    }
+
+    /// A part from [`WalkPart::to_bytes`]'s bytes. Refused: a directory that is not a path
+    /// in a tree, an entry whose path is not strictly under it, a link's target longer than
+    /// a path, any length or count past what is left.
+    pub fn from_bytes(bytes: &[u8]) -> Result<WalkPart> {
+        let mut r = Reader::new(bytes, WALK_PART_MAGIC, "a tree's walk part")?;
+        let dir = r.bytes()?.to_vec();
+        if dir.is_empty() || fault(&dir).is_some() {
+            return Err(r.bad());
+        }
+        let text = |r: &mut Reader| -> Result<String> {
+            Ok(String::from_utf8_lossy(r.bytes()?).into_owned())
+        };
+        let found = match r.u8()? {
+            0 => {
+                let count = r.u64()?;
+                if count > (r.rest.len() / MIN_ENTRY) as u64 {
+                    return Err(r.bad());
+                }
+                let mut entries = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    let path = r.bytes()?.to_vec();
+                    let under = path.len() > dir.len() + 1
+                        && path.starts_with(&dir)
+                        && path[dir.len()] == b'/';
+                    if !under || fault(&path).is_some() {
+                        return Err(r.bad());
+                    }
+                    let found = match r.u8()? {
+                        0 => Found::Dir,
+                        1 => Found::File {
+                            len: r.u64()?,
+                            ino: r.u64()?,
+                        },
+                        2 => {
+                            let target = r.bytes()?;
+                            if target.len() > MAX_PATH {
+                                return Err(r.bad());
+                            }
+                            Found::Symlink(target.to_vec())
+                        }
+                        _ => return Err(r.bad()),
+                    };
+                    entries.push(Walked {
+                        path,
+                        found,
+                        mode: r.u32()?,
+                        mtime: (r.u64()? as i64, r.u32()?),
+                    });
+                }
+                Ok(entries)
+            }
+            1 => {
+                let path = text(&mut r)?;
+                let what = *SPECIAL.get(usize::from(r.u8()?)).ok_or_else(|| r.bad())?;
+                Err(Error::SpecialFile { path, what })
+            }
+            2 => {
+                let context = text(&mut r)?;
+                let source = match r.u8()? {
+                    0 => std::io::Error::from_raw_os_error(r.u32()? as i32),
+                    1 => std::io::Error::other(text(&mut r)?),
+                    _ => return Err(r.bad()),
+                };
+                Err(Error::Io { context, source })
+            }
+            3 => Err(Error::Tree(text(&mut r)?)),
+            _ => return Err(r.bad()),
+        };
+        r.end()?;
+        Ok(WalkPart { dir, found })
+    }
 }
 
 #[cfg(test)]
@@ -208,5 +576,157 @@ mod tests {
             assert!(refused.to_string().contains("a/b/pipe"), "{refused}");
         }
         assert!(matches!(walk(&root.join("a-b")), Err(Error::Tree(_))));
+    }
+
+    /// A tree of `dirs` directories, each with two subdirectories, a few files and a link.
+    fn wide_tree(root: &Path, dirs: usize) {
+        for d in 0..dirs {
+            let sub = root.join(format!("d{d}/e"));
+            fs::create_dir_all(&sub).unwrap();
+            fs::create_dir(root.join(format!("d{d}/h"))).unwrap();
+            fs::write(sub.join("f"), vec![1; d]).unwrap();
+            fs::write(root.join(format!("d{d}/g")), b"g").unwrap();
+            std::os::unix::fs::symlink("e/f", root.join(format!("d{d}/link"))).unwrap();
+        }
+        fs::write(root.join("top"), b"top").unwrap();
+    }
+
+    /// Runs every walk task of `top` as another process would (from its bytes) and merges.
+    fn run_parts(mut top: WalkTop) -> Result<Walk> {
+        for i in 0..top.tasks() {
+            let part = walk_task(&top.task(i), &|| {}).unwrap();
+            top.add(i, &part).unwrap();
+        }
+        top.finish()
+    }
+
+    #[test]
+    fn a_walk_in_parts_is_the_walk_in_one_process_and_a_small_tree_has_no_task() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        wide_tree(root, 12);
+        let whole = walk(root).unwrap();
+        // The root listed here, its 12 directories left as tasks.
+        let top = walk_top(root, 8).unwrap();
+        assert_eq!((top.listed(), top.tasks()), (1, 12));
+        assert_eq!(run_parts(top).unwrap().entries, whole);
+        // Asked for more directories than a level holds: the next level is listed too.
+        let top = walk_top(root, 13).unwrap();
+        assert_eq!((top.listed(), top.tasks()), (13, 24));
+        assert_eq!(run_parts(top).unwrap().entries, whole);
+        // A small tree is walked whole at the top.
+        let top = walk_top(root, 1000).unwrap();
+        assert_eq!((top.listed(), top.tasks()), (37, 0));
+        assert_eq!(top.finish().unwrap().entries, whole);
+        assert!(matches!(
+            walk_top(&root.join("top"), 8),
+            Err(Error::Tree(_))
+        ));
+    }
+
+    #[test]
+    fn a_walk_part_round_trips_its_entries_and_refusals_in_the_same_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        wide_tree(root, 3);
+        let part = WalkPart {
+            dir: b"d1".to_vec(),
+            found: walk_dir(root, b"d1", &|| {}),
+        };
+        let back = WalkPart::from_bytes(&part.to_bytes()).unwrap();
+        assert_eq!(back.dir, b"d1");
+        let (sent, got) = (part.found.unwrap(), back.found.unwrap());
+        assert_eq!(got.len(), 5);
+        assert_eq!(got, sent);
+        assert!(
+            got.iter()
+                .any(|w| w.found == Found::Symlink(b"e/f".to_vec()))
+        );
+
+        let refusals = [
+            Error::SpecialFile {
+                path: "/in/d1/pipe".into(),
+                what: "a FIFO",
+            },
+            Error::io(
+                "cannot list directory /in/d1/e",
+                std::io::Error::from_raw_os_error(13),
+            ),
+            Error::io("cannot read /in/d1/x", std::io::Error::other("gone")),
+        ];
+        for refusal in refusals {
+            let words = refusal.to_string();
+            let kind = refusal.kind();
+            let part = WalkPart {
+                dir: b"d1".to_vec(),
+                found: Err(refusal),
+            };
+            let back = WalkPart::from_bytes(&part.to_bytes()).unwrap().found;
+            let back = back.unwrap_err();
+            assert_eq!((back.to_string(), back.kind()), (words, kind));
+        }
+    }
+
+    #[test]
+    fn a_walk_part_outside_its_directory_or_past_its_bytes_is_refused() {
+        let entry = |path: &[u8]| Walked {
+            path: path.to_vec(),
+            found: Found::File { len: 1, ino: 2 },
+            mode: 0o644,
+            mtime: (0, 0),
+        };
+        let part = |dir: &[u8], paths: &[&[u8]]| WalkPart {
+            dir: dir.to_vec(),
+            found: Ok(paths.iter().map(|p| entry(p)).collect()),
+        };
+        let refused = |bytes: &[u8]| {
+            let err = WalkPart::from_bytes(bytes).unwrap_err();
+            assert!(err.to_string().contains("not a tree's walk part"), "{err}");
+        };
+        assert!(WalkPart::from_bytes(&part(b"a/b", &[b"a/b/c", b"a/b/c/d"]).to_bytes()).is_ok());
+        for (dir, path) in [
+            (&b"a"[..], &b"b"[..]),
+            (b"a", b"a"),
+            (b"a", b"ab/c"),
+            (b"a", b"a/../../etc/passwd"),
+            (b"a", b"/a/b"),
+            (b"a", b"a//b"),
+            (b"../a", b"../a/b"),
+            (b"/etc", b"/etc/passwd"),
+            (b"", b"a"),
+        ] {
+            refused(&part(dir, &[path]).to_bytes());
+        }
+        // A count past what is left is refused before anything is allocated for it; so is a
+        // length past the end, or a link's target longer than a path.
+        let good = part(b"a", &[b"a/b"]).to_bytes();
+        let count_at = WALK_PART_MAGIC.len() + 8 + 1 + 1;
+        let mut huge = good.clone();
+        huge[count_at..count_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        refused(&huge);
+        refused(&good[..good.len() - 1]);
+        let long_link = WalkPart {
+            dir: b"a".to_vec(),
+            found: Ok(vec![Walked {
+                found: Found::Symlink(vec![b'x'; MAX_PATH + 1]),
+                ..entry(b"a/l")
+            }]),
+        };
+        refused(&long_link.to_bytes());
+        // A walk task for a directory outside the tree is refused, and so is a part of
+        // another task's directory.
+        let dir = tempfile::tempdir().unwrap();
+        wide_tree(dir.path(), 2);
+        let mut top = walk_top(dir.path(), 2).unwrap();
+        let mut task = WALK_TASK_MAGIC.to_vec();
+        put_bytes(&mut task, dir.path().as_os_str().as_bytes());
+        put_bytes(&mut task, b"../..");
+        assert!(walk_task(&task, &|| {}).is_err());
+        let other = walk_task(&top.task(1), &|| {}).unwrap();
+        assert!(top.add(0, &other).is_err());
+        top.lost(0, "its rank died");
+        top.add(1, &other).unwrap();
+        let lost = top.finish().unwrap_err().to_string();
+        assert!(lost.contains("d0: its rank died"), "{lost}");
     }
 }
