@@ -831,3 +831,86 @@ fn a_task_tells_its_guard_of_every_named_temporary() {
     assert_eq!(added, forgotten);
     assert!(added.iter().all(|path| !path.exists()));
 }
+
+/// Files larger than one task, between small files (the schedule's lanes give their tasks to
+/// different threads at once), decrypt to the same tree at 1 and 3 threads; a damaged chunk in
+/// the middle of one of them fails that file alone, naming it, and leaves nothing at its name
+/// and no temporary file, while the others are done.
+#[test]
+fn large_files_among_small_ones_give_the_same_tree_at_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain");
+    std::fs::create_dir_all(plain.join("s")).unwrap();
+    for (i, len) in [(3 << 20) + 5, 5 << 20, (2 << 20) + 100_001]
+        .into_iter()
+        .enumerate()
+    {
+        std::fs::write(plain.join(format!("big{i}")), data(len, 100 + i as u32)).unwrap();
+    }
+    for i in 0..40u32 {
+        let len = (i as usize * 20_011) % 700_000;
+        std::fs::write(plain.join("s").join(format!("f{i}")), data(len, i)).unwrap();
+    }
+    let key = Key::generate();
+    let sealing = Sealing {
+        chunk_size: Some(ChunkSize::new(64 << 10).unwrap()),
+        ..Sealing::default()
+    };
+    let seal = Request::encrypt(Secret::Key(key.clone()), sealing).unwrap();
+    let open = Request::decrypt(Secret::Key(key), None).unwrap();
+    let runner = Runner::new();
+    let sealed = dir.path().join("sealed");
+    let done = with_threads(3, || {
+        tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default())
+    })
+    .unwrap();
+    assert!(
+        done.is_complete() && done.files == 43,
+        "{:?}",
+        done.failures
+    );
+    for threads in [1, 3] {
+        let back = dir.path().join(format!("back-{threads}"));
+        let done = with_threads(threads, || {
+            tree::decrypt(&runner, &open, &sealed, &back, &Options::default())
+        })
+        .unwrap();
+        assert!(
+            done.is_complete() && done.files == 43,
+            "{:?}",
+            done.failures
+        );
+        assert_eq!(state(&back), state(&plain), "{threads} threads");
+    }
+
+    // One byte of big1's third MiB changed: its chunk fails to authenticate.
+    let damaged = sealed.join("big1.pcr");
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 1;
+    std::fs::write(&damaged, bytes).unwrap();
+    for threads in [1, 3] {
+        let back = dir.path().join(format!("damaged-{threads}"));
+        let done = with_threads(threads, || {
+            tree::decrypt(&runner, &open, &sealed, &back, &Options::default())
+        })
+        .unwrap();
+        assert_eq!(done.files, 42, "{threads} threads");
+        assert_eq!(done.failures.len(), 1, "{:?}", done.failures);
+        assert!(
+            done.failures[0].to_string().contains("big1"),
+            "{}",
+            done.failures[0]
+        );
+        assert!(!back.join("big1").exists());
+        let mut files: Vec<String> = walkdir_files(&back)
+            .iter()
+            .map(|p| p.strip_prefix(&back).unwrap().display().to_string())
+            .collect();
+        files.sort();
+        let mut expected: Vec<String> = (0..40).map(|i| format!("s/f{i}")).collect();
+        expected.extend(["big0".to_owned(), "big2".to_owned()]);
+        expected.sort();
+        assert_eq!(files, expected, "{threads} threads");
+    }
+}

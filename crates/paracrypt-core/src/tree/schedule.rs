@@ -4,19 +4,26 @@
 //! consecutive such small files are batched into one claim (up to [`TASK_BYTES`] and
 //! [`BATCH_FILES`] files together); a larger file is cut into runs of chunks of about
 //! [`TASK_BYTES`] each, its tasks claimed by any thread. Every pool thread claims the next
-//! batch from one counter (one atomic operation per batch, no lock), in the files' order,
-//! and runs its tasks on its own ([`run_here`](super::chunks::run_here)). So a tree of one
-//! large file runs on every core as that file alone does, and a tree of many tiny files is
-//! not bound by one core, with no second pool and no thread per file.
+//! batch from one counter (one atomic operation per batch, no lock) and runs its tasks on its
+//! own ([`run_here`](super::chunks::run_here)). So a tree of one large file runs on every core
+//! as that file alone does, and a tree of many tiny files is not bound by one core, with no
+//! second pool and no thread per file.
 //!
-//! **Bounds.** A file is opened by the first of its tasks to run and closed by the last:
-//! since batches are claimed in order and each thread holds one at a time, at most
-//! `threads + 1` files are open on each side (input and output) at any time (batches being
-//! claimed in order, only the file at the claiming frontier can have tasks both claimed and
-//! not). A task's bytes sit in its thread's scratch buffer (its input and output, about
-//! `2 × TASK_BYTES`, or one chunk and its output when chunks are larger): at most one task per
-//! thread is in flight. Memory beyond that is the list of files (tens of bytes each, with the
-//! manifest's entries).
+//! **Lanes.** The claims are woven from one lane per thread: each lane takes the next file of
+//! the tree (a large file's tasks, or one batch of small files) when it has none left, and the
+//! lanes give one claim each in turn. Threads that claim at about the same time so take tasks
+//! of different files, and rarely write one file at once while the tree has other files to
+//! give: Linux takes a file's inode lock for every buffered write (`docs/SCALING.md`), and two
+//! threads writing one file wait on it, where claims in file order put every thread on the same
+//! large file. A tree of one large file has nothing to weave, and its tasks go in order.
+//!
+//! **Bounds.** A file is opened by the first of its tasks to run and closed by the last. A file
+//! with tasks both claimed and not is at the head of a lane, and every other open file has a
+//! task running on some thread, so at most `2 × threads` files are open on each side (input
+//! and output) at any time. A task's bytes sit in its thread's scratch buffer (its input and
+//! output, about `2 × TASK_BYTES`, or one chunk and its output when chunks are larger): at most
+//! one task per thread is in flight. Memory beyond that is the list of files and of claims
+//! (tens of bytes each, with the manifest's entries).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -81,14 +88,21 @@ struct FileState<T> {
 /// One claim: consecutive tasks, as `(file, chunks)`.
 type Batch = Vec<(usize, Range<u64>)>;
 
-/// The batches of `files`, in order.
-fn batches(files: &[Planned]) -> Vec<Batch> {
-    let mut out: Vec<Batch> = Vec::new();
+/// The batches of `files`, each file's in order, woven from `lanes` lanes (see the module's
+/// documentation).
+fn batches(files: &[Planned], lanes: usize) -> Vec<Batch> {
+    weave(units(files), lanes)
+}
+
+/// The units of `files`, in order: a large file's tasks, or one batch of consecutive small
+/// files.
+fn units(files: &[Planned]) -> Vec<Vec<Batch>> {
+    let mut out: Vec<Vec<Batch>> = Vec::new();
     let mut small: Batch = Vec::new();
     let mut small_bytes = 0u64;
-    let flush = |small: &mut Batch, bytes: &mut u64, out: &mut Vec<Batch>| {
+    let flush = |small: &mut Batch, bytes: &mut u64, out: &mut Vec<Vec<Batch>>| {
         if !small.is_empty() {
-            out.push(std::mem::take(small));
+            out.push(vec![std::mem::take(small)]);
             *bytes = 0;
         }
     };
@@ -104,15 +118,46 @@ fn batches(files: &[Planned]) -> Vec<Batch> {
         }
         flush(&mut small, &mut small_bytes, &mut out);
         let per_task = (TASK_BYTES / file.chunk_size.max(1)).max(1) as u64;
+        let mut tasks = Vec::with_capacity(file.chunks.div_ceil(per_task) as usize);
         let mut start = 0;
         while start < file.chunks {
             let end = (start + per_task).min(file.chunks);
-            out.push(vec![(index, start..end)]);
+            tasks.push(vec![(index, start..end)]);
             start = end;
         }
+        out.push(tasks);
     }
     flush(&mut small, &mut small_bytes, &mut out);
     out
+}
+
+/// The batches of `units` woven from `lanes` lanes: each lane takes the next unit when it has
+/// no batch left, and the lanes give one batch each in turn.
+fn weave(units: Vec<Vec<Batch>>, lanes: usize) -> Vec<Batch> {
+    let mut out = Vec::with_capacity(units.iter().map(Vec::len).sum());
+    let mut units = units.into_iter();
+    let mut lanes: Vec<std::vec::IntoIter<Batch>> =
+        (0..lanes.max(1)).map(|_| Vec::new().into_iter()).collect();
+    loop {
+        let mut gave = false;
+        for lane in &mut lanes {
+            let batch = lane.next().or_else(|| {
+                units.by_ref().find_map(|unit| {
+                    let mut next = unit.into_iter();
+                    let first = next.next();
+                    *lane = next;
+                    first
+                })
+            });
+            if let Some(batch) = batch {
+                out.push(batch);
+                gave = true;
+            }
+        }
+        if !gave {
+            return out;
+        }
+    }
 }
 
 /// How a schedule ended.
@@ -124,7 +169,8 @@ pub(crate) struct Ran {
 
 /// Runs every file of `files` through `work` on every thread of the current pool.
 pub(crate) fn run<W: FileWork>(work: &W, files: &[Planned]) -> Ran {
-    let batches = batches(files);
+    let workers = rayon::current_num_threads();
+    let batches = batches(files, workers);
     let states: Vec<FileState<W::Open>> = files
         .iter()
         .map(|_| FileState {
@@ -140,7 +186,6 @@ pub(crate) fn run<W: FileWork>(work: &W, files: &[Planned]) -> Ran {
     let next = AtomicUsize::new(0);
     let stopped = AtomicBool::new(false);
     let not_started = AtomicU64::new(0);
-    let workers = rayon::current_num_threads();
     (0..workers).into_par_iter().for_each(|_| {
         loop {
             let claimed = next.fetch_add(1, Ordering::Relaxed);
@@ -257,7 +302,8 @@ mod tests {
             planned(5 * mib as u64 + 1, 64 << 10),
             planned(3, mib),
         ];
-        let got = batches(&files);
+        // One lane: the files in order.
+        let got = batches(&files, 1);
         assert_eq!(got[0], vec![(0, 0..1), (1, 0..1), (2, 0..1)]);
         assert_eq!(got[1], vec![(3, 0..1)]);
         // 81 chunks of 64 KiB, 16 to a task.
@@ -267,7 +313,51 @@ mod tests {
         assert_eq!(got[8], vec![(5, 0..1)]);
         assert_eq!(got.len(), 9);
         let many: Vec<Planned> = (0..200).map(|_| planned(1, mib)).collect();
-        assert_eq!(batches(&many).len(), 4);
+        assert_eq!(batches(&many, 1).len(), 4);
+        assert_eq!(batches(&many, 3).len(), 4);
+    }
+
+    /// Threads that claim one after the other take tasks of different files while the tree
+    /// has other files to give; each file's tasks stay in order and every task is claimed
+    /// once, whatever the number of lanes.
+    #[test]
+    fn lanes_give_consecutive_claims_to_different_files() {
+        let mib = 1 << 20;
+        // Two files of three tasks, small files, one of two tasks, small files.
+        let mut files = vec![planned(3 * mib as u64, mib), planned(3 * mib as u64, mib)];
+        files.extend((0..4).map(|_| planned(600_000, mib)));
+        files.push(planned(2 * mib as u64, mib));
+        files.extend((0..2).map(|_| planned(10, mib)));
+        let got = batches(&files, 2);
+        let claims: Vec<Vec<usize>> = got
+            .iter()
+            .map(|batch| batch.iter().map(|(file, _)| *file).collect())
+            .collect();
+        assert_eq!(
+            claims,
+            [
+                vec![0],
+                vec![1],
+                vec![0],
+                vec![1],
+                vec![0],
+                vec![1],
+                vec![2],
+                vec![3],
+                vec![4],
+                vec![5],
+                vec![6],
+                vec![7, 8],
+                vec![6],
+            ]
+        );
+        for lanes in 1..6 {
+            let got = batches(&files, lanes);
+            let mut flat: Vec<(usize, Range<u64>)> = got.into_iter().flatten().collect();
+            // Sorting by file alone keeps each file's tasks in the order they were claimed.
+            flat.sort_by_key(|(file, _)| *file);
+            assert_eq!(flat, batches(&files, 1).concat(), "{lanes} lanes");
+        }
     }
 
     /// Opens, runs and finishes each file once, whatever the thread count; a failed file is
@@ -351,7 +441,7 @@ mod tests {
             let mut failed = count.failed.into_inner().unwrap();
             failed.sort();
             assert_eq!(failed, [7, 30]);
-            assert!(count.most_open.load(Ordering::Relaxed) <= threads as u64 + 1);
+            assert!(count.most_open.load(Ordering::Relaxed) <= 2 * threads as u64);
         }
     }
 }
