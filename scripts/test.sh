@@ -184,19 +184,18 @@ fuzz_log=target/fuzz-build.log
 nice -n 10 setsid bash scripts/fuzz.sh --build-only "$fuzz_seconds" >"$fuzz_log" 2>&1 </dev/null &
 fuzz_build=$!
 # The test commands of stages 2 and 3 (defined once: built here with `--no-run`, run there).
-# Stage 2's two commands name the same packages, so that cargo unifies their features once and
-# builds every crate once for both.
-openssl_only() {
-  cargo test -p paracrypt-core -p paracrypt-cli --no-default-features --features openssl --locked "$@"
-}
+# (Each is built with exactly the command that runs it: cargo unifies features over what one
+# command builds, so even the same packages with other targets build their crates again.)
+ossl_core() { cargo test -p paracrypt-core --no-default-features --features openssl --locked --tests "$@"; }
+ossl_cli() { cargo test -p paracrypt-cli --no-default-features --features openssl --locked --test cli "$@"; }
 pure_suite() {
   cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store --exclude paracrypt-py \
     --no-default-features --features rustcrypto --features paracrypt-cli/test-hooks --locked "$@"
 }
 alt_builds() {
-  openssl_only --lib --test tests --test cli --no-run --timings && pure_suite --no-run --timings
+  ossl_core --no-run --timings && ossl_cli --no-run --timings && pure_suite --no-run --timings
 }
-export -f openssl_only pure_suite alt_builds
+export -f ossl_core ossl_cli pure_suite alt_builds
 alt_log=target/alt-build.log
 CARGO_TARGET_DIR=target/alt nice -n 10 setsid bash -c alt_builds >"$alt_log" 2>&1 </dev/null &
 alt_build=$!
@@ -256,11 +255,10 @@ stage "2: OpenSSL without aws-lc"
 # is left out of builds 2 and 3: it runs the same core code, already tested above.)
 built "$alt_build" "$alt_log" "the build of stages 2 and 3"
 export CARGO_TARGET_DIR=target/alt
-openssl_only --lib --test tests 2>&1 | tee -a "$results"
-# This CLI is built without its test hooks (`--fixed-salt`), as every default build is: the
-# `hooks::` tests check that it refuses them. (The core under it has its own, which its tests in
-# the same command enable; the flag is the CLI's.)
-openssl_only --test cli -- providers:: hooks:: 2>&1 | tee -a "$results"
+ossl_core 2>&1 | tee -a "$results"
+# This CLI is built without the test hooks (`--fixed-salt`), as every default build is: the
+# `hooks::` tests check that it refuses them.
+ossl_cli -- providers:: hooks:: 2>&1 | tee -a "$results"
 # No default build has the test hooks: not the CLI, the facade, nor the Python package (their
 # normal and build dependencies, every feature each enables by default).
 for package in paracrypt-cli paracrypt paracrypt-py; do
