@@ -130,8 +130,10 @@ export PARACRYPT_KMS_PYTHON="$PWD/$kmsvenv/bin/python"
 # typage (above) and the four virtual environments (the S3 and KMS servers above; the reference
 # reader's and the Python package's, below) are made while stage 1 compiles: they wait on the
 # network and the disk, the build on the CPU. Stage 1's tests wait for them.
+# (The CLI's tests find it through PARACRYPT_TYPAGE_DIR, whichever target directory built them.)
+export PARACRYPT_TYPAGE_DIR="$PWD/target/typage"
 typage() {
-  local dir=target/typage
+  local dir=$PARACRYPT_TYPAGE_DIR
   if ! cmp -s tests/typage/package-lock.json "$dir/package-lock.json" ||
     [ ! -f "$dir/node_modules/age-encryption/package.json" ]; then
     rm -rf "$dir"

@@ -5,7 +5,8 @@
 //! other (`keygen -y` and typage's `identityToRecipient` agree).
 //!
 //! scripts/test.sh installs the pinned typage (tests/typage/package-lock.json) into
-//! `target/typage`; without it the tests say so and pass, except in CI.
+//! `target/typage` (and names it in `PARACRYPT_TYPAGE_DIR` for the builds of other target
+//! directories); without it the tests say so and pass, except in CI.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -15,10 +16,16 @@ use crate::common::*;
 /// The driver script, kept beside the installed `node_modules`.
 const SCRIPT: &str = include_str!("../../../../tests/typage/typage.mjs");
 
-/// `target/typage`, with the driver script written there, when typage is installed.
+/// `PARACRYPT_TYPAGE_DIR`, else `typage` in this build's target directory, with the driver
+/// script written there, when typage is installed.
 pub(crate) fn typage_dir() -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_paracrypt"));
-    let dir = bin.parent()?.parent()?.join("typage");
+    let dir = match std::env::var_os("PARACRYPT_TYPAGE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_BIN_EXE_paracrypt"))
+            .parent()?
+            .parent()?
+            .join("typage"),
+    };
     let installed = dir
         .join("node_modules/age-encryption/package.json")
         .is_file();
