@@ -433,6 +433,117 @@ fn a_tree_that_differs_from_its_manifest_is_refused_whole_naming_every_file() {
     );
 }
 
+/// Every entry under `root` (links not followed): its path, mode, modification time and, for
+/// a file, its bytes.
+fn state(root: &Path) -> Vec<(PathBuf, u32, (i64, i64), Option<Vec<u8>>)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&at).unwrap();
+        let bytes = meta.is_file().then(|| std::fs::read(&at).unwrap());
+        if meta.is_dir() {
+            todo.extend(std::fs::read_dir(&at).unwrap().map(|e| e.unwrap().path()));
+        }
+        out.push((
+            at.strip_prefix(root).unwrap().to_path_buf(),
+            meta.mode(),
+            (meta.mtime(), meta.mtime_nsec()),
+            bytes,
+        ));
+    }
+    out.sort();
+    out
+}
+
+/// The refusal of a tree that differs from its manifest comes from a first pass over every
+/// file's header, before anything is written: with `force` into an output that holds files of
+/// the tree's names, those are not replaced (and then removed), and nothing else is made.
+#[test]
+fn a_tampered_tree_rekeyed_with_force_leaves_the_output_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let (alice, bob) = (
+        age::x25519::Identity::generate(),
+        age::x25519::Identity::generate(),
+    );
+    let old = dir.path().join("old");
+    encrypt(to(&alice), Sealing::default(), &plain, &old);
+    // a/f4 swapped for a/f2; every other file (large.pcr, a/b/f1.pcr) is as listed.
+    std::fs::copy(old.join("a/f2.pcr"), old.join("a/f4.pcr")).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("a/b")).unwrap();
+    std::fs::write(out.join("large.pcr"), b"mine").unwrap();
+    std::fs::write(out.join("a/b/f1.pcr"), b"mine too").unwrap();
+    std::fs::write(out.join("keep"), b"kept").unwrap();
+    let before = state(&out);
+    for threads in [1, 3] {
+        let err = with_threads(threads, || {
+            tree::rekey(
+                &Runner::new(),
+                &Request::decrypt(with(&alice), None).unwrap(),
+                &to_secret(to(&bob)),
+                &old,
+                &out,
+                &Options {
+                    force: true,
+                    ..Options::default()
+                },
+            )
+        })
+        .unwrap_err();
+        assert!(matches!(err, Error::TreeDiffers(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains("a/f4: its encrypted file a/f4.pcr is not the one the manifest lists"),
+            "{err}"
+        );
+        assert_eq!(state(&out), before, "{threads} threads");
+    }
+}
+
+/// What the old tree holds that its manifest does not list is not carried into the new tree,
+/// and is named in the summary (a directory once): not a failure.
+#[test]
+fn what_the_tree_holds_beyond_its_manifest_is_named_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let (alice, bob) = (
+        age::x25519::Identity::generate(),
+        age::x25519::Identity::generate(),
+    );
+    let old = dir.path().join("old");
+    encrypt(to(&alice), Sealing::default(), &plain, &old);
+    std::fs::copy(old.join("a/f2.pcr"), old.join("a/b/extra.pcr")).unwrap();
+    std::fs::create_dir_all(old.join("more/deeper")).unwrap();
+    std::fs::write(old.join("more/deeper/notes.pcr"), b"not in the manifest").unwrap();
+    let new = dir.path().join("new");
+    let done = rekey(with(&alice), to_secret(to(&bob)), &old, &new).unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+    assert_eq!(done.files, 22);
+    assert_eq!(done.left_behind, [&b"a/b/extra.pcr"[..], b"more"]);
+    assert_eq!(
+        done.left_behind_lines().next().unwrap(),
+        "left behind: a/b/extra.pcr (in the encrypted tree, not in its manifest: not in the \
+         new tree)"
+    );
+    assert!(!new.join("a/b/extra.pcr").exists() && !new.join("more").exists());
+    opens_to(with(&bob), &new, &plain, &dir.path().join("back"));
+    // The new tree is as its manifest lists it: nothing added.
+    let open = Request::decrypt(with(&bob), None).unwrap();
+    let checked = tree::verify(&Runner::new(), &open, &new, &[]).unwrap();
+    assert!(checked.is_intact(), "{:?}", checked.why_not_intact());
+    // A tree holding nothing else leaves nothing behind.
+    let again = rekey(
+        with(&bob),
+        to_secret(to(&alice)),
+        &new,
+        &dir.path().join("again"),
+    )
+    .unwrap();
+    assert!(again.is_complete() && again.left_behind.is_empty());
+}
+
 /// A copy of the tree `from` at `to` (directories and regular files).
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();

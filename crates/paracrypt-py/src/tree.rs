@@ -81,6 +81,13 @@ fn summary_dict<'py>(py: Python<'py>, summary: &Summary) -> PyResult<Bound<'py, 
     dict.set_item("not_started", summary.not_started)?;
     dict.set_item("complete", summary.is_complete())?;
     dict.set_item("signer", signer(py, summary.signer.as_ref())?)?;
+    // A rekey's (empty for every other run): the stored paths, as `os.fsdecode` gives them.
+    let left: Vec<&std::ffi::OsStr> = summary
+        .left_behind
+        .iter()
+        .map(|stored| std::os::unix::ffi::OsStrExt::from_bytes(&stored[..]))
+        .collect();
+    dict.set_item("left_behind", left)?;
     Ok(dict)
 }
 
@@ -161,7 +168,8 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 ///
 /// Returns a dict: ``files`` and ``bytes`` encrypted, ``unchanged`` and ``removed`` (an
 /// update), ``not_started`` (0), ``complete`` (``True``), ``signer`` (``None`` here; a
-/// decryption's names who signed the manifest). Every file is written to a temporary file that takes its
+/// decryption's names who signed the manifest), ``left_behind`` (``[]``; a rekey's names what
+/// it did not carry). Every file is written to a temporary file that takes its
 /// name only once complete. A file that fails (unreadable, changed while read) does not stop
 /// the others: when some files were done, :class:`IncompleteTreeError` is raised (what the CLI
 /// reports with exit 6), its ``failures`` the exception of each failed file (each naming it),
@@ -212,10 +220,14 @@ pub fn encrypt_tree<'py>(
 /// recipients, an armored age tree to recipients, a signed tree without its key. ``dst`` must
 /// be new or empty, or ``overwrite=True`` writes into it.
 ///
-/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` rekeyed). A tree that
-/// is not as its manifest lists it (a file missing, two files swapped, an old manifest put
-/// back) is refused whole with :class:`TreeChangedError`, its ``changes`` naming each such
-/// file, and nothing is left at ``dst``; a file that cannot be read is named and left out:
+/// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` rekeyed), with
+/// ``left_behind``: what ``src`` holds that its manifest does not list (a file added beside
+/// the tree's, as :func:`verify_tree` names it "added"; a directory once), each a path
+/// relative to ``src``, not carried into ``dst`` (not an error; ``paracrypt rekey --recursive``
+/// names each on stderr). A tree that is not as its manifest lists it (a file missing, two
+/// files swapped, an old manifest put back) is refused whole with :class:`TreeChangedError`,
+/// its ``changes`` naming each such file, before anything is written (``overwrite=True``
+/// replaces nothing at ``dst``); a file that cannot be read is named and left out:
 /// :class:`IncompleteTreeError`, as for :func:`encrypt_tree`. Rekeying is not revocation.
 #[pyfunction]
 #[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None))]

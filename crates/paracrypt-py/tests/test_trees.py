@@ -278,6 +278,49 @@ def test_rekey_tree_to_new_recipients_and_a_new_password(tmp_path: Path, tree: P
     assert not (tmp_path / "x").exists()
 
 
+def test_rekey_tree_names_what_it_leaves_behind_and_refuses_before_writing(
+        tmp_path: Path, tree: Path, cli: Cli) -> None:
+    alice = paracrypt.keygen(tmp_path / "alice.txt", kind="x25519")
+    bob = paracrypt.keygen(tmp_path / "bob.txt", kind="x25519")
+    assert alice is not None and bob is not None
+    old = tmp_path / "alice.enc"
+    paracrypt.encrypt_tree(tree, old, recipients=[alice])
+    # What the manifest does not list is named in the summary, as the CLI names it on stderr
+    # and verify names it added, and is not carried.
+    (old / "sub" / "extra.pcr").write_bytes((old / "a.txt.pcr").read_bytes())
+    (old / "more" / "deeper").mkdir(parents=True)
+    (old / "more" / "deeper" / "notes.pcr").write_bytes(b"not listed")
+    done = paracrypt.rekey_tree(old, tmp_path / "bob.enc", identities=tmp_path / "alice.txt",
+                                recipients=[bob])
+    assert done["complete"] and done["files"] == 5
+    assert done["left_behind"] == ["more", "sub/extra.pcr"]
+    assert not (tmp_path / "bob.enc" / "more").exists()
+    assert not (tmp_path / "bob.enc" / "sub" / "extra.pcr").exists()
+    said = cli("rekey", "--recursive", "-i", str(tmp_path / "alice.txt"), "-r", bob, str(old),
+               "-o", str(tmp_path / "bob-cli.enc")).stderr.decode()
+    for path in done["left_behind"]:
+        assert f"left behind: {path} (in the encrypted tree, not in its manifest" in said, said
+    # Every other tree call's summary has the key too, empty.
+    assert paracrypt.encrypt_tree(tree, tmp_path / "again.enc", recipients=[alice])[
+        "left_behind"] == []
+    # A tampered tree is refused before anything is written: overwrite=True into a directory
+    # holding a file of the tree's names leaves it as it was.
+    (old / "sub" / "b.bin.pcr").write_bytes((old / "a.txt.pcr").read_bytes())
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    (out / "a.txt.pcr").write_bytes(b"mine")
+    before = sorted((p.relative_to(out), p.lstat().st_mtime_ns,
+                     p.read_bytes() if p.is_file() else None) for p in out.rglob("*"))
+    with pytest.raises(paracrypt.TreeChangedError) as changed:
+        paracrypt.rekey_tree(old, out, identities=tmp_path / "alice.txt", recipients=[bob],
+                             overwrite=True)
+    assert any("sub/b.bin.pcr is not the one the manifest lists" in line
+               for line in changed.value.changes), changed.value.changes
+    after = sorted((p.relative_to(out), p.lstat().st_mtime_ns,
+                    p.read_bytes() if p.is_file() else None) for p in out.rglob("*"))
+    assert after == before
+
+
 def test_sign_tree_and_verify_it_against_the_signature(tmp_path: Path, tree: Path,
                                                        cli: Cli) -> None:
     signer, public = tmp_path / "s.pem", tmp_path / "s.pub"

@@ -53,10 +53,12 @@ core) and a new manifest sealed to the new recipients (-r/-R). A password tree's
 sealed with a key its manifest carries: they are copied byte for byte and only the manifest is
 sealed again, with the new password (--passphrase). A tree encrypted with a key file is refused,
 as one such file is. A signed tree needs --sign with the key that signed it. The new manifest
-keeps the tree id and is the next generation (`info --recursive`). A tree that is not as its
-manifest lists it (a file missing, swapped, or an old manifest put back) is refused whole,
-naming every such file, and nothing is left at OUTPUT (`verify --recursive` names each
-difference).
+keeps the tree id and is the next generation (`info --recursive`). Every file's header is
+checked against the manifest before anything is written: a tree that is not as its manifest
+lists it (a file missing, swapped, or an old manifest put back) is refused whole, naming every
+such file, and nothing at OUTPUT is made or replaced, with --force too (`verify --recursive`
+names each difference). What INPUT holds that its manifest does not list is not carried into
+the new tree: each is named on stderr as left behind (a warning, not a failure).
 
 Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider failed inside
 (not the data's fault), 6 a tree (--recursive) done in part.")]

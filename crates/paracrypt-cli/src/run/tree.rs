@@ -122,7 +122,8 @@ pub(crate) fn update_line(summary: &Summary) {
 /// `rekey --recursive`: the encrypted tree at `input` rekeyed into the new tree `output`
 /// (`tree::rekey`): its manifest opened with `open`, the new tree sealed as `to` says; the old
 /// tree is not changed. Refusals that need no credential (the paths, a key-file tree) come
-/// first, in `check`, before any prompt; the exit status is a tree's.
+/// first, in `check`, before any prompt; what INPUT holds that its manifest does not list is
+/// named on stderr, a warning each (not carried, not a failure); the exit status is a tree's.
 pub fn rekey(
     input: &Path,
     output: &Path,
@@ -138,6 +139,9 @@ pub fn rekey(
     let summary = pool
         .install(|| tree::rekey(&runner, &open, &to, input, output, options))
         .map_err(|e| hint(e, false))?;
+    for line in summary.left_behind_lines() {
+        exit::warn(line);
+    }
     Ok(ExitCode::from(report(&summary, true, false)))
 }
 

@@ -253,3 +253,83 @@ fn a_file_swapped_for_another_is_named_and_nothing_is_rekeyed() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(!new.exists(), "{:?}", listing(&new));
 }
+
+/// The refusal comes before anything is written: `--force` into an OUTPUT that holds a file of
+/// the tree's names leaves it as it was (it used to be replaced, then removed), and nothing else
+/// at OUTPUT changes.
+#[test]
+fn a_tampered_tree_rekeyed_with_force_leaves_output_as_it_was() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let (alice, alice_to) = x25519(d, "alice.key");
+    let (_, bob_to) = x25519(d, "bob.key");
+    let old = d.join("old");
+    ok(run(encrypt(&["-r", &alice_to], &plain, &old)));
+    std::fs::copy(old.join("x.pcr"), old.join("a/y.pcr")).unwrap();
+    let out = d.join("out");
+    std::fs::create_dir_all(out.join("a/b")).unwrap();
+    write(&out, "x.pcr", b"mine");
+    write(&out.join("a/b"), "z.pcr", b"mine too");
+    let before = snapshot(&out);
+    let stderr = fails(
+        run(rekey(
+            &["-i", s(&alice), "-r", &bob_to, "--force"],
+            &old,
+            &out,
+        )),
+        1,
+        "a/y: its encrypted file a/y.pcr is not the one the manifest lists",
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(snapshot(&out), before);
+    assert!(temporaries(&out).is_empty());
+}
+
+/// What INPUT holds that its manifest does not list is not carried into the new tree: each is
+/// named on stderr as left behind (a directory once), as `verify --recursive` names it added,
+/// and the rekey succeeds.
+#[test]
+fn what_input_holds_beyond_its_manifest_is_named_left_behind() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let (alice, alice_to) = x25519(d, "alice.key");
+    let (bob, bob_to) = x25519(d, "bob.key");
+    let old = d.join("old");
+    ok(run(encrypt(&["-r", &alice_to], &plain, &old)));
+    std::fs::copy(old.join("x.pcr"), old.join("a/extra.pcr")).unwrap();
+    std::fs::create_dir_all(old.join("more/deeper")).unwrap();
+    write(&old.join("more/deeper"), "notes.pcr", b"not listed");
+    let new = d.join("new");
+    let out = run(rekey(&["-i", s(&alice), "-r", &bob_to], &old, &new));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            "paracrypt: warning: left behind: a/extra.pcr (in the encrypted tree, not in its \
+             manifest: not in the new tree)",
+            "paracrypt: warning: left behind: more (in the encrypted tree, not in its manifest: \
+             not in the new tree)",
+        ]
+    );
+    assert!(!new.join("a/extra.pcr").exists() && !new.join("more").exists());
+    // verify names the same paths added in the old tree; the new one is as listed.
+    let mut verify = paracrypt();
+    verify
+        .args(["verify", "--recursive", "-i", s(&alice)])
+        .arg(&old);
+    let shown = String::from_utf8(run(verify).stdout).unwrap();
+    assert!(
+        shown.contains("added: a/extra.pcr") && shown.contains("added: more "),
+        "{shown}"
+    );
+    let mut verify = paracrypt();
+    verify
+        .args(["verify", "--recursive", "-i", s(&bob)])
+        .arg(&new);
+    ok(run(verify));
+    ok(run(decrypt(&["-i", s(&bob)], &new, &d.join("back"))));
+    assert_eq!(snapshot(&d.join("back")), snapshot(&plain));
+}

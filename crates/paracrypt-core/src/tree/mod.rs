@@ -224,12 +224,26 @@ pub struct Summary {
     /// Who signed the tree's manifest, when it was signed (a decryption: the signature was
     /// checked; `required` when the caller asked for this signer).
     pub signer: Option<Signer>,
+    /// A rekey: what the old tree holds that its manifest does not list (a file added beside
+    /// the tree's files; a directory named once), by stored path, as `verify` names each
+    /// addition: not carried into the new tree, whose manifest would not list it either.
+    pub left_behind: Vec<Vec<u8>>,
 }
 
 impl Summary {
     /// Whether every file was done and the tree is whole.
     pub fn is_complete(&self) -> bool {
         self.failures.is_empty() && self.not_started == 0 && self.manifest_complete
+    }
+
+    /// Each of [`Summary::left_behind`] on one line, as front ends show it.
+    pub fn left_behind_lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.left_behind.iter().map(|stored| {
+            format!(
+                "left behind: {} (in the encrypted tree, not in its manifest: not in the new tree)",
+                path::shown(stored)
+            )
+        })
     }
 
     /// Whether the tree holds any file complete: written by this run, or kept by an update.

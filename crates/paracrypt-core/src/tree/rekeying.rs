@@ -109,15 +109,20 @@ pub fn check_rekey(input: &Path, output: &Path, options: &Options) -> Result<()>
 /// key file, a password tree given recipients or a recipient tree given a password (or a
 /// passphrase as recipients), a recipient tree of armored age files (their payload's bytes
 /// would shift), a signed tree without its signing key (or with another), and a signing key
-/// for an unsigned tree (its files are not signed). Each file's stored header is checked
-/// against the manifest before it is opened. A tree that is not as its manifest lists it (a
-/// file missing, swapped for another, or not the one an old manifest put back lists) is
-/// refused whole, [`Error::TreeDiffers`] naming every such file, and nothing is left at the
-/// output: the new tree is the next generation of the tree, and one that left those files out
-/// would no longer name them. A file that fails otherwise (unreadable, changed while it is
-/// copied) is reported in [`Summary::failures`] and left out of the new manifest (marked
-/// incomplete), and the others go on; when no file could be rekeyed at all, nothing is left at
-/// the output.
+/// for an unsigned tree (its files are not signed). Then, still before anything is written,
+/// every stored file's header is checked against the manifest (a first pass on the caller's
+/// pool, one file open per thread): a tree that is not as its manifest lists it (a file
+/// missing, swapped for another, or not the one an old manifest put back lists) is refused
+/// whole, [`Error::TreeDiffers`] naming every such file, and nothing at the output is made or
+/// replaced: the new tree is the next generation of the tree, and one that left those files
+/// out would no longer name them. A file that fails otherwise (unreadable, changed while it is
+/// copied, or since the first pass) is reported in [`Summary::failures`] and left out of the
+/// new manifest (marked incomplete), and the others go on; when no file could be rekeyed at
+/// all, nothing is left at the output.
+///
+/// What the input holds that its manifest does not list (a file added beside the tree's, as
+/// [`super::verify`] names it) is not carried into the new tree, whose manifest would not list
+/// it either: it is named in [`Summary::left_behind`], and the rekey goes on.
 pub fn rekey(
     runner: &Runner,
     open: &Request,
@@ -133,6 +138,10 @@ pub fn rekey(
     let old = read_manifest(runner, open, input)?;
     let identities = plan_rekey(&old, open, to)?;
     let manifest_request = manifest_request(&old, input, to)?;
+    let files = files_of(&old);
+    // The first pass: nothing is written before the tree is known to be as listed.
+    let payloads = check_stored(&old, input, &files).map_err(Error::TreeDiffers)?;
+    let left_behind = super::verify::unlisted_once(input, &old)?;
     let created_root = check_output(input, output, options.force)?;
     let dest = Dest {
         root: output.to_path_buf(),
@@ -148,22 +157,23 @@ pub fn rekey(
             return Err(e);
         }
     };
-    let work = Rekey::new(runner, &old, input, &dest, identities);
+    let work = Rekey {
+        runner,
+        manifest: &old,
+        input,
+        dest: &dest,
+        keys: identities,
+        done: files.iter().map(|_| Mutex::new(None)).collect(),
+        failures: Mutex::new(Vec::new()),
+        files,
+        payloads,
+    };
     let ran = schedule::run(&work, &work.planned());
     let (done, failures) = work.into_done();
-    if failures.iter().any(differs) {
-        // Refused whole: the files rekeyed are removed, and no manifest is written.
-        for (entry, new) in old.entries.iter().zip(&done) {
-            if new.is_some() {
-                let _ = std::fs::remove_file(dest.path(&old.stored(&entry.path)));
-            }
-        }
-        remove_made(output, &made, created_root);
-        return Err(Error::TreeDiffers(failures));
-    }
     let mut summary = Summary {
         failures,
         not_started: ran.not_started,
+        left_behind,
         ..Summary::default()
     };
     let mut manifest = old.clone();
@@ -226,15 +236,82 @@ pub fn rekey(
     Ok(summary)
 }
 
-/// Whether a file's failure shows the tree is not as its manifest lists it (its stored file
-/// missing, not a regular file, or holding another header), rather than that it could not be
-/// read or written.
-fn differs(error: &Error) -> bool {
-    match error {
-        Error::InTree { source, .. } => differs(source),
-        error => matches!(error, Error::TreeMismatch(_)),
+/// Each file of `manifest`: its index in the manifest's entries, its path, its entry.
+fn files_of(manifest: &Manifest) -> Vec<(usize, &[u8], &FileEntry)> {
+    manifest
+        .entries
+        .iter()
+        .enumerate()
+        .filter_map(|(at, e)| match &e.kind {
+            EntryKind::File(file) => Some((at, &e.path[..], file)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first pass, before anything is written: every file's stored header checked against
+/// `manifest`, on the caller's pool (a header is a small read; one file open per thread at a
+/// time). Returns each file's bytes after its header as they are now, or every file that is
+/// not as the manifest lists it ([`Error::TreeMismatch`], naming it), in the tree's order. A
+/// file that cannot be opened or read for another reason counts no bytes here: its rekey
+/// names why.
+fn check_stored(
+    manifest: &Manifest,
+    input: &Path,
+    files: &[(usize, &[u8], &FileEntry)],
+) -> std::result::Result<Vec<u64>, Vec<Error>> {
+    let checked: Vec<std::result::Result<u64, Error>> = files
+        .par_iter()
+        .map(|&(_, path, entry)| {
+            let stored = manifest.stored(path);
+            let mismatch = |why: &str| {
+                in_tree(
+                    path,
+                    Error::TreeMismatch(format!("its encrypted file {} {why}", shown(&stored))),
+                )
+            };
+            let file = match open_no_follow(&join(input, &stored)) {
+                Ok(file) => file,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(mismatch("is missing"));
+                }
+                Err(_) => return Ok(0),
+            };
+            let Ok(meta) = file.metadata() else {
+                return Ok(0);
+            };
+            if !meta.is_file() {
+                return Err(mismatch("is not a regular file"));
+            }
+            let Some(payload) = meta.len().checked_sub(u64::from(entry.header_len)) else {
+                return Err(mismatch("is shorter than its header"));
+            };
+            match super::verify::header_hash(&file, entry.header_len, manifest.format) {
+                Some(hash) if hash == entry.header_hash => Ok(payload),
+                // Read, and another header: another file's, or another encryption of this one
+                // (an armored file is its header: one of another length is another file).
+                Some(_) => Err(mismatch(NOT_LISTED)),
+                None if manifest.format == TreeFormat::ArmoredAge && payload != 0 => {
+                    Err(mismatch(NOT_LISTED))
+                }
+                // Not read: its rekey names why.
+                None => Ok(payload),
+            }
+        })
+        .collect();
+    if checked.iter().all(std::result::Result::is_ok) {
+        Ok(checked.into_iter().flatten().collect())
+    } else {
+        Err(checked
+            .into_iter()
+            .filter_map(std::result::Result::err)
+            .collect())
     }
 }
+
+/// Why a stored file holding another header is not the one listed.
+const NOT_LISTED: &str =
+    "is not the one the manifest lists (another file's, or another encryption of this one)";
 
 /// The policy: what the tree's keying allows `to` to be, and the signer it needs. Returns the
 /// old identities and the new recipients when every file's header is rewrapped (a tree to
@@ -380,7 +457,7 @@ struct Rekey<'a> {
     keys: Option<(Arc<Identities>, Arc<Recipients>)>,
     /// Each file: its index in the manifest's entries, its path, its entry.
     files: Vec<(usize, &'a [u8], &'a FileEntry)>,
-    /// Each file's bytes after its header, as they were on disk when the run was planned.
+    /// Each file's bytes after its header, as the first pass found them ([`check_stored`]).
     payloads: Vec<u64>,
     done: Vec<Mutex<Option<FileEntry>>>,
     failures: Mutex<Vec<(usize, Error)>>,
@@ -400,43 +477,6 @@ struct Rekeying {
 }
 
 impl<'a> Rekey<'a> {
-    fn new(
-        runner: &'a Runner,
-        manifest: &'a Manifest,
-        input: &'a Path,
-        dest: &'a Dest,
-        keys: Option<(Arc<Identities>, Arc<Recipients>)>,
-    ) -> Self {
-        let files: Vec<_> = manifest
-            .entries
-            .iter()
-            .enumerate()
-            .filter_map(|(at, e)| match &e.kind {
-                EntryKind::File(file) => Some((at, &e.path[..], file)),
-                _ => None,
-            })
-            .collect();
-        let payloads = files
-            .par_iter()
-            .map(|(_, path, file)| {
-                let stored = join(input, &manifest.stored(path));
-                let on_disk = std::fs::symlink_metadata(stored).map_or(0, |m| m.len());
-                on_disk.saturating_sub(u64::from(file.header_len))
-            })
-            .collect();
-        Rekey {
-            runner,
-            manifest,
-            input,
-            dest,
-            keys,
-            done: files.iter().map(|_| Mutex::new(None)).collect(),
-            failures: Mutex::new(Vec::new()),
-            files,
-            payloads,
-        }
-    }
-
     /// The schedule's view: each file's bytes after its header, in copy steps.
     fn planned(&self) -> Vec<Planned> {
         self.payloads
@@ -465,9 +505,14 @@ impl<'a> Rekey<'a> {
         (by_entry, failures.into_iter().map(|(_, e)| e).collect())
     }
 
-    fn mismatch(&self, file: usize, why: &str) -> Error {
+    /// A file found other than the first pass found it: changed since (not a refusal of the
+    /// tree, which was as listed when it was checked; the file is left out).
+    fn changed(&self, file: usize, why: &str) -> Error {
         let stored = self.manifest.stored(self.files[file].1);
-        Error::TreeMismatch(format!("its encrypted file {} {why}", shown(&stored)))
+        Error::InputChanged(format!(
+            "its encrypted file {} changed since the tree was checked: it {why}",
+            shown(&stored)
+        ))
     }
 }
 
@@ -479,7 +524,7 @@ impl FileWork for Rekey<'_> {
         let stored = self.manifest.stored(path);
         let source = open_no_follow(&join(self.input, &stored)).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                self.mismatch(file, "is missing")
+                self.changed(file, "is missing")
             } else {
                 Error::io("cannot open its encrypted file", e)
             }
@@ -488,31 +533,33 @@ impl FileWork for Rekey<'_> {
             .metadata()
             .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
         if !meta.is_file() {
-            return Err(self.mismatch(file, "is not a regular file"));
+            return Err(self.changed(file, "is not a regular file"));
         }
         let len = meta.len();
         if len.checked_sub(u64::from(entry.header_len)) != Some(self.payloads[file])
             && len >= u64::from(entry.header_len)
         {
             return Err(Error::InputChanged(
-                "its encrypted file changed since the tree was listed".into(),
+                "its encrypted file changed since the tree was checked".into(),
             ));
         }
-        // The header is checked against the manifest before any key touches it, as a
-        // decryption does: a file swapped, or another encryption of this one, is not rekeyed.
-        let mut header = vec![0u8; entry.header_len.min(1 << 20) as usize];
-        if len < u64::from(entry.header_len) || header.len() as u64 != u64::from(entry.header_len) {
-            return Err(self.mismatch(file, "is shorter than its header"));
+        // The header is checked against the manifest again before any key touches it, as a
+        // decryption does: a file swapped since the first pass is not rekeyed.
+        if len < u64::from(entry.header_len) {
+            return Err(self.changed(file, "is shorter than its header"));
         }
+        if entry.header_len > 1 << 20 {
+            return Err(Error::CannotRekey(
+                "its header is over 1 MiB (an armored file is all header), more than a rekey \
+                 reads",
+            ));
+        }
+        let mut header = vec![0u8; entry.header_len as usize];
         source
             .read_exact_at(&mut header, 0)
             .map_err(|e| Error::io("reading its header", e))?;
         if *blake3::hash(&header).as_bytes() != entry.header_hash {
-            return Err(self.mismatch(
-                file,
-                "is not the one the manifest lists (another file's, or another encryption of \
-                 this one)",
-            ));
+            return Err(self.changed(file, NOT_LISTED));
         }
         let new_header = match &self.keys {
             None => header,

@@ -290,24 +290,10 @@ pub fn verify(
         }
         // A directory added is named once, not with everything under it (what it holds was
         // still searched for renamed files above).
-        let added_dirs: HashSet<&[u8]> = added
-            .iter()
-            .filter(|(_, kind)| *kind == Stored::Dir)
-            .map(|(stored, _)| &stored[..])
-            .collect();
-        let under_added = |stored: &[u8]| {
-            let mut at = path::parent(stored);
-            while !at.is_empty() {
-                if added_dirs.contains(at) {
-                    return true;
-                }
-                at = path::parent(at);
-            }
-            false
-        };
+        let added_dirs = dirs_of(&added);
         let shown_added: Vec<Vec<u8>> = added
             .iter()
-            .filter(|(stored, _)| !renamed_to.contains(stored) && !under_added(stored))
+            .filter(|(stored, _)| !renamed_to.contains(stored) && !under(&added_dirs, stored))
             .map(|(stored, _)| stored.clone())
             .collect();
         changes.extend(shown_added.into_iter().map(Change::Added));
@@ -392,6 +378,40 @@ enum Stored {
     Dir,
     /// Anything else (a link, a FIFO...).
     Other,
+}
+
+/// Everything stored under `encrypted` that the manifest does not name (as [`Change::Added`]
+/// names it: a directory once, not what it holds), by stored path in order: what a rekey does
+/// not carry into the new tree.
+pub(super) fn unlisted_once(encrypted: &Path, manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
+    let added = unlisted(encrypted, manifest)?;
+    let dirs = dirs_of(&added);
+    Ok(added
+        .iter()
+        .filter(|(stored, _)| !under(&dirs, stored))
+        .map(|(stored, _)| stored.clone())
+        .collect())
+}
+
+/// The directories of `found`.
+fn dirs_of(found: &[(Vec<u8>, Stored)]) -> HashSet<&[u8]> {
+    found
+        .iter()
+        .filter(|(_, kind)| *kind == Stored::Dir)
+        .map(|(stored, _)| &stored[..])
+        .collect()
+}
+
+/// Whether `stored` is inside one of `dirs`.
+fn under(dirs: &HashSet<&[u8]>, stored: &[u8]) -> bool {
+    let mut at = path::parent(stored);
+    while !at.is_empty() {
+        if dirs.contains(at) {
+            return true;
+        }
+        at = path::parent(at);
+    }
+    false
 }
 
 /// Everything stored under `encrypted` that the manifest does not name, as `(stored path,
