@@ -418,6 +418,21 @@ fn refusals_come_before_any_output() {
         "a plaintext tree in object storage",
     );
     assert!(!d.join("o4").exists());
+    let (signer, _) = signing_key(d, "ed25519", "refused");
+    let mut cmd = paracrypt();
+    cmd.args(["sign", "--recursive", "-k"])
+        .arg(&signer)
+        .arg(prefix);
+    fails(run(cmd), 2, "a tree in object storage is not signed");
+    let (identity, recipient) = x25519(d, "refused.key");
+    let mut cmd = paracrypt();
+    cmd.args(["rekey", "--recursive", "-i"])
+        .arg(&identity)
+        .args(["-r", &recipient])
+        .arg(prefix)
+        .arg("-o")
+        .arg(d.join("o5"));
+    fails(run(cmd), 2, "local directories here");
     fails(
         run(decrypt(
             &["-k", k, "--range", "0:10"],

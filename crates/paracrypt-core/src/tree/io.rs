@@ -141,6 +141,11 @@ pub trait InputFile: Send + Sync {
     /// Its length when it was opened.
     fn len(&self) -> u64;
 
+    /// Whether it was empty when it was opened.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Whether it is a regular file (what a tree stores; a local name may hold anything).
     fn is_file(&self) -> bool {
         true
