@@ -6,7 +6,8 @@
 //! **Listing**: a prefix is listed once (object_store paginates), at most [`MAX_OBJECTS`]
 //! objects, each key at most [`MAX_KEY`] bytes; an input's files are then read with ranged
 //! GETs ([`ObjectSource`]), each pinned to the ETag the listing gave, so that an object
-//! replaced during the run fails instead of mixing two versions.
+//! replaced during the run fails instead of mixing two versions. An output prefix is only
+//! asked whether it holds any object (the first page of a listing).
 //!
 //! **Writing**: each file is one object. One whose encrypted length is at most [`MIN_PART`]
 //! is held in memory and written with one PUT at its commit (refused if the object exists,
@@ -165,6 +166,21 @@ impl Prefix {
     }
 }
 
+impl Prefix {
+    /// Whether any object is under the prefix: the first page of a listing, no more.
+    pub fn holds_any(&self) -> Result<bool, Error> {
+        let store = self.base.store.clone();
+        let prefix = self.base.path.clone();
+        self.base.block_on(async move {
+            match store.list(Some(&prefix)).next().await {
+                None => Ok(false),
+                Some(Ok(_)) => Ok(true),
+                Some(Err(e)) => Err(Error::from_store(&format!("cannot list {}", self.url), &e)),
+            }
+        })
+    }
+}
+
 impl Object {
     /// Writes the whole object with one PUT; with `create`, refused if it exists (atomically,
     /// where the store can: S3's `If-None-Match: *`).
@@ -246,11 +262,12 @@ impl TreeOutput for PrefixOutput {
                 self.prefix.url
             )));
         }
-        let listed = self
+        // Asked even with `force`: a missing bucket or a credential refused fails here, once.
+        let holds = self
             .prefix
-            .list()
+            .holds_any()
             .map_err(|e| paracrypt_core::Error::io("cannot write the tree", io_error(e)))?;
-        if !listed.is_empty() && !force {
+        if holds && !force {
             return Err(paracrypt_core::Error::TreeOutputExists(
                 self.prefix.url.clone(),
             ));
