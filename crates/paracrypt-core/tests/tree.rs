@@ -914,3 +914,125 @@ fn large_files_among_small_ones_give_the_same_tree_at_any_thread_count() {
         assert_eq!(files, expected, "{threads} threads");
     }
 }
+
+/// An update's checks in tasks (as MPI ranks run them), each through its bytes, keep the
+/// files a local update keeps: with `checksum`, a file changed with its size and time kept is
+/// sealed again, every other file kept. A task whose answer never came keeps none of its
+/// files; a check task naming a path outside the tree, an answer of another task, and checks
+/// of another walk are refused.
+#[test]
+fn an_updates_checks_in_tasks_keep_what_a_local_update_keeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let key = Key::generate();
+    let sealing = Sealing {
+        chunk_size: Some(ChunkSize::new(64 << 10).unwrap()),
+        ..Sealing::default()
+    };
+    let seal = Request::encrypt(Secret::Key(key.clone()), sealing).unwrap();
+    let open = Request::decrypt(Secret::Key(key), None).unwrap();
+    let runner = Runner::new();
+    let sealed = dir.path().join("sealed");
+    let done = tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default()).unwrap();
+    assert!(done.is_complete() && done.files == 153);
+    // Two files changed, each keeping its size and time: a small one and the large one.
+    for name in ["b/c/f4", "large"] {
+        let path = plain.join(name);
+        let time = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[0] ^= 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(time).unwrap();
+    }
+    let update = Options {
+        update: true,
+        checksum: true,
+        ..Options::default()
+    };
+    // A local update's plan: the two changed files to seal.
+    let local = tree::plan(&runner, &seal, &plain, &sealed, &update).unwrap();
+    assert_eq!(local.files(), 2);
+    drop(local);
+
+    let provider = paracrypt_core::provider::Provider::default();
+    let checked = |answered: &dyn Fn(usize) -> bool| {
+        let prepared = tree::prepare(&runner, &seal, &plain, &sealed, &update).unwrap();
+        let walk = tree::Walk::here(&plain).unwrap();
+        let mut checks = prepared.checks(&walk, 4).unwrap();
+        assert_eq!(checks.files(), 153, "every file has its size listed");
+        assert!(checks.tasks() >= 4, "{checks:?}");
+        for i in 0..checks.tasks() {
+            let bytes = checks.task(i);
+            let answer = with_threads(1 + 2 * (i % 2), || {
+                tree::check_task(&bytes, provider, &|| {})
+            })
+            .unwrap();
+            // An answer cut short, or of a task that does not exist, is refused.
+            assert!(checks.add(i, &answer[..answer.len() - 1]).is_err());
+            assert!(checks.add(checks.tasks(), &answer).is_err());
+            if answered(i) {
+                checks.add(i, &answer).unwrap();
+            }
+        }
+        (prepared, walk, checks)
+    };
+    // Every answer in: the same two files to seal, and the tree updated is the tree as it is.
+    let (prepared, walk, checks) = checked(&|_| true);
+    let plan = prepared.plan_checked(walk, checks).unwrap();
+    assert_eq!(plan.files(), 2);
+    let sealed_now = plan.seal_here(&runner);
+    let done = plan.finish(&runner, sealed_now);
+    assert!(done.is_complete(), "{:?}", done.failures);
+    assert_eq!((done.files, done.unchanged), (2, 151));
+    let back = dir.path().join("back");
+    let done = tree::decrypt(&runner, &open, &sealed, &back, &Options::default()).unwrap();
+    assert!(done.is_complete() && done.files == 153);
+    for name in ["b/c/f4", "large", "a/f0", "d/private"] {
+        assert_eq!(
+            std::fs::read(back.join(name)).unwrap(),
+            std::fs::read(plain.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+
+    // The first task's answer lost: its files are sealed again, the others kept.
+    let (prepared, walk, checks) = checked(&|i| i != 0);
+    let first = {
+        let bytes = checks.task(0);
+        let answer = tree::check_task(&bytes, provider, &|| {}).unwrap();
+        let mut alone = prepared.checks(&walk, 4).unwrap();
+        alone.add(0, &answer).unwrap()
+    };
+    assert!(first > 0);
+    let plan = prepared.plan_checked(walk, checks).unwrap();
+    assert!(
+        plan.files() >= first && plan.files() <= first + 2,
+        "{}",
+        plan.files()
+    );
+    drop(plan);
+
+    // Checks of another walk do not plan this one.
+    let (prepared, _, checks) = checked(&|_| true);
+    std::fs::write(plain.join("new"), b"new").unwrap();
+    let walk = tree::Walk::here(&plain).unwrap();
+    assert!(prepared.plan_checked(walk, checks).is_err());
+
+    // A check task naming a path outside the trees is refused.
+    let prepared = tree::prepare(&runner, &seal, &plain, &sealed, &update).unwrap();
+    let walk = tree::Walk::here(&plain).unwrap();
+    let checks = prepared.checks(&walk, 1).unwrap();
+    let good = checks.task(0);
+    assert!(tree::check_task(&good, provider, &|| {}).is_ok());
+    let needle = b"a/f0";
+    let at = good
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap();
+    let mut bad = good.clone();
+    bad[at..at + 4].copy_from_slice(b"../x");
+    let refused = tree::check_task(&bad, provider, &|| {}).unwrap_err();
+    assert!(refused.to_string().contains("check task"), "{refused}");
+    assert!(tree::check_task(&good[..good.len() - 1], provider, &|| {}).is_err());
+}

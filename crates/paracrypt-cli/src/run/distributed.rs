@@ -58,9 +58,12 @@ pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result
 /// `encrypt --recursive --distributed` (and `decrypt`): one tree across the ranks of the MPI
 /// job this process belongs to. Rank 0 plans the tree (the tree's secrets, the output's
 /// directories: `paracrypt_core::tree::prepare` and `Prepared::plan`) from a walk of INPUT that
-/// every rank shares: rank 0 lists its top (`paracrypt_core::tree::walk_top`) and hands out each
-/// directory left as a walk task on the same farm, which a rank walks on its own pool
-/// (`paracrypt_core::tree::walk_task`) and sends back; then it cuts the files into tasks, which it hands out
+/// every rank shares: rank 0 lists its top (`paracrypt_core::tree::walk_top`) and hands out the
+/// directories left, a few to a walk task, on the same farm, which a rank walks on its own pool
+/// (`paracrypt_core::tree::walk_task`) and sends back; with `--update`, the walked files are
+/// checked against the previous manifest on the same farm (`paracrypt_core::tree::check_task`:
+/// encrypted headers read, with `--checksum` contents hashed, each file on one rank); then it
+/// cuts the files into tasks, which it hands out
 /// as MPI messages to whichever rank asks (`paracrypt_mpi::farm_tasks`), sealing tasks itself
 /// too; every rank seals its tasks' files in place on the filesystem every rank sees
 /// (`paracrypt_core::tree::seal_task`) and sends back each file's manifest entry; rank 0 writes
@@ -676,7 +679,7 @@ mod imp {
         use paracrypt_core::Runner;
         use paracrypt_core::request::Driver;
         use paracrypt_core::tree::{
-            self, Guard, OpenPlan, OpenTask, Opened, Plan, Prepared, Sealed, Summary, Task,
+            self, Checks, Guard, OpenPlan, OpenTask, Opened, Plan, Prepared, Sealed, Summary, Task,
             TaskResult, Walk, WalkTop,
         };
         use paracrypt_mpi::{Cluster, Tasks, Ticker};
@@ -696,8 +699,9 @@ mod imp {
         const TASKS_PER_RANK: usize = 4;
 
         /// Directories per rank that rank 0 lists the top of INPUT down to before it hands out
-        /// the rest of the walk, one walk task per directory (more where the last level
-        /// listed has more): a tree of fewer directories is walked by rank 0 alone.
+        /// the rest of the walk (more where the last level listed has more), cut into
+        /// [`TASKS_PER_RANK`] walk tasks per rank of several directories each: a tree of fewer
+        /// directories is walked by rank 0 alone.
         const WALK_DIRS_PER_RANK: usize = 8;
 
         /// What differs between a tree's encryption and its decryption across the ranks: rank
@@ -725,8 +729,22 @@ mod imp {
                 ranks: usize,
             ) -> Result<(Self::Prepared, Option<WalkTop>)>;
 
-            /// Rank 0: the tree planned, from the finished walk of INPUT where it walks one.
-            fn plan(prepared: Self::Prepared, walk: Option<Walk>) -> Result<Self::Plan>;
+            /// Rank 0: an update's checks of the walked files (which are unchanged since the
+            /// previous manifest), cut into at least `at_least` tasks where there are as many;
+            /// none for a kind that does not update, or a run that is not an update of a tree
+            /// already at OUTPUT.
+            fn checks(prepared: &Self::Prepared, walk: &Walk, at_least: usize) -> Option<Checks> {
+                let _ = (prepared, walk, at_least);
+                None
+            }
+
+            /// Rank 0: the tree planned, from the finished walk of INPUT where it walks one
+            /// (and an update's checks, their answers in, where it made them).
+            fn plan(
+                prepared: Self::Prepared,
+                walk: Option<Walk>,
+                checks: Option<Checks>,
+            ) -> Result<Self::Plan>;
 
             /// The plan's files cut into at least `at_least` tasks (where it has as many).
             fn tasks(plan: &Self::Plan, at_least: usize) -> Vec<Range<usize>>;
@@ -793,13 +811,26 @@ mod imp {
                 } else {
                     usize::MAX
                 };
-                let top = tree::walk_top(&input, dirs).map_err(hint::<Self>)?;
+                let top =
+                    tree::walk_top(&input, dirs, ranks * TASKS_PER_RANK).map_err(hint::<Self>)?;
                 Ok((prepared, Some(top)))
             }
 
-            fn plan(prepared: Prepared, walk: Option<Walk>) -> Result<Plan> {
+            fn checks(prepared: &Prepared, walk: &Walk, at_least: usize) -> Option<Checks> {
+                prepared.checks(walk, at_least)
+            }
+
+            fn plan(
+                prepared: Prepared,
+                walk: Option<Walk>,
+                checks: Option<Checks>,
+            ) -> Result<Plan> {
                 let walk = walk.expect("an encryption walks its input");
-                prepared.plan(walk).map_err(hint::<Self>)
+                match checks {
+                    Some(checks) => prepared.plan_checked(walk, checks),
+                    None => prepared.plan(walk),
+                }
+                .map_err(hint::<Self>)
             }
 
             fn tasks(plan: &Plan, at_least: usize) -> Vec<Range<usize>> {
@@ -875,7 +906,7 @@ mod imp {
                 Ok((plan, None))
             }
 
-            fn plan(plan: OpenPlan, _: Option<Walk>) -> Result<OpenPlan> {
+            fn plan(plan: OpenPlan, _: Option<Walk>, _: Option<Checks>) -> Result<OpenPlan> {
                 Ok(plan)
             }
 
@@ -980,18 +1011,32 @@ mod imp {
             };
             // 3. The rest of INPUT's walk, its directories handed out to every rank.
             let walk = walk_across(cluster, &pool, mpi_options, top, flags.verbose);
-            // 4. Rank 0 plans the tree from the walk.
+            // 4. An update's checks of the walked files (their encrypted headers; with
+            //    --checksum their contents too), handed out to every rank: no rank reads the
+            //    whole tree alone. Every rank takes part when this is an update.
+            let checks = match (&prepared, &walk) {
+                (Some(prepared), Some(Ok(walk))) => {
+                    K::checks(prepared, walk, ranks * TASKS_PER_RANK)
+                }
+                _ => None,
+            };
+            let checks = if args.update {
+                check_across(cluster, &pool, mpi_options, checks, flags.verbose)
+            } else {
+                checks
+            };
+            // 5. Rank 0 plans the tree from the walk.
             let local = match prepared {
                 Some(prepared) => walk
                     .transpose()
                     .map_err(hint::<K>)
-                    .and_then(|walk| pool.install(|| K::plan(prepared, walk)))
+                    .and_then(|walk| pool.install(|| K::plan(prepared, walk, checks)))
                     .map(Some)
                     .map_err(|e| failure(&e)),
                 None => Ok(None),
             };
             let plan = cluster.agree(local)?;
-            // 5. The tasks, on every rank.
+            // 6. The tasks, on every rank.
             let cut: Vec<Range<usize>> = plan
                 .as_ref()
                 .map(|plan| K::tasks(plan, cluster.size() * TASKS_PER_RANK))
@@ -1060,7 +1105,7 @@ mod imp {
                     counts.join(", ")
                 );
             }
-            // 6. Rank 0 finishes the tree and reports; every rank exits with its status.
+            // 7. Rank 0 finishes the tree and reports; every rank exits with its status.
             let code = match (plan, done) {
                 (Some(plan), Some(done)) => {
                     let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -1076,8 +1121,8 @@ mod imp {
         }
 
         /// The walk of INPUT across the ranks, from the top rank 0 listed (`top`, on rank 0;
-        /// none for a kind that does not walk): each directory left is a task on the farm,
-        /// walked by whichever rank takes it on its own pool and sent back as a part, merged
+        /// none for a kind that does not walk): the directories left, a few to a task on the
+        /// farm, walked by whichever rank takes them on its own pool and sent back as a part, merged
         /// by rank 0 into the finished walk it returns (every other rank returns `None`). With
         /// `verbose`, rank 0 says how many directories each rank listed.
         fn walk_across(
@@ -1089,13 +1134,10 @@ mod imp {
         ) -> Option<paracrypt_core::Result<Walk>> {
             let top_listed = top.as_ref().map(WalkTop::listed);
             let count = top.as_ref().map_or(0, WalkTop::tasks);
+            let pending = top.as_ref().map_or(0, WalkTop::pending);
             let top = top.map(Mutex::new);
             let listed: Vec<AtomicU64> = (0..cluster.size()).map(|_| AtomicU64::new(0)).collect();
-            let delay = walk_delay();
             let run = |bytes: &[u8], ticker: &Ticker| -> Vec<u8> {
-                if let Some(delay) = delay {
-                    std::thread::sleep(delay);
-                }
                 // An empty part: rank 0 reports the directory as not walked.
                 tree::walk_task(bytes, &|| ticker.tick()).unwrap_or_default()
             };
@@ -1128,8 +1170,8 @@ mod imp {
                     .map(|(rank, n)| format!("rank {rank}: {}", n.load(Ordering::Relaxed)))
                     .collect();
                 eprintln!(
-                    "paracrypt: distributed: walk: {} ranks, {count} walk tasks, directories \
-                     listed by rank ({})",
+                    "paracrypt: distributed: walk: {} ranks, {count} walk tasks of {pending} \
+                     directories, directories listed by rank ({})",
                     cluster.size(),
                     counts.join(", ")
                 );
@@ -1137,13 +1179,60 @@ mod imp {
             Some(pool.install(|| top.finish()))
         }
 
-        /// Testing only: a pause before each walk task, in milliseconds, so that a test sees
-        /// the walk tasks spread over the ranks however fast one rank lists a directory.
-        const WALK_DELAY_ENV: &str = "PARACRYPT_TEST_WALK_DELAY_MS";
-
-        fn walk_delay() -> Option<std::time::Duration> {
-            let ms: u64 = std::env::var(WALK_DELAY_ENV).ok()?.parse().ok()?;
-            Some(std::time::Duration::from_millis(ms))
+        /// An update's checks across the ranks (`checks`, on rank 0; none where there are
+        /// none to make): each task of files is checked by whichever rank takes it on its own
+        /// pool (`paracrypt_core::tree::check_task`: the encrypted headers read, with
+        /// `--checksum` the files hashed), its answer (a bit per file) added by rank 0, which
+        /// returns the checks answered (every other rank returns `None`). With `verbose`, rank 0
+        /// says how many files each rank checked.
+        fn check_across(
+            cluster: &Cluster,
+            pool: &rayon::ThreadPool,
+            mpi_options: paracrypt_mpi::Options,
+            checks: Option<Checks>,
+            verbose: bool,
+        ) -> Option<Checks> {
+            let count = checks.as_ref().map_or(0, Checks::tasks);
+            let files = checks.as_ref().map_or(0, Checks::files);
+            let checks = checks.map(Mutex::new);
+            let checked: Vec<AtomicU64> = (0..cluster.size()).map(|_| AtomicU64::new(0)).collect();
+            let provider = mpi_options.provider;
+            let run = |bytes: &[u8], ticker: &Ticker| -> Vec<u8> {
+                // An empty answer: rank 0 seals the task's files again.
+                tree::check_task(bytes, provider, &|| ticker.tick()).unwrap_or_default()
+            };
+            let task = |i: usize| {
+                let checks = checks.as_ref()?;
+                Some(Zeroizing::new(lock(checks).task(i)))
+            };
+            let done = |i: usize, rank: usize, bytes: Vec<u8>| {
+                let Some(checks) = &checks else { return };
+                // An answer that does not read leaves its files to be sealed again.
+                if let Ok(files) = lock(checks).add(i, &bytes) {
+                    checked[rank].fetch_add(files as u64, Ordering::Relaxed);
+                }
+            };
+            let tasks = checks.as_ref().map(|_| Tasks {
+                count,
+                task: &task,
+                done: &done,
+            });
+            paracrypt_mpi::farm_tasks(cluster, pool, mpi_options, tasks, &run);
+            let checks = checks?.into_inner().unwrap_or_else(|e| e.into_inner());
+            if verbose {
+                let counts: Vec<String> = checked
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, n)| format!("rank {rank}: {}", n.load(Ordering::Relaxed)))
+                    .collect();
+                eprintln!(
+                    "paracrypt: distributed: update: {} ranks, {count} check tasks of {files} \
+                     files, files checked by rank ({})",
+                    cluster.size(),
+                    counts.join(", ")
+                );
+            }
+            Some(checks)
         }
 
         fn lock<T>(done: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

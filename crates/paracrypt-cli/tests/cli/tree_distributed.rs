@@ -6,8 +6,10 @@
 //! naming it, and `--update` across ranks finishes it; ranks ended by SIGTERM leave no
 //! temporary file, and `--update` goes on from rank 0's checkpoint. The walk of a tree of many
 //! directories is shared by the ranks (each directory listed once, by some rank, every rank
-//! listing some), `--update` walks it the same way, and what a walk refuses deep in a subtree
-//! (a FIFO, a directory that cannot be listed) is refused in a local run's words and exit code.
+//! listing some, a few directories to a walk task), `--update` walks it the same way, and what
+//! a walk refuses deep in a subtree (a FIFO, a directory that cannot be listed) is refused in a
+//! local run's words and exit code. `--update --checksum` hashes the files on every rank, each
+//! once, and seals again what a local update seals again.
 //!
 //! And decrypted across ranks (`mpirun -n N paracrypt decrypt --recursive --distributed`): a
 //! tree encrypted on one machine decrypts at 1, 2 and 3 ranks to the same tree as a local
@@ -714,10 +716,6 @@ fn only_rank_0_reads_the_password_of_a_tree_decrypted_across_ranks() {
     assert_eq!(snapshot(&back), snapshot(&plain));
 }
 
-/// Testing only (`run/distributed.rs`): a pause before each walk task, so that every rank
-/// takes some of them however fast one rank lists a directory.
-const WALK_DELAY: &str = "PARACRYPT_TEST_WALK_DELAY_MS";
-
 /// A tree of 40 directories at its top, each with a subdirectory, two small files and a link:
 /// more directories than rank 0 lists alone at 2 or 3 ranks (8 per rank), so its walk is
 /// split. 81 directories in all, the root counted.
@@ -734,8 +732,9 @@ fn tree_of_directories(dir: &Path) -> PathBuf {
     root
 }
 
-/// From `--verbose`'s walk line: the walk tasks, and the directories each rank listed.
-fn walk_by_rank(stderr: &str, ranks: usize) -> (u64, Vec<u64>) {
+/// From `--verbose`'s walk line: the walk tasks, the directories they hold, and the
+/// directories each rank listed.
+fn walk_by_rank(stderr: &str, ranks: usize) -> (u64, u64, Vec<u64>) {
     let line = stderr
         .lines()
         .find(|l| l.contains(&format!("distributed: walk: {ranks} ranks, ")))
@@ -749,10 +748,11 @@ fn walk_by_rank(stderr: &str, ranks: usize) -> (u64, Vec<u64>) {
         digits.parse().unwrap()
     };
     let tasks = number_after(&format!("{ranks} ranks, "));
+    let pending = number_after(" walk tasks of ");
     let listed = (0..ranks)
         .map(|rank| number_after(&format!("rank {rank}: ")))
         .collect();
-    (tasks, listed)
+    (tasks, pending, listed)
 }
 
 #[test]
@@ -767,19 +767,18 @@ fn a_tree_of_many_directories_is_walked_by_every_rank_and_decrypts_to_the_same_t
     let k = key.to_str().unwrap();
     for ranks in [1, 2, 3] {
         let sealed = d.join(format!("sealed-{ranks}"));
-        let out = encrypt_on(ranks, &["-k", k, "--verbose"], &plain, &sealed, |cmd| {
-            cmd.env(WALK_DELAY, "20");
-        });
+        let out = encrypt_on(ranks, &["-k", k, "--verbose"], &plain, &sealed, |_| {});
         let (_, stderr) = status_and_stderr(&out);
         ok(out);
         // Each of the 81 directories listed once; at 2 and 3 ranks rank 0 lists the root and
-        // hands out the 40 below it, and every rank lists some.
-        let (tasks, listed) = walk_by_rank(&stderr, ranks);
+        // hands out the 40 below it, 4 walk tasks per rank of several directories each, and
+        // every rank lists some.
+        let (tasks, pending, listed) = walk_by_rank(&stderr, ranks);
         assert_eq!(listed.iter().sum::<u64>(), 81, "{stderr}");
         if ranks == 1 {
-            assert_eq!(tasks, 0, "{stderr}");
+            assert_eq!((tasks, pending), (0, 0), "{stderr}");
         } else {
-            assert_eq!(tasks, 40, "{stderr}");
+            assert_eq!((tasks, pending), (4 * ranks as u64, 40), "{stderr}");
             assert!(listed.iter().all(|&n| n > 0), "{stderr}");
         }
         let back = d.join(format!("back-{ranks}"));
@@ -795,17 +794,112 @@ fn a_tree_of_many_directories_is_walked_by_every_rank_and_decrypts_to_the_same_t
     write(&plain.join("dir40/new"), "file", b"new");
     std::fs::remove_dir_all(plain.join("dir03")).unwrap();
     let args = ["-k", k, "--update", "--verbose"];
-    let out = encrypt_on(2, &args, &plain, &sealed, |cmd| {
-        cmd.env(WALK_DELAY, "20");
-    });
+    let out = encrypt_on(2, &args, &plain, &sealed, |_| {});
     let (_, stderr) = status_and_stderr(&out);
     ok(out);
-    let (tasks, listed) = walk_by_rank(&stderr, 2);
-    assert_eq!((tasks, listed.iter().sum::<u64>()), (40, 81), "{stderr}");
+    let (tasks, pending, listed) = walk_by_rank(&stderr, 2);
+    assert_eq!(
+        (tasks, pending, listed.iter().sum::<u64>()),
+        (8, 40, 81),
+        "{stderr}"
+    );
     assert!(listed.iter().all(|&n| n > 0), "{stderr}");
     let back = d.join("back-update");
     ok(run(decrypt(&["-k", k], &sealed, &back)));
     assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
+/// The encrypted files under `tree` (not the manifest) whose bytes differ from those at the
+/// same name under `before`.
+fn resealed(before: &Path, tree: &Path) -> Vec<String> {
+    let mut differ: Vec<String> = files(tree)
+        .into_iter()
+        .filter(|name| !name.starts_with("paracrypt-manifest"))
+        .filter(|name| std::fs::read(before.join(name)).ok() != std::fs::read(tree.join(name)).ok())
+        .map(|name| name.to_string_lossy().into_owned())
+        .collect();
+    differ.sort();
+    differ
+}
+
+/// `--update --checksum` across ranks: the files are checked (their contents hashed) by every
+/// rank, each file once, and the tree is the one a local update makes: the files changed with
+/// their size and time kept are sealed again, every other file kept as it was.
+#[test]
+fn an_update_with_checksum_is_checked_by_every_rank_and_keeps_what_a_local_update_keeps() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_sizes(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let first = d.join("first");
+    ok(run(crate::tree::encrypt(&["-k", k], &plain, &first)));
+    // Two files changed, a small one and a large one, each keeping its size and time.
+    for name in ["a/b/small1", "c/large2"] {
+        let path = plain.join(name);
+        let time = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[0] ^= 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(time).unwrap();
+    }
+    let copy = |to: &Path| {
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&first)
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let local = d.join("local");
+    copy(&local);
+    ok(run(crate::tree::encrypt(
+        &["-k", k, "--update", "--checksum"],
+        &plain,
+        &local,
+    )));
+    let sealed_again = resealed(&first, &local);
+    assert_eq!(sealed_again, ["a/b/small1.pcr", "c/large2.pcr"]);
+
+    let all_files = 63;
+    for ranks in [1, 2, 3] {
+        let sealed = d.join(format!("sealed-{ranks}"));
+        copy(&sealed);
+        let args = ["-k", k, "--update", "--checksum", "--verbose"];
+        let out = encrypt_on(ranks, &args, &plain, &sealed, |_| {});
+        let (_, stderr) = status_and_stderr(&out);
+        ok(out);
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&format!("distributed: update: {ranks} ranks, ")))
+            .unwrap_or_else(|| panic!("no update line: {stderr}"));
+        let checked: Vec<u64> = (0..ranks)
+            .map(|rank| {
+                let word = format!("rank {rank}: ");
+                let at = line.find(&word).unwrap() + word.len();
+                let digits: String = line[at..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                digits.parse().unwrap()
+            })
+            .collect();
+        assert!(
+            line.contains(&format!(" check tasks of {all_files} files")),
+            "{line}"
+        );
+        assert_eq!(checked.iter().sum::<u64>(), all_files, "{line}");
+        assert!(checked.iter().all(|&n| n > 0), "{line}");
+        assert_eq!(resealed(&first, &sealed), sealed_again, "{ranks} ranks");
+        let back = d.join(format!("back-{ranks}"));
+        ok(run(decrypt(&["-k", k], &sealed, &back)));
+        assert_eq!(snapshot(&back), snapshot(&plain));
+    }
 }
 
 /// The error line of a run, without `paracrypt: error: ` and the rank that reports it.
@@ -849,9 +943,7 @@ fn what_the_walk_refuses_deep_in_a_subtree_is_refused_in_a_local_runs_words() {
     );
     assert!(!sealed.exists());
     for ranks in [2, 3] {
-        let out = encrypt_on(ranks, &["-k", k], &plain, &sealed, |cmd| {
-            cmd.env(WALK_DELAY, "5");
-        });
+        let out = encrypt_on(ranks, &["-k", k], &plain, &sealed, |_| {});
         let (code, stderr) = status_and_stderr(&out);
         assert_eq!(code, local_code, "{stderr}");
         one_error(&stderr, "dir23/sub/pipe: a FIFO");

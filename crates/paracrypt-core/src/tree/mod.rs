@@ -72,6 +72,7 @@ mod rekeying;
 mod schedule;
 mod seal;
 mod task;
+mod update;
 mod verify;
 mod walk;
 
@@ -88,6 +89,7 @@ pub use seal::{
     Plan, Prepared, Sealed, check, encrypt, plan, prepare, seal_task, seal_task_guarded,
 };
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
+pub use update::{Checks, check_task};
 pub use walk::{Walk, WalkTop, walk_task, walk_top};
 
 /// Runs a task of a tree's encryption ([`Task`]) or decryption ([`OpenTask`]) from its bytes,

@@ -20,6 +20,7 @@ use super::open::read_manifest;
 use super::out::{Dest, Temp, finish_file, open_no_follow, set_times};
 use super::schedule::{self, FileWork, Planned};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
+use super::update::{Candidate, Checking, Checks};
 use super::walk::{Found, Walk, Walked, join};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::{Key, Secret};
@@ -250,8 +251,64 @@ impl std::fmt::Debug for Prepared {
 impl Prepared {
     /// The rest of [`plan`], from the finished walk of the input (`walk`, of the input this
     /// was prepared for): the output checked and its directories made, the files listed (an
-    /// update's unchanged files kept).
+    /// update's unchanged files kept, checked here).
     pub fn plan(self, walk: Walk) -> Result<Plan> {
+        self.plan_kept(walk, None)
+    }
+
+    /// An update's checks of the walked files (see [`Checks`]), for a coordinator that spreads
+    /// them over other processes: the files whose size (and, without
+    /// [`Options::checksum`](super::Options::checksum), modification time) the previous
+    /// manifest lists, cut into at least `at_least` tasks where there are as many. None when
+    /// this is not an update of a tree already at the output. Nothing is read but the walk.
+    pub fn checks(&self, walk: &Walk, at_least: usize) -> Option<Checks> {
+        let previous = self.previous.as_ref()?;
+        let checksum = self.options.checksum;
+        let candidates = walk
+            .entries
+            .iter()
+            .enumerate()
+            .filter_map(|(at, w)| {
+                let (len, file) = candidate(w, previous, checksum)?;
+                Some(Candidate {
+                    at,
+                    path: w.path.clone(),
+                    stored: previous.stored(&w.path),
+                    len,
+                    file: file.clone(),
+                })
+            })
+            .collect();
+        Some(Checks::new(
+            &self.input,
+            &self.output,
+            previous.format,
+            checksum,
+            walk.entries.len(),
+            candidates,
+            at_least,
+        ))
+    }
+
+    /// [`Prepared::plan`] with an update's unchanged files known from `checks` (made by
+    /// [`Prepared::checks`] from the same walk, their tasks' answers added): a file whose
+    /// answer never came is sealed again. Refuses checks of another walk or input.
+    pub fn plan_checked(self, walk: Walk, checks: Checks) -> Result<Plan> {
+        if checks.walked != walk.entries.len()
+            || checks.input != self.input
+            || checks
+                .candidates
+                .iter()
+                .any(|c| walk.entries.get(c.at).map(|w| &w.path) != Some(&c.path))
+        {
+            return Err(Error::Request(
+                "an update's checks of another walk do not plan this tree".into(),
+            ));
+        }
+        self.plan_kept(walk, Some(checks))
+    }
+
+    fn plan_kept(self, walk: Walk, checks: Option<Checks>) -> Result<Plan> {
         let Prepared {
             tree_format,
             keying,
@@ -314,12 +371,21 @@ impl Prepared {
 
         // `--update`: the files the previous manifest lists as they are now, and whose encrypted
         // file is still the one it lists, are kept as they are.
-        let kept: Vec<Option<FileEntry>> = match &previous {
-            Some(previous) => walked
+        let kept: Vec<Option<FileEntry>> = match (&previous, checks) {
+            (Some(_), Some(checks)) => {
+                let mut kept = vec![None; walked.len()];
+                for (n, c) in checks.candidates.iter().enumerate() {
+                    if checks.same(n) {
+                        kept[c.at] = Some(c.file.clone());
+                    }
+                }
+                kept
+            }
+            (Some(previous), None) => walked
                 .par_iter()
                 .map(|w| unchanged(w, previous, input, output, options.checksum, provider))
                 .collect(),
-            None => vec![None; walked.len()],
+            (None, _) => vec![None; walked.len()],
         };
         let files: Vec<usize> = (0..walked.len())
             .filter(|&at| matches!(walked[at].found, Found::File { .. }) && kept[at].is_none())
@@ -1154,6 +1220,28 @@ fn unchanged(
     checksum: bool,
     provider: Provider,
 ) -> Option<FileEntry> {
+    let (_, file) = candidate(w, previous, checksum)?;
+    let checking = Checking {
+        input,
+        output,
+        format: previous.format,
+        checksum,
+        provider,
+    };
+    checking
+        .same(&w.path, &previous.stored(&w.path), file)
+        .then(|| file.clone())
+}
+
+/// The walked file `w`'s length and previous manifest's entry, when it may be unchanged from
+/// what the walk and the manifest say: the same size, and without `checksum` the same
+/// modification time. What is left to check reads files ([`Checking::same`]): the size
+/// returned is the file's now, the same as the entry's.
+fn candidate<'m>(
+    w: &Walked,
+    previous: &'m Manifest,
+    checksum: bool,
+) -> Option<(u64, &'m FileEntry)> {
     let Found::File { len, .. } = w.found else {
         return None;
     };
@@ -1164,20 +1252,7 @@ fn unchanged(
     if file.size != len || (!checksum && entry.mtime != w.mtime) {
         return None;
     }
-    let stored = open_no_follow(&join(output, &previous.stored(&w.path))).ok()?;
-    if super::verify::header_hash(&stored, file.header_len, previous.format)
-        != Some(file.header_hash)
-    {
-        return None;
-    }
-    if checksum {
-        let plain = open_no_follow(&join(input, &w.path)).ok()?;
-        let leaves = leaves_of(&plain, len, file.chunk_size as usize, provider).ok()?;
-        if root(&leaves) != file.root {
-            return None;
-        }
-    }
-    Some(file.clone())
+    Some((len, file))
 }
 
 /// Removes what the previous manifest listed that the new one does not: the encrypted files of

@@ -9,16 +9,21 @@
 //! **A walk in parts**, for a tree spread over processes (MPI ranks), after mpiFileUtils' walk:
 //! the coordinator lists the top of the tree breadth-first, a level at a time, until it holds
 //! at least as many pending directories as it was asked for or the tree is done
-//! ([`walk_top`]); each pending directory is a walk task ([`WalkTop::task`]) that any process
-//! walks on its own pool ([`walk_task`]), sending back its subtree's entries, or the one
-//! refusal the walk met there, as a part; the coordinator merges the parts into the finished
-//! [`Walk`] ([`WalkTop::finish`]) that [`Prepared::plan`](super::Prepared::plan) plans from, the
-//! same as a walk in one process gives. A part is read with every length and count checked
-//! against what is left, and every path in it must lie under its task's directory: bytes over
-//! a wire neither reach outside the tree nor cost more memory than they hold.
+//! ([`walk_top`]), and cuts the pending directories (sorted by path) into at most as many walk
+//! tasks as it was asked for, runs of consecutive directories of near-equal count
+//! ([`WalkTop::task`]): a level of 200 directories is a handful of messages per process, not
+//! 200. Any process walks a task's directories on its own pool ([`walk_task`]), sending back,
+//! for each of them, its subtree's entries or the one refusal the walk met there, as the task's
+//! part; the coordinator merges the parts into the finished [`Walk`] ([`WalkTop::finish`]) that
+//! [`Prepared::plan`](super::Prepared::plan) plans from, the same as a walk in one process
+//! gives. A part is read with every length and count checked against what is left, it must
+//! name its task's directories in order, and every path in it must lie under the directory it
+//! is given for: bytes over a wire neither reach outside the tree nor cost more memory than
+//! they hold.
 
 use std::ffi::OsStr;
 use std::fs::{self, Metadata};
+use std::ops::Range;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -216,14 +221,16 @@ impl Walk {
 }
 
 /// The top of a tree listed by the coordinator of a walk in parts (see the
-/// [module](self)): its entries so far, the directories still to walk (one walk task each),
+/// [module](self)): its entries so far, the directories still to walk cut into walk tasks,
 /// and the parts that have come back.
 pub struct WalkTop {
     root: PathBuf,
     entries: Vec<Walked>,
     /// The directories left to walk, sorted by path: none is inside another.
     pending: Vec<Vec<u8>>,
-    /// By pending directory: its part's entries, or the refusal its walk met, once back.
+    /// The walk tasks: runs of `pending`, in order, none empty.
+    tasks: Vec<Range<usize>>,
+    /// By pending directory: its entries, or the refusal its walk met, once its part is back.
     parts: Vec<Option<Result<Vec<Walked>>>>,
     /// The directories listed here.
     listed: usize,
@@ -234,6 +241,7 @@ impl std::fmt::Debug for WalkTop {
         f.debug_struct("WalkTop")
             .field("listed", &self.listed)
             .field("pending", &self.pending.len())
+            .field("tasks", &self.tasks.len())
             .finish_non_exhaustive()
     }
 }
@@ -242,9 +250,10 @@ impl std::fmt::Debug for WalkTop {
 /// time (the root's entries, then its subdirectories' at once, and so on), until at least
 /// `dirs` directories are pending or the tree is done (a small tree is walked here whole,
 /// and has no walk task). A level's listing may leave more than `dirs` pending: every
-/// subdirectory of the directories listed last. Refuses what [`Walk::here`] refuses at the
-/// top, in its words.
-pub fn walk_top(root: &Path, dirs: usize) -> Result<WalkTop> {
+/// subdirectory of the directories listed last. The pending directories are cut into at most
+/// `tasks` walk tasks (at least one each), consecutive runs whose counts differ by one at
+/// most. Refuses what [`Walk::here`] refuses at the top, in its words.
+pub fn walk_top(root: &Path, dirs: usize, tasks: usize) -> Result<WalkTop> {
     let mut entries = vec![top(root)?];
     let mut level: Vec<Vec<u8>> = vec![Vec::new()];
     let mut listed = 0;
@@ -270,14 +279,37 @@ pub fn walk_top(root: &Path, dirs: usize) -> Result<WalkTop> {
         root: root.to_path_buf(),
         entries,
         parts: level.iter().map(|_| None).collect(),
+        tasks: runs(level.len(), tasks),
         pending: level,
         listed,
     })
 }
 
+/// `0..count` cut into `tasks` consecutive runs (fewer when `count` is smaller, none when it
+/// is 0), the first `count % tasks` one longer than the others.
+fn runs(count: usize, tasks: usize) -> Vec<Range<usize>> {
+    let tasks = tasks.clamp(1, count.max(1));
+    let (each, longer) = (count / tasks, count % tasks);
+    let mut start = 0;
+    (0..tasks)
+        .map(|t| {
+            let end = start + each + usize::from(t < longer);
+            let run = start..end;
+            start = end;
+            run
+        })
+        .filter(|run| !run.is_empty())
+        .collect()
+}
+
 impl WalkTop {
-    /// How many walk tasks there are: the directories left to walk.
+    /// How many walk tasks there are.
     pub fn tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// How many directories are left to walk, in all the walk tasks.
+    pub fn pending(&self) -> usize {
         self.pending.len()
     }
 
@@ -287,38 +319,54 @@ impl WalkTop {
         self.listed
     }
 
-    /// Walk task `i`'s bytes (the root and the directory, for [`walk_task`] in any process).
+    /// Walk task `i`'s bytes (the root and the task's directories, for [`walk_task`] in any
+    /// process).
     pub fn task(&self, i: usize) -> Vec<u8> {
+        let dirs = &self.pending[self.tasks[i].clone()];
         let mut out = WALK_TASK_MAGIC.to_vec();
         put_bytes(&mut out, self.root.as_os_str().as_bytes());
-        put_bytes(&mut out, &self.pending[i]);
+        out.extend_from_slice(&(dirs.len() as u64).to_le_bytes());
+        for dir in dirs {
+            put_bytes(&mut out, dir);
+        }
         out
     }
 
     /// Adds walk task `i`'s part, as [`walk_task`] returned it. Returns how many directories
-    /// its walk listed; bytes that are not a part of that directory are refused (the caller
-    /// may then call [`WalkTop::lost`]).
+    /// its walk listed; bytes that are not the part of that task's directories, in order, are
+    /// refused (the caller may then call [`WalkTop::lost`]).
     pub fn add(&mut self, i: usize, bytes: &[u8]) -> Result<usize> {
-        let part = WalkPart::from_bytes(bytes)?;
-        if self.pending.get(i) != Some(&part.dir) {
+        let parts = WalkPart::many_from_bytes(bytes)?;
+        let run = self.tasks.get(i).cloned().unwrap_or_default();
+        let dirs = &self.pending[run.clone()];
+        if run.is_empty()
+            || parts.len() != dirs.len()
+            || parts.iter().zip(dirs).any(|(p, d)| &p.dir != d)
+        {
             return Err(Error::Request(format!(
                 "a walk part of {} is not the part of walk task {i}",
-                shown(&part.dir)
+                parts
+                    .first()
+                    .map_or_else(|| "no directory".into(), |p| shown(&p.dir))
             )));
         }
-        let listed = part.listed();
-        self.parts[i] = Some(part.found);
+        let listed = parts.iter().map(WalkPart::listed).sum();
+        for (at, part) in run.zip(parts) {
+            self.parts[at] = Some(part.found);
+        }
         Ok(listed)
     }
 
     /// Walk task `i` came back with nothing readable (its process failed): the walk fails,
-    /// naming its directory and `why`.
+    /// naming its first directory and `why`.
     pub fn lost(&mut self, i: usize, why: &str) {
-        let dir = join(&self.root, &self.pending[i]);
-        self.parts[i] = Some(Err(Error::Tree(format!(
-            "cannot walk directory {}: {why}",
-            dir.display()
-        ))));
+        for at in self.tasks[i].clone() {
+            let dir = join(&self.root, &self.pending[at]);
+            self.parts[at] = Some(Err(Error::Tree(format!(
+                "cannot walk directory {}: {why}",
+                dir.display()
+            ))));
+        }
     }
 
     /// The finished walk: the top's entries and every part's, sorted by path. The first
@@ -348,24 +396,45 @@ impl WalkTop {
 }
 
 /// Runs a walk task from its bytes ([`WalkTop::task`]) in the caller's pool: the subtree
-/// under its directory walked as [`Walk::here`] walks it, calling `tick` once per directory
-/// listed. Returns the part's bytes for [`WalkTop::add`]: the subtree's entries, or the
-/// refusal the walk met (a special file, a directory that cannot be listed), carried in the
-/// words and kind a walk in one process gives. Bytes that are not a walk task are refused.
+/// under each of its directories walked as [`Walk::here`] walks it (the directories in
+/// parallel), calling `tick` once per directory listed. Returns the part's bytes for
+/// [`WalkTop::add`]: for each directory, its subtree's entries, or the refusal the walk met
+/// there (a special file, a directory that cannot be listed), carried in the words and kind a
+/// walk in one process gives. Bytes that are not a walk task are refused.
 pub fn walk_task(bytes: &[u8], tick: &(dyn Fn() + Sync)) -> Result<Vec<u8>> {
     let mut r = Reader::new(bytes, WALK_TASK_MAGIC, "a tree's walk task")?;
     let root = PathBuf::from(std::ffi::OsString::from_vec(r.bytes()?.to_vec()));
-    let dir = r.bytes()?.to_vec();
-    r.end()?;
-    if dir.is_empty() || fault(&dir).is_some() {
+    // Each directory takes its length's 8 bytes and one at least.
+    let count = r.u64()?;
+    if count == 0 || count > (r.rest.len() / 9) as u64 {
         return Err(r.bad());
     }
-    let found = walk_dir(&root, &dir, tick);
-    Ok(WalkPart { dir, found }.to_bytes())
+    let dirs: Vec<Vec<u8>> = (0..count)
+        .map(|_| r.bytes().map(<[u8]>::to_vec))
+        .collect::<Result<_>>()?;
+    r.end()?;
+    if dirs
+        .iter()
+        .any(|dir| dir.is_empty() || fault(dir).is_some())
+    {
+        return Err(r.bad());
+    }
+    let parts: Vec<WalkPart> = dirs
+        .into_par_iter()
+        .map(|dir| {
+            let found = walk_dir(&root, &dir, tick);
+            WalkPart { dir, found }
+        })
+        .collect();
+    Ok(WalkPart::many_to_bytes(&parts))
 }
 
-const WALK_TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-WALK\x01";
-const WALK_PART_MAGIC: &[u8] = b"PARACRYPT-TREE-PART\x01";
+const WALK_TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-WALK\x02";
+const WALK_PART_MAGIC: &[u8] = b"PARACRYPT-TREE-PART\x02";
+
+/// The fewest bytes a directory's part takes in a walk task's part: its directory (a length
+/// and one byte) and its kind.
+const MIN_PART: usize = 8 + 1 + 1;
 
 /// The fewest bytes an entry of a part takes (an empty path is refused): its count is
 /// capped by what is left, so that a count read costs no more than the bytes that came.
@@ -381,9 +450,10 @@ const SPECIAL: [&str; 5] = [
     "of an unknown kind",
 ];
 
-/// One walk task's result: its directory, and the entries under it or the refusal its walk
-/// met. It holds the subtree's whole listing, as a walk in one process does: besides each
-/// entry's path and a link's target, about 40 bytes per entry as bytes and 80 in memory.
+/// One directory's result in a walk task's part: the directory, and the entries under it or
+/// the refusal its walk met. It holds the subtree's whole listing, as a walk in one process
+/// does: besides each entry's path and a link's target, about 40 bytes per entry as bytes and
+/// 80 in memory.
 #[derive(Debug)]
 pub(crate) struct WalkPart {
     pub dir: Vec<u8>,
@@ -399,16 +469,40 @@ impl WalkPart {
         }
     }
 
-    /// The part's bytes, for the coordinator.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    /// A walk task's part: `parts`, one per directory of the task, for the coordinator.
+    pub fn many_to_bytes(parts: &[WalkPart]) -> Vec<u8> {
         let mut out = WALK_PART_MAGIC.to_vec();
-        put_bytes(&mut out, &self.dir);
+        out.extend_from_slice(&(parts.len() as u64).to_le_bytes());
+        for part in parts {
+            part.put(&mut out);
+        }
+        out
+    }
+
+    /// The parts of [`WalkPart::many_to_bytes`]'s bytes, each read as
+    /// [`WalkPart::read`] reads it; their count is capped by what is left.
+    pub fn many_from_bytes(bytes: &[u8]) -> Result<Vec<WalkPart>> {
+        let mut r = Reader::new(bytes, WALK_PART_MAGIC, "a tree's walk part")?;
+        let count = r.u64()?;
+        if count > (r.rest.len() / MIN_PART) as u64 {
+            return Err(r.bad());
+        }
+        let parts = (0..count)
+            .map(|_| WalkPart::read(&mut r))
+            .collect::<Result<_>>()?;
+        r.end()?;
+        Ok(parts)
+    }
+
+    /// This directory's part appended to `out`.
+    fn put(&self, out: &mut Vec<u8>) {
+        put_bytes(out, &self.dir);
         match &self.found {
             Ok(entries) => {
                 out.push(0);
                 out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
                 for w in entries {
-                    put_bytes(&mut out, &w.path);
+                    put_bytes(out, &w.path);
                     match &w.found {
                         Found::Dir => out.push(0),
                         Found::File { len, ino } => {
@@ -418,7 +512,7 @@ impl WalkPart {
                         }
                         Found::Symlink(target) => {
                             out.push(2);
-                            put_bytes(&mut out, target);
+                            put_bytes(out, target);
                         }
                     }
                     out.extend_from_slice(&w.mode.to_le_bytes());
@@ -429,13 +523,13 @@ impl WalkPart {
             // A walk's refusals, each with what makes its words and kind again.
             Err(Error::SpecialFile { path, what }) => {
                 out.push(1);
-                put_bytes(&mut out, path.as_bytes());
+                put_bytes(out, path.as_bytes());
                 let at = SPECIAL.iter().position(|s| s == what).unwrap_or(4);
                 out.push(at as u8);
             }
             Err(Error::Io { context, source }) => {
                 out.push(2);
-                put_bytes(&mut out, context.as_bytes());
+                put_bytes(out, context.as_bytes());
                 match source.raw_os_error() {
                     Some(code) => {
                         out.push(0);
@@ -443,23 +537,21 @@ impl WalkPart {
                     }
                     None => {
                         out.push(1);
-                        put_bytes(&mut out, source.to_string().as_bytes());
+                        put_bytes(out, source.to_string().as_bytes());
                     }
                 }
             }
             Err(other) => {
                 out.push(3);
-                put_bytes(&mut out, other.to_string().as_bytes());
+                put_bytes(out, other.to_string().as_bytes());
             }
         }
-        out
     }
 
-    /// A part from [`WalkPart::to_bytes`]'s bytes. Refused: a directory that is not a path
-    /// in a tree, an entry whose path is not strictly under it, a link's target longer than
-    /// a path, any length or count past what is left.
-    pub fn from_bytes(bytes: &[u8]) -> Result<WalkPart> {
-        let mut r = Reader::new(bytes, WALK_PART_MAGIC, "a tree's walk part")?;
+    /// A directory's part read from `r`. Refused: a directory that is not a path in a tree,
+    /// an entry whose path is not strictly under it, a link's target longer than a path, any
+    /// length or count past what is left.
+    fn read(r: &mut Reader) -> Result<WalkPart> {
         let dir = r.bytes()?.to_vec();
         if dir.is_empty() || fault(&dir).is_some() {
             return Err(r.bad());
@@ -507,23 +599,22 @@ impl WalkPart {
                 Ok(entries)
             }
             1 => {
-                let path = text(&mut r)?;
+                let path = text(r)?;
                 let what = *SPECIAL.get(usize::from(r.u8()?)).ok_or_else(|| r.bad())?;
                 Err(Error::SpecialFile { path, what })
             }
             2 => {
-                let context = text(&mut r)?;
+                let context = text(r)?;
                 let source = match r.u8()? {
                     0 => std::io::Error::from_raw_os_error(r.u32()? as i32),
-                    1 => std::io::Error::other(text(&mut r)?),
+                    1 => std::io::Error::other(text(r)?),
                     _ => return Err(r.bad()),
                 };
                 Err(Error::Io { context, source })
             }
-            3 => Err(Error::Tree(text(&mut r)?)),
+            3 => Err(Error::Tree(text(r)?)),
             _ => return Err(r.bad()),
         };
-        r.end()?;
         Ok(WalkPart { dir, found })
     }
 }
@@ -606,22 +697,35 @@ mod tests {
         let root = dir.path();
         wide_tree(root, 12);
         let whole = walk(root).unwrap();
-        // The root listed here, its 12 directories left as tasks.
-        let top = walk_top(root, 8).unwrap();
-        assert_eq!((top.listed(), top.tasks()), (1, 12));
+        // The root listed here, its 12 directories left as 5 tasks: 3, 3, 2, 2 and 2 of them.
+        let top = walk_top(root, 8, 5).unwrap();
+        assert_eq!((top.listed(), top.pending(), top.tasks()), (1, 12, 5));
+        assert_eq!(
+            top.tasks,
+            [0..3, 3..6, 6..8, 8..10, 10..12],
+            "consecutive runs of near-equal count"
+        );
         assert_eq!(run_parts(top).unwrap().entries, whole);
-        // Asked for more directories than a level holds: the next level is listed too.
-        let top = walk_top(root, 13).unwrap();
-        assert_eq!((top.listed(), top.tasks()), (13, 24));
+        // No more tasks than directories: one each.
+        let top = walk_top(root, 8, 100).unwrap();
+        assert_eq!((top.pending(), top.tasks()), (12, 12));
+        assert_eq!(run_parts(top).unwrap().entries, whole);
+        // Asked for more directories than a level holds: the next level is listed too; one
+        // task may hold them all.
+        let top = walk_top(root, 13, 1).unwrap();
+        assert_eq!((top.listed(), top.pending(), top.tasks()), (13, 24, 1));
         assert_eq!(run_parts(top).unwrap().entries, whole);
         // A small tree is walked whole at the top.
-        let top = walk_top(root, 1000).unwrap();
+        let top = walk_top(root, 1000, 8).unwrap();
         assert_eq!((top.listed(), top.tasks()), (37, 0));
         assert_eq!(top.finish().unwrap().entries, whole);
         assert!(matches!(
-            walk_top(&root.join("top"), 8),
+            walk_top(&root.join("top"), 8, 8),
             Err(Error::Tree(_))
         ));
+        assert!(runs(0, 4).is_empty());
+        assert_eq!(runs(7, 0).len(), 1, "no task asked for is one task");
+        assert_eq!(runs(7, 0)[0], 0..7);
     }
 
     #[test]
@@ -629,12 +733,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         wide_tree(root, 3);
-        let part = WalkPart {
-            dir: b"d1".to_vec(),
-            found: walk_dir(root, b"d1", &|| {}),
-        };
-        let back = WalkPart::from_bytes(&part.to_bytes()).unwrap();
-        assert_eq!(back.dir, b"d1");
+        let parts = [b"d0", b"d1"].map(|dir| WalkPart {
+            dir: dir.to_vec(),
+            found: walk_dir(root, dir, &|| {}),
+        });
+        let back = WalkPart::many_from_bytes(&WalkPart::many_to_bytes(&parts)).unwrap();
+        assert_eq!(back.len(), 2);
+        let [part0, part] = parts;
+        let mut back = back.into_iter();
+        let (back0, back) = (back.next().unwrap(), back.next().unwrap());
+        assert_eq!((&back0.dir[..], &back.dir[..]), (&b"d0"[..], &b"d1"[..]));
+        assert_eq!(back0.found.unwrap(), part0.found.unwrap());
         let (sent, got) = (part.found.unwrap(), back.found.unwrap());
         assert_eq!(got.len(), 5);
         assert_eq!(got, sent);
@@ -661,7 +770,8 @@ mod tests {
                 dir: b"d1".to_vec(),
                 found: Err(refusal),
             };
-            let back = WalkPart::from_bytes(&part.to_bytes()).unwrap().found;
+            let bytes = WalkPart::many_to_bytes(&[part]);
+            let back = WalkPart::many_from_bytes(&bytes).unwrap().remove(0).found;
             let back = back.unwrap_err();
             assert_eq!((back.to_string(), back.kind()), (words, kind));
         }
@@ -675,15 +785,21 @@ mod tests {
             mode: 0o644,
             mtime: (0, 0),
         };
-        let part = |dir: &[u8], paths: &[&[u8]]| WalkPart {
+        let one = |dir: &[u8], paths: &[&[u8]]| WalkPart {
             dir: dir.to_vec(),
             found: Ok(paths.iter().map(|p| entry(p)).collect()),
         };
+        // A task's part of one directory, then `paths` given for the second of two.
+        let part = |dir: &[u8], paths: &[&[u8]]| WalkPart::many_to_bytes(&[one(dir, paths)]);
+        let second = |dir: &[u8], paths: &[&[u8]]| {
+            WalkPart::many_to_bytes(&[one(b"z", &[b"z/y"]), one(dir, paths)])
+        };
         let refused = |bytes: &[u8]| {
-            let err = WalkPart::from_bytes(bytes).unwrap_err();
+            let err = WalkPart::many_from_bytes(bytes).unwrap_err();
             assert!(err.to_string().contains("not a tree's walk part"), "{err}");
         };
-        assert!(WalkPart::from_bytes(&part(b"a/b", &[b"a/b/c", b"a/b/c/d"]).to_bytes()).is_ok());
+        assert!(WalkPart::many_from_bytes(&part(b"a/b", &[b"a/b/c", b"a/b/c/d"])).is_ok());
+        assert!(WalkPart::many_from_bytes(&second(b"a/b", &[b"a/b/c"])).is_ok());
         for (dir, path) in [
             (&b"a"[..], &b"b"[..]),
             (b"a", b"a"),
@@ -695,15 +811,20 @@ mod tests {
             (b"/etc", b"/etc/passwd"),
             (b"", b"a"),
         ] {
-            refused(&part(dir, &[path]).to_bytes());
+            refused(&part(dir, &[path]));
+            refused(&second(dir, &[path]));
         }
+        // A path under the task's other directory is not under this one.
+        refused(&second(b"a", &[b"z/x"]));
         // A count past what is left is refused before anything is allocated for it; so is a
         // length past the end, or a link's target longer than a path.
-        let good = part(b"a", &[b"a/b"]).to_bytes();
-        let count_at = WALK_PART_MAGIC.len() + 8 + 1 + 1;
-        let mut huge = good.clone();
-        huge[count_at..count_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-        refused(&huge);
+        let good = part(b"a", &[b"a/b"]);
+        let count_at = WALK_PART_MAGIC.len() + 8 + 8 + 1 + 1;
+        for count_at in [WALK_PART_MAGIC.len(), count_at] {
+            let mut huge = good.clone();
+            huge[count_at..count_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+            refused(&huge);
+        }
         refused(&good[..good.len() - 1]);
         let long_link = WalkPart {
             dir: b"a".to_vec(),
@@ -712,20 +833,41 @@ mod tests {
                 ..entry(b"a/l")
             }]),
         };
-        refused(&long_link.to_bytes());
+        refused(&WalkPart::many_to_bytes(&[long_link]));
         // A walk task for a directory outside the tree is refused, and so is a part of
         // another task's directory.
         let dir = tempfile::tempdir().unwrap();
-        wide_tree(dir.path(), 2);
-        let mut top = walk_top(dir.path(), 2).unwrap();
-        let mut task = WALK_TASK_MAGIC.to_vec();
-        put_bytes(&mut task, dir.path().as_os_str().as_bytes());
-        put_bytes(&mut task, b"../..");
-        assert!(walk_task(&task, &|| {}).is_err());
+        wide_tree(dir.path(), 4);
+        let mut top = walk_top(dir.path(), 2, 2).unwrap();
+        assert_eq!((top.pending(), top.tasks()), (4, 2));
+        let task = |dirs: &[&str], count: u64| {
+            let mut task = WALK_TASK_MAGIC.to_vec();
+            put_bytes(&mut task, dir.path().as_os_str().as_bytes());
+            task.extend_from_slice(&count.to_le_bytes());
+            for d in dirs {
+                put_bytes(&mut task, d.as_bytes());
+            }
+            task
+        };
+        assert!(walk_task(&task(&["d0"], 1), &|| {}).is_ok());
+        assert!(walk_task(&task(&["d0", "../.."], 2), &|| {}).is_err());
+        assert!(walk_task(&task(&[], 0), &|| {}).is_err());
+        assert!(walk_task(&task(&["d0"], u64::MAX), &|| {}).is_err());
         let other = walk_task(&top.task(1), &|| {}).unwrap();
         assert!(top.add(0, &other).is_err());
+        // A part of some of the task's directories only, or of them out of order.
+        let [d0, d1] = [b"d0", b"d1"].map(|d| WalkPart {
+            dir: d.to_vec(),
+            found: walk_dir(dir.path(), d, &|| {}),
+        });
+        assert!(top.add(0, &WalkPart::many_to_bytes(&[d1])).is_err());
+        let d1 = WalkPart {
+            dir: b"d1".to_vec(),
+            found: walk_dir(dir.path(), b"d1", &|| {}),
+        };
+        assert!(top.add(0, &WalkPart::many_to_bytes(&[d1, d0])).is_err());
         top.lost(0, "its rank died");
-        top.add(1, &other).unwrap();
+        assert_eq!(top.add(1, &other).unwrap(), 6, "d2, d3 and their e and h");
         let lost = top.finish().unwrap_err().to_string();
         assert!(lost.contains("d0: its rank died"), "{lost}");
     }

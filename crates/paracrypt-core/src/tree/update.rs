@@ -1,0 +1,277 @@
+//! `--update`'s checks in tasks, for a tree encrypted across processes (MPI ranks): which of
+//! the walked files are unchanged since the tree's previous manifest, checked where the work
+//! is, not by the coordinator alone.
+//!
+//! A file is unchanged when its size and modification time are the ones the previous manifest
+//! lists (with [`Options::checksum`](super::Options::checksum): its size, and the BLAKE3 tree-hash
+//! root of its contents), and its encrypted file is still the one listed (its header's hash).
+//! The coordinator keeps, from the walk and the previous manifest alone (no file read), the
+//! files whose size (and time) match: the candidates ([`Prepared::checks`](super::Prepared::checks)).
+//! The reads (each candidate's encrypted header; with `checksum`, its whole plaintext) are
+//! cut into tasks as a tree's files are ([`Plan::tasks`](super::Plan::tasks): small files
+//! batched, a large one alone), which any process runs ([`check_task`]), sending back one bit
+//! per file; the coordinator plans from the bits ([`Prepared::plan_checked`](super::Prepared::plan_checked)).
+//! So `--update --checksum` across N processes reads each file once, on one of them, and keeps
+//! the same files a local update keeps. A task that comes back unreadable keeps none of its
+//! files: they are sealed again.
+
+use std::ops::Range;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::manifest::{FileEntry, TreeFormat};
+use super::out::open_no_follow;
+use super::path::fault;
+use super::seal::leaves_of;
+use super::task::{Reader, put_bytes};
+use super::walk::join;
+use crate::error::Result;
+use crate::provider::Provider;
+use crate::sign::tree::{HASH_LEN, root};
+
+const CHECK_MAGIC: &[u8] = b"PARACRYPT-TREE-CHECK\x01";
+const CHECKED_MAGIC: &[u8] = b"PARACRYPT-TREE-SAME\x01";
+
+/// The fewest bytes a file of a check task takes: its path and stored name (a length and one
+/// byte each), its size, its header's length and hash, its chunk size and root.
+const MIN_FILE: usize = 9 + 9 + 8 + 4 + HASH_LEN + 4 + HASH_LEN;
+
+/// One candidate of an update's checks: what is read to tell whether it is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    /// Its walked entry (in the coordinator's walk).
+    pub at: usize,
+    /// Its path under the input.
+    pub path: Vec<u8>,
+    /// Its encrypted file's name under the output.
+    pub stored: Vec<u8>,
+    /// Its size now (the previous manifest's too).
+    pub len: u64,
+    /// The previous manifest's entry.
+    pub file: FileEntry,
+}
+
+/// The `--update` checks of a tree's encryption, as the coordinator cut them into tasks, and
+/// the answers that have come back (see the [module](self)).
+pub struct Checks {
+    pub(crate) input: PathBuf,
+    pub(crate) output: PathBuf,
+    pub(crate) format: TreeFormat,
+    pub(crate) checksum: bool,
+    /// How many entries the walk they were made from holds.
+    pub(crate) walked: usize,
+    pub(crate) candidates: Vec<Candidate>,
+    tasks: Vec<Range<usize>>,
+    /// By candidate: whether it is unchanged, once its task's answer is back.
+    same: Vec<Option<bool>>,
+}
+
+impl std::fmt::Debug for Checks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checks")
+            .field("candidates", &self.candidates.len())
+            .field("tasks", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Checks {
+    pub(crate) fn new(
+        input: &Path,
+        output: &Path,
+        format: TreeFormat,
+        checksum: bool,
+        walked: usize,
+        candidates: Vec<Candidate>,
+        at_least: usize,
+    ) -> Checks {
+        // What a check reads: the header alone, or the whole file too.
+        let lens: Vec<u64> = candidates
+            .iter()
+            .map(|c| u64::from(c.file.header_len) + if checksum { c.len } else { 0 })
+            .collect();
+        Checks {
+            input: input.to_path_buf(),
+            output: output.to_path_buf(),
+            format,
+            checksum,
+            walked,
+            same: vec![None; candidates.len()],
+            tasks: super::task::cut(&lens, at_least),
+            candidates,
+        }
+    }
+
+    /// How many check tasks there are.
+    pub fn tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// How many files are checked, in all the tasks.
+    pub fn files(&self) -> usize {
+        self.candidates.len()
+    }
+
+    /// Check task `i`'s bytes, for [`check_task`] in any process.
+    pub fn task(&self, i: usize) -> Vec<u8> {
+        let mut out = CHECK_MAGIC.to_vec();
+        put_bytes(&mut out, self.input.as_os_str().as_bytes());
+        put_bytes(&mut out, self.output.as_os_str().as_bytes());
+        out.push(format_byte(self.format));
+        out.push(u8::from(self.checksum));
+        let files = &self.candidates[self.tasks[i].clone()];
+        out.extend_from_slice(&(files.len() as u64).to_le_bytes());
+        for c in files {
+            put_bytes(&mut out, &c.path);
+            put_bytes(&mut out, &c.stored);
+            out.extend_from_slice(&c.len.to_le_bytes());
+            out.extend_from_slice(&c.file.header_len.to_le_bytes());
+            out.extend_from_slice(&c.file.header_hash);
+            out.extend_from_slice(&c.file.chunk_size.to_le_bytes());
+            out.extend_from_slice(&c.file.root);
+        }
+        out
+    }
+
+    /// Adds check task `i`'s answer, as [`check_task`] returned it. Returns how many files it
+    /// checked; bytes that are not an answer of as many files are refused (its files are
+    /// then sealed again).
+    pub fn add(&mut self, i: usize, bytes: &[u8]) -> Result<usize> {
+        let run = self.tasks.get(i).cloned().unwrap_or_default();
+        let mut r = Reader::new(bytes, CHECKED_MAGIC, "a tree's check answer")?;
+        let count = r.u64()?;
+        if run.is_empty() || count != run.len() as u64 {
+            return Err(r.bad());
+        }
+        let bits = r.take(run.len().div_ceil(8))?;
+        r.end()?;
+        for (n, at) in run.clone().enumerate() {
+            self.same[at] = Some(bits[n / 8] & (1 << (n % 8)) != 0);
+        }
+        Ok(run.len())
+    }
+
+    /// Whether the candidate `n` was found unchanged: not when its task's answer never came.
+    pub(crate) fn same(&self, n: usize) -> bool {
+        self.same[n] == Some(true)
+    }
+}
+
+fn format_byte(format: TreeFormat) -> u8 {
+    match format {
+        TreeFormat::Container => 0,
+        TreeFormat::Age => 1,
+        TreeFormat::ArmoredAge => 2,
+        TreeFormat::Plain => 3,
+    }
+}
+
+/// Where and how an update checks its files: the trees, the previous manifest's format,
+/// whether contents are compared, and what hashes them.
+pub(crate) struct Checking<'a> {
+    pub input: &'a Path,
+    pub output: &'a Path,
+    pub format: TreeFormat,
+    pub checksum: bool,
+    pub provider: Provider,
+}
+
+impl Checking<'_> {
+    /// Whether the file at `path` under the input (of `file.size` bytes now) is still the one
+    /// `file` lists, its encrypted file at `stored` under the output still the one listed: the
+    /// encrypted header's hash, and with `checksum` the plaintext's tree-hash root. Anything
+    /// unreadable is changed (sealed again).
+    pub(crate) fn same(&self, path: &[u8], stored: &[u8], file: &FileEntry) -> bool {
+        let Ok(encrypted) = open_no_follow(&join(self.output, stored)) else {
+            return false;
+        };
+        let header = super::verify::header_hash(&encrypted, file.header_len, self.format);
+        if header != Some(file.header_hash) {
+            return false;
+        }
+        if !self.checksum {
+            return true;
+        }
+        let Ok(plain) = open_no_follow(&join(self.input, path)) else {
+            return false;
+        };
+        leaves_of(&plain, file.size, file.chunk_size as usize, self.provider)
+            .is_ok_and(|leaves| root(&leaves) == file.root)
+    }
+}
+
+/// Runs a check task from its bytes ([`Checks::task`]) in the caller's pool, its files in
+/// parallel, hashing with `provider` and calling `tick` once per file checked. Returns the
+/// answer's bytes for [`Checks::add`]: one bit per file, set when it is unchanged. Bytes that
+/// are not a check task are refused: every length and count is checked against what is left,
+/// and every path and stored name must be a path in a tree.
+pub fn check_task(bytes: &[u8], provider: Provider, tick: &(dyn Fn() + Sync)) -> Result<Vec<u8>> {
+    let mut r = Reader::new(bytes, CHECK_MAGIC, "a tree's check task")?;
+    let input = PathBuf::from(std::ffi::OsStr::from_bytes(r.bytes()?));
+    let output = PathBuf::from(std::ffi::OsStr::from_bytes(r.bytes()?));
+    let format = match r.u8()? {
+        0 => TreeFormat::Container,
+        1 => TreeFormat::Age,
+        2 => TreeFormat::ArmoredAge,
+        _ => return Err(r.bad()),
+    };
+    let checksum = match r.u8()? {
+        0 => false,
+        1 => true,
+        _ => return Err(r.bad()),
+    };
+    let count = r.u64()?;
+    if count > (r.rest.len() / MIN_FILE) as u64 {
+        return Err(r.bad());
+    }
+    let mut files = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let path = r.bytes()?.to_vec();
+        let stored = r.bytes()?.to_vec();
+        if [&path, &stored]
+            .iter()
+            .any(|p| p.is_empty() || fault(p).is_some())
+        {
+            return Err(r.bad());
+        }
+        let len = r.u64()?;
+        let header_len = r.u32()?;
+        let header_hash = r.array()?;
+        let chunk_size = r.u32()?;
+        let root = r.array()?;
+        let file = FileEntry {
+            size: len,
+            chunk_size,
+            root,
+            header_len,
+            header_hash,
+        };
+        files.push((path, stored, file));
+    }
+    r.end()?;
+    let checking = Checking {
+        input: &input,
+        output: &output,
+        format,
+        checksum,
+        provider,
+    };
+    let same: Vec<bool> = files
+        .par_iter()
+        .map(|(path, stored, file)| {
+            let same = checking.same(path, stored, file);
+            tick();
+            same
+        })
+        .collect();
+    let mut out = CHECKED_MAGIC.to_vec();
+    out.extend_from_slice(&(same.len() as u64).to_le_bytes());
+    let mut bits = vec![0u8; same.len().div_ceil(8)];
+    for (n, _) in same.iter().enumerate().filter(|(_, same)| **same) {
+        bits[n / 8] |= 1 << (n % 8);
+    }
+    out.extend_from_slice(&bits);
+    Ok(out)
+}
