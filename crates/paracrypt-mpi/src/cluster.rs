@@ -226,6 +226,11 @@ impl Cluster {
         buf
     }
 
+    /// Returns once every rank has called it (collective), waiting by polling.
+    pub(crate) fn barrier(&self) {
+        poll(self.world.immediate_barrier());
+    }
+
     /// Rank `root`'s `value`, on every rank (collective).
     pub fn broadcast_u64(&self, root: usize, value: u64) -> u64 {
         let mut value = value;

@@ -57,7 +57,9 @@ impl Ticker {
 /// Runs a task farm over every rank of `cluster`: rank 0 (with `root`) hands out the tasks,
 /// every rank runs those it gets with `run` (task bytes in, result bytes out) in `pool`
 /// (`pool.install`), and rank 0 gets every result through [`Tasks::done`]. Returns once every
-/// task ran and every rank said it has nothing left (rank 0 given no tasks hands out none). Only [`Options::stall_timeout`] and the
+/// task ran and every rank said it has nothing left (rank 0 given no tasks hands out none), on
+/// every rank together (a collective, so two farms may follow each other). Only
+/// [`Options::stall_timeout`] and the
 /// cluster's hooks are used of the options: the tasks are always handed out on request, and
 /// their bytes always travel as messages (whatever they read or write is theirs).
 pub fn farm_tasks(
@@ -97,6 +99,10 @@ pub fn farm_tasks(
         work(cluster, pool, &progress, &ticker, run);
     }
     progress.step(Step::Agreeing);
+    // No rank leaves before rank 0 has every worker's last report: a worker that went on to
+    // a next farm at once would otherwise ask this one's rank 0 for its tasks (the two farms'
+    // messages have the same tags), and be told there are none.
+    cluster.barrier();
 }
 
 /// The batch that stands for task `i`.
@@ -105,6 +111,14 @@ fn batch(i: usize) -> Range<u64> {
 }
 
 /// Rank 0: answers the workers on this thread while a second one runs rank 0's own tasks.
+///
+/// The first round is dealt to every rank before a second task goes to any: rank 0 takes its
+/// own first task at once, each worker's first request is answered once every worker has asked
+/// (in rank order; a worker's further requests wait their turn), and only then does rank 0's
+/// second thread take another. With at least as many tasks as ranks, every rank runs one
+/// however late it joined the farm (under load, one rank can start a second after the others,
+/// and a farm of a few tasks would have been run by the ranks that came first). It costs one
+/// message from each worker, which asks as soon as it joins; rank 0 computes meanwhile.
 fn serve(
     cluster: &Cluster,
     pool: &ThreadPool,
@@ -124,45 +138,93 @@ fn serve(
             return Some((i, bytes));
         }
     };
+    let take = &take;
+    let own_first = take();
+    // Dropped once the first round is dealt: rank 0's own thread waits for it before its second
+    // task.
+    let (dealt, first_round) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while let Some((i, bytes)) = take() {
+        scope.spawn(move || {
+            let mut task = own_first;
+            let mut waited = false;
+            while let Some((i, bytes)) = task {
                 progress.start(&batch(i));
                 let result = pool.install(|| run(&bytes, ticker));
                 drop(bytes);
                 progress.finish(&batch(i));
                 (tasks.done)(i, 0, result);
+                if !waited {
+                    // Err once the sender is dropped: nothing is ever sent.
+                    let _ = first_round.recv();
+                    waited = true;
+                }
+                task = take();
             }
         });
         let world = cluster.world();
+        // A task (or none left) to the worker `from`.
+        let answer = |from: i32| {
+            let mut assign = match take() {
+                Some((i, mut bytes)) => {
+                    log::trace!("rank 0: task {i} to rank {from}");
+                    progress.handed(from as usize, &batch(i));
+                    Assign {
+                        batch: Some(batch(i)),
+                        payload: std::mem::take(&mut *bytes),
+                    }
+                }
+                None => Assign {
+                    batch: None,
+                    payload: Vec::new(),
+                },
+            };
+            let message = Zeroizing::new(assign.encode());
+            assign.payload.zeroize();
+            world
+                .process_at_rank(from)
+                .send_with_tag(&message[..], TAG_ASSIGN);
+            progress.tick();
+        };
+        // The requests held back until every worker has asked, in the order they came.
+        let mut held: Vec<i32> = Vec::new();
+        let mut asked = vec![false; cluster.size()];
+        let mut waiting = cluster.size() - 1;
+        let mut dealt = Some(dealt);
         let mut byes = 0;
-        while byes + 1 < cluster.size() {
+        loop {
+            if waiting == 0 && dealt.is_some() {
+                // Every worker asked: one task each in rank order, then the rest as they came.
+                let mut firsts: Vec<i32> = Vec::with_capacity(cluster.size() - 1);
+                for from in std::mem::take(&mut held) {
+                    if firsts.contains(&from) {
+                        held.push(from);
+                    } else {
+                        firsts.push(from);
+                    }
+                }
+                firsts.sort_unstable();
+                for from in firsts.into_iter().chain(std::mem::take(&mut held)) {
+                    answer(from);
+                }
+                drop(dealt.take());
+            }
+            if byes + 1 >= cluster.size() {
+                break;
+            }
             let (from, report) = next_report(cluster, progress);
             if let Some(done) = &report.batch {
                 progress.returned(from as usize, done);
                 (tasks.done)(done.start as usize, from as usize, report.payload);
             }
             if report.want {
-                let mut assign = match take() {
-                    Some((i, mut bytes)) => {
-                        log::trace!("rank 0: task {i} to rank {from}");
-                        progress.handed(from as usize, &batch(i));
-                        Assign {
-                            batch: Some(batch(i)),
-                            payload: std::mem::take(&mut *bytes),
-                        }
+                if dealt.is_some() {
+                    if !std::mem::replace(&mut asked[from as usize], true) {
+                        waiting -= 1;
                     }
-                    None => Assign {
-                        batch: None,
-                        payload: Vec::new(),
-                    },
-                };
-                let message = Zeroizing::new(assign.encode());
-                assign.payload.zeroize();
-                world
-                    .process_at_rank(from)
-                    .send_with_tag(&message[..], TAG_ASSIGN);
-                progress.tick();
+                    held.push(from);
+                } else {
+                    answer(from);
+                }
             }
             byes += usize::from(report.bye);
         }

@@ -16,6 +16,10 @@
 //! A third job checks the progress watchdog: rank 2 stops itself (`SIGSTOP`) once it knows
 //! the output, and the others must be aborted within the bound, through the hooks (which see
 //! the stall and remove the temporary output) and with their error code.
+//!
+//! Each rank of the first two jobs then joins two task farms (`farm_tasks`) back to back, of as
+//! many tasks as ranks each, the last rank a second late: every rank must run exactly one task
+//! of each.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -709,6 +713,51 @@ fn new_output<'a>(destination: &Path) -> Box<dyn NewOutput<'a> + 'a> {
     })
 }
 
+/// Two task farms back to back, of as many tasks as ranks each, the last rank joining the
+/// first a second late and running its task slowly: every rank runs exactly one task of each (the first round is dealt to
+/// every rank before a second task goes to any), although rank 0 alone could have run the
+/// first farm's before the late rank asked, and a rank done with the first farm early asks for
+/// the second's tasks while rank 0 still waits for the first's last report. Returns what was
+/// wrong, on rank 0.
+fn first_round(cluster: &Cluster, pool: &rayon::ThreadPool) -> Vec<String> {
+    let ranks = cluster.size();
+    if cluster.rank() == ranks - 1 && ranks > 1 {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let mut wrong = Vec::new();
+    for farm in ["first", "second"] {
+        let ran: Vec<std::sync::Mutex<Vec<usize>>> =
+            (0..ranks).map(|_| Default::default()).collect();
+        let task = |i: usize| Some(zeroize::Zeroizing::new(vec![i as u8]));
+        let done = |i: usize, rank: usize, result: Vec<u8>| {
+            assert_eq!(result, [i as u8, 0xa5]);
+            ran[rank].lock().unwrap().push(i);
+        };
+        let tasks = cluster.is_root().then_some(paracrypt_mpi::Tasks {
+            count: ranks,
+            task: &task,
+            done: &done,
+        });
+        // The late rank's task of the first farm is slow too: the other workers are done
+        // with that farm first, and ask for the second's tasks while rank 0 waits for it.
+        let slow = farm == "first" && cluster.rank() == ranks - 1 && ranks > 1;
+        let run = |bytes: &[u8], _: &paracrypt_mpi::Ticker| {
+            if slow {
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            vec![bytes[0], 0xa5]
+        };
+        paracrypt_mpi::farm_tasks(cluster, pool, Options::default(), tasks, &run);
+        let ran: Vec<Vec<usize>> = ran.into_iter().map(|r| r.into_inner().unwrap()).collect();
+        if cluster.is_root() && !ran.iter().all(|tasks| tasks.len() == 1) {
+            wrong.push(format!(
+                "{farm} farm, {ranks} tasks on {ranks} ranks, tasks run by each rank: {ran:?}"
+            ));
+        }
+    }
+    wrong
+}
+
 fn rank(d: &Path) {
     let cluster = Cluster::init().expect("MPI starts");
     let pool = rayon::ThreadPoolBuilder::new()
@@ -770,6 +819,7 @@ fn rank(d: &Path) {
             }
         }
     }
+    wrong.extend(first_round(&cluster, &pool));
     for line in &wrong {
         eprintln!("{line}");
     }

@@ -1137,11 +1137,7 @@ mod imp {
             let pending = top.as_ref().map_or(0, WalkTop::pending);
             let top = top.map(Mutex::new);
             let listed: Vec<AtomicU64> = (0..cluster.size()).map(|_| AtomicU64::new(0)).collect();
-            let delay = walk_delay();
             let run = |bytes: &[u8], ticker: &Ticker| -> Vec<u8> {
-                if let Some(delay) = delay {
-                    std::thread::sleep(delay);
-                }
                 // An empty part: rank 0 reports the directory as not walked.
                 tree::walk_task(bytes, &|| ticker.tick()).unwrap_or_default()
             };
@@ -1200,12 +1196,8 @@ mod imp {
             let files = checks.as_ref().map_or(0, Checks::files);
             let checks = checks.map(Mutex::new);
             let checked: Vec<AtomicU64> = (0..cluster.size()).map(|_| AtomicU64::new(0)).collect();
-            let delay = walk_delay();
             let provider = mpi_options.provider;
             let run = |bytes: &[u8], ticker: &Ticker| -> Vec<u8> {
-                if let Some(delay) = delay {
-                    std::thread::sleep(delay);
-                }
                 // An empty answer: rank 0 seals the task's files again.
                 tree::check_task(bytes, provider, &|| ticker.tick()).unwrap_or_default()
             };
@@ -1241,15 +1233,6 @@ mod imp {
                 );
             }
             Some(checks)
-        }
-
-        /// Testing only: a pause before each walk task and check task, in milliseconds, so
-        /// that a test sees them spread over the ranks however fast one rank runs one.
-        const WALK_DELAY_ENV: &str = "PARACRYPT_TEST_WALK_DELAY_MS";
-
-        fn walk_delay() -> Option<std::time::Duration> {
-            let ms: u64 = std::env::var(WALK_DELAY_ENV).ok()?.parse().ok()?;
-            Some(std::time::Duration::from_millis(ms))
         }
 
         fn lock<T>(done: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

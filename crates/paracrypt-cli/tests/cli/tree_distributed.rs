@@ -716,10 +716,6 @@ fn only_rank_0_reads_the_password_of_a_tree_decrypted_across_ranks() {
     assert_eq!(snapshot(&back), snapshot(&plain));
 }
 
-/// Testing only (`run/distributed.rs`): a pause before each walk task, so that every rank
-/// takes some of them however fast one rank lists a directory.
-const WALK_DELAY: &str = "PARACRYPT_TEST_WALK_DELAY_MS";
-
 /// A tree of 40 directories at its top, each with a subdirectory, two small files and a link:
 /// more directories than rank 0 lists alone at 2 or 3 ranks (8 per rank), so its walk is
 /// split. 81 directories in all, the root counted.
@@ -771,9 +767,7 @@ fn a_tree_of_many_directories_is_walked_by_every_rank_and_decrypts_to_the_same_t
     let k = key.to_str().unwrap();
     for ranks in [1, 2, 3] {
         let sealed = d.join(format!("sealed-{ranks}"));
-        let out = encrypt_on(ranks, &["-k", k, "--verbose"], &plain, &sealed, |cmd| {
-            cmd.env(WALK_DELAY, "250");
-        });
+        let out = encrypt_on(ranks, &["-k", k, "--verbose"], &plain, &sealed, |_| {});
         let (_, stderr) = status_and_stderr(&out);
         ok(out);
         // Each of the 81 directories listed once; at 2 and 3 ranks rank 0 lists the root and
@@ -800,9 +794,7 @@ fn a_tree_of_many_directories_is_walked_by_every_rank_and_decrypts_to_the_same_t
     write(&plain.join("dir40/new"), "file", b"new");
     std::fs::remove_dir_all(plain.join("dir03")).unwrap();
     let args = ["-k", k, "--update", "--verbose"];
-    let out = encrypt_on(2, &args, &plain, &sealed, |cmd| {
-        cmd.env(WALK_DELAY, "250");
-    });
+    let out = encrypt_on(2, &args, &plain, &sealed, |_| {});
     let (_, stderr) = status_and_stderr(&out);
     ok(out);
     let (tasks, pending, listed) = walk_by_rank(&stderr, 2);
@@ -879,9 +871,7 @@ fn an_update_with_checksum_is_checked_by_every_rank_and_keeps_what_a_local_updat
         let sealed = d.join(format!("sealed-{ranks}"));
         copy(&sealed);
         let args = ["-k", k, "--update", "--checksum", "--verbose"];
-        let out = encrypt_on(ranks, &args, &plain, &sealed, |cmd| {
-            cmd.env(WALK_DELAY, "250");
-        });
+        let out = encrypt_on(ranks, &args, &plain, &sealed, |_| {});
         let (_, stderr) = status_and_stderr(&out);
         ok(out);
         let line = stderr
@@ -953,9 +943,7 @@ fn what_the_walk_refuses_deep_in_a_subtree_is_refused_in_a_local_runs_words() {
     );
     assert!(!sealed.exists());
     for ranks in [2, 3] {
-        let out = encrypt_on(ranks, &["-k", k], &plain, &sealed, |cmd| {
-            cmd.env(WALK_DELAY, "5");
-        });
+        let out = encrypt_on(ranks, &["-k", k], &plain, &sealed, |_| {});
         let (code, stderr) = status_and_stderr(&out);
         assert_eq!(code, local_code, "{stderr}");
         one_error(&stderr, "dir23/sub/pipe: a FIFO");
