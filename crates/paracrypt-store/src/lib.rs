@@ -44,6 +44,7 @@ mod error;
 mod kms;
 mod object;
 mod source;
+mod tree;
 mod upload;
 
 pub use error::{Error, Kind};
@@ -53,6 +54,7 @@ pub use object::{
     Options, is_url,
 };
 pub use source::{BLOCK, HeadReader, ObjectReader, ObjectSource};
+pub use tree::{Listed, MAX_KEY, MAX_OBJECTS, Prefix, PrefixInput, PrefixOutput, UploadWatch};
 pub use upload::{
     Aborter, MAX_PARTS, MIN_PART, PartWriter, Upload, UploadError, part_count, stream_part_size,
     upload_parts,

@@ -341,6 +341,11 @@ fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
     if args.file == Path::new("-") {
         return usage("--recursive needs a directory");
     }
+    if crate::io::remote::is_url(&args.file) {
+        return usage(
+            "--recursive signs a local directory: a tree in object storage is not signed (yet)",
+        );
+    }
     // `DIR/` names DIR: its signature goes beside it, not inside.
     let dir = args.file.components().as_path().to_path_buf();
     let output = args

@@ -91,6 +91,52 @@ mod imp {
         }
     }
 
+    /// Told of a tree's multipart uploads: each is aborted if the process is interrupted.
+    struct TreeUploads;
+
+    impl paracrypt_store::UploadWatch for TreeUploads {
+        fn started(&self, aborter: paracrypt_store::Aborter) -> u64 {
+            pending().add_abort(Box::new(move || {
+                let _ = aborter.abort();
+            }))
+        }
+
+        fn ended(&self, id: u64) {
+            pending().forget_abort(id);
+        }
+    }
+
+    /// Opens the prefix `path` names (`s3://bucket/prefix/`) with the command's options.
+    fn open_prefix(path: &Path) -> Result<paracrypt_store::Prefix> {
+        let url = path.to_str().expect("a URL is UTF-8");
+        match paracrypt_store::Prefix::open(url, options()) {
+            Ok(prefix) => Ok(prefix),
+            Err(e) => usage(e.to_string()),
+        }
+    }
+
+    /// The prefix `path` names as a tree's output: each file one object (see
+    /// `paracrypt_store::PrefixOutput`), its uploads aborted on an interrupt.
+    pub fn tree_output(
+        path: &Path,
+        force: bool,
+    ) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeOutput>> {
+        let prefix = open_prefix(path)?;
+        Ok(std::sync::Arc::new(paracrypt_store::PrefixOutput::new(
+            prefix,
+            force,
+            Some(std::sync::Arc::new(TreeUploads)),
+        )))
+    }
+
+    /// The prefix `path` names as an encrypted tree's input, listed now.
+    pub fn tree_input(path: &Path) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeInput>> {
+        let prefix = open_prefix(path)?;
+        Ok(std::sync::Arc::new(paracrypt_store::PrefixInput::open(
+            prefix,
+        )?))
+    }
+
     /// An input object: its length and ETag from a HEAD request, read with ranged GETs.
     pub struct RemoteInput {
         source: ObjectSource,
@@ -309,6 +355,19 @@ mod stub {
 
     const NOT_BUILT: &str = "object storage URLs (s3://, gs://, az://, http(s)://) need \
         paracrypt built with its default `s3` feature";
+
+    /// Never called: this build has no object storage.
+    pub fn tree_output(
+        _: &Path,
+        _: bool,
+    ) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeOutput>> {
+        usage(NOT_BUILT)
+    }
+
+    /// Never called: this build has no object storage.
+    pub fn tree_input(_: &Path) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeInput>> {
+        usage(NOT_BUILT)
+    }
 
     /// Never made: this build has no object storage.
     #[derive(Debug)]

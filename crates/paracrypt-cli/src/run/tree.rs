@@ -68,13 +68,97 @@ pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
     })
 }
 
-/// Runs `spec` over trees: INPUT and OUTPUT are directories.
+/// Runs `spec` over trees: INPUT and OUTPUT are directories, or one of them a prefix in object
+/// storage (`encrypt` into one, `decrypt` from one: [`run_remote`]).
 pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
+    if remote::is_url(&spec.input) || remote::is_url(&spec.output) {
+        return run_remote(spec, provider, args);
+    }
     let options = tree_options(&spec, &args)?;
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
     // The paths' refusals come before any prompt for a password.
     tree::check(&spec.input, &spec.output, &options).map_err(|e| hint(e, encrypting))?;
     let options = with_update_identities(options, &args)?;
+    let input = spec.input.clone();
+    let output = spec.output.clone();
+    execute(spec, provider, args.update, |runner, request| {
+        if encrypting {
+            tree::encrypt(runner, request, &input, &output, &options)
+        } else {
+            tree::decrypt(runner, request, &input, &output, &options)
+        }
+    })
+}
+
+/// A tree run with object storage on one side: a local directory encrypted into the prefix
+/// `s3://bucket/prefix/`, or the encrypted tree there decrypted into a local directory. What
+/// is not built yet is refused: a plaintext tree read from a prefix, an update of a tree in
+/// one, a decryption into one.
+fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
+    let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
+    let (input, output) = (spec.input.clone(), spec.output.clone());
+    if input == Path::new("-") {
+        return usage("--recursive needs INPUT, a directory");
+    }
+    if output == Path::new("-") {
+        return usage("--recursive needs -o OUTPUT, a directory");
+    }
+    if encrypting && remote::is_url(&input) {
+        return usage(
+            "--recursive encrypts a local directory: a plaintext tree in object storage is not \
+             read (yet)",
+        );
+    }
+    if !encrypting && remote::is_url(&output) {
+        return usage("--recursive decrypts into a local directory (not object storage)");
+    }
+    if args.update {
+        return usage(
+            "--update reads and rewrites an encrypted tree in a local directory, not yet one in \
+             object storage",
+        );
+    }
+    let options = Options {
+        force: spec.policy.force,
+        hide_names: args.hide_names,
+        named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
+        sync: spec.policy.sync,
+        guard: Arc::new(Interrupts),
+        ..Options::default()
+    };
+    // The refusals (the paths, an output that holds files) come before any prompt.
+    if encrypting {
+        if !input.is_dir() {
+            return usage(format!(
+                "--recursive needs INPUT, a directory: {} is not one",
+                input.display()
+            ));
+        }
+        let out = remote::tree_output(&output, options.force)?;
+        out.prepare(&input, options.force)
+            .map_err(|e| hint(e, false))?;
+        execute(spec, provider, false, |runner, request| {
+            tree::encrypt_to(runner, request, &input, out, &options)
+        })
+    } else {
+        tree::check_dest(&output, &options).map_err(|e| hint(e, false))?;
+        let tree_in = remote::tree_input(&input)?;
+        execute(spec, provider, false, |runner, request| {
+            tree::decrypt_from(runner, request, tree_in, &output, &options)
+        })
+    }
+}
+
+/// Runs a tree run `go` with `spec`'s request, pool and progress bar; reports its summary and
+/// returns the exit status.
+fn execute(
+    spec: JobSpec,
+    provider: Provider,
+    update: bool,
+    go: impl FnOnce(&Runner, &paracrypt_core::request::Request) -> paracrypt_core::Result<Summary>
+    + Send,
+) -> Result<ExitCode> {
+    let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
     let request = spec.operation.request(true)?;
     super::warn_all(&spec, &request);
     let pool = spec.threads.pool()?;
@@ -85,16 +169,10 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
             .provider(provider)
             .progress(move |n| bar.inc(n))
     };
-    let summary = pool.install(|| {
-        if encrypting {
-            tree::encrypt(&runner, &request, &spec.input, &spec.output, &options)
-        } else {
-            tree::decrypt(&runner, &request, &spec.input, &spec.output, &options)
-        }
-    });
+    let summary = pool.install(|| go(&runner, &request));
     bar.finish_and_clear();
     let summary = summary.map_err(|e| hint(e, encrypting))?;
-    if args.update && !spec.quiet {
+    if update && !spec.quiet {
         update_line(&summary);
     }
     Ok(ExitCode::from(report(&summary, encrypting, spec.quiet)))
@@ -157,7 +235,8 @@ pub fn write_options(force: bool, sync: bool) -> Options {
     }
 }
 
-/// Refuses stdin, stdout and object storage for a tree run from `input` to `output`.
+/// Refuses stdin, stdout and object storage for a tree run from `input` to `output` (across
+/// ranks, and `rekey`).
 fn check_dirs(input: &Path, output: &Path) -> Result<()> {
     if input == Path::new("-") {
         return usage("--recursive needs INPUT, a directory");
@@ -166,7 +245,10 @@ fn check_dirs(input: &Path, output: &Path) -> Result<()> {
         return usage("--recursive needs -o OUTPUT, a directory");
     }
     if remote::is_url(input) || remote::is_url(output) {
-        return usage("--recursive reads and writes local directories (not object storage)");
+        return usage(
+            "--recursive reads and writes local directories here: object storage is built only \
+             for encrypt into a prefix, and decrypt, verify and info from one, on one process",
+        );
     }
     Ok(())
 }
@@ -254,19 +336,23 @@ pub fn verify(
     threads: crate::flags::ThreadsFlag,
     provider: Provider,
 ) -> Result<ExitCode> {
-    if remote::is_url(input) {
-        return usage("--recursive reads local directories (not object storage)");
-    }
-    if !input.is_dir() {
+    let in_store = if remote::is_url(input) {
+        Some(remote::tree_input(input)?)
+    } else if !input.is_dir() {
         return usage(format!(
             "--recursive needs an encrypted tree (a directory): {} is not one",
             input.display()
         ));
-    }
+    } else {
+        None
+    };
     let request = operation.request(true)?;
     let pool = threads.pool()?;
     let runner = Runner::new().provider(provider);
-    let checked = pool.install(|| tree::verify(&runner, &request, input, &paths))?;
+    let checked = pool.install(|| match &in_store {
+        Some(tree_in) => tree::verify_from(&runner, &request, &**tree_in, &paths),
+        None => tree::verify(&runner, &request, input, &paths),
+    })?;
     let mut out = std::io::stdout().lock();
     for change in &checked.changes {
         writeln!(out, "{change}").context("writing to stdout")?;
@@ -312,12 +398,17 @@ pub fn info(
     json: bool,
     provider: Provider,
 ) -> Result<ExitCode> {
-    if remote::is_url(input) {
-        return usage("--recursive reads local directories (not object storage)");
-    }
+    let in_store = if remote::is_url(input) {
+        Some(remote::tree_input(input)?)
+    } else {
+        None
+    };
     let request = operation.request(true)?;
     let runner = Runner::new().provider(provider);
-    let manifest = tree::read_manifest(&runner, &request, input)?;
+    let manifest = match &in_store {
+        Some(tree_in) => tree::read_manifest_from(&runner, &request, &**tree_in)?,
+        None => tree::read_manifest(&runner, &request, input)?,
+    };
     let mut out = std::io::stdout().lock();
     let shown = input.display().to_string();
     if json {

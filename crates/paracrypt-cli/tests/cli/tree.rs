@@ -400,16 +400,39 @@ fn refusals_come_before_any_output() {
     let mut cmd = paracrypt();
     cmd.args(["encrypt", "--recursive", "-k", k]).arg(&plain);
     fails(run(cmd), 2, "--recursive needs -o OUTPUT");
-    // What trees do not do yet is refused, not half-done.
+    // What trees do not do yet is refused, not half-done (before any request to a store).
+    let prefix = Path::new("s3://bucket/prefix/");
     fails(
-        run(encrypt(
-            &["-k", k],
-            &plain,
-            Path::new("s3://bucket/prefix/"),
-        )),
+        run(encrypt(&["-k", k, "--update"], &plain, prefix)),
         2,
-        "local directories",
+        "--update reads and rewrites an encrypted tree in a local directory",
     );
+    fails(
+        run(decrypt(&["-k", k], &plain, prefix)),
+        2,
+        "decrypts into a local directory",
+    );
+    fails(
+        run(encrypt(&["-k", k], prefix, &d.join("o4"))),
+        2,
+        "a plaintext tree in object storage",
+    );
+    assert!(!d.join("o4").exists());
+    let (signer, _) = signing_key(d, "ed25519", "refused");
+    let mut cmd = paracrypt();
+    cmd.args(["sign", "--recursive", "-k"])
+        .arg(&signer)
+        .arg(prefix);
+    fails(run(cmd), 2, "a tree in object storage is not signed");
+    let (identity, recipient) = x25519(d, "refused.key");
+    let mut cmd = paracrypt();
+    cmd.args(["rekey", "--recursive", "-i"])
+        .arg(&identity)
+        .args(["-r", &recipient])
+        .arg(prefix)
+        .arg("-o")
+        .arg(d.join("o5"));
+    fails(run(cmd), 2, "local directories here");
     fails(
         run(decrypt(
             &["-k", k, "--range", "0:10"],

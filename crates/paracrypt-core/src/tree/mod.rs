@@ -17,6 +17,11 @@
 //! - [`sign`] and [`verify_signed`]: a plaintext tree signed as a whole (a manifest of format
 //!   [`TreeFormat::Plain`], written beside it), and checked against that signature later.
 //! - [`read_manifest`]: the manifest alone.
+//! - [`encrypt_to`], [`decrypt_from`], [`verify_from`] and [`read_manifest_from`]: the same
+//!   with an output or an input that a front end plugs in instead of a local directory
+//!   ([`TreeOutput`], [`TreeInput`]; `paracrypt-store` has those of a prefix in object
+//!   storage), each file opened once through it and its chunks read and written positionally
+//!   on the same schedule.
 //! - [`plan`], [`Plan::seal_here`] and [`Plan::finish`]: [`encrypt`]'s three steps, which
 //!   [`Plan::task`] and [`seal_task`] spread over other processes (Dask workers, MPI ranks): the tree
 //!   planned once, its files sealed in tasks ([`Task`]: each file's header and the keys
@@ -63,6 +68,7 @@
 //! ```
 
 mod chunks;
+mod io;
 pub mod manifest;
 mod open;
 mod out;
@@ -79,14 +85,19 @@ mod walk;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use io::{InputFile, LocalInput, OutputFile, Stored, TreeInput, TreeOutput};
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
-pub use open::{OpenPlan, Opened, decrypt, open_plan, open_task, open_task_guarded, read_manifest};
+pub use open::{
+    OpenPlan, Opened, decrypt, decrypt_from, open_plan, open_plan_from, open_task,
+    open_task_guarded, read_manifest, read_manifest_from,
+};
 pub(crate) use out::open_no_follow;
 pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_signed};
 pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
 pub use seal::{
-    Plan, Prepared, Sealed, check, encrypt, plan, prepare, seal_task, seal_task_guarded,
+    Plan, Prepared, Sealed, check, check_dest, encrypt, encrypt_to, plan, prepare, seal_task,
+    seal_task_guarded,
 };
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
 pub use update::{Checks, check_task};
@@ -102,7 +113,7 @@ pub fn run_task(runner: &crate::recipe::Runner, bytes: &[u8]) -> crate::error::R
         Ok(seal_task(runner, &Task::from_bytes(bytes)?))
     }
 }
-pub use verify::{Change, Checked, verify};
+pub use verify::{Change, Checked, verify, verify_from};
 
 use crate::error::Error;
 use crate::request::Signer;

@@ -1,18 +1,17 @@
 //! Decrypting a tree: the manifest first, then every file it lists on the one schedule, each
 //! checked against its entry before it takes its name; links and directory times last.
 
-use std::fs::File;
 use std::io::{BufReader, Read, Write};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
 use super::chunks::{Plain, run_here};
+use super::io::{InputFile, InputReader, LocalInput, TreeInput};
 use super::manifest::{EntryKind, FileEntry, Keying, MAX_MANIFEST, Manifest, TreeFormat};
-use super::out::{Dest, Temp, finish_file, open_no_follow, set_times, symlink};
+use super::out::{Dest, Temp, finish_file, set_times, symlink};
 use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
 use super::seal::{check_output, remove_made};
@@ -20,7 +19,6 @@ use super::task::{OpenTask, OpenTaskFile, Outcome, TaskResult};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::Secret;
 use crate::engine::Job;
-use crate::engine::io::PositionalReader;
 use crate::error::{Error, Result};
 use crate::provider::Provider;
 use crate::recipe::Runner;
@@ -34,24 +32,37 @@ use crate::sign::tree::{HASH_LEN, leaf, root};
 /// and the signer the request requires, if any (an unsigned manifest, or one signed by another
 /// key, is refused then).
 pub fn read_manifest(runner: &Runner, request: &Request, encrypted: &Path) -> Result<Manifest> {
+    read_manifest_from(runner, request, &local(encrypted))
+}
+
+/// [`read_manifest`] of the encrypted tree `input`, a [`TreeInput`] a front end plugs in.
+pub fn read_manifest_from(
+    runner: &Runner,
+    request: &Request,
+    input: &dyn TreeInput,
+) -> Result<Manifest> {
     let (secret, verify_with) = decryption(request)?;
-    let at = encrypted.join(MANIFEST);
+    let at = input.shown(MANIFEST.as_bytes());
     let in_manifest = |e| in_tree(MANIFEST.as_bytes(), e);
-    let file = open_no_follow(&at).map_err(|e| {
+    let file = input.open(MANIFEST.as_bytes()).map_err(|e| {
         let what = if e.kind() == std::io::ErrorKind::NotFound {
             format!(
                 "{} has no manifest (is it an encrypted tree?)",
-                encrypted.display()
+                input.shown(b"")
             )
         } else {
-            format!("cannot read {}", at.display())
+            format!("cannot read {at}")
         };
         Error::io(what, e)
     })?;
     let mut sealed = Vec::new();
-    file.take(MAX_MANIFEST + 1)
-        .read_to_end(&mut sealed)
-        .map_err(|e| Error::io(format!("cannot read {}", at.display()), e))?;
+    InputReader {
+        file: &*file,
+        at: 0,
+    }
+    .take(MAX_MANIFEST + 1)
+    .read_to_end(&mut sealed)
+    .map_err(|e| Error::io(format!("cannot read {at}"), e))?;
     if sealed.len() as u64 > MAX_MANIFEST {
         return Err(in_manifest(Error::Manifest(
             "it is larger than 1 GiB".into(),
@@ -111,6 +122,13 @@ pub(crate) fn open_ahead(request: &Request, input: &Path) {
         .map(|w| super::walk::join(input, &w.path))
         .collect();
     request.open_ahead(&paths);
+}
+
+/// The local directory `root` as a tree's input.
+pub(crate) fn local(root: &Path) -> LocalInput {
+    LocalInput {
+        root: root.to_path_buf(),
+    }
 }
 
 /// The secret and required signer of a decryption request.
@@ -198,6 +216,23 @@ pub fn decrypt(
     Ok(plan.finish(opened))
 }
 
+/// [`decrypt`] of the encrypted tree `input`, a [`TreeInput`] a front end plugs in (a prefix
+/// in object storage), into the local directory `output`: the same checks and the same
+/// schedule, each file read through the input's positional reads. A request with plugin
+/// identities opens each file's keys as the file is opened (the keys are opened ahead, in one
+/// session, for a local input only).
+pub fn decrypt_from(
+    runner: &Runner,
+    request: &Request,
+    input: Arc<dyn TreeInput>,
+    output: &Path,
+    options: &Options,
+) -> Result<Summary> {
+    let plan = open_plan_from(runner, request, input, output, options, Driver::Whole)?;
+    let opened = plan.open_here(runner);
+    Ok(plan.finish(opened))
+}
+
 /// A tree's decryption in three steps, so that other processes can open its files (Dask's
 /// workers, MPI's ranks): what [`decrypt`] does in one process.
 ///
@@ -222,20 +257,50 @@ pub fn open_plan(
     options: &Options,
     driver: Driver,
 ) -> Result<OpenPlan> {
+    open_plan_from(
+        runner,
+        request,
+        Arc::new(local(input)),
+        output,
+        options,
+        driver,
+    )
+}
+
+/// [`open_plan`] of the encrypted tree `input`, a [`TreeInput`] a front end plugs in; its
+/// files are opened here ([`OpenPlan::open_here`]): tasks on other processes read a local
+/// directory only.
+pub fn open_plan_from(
+    runner: &Runner,
+    request: &Request,
+    input: Arc<dyn TreeInput>,
+    output: &Path,
+    options: &Options,
+    driver: Driver,
+) -> Result<OpenPlan> {
+    let local_input = input.local().map(Path::to_path_buf);
     if request.uses_plugins() {
         // One plugin session for the manifest and every file (a hardware key's PIN typed
         // once): the output is checked first, so that a refused output asks for nothing.
-        super::seal::check(input, output, options)?;
-        open_ahead(request, input);
+        match &local_input {
+            Some(at) => {
+                super::seal::check(at, output, options)?;
+                open_ahead(request, at);
+            }
+            None => super::seal::check_dest(output, options)?,
+        }
     }
-    let manifest = read_manifest(runner, request, input)?;
+    let manifest = read_manifest_from(runner, request, &*input)?;
     if manifest.format == TreeFormat::ArmoredAge
         && let Some(why) = driver.refuses_armor()
     {
         return Err(Error::Request(format!("an armored age tree: {why}")));
     }
     let files_request = file_request(request, &manifest)?;
-    let created_root = check_output(input, output, options.force)?;
+    let created_root = match &local_input {
+        Some(at) => check_output(at, output, options.force)?,
+        None => super::seal::check_output_remote(output, options.force)?,
+    };
     let dest = Dest {
         root: output.to_path_buf(),
         replace: options.force,
@@ -264,7 +329,7 @@ pub fn open_plan(
         signer: signer_of(&manifest, request),
         manifest,
         files_request,
-        input: input.to_path_buf(),
+        input,
         dest,
         made,
         created_root,
@@ -279,7 +344,7 @@ pub struct OpenPlan {
     /// The request that opens the files (the caller's, or the tree's own key or identity).
     files_request: Request,
     signer: Option<Signer>,
-    input: PathBuf,
+    input: Arc<dyn TreeInput>,
     dest: Dest,
     /// The directories this run made, and whether it made the output.
     made: Vec<Vec<u8>>,
@@ -370,7 +435,7 @@ impl OpenPlan {
             runner,
             &self.files_request,
             &self.manifest,
-            &self.input,
+            &*self.input,
             Some(&self.dest),
         );
         let ran = schedule::run(&work, &work.planned());
@@ -410,28 +475,31 @@ impl OpenPlan {
                 "an armored age tree is read in order, on one process: decrypt it here".into(),
             ));
         }
-        let resolved_for = |source: &File| -> Result<(Vec<u8>, zeroize::Zeroizing<Vec<u8>>)> {
-            let head = crate::request::head_of(source)?;
-            let resolved = self.files_request.resolve(&head, Driver::Distributed)?;
-            let len = source
-                .metadata()
-                .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?
-                .len();
-            let mut reader = BufReader::new(PositionalReader {
-                file: source,
-                at: 0,
-            });
-            let job = resolved
-                .recipe()
-                .first_job(&mut reader, Some(len), self.provider)?;
-            let shared = job
-                .shared_key()
-                .ok_or_else(|| Error::Request("this format is not run in parts".into()))?;
-            Ok((
-                job.header().to_vec(),
-                zeroize::Zeroizing::new(shared.to_vec()),
-            ))
+        let Some(input) = self.input.local() else {
+            return Err(Error::Request(
+                "a tree's files are opened in tasks only from a local directory".into(),
+            ));
         };
+        let resolved_for =
+            |source: &dyn InputFile| -> Result<(Vec<u8>, zeroize::Zeroizing<Vec<u8>>)> {
+                let head = source.head()?;
+                let resolved = self.files_request.resolve(&head, Driver::Distributed)?;
+                let len = source.len();
+                let mut reader = BufReader::new(InputReader {
+                    file: source,
+                    at: 0,
+                });
+                let job = resolved
+                    .recipe()
+                    .first_job(&mut reader, Some(len), self.provider)?;
+                let shared = job
+                    .shared_key()
+                    .ok_or_else(|| Error::Request("this format is not run in parts".into()))?;
+                Ok((
+                    job.header().to_vec(),
+                    zeroize::Zeroizing::new(shared.to_vec()),
+                ))
+            };
         let listed: Vec<OpenFile<'_>> = manifest_files(&self.manifest)
             .skip(files.start)
             .take(files.len())
@@ -440,8 +508,8 @@ impl OpenPlan {
             .par_iter()
             .zip(files.clone().into_par_iter())
             .map(|(file, index)| {
-                let keys = check_header(&self.input, file, false)
-                    .and_then(|checked| resolved_for(&checked.source))
+                let keys = check_header(&*self.input, file, false)
+                    .and_then(|checked| resolved_for(&*checked.source))
                     .map_err(|e| e.to_string());
                 OpenTaskFile {
                     index,
@@ -455,7 +523,7 @@ impl OpenPlan {
             })
             .collect();
         Ok(OpenTask {
-            input: self.input.clone(),
+            input: input.to_path_buf(),
             output: self.dest.root.clone(),
             replace: self.dest.replace,
             named: self.dest.named,
@@ -577,12 +645,13 @@ pub fn open_task_guarded(
         })
         .collect();
     let runner = runner.clone().provider(task.provider);
+    let input = local(&task.input);
     let work = Open::with(
         &runner,
         OpenKeys::Given(&keys),
         false,
         files,
-        &task.input,
+        &input,
         Some(&dest),
     );
     schedule::run(&work, &work.planned());
@@ -615,7 +684,7 @@ pub(crate) struct Open<'a> {
     runner: &'a Runner,
     keys: OpenKeys<'a>,
     provider: Provider,
-    input: &'a Path,
+    input: &'a dyn TreeInput,
     dest: Option<&'a Dest>,
     /// Whether the files are armored age files (read in order).
     armored: bool,
@@ -643,8 +712,8 @@ pub(crate) struct OpenFile<'a> {
 }
 
 /// A file being opened.
-pub(crate) struct Opening {
-    source: File,
+pub(crate) struct Opening<'a> {
+    source: Box<dyn InputFile + 'a>,
     temp: Option<Temp>,
     /// The job; `None` for a file read in order (armor), which `resolved` runs as a stream.
     job: Option<Job>,
@@ -658,7 +727,7 @@ impl<'a> Open<'a> {
         runner: &'a Runner,
         request: &'a Request,
         manifest: &'a Manifest,
-        input: &'a Path,
+        input: &'a dyn TreeInput,
         dest: Option<&'a Dest>,
     ) -> Self {
         let files = manifest_files(manifest).collect();
@@ -678,7 +747,7 @@ impl<'a> Open<'a> {
         keys: OpenKeys<'a>,
         armored: bool,
         files: Vec<OpenFile<'a>>,
-        input: &'a Path,
+        input: &'a dyn TreeInput,
         dest: Option<&'a Dest>,
     ) -> Self {
         Open {
@@ -715,8 +784,7 @@ impl<'a> Open<'a> {
         self.files
             .par_iter()
             .map(|file| {
-                let stored = super::walk::join(self.input, &file.stored);
-                let on_disk = std::fs::symlink_metadata(stored).map_or(0, |m| m.len());
+                let on_disk = self.input.len(&file.stored);
                 let bytes = file.entry.size.min(on_disk);
                 Planned {
                     bytes,
@@ -756,22 +824,22 @@ impl<'a> Open<'a> {
     }
 }
 
-impl FileWork for Open<'_> {
-    type Open = Opening;
+impl<'a> FileWork for Open<'a> {
+    type Open = Opening<'a>;
 
-    fn open(&self, file: usize) -> Result<Opening> {
+    fn open(&self, file: usize) -> Result<Opening<'a>> {
         let OpenFile { path, entry, .. } = self.files[file];
         let checked = check_header(self.input, &self.files[file], self.armored)?;
         let (source, len) = (checked.source, checked.len);
         let (job, resolved) = match &self.keys {
             OpenKeys::Request(request) => {
-                let head = crate::request::head_of(&source)?;
+                let head = source.head()?;
                 let resolved = request.resolve(&head, Driver::Whole)?;
                 let job = if resolved.in_order() {
                     None
                 } else {
-                    let mut reader = BufReader::new(PositionalReader {
-                        file: &source,
+                    let mut reader = BufReader::new(InputReader {
+                        file: &*source,
                         at: 0,
                     });
                     Some(
@@ -821,7 +889,7 @@ impl FileWork for Open<'_> {
         })
     }
 
-    fn run(&self, file: usize, open: &Opening, chunks: Range<u64>) -> Result<()> {
+    fn run(&self, file: usize, open: &Opening<'a>, chunks: Range<u64>) -> Result<()> {
         let Some(job) = &open.job else {
             return self.in_order(file, open);
         };
@@ -829,7 +897,13 @@ impl FileWork for Open<'_> {
             .temp
             .as_ref()
             .map(|t| &t.file as &dyn crate::engine::Sink);
-        let ran = run_here(job, chunks.clone(), &open.source, sink, Plain::Output)?;
+        let ran = run_here(
+            job,
+            chunks.clone(),
+            open.source.source(),
+            sink,
+            Plain::Output,
+        )?;
         let plan = job.planned();
         self.runner
             .advance(plan.chunk(chunks.end - 1).input.end - plan.chunk(chunks.start).input.start);
@@ -841,7 +915,7 @@ impl FileWork for Open<'_> {
         Ok(())
     }
 
-    fn finish(&self, file: usize, open: Opening) -> Result<()> {
+    fn finish(&self, file: usize, open: Opening<'a>) -> Result<()> {
         let OpenFile {
             path,
             entry,
@@ -893,14 +967,14 @@ impl FileWork for Open<'_> {
 impl Open<'_> {
     /// A file read in order (age's armor): the stream into the temporary file (or nowhere),
     /// the plaintext's leaves computed as it goes.
-    fn in_order(&self, file: usize, open: &Opening) -> Result<()> {
+    fn in_order(&self, file: usize, open: &Opening<'_>) -> Result<()> {
         let entry = self.files[file].entry;
         let resolved = open
             .resolved
             .as_ref()
             .expect("a file read in order is resolved here");
-        let mut reader = BufReader::new(PositionalReader {
-            file: &open.source,
+        let mut reader = BufReader::new(InputReader {
+            file: &*open.source,
             at: 0,
         });
         let mut leaves = Leaves::new(entry.chunk_size as usize);
@@ -939,34 +1013,31 @@ pub(crate) fn mismatch(stored: &[u8], why: impl std::fmt::Display) -> Error {
 }
 
 /// An encrypted file opened and its header checked against its entry.
-pub(crate) struct CheckedHeader {
-    pub source: File,
+pub(crate) struct CheckedHeader<'a> {
+    pub source: Box<dyn InputFile + 'a>,
     pub len: u64,
 }
 
 /// Opens the encrypted file of `file` under `input` and checks its header against the
 /// manifest's entry before any key touches it: another file of the tree, or another encryption
 /// of this one, stops here (an armored file is hashed whole).
-pub(crate) fn check_header(
-    input: &Path,
+pub(crate) fn check_header<'a>(
+    input: &'a dyn TreeInput,
     file: &OpenFile<'_>,
     armored: bool,
-) -> Result<CheckedHeader> {
+) -> Result<CheckedHeader<'a>> {
     let entry = file.entry;
-    let source = open_no_follow(&super::walk::join(input, &file.stored)).map_err(|e| {
+    let source = input.open(&file.stored).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             mismatch(&file.stored, "is missing")
         } else {
             Error::io("cannot open its encrypted file", e)
         }
     })?;
-    let meta = source
-        .metadata()
-        .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
-    if !meta.is_file() {
+    if !source.is_file() {
         return Err(mismatch(&file.stored, "is not a regular file"));
     }
-    let len = meta.len();
+    let len = source.len();
     let header_len = u64::from(entry.header_len);
     let hash = if armored {
         if len != header_len {
@@ -975,7 +1046,7 @@ pub(crate) fn check_header(
                 "is not the length the manifest lists",
             ));
         }
-        hash_file(&source)?
+        hash_file(&*source)?
     } else {
         let mut header = vec![0u8; entry.header_len.min(1 << 20) as usize];
         if len < header_len || header.len() as u64 != header_len {
@@ -1004,9 +1075,9 @@ pub(crate) fn check_header(
 }
 
 /// The BLAKE3 hash of a whole file, read in order.
-fn hash_file(file: &File) -> Result<[u8; HASH_LEN]> {
+fn hash_file(file: &dyn InputFile) -> Result<[u8; HASH_LEN]> {
     let mut hasher = blake3::Hasher::new();
-    let mut reader = PositionalReader { file, at: 0 };
+    let mut reader = InputReader { file, at: 0 };
     std::io::copy(&mut reader, &mut hasher).map_err(|e| Error::io("reading it", e))?;
     Ok(*hasher.finalize().as_bytes())
 }

@@ -11,7 +11,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rustix::fs::{AtFlags, CWD, Mode, OFlags, Timespec, Timestamps};
 
 use super::Guard;
+use super::io::{OutputFile, TreeOutput};
 use super::walk::join;
 
 /// Where a tree's files go.
@@ -186,6 +187,78 @@ impl Dest {
             self.guard.forget(&path);
         }
         result
+    }
+}
+
+/// The local directory as a [`TreeOutput`]: each file a temporary file committed as
+/// [`Dest::commit`] does.
+impl TreeOutput for Dest {
+    fn shown(&self, rel: &[u8]) -> String {
+        self.path(rel).display().to_string()
+    }
+
+    fn prepare(&self, input: &Path, force: bool) -> crate::error::Result<bool> {
+        super::seal::check_output(input, &self.root, force)
+    }
+
+    fn mkdir(&self, rel: &[u8]) -> io::Result<bool> {
+        Dest::mkdir(self, rel)
+    }
+
+    fn create(&self, rel: &[u8], _len: u64) -> io::Result<Box<dyn OutputFile + '_>> {
+        Ok(Box::new(LocalFile {
+            temp: self.temp(rel)?,
+            dest: self,
+        }))
+    }
+
+    fn put(&self, rel: &[u8], data: &[u8]) -> io::Result<()> {
+        let temp = self.temp(rel)?;
+        temp.file.write_all_at(data, 0)?;
+        self.commit_replacing(temp, rel)
+    }
+
+    fn finish_dir(&self, rel: &[u8], mode: u32, mtime: (i64, u32)) -> io::Result<()> {
+        let at = self.path(rel);
+        fs::set_permissions(&at, fs::Permissions::from_mode(mode))?;
+        set_times(&at, mtime)
+    }
+
+    fn remove_made(&self, made: &[Vec<u8>], made_root: bool) {
+        super::seal::remove_made(&self.root, made, made_root);
+    }
+
+    fn checkpoints(&self) -> bool {
+        true
+    }
+}
+
+/// A local file being written: its temporary file.
+struct LocalFile<'a> {
+    temp: Temp,
+    dest: &'a Dest,
+}
+
+impl OutputFile for LocalFile<'_> {
+    fn sink(&self) -> &dyn crate::engine::Sink {
+        &self.temp.file
+    }
+
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        self.temp.file.write_all_at(data, offset)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.temp.file.set_len(len)
+    }
+
+    fn set_times(&self, mode: u32, mtime: (i64, u32)) -> io::Result<()> {
+        finish_file(&self.temp.file, mode, mtime)
+    }
+
+    fn commit(self: Box<Self>, rel: &[u8]) -> io::Result<()> {
+        let LocalFile { temp, dest } = *self;
+        dest.commit(temp, rel)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::fs::{self, File};
 use std::io::{BufReader, Write};
 use std::ops::Range;
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,9 +15,10 @@ use rayon::prelude::*;
 use zeroize::Zeroizing;
 
 use super::chunks::{Plain, run_here};
+use super::io::{OutputFile, OutputWriter, TreeOutput};
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::read_manifest;
-use super::out::{Dest, Temp, finish_file, open_no_follow, set_times};
+use super::out::{Dest, open_no_follow};
 use super::schedule::{self, FileWork, Planned};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
 use super::update::{Candidate, Checking, Checks};
@@ -92,6 +93,24 @@ pub fn prepare(
     output: &Path,
     options: &Options,
 ) -> Result<Prepared> {
+    let dest = Dest {
+        root: output.to_path_buf(),
+        replace: options.force || options.update,
+        named: options.named_temps,
+        sync: options.sync,
+        guard: Arc::clone(&options.guard),
+    };
+    prepare_out(runner, request, input, Out::Local(dest), options)
+}
+
+/// [`prepare`] into `out`.
+fn prepare_out(
+    runner: &Runner,
+    request: &Request,
+    input: &Path,
+    out: Out,
+    options: &Options,
+) -> Result<Prepared> {
     let Kind::Encrypt {
         secret,
         format,
@@ -120,8 +139,22 @@ pub fn prepare(
         (Format::Age, false) => TreeFormat::Age,
         (Format::Age, true) => TreeFormat::ArmoredAge,
     };
+    let output = match &out {
+        Out::Local(dest) => Some(dest.root.as_path()),
+        Out::Other(_) if options.update => {
+            return Err(Error::Request(
+                "an update reads and removes files of the tree already at the output: it \
+                 needs a local directory"
+                    .into(),
+            ));
+        }
+        Out::Other(_) => None,
+    };
     // `--update`: the tree already at the output, read with the same secret.
-    let previous = if options.update && fs::symlink_metadata(output.join(MANIFEST)).is_ok() {
+    let previous = if let Some(output) = output
+        && options.update
+        && fs::symlink_metadata(output.join(MANIFEST)).is_ok()
+    {
         let open = match (secret, &options.update_with) {
             (Secret::Key(_) | Secret::Password(..), None) => secret.clone(),
             (Secret::Recipients(_), Some(identities)) => Secret::Identities(Arc::clone(identities)),
@@ -217,9 +250,52 @@ pub fn prepare(
         provider,
         chunk,
         input: input.to_path_buf(),
-        output: output.to_path_buf(),
+        out,
         options: options.clone(),
     })
+}
+
+/// [`encrypt`] into `output`, a [`TreeOutput`] a front end plugs in (a prefix in object
+/// storage) instead of a local directory: the same checks, the same schedule and the same
+/// files, the manifest written last (such an output takes no checkpoints: a tree without its
+/// manifest is an unfinished one). An update ([`Options::update`]) needs a local directory.
+pub fn encrypt_to(
+    runner: &Runner,
+    request: &Request,
+    input: &Path,
+    output: Arc<dyn TreeOutput>,
+    options: &Options,
+) -> Result<Summary> {
+    let prepared = prepare_out(runner, request, input, Out::Other(output), options)?;
+    let walk = Walk::here(input)?;
+    let plan = prepared.plan(walk)?;
+    let sealed = plan.seal_here(runner);
+    Ok(plan.finish(runner, sealed))
+}
+
+/// Where a tree's encryption writes.
+enum Out {
+    /// A local directory.
+    Local(Dest),
+    /// What a front end plugged in.
+    Other(Arc<dyn TreeOutput>),
+}
+
+impl Out {
+    fn get(&self) -> &dyn TreeOutput {
+        match self {
+            Out::Local(dest) => dest,
+            Out::Other(out) => &**out,
+        }
+    }
+
+    /// The local directory, when it is one.
+    fn local(&self) -> Option<&Dest> {
+        match self {
+            Out::Local(dest) => Some(dest),
+            Out::Other(_) => None,
+        }
+    }
 }
 
 /// A tree's encryption up to its walk, as [`prepare`] made it: the tree's secrets and what
@@ -235,7 +311,7 @@ pub struct Prepared {
     provider: Provider,
     chunk: usize,
     input: PathBuf,
-    output: PathBuf,
+    out: Out,
     options: Options,
 }
 
@@ -243,7 +319,7 @@ impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prepared")
             .field("input", &self.input)
-            .field("output", &self.output)
+            .field("output", &self.out.get().shown(b""))
             .finish_non_exhaustive()
     }
 }
@@ -263,6 +339,7 @@ impl Prepared {
     /// this is not an update of a tree already at the output. Nothing is read but the walk.
     pub fn checks(&self, walk: &Walk, at_least: usize) -> Option<Checks> {
         let previous = self.previous.as_ref()?;
+        let output = &self.out.local()?.root;
         let checksum = self.options.checksum;
         let candidates = walk
             .entries
@@ -281,7 +358,7 @@ impl Prepared {
             .collect();
         Some(Checks::new(
             &self.input,
-            &self.output,
+            output,
             previous.format,
             checksum,
             walk.entries.len(),
@@ -320,7 +397,7 @@ impl Prepared {
             provider,
             chunk,
             input,
-            output,
+            out,
             options,
         } = self;
         if walk.root != input {
@@ -330,9 +407,9 @@ impl Prepared {
                 input.display()
             )));
         }
-        let (input, output, options) = (input.as_path(), output.as_path(), &options);
+        let (input, options) = (input.as_path(), &options);
         let walked = walk.entries;
-        let created_root = check_output(input, output, options.force || options.update)?;
+        let created_root = out.get().prepare(input, options.force || options.update)?;
         let mut manifest = Manifest::new(tree_format, keying, options.hide_names);
         if let Some(previous) = &previous {
             manifest.tree_id = previous.tree_id;
@@ -347,32 +424,25 @@ impl Prepared {
                 .iter()
                 .any(|w| w.path == MANIFEST.as_bytes() && w.found == Found::Dir)
         {
-            remove_made(output, &[], created_root);
+            out.get().remove_made(&[], created_root);
             return Err(Error::Tree(format!(
                 "{}: a directory at the top of a tree may not be named {MANIFEST} (the manifest's \
              name)",
                 join(input, MANIFEST.as_bytes()).display()
             )));
         }
-        let dest = Dest {
-            root: output.to_path_buf(),
-            replace: options.force || options.update,
-            named: options.named_temps,
-            sync: options.sync,
-            guard: Arc::clone(&options.guard),
-        };
-        let made = match make_dirs(&dest, &walked, &manifest) {
+        let made = match make_dirs(out.get(), &walked, &manifest) {
             Ok(made) => made,
             Err(e) => {
-                remove_made(output, &[], created_root);
+                out.get().remove_made(&[], created_root);
                 return Err(e);
             }
         };
 
         // `--update`: the files the previous manifest lists as they are now, and whose encrypted
         // file is still the one it lists, are kept as they are.
-        let kept: Vec<Option<FileEntry>> = match (&previous, checks) {
-            (Some(_), Some(checks)) => {
+        let kept: Vec<Option<FileEntry>> = match (&previous, checks, out.local()) {
+            (Some(_), Some(checks), _) => {
                 let mut kept = vec![None; walked.len()];
                 for (n, c) in checks.candidates.iter().enumerate() {
                     if checks.same(n) {
@@ -381,11 +451,11 @@ impl Prepared {
                 }
                 kept
             }
-            (Some(previous), None) => walked
+            (Some(previous), None, Some(dest)) => walked
                 .par_iter()
-                .map(|w| unchanged(w, previous, input, output, options.checksum, provider))
+                .map(|w| unchanged(w, previous, input, &dest.root, options.checksum, provider))
                 .collect(),
-            (None, _) => vec![None; walked.len()],
+            _ => vec![None; walked.len()],
         };
         let files: Vec<usize> = (0..walked.len())
             .filter(|&at| matches!(walked[at].found, Found::File { .. }) && kept[at].is_none())
@@ -402,7 +472,7 @@ impl Prepared {
             provider,
             chunk,
             input: input.to_path_buf(),
-            dest,
+            out,
             walked,
             kept,
             files,
@@ -429,7 +499,7 @@ pub struct Plan {
     /// The plaintext chunk of every file.
     chunk: usize,
     input: PathBuf,
-    dest: Dest,
+    out: Out,
     walked: Vec<Walked>,
     /// The files kept from the previous manifest (`--update`), by walked entry.
     kept: Vec<Option<FileEntry>>,
@@ -484,7 +554,7 @@ impl Sealed {
     /// size. A checkpoint that fails is left to [`Plan::finish`], which reports its own.
     pub fn checkpoint(&mut self, plan: &Plan, runner: &Runner) {
         let start = Instant::now();
-        if start < self.next_checkpoint {
+        if start < self.next_checkpoint || !plan.out.get().checkpoints() {
             return;
         }
         let mut manifest = plan.manifest.clone();
@@ -496,7 +566,7 @@ impl Sealed {
             &plan.manifest_request,
             &mut manifest,
             plan.sign.as_ref(),
-            &plan.dest,
+            plan.out.get(),
         );
         self.next_checkpoint = Instant::now() + (start.elapsed() * 10).max(Duration::from_secs(1));
     }
@@ -564,14 +634,14 @@ impl Plan {
             keys: Keys::Draw(&self.resolved),
             provider: self.provider,
             input: &self.input,
-            dest: &self.dest,
+            dest: self.out.get(),
             stored: self.stored.iter().map(Vec::as_slice).collect(),
             hidden: self.manifest.hides_names(),
             chunk: self.chunk,
             done: files.iter().map(|_| Mutex::new(None)).collect(),
             failures: Mutex::new(Vec::new()),
             files,
-            checkpoint: Some(checkpoint),
+            checkpoint: self.out.get().checkpoints().then_some(checkpoint),
         };
         let ran = schedule::run(&work, &self.planned(0..self.files.len()));
         work.into_sealed(ran)
@@ -624,6 +694,11 @@ impl Plan {
                 self.files.len()
             )));
         }
+        let Some(dest) = self.out.local() else {
+            return Err(Error::Request(
+                "a tree's files are sealed in tasks only into a local directory".into(),
+            ));
+        };
         let resolved = self.file_request.resolve(&[], Driver::Distributed)?;
         let mut planned = Vec::with_capacity(files.len());
         for at in files {
@@ -651,10 +726,10 @@ impl Plan {
         }
         Ok(Task {
             input: self.input.clone(),
-            output: self.dest.root.clone(),
-            replace: self.dest.replace,
-            named: self.dest.named,
-            sync: self.dest.sync,
+            output: dest.root.clone(),
+            replace: dest.replace,
+            named: dest.named,
+            sync: dest.sync,
             hidden: self.manifest.hides_names(),
             chunk: self.chunk,
             provider: self.provider,
@@ -693,7 +768,7 @@ impl Plan {
             && (!summary.failures.is_empty() || summary.not_started > 0)
         {
             // Nothing was done: nothing is left.
-            remove_made(&self.dest.root, &self.made, self.created_root);
+            self.out.get().remove_made(&self.made, self.created_root);
             return summary;
         }
         manifest.complete = summary.failures.is_empty() && summary.not_started == 0;
@@ -703,7 +778,7 @@ impl Plan {
             &self.manifest_request,
             &mut manifest,
             self.sign.as_ref(),
-            &self.dest,
+            self.out.get(),
         );
         if let Err(e) = written {
             // The files are complete, and the tree without its manifest is not: a failure of
@@ -712,11 +787,11 @@ impl Plan {
             return summary;
         }
         summary.manifest_complete = manifest.complete;
-        if let Some(previous) = &self.previous {
-            summary.removed = remove_gone(&self.dest, previous, &manifest);
+        if let (Some(previous), Some(dest)) = (&self.previous, self.out.local()) {
+            summary.removed = remove_gone(dest, previous, &manifest);
         }
         if !manifest.hides_names()
-            && let Err(e) = dir_times(&self.dest, &self.walked)
+            && let Err(e) = dir_times(self.out.get(), &self.walked)
         {
             summary.failures.push(e);
         }
@@ -865,7 +940,7 @@ pub fn seal_task_guarded(runner: &Runner, task: &Task, guard: Arc<dyn super::Gua
 /// calls before it asks for a password, so that a prompt never precedes a refusal.
 pub fn check(input: &Path, output: &Path, options: &Options) -> Result<()> {
     options_valid(options)?;
-    paths(input, output, options.force || options.update).map(drop)
+    paths(Some(input), output, options.force || options.update).map(drop)
 }
 
 /// Refuses options that make no sense together, for every front end: [`Options::checksum`]
@@ -906,6 +981,23 @@ pub(crate) fn now() -> i64 {
 /// Checks the output directory against the input and [`Options::force`], and makes it when it
 /// does not exist (its parent must). Returns whether it was made.
 pub(crate) fn check_output(input: &Path, output: &Path, force: bool) -> Result<bool> {
+    make_output(Some(input), output, force)
+}
+
+/// [`check`] of the output alone, for a tree read from elsewhere than a local directory (a
+/// prefix in object storage: [`decrypt_from`](super::decrypt_from)), which the output cannot
+/// be inside of.
+pub fn check_dest(output: &Path, options: &Options) -> Result<()> {
+    options_valid(options)?;
+    paths(None, output, options.force || options.update).map(drop)
+}
+
+/// [`check_output`] for a tree read from elsewhere than a local directory.
+pub(crate) fn check_output_remote(output: &Path, force: bool) -> Result<bool> {
+    make_output(None, output, force)
+}
+
+fn make_output(input: Option<&Path>, output: &Path, force: bool) -> Result<bool> {
     if paths(input, output, force)? {
         return Ok(false);
     }
@@ -917,10 +1009,14 @@ pub(crate) fn check_output(input: &Path, output: &Path, force: bool) -> Result<b
 }
 
 /// The checks of [`check`]; returns whether the output exists.
-fn paths(input: &Path, output: &Path, force: bool) -> Result<bool> {
+fn paths(input: Option<&Path>, output: &Path, force: bool) -> Result<bool> {
     let shown = output.display();
-    let input_at = fs::canonicalize(input)
-        .map_err(|e| Error::io(format!("cannot read {}", input.display()), e))?;
+    let input_at = input
+        .map(|input| {
+            fs::canonicalize(input)
+                .map_err(|e| Error::io(format!("cannot read {}", input.display()), e))
+        })
+        .transpose()?;
     let output_at = match fs::metadata(output) {
         Ok(meta) if !meta.is_dir() => {
             return Err(Error::Tree(format!(
@@ -941,17 +1037,19 @@ fn paths(input: &Path, output: &Path, force: bool) -> Result<bool> {
         }
         Err(e) => return Err(Error::io(format!("cannot read {shown}"), e)),
     };
-    if output_at.starts_with(&input_at) {
-        return Err(Error::Tree(format!(
-            "the output {shown} is inside the input {}",
-            input.display()
-        )));
-    }
-    if input_at.starts_with(&output_at) {
-        return Err(Error::Tree(format!(
-            "the input {} is inside the output {shown}",
-            input.display()
-        )));
+    if let (Some(input), Some(input_at)) = (input, &input_at) {
+        if output_at.starts_with(input_at) {
+            return Err(Error::Tree(format!(
+                "the output {shown} is inside the input {}",
+                input.display()
+            )));
+        }
+        if input_at.starts_with(&output_at) {
+            return Err(Error::Tree(format!(
+                "the input {} is inside the output {shown}",
+                input.display()
+            )));
+        }
     }
     match fs::read_dir(output) {
         Ok(mut listing) => {
@@ -967,15 +1065,17 @@ fn paths(input: &Path, output: &Path, force: bool) -> Result<bool> {
 
 /// Makes the output's directories: the tree's own, or with hidden names the 256 directories
 /// the opaque names are spread over. Returns those it made, parents first.
-fn make_dirs(dest: &Dest, walked: &[Walked], manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
+fn make_dirs(
+    dest: &dyn TreeOutput,
+    walked: &[Walked],
+    manifest: &Manifest,
+) -> Result<Vec<Vec<u8>>> {
     let mut made = Vec::new();
     let mut make = |rel: &[u8]| -> Result<()> {
-        if dest.mkdir(rel).map_err(|e| {
-            Error::io(
-                format!("cannot create directory {}", dest.path(rel).display()),
-                e,
-            )
-        })? {
+        if dest
+            .mkdir(rel)
+            .map_err(|e| Error::io(format!("cannot create directory {}", dest.shown(rel)), e))?
+        {
             made.push(rel.to_vec());
         }
         Ok(())
@@ -1016,12 +1116,15 @@ pub(crate) fn remove_made(output: &Path, made: &[Vec<u8>], made_root: bool) {
 /// Gives the output's directories the input's modes (owner access kept, so that the tree can
 /// be written into again) and modification times, deepest first (writing into a directory
 /// moves its time).
-fn dir_times(dest: &Dest, walked: &[Walked]) -> Result<()> {
+fn dir_times(dest: &dyn TreeOutput, walked: &[Walked]) -> Result<()> {
     for w in walked.iter().rev().filter(|w| w.found == Found::Dir) {
-        let at = dest.path(&w.path);
-        let set = fs::set_permissions(&at, fs::Permissions::from_mode((w.mode & 0o777) | 0o700))
-            .and_then(|()| set_times(&at, w.mtime));
-        set.map_err(|e| Error::io(format!("cannot set the times of {}", at.display()), e))?;
+        dest.finish_dir(&w.path, (w.mode & 0o777) | 0o700, w.mtime)
+            .map_err(|e| {
+                Error::io(
+                    format!("cannot set the times of {}", dest.shown(&w.path)),
+                    e,
+                )
+            })?;
     }
     Ok(())
 }
@@ -1032,7 +1135,7 @@ pub(crate) fn write_manifest(
     request: &Request,
     manifest: &mut Manifest,
     sign: Option<&SigningKey>,
-    dest: &Dest,
+    dest: &dyn TreeOutput,
 ) -> Result<()> {
     let plain = manifest.encode(sign)?;
     let quiet = Runner::new().provider(runner.chosen_provider());
@@ -1044,16 +1147,12 @@ pub(crate) fn write_manifest(
     } else {
         quiet.vec(resolved.recipe(), &plain)?
     };
-    let cannot = |e| {
+    dest.put(MANIFEST.as_bytes(), &sealed).map_err(|e| {
         Error::io(
-            format!("cannot write {}", dest.path(MANIFEST.as_bytes()).display()),
+            format!("cannot write {}", dest.shown(MANIFEST.as_bytes())),
             e,
         )
-    };
-    let temp = dest.temp(MANIFEST.as_bytes()).map_err(cannot)?;
-    temp.file.write_all_at(&sealed, 0).map_err(cannot)?;
-    dest.commit_replacing(temp, MANIFEST.as_bytes())
-        .map_err(cannot)
+    })
 }
 
 /// The encryption of a tree's files, as the schedule runs it: every planned file in a local
@@ -1063,7 +1162,7 @@ struct Seal<'a> {
     keys: Keys<'a>,
     provider: Provider,
     input: &'a Path,
-    dest: &'a Dest,
+    dest: &'a dyn TreeOutput,
     files: Vec<&'a Walked>,
     /// Each file's name in the output.
     stored: Vec<&'a [u8]>,
@@ -1161,7 +1260,7 @@ impl Checkpoint<'_> {
             &plan.manifest_request,
             &mut manifest,
             plan.sign.as_ref(),
-            &plan.dest,
+            plan.out.get(),
         );
         manifest.entries = Vec::new();
         let took = start.elapsed();
@@ -1282,10 +1381,10 @@ fn remove_gone(dest: &Dest, previous: &Manifest, now: &Manifest) -> u64 {
 }
 
 /// A file being encrypted.
-struct Writing {
+struct Writing<'a> {
     source: File,
     id: InputId,
-    temp: Temp,
+    temp: Box<dyn OutputFile + 'a>,
     /// The job; `None` for a file run in order (armor).
     job: Option<Job>,
     leaves: Mutex<Vec<[u8; HASH_LEN]>>,
@@ -1300,10 +1399,10 @@ impl Seal<'_> {
     }
 }
 
-impl FileWork for Seal<'_> {
-    type Open = Writing;
+impl<'a> FileWork for Seal<'a> {
+    type Open = Writing<'a>;
 
-    fn open(&self, file: usize) -> Result<Writing> {
+    fn open(&self, file: usize) -> Result<Writing<'a>> {
         let walked = self.files[file];
         let source = open_no_follow(&self.path(file)).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -1331,13 +1430,14 @@ impl FileWork for Seal<'_> {
             )));
         }
         let id = InputId::of(&source)?;
-        let temp = self
-            .dest
-            .temp(self.stored[file])
-            .map_err(|e| Error::io("cannot create its encrypted file", e))?;
         let chunks = len.div_ceil(self.chunk as u64).max(1);
-        let (job, header) = if self.in_order_files() {
-            (None, (0, [0; HASH_LEN]))
+        let create = |len| {
+            self.dest
+                .create(self.stored[file], len)
+                .map_err(|e| Error::io("cannot create its encrypted file", e))
+        };
+        let (job, header, temp) = if self.in_order_files() {
+            (None, (0, [0; HASH_LEN]), create(0)?)
         } else {
             let job = match &self.keys {
                 Keys::Draw(resolved) => {
@@ -1350,12 +1450,12 @@ impl FileWork for Seal<'_> {
                     share::job(true, header, key, *sign, len, self.provider)?
                 }
             };
+            let temp = create(job.planned().output_len())?;
             let head = job.output_header();
-            temp.file
-                .write_all_at(head, 0)
+            temp.write_at(head, 0)
                 .map_err(|e| Error::io("writing the header", e))?;
             let header = (head.len() as u32, *blake3::hash(head).as_bytes());
-            (Some(job), header)
+            (Some(job), header, temp)
         };
         Ok(Writing {
             source,
@@ -1368,13 +1468,13 @@ impl FileWork for Seal<'_> {
         })
     }
 
-    fn run(&self, file: usize, open: &Writing, chunks: Range<u64>) -> Result<()> {
+    fn run(&self, file: usize, open: &Writing<'a>, chunks: Range<u64>) -> Result<()> {
         let result = match &open.job {
             Some(job) => run_here(
                 job,
                 chunks.clone(),
                 &open.source,
-                Some(&open.temp.file),
+                Some(open.temp.sink()),
                 Plain::Input,
             )
             .map_err(Error::from)
@@ -1395,21 +1495,21 @@ impl FileWork for Seal<'_> {
         result.map_err(|e| open.id.check(&open.source).err().unwrap_or(e))
     }
 
-    fn finish(&self, file: usize, open: Writing) -> Result<()> {
+    fn finish(&self, file: usize, open: Writing<'a>) -> Result<()> {
         let walked = self.files[file];
         open.id.check(&open.source)?;
         if let Some(end) = *open.end.lock().unwrap_or_else(|e| e.into_inner()) {
             open.temp
-                .file
                 .set_len(end)
                 .map_err(|e| Error::io("setting its length", e))?;
         }
         if !self.hidden {
-            finish_file(&open.temp.file, (walked.mode & 0o777) | 0o600, walked.mtime)
+            open.temp
+                .set_times((walked.mode & 0o777) | 0o600, walked.mtime)
                 .map_err(|e| Error::io("setting its mode and time", e))?;
         }
-        self.dest
-            .commit(open.temp, self.stored[file])
+        open.temp
+            .commit(self.stored[file])
             .map_err(|e| Error::io("cannot give its encrypted file its name", e))?;
         let leaves = open.leaves.into_inner().unwrap_or_else(|e| e.into_inner());
         let (header_len, header_hash) = open.header.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -1442,13 +1542,16 @@ impl FileWork for Seal<'_> {
 impl Seal<'_> {
     /// A file run in order (age's armor): the stream into the temporary file, hashed as it is
     /// written (the whole file is what the manifest names), then the plaintext's leaves.
-    fn in_order(&self, file: usize, open: &Writing) -> Result<()> {
+    fn in_order(&self, file: usize, open: &Writing<'_>) -> Result<()> {
         let mut reader = BufReader::new(PositionalReader {
             file: &open.source,
             at: 0,
         });
         let mut writer = Hashing {
-            inner: std::io::BufWriter::new(&open.temp.file),
+            inner: std::io::BufWriter::new(OutputWriter {
+                file: &*open.temp,
+                at: 0,
+            }),
             hasher: blake3::Hasher::new(),
             len: 0,
         };

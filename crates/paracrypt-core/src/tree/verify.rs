@@ -14,9 +14,9 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::MANIFEST;
+use super::io::{InputFile, Stored, TreeInput};
 use super::manifest::{EntryKind, FileEntry, Manifest, TreeFormat};
-use super::open::{Open, file_request, read_manifest, signer_of};
-use super::out::open_no_follow;
+use super::open::{Open, file_request, local, read_manifest_from, signer_of};
 use super::path::{self, shown};
 use super::schedule;
 use super::walk::join;
@@ -155,7 +155,18 @@ pub fn verify(
     encrypted: &Path,
     only: &[Vec<u8>],
 ) -> Result<Checked> {
-    let manifest = read_manifest(runner, request, encrypted)?;
+    verify_from(runner, request, &local(encrypted), only)
+}
+
+/// [`verify`] of the encrypted tree `input`, a [`TreeInput`] a front end plugs in (a prefix
+/// in object storage).
+pub fn verify_from(
+    runner: &Runner,
+    request: &Request,
+    input: &dyn TreeInput,
+    only: &[Vec<u8>],
+) -> Result<Checked> {
+    let manifest = read_manifest_from(runner, request, input)?;
     let files_request = file_request(request, &manifest)?;
     let files: Vec<(&[u8], &FileEntry)> = manifest
         .files()
@@ -183,14 +194,16 @@ pub fn verify(
         .par_iter()
         .map(|&at| {
             let stored = manifest.stored(files[at].0);
-            match open_no_follow(&join(encrypted, &stored)) {
+            match input.open(&stored) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Found::Missing,
                 // Anything else fails in the check below, which names it.
                 Err(_) => Found::Listed,
-                Ok(file) => match header_hash(&file, files[at].1.header_len, manifest.format) {
-                    Some(hash) if hash == files[at].1.header_hash => Found::Listed,
-                    _ => Found::Other,
-                },
+                Ok(file) => {
+                    match input_header_hash(&*file, files[at].1.header_len, manifest.format) {
+                        Some(hash) if hash == files[at].1.header_hash => Found::Listed,
+                        _ => Found::Other,
+                    }
+                }
             }
         })
         .collect();
@@ -198,7 +211,7 @@ pub fn verify(
     let mut changes = Vec::new();
     let mut explained: HashSet<usize> = HashSet::new();
     if only.is_empty() {
-        let added = unlisted(encrypted, &manifest)?;
+        let added = unlisted(input, &manifest)?;
         // Whose encryption each unexplained stored file holds: a file stored under a name the
         // manifest does not list that holds the encryption of a file missing from its own name
         // was renamed; a file of the manifest whose name holds another's encryption (a copy, a
@@ -246,8 +259,8 @@ pub fn verify(
         let holds: Vec<Option<usize>> = candidates
             .par_iter()
             .map(|(stored, _)| {
-                let file = open_no_follow(&join(encrypted, stored)).ok()?;
-                let size = u32::try_from(file.metadata().ok()?.len()).unwrap_or(u32::MAX);
+                let file = input.open(stored).ok()?;
+                let size = u32::try_from(file.len()).unwrap_or(u32::MAX);
                 let whole = [size];
                 let lens = if armored {
                     if !all_lens.contains(&size) {
@@ -258,7 +271,7 @@ pub fn verify(
                     &lens[..]
                 };
                 lens.iter().find_map(|&len| {
-                    header_hash(&file, len, manifest.format)
+                    input_header_hash(&*file, len, manifest.format)
                         .and_then(|h| by_header.get(&h).copied())
                 })
             })
@@ -318,7 +331,7 @@ pub fn verify(
         EntryKind::File(_) => keep.contains(&e.path[..]),
         _ => true,
     });
-    let work = Open::new(runner, &files_request, &checking, encrypted, None);
+    let work = Open::new(runner, &files_request, &checking, input, None);
     schedule::run(&work, &work.planned());
     let (good, bytes, failures) = work.checked();
     changes.extend(failures.into_iter().map(|(path, why)| Change::Changed {
@@ -354,6 +367,26 @@ enum Found {
 /// armored file: the whole file, which must then be `len` bytes); `None` when it is shorter.
 pub(super) fn header_hash(file: &File, len: u32, format: TreeFormat) -> Option<[u8; HASH_LEN]> {
     let size = file.metadata().ok()?.len();
+    hash_head(size, |buf, at| file.read_exact_at(buf, at), len, format)
+}
+
+/// [`header_hash`] of a file of a [`TreeInput`].
+fn input_header_hash(file: &dyn InputFile, len: u32, format: TreeFormat) -> Option<[u8; HASH_LEN]> {
+    hash_head(
+        file.len(),
+        |buf, at| file.read_exact_at(buf, at),
+        len,
+        format,
+    )
+}
+
+/// [`header_hash`] of a file of `size` bytes read by `read`.
+fn hash_head(
+    size: u64,
+    read: impl Fn(&mut [u8], u64) -> std::io::Result<()>,
+    len: u32,
+    format: TreeFormat,
+) -> Option<[u8; HASH_LEN]> {
     if size < u64::from(len) || (format == TreeFormat::ArmoredAge && size != u64::from(len)) {
         return None;
     }
@@ -362,29 +395,18 @@ pub(super) fn header_hash(file: &File, len: u32, format: TreeFormat) -> Option<[
     let mut buf = vec![0u8; (len as usize).min(1 << 16)];
     while at < u64::from(len) {
         let n = (u64::from(len) - at).min(buf.len() as u64) as usize;
-        file.read_exact_at(&mut buf[..n], at).ok()?;
+        read(&mut buf[..n], at).ok()?;
         hasher.update(&buf[..n]);
         at += n as u64;
     }
     Some(*hasher.finalize().as_bytes())
 }
 
-/// What is stored at a name of an encrypted tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Stored {
-    /// A regular file.
-    File,
-    /// A directory.
-    Dir,
-    /// Anything else (a link, a FIFO...).
-    Other,
-}
-
 /// Everything stored under `encrypted` that the manifest does not name (as [`Change::Added`]
 /// names it: a directory once, not what it holds), by stored path in order: what a rekey does
 /// not carry into the new tree.
 pub(super) fn unlisted_once(encrypted: &Path, manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
-    let added = unlisted(encrypted, manifest)?;
+    let added = unlisted(&local(encrypted), manifest)?;
     let dirs = dirs_of(&added);
     Ok(added
         .iter()
@@ -417,7 +439,7 @@ fn under(dirs: &HashSet<&[u8]>, stored: &[u8]) -> bool {
 /// Everything stored under `encrypted` that the manifest does not name, as `(stored path,
 /// what it is)`: not the manifest itself, not a file the manifest lists at
 /// its stored name, not a directory the tree's stored names need.
-fn unlisted(encrypted: &Path, manifest: &Manifest) -> Result<Vec<(Vec<u8>, Stored)>> {
+fn unlisted(input: &dyn TreeInput, manifest: &Manifest) -> Result<Vec<(Vec<u8>, Stored)>> {
     let mut expected: HashSet<Vec<u8>> = manifest
         .files()
         .map(|(entry, _)| manifest.stored(&entry.path))
@@ -437,14 +459,14 @@ fn unlisted(encrypted: &Path, manifest: &Manifest) -> Result<Vec<(Vec<u8>, Store
     };
     expected.extend(dirs);
     expected.insert(MANIFEST.as_bytes().to_vec());
-    let mut found = list(encrypted, &[])?;
+    let mut found = input.list()?;
     found.retain(|(stored, _)| !expected.contains(stored));
     found.par_sort_unstable();
     Ok(found)
 }
 
 /// Every entry under the directory `rel` of `root`, as `(path, what it is)`, links not followed, subdirectories listed in parallel.
-fn list(root: &Path, rel: &[u8]) -> Result<Vec<(Vec<u8>, Stored)>> {
+pub(super) fn list(root: &Path, rel: &[u8]) -> Result<Vec<(Vec<u8>, Stored)>> {
     let dir = join(root, rel);
     let cannot = |e| Error::io(format!("cannot list directory {}", dir.display()), e);
     let listed: Vec<std::fs::DirEntry> = std::fs::read_dir(&dir)

@@ -16,6 +16,7 @@ mod faults;
 mod proxy;
 mod reads;
 mod roundtrip;
+mod trees;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,401 @@
+//! Encrypted trees under a prefix (`--recursive` with `s3://bucket/prefix/`, issue #35): a
+//! local tree encrypted into a prefix decrypts back to the same tree, verifies and shows its
+//! manifest from there; an existing prefix is refused without `--force`; a tampered object is
+//! named and nothing of it is written; a file past one part goes up as a multipart upload, which
+//! a failed part or an interrupt aborts. Every run leaves no multipart upload behind. Trees are
+//! a few files; one file is just past 8 MiB (the smallest part) so that the multipart path runs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{Action, Bucket, Proxy, Server};
+use crate::common::*;
+use crate::container::keygen;
+use crate::people::x25519;
+use crate::signed::signing_key;
+use crate::tree::{snapshot, temporaries};
+
+/// `paracrypt OP --recursive -q ARGS INPUT -o OUTPUT` against the shared server.
+fn tree_cmd(server: &Server, op: &str, args: &[&str], input: &str, output: &str) -> Command {
+    let mut cmd = server.client();
+    cmd.args([op, "--recursive", "-q"])
+        .args(args)
+        .arg(input)
+        .arg("-o")
+        .arg(output);
+    cmd
+}
+
+/// A small tree of UTF-8 names (object keys are UTF-8): nested and empty directories, an
+/// empty file, a file of several chunks, a mode and times, links; with `large`, a file just
+/// past one part (8 MiB), which goes up as a multipart upload.
+fn tree(dir: &Path, large: bool) -> PathBuf {
+    let root = dir.join("plain");
+    std::fs::create_dir_all(root.join("sub dir/deeper")).unwrap();
+    std::fs::create_dir_all(root.join("empty dir")).unwrap();
+    write(&root, "empty", b"");
+    write(&root, "x", &data(70_000, 9));
+    let exe = write(&root.join("sub dir"), "run.sh", b"#!/bin/sh\necho hi\n");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(&root.join("sub dir/deeper"), "z", &data(300_000, 8));
+    if large {
+        write(&root, "large", &data((8 << 20) + 5, 7));
+    }
+    std::os::unix::fs::symlink("sub dir/run.sh", root.join("link to run")).unwrap();
+    std::os::unix::fs::symlink("nowhere", root.join("sub dir/dangling")).unwrap();
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::new(1_200_000_000, 5);
+    std::fs::File::options()
+        .write(true)
+        .open(&exe)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    root
+}
+
+/// The object keys under `prefix` in `bucket`, relative to it, sorted.
+fn keys(bucket: &Bucket<'_>, prefix: &str) -> Vec<String> {
+    let mut keys: Vec<String> = bucket
+        .objects()
+        .into_iter()
+        .filter_map(|k| k.strip_prefix(prefix).map(str::to_owned))
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// Local → prefix → local gives the same tree (modes, times, links as the manifest keeps
+/// them), with a key file in the container format and a file uploaded in parts; the prefix
+/// holds one object per file and the manifest, nothing else; `verify` and `info` read it
+/// there.
+#[test]
+fn a_tree_round_trips_through_a_prefix() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-roundtrip");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let prefix = bucket.url("trees/one/");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "-j", "2", "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        &prefix,
+    )));
+    assert_eq!(
+        keys(&bucket, "trees/one/"),
+        [
+            "empty.pcr",
+            "large.pcr",
+            "paracrypt-manifest",
+            "sub dir/deeper/z.pcr",
+            "sub dir/run.sh.pcr",
+            "x.pcr",
+        ]
+    );
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    // Each object is the file the one-file command opens.
+    let mut one = server.client();
+    one.args(["decrypt", "-k", k, &bucket.url("trees/one/large.pcr")]);
+    assert!(ok(run(one)) == data((8 << 20) + 5, 7));
+
+    for threads in ["1", "2"] {
+        let back = d.join(format!("back-{threads}"));
+        ok(run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k, "-j", threads],
+            &prefix,
+            back.to_str().unwrap(),
+        )));
+        assert_eq!(snapshot(&back), snapshot(&plain), "-j{threads}");
+        assert!(temporaries(&back).is_empty());
+    }
+
+    let mut verify = server.client();
+    verify.args(["verify", "--recursive", "-k", k, &prefix]);
+    let out = String::from_utf8(ok(run(verify))).unwrap();
+    assert!(out.contains(&format!("{prefix}: OK (5 files")), "{out}");
+    let mut info = server.client();
+    info.args(["info", "--recursive", "-k", k, &prefix]);
+    let out = String::from_utf8(ok(run(info))).unwrap();
+    assert!(out.contains("sub dir/deeper/z"), "{out}");
+    assert!(out.contains("link to run -> sub dir/run.sh"), "{out}");
+}
+
+/// Age files to a recipient with hidden names (the objects' names say nothing), and a tree to
+/// a recipient with a signed manifest (decrypted with its signer required): both decrypt back
+/// to the tree.
+#[test]
+fn age_hidden_names_and_signed_trees_round_trip() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-age");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, false);
+    let (identity, recipient) = x25519(d, "me.key");
+    let identity = identity.to_str().unwrap().to_owned();
+    let (signer, public) = signing_key(d, "ed25519", "me");
+    let signer = signer.to_str().unwrap().to_owned();
+    let cases: [(&str, Vec<&str>); 2] = [
+        (
+            "age/",
+            vec!["--format", "age", "-r", &recipient, "--hide-names"],
+        ),
+        ("signed/", vec!["-r", &recipient, "--sign", &signer]),
+    ];
+    for (at, seal) in cases {
+        let prefix = bucket.url(at);
+        ok(run(tree_cmd(
+            server,
+            "encrypt",
+            &seal,
+            plain.to_str().unwrap(),
+            &prefix,
+        )));
+        let stored = keys(&bucket, at);
+        assert_eq!(stored.len(), 5, "{stored:?}");
+        if at == "age/" {
+            assert!(
+                stored
+                    .iter()
+                    .all(|k| k == "paracrypt-manifest" || !k.contains("run") && !k.contains("sub")),
+                "{stored:?}"
+            );
+        }
+        let back = d.join(format!("back-{}", at.trim_end_matches('/')));
+        let mut cmd = tree_cmd(
+            server,
+            "decrypt",
+            &["-i", &identity],
+            &prefix,
+            back.to_str().unwrap(),
+        );
+        cmd.arg("--verify-with").arg(&public);
+        if at == "age/" {
+            // An unsigned tree, a signer required: refused.
+            fails(run(cmd), 5, "not signed");
+            assert!(!back.exists());
+            let cmd = tree_cmd(
+                server,
+                "decrypt",
+                &["-i", &identity],
+                &prefix,
+                back.to_str().unwrap(),
+            );
+            ok(run(cmd));
+        } else {
+            ok(run(cmd));
+        }
+        assert_eq!(snapshot(&back), snapshot(&plain), "{at}");
+    }
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+}
+
+/// A prefix that holds objects is refused before anything is written (its objects stay as they
+/// were), and written into with `--force`.
+#[test]
+fn an_existing_prefix_is_refused_without_force() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-exists");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, false);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let other = write(d, "other", b"someone else's");
+    bucket.put("p/theirs", &other);
+    let prefix = bucket.url("p/");
+    let stderr = fails(
+        run(tree_cmd(
+            server,
+            "encrypt",
+            &["-k", k],
+            plain.to_str().unwrap(),
+            &prefix,
+        )),
+        2,
+        "is not empty",
+    );
+    assert!(stderr.contains("--force"), "{stderr}");
+    bucket.holds_only(&["p/theirs"]);
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--force"],
+        plain.to_str().unwrap(),
+        &prefix,
+    )));
+    assert!(keys(&bucket, "p/").contains(&"paracrypt-manifest".to_string()));
+    assert_eq!(bucket.get("p/theirs"), b"someone else's");
+}
+
+/// A tampered object is named on decryption and nothing of its file is written; the other
+/// files are complete. A tree of that one file leaves nothing at OUTPUT at all.
+#[test]
+fn a_tampered_object_is_named_and_nothing_of_it_is_written() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-tamper");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, false);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let prefix = bucket.url("t/");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        &prefix,
+    )));
+    bucket.damage("t/sub dir/deeper/z.pcr", 150_000);
+    let back = d.join("back");
+    let stderr = fails(
+        run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k],
+            &prefix,
+            back.to_str().unwrap(),
+        )),
+        6,
+        "sub dir/deeper/z: ",
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!back.join("sub dir/deeper/z").exists());
+    assert!(temporaries(&back).is_empty());
+    assert_eq!(std::fs::read(back.join("x")).unwrap(), data(70_000, 9));
+
+    let lone = d.join("lone");
+    std::fs::create_dir(&lone).unwrap();
+    write(&lone, "only", &data(200_000, 3));
+    let prefix = bucket.url("lone/");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        lone.to_str().unwrap(),
+        &prefix,
+    )));
+    bucket.damage("lone/only.pcr", 100_000);
+    let back = d.join("back-lone");
+    // Nothing done: the exit status of the failure (a damaged chunk).
+    fails(
+        run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k],
+            &prefix,
+            back.to_str().unwrap(),
+        )),
+        1,
+        "only: chunk 1 failed authentication",
+    );
+    assert!(!back.exists(), "nothing at OUTPUT");
+}
+
+/// A part that fails fails its file alone (named; its upload aborted, no object), the other
+/// files are complete and the manifest lists them; a run interrupted mid-upload (SIGTERM)
+/// aborts the upload and writes no manifest. Neither leaves a multipart upload.
+#[test]
+fn a_failed_or_interrupted_upload_leaves_no_object_of_its_file() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-faults");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+
+    // The large file's second part fails (no retry).
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() && r.target.contains("partNumber=2&") {
+            Action::Fail
+        } else {
+            Action::Forward
+        }
+    });
+    let mut cmd = server.client_at(&proxy.url());
+    cmd.args(["--retries", "0", "encrypt", "--recursive", "-q", "-k", k])
+        .args(["--chunk-size", "64KiB", "-j", "2"])
+        .arg(&plain)
+        .arg("-o")
+        .arg(bucket.url("failed/"));
+    let stderr = fails(run(cmd), 6, "large: ");
+    assert!(stderr.contains("cannot write s3://"), "{stderr}");
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    assert_eq!(
+        keys(&bucket, "failed/"),
+        [
+            "empty.pcr",
+            "paracrypt-manifest",
+            "sub dir/deeper/z.pcr",
+            "sub dir/run.sh.pcr",
+            "x.pcr",
+        ]
+    );
+
+    // Interrupted while the large file's parts go up, slowly.
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() {
+            Action::Delay(Duration::from_millis(400))
+        } else {
+            Action::Forward
+        }
+    });
+    let mut cmd = Command::new("env");
+    cmd.arg("--default-signal=HUP,INT,TERM")
+        .arg(env!("CARGO_BIN_EXE_paracrypt"));
+    server.credentials(&mut cmd, &proxy.url());
+    cmd.args([
+        "--upload-concurrency",
+        "1",
+        "encrypt",
+        "--recursive",
+        "-q",
+        "-k",
+        k,
+    ])
+    .args(["--chunk-size", "64KiB"])
+    .arg(&plain)
+    .arg("-o")
+    .arg(bucket.url("stopped/"));
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
+        assert!(start.elapsed() < Duration::from_secs(60), "no part went up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(bucket.uploads().len(), 1, "an upload in progress");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    let left = keys(&bucket, "stopped/");
+    assert!(
+        !left
+            .iter()
+            .any(|k| k == "large.pcr" || k == "paracrypt-manifest"),
+        "{left:?}"
+    );
+}

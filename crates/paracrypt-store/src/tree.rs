@@ -1,0 +1,590 @@
+//! Encrypted trees under a prefix (`s3://bucket/prefix/`): the prefix as a tree's output
+//! ([`PrefixOutput`], a `paracrypt_core::tree::TreeOutput`) and as an encrypted tree's input
+//! ([`PrefixInput`], a `TreeInput`), which the core's tree driver writes and reads as it does a
+//! local directory. The core depends on no store: a front end plugs these in.
+//!
+//! **Listing**: a prefix is listed once (object_store paginates), at most [`MAX_OBJECTS`]
+//! objects, each key at most [`MAX_KEY`] bytes; an input's files are then read with ranged
+//! GETs ([`ObjectSource`]), each pinned to the ETag the listing gave, so that an object
+//! replaced during the run fails instead of mixing two versions. An output prefix is only
+//! asked whether it holds any object (the first page of a listing).
+//!
+//! **Writing**: each file is one object. One whose encrypted length is at most [`MIN_PART`]
+//! is held in memory and written with one PUT at its commit (refused if the object exists,
+//! without `force`); a larger one is a multipart upload whose parts ([`MIN_PART`] bytes, more
+//! for a file past 78 GiB) are uploaded as the schedule's chunk runs fill them, the upload
+//! completed at the commit and aborted when the file fails or the run is interrupted, so that
+//! no object appears that was not finished. A file written in order (armored age) is held in
+//! memory and PUT whole. There are no directories: modes, times and links are in the
+//! manifest, which is written last, so that a prefix without one is an unfinished tree.
+//!
+//! **Memory**: per file being written, at most its parts not yet complete (a small file: its
+//! whole encrypted bytes), plus [`Options::upload_concurrency`](crate::Options) parts in
+//! flight per upload.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path as LocalPath;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use object_store::path::Path;
+use object_store::{PutMode, PutOptions, PutPayload};
+use paracrypt_core::engine::{Sink, Source};
+use paracrypt_core::plan::ChunkPlan;
+use paracrypt_core::tree::{InputFile, OutputFile, Stored, TreeInput, TreeOutput};
+
+use crate::error::{Error, Kind};
+use crate::object::{Meta, Object, Options};
+use crate::source::ObjectSource;
+use crate::upload::{Aborter, MAX_PARTS, MIN_PART, Upload};
+
+/// The most objects a prefix's listing takes (a tree of ten million files).
+pub const MAX_OBJECTS: usize = 10_000_000;
+
+/// The longest key under a prefix (S3's limit on a whole key).
+pub const MAX_KEY: usize = 1024;
+
+/// A prefix of a store: `s3://bucket/prefix/`, the objects of a tree under it.
+#[derive(Clone)]
+pub struct Prefix {
+    /// An object whose key is the prefix without its final `/`: the store, runtime and
+    /// options every object of the tree shares.
+    base: Object,
+    /// The URL, ending with `/`.
+    url: String,
+}
+
+impl std::fmt::Debug for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefix").field("url", &self.url).finish()
+    }
+}
+
+/// What a listing says of one object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// Its length.
+    pub len: u64,
+    /// Its ETag, which reads require.
+    pub e_tag: Option<String>,
+}
+
+impl Prefix {
+    /// The prefix `url` names (`s3://bucket/prefix/`, the final `/` optional; a bucket's top
+    /// is not a tree's). No request is made yet.
+    pub fn open(url: &str, options: Options) -> Result<Self, Error> {
+        let trimmed = url.trim_end_matches('/');
+        let base = Object::open(trimmed, options).map_err(|e| {
+            Error::new(
+                e.kind(),
+                format!("{e} (a tree is under a prefix: s3://BUCKET/PREFIX/)"),
+            )
+        })?;
+        Ok(Prefix {
+            base,
+            url: format!("{trimmed}/"),
+        })
+    }
+
+    /// The URL, ending with `/`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The object at `rel` (a tree's path, `/`-separated) under the prefix.
+    pub fn object(&self, rel: &[u8]) -> Result<Object, Error> {
+        let text = std::str::from_utf8(rel).map_err(|_| {
+            Error::new(
+                Kind::InvalidUrl,
+                format!(
+                    "{}{}: an object's key is UTF-8, this name is not",
+                    self.url,
+                    String::from_utf8_lossy(rel)
+                ),
+            )
+        })?;
+        let key = format!("{}/{text}", self.base.path.as_ref());
+        if key.len() > MAX_KEY {
+            return Err(Error::new(
+                Kind::InvalidUrl,
+                format!("{}{text}: a key is at most {MAX_KEY} bytes", self.url),
+            ));
+        }
+        let path = Path::parse(&key).map_err(|e| {
+            Error::new(
+                Kind::InvalidUrl,
+                format!("{}{text}: not a valid key: {e}", self.url),
+            )
+        })?;
+        Ok(Object {
+            url: format!("{}{text}", self.url),
+            path,
+            ..self.base.clone()
+        })
+    }
+
+    /// Every object under the prefix, by its path under it: one listing, at most
+    /// [`MAX_OBJECTS`] objects of keys at most [`MAX_KEY`] bytes.
+    pub fn list(&self) -> Result<BTreeMap<Vec<u8>, Listed>, Error> {
+        let cannot =
+            |e: &object_store::Error| Error::from_store(&format!("cannot list {}", self.url), e);
+        let store = self.base.store.clone();
+        let prefix = self.base.path.clone();
+        let under = format!("{}/", prefix.as_ref());
+        self.base.block_on(async move {
+            let mut stream = store.list(Some(&prefix));
+            let mut found = BTreeMap::new();
+            while let Some(meta) = stream.next().await {
+                let meta = meta.map_err(|e| cannot(&e))?;
+                let key = meta.location.as_ref();
+                let Some(rel) = key.strip_prefix(&under) else {
+                    continue;
+                };
+                if key.len() > MAX_KEY || found.len() == MAX_OBJECTS {
+                    return Err(Error::new(
+                        Kind::Request,
+                        format!(
+                            "cannot list {}: more than {MAX_OBJECTS} objects, or a key longer \
+                             than {MAX_KEY} bytes",
+                            self.url
+                        ),
+                    ));
+                }
+                found.insert(
+                    rel.as_bytes().to_vec(),
+                    Listed {
+                        len: meta.size,
+                        e_tag: meta.e_tag,
+                    },
+                );
+            }
+            Ok(found)
+        })
+    }
+}
+
+impl Prefix {
+    /// Whether any object is under the prefix: the first page of a listing, no more.
+    pub fn holds_any(&self) -> Result<bool, Error> {
+        let store = self.base.store.clone();
+        let prefix = self.base.path.clone();
+        self.base.block_on(async move {
+            match store.list(Some(&prefix)).next().await {
+                None => Ok(false),
+                Some(Ok(_)) => Ok(true),
+                Some(Err(e)) => Err(Error::from_store(&format!("cannot list {}", self.url), &e)),
+            }
+        })
+    }
+}
+
+impl Object {
+    /// Writes the whole object with one PUT; with `create`, refused if it exists (atomically,
+    /// where the store can: S3's `If-None-Match: *`).
+    pub(crate) fn put_whole(&self, data: Vec<u8>, create: bool) -> Result<(), Error> {
+        let options = PutOptions {
+            mode: if create {
+                PutMode::Create
+            } else {
+                PutMode::Overwrite
+            },
+            ..PutOptions::default()
+        };
+        let payload = PutPayload::from(Bytes::from(data));
+        match self.block_on(self.store.put_opts(&self.path, payload, options)) {
+            Ok(_) => Ok(()),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
+            ) => Err(Error::new(
+                Kind::AlreadyExists,
+                format!(
+                    "output {} already exists (use --force to overwrite)",
+                    self.url
+                ),
+            )),
+            Err(e) => Err(self.write_error(&e)),
+        }
+    }
+}
+
+/// Told of each multipart upload a tree's output starts, so that a front end aborts it on an
+/// interrupt: [`UploadWatch::started`] returns an id that [`UploadWatch::ended`] is given once
+/// the upload is completed or aborted.
+pub trait UploadWatch: Send + Sync {
+    /// An upload started; `aborter` aborts it from any thread.
+    fn started(&self, aborter: Aborter) -> u64;
+    /// The upload of that id is completed or aborted.
+    fn ended(&self, id: u64);
+}
+
+/// A prefix as a tree's output (see the [module](self)).
+pub struct PrefixOutput {
+    prefix: Prefix,
+    force: bool,
+    watch: Option<Arc<dyn UploadWatch>>,
+}
+
+impl PrefixOutput {
+    /// The output `prefix`: with `force`, objects of the same names are replaced (and a
+    /// prefix that holds objects is written into); `watch` is told of every multipart upload.
+    pub fn new(prefix: Prefix, force: bool, watch: Option<Arc<dyn UploadWatch>>) -> Self {
+        PrefixOutput {
+            prefix,
+            force,
+            watch,
+        }
+    }
+}
+
+/// A store's error as the core's, for a tree's messages.
+fn io_error(e: Error) -> io::Error {
+    let kind = match e.kind() {
+        Kind::AlreadyExists => io::ErrorKind::AlreadyExists,
+        Kind::NotFound => io::ErrorKind::NotFound,
+        _ => io::ErrorKind::Other,
+    };
+    io::Error::new(kind, e.to_string())
+}
+
+impl TreeOutput for PrefixOutput {
+    fn shown(&self, rel: &[u8]) -> String {
+        format!("{}{}", self.prefix.url, String::from_utf8_lossy(rel))
+    }
+
+    fn prepare(&self, _input: &LocalPath, force: bool) -> paracrypt_core::Result<bool> {
+        if !self.prefix.base.writable() {
+            return Err(paracrypt_core::Error::Request(format!(
+                "{}: this kind of URL is read-only",
+                self.prefix.url
+            )));
+        }
+        // Asked even with `force`: a missing bucket or a credential refused fails here, once.
+        let holds = self
+            .prefix
+            .holds_any()
+            .map_err(|e| paracrypt_core::Error::io("cannot write the tree", io_error(e)))?;
+        if holds && !force {
+            return Err(paracrypt_core::Error::TreeOutputExists(
+                self.prefix.url.clone(),
+            ));
+        }
+        Ok(false)
+    }
+
+    fn mkdir(&self, _rel: &[u8]) -> io::Result<bool> {
+        Ok(false)
+    }
+
+    fn create(&self, rel: &[u8], len: u64) -> io::Result<Box<dyn OutputFile + '_>> {
+        let object = self.prefix.object(rel).map_err(io_error)?;
+        if len <= MIN_PART {
+            return Ok(Box::new(WholeObject {
+                object,
+                create: !self.force,
+                data: Mutex::new(vec![0; len as usize]),
+                end: AtomicU64::new(len),
+            }));
+        }
+        let upload = Upload::create(&object, self.force).map_err(io_error)?;
+        let watched = self
+            .watch
+            .as_ref()
+            .map(|watch| (Arc::clone(watch), watch.started(upload.aborter())));
+        let part = MIN_PART.max(len.div_ceil(MAX_PARTS));
+        let count = len.div_ceil(part) as usize;
+        Ok(Box::new(Parts {
+            upload: Some(upload),
+            part,
+            len,
+            parts: (0..count).map(|_| Mutex::new(Part::default())).collect(),
+            end: AtomicU64::new(len),
+            watched,
+        }))
+    }
+
+    fn put(&self, rel: &[u8], data: &[u8]) -> io::Result<()> {
+        let object = self.prefix.object(rel).map_err(io_error)?;
+        object.put_whole(data.to_vec(), false).map_err(io_error)
+    }
+
+    fn finish_dir(&self, _rel: &[u8], _mode: u32, _mtime: (i64, u32)) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn remove_made(&self, _made: &[Vec<u8>], _made_root: bool) {}
+}
+
+/// A small file, in memory until its one PUT.
+struct WholeObject {
+    object: Object,
+    create: bool,
+    data: Mutex<Vec<u8>>,
+    end: AtomicU64,
+}
+
+impl OutputFile for WholeObject {
+    fn sink(&self) -> &dyn Sink {
+        self
+    }
+
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        let mut held = self.data.lock().unwrap_or_else(|e| e.into_inner());
+        let (start, end) = (offset as usize, offset as usize + data.len());
+        if held.len() < end {
+            held.resize(end, 0);
+        }
+        held[start..end].copy_from_slice(data);
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.end.store(len, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn set_times(&self, _mode: u32, _mtime: (i64, u32)) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn commit(self: Box<Self>, _rel: &[u8]) -> io::Result<()> {
+        let WholeObject {
+            object,
+            create,
+            data,
+            end,
+        } = *self;
+        let mut data = data.into_inner().unwrap_or_else(|e| e.into_inner());
+        let end = end.into_inner() as usize;
+        if end < data.len() {
+            data.truncate(end);
+        }
+        object.put_whole(data, create).map_err(io_error)
+    }
+}
+
+impl Sink for WholeObject {
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> paracrypt_core::Result<()> {
+        self.write_at(data, offset).map_err(|e| {
+            paracrypt_core::Error::io(format!("writing chunk {index} at byte {offset}"), e)
+        })
+    }
+
+    fn write_run(
+        &self,
+        plan: &ChunkPlan,
+        chunks: std::ops::Range<u64>,
+        data: &[u8],
+    ) -> paracrypt_core::Result<()> {
+        self.write_chunk(chunks.start, plan.chunk(chunks.start).output.start, data)
+    }
+}
+
+/// One part of a large file: its bytes as they are written, until it is full and uploaded.
+#[derive(Default)]
+struct Part {
+    data: Vec<u8>,
+    filled: u64,
+    sent: bool,
+}
+
+/// A large file: a multipart upload, each part uploaded once the runs written into it fill it.
+struct Parts {
+    /// `None` once completed.
+    upload: Option<Upload>,
+    /// Every part's length but the last's.
+    part: u64,
+    /// The length planned.
+    len: u64,
+    parts: Vec<Mutex<Part>>,
+    /// Where the file ends (the planned length, or less once the last chunk says so).
+    end: AtomicU64,
+    watched: Option<(Arc<dyn UploadWatch>, u64)>,
+}
+
+impl Parts {
+    fn upload(&self) -> &Upload {
+        self.upload
+            .as_ref()
+            .expect("an upload until it is completed")
+    }
+
+    /// The bytes part `index` holds when the file ends at `end`.
+    fn span(&self, index: usize, end: u64) -> std::ops::Range<u64> {
+        let start = index as u64 * self.part;
+        start.min(end)..(start + self.part).min(end)
+    }
+}
+
+impl Drop for Parts {
+    fn drop(&mut self) {
+        // An upload not completed is aborted when it drops (its parts in flight first).
+        drop(self.upload.take());
+        if let Some((watch, id)) = &self.watched {
+            watch.ended(*id);
+        }
+    }
+}
+
+impl OutputFile for Parts {
+    fn sink(&self) -> &dyn Sink {
+        self
+    }
+
+    fn write_at(&self, mut data: &[u8], mut offset: u64) -> io::Result<()> {
+        if offset + data.len() as u64 > self.len {
+            return Err(io::Error::other(format!(
+                "writing past the planned length of {} bytes",
+                self.len
+            )));
+        }
+        while !data.is_empty() {
+            let index = (offset / self.part) as usize;
+            let span = self.span(index, self.len);
+            let n = (span.end - offset).min(data.len() as u64) as usize;
+            let mut part = self.parts[index].lock().unwrap_or_else(|e| e.into_inner());
+            if part.data.is_empty() {
+                part.data = vec![0; (span.end - span.start) as usize];
+            }
+            let at = (offset - span.start) as usize;
+            part.data[at..at + n].copy_from_slice(&data[..n]);
+            part.filled += n as u64;
+            if part.filled == span.end - span.start && !part.sent {
+                part.sent = true;
+                let bytes = std::mem::take(&mut part.data);
+                drop(part);
+                self.upload().put_part(index, bytes).map_err(io_error)?;
+            }
+            data = &data[n..];
+            offset += n as u64;
+        }
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.end.store(len.min(self.len), Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn set_times(&self, _mode: u32, _mtime: (i64, u32)) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn commit(mut self: Box<Self>, _rel: &[u8]) -> io::Result<()> {
+        let end = self.end.load(Ordering::Relaxed);
+        let count = end.div_ceil(self.part).max(1) as usize;
+        for index in 0..count {
+            let span = self.span(index, end);
+            let mut part = self.parts[index].lock().unwrap_or_else(|e| e.into_inner());
+            if part.sent {
+                continue;
+            }
+            if part.filled < span.end - span.start {
+                return Err(io::Error::other(format!(
+                    "part {index} was not written whole"
+                )));
+            }
+            part.sent = true;
+            let mut bytes = std::mem::take(&mut part.data);
+            bytes.truncate((span.end - span.start) as usize);
+            drop(part);
+            self.upload().put_part(index, bytes).map_err(io_error)?;
+        }
+        let upload = self.upload.take().expect("an upload until it is completed");
+        upload.complete(count, &[]).map_err(io_error)
+    }
+}
+
+impl Sink for Parts {
+    fn write_chunk(&self, index: u64, offset: u64, data: &[u8]) -> paracrypt_core::Result<()> {
+        self.write_at(data, offset).map_err(|e| {
+            paracrypt_core::Error::io(format!("writing chunk {index} at byte {offset}"), e)
+        })
+    }
+
+    fn write_run(
+        &self,
+        plan: &ChunkPlan,
+        chunks: std::ops::Range<u64>,
+        data: &[u8],
+    ) -> paracrypt_core::Result<()> {
+        self.write_chunk(chunks.start, plan.chunk(chunks.start).output.start, data)
+    }
+}
+
+/// A prefix as an encrypted tree's input (see the [module](self)): listed once when opened.
+pub struct PrefixInput {
+    prefix: Prefix,
+    listed: BTreeMap<Vec<u8>, Listed>,
+}
+
+impl PrefixInput {
+    /// Lists `prefix` (one listing: see [`Prefix::list`]).
+    pub fn open(prefix: Prefix) -> Result<Self, Error> {
+        let listed = prefix.list()?;
+        Ok(PrefixInput { prefix, listed })
+    }
+
+    /// Whether the prefix holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.listed.is_empty()
+    }
+}
+
+impl TreeInput for PrefixInput {
+    fn shown(&self, rel: &[u8]) -> String {
+        format!("{}{}", self.prefix.url, String::from_utf8_lossy(rel))
+    }
+
+    fn open(&self, rel: &[u8]) -> io::Result<Box<dyn InputFile + '_>> {
+        let Some(listed) = self.listed.get(rel) else {
+            return Err(io::ErrorKind::NotFound.into());
+        };
+        let object = self.prefix.object(rel).map_err(io_error)?;
+        let meta = Meta {
+            len: listed.len,
+            e_tag: listed.e_tag.clone(),
+        };
+        Ok(Box::new(ObjectFile(ObjectSource::new(&object, meta))))
+    }
+
+    fn len(&self, rel: &[u8]) -> u64 {
+        self.listed.get(rel).map_or(0, |l| l.len)
+    }
+
+    fn list(&self) -> paracrypt_core::Result<Vec<(Vec<u8>, Stored)>> {
+        Ok(self
+            .listed
+            .keys()
+            .map(|rel| (rel.clone(), Stored::File))
+            .collect())
+    }
+}
+
+/// An object of an input prefix, read with ranged GETs.
+struct ObjectFile(ObjectSource);
+
+impl InputFile for ObjectFile {
+    fn source(&self) -> &dyn Source {
+        &self.0
+    }
+
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let len = self.0.len();
+        if offset >= len {
+            return Ok(0);
+        }
+        let n = (len - offset).min(buf.len() as u64) as usize;
+        self.0
+            .read_chunk(0, offset, &mut buf[..n])
+            .map_err(io::Error::other)?;
+        Ok(n)
+    }
+}
