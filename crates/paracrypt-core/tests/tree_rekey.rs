@@ -433,9 +433,11 @@ fn a_tree_that_differs_from_its_manifest_is_refused_whole_naming_every_file() {
     );
 }
 
-/// Every entry under `root` (links not followed): its path, mode, modification time and, for
-/// a file, its bytes.
-fn state(root: &Path) -> Vec<(PathBuf, u32, (i64, i64), Option<Vec<u8>>)> {
+/// An entry of a tree: its path, mode, modification time and, for a file, its bytes.
+type Entry = (PathBuf, u32, (i64, i64), Option<Vec<u8>>);
+
+/// Every entry under `root` (links not followed).
+fn state(root: &Path) -> Vec<Entry> {
     use std::os::unix::fs::MetadataExt;
     let mut out = Vec::new();
     let mut todo = vec![root.to_path_buf()];
