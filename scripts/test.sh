@@ -188,16 +188,24 @@ fuzz_build=$!
 # The test commands of stages 2 and 3 (defined once: built here with `--no-run`, run there).
 # (Each is built with exactly the command that runs it: cargo unifies features over what one
 # command builds, so even the same packages with other targets build their crates again.)
-ossl_core() { cargo test -p paracrypt-core --no-default-features --features openssl --locked --tests "$@"; }
-ossl_cli() { cargo test -p paracrypt-cli --no-default-features --features openssl --locked --test cli "$@"; }
+# Stage 2 is one build of the core's suite and the CLI's: its test executables are listed
+# (cargo's JSON messages, in $ossl_json) and run one by one there, the CLI's with a filter (a
+# second cargo command over one of the two packages would compile the core and its
+# dependencies again, for the features that package alone unifies).
+ossl_suite() {
+  cargo test -p paracrypt-core -p paracrypt-cli --no-default-features --features openssl --locked --tests "$@"
+}
 pure_suite() {
   cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store --exclude paracrypt-py \
     --no-default-features --features rustcrypto --features paracrypt-cli/test-hooks --locked "$@"
 }
+ossl_json=target/alt-ossl.json
 alt_builds() {
-  ossl_core --no-run --timings && ossl_cli --no-run --timings && pure_suite --no-run --timings
+  ossl_suite --no-run --timings --message-format=json-render-diagnostics >"$ossl_json" &&
+    pure_suite --no-run --timings
 }
-export -f ossl_core ossl_cli pure_suite alt_builds
+export ossl_json
+export -f ossl_suite pure_suite alt_builds
 alt_log=target/alt-build.log
 CARGO_TARGET_DIR=target/alt nice -n 10 setsid bash -c alt_builds >"$alt_log" 2>&1 </dev/null &
 alt_build=$!
@@ -257,10 +265,32 @@ stage "2: OpenSSL without aws-lc"
 # is left out of builds 2 and 3: it runs the same core code, already tested above.)
 built "$alt_build" "$alt_log" "the build of stages 2 and 3"
 export CARGO_TARGET_DIR=target/alt
-ossl_core 2>&1 | tee -a "$results"
-# This CLI is built without the test hooks (`--fixed-salt`), as every default build is: the
-# `hooks::` tests check that it refuses them.
-ossl_cli -- providers:: hooks:: 2>&1 | tee -a "$results"
+# Every test executable of the core (its unit tests and integration tests), and the CLI's
+# suite's provider and hook tests; each from its package's directory, as cargo runs it. This CLI
+# is built without the test hooks (`--fixed-salt`), as every default build is: the `hooks::`
+# tests check that it refuses them.
+python3 -c 'import json, os, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(os.path.dirname(m["manifest_path"]), m["target"]["name"], m["executable"])' \
+  "$ossl_json" >target/alt-ossl.tests
+ran=0
+while read -r dir target executable; do
+  case "$(basename "$dir"):$target" in
+    paracrypt-core:*) filter=() ;;
+    paracrypt-cli:cli) filter=(providers:: hooks::) ;;
+    *) continue ;;
+  esac
+  (cd "$dir" && "$executable" "${filter[@]}") 2>&1 | tee -a "$results"
+  ran=$((ran + 1))
+done <target/alt-ossl.tests
+# The core's unit tests, its integration tests and the CLI's suite: a build that made fewer
+# fails here rather than passing with less.
+if [ "$ran" -lt 3 ]; then
+  echo "stage 2 found $ran test executables of its build (target/alt-ossl.tests), expected 3 or more" >&2
+  exit 1
+fi
 # No default build has the test hooks: not the CLI, the facade, nor the Python package (their
 # normal and build dependencies, every feature each enables by default).
 for package in paracrypt-cli paracrypt paracrypt-py; do
