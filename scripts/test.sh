@@ -199,10 +199,13 @@ pure_suite() {
   cargo test --workspace --exclude paracrypt-mpi --exclude paracrypt-store --exclude paracrypt-py \
     --no-default-features --features rustcrypto --features paracrypt-cli/test-hooks --locked "$@"
 }
+# Stage 3's build first: both link a `paracrypt` binary to target/alt/debug/paracrypt, the path
+# the CLI's suite runs, and stage 2 runs its executables without cargo (which would link its own
+# there again, as stage 3's cargo test does for stage 3).
 ossl_json=target/alt-ossl.json
 alt_builds() {
-  ossl_suite --no-run --timings --message-format=json-render-diagnostics >"$ossl_json" &&
-    pure_suite --no-run --timings
+  pure_suite --no-run --timings &&
+    ossl_suite --no-run --timings --message-format=json-render-diagnostics >"$ossl_json"
 }
 export ossl_json
 export -f ossl_suite pure_suite alt_builds
