@@ -12,9 +12,16 @@
 //! temporary file into place) holds the lock for the whole commit, so an interrupt either lands
 //! before it (the temporary file is removed, the old destination is untouched) or after it (the
 //! new output is complete); never in between.
+//!
+//! Creating something to undo and registering it are one step to the handler too
+//! ([`making`]): many threads create at once (a tree's named temporary files, its multipart
+//! uploads), each holding a shared gate that the handler takes alone before it cleans up, so
+//! that nothing is created after the handler looked (a file created between its registration
+//! and the cleanup would otherwise be left behind). Nothing calls [`making`] while it holds
+//! [`pending`]'s lock.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockWriteGuard};
 
 use indicatif::ProgressBar;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -52,25 +59,84 @@ static PENDING: Mutex<Pending> = Mutex::new(Pending {
     bar: None,
 });
 
+/// Held shared by each thread creating something to undo (see [`making`]), and alone by the
+/// cleanup.
+static MAKING: RwLock<()> = RwLock::new(());
+
 /// Takes the lock that cleanup runs under (also after a panic elsewhere: the lists stay valid).
 pub fn pending() -> MutexGuard<'static, Pending> {
     PENDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The cleanup lock, if it can be had within `wait`: a commit holds it while it links or
-/// renames the output, and one stuck on a hung filesystem is left alone (a stalled distributed
-/// run must still end).
+/// Runs `make`, which creates something an interrupt must undo (a temporary file, a multipart
+/// upload) and registers it with [`pending`], with the cleanup held off until it returns: an
+/// interrupt then finds it either not begun or registered. Threads making at once do not wait
+/// for each other. Never called with [`pending`]'s lock held.
+pub fn making<T>(make: impl FnOnce() -> T) -> T {
+    let _shared = MAKING.read().unwrap_or_else(PoisonError::into_inner);
+    make()
+}
+
+/// The cleanup's hold: no thread is in [`making`], and nothing registers or commits.
+pub struct Held {
+    _making: RwLockWriteGuard<'static, ()>,
+    pending: MutexGuard<'static, Pending>,
+}
+
+impl std::ops::Deref for Held {
+    type Target = Pending;
+    fn deref(&self) -> &Pending {
+        &self.pending
+    }
+}
+
+impl std::ops::DerefMut for Held {
+    fn deref_mut(&mut self) -> &mut Pending {
+        &mut self.pending
+    }
+}
+
+/// Waits for every thread in [`making`] to finish and takes [`pending`]'s lock: what the
+/// cleanup holds.
+pub fn hold() -> Held {
+    let making = MAKING.write().unwrap_or_else(PoisonError::into_inner);
+    Held {
+        _making: making,
+        pending: pending(),
+    }
+}
+
+/// [`hold`], if it can be had within `wait`: a commit holds the lock while it links or renames
+/// the output, and a thread creating a file on a hung filesystem stays in [`making`]; either
+/// is left alone (a stalled distributed run must still end).
 #[cfg(feature = "mpi")]
-pub fn pending_within(wait: std::time::Duration) -> Option<MutexGuard<'static, Pending>> {
+pub fn hold_within(wait: std::time::Duration) -> Option<Held> {
     use std::sync::TryLockError;
     let start = std::time::Instant::now();
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(10));
+    let making = loop {
+        match MAKING.try_write() {
+            Ok(guard) => break guard,
+            Err(TryLockError::Poisoned(e)) => break e.into_inner(),
+            Err(TryLockError::WouldBlock) if start.elapsed() < wait => pause(),
+            Err(TryLockError::WouldBlock) => return None,
+        }
+    };
     loop {
         match PENDING.try_lock() {
-            Ok(guard) => return Some(guard),
-            Err(TryLockError::Poisoned(e)) => return Some(e.into_inner()),
-            Err(TryLockError::WouldBlock) if start.elapsed() < wait => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
+            Ok(pending) => {
+                return Some(Held {
+                    _making: making,
+                    pending,
+                });
             }
+            Err(TryLockError::Poisoned(e)) => {
+                return Some(Held {
+                    _making: making,
+                    pending: e.into_inner(),
+                });
+            }
+            Err(TryLockError::WouldBlock) if start.elapsed() < wait => pause(),
             Err(TryLockError::WouldBlock) => return None,
         }
     }
@@ -156,9 +222,9 @@ pub fn install() -> std::io::Result<()> {
         .name("paracrypt-signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
-                // Held until the process ends: nothing commits after this point.
-                let mut pending = pending();
-                pending.clean_up();
+                // Held until the process ends: nothing is created or commits after this point.
+                let mut held = hold();
+                held.clean_up();
                 let _ = signal_hook::low_level::emulate_default_handler(signal);
                 std::process::exit(128 + signal);
             }
@@ -176,4 +242,39 @@ fn ignored_signals() -> u64 {
             u64::from_str_radix(mask.trim(), 16).ok()
         })
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The cleanup waits for a thread in [`making`]: what that thread creates, even after the
+    /// interrupt came, is registered and removed (a file created between its registration and
+    /// the cleanup used to be left behind).
+    #[test]
+    fn the_cleanup_waits_for_what_is_being_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".paracrypt-test.tmp");
+        let (entered, inside) = std::sync::mpsc::channel();
+        let maker = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                making(|| {
+                    entered.send(()).unwrap();
+                    // The interrupt comes now, while the file is not created yet.
+                    std::thread::sleep(Duration::from_millis(300));
+                    std::fs::write(&path, b"x").unwrap();
+                    pending().add_file(&path);
+                })
+            })
+        };
+        inside.recv().unwrap();
+        let mut held = hold();
+        assert!(path.exists(), "the cleanup did not wait");
+        held.clean_up();
+        drop(held);
+        maker.join().unwrap();
+        assert!(!path.exists());
+    }
 }

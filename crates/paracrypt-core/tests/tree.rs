@@ -131,8 +131,17 @@ struct Recorded {
 }
 
 impl Guard for Recorded {
-    fn add(&self, path: &Path) {
+    fn create(
+        &self,
+        path: &Path,
+        create: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        // Created inside the call, never before it.
+        assert!(!path.exists(), "{}", path.display());
+        create()?;
+        assert!(path.exists(), "{}", path.display());
         self.added.lock().unwrap().push(path.to_path_buf());
+        Ok(())
     }
 
     fn forget(&self, path: &Path) {

@@ -212,11 +212,14 @@ impl Object {
 }
 
 /// Told of each multipart upload a tree's output starts, so that a front end aborts it on an
-/// interrupt: [`UploadWatch::started`] returns an id that [`UploadWatch::ended`] is given once
+/// interrupt: [`UploadWatch::start`] returns an id that [`UploadWatch::ended`] is given once
 /// the upload is completed or aborted.
 pub trait UploadWatch: Send + Sync {
-    /// An upload started; `aborter` aborts it from any thread.
-    fn started(&self, aborter: Aborter) -> u64;
+    /// Runs `start`, which starts an upload and returns what aborts it from any thread (`None`
+    /// if it could not start), and returns the upload's id. A front end holds its interrupt
+    /// handler off while `start` runs, so that an interrupt finds the upload either not
+    /// started or known to it.
+    fn start(&self, start: &mut dyn FnMut() -> Option<Aborter>) -> Option<u64>;
     /// The upload of that id is completed or aborted.
     fn ended(&self, id: u64);
 }
@@ -289,11 +292,28 @@ impl TreeOutput for PrefixOutput {
                 end: AtomicU64::new(len),
             }));
         }
-        let upload = Upload::create(&object, self.force).map_err(io_error)?;
-        let watched = self
-            .watch
-            .as_ref()
-            .map(|watch| (Arc::clone(watch), watch.started(upload.aborter())));
+        let (upload, watched) = match &self.watch {
+            None => (Upload::create(&object, self.force).map_err(io_error)?, None),
+            Some(watch) => {
+                let mut started = None;
+                let id = watch.start(&mut || match Upload::create(&object, self.force) {
+                    Ok(upload) => {
+                        let aborter = upload.aborter();
+                        started = Some(Ok(upload));
+                        Some(aborter)
+                    }
+                    Err(e) => {
+                        started = Some(Err(e));
+                        None
+                    }
+                });
+                match (started, id) {
+                    (Some(Ok(upload)), Some(id)) => (upload, Some((Arc::clone(watch), id))),
+                    (Some(Err(e)), _) => return Err(io_error(e)),
+                    _ => return Err(io::Error::other("the upload's watch did not start it")),
+                }
+            }
+        };
         let part = MIN_PART.max(len.div_ceil(MAX_PARTS));
         let count = len.div_ceil(part) as usize;
         Ok(Box::new(Parts {

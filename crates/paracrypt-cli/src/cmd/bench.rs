@@ -141,13 +141,16 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
     } else {
         None
     };
-    let dir = match &args.dir {
-        Some(dir) => tempfile::tempdir_in(dir),
-        None => tempfile::tempdir(),
-    }
-    .context("cannot create a directory for the file-to-file runs")?;
     // Its files hold test data as large as the largest size: never leave them behind.
-    crate::interrupt::pending().add_dir(dir.path());
+    let dir = crate::interrupt::making(|| {
+        let dir = match &args.dir {
+            Some(dir) => tempfile::tempdir_in(dir),
+            None => tempfile::tempdir(),
+        }?;
+        crate::interrupt::pending().add_dir(dir.path());
+        Ok::<_, std::io::Error>(dir)
+    })
+    .context("cannot create a directory for the file-to-file runs")?;
 
     let steps: u64 = algorithms
         .iter()

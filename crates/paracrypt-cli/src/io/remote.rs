@@ -95,10 +95,16 @@ mod imp {
     struct TreeUploads;
 
     impl paracrypt_store::UploadWatch for TreeUploads {
-        fn started(&self, aborter: paracrypt_store::Aborter) -> u64 {
-            pending().add_abort(Box::new(move || {
-                let _ = aborter.abort();
-            }))
+        fn start(
+            &self,
+            start: &mut dyn FnMut() -> Option<paracrypt_store::Aborter>,
+        ) -> Option<u64> {
+            crate::interrupt::making(|| {
+                let aborter = start()?;
+                Some(pending().add_abort(Box::new(move || {
+                    let _ = aborter.abort();
+                })))
+            })
         }
 
         fn ended(&self, id: u64) {
@@ -249,11 +255,15 @@ mod imp {
 
         /// Starts the multipart upload, aborted if the process is interrupted.
         pub fn create(self) -> Result<RemoteOutput> {
-            let upload = Upload::create(&self.object, self.force)?;
-            let aborter = upload.aborter();
-            let registration = pending().add_abort(Box::new(move || {
-                let _ = aborter.abort();
-            }));
+            // One step to the interrupt handler: an upload it does not abort is never started.
+            let (upload, registration) = crate::interrupt::making(|| {
+                let upload = Upload::create(&self.object, self.force)?;
+                let aborter = upload.aborter();
+                let registration = pending().add_abort(Box::new(move || {
+                    let _ = aborter.abort();
+                }));
+                Ok::<_, paracrypt_store::Error>((upload, registration))
+            })?;
             Ok(RemoteOutput {
                 writer: Some(PartWriter::new(upload)),
                 parts: None,

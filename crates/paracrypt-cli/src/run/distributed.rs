@@ -127,7 +127,7 @@ mod imp {
     use super::*;
     use crate::exit::{self, usage, warn};
     use crate::flags::{ScheduleArg, TransportArg};
-    use crate::interrupt::{pending, pending_within};
+    use crate::interrupt::{hold_within, pending};
     #[cfg(feature = "s3")]
     use crate::io::remote::{RemoteInput, RemoteTarget};
     use crate::io::{Input, NewOutput, Output, OutputTarget};
@@ -515,11 +515,11 @@ mod imp {
         fn stalled(&self, stall: &Stall) -> i32 {
             // Held until MPI_Abort ends the process: nothing commits after this point. A commit
             // that holds it for more than a second is stuck itself, and left alone.
-            let pending = pending_within(Duration::from_secs(1));
+            let held = hold_within(Duration::from_secs(1));
             eprintln!("paracrypt: error: {stall}; aborting the job (--stall-timeout)");
-            if let Some(mut pending) = pending {
-                pending.clean_up();
-                std::mem::forget(pending);
+            if let Some(mut held) = held {
+                held.clean_up();
+                std::mem::forget(held);
             }
             i32::from(exit::STALLED)
         }

@@ -38,8 +38,16 @@ pub struct TreeArgs {
 pub(crate) struct Interrupts;
 
 impl Guard for Interrupts {
-    fn add(&self, path: &Path) {
-        pending().add_file(path);
+    fn create(
+        &self,
+        path: &Path,
+        create: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        crate::interrupt::making(|| {
+            create()?;
+            pending().add_file(path);
+            Ok(())
+        })
     }
 
     fn forget(&self, path: &Path) {

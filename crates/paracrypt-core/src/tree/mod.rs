@@ -127,9 +127,18 @@ pub const MANIFEST: &str = "paracrypt-manifest";
 /// and runs each commit of two steps so that an interrupt lands before or after it, never
 /// during. Every method does nothing by default.
 pub trait Guard: Send + Sync {
-    /// A named temporary file is (about to be) at `path`: remove it on an interrupt.
-    fn add(&self, path: &Path) {
+    /// Runs `create`, which creates the named temporary file `path`; once it succeeds, remove
+    /// `path` on an interrupt (until [`Guard::forget`]). A front end holds its interrupt
+    /// handler off while `create` runs (many threads may create at once: only the handler
+    /// waits for them), so that an interrupt finds the file either not yet created or known
+    /// to it: never created after the handler looked.
+    fn create(
+        &self,
+        path: &Path,
+        create: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         let _ = path;
+        create()
     }
 
     /// `path` is no longer a temporary file (it took its name, or was removed).

@@ -3,8 +3,10 @@
 //!
 //! The temporary file has no name at all where Linux allows it (`O_TMPFILE`, linked into place
 //! by [`Dest::commit`]), so that even `SIGKILL` leaves nothing behind; elsewhere it is a hidden
-//! `.paracrypt-XXXXXX.tmp` beside its destination that the caller's [`Guard`] learns of (a
-//! front end removes it on an interrupt) and that is removed when the file fails.
+//! `.paracrypt-XXXXXX.tmp` beside its destination that the caller's [`Guard`] creates (a
+//! front end removes it on an interrupt: creating it inside the guard means no interrupt lands
+//! between the file's creation and the front end learning of it) and that is removed when the
+//! file fails.
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
@@ -116,26 +118,30 @@ impl Dest {
         })
     }
 
-    /// A new hidden file in `dir`, told to the guard.
+    /// A new hidden file in `dir`, created through the guard (which removes it on an
+    /// interrupt).
     fn named_in(&self, dir: &Path) -> io::Result<(File, PathBuf)> {
         loop {
             let path = dir.join(hidden_name());
-            // Told before it exists, so that an interrupt between the two still removes it.
-            self.guard.add(&path);
-            match OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(OFlags::CLOEXEC.bits() as i32)
-                .open(&path)
-            {
-                Ok(file) => return Ok((file, path)),
-                Err(e) => {
-                    self.guard.forget(&path);
-                    if e.kind() != io::ErrorKind::AlreadyExists {
-                        return Err(e);
-                    }
+            let mut file = None;
+            let created = self.guard.create(&path, &mut || {
+                file = Some(
+                    OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .create_new(true)
+                        .mode(0o600)
+                        .custom_flags(OFlags::CLOEXEC.bits() as i32)
+                        .open(&path)?,
+                );
+                Ok(())
+            });
+            match (created, file) {
+                (Ok(()), Some(file)) => return Ok((file, path)),
+                (Err(e), _) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                (Err(e), _) => return Err(e),
+                (Ok(()), None) => {
+                    return Err(io::Error::other("the guard did not create the file"));
                 }
             }
         }
@@ -373,5 +379,51 @@ mod tests {
             refused.raw_os_error(),
             Some(rustix::io::Errno::LOOP.raw_os_error())
         );
+    }
+
+    /// Records what its [`Guard::create`] saw: a front end holds its interrupt handler off for
+    /// the call, so the file must be created inside it, not before or after.
+    #[derive(Default)]
+    struct Watching(std::sync::Mutex<Vec<(PathBuf, bool, bool)>>);
+
+    impl Guard for Watching {
+        fn create(
+            &self,
+            path: &Path,
+            create: &mut dyn FnMut() -> io::Result<()>,
+        ) -> io::Result<()> {
+            let before = path.exists();
+            let result = create();
+            self.0
+                .lock()
+                .unwrap()
+                .push((path.to_path_buf(), before, path.exists()));
+            result
+        }
+    }
+
+    /// A named temporary file comes to be inside the guard's `create` (an interrupt handler
+    /// that looked before it finds none, one that looks after knows of it), and is gone once
+    /// committed.
+    #[test]
+    fn a_named_temporary_file_is_created_inside_the_guard() {
+        let dir = tempfile::tempdir().unwrap();
+        let guard = Arc::new(Watching::default());
+        let dest = Dest {
+            root: dir.path().to_path_buf(),
+            replace: false,
+            named: true,
+            sync: false,
+            guard: guard.clone(),
+        };
+        let temp = dest.temp(b"a").unwrap();
+        temp.file.write_all_at(b"x", 0).unwrap();
+        let seen = guard.0.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let (path, before, after) = &seen[0];
+        assert!(!before && *after, "{seen:?}");
+        dest.commit(temp, b"a").unwrap();
+        assert!(!path.exists());
+        assert_eq!(fs::read(dir.path().join("a")).unwrap(), b"x");
     }
 }
