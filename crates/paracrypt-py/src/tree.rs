@@ -54,6 +54,100 @@ fn run_core<T: Send>(
     options.run(py, || work(&runner))
 }
 
+/// The tree run from `src` to `dst` when either is a prefix in object storage
+/// (``s3://bucket/prefix/``), checked and opened by `paracrypt_store::prefix_run`, which decides
+/// what a prefix may do for every front end (its refusals are `UsageError`s in its words);
+/// `None` when both are local. Credentials, region and endpoint come from the environment
+/// (``AWS_ACCESS_KEY_ID``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``…), as for KMS; the store's
+/// options are its defaults (the CLI's ``--upload-concurrency`` and friends). No upload watch:
+/// a call cannot be interrupted while it runs (the GIL is released and Python handles a
+/// signal only once the call returns), and every upload a call starts is completed or aborted
+/// before it returns.
+#[cfg(feature = "store")]
+fn prefix_run(
+    encrypting: bool,
+    src: &std::path::Path,
+    dst: &std::path::Path,
+    tree_options: &tree::Options,
+) -> Result<Option<paracrypt_store::PrefixRun>, Failure> {
+    Ok(paracrypt_store::prefix_run(
+        encrypting,
+        src,
+        dst,
+        tree_options,
+        paracrypt_store::Options::default(),
+        None,
+    )?)
+}
+
+/// The encrypted tree under the prefix `src` (listed), when it is one.
+#[cfg(feature = "store")]
+fn prefix_input(src: &std::path::Path) -> Result<Option<paracrypt_store::PrefixInput>, Failure> {
+    match src.to_str().filter(|text| paracrypt_store::is_url(text)) {
+        Some(url) => Ok(Some(paracrypt_store::prefix_input(
+            url,
+            paracrypt_store::Options::default(),
+        )?)),
+        None => Ok(None),
+    }
+}
+
+/// A build without object storage (no `store` feature) has no prefix run.
+#[cfg(not(feature = "store"))]
+#[allow(dead_code)] // never made
+enum PrefixRun {
+    Encrypt(std::sync::Arc<dyn tree::TreeOutput>),
+    Decrypt(std::sync::Arc<dyn tree::TreeInput>),
+}
+
+/// What a build without object storage says of a URL.
+#[cfg(not(feature = "store"))]
+fn no_store(path: &std::path::Path) -> Result<(), Failure> {
+    if path.to_str().is_some_and(|text| text.contains("://")) {
+        return crate::errors::usage(format!(
+            "{}: object storage needs the package built with its `store` feature",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "store"))]
+fn prefix_run(
+    _: bool,
+    src: &std::path::Path,
+    dst: &std::path::Path,
+    _: &tree::Options,
+) -> Result<Option<PrefixRun>, Failure> {
+    no_store(src)?;
+    no_store(dst)?;
+    Ok(None)
+}
+
+#[cfg(not(feature = "store"))]
+fn prefix_input(src: &std::path::Path) -> Result<Option<tree::LocalInput>, Failure> {
+    no_store(src)?;
+    Ok(None)
+}
+
+#[cfg(feature = "store")]
+use paracrypt_store::PrefixRun;
+
+/// Refuses `paths` in object storage for a run of local directories only (`what`), with the
+/// store's rule and words (`paracrypt_store::local_only`).
+fn local_only(what: tree::NotInStore, paths: &[&std::path::Path]) -> Result<(), Failure> {
+    #[cfg(feature = "store")]
+    paracrypt_store::local_only(what, paths)?;
+    #[cfg(not(feature = "store"))]
+    {
+        let _ = what;
+        for path in paths {
+            no_store(path)?;
+        }
+    }
+    Ok(())
+}
+
 /// The signer of a manifest as a dict (`fingerprint`, and `required`: whether the call asked
 /// for that signer with `verify_with=`), or `None`.
 fn signer<'py>(
@@ -151,7 +245,9 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// symbolic links are recorded (never followed), and ``dst`` gets one encrypted manifest
 /// (``paracrypt-manifest``) that lists the tree and binds each file to its place
 /// (docs/guide/trees.md). A FIFO, socket or device in ``src`` is refused by name before any
-/// work.
+/// work. ``dst`` may be a prefix in object storage (``"s3://bucket/prefix/"``, a ``str``): each
+/// file one object, the manifest written last, credentials and endpoint from the environment
+/// (``AWS_*``); ``update=True`` is refused there (:class:`UsageError`).
 ///
 /// Secrets and ``format=``, ``armor=``, ``cipher=``, ``chunk_size=``, ``sign=`` as
 /// :func:`encrypt_file` (with ``password=``, one Argon2id for the tree: a key drawn for the
@@ -203,7 +299,13 @@ pub fn encrypt_tree<'py>(
     )?;
     let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
     let summary = run_core(py, (threads, provider, progress), |runner| {
-        Ok(tree::encrypt(runner, &request, &src, &dst, &tree_options)?)
+        Ok(match prefix_run(true, &src, &dst, &tree_options)? {
+            Some(PrefixRun::Encrypt(out)) => {
+                tree::encrypt_to(runner, &request, &src, out, &tree_options)?
+            }
+            Some(PrefixRun::Decrypt(_)) => unreachable!("an encryption's run"),
+            None => tree::encrypt(runner, &request, &src, &dst, &tree_options)?,
+        })
     })?;
     finish(py, summary, true)
 }
@@ -247,6 +349,7 @@ pub fn rekey_tree<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let tree_options = write_options(overwrite);
+    local_only(tree::NotInStore::Rekey, &[src.as_path(), dst.as_path()])?;
     // What the paths and the manifest's header refuse, before any secret is read.
     tree::check_rekey(&src, &dst, &tree_options).map_err(Failure::from)?;
     let open = decrypt_request(None, password, identities, None)?;
@@ -268,7 +371,9 @@ pub fn rekey_tree<'py>(
 /// then every file's header is checked against the manifest before any key is used on it,
 /// every chunk authenticated, and its length and BLAKE3 tree-hash root checked before it takes
 /// its name; directories, modes, times and links are restored. ``dst`` must be new or empty,
-/// or ``overwrite=True`` writes into it. Secrets and options as :func:`decrypt_file`.
+/// or ``overwrite=True`` writes into it. Secrets and options as :func:`decrypt_file`. ``src``
+/// may be a prefix in object storage (``"s3://bucket/prefix/"``, a ``str``), listed once;
+/// ``dst`` is a local directory.
 ///
 /// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` decrypted;
 /// ``signer``: ``None`` for an unsigned manifest, else ``{"fingerprint", "required"}``,
@@ -295,7 +400,13 @@ pub fn decrypt_tree<'py>(
     let request = decrypt_request(key, password, identities, verify_with)?;
     let tree_options = write_options(overwrite);
     let summary = run_core(py, (threads, provider, progress), |runner| {
-        Ok(tree::decrypt(runner, &request, &src, &dst, &tree_options)?)
+        Ok(match prefix_run(false, &src, &dst, &tree_options)? {
+            Some(PrefixRun::Decrypt(input)) => {
+                tree::decrypt_from(runner, &request, input, &dst, &tree_options)?
+            }
+            Some(PrefixRun::Encrypt(_)) => unreachable!("a decryption's run"),
+            None => tree::decrypt(runner, &request, &src, &dst, &tree_options)?,
+        })
     })?;
     finish(py, summary, false)
 }
@@ -336,6 +447,7 @@ pub fn sign_tree<'py>(
     threads: Option<i64>,
     provider: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    local_only(tree::NotInStore::Sign, &[src.as_path()])?;
     let src = src.components().as_path().to_path_buf();
     let sig = sig.unwrap_or_else(|| {
         let mut name = src.as_os_str().to_owned();
@@ -382,7 +494,8 @@ pub fn sign_tree<'py>(
 /// and decrypts (every chunk authenticated) to the length and BLAKE3 root it lists, and
 /// nothing else is stored. ``paths=`` (paths in the tree, as :func:`decrypt_tree` restores
 /// them) checks only those files. Secrets as :func:`decrypt_tree`; ``verify_with=`` requires
-/// the manifest to be signed by that key (:class:`SignatureError` if not).
+/// the manifest to be signed by that key (:class:`SignatureError` if not). ``src`` may be a
+/// prefix in object storage (``"s3://bucket/prefix/"``), not with ``signature=``.
 ///
 /// Returns a dict when the tree is intact: ``files`` and ``bytes`` checked, ``signer``
 /// (``None`` or ``{"fingerprint", "required"}``). Otherwise raises :class:`TreeChangedError`,
@@ -413,6 +526,7 @@ pub fn verify_tree<'py>(
     let runner = options.runner();
     let dict = PyDict::new(py);
     let (why, changes, complete) = if let Some(signature) = signature {
+        local_only(tree::NotInStore::Sign, &[src.as_path()])?;
         if key.is_some() || password.is_some() || identities.is_some() {
             return Err(Failure::Usage(
                 "signature= checks a plaintext tree: it takes no key=, password= or identities="
@@ -441,7 +555,12 @@ pub fn verify_tree<'py>(
         (checked.why_not_intact(), changes, true)
     } else {
         let request = decrypt_request(key, password, identities, verify_with)?;
-        let checked = options.run(py, || Ok(tree::verify(&runner, &request, &src, &only)?))?;
+        let checked = options.run(py, || {
+            Ok(match prefix_input(&src)? {
+                Some(input) => tree::verify_from(&runner, &request, &input, &only)?,
+                None => tree::verify(&runner, &request, &src, &only)?,
+            })
+        })?;
         dict.set_item("files", checked.files)?;
         dict.set_item("bytes", checked.bytes)?;
         dict.set_item("signer", signer(py, checked.signer.as_ref())?)?;
@@ -473,7 +592,8 @@ pub fn verify_tree<'py>(
 /// ``verify_with=``, that signer), as one dict: what ``paracrypt info --recursive --json``
 /// prints (docs/guide/trees.md lists its fields: ``format``, ``signer``, ``generation``,
 /// ``complete``, the counts, and ``entries``, one dict per directory, file and link). Its
-/// files are not read (:func:`verify_tree` checks them). Secrets as :func:`decrypt_tree`.
+/// files are not read (:func:`verify_tree` checks them). Secrets as :func:`decrypt_tree`;
+/// ``src`` may be a prefix in object storage (``"s3://bucket/prefix/"``).
 #[pyfunction]
 #[pyo3(signature = (src, *, key = None, password = None, identities = None, verify_with = None, provider = None))]
 pub fn info_tree<'py>(
@@ -487,7 +607,10 @@ pub fn info_tree<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let request = decrypt_request(key, password, identities, verify_with)?;
     let json = run_core(py, (Some(1), provider, None), |runner| {
-        let manifest = tree::read_manifest(runner, &request, &src)?;
+        let manifest = match prefix_input(&src)? {
+            Some(input) => tree::read_manifest_from(runner, &request, &input)?,
+            None => tree::read_manifest(runner, &request, &src)?,
+        };
         Ok(manifest.json(&src.display().to_string()).to_string())
     })?;
     py.import("json")?.call_method1("loads", (json,))
@@ -572,6 +695,7 @@ impl TreeJob {
         threads: Option<i64>,
         provider: Option<&str>,
     ) -> PyResult<Self> {
+        local_only(tree::NotInStore::Spread, &[src.as_path(), dst.as_path()])?;
         let request = encrypt_request(
             key, password, recipients, format, false, cipher, chunk_size, sign,
         )?;
@@ -605,6 +729,7 @@ impl TreeJob {
         threads: Option<i64>,
         provider: Option<&str>,
     ) -> PyResult<Self> {
+        local_only(tree::NotInStore::Spread, &[src.as_path(), dst.as_path()])?;
         let request = decrypt_request(key, password, identities, verify_with)?;
         let tree_options = write_options(overwrite);
         let plan = run_core(py, (threads, provider, None), |runner| {

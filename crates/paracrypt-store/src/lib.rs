@@ -54,7 +54,10 @@ pub use object::{
     Options, is_url,
 };
 pub use source::{BLOCK, HeadReader, ObjectReader, ObjectSource};
-pub use tree::{Listed, MAX_KEY, MAX_OBJECTS, Prefix, PrefixInput, PrefixOutput, UploadWatch};
+pub use tree::{
+    Listed, MAX_KEY, MAX_OBJECTS, Prefix, PrefixInput, PrefixOutput, PrefixRun, UploadWatch,
+    local_only, prefix_input, prefix_run,
+};
 pub use upload::{
     Aborter, MAX_PARTS, MIN_PART, PartWriter, Upload, UploadError, part_count, stream_part_size,
     upload_parts,

@@ -3,6 +3,13 @@
 //! ([`PrefixInput`], a `TreeInput`), which the core's tree driver writes and reads as it does a
 //! local directory. The core depends on no store: a front end plugs these in.
 //!
+//! **What a prefix may do** is decided here, once for every front end (the CLI, Python):
+//! [`prefix_run`] checks a tree run with a prefix on one side (on the core's
+//! `tree::check_in_store`) and opens the prefix, [`prefix_input`] opens an encrypted tree to
+//! verify or show, and [`local_only`] refuses a prefix to a run of local directories only
+//! (signing, rekeying, spreading over processes). Each refusal is the core's
+//! `Error::TreeInStore`, in words; a front end adds its own options' names.
+//!
 //! **Listing**: a prefix is listed once (object_store paginates), at most [`MAX_OBJECTS`]
 //! objects, each key at most [`MAX_KEY`] bytes; an input's files are then read with ranged
 //! GETs ([`ObjectSource`]), each pinned to the ETag the listing gave, so that an object
@@ -533,6 +540,103 @@ impl Sink for Parts {
     ) -> paracrypt_core::Result<()> {
         self.write_chunk(chunks.start, plan.chunk(chunks.start).output.start, data)
     }
+}
+
+/// A tree run with a prefix on one side, checked ([`prefix_run`]): what the core's
+/// [`encrypt_to`](paracrypt_core::tree::encrypt_to) or
+/// [`decrypt_from`](paracrypt_core::tree::decrypt_from) then runs with.
+pub enum PrefixRun {
+    /// A local directory encrypted into this prefix, checked ([`TreeOutput::prepare`]).
+    Encrypt(Arc<PrefixOutput>),
+    /// The encrypted tree of this prefix (listed) decrypted into a local directory.
+    Decrypt(Arc<PrefixInput>),
+}
+
+impl std::fmt::Debug for PrefixRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrefixRun::Encrypt(out) => f.debug_tuple("Encrypt").field(&out.prefix).finish(),
+            PrefixRun::Decrypt(input) => f.debug_tuple("Decrypt").field(&input.prefix).finish(),
+        }
+    }
+}
+
+/// `path` as the URL of a prefix, when it is one ([`is_url`](crate::is_url)).
+fn url_of(path: &LocalPath) -> Option<&str> {
+    path.to_str().filter(|text| crate::is_url(text))
+}
+
+/// A store's error as the core's: a URL or setting refused is a usage error
+/// ([`paracrypt_core::Error::Request`]), anything else an I/O error of `doing`.
+fn core_error(doing: &str, e: Error) -> paracrypt_core::Error {
+    match e.core_kind() {
+        paracrypt_core::ErrorKind::Usage => paracrypt_core::Error::Request(e.to_string()),
+        _ => paracrypt_core::Error::io(doing, io_error(e)),
+    }
+}
+
+/// Checks the tree run from `input` to `output` when either is a prefix in object storage
+/// (`s3://bucket/prefix/`) and opens that prefix; `None` when both are local. What a prefix may
+/// do is decided here and in the core ([`check_in_store`](paracrypt_core::tree::check_in_store):
+/// a local directory encrypted into a prefix, an encrypted tree decrypted from one into a local
+/// directory, no update), the same for every front end; each refusal comes before any secret is
+/// read. An encryption's prefix is asked whether it holds objects (refused without
+/// `tree_options.force`: [`paracrypt_core::Error::TreeOutputExists`]); a decryption's is
+/// listed. `watch` is told of every multipart upload of an encryption.
+pub fn prefix_run(
+    encrypting: bool,
+    input: &LocalPath,
+    output: &LocalPath,
+    tree_options: &paracrypt_core::tree::Options,
+    options: Options,
+    watch: Option<Arc<dyn UploadWatch>>,
+) -> paracrypt_core::Result<Option<PrefixRun>> {
+    let (input_url, output_url) = (url_of(input), url_of(output));
+    if input_url.is_none() && output_url.is_none() {
+        return Ok(None);
+    }
+    paracrypt_core::tree::check_in_store(
+        encrypting,
+        (input, input_url.is_some()),
+        (output, output_url.is_some()),
+        tree_options,
+    )?;
+    let force = tree_options.force;
+    match (encrypting, input_url, output_url) {
+        (true, _, Some(url)) => {
+            let prefix =
+                Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+            let out = PrefixOutput::new(prefix, force, watch);
+            out.prepare(input, force)?;
+            Ok(Some(PrefixRun::Encrypt(Arc::new(out))))
+        }
+        (false, Some(url), _) => Ok(Some(PrefixRun::Decrypt(Arc::new(prefix_input(
+            url, options,
+        )?)))),
+        // `check_in_store` refused the others.
+        _ => unreachable!("a prefix run checked is one of the two"),
+    }
+}
+
+/// Refuses any of `paths` that is in object storage, for a tree run that reads and writes
+/// local directories only (`what`: signing, rekeying, spreading over processes): the same
+/// refusal, in the same words, for every front end.
+pub fn local_only(
+    what: paracrypt_core::tree::NotInStore,
+    paths: &[&LocalPath],
+) -> paracrypt_core::Result<()> {
+    if paths.iter().any(|path| url_of(path).is_some()) {
+        return Err(paracrypt_core::Error::TreeInStore(what));
+    }
+    Ok(())
+}
+
+/// The encrypted tree under the prefix `url`, listed, to verify or show
+/// ([`verify_from`](paracrypt_core::tree::verify_from),
+/// [`read_manifest_from`](paracrypt_core::tree::read_manifest_from)) or decrypt.
+pub fn prefix_input(url: &str, options: Options) -> paracrypt_core::Result<PrefixInput> {
+    let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+    PrefixInput::open(prefix).map_err(|e| core_error("cannot read the tree", e))
 }
 
 /// A prefix as an encrypted tree's input (see the [module](self)): listed once when opened.

@@ -341,11 +341,10 @@ fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
     if args.file == Path::new("-") {
         return usage("--recursive needs a directory");
     }
-    if crate::io::remote::is_url(&args.file) {
-        return usage(
-            "--recursive signs a local directory: a tree in object storage is not signed (yet)",
-        );
-    }
+    crate::io::remote::local_only(
+        paracrypt_core::tree::NotInStore::Sign,
+        &[args.file.as_path()],
+    )?;
     // `DIR/` names DIR: its signature goes beside it, not inside.
     let dir = args.file.components().as_path().to_path_buf();
     let output = args
@@ -400,6 +399,10 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
              -i, --range or --format",
         );
     }
+    crate::io::remote::local_only(
+        paracrypt_core::tree::NotInStore::Sign,
+        &[args.file.as_path()],
+    )?;
     let dir = args.file.components().as_path().to_path_buf();
     if !dir.is_dir() {
         return usage(format!(

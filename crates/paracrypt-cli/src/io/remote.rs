@@ -48,6 +48,22 @@ pub fn is_url(path: &std::path::Path) -> bool {
         .is_some_and(|text| SCHEMES.iter().any(|scheme| text.starts_with(scheme)))
 }
 
+/// Refuses any of `paths` that names object storage, for a tree run of local directories only
+/// (`what`; the rule is `paracrypt_store::local_only`'s, which a build without object storage
+/// applies to the URLs it recognises).
+pub fn local_only(
+    what: paracrypt_core::tree::NotInStore,
+    paths: &[&std::path::Path],
+) -> paracrypt_core::Result<()> {
+    #[cfg(not(feature = "s3"))]
+    if paths.iter().any(|path| is_url(path)) {
+        return Err(paracrypt_core::Error::TreeInStore(what));
+    }
+    #[cfg(feature = "s3")]
+    paracrypt_store::local_only(what, paths)?;
+    Ok(())
+}
+
 #[cfg(feature = "s3")]
 pub use imp::*;
 
@@ -60,6 +76,7 @@ mod imp {
     use std::path::{Path, PathBuf};
 
     use anyhow::Result;
+    pub use paracrypt_store::PrefixRun;
     use paracrypt_store::{Object, ObjectReader, ObjectSource, Options, PartWriter, Upload};
 
     use super::FLAGS;
@@ -112,34 +129,31 @@ mod imp {
         }
     }
 
-    /// Opens the prefix `path` names (`s3://bucket/prefix/`) with the command's options.
-    fn open_prefix(path: &Path) -> Result<paracrypt_store::Prefix> {
-        let url = path.to_str().expect("a URL is UTF-8");
-        match paracrypt_store::Prefix::open(url, options()) {
-            Ok(prefix) => Ok(prefix),
-            Err(e) => usage(e.to_string()),
-        }
-    }
-
-    /// The prefix `path` names as a tree's output: each file one object (see
-    /// `paracrypt_store::PrefixOutput`), its uploads aborted on an interrupt.
-    pub fn tree_output(
-        path: &Path,
-        force: bool,
-    ) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeOutput>> {
-        let prefix = open_prefix(path)?;
-        Ok(std::sync::Arc::new(paracrypt_store::PrefixOutput::new(
-            prefix,
-            force,
+    /// The tree run from `input` to `output` when either is a prefix, checked and opened by
+    /// `paracrypt_store::prefix_run` (what a prefix may do is decided there, for every front
+    /// end) with the command's options, its uploads aborted on an interrupt.
+    pub fn prefix_run(
+        encrypting: bool,
+        input: &Path,
+        output: &Path,
+        tree_options: &paracrypt_core::tree::Options,
+    ) -> paracrypt_core::Result<Option<paracrypt_store::PrefixRun>> {
+        paracrypt_store::prefix_run(
+            encrypting,
+            input,
+            output,
+            tree_options,
+            options(),
             Some(std::sync::Arc::new(TreeUploads)),
-        )))
+        )
     }
 
     /// The prefix `path` names as an encrypted tree's input, listed now.
     pub fn tree_input(path: &Path) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeInput>> {
-        let prefix = open_prefix(path)?;
-        Ok(std::sync::Arc::new(paracrypt_store::PrefixInput::open(
-            prefix,
+        let url = path.to_str().expect("a URL is UTF-8");
+        Ok(std::sync::Arc::new(paracrypt_store::prefix_input(
+            url,
+            options(),
         )?))
     }
 
@@ -366,12 +380,23 @@ mod stub {
     const NOT_BUILT: &str = "object storage URLs (s3://, gs://, az://, http(s)://) need \
         paracrypt built with its default `s3` feature";
 
-    /// Never called: this build has no object storage.
-    pub fn tree_output(
-        _: &Path,
+    /// A prefix run this build cannot make: no object storage.
+    pub enum PrefixRun {
+        Encrypt(std::sync::Arc<dyn paracrypt_core::tree::TreeOutput>),
+        Decrypt(std::sync::Arc<dyn paracrypt_core::tree::TreeInput>),
+    }
+
+    /// Refuses any prefix: this build has no object storage.
+    pub fn prefix_run(
         _: bool,
-    ) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeOutput>> {
-        usage(NOT_BUILT)
+        input: &Path,
+        output: &Path,
+        _: &paracrypt_core::tree::Options,
+    ) -> paracrypt_core::Result<Option<PrefixRun>> {
+        if super::is_url(input) || super::is_url(output) {
+            return Err(paracrypt_core::Error::Request(NOT_BUILT.into()));
+        }
+        Ok(None)
     }
 
     /// Never called: this build has no object storage.

@@ -63,7 +63,7 @@ impl Guard for Interrupts {
 /// The options of a tree run of `spec`, once the command line's refusals are made (INPUT and
 /// OUTPUT must be local directories): those of a local run and of one across MPI ranks.
 pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
-    check_dirs(&spec.input, &spec.output)?;
+    check_dirs(&spec.input, &spec.output, tree::NotInStore::Spread)?;
     Ok(Options {
         force: spec.policy.force,
         hide_names: args.hide_names,
@@ -99,9 +99,9 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
 }
 
 /// A tree run with object storage on one side: a local directory encrypted into the prefix
-/// `s3://bucket/prefix/`, or the encrypted tree there decrypted into a local directory. What
-/// is not built yet is refused: a plaintext tree read from a prefix, an update of a tree in
-/// one, a decryption into one.
+/// `s3://bucket/prefix/`, or the encrypted tree there decrypted into a local directory. What a
+/// prefix may do is decided below the command line (`paracrypt_store::prefix_run` and the
+/// core's `tree::check_in_store`), which refuses the rest before any prompt.
 fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
     let (input, output) = (spec.input.clone(), spec.output.clone());
@@ -111,49 +111,27 @@ fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitC
     if output == Path::new("-") {
         return usage("--recursive needs -o OUTPUT, a directory");
     }
-    if encrypting && remote::is_url(&input) {
-        return usage(
-            "--recursive encrypts a local directory: a plaintext tree in object storage is not \
-             read (yet)",
-        );
-    }
-    if !encrypting && remote::is_url(&output) {
-        return usage("--recursive decrypts into a local directory (not object storage)");
-    }
-    if args.update {
-        return usage(
-            "--update reads and rewrites an encrypted tree in a local directory, not yet one in \
-             object storage",
-        );
-    }
     let options = Options {
         force: spec.policy.force,
         hide_names: args.hide_names,
         named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
         sync: spec.policy.sync,
+        update: args.update,
+        checksum: args.checksum,
         guard: Arc::new(Interrupts),
         ..Options::default()
     };
-    // The refusals (the paths, an output that holds files) come before any prompt.
-    if encrypting {
-        if !input.is_dir() {
-            return usage(format!(
-                "--recursive needs INPUT, a directory: {} is not one",
-                input.display()
-            ));
-        }
-        let out = remote::tree_output(&output, options.force)?;
-        out.prepare(&input, options.force)
-            .map_err(|e| hint(e, false))?;
-        execute(spec, provider, false, |runner, request| {
+    // An existing prefix is hinted as a decryption's output is: `--update` is not offered.
+    let run = remote::prefix_run(encrypting, &input, &output, &options)
+        .map_err(|e| hint(e, false))?
+        .expect("one side is a prefix");
+    match run {
+        remote::PrefixRun::Encrypt(out) => execute(spec, provider, false, |runner, request| {
             tree::encrypt_to(runner, request, &input, out, &options)
-        })
-    } else {
-        tree::check_dest(&output, &options).map_err(|e| hint(e, false))?;
-        let tree_in = remote::tree_input(&input)?;
-        execute(spec, provider, false, |runner, request| {
+        }),
+        remote::PrefixRun::Decrypt(tree_in) => execute(spec, provider, false, |runner, request| {
             tree::decrypt_from(runner, request, tree_in, &output, &options)
-        })
+        }),
     }
 }
 
@@ -217,7 +195,7 @@ pub fn rekey(
     credentials: impl FnOnce() -> Result<(paracrypt_core::request::Request, tree::RekeyTo)>,
     threads: crate::flags::ThreadsFlag,
 ) -> Result<ExitCode> {
-    check_dirs(input, output)?;
+    check_dirs(input, output, tree::NotInStore::Rekey)?;
     tree::check_rekey(input, output, options).map_err(|e| hint(e, false))?;
     let (open, to) = credentials()?;
     let pool = threads.pool()?;
@@ -244,20 +222,15 @@ pub fn write_options(force: bool, sync: bool) -> Options {
 }
 
 /// Refuses stdin, stdout and object storage for a tree run from `input` to `output` (across
-/// ranks, and `rekey`).
-fn check_dirs(input: &Path, output: &Path) -> Result<()> {
+/// ranks, and `rekey`: `what`).
+fn check_dirs(input: &Path, output: &Path, what: tree::NotInStore) -> Result<()> {
     if input == Path::new("-") {
         return usage("--recursive needs INPUT, a directory");
     }
     if output == Path::new("-") {
         return usage("--recursive needs -o OUTPUT, a directory");
     }
-    if remote::is_url(input) || remote::is_url(output) {
-        return usage(
-            "--recursive reads and writes local directories here: object storage is built only \
-             for encrypt into a prefix, and decrypt, verify and info from one, on one process",
-        );
-    }
+    remote::local_only(what, &[input, output])?;
     Ok(())
 }
 
@@ -273,6 +246,13 @@ pub(crate) fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Er
                 "use --force to write into it, replacing files of the same names"
             }
             .into(),
+        }
+        .into(),
+        paracrypt_core::Error::TreeInStore(tree::NotInStore::Update) => exit::Hinted {
+            error,
+            hint: "--update reads and rewrites an encrypted tree in a local directory only; \
+                   without it, --force writes the whole tree into the prefix again"
+                .into(),
         }
         .into(),
         error => error.into(),

@@ -424,6 +424,11 @@ fn refusals_come_before_any_output() {
         .arg(&signer)
         .arg(prefix);
     fails(run(cmd), 2, "a tree in object storage is not signed");
+    let mut cmd = paracrypt();
+    cmd.args(["verify", "--recursive", "-s"])
+        .arg(d.join("refused.psig"))
+        .arg(prefix);
+    fails(run(cmd), 2, "a tree in object storage is not signed");
     let (identity, recipient) = x25519(d, "refused.key");
     let mut cmd = paracrypt();
     cmd.args(["rekey", "--recursive", "-i"])

@@ -96,8 +96,8 @@ pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_
 pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
 pub use seal::{
-    Plan, Prepared, Sealed, check, check_dest, encrypt, encrypt_to, plan, prepare, seal_task,
-    seal_task_guarded,
+    NotInStore, Plan, Prepared, Sealed, check, check_dest, check_in_store, encrypt, encrypt_to,
+    plan, prepare, seal_task, seal_task_guarded,
 };
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
 pub use update::{Checks, check_task};

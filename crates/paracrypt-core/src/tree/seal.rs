@@ -943,6 +943,90 @@ pub fn check(input: &Path, output: &Path, options: &Options) -> Result<()> {
     paths(Some(input), output, options.force || options.update).map(drop)
 }
 
+/// What a tree run with one side in object storage (or any [`TreeInput`] or [`TreeOutput`] a
+/// front end plugs in for a prefix) does not do, refused before anything is read or written
+/// ([`Error::TreeInStore`]); [`check_in_store`] decides it for every front end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotInStore {
+    /// A plaintext tree read from object storage: a tree is encrypted from a local directory.
+    PlainTree,
+    /// An encrypted tree decrypted into object storage: it decrypts into a local directory.
+    DecryptInto,
+    /// An update ([`Options::update`]) of an encrypted tree in object storage: an update reads
+    /// and rewrites a local directory.
+    Update,
+    /// A plaintext tree in object storage signed ([`sign`](super::sign)), or checked against
+    /// its signature.
+    Sign,
+    /// A tree in object storage rekeyed ([`rekey`](super::rekey)).
+    Rekey,
+    /// A tree in object storage spread over other processes ([`plan`], [`open_plan`](super::open_plan):
+    /// Dask workers, MPI ranks).
+    Spread,
+}
+
+impl std::fmt::Display for NotInStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NotInStore::PlainTree => {
+                "a tree is encrypted from a local directory: a plaintext tree in object storage \
+                 is not read (yet)"
+            }
+            NotInStore::DecryptInto => {
+                "an encrypted tree decrypts into a local directory (not object storage)"
+            }
+            NotInStore::Update => "updating an encrypted tree in object storage is not built yet",
+            NotInStore::Sign => {
+                "a plaintext tree is signed and checked in a local directory: a tree in object \
+                 storage is not signed (yet)"
+            }
+            NotInStore::Rekey => {
+                "rekeying reads and writes local directories here: a tree in object storage is \
+                 not rekeyed (yet)"
+            }
+            NotInStore::Spread => {
+                "a tree spread over processes reads and writes local directories here: object \
+                 storage is built only for encrypting into a prefix, and decrypting, verifying \
+                 and showing from one, on one process"
+            }
+        })
+    }
+}
+
+/// Checks, before anything is read or written and before any secret is asked for, a tree run
+/// with `input` or `output` in object storage (`input_in_store`, `output_in_store`: the front
+/// end tells which, through `paracrypt-store`): an encryption reads a local directory into a
+/// prefix, a decryption reads a prefix into a local directory that [`check_dest`] accepts, and
+/// neither updates ([`NotInStore`]). The rule every front end applies to a prefix.
+pub fn check_in_store(
+    encrypting: bool,
+    (input, input_in_store): (&Path, bool),
+    (output, output_in_store): (&Path, bool),
+    options: &Options,
+) -> Result<()> {
+    options_valid(options)?;
+    if encrypting && input_in_store {
+        return Err(Error::TreeInStore(NotInStore::PlainTree));
+    }
+    if !encrypting && output_in_store {
+        return Err(Error::TreeInStore(NotInStore::DecryptInto));
+    }
+    if options.update {
+        return Err(Error::TreeInStore(NotInStore::Update));
+    }
+    if encrypting {
+        if !input.is_dir() {
+            return Err(Error::Tree(format!(
+                "{} is not a directory (a tree's input is a directory)",
+                input.display()
+            )));
+        }
+        Ok(())
+    } else {
+        check_dest(output, options)
+    }
+}
+
 /// Refuses options that make no sense together, for every front end: [`Options::checksum`]
 /// compares with the tree already at the output, which only [`Options::update`] reads.
 fn options_valid(options: &Options) -> Result<()> {

@@ -165,7 +165,9 @@ def encrypt_tree(
     written on one process, with :func:`paracrypt.encrypt_tree`), the same tree (it decrypts
     with :func:`paracrypt.decrypt_tree` or ``paracrypt decrypt --recursive``), the same dict
     returned. ``threads`` is how many threads each task uses (default 1: one per Dask worker
-    thread). ``src`` and ``dst`` must be on a filesystem every worker sees.
+    thread). ``src`` and ``dst`` must be on a filesystem every worker sees (local directories: a
+    prefix in object storage is refused with :class:`paracrypt.UsageError`; use
+    :func:`paracrypt.encrypt_tree` on one process for one).
 
     A file that fails on a worker (changed since the walk, unreadable) does not stop the others,
     and a task whose worker died (:class:`distributed.KilledWorker`) fails its files: when some
@@ -215,8 +217,8 @@ def decrypt_tree(
     signer), and each file's header is opened here; the workers decrypt and check the files
     (every chunk authenticated, each file's length and plaintext hash against the manifest) and
     give each its name once complete. ``threads`` is how many threads each task uses (default
-    1). ``src`` and ``dst`` must be on a filesystem every worker sees. An armored age tree is
-    read on one process (:func:`paracrypt.decrypt_tree`): it raises
+    1). ``src`` and ``dst`` must be on a filesystem every worker sees (a prefix in object storage
+    is refused, as for :func:`encrypt_tree`). An armored age tree is read on one process (:func:`paracrypt.decrypt_tree`): it raises
     :class:`paracrypt.UsageError`.
 
     A file that fails (swapped, missing, damaged) does not stop the others, and a task whose

@@ -1,0 +1,251 @@
+"""Directory trees in object storage from Python (issue #35 items 1 and 6), against a real S3
+server on 127.0.0.1 (moto, tests/s3/server.py, from target/s3-venv; SigV4 checked):
+:func:`paracrypt.encrypt_tree` into ``s3://bucket/prefix/``, :func:`decrypt_tree`,
+:func:`verify_tree` and :func:`info_tree` from one, with the exceptions of a local tree; what a
+prefix does not offer is refused with the core's words (``paracrypt_store::prefix_run``, the
+rule the CLI applies too), before anything is written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+from conftest import ROOT, data, listing
+
+import paracrypt
+
+
+@pytest.fixture(scope="module")
+def moto() -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
+    python = ROOT / "target" / "s3-venv" / "bin" / "python"
+    assert python.exists(), "the S3 tests need moto's server (scripts/test.sh makes target/s3-venv)"
+    server = subprocess.Popen([str(python), str(ROOT / "tests" / "s3" / "server.py")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    assert server.stdin is not None and server.stdout is not None
+    ready = server.stdout.readline().split()
+    assert ready[:1] == ["READY"], ready
+    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{ready[1]}", "AWS_ALLOW_HTTP": "true",
+           "AWS_ACCESS_KEY_ID": ready[2], "AWS_SECRET_ACCESS_KEY": ready[3],
+           "AWS_REGION": "us-east-1"}
+    yield server, env
+    server.stdin.close()
+    server.wait(timeout=30)
+
+
+class Bucket:
+    """A bucket of the server, made for one test, and what the tests inspect in it."""
+
+    def __init__(self, server: subprocess.Popen[str], name: str) -> None:
+        self.server = server
+        self.name = name
+        self.command({"op": "bucket"})
+
+    def command(self, cmd: dict[str, object]) -> object:
+        assert self.server.stdin is not None and self.server.stdout is not None
+        self.server.stdin.write(json.dumps({**cmd, "bucket": self.name}) + "\n")
+        self.server.stdin.flush()
+        answer = json.loads(self.server.stdout.readline())
+        assert answer["ok"], answer
+        return answer["result"]
+
+    def url(self, prefix: str) -> str:
+        return f"s3://{self.name}/{prefix}"
+
+    def keys(self, prefix: str = "") -> list[str]:
+        found = self.command({"op": "objects"})
+        assert isinstance(found, list)
+        return sorted(o["key"][len(prefix):] for o in found if o["key"].startswith(prefix))
+
+    def uploads(self) -> list[object]:
+        found = self.command({"op": "uploads"})
+        assert isinstance(found, list)
+        return found
+
+
+@pytest.fixture
+def s3(moto: tuple[subprocess.Popen[str], dict[str, str]],
+       monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Bucket:
+    """A new bucket, the server's settings in the environment (read when a prefix is opened)."""
+    server, env = moto
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    name = request.node.name.replace("_", "-").lower()[:50].strip("-")
+    return Bucket(server, name)
+
+
+OLD = 1_200_000_000_000_000_005  # ns since the epoch: a time no test run writes
+
+
+def make_tree(root: Path, large: bool = False) -> None:
+    """Nested and empty directories, an empty file, files of several 64 KiB chunks, a mode and
+    a time that are not the defaults, a link and a dangling link; with `large`, a file just
+    past one 8 MiB part (a multipart upload)."""
+    (root / "sub" / "deeper").mkdir(parents=True)
+    (root / "empty dir").mkdir()
+    (root / "empty").write_bytes(b"")
+    (root / "x").write_bytes(data(70_000, seed=9))
+    (root / "sub" / "run.sh").write_bytes(b"#!/bin/sh\necho hi\n")
+    os.chmod(root / "sub" / "run.sh", 0o755)
+    (root / "sub" / "deeper" / "z").write_bytes(data(300_000, seed=8))
+    if large:
+        (root / "large").write_bytes(data((8 << 20) + 5, seed=7))
+    os.symlink("sub/run.sh", root / "link to run")
+    os.symlink("nowhere", root / "sub" / "dangling")
+    os.utime(root / "sub" / "run.sh", ns=(OLD, OLD))
+    os.utime(root / "empty dir", ns=(OLD, OLD))
+
+
+def snapshot(root: Path) -> dict[str, tuple[object, ...]]:
+    """Every entry of `root`: its kind, mode, modification time (a link's: its target) and
+    contents."""
+    seen: dict[str, tuple[object, ...]] = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        st = path.lstat()
+        if path.is_symlink():
+            seen[rel] = ("link", os.readlink(path))
+        elif path.is_dir():
+            seen[rel] = ("dir", st.st_mode & 0o7777, st.st_mtime_ns)
+        else:
+            seen[rel] = ("file", st.st_mode & 0o7777, st.st_mtime_ns, path.read_bytes())
+    return seen
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> Path:
+    path = tmp_path / "tree.key"
+    paracrypt.keygen(path)
+    return path
+
+
+def test_a_tree_round_trips_through_a_prefix(tmp_path: Path, s3: Bucket, key: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain, large=True)
+    url = s3.url("photos/")
+    done = paracrypt.encrypt_tree(plain, url, key=key, chunk_size="64KiB", threads=2)
+    assert done["files"] == 5 and done["complete"]
+    # One object per file and the manifest, nothing else: no directories, no upload left.
+    assert s3.keys("photos/") == ["empty.pcr", "large.pcr", "paracrypt-manifest",
+                                  "sub/deeper/z.pcr", "sub/run.sh.pcr", "x.pcr"]
+    assert s3.uploads() == []
+    checked = paracrypt.verify_tree(url, key=key)
+    assert checked["files"] == 5 and checked["bytes"] == 70_000 + 18 + 300_000 + (8 << 20) + 5
+    assert paracrypt.verify_tree(url, ["sub/deeper/z"], key=key)["files"] == 1
+    about = paracrypt.info_tree(url, key=key)
+    assert about["files"] == 5 and about["links"] == 2 and about["complete"]
+    assert {e["path"] for e in about["entries"]} >= {"sub/deeper/z", "link to run"}
+    back = tmp_path / "back"
+    again = paracrypt.decrypt_tree(url, back, key=key)
+    assert again["files"] == 5 and again["complete"]
+    assert snapshot(back) == snapshot(plain)
+    assert (back / "sub" / "run.sh").lstat().st_mtime_ns == OLD
+
+
+def test_an_existing_prefix_is_refused_without_overwrite(tmp_path: Path, s3: Bucket,
+                                                         key: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain)
+    theirs = tmp_path / "theirs"
+    theirs.write_bytes(b"someone else's")
+    s3.command({"op": "put", "key": "p/theirs", "file": str(theirs)})
+    with pytest.raises(paracrypt.UsageError, match=r"s3://.*/p/ is not empty"):
+        paracrypt.encrypt_tree(plain, s3.url("p/"), key=key)
+    assert s3.keys("p/") == ["theirs"]
+    paracrypt.encrypt_tree(plain, s3.url("p/"), key=key, overwrite=True)
+    assert "paracrypt-manifest" in s3.keys("p/") and "theirs" in s3.keys("p/")
+    # What is there beside the tree is named as an addition.
+    with pytest.raises(paracrypt.TreeChangedError, match="added: theirs"):
+        paracrypt.verify_tree(s3.url("p/"), key=key)
+
+
+def test_a_tampered_object_is_named_and_nothing_of_it_is_written(tmp_path: Path, s3: Bucket,
+                                                                 key: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain)
+    paracrypt.encrypt_tree(plain, s3.url("t/"), key=key, chunk_size="64KiB")
+    s3.command({"op": "flip", "key": "t/sub/deeper/z.pcr", "offset": 150_000})
+    with pytest.raises(paracrypt.TreeChangedError, match="sub/deeper/z"):
+        paracrypt.verify_tree(s3.url("t/"), key=key)
+    back = tmp_path / "back"
+    with pytest.raises(paracrypt.IncompleteTreeError) as raised:
+        paracrypt.decrypt_tree(s3.url("t/"), back, key=key)
+    [failure] = raised.value.failures
+    assert isinstance(failure, paracrypt.AuthenticationError)
+    assert re.search(r"sub/deeper/z: chunk \d+ failed authentication", str(failure))
+    assert not (back / "sub" / "deeper" / "z").exists()
+    assert (back / "x").read_bytes() == data(70_000, seed=9)
+    assert [n for n in listing(back / "sub" / "deeper") if n.startswith(".")] == []
+
+    # A tree of that one file: nothing done, the failure itself, nothing at `dst`.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "only").write_bytes(data(200_000, seed=3))
+    paracrypt.encrypt_tree(lone, s3.url("lone/"), key=key, chunk_size="64KiB")
+    s3.command({"op": "flip", "key": "lone/only.pcr", "offset": 100_000})
+    with pytest.raises(paracrypt.AuthenticationError, match="only: chunk 1 failed"):
+        paracrypt.decrypt_tree(s3.url("lone/"), tmp_path / "back-lone", key=key)
+    assert not (tmp_path / "back-lone").exists()
+
+
+def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
+        tmp_path: Path, s3: Bucket, key: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain)
+    url = s3.url("r/")
+    refusals: list[tuple[Callable[[], object], str]] = [
+        (lambda: paracrypt.encrypt_tree(url, tmp_path / "o1", key=key),
+         "a plaintext tree in object storage is not read"),
+        (lambda: paracrypt.decrypt_tree(plain, url, key=key),
+         "decrypts into a local directory"),
+        (lambda: paracrypt.encrypt_tree(plain, url, key=key, update=True),
+         "updating an encrypted tree in object storage is not built yet"),
+        (lambda: paracrypt.encrypt_tree(plain / "x", url, key=key),
+         "x is not a directory"),
+        (lambda: paracrypt.rekey_tree(url, tmp_path / "o2", password="pw",
+                                      new_password="new"),
+         "a tree in object storage is not rekeyed"),
+        (lambda: paracrypt.sign_tree(url, tmp_path / "sig", key=key),
+         "a tree in object storage is not signed"),
+        (lambda: paracrypt.verify_tree(url, signature=tmp_path / "sig"),
+         "a tree in object storage is not signed"),
+        (lambda: paracrypt.TreeJob.encrypt(plain, url, key=key),
+         "a tree spread over processes reads and writes local directories"),
+        (lambda: paracrypt.TreeJob.decrypt(url, tmp_path / "o3", key=key),
+         "a tree spread over processes reads and writes local directories"),
+    ]
+    for call, words in refusals:
+        with pytest.raises(paracrypt.UsageError, match=words):
+            call()
+    assert s3.keys() == []
+    assert sorted(listing(tmp_path)) == ["plain", "tree.key"]
+    # A decryption's `dst` is checked as a local tree's, before the prefix is read.
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "mine").write_bytes(b"mine")
+    with pytest.raises(paracrypt.UsageError, match="full is not empty"):
+        paracrypt.decrypt_tree(url, tmp_path / "full", key=key)
+    # A prefix without a tree has no manifest.
+    with pytest.raises(paracrypt.IoError, match=r"s3://.*/r/ has no manifest"):
+        paracrypt.decrypt_tree(url, tmp_path / "o4", key=key)
+    assert not (tmp_path / "o4").exists()
+
+
+def test_a_missing_bucket_is_an_io_error(tmp_path: Path, s3: Bucket, key: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain)
+    with pytest.raises(paracrypt.IoError, match="no such bucket"):
+        paracrypt.encrypt_tree(plain, "s3://no-such-bucket/p/", key=key)
+    with pytest.raises(paracrypt.IoError, match="no such bucket"):
+        paracrypt.info_tree("s3://no-such-bucket/p/", key=key)
