@@ -59,6 +59,6 @@ pub use tree::{
     local_only, prefix_input, prefix_run,
 };
 pub use upload::{
-    Aborter, MAX_PARTS, MIN_PART, PartWriter, Upload, UploadError, part_count, stream_part_size,
-    upload_parts,
+    Aborter, Budget, MAX_PARTS, MIN_PART, PartWriter, Upload, UploadError, part_count,
+    stream_part_size, upload_parts,
 };

@@ -26,8 +26,9 @@
 //! manifest, which is written last, so that a prefix without one is an unfinished tree.
 //!
 //! **Memory**: per file being written, at most its parts not yet complete (a small file: its
-//! whole encrypted bytes), plus [`Options::upload_concurrency`](crate::Options) parts in
-//! flight per upload.
+//! whole encrypted bytes; a large one, a part per thread writing into it and one more), plus
+//! [`Options::upload_concurrency`](crate::Options) parts in flight among all the tree's
+//! uploads (one [`Budget`]).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -46,7 +47,7 @@ use paracrypt_core::tree::{InputFile, OutputFile, Stored, TreeInput, TreeOutput}
 use crate::error::{Error, Kind};
 use crate::object::{Meta, Object, Options};
 use crate::source::ObjectSource;
-use crate::upload::{Aborter, MAX_PARTS, MIN_PART, Upload};
+use crate::upload::{Aborter, Budget, MAX_PARTS, MIN_PART, Upload};
 
 /// The most objects a prefix's listing takes (a tree of ten million files).
 pub const MAX_OBJECTS: usize = 10_000_000;
@@ -236,16 +237,20 @@ pub struct PrefixOutput {
     prefix: Prefix,
     force: bool,
     watch: Option<Arc<dyn UploadWatch>>,
+    /// The parts in flight among all the tree's uploads: the upload concurrency.
+    budget: Budget,
 }
 
 impl PrefixOutput {
     /// The output `prefix`: with `force`, objects of the same names are replaced (and a
     /// prefix that holds objects is written into); `watch` is told of every multipart upload.
     pub fn new(prefix: Prefix, force: bool, watch: Option<Arc<dyn UploadWatch>>) -> Self {
+        let budget = Budget::new(prefix.base.options.upload_concurrency);
         PrefixOutput {
             prefix,
             force,
             watch,
+            budget,
         }
     }
 }
@@ -299,11 +304,12 @@ impl TreeOutput for PrefixOutput {
                 end: AtomicU64::new(len),
             }));
         }
+        let create = || Upload::create(&object, self.force).map(|u| u.within(&self.budget));
         let (upload, watched) = match &self.watch {
-            None => (Upload::create(&object, self.force).map_err(io_error)?, None),
+            None => (create().map_err(io_error)?, None),
             Some(watch) => {
                 let mut started = None;
-                let id = watch.start(&mut || match Upload::create(&object, self.force) {
+                let id = watch.start(&mut || match create() {
                     Ok(upload) => {
                         let aborter = upload.aborter();
                         started = Some(Ok(upload));

@@ -15,7 +15,8 @@
 //!
 //! **Memory**: at most [`Options::upload_concurrency`] parts are in flight, and one more is
 //! being made: `(upload_concurrency + 1) × part size` (72 MiB at the default 8 and 8 MiB
-//! parts), whatever the object's size up to 78 GiB.
+//! parts), whatever the object's size up to 78 GiB. Uploads that share a [`Budget`] (a tree's
+//! files) have at most its number of parts in flight among all of them.
 //!
 //! **Failure**: a part that fails (after object_store's retries) makes every later
 //! [`Upload::put_part`] and [`Upload::complete`] fail; [`Upload::complete`] then aborts the
@@ -92,6 +93,8 @@ pub struct Upload {
     failed: Arc<Mutex<Option<Error>>>,
     permits: Arc<Semaphore>,
     concurrency: usize,
+    /// Shared with other uploads: the parts in flight among all of them.
+    budget: Option<Budget>,
     /// Complete with `If-None-Match: *` (no `--force`).
     create: bool,
     /// Whether this process owns the upload (created it): only the owner aborts on drop.
@@ -158,10 +161,17 @@ impl Upload {
             failed: Arc::default(),
             permits: Arc::new(Semaphore::new(concurrency)),
             concurrency,
+            budget: None,
             create,
             owner,
             finished: false,
         }
+    }
+
+    /// Counts this upload's parts in flight against `budget` too, which other uploads share.
+    pub fn within(mut self, budget: &Budget) -> Self {
+        self.budget = Some(budget.clone());
+        self
     }
 
     /// The upload's id (what rank 0 sends the other ranks).
@@ -192,6 +202,13 @@ impl Upload {
             .object
             .block_on(self.permits.clone().acquire_owned())
             .expect("the semaphore is never closed");
+        // The shared budget's after this upload's own, so that a shared permit is never held
+        // while waiting on this upload's parts.
+        let shared = self.budget.as_ref().map(|budget| {
+            self.object
+                .block_on(budget.0.clone().acquire_owned())
+                .expect("the semaphore is never closed")
+        });
         self.check()?;
         let store = self.store.clone();
         let path = self.object.path.clone();
@@ -221,6 +238,7 @@ impl Upload {
                     });
                 }
             }
+            drop(shared);
             drop(permit);
         });
         Ok(())
@@ -303,6 +321,19 @@ impl Upload {
             self.id
         );
         Ok(())
+    }
+}
+
+/// The parts in flight allowed among the uploads that share it ([`Upload::within`]): a tree's
+/// files, so that `--upload-concurrency` bounds the tree's parts in flight (and their memory),
+/// not each file's.
+#[derive(Clone, Debug)]
+pub struct Budget(Arc<Semaphore>);
+
+impl Budget {
+    /// At most `parts` (at least one) parts in flight at once.
+    pub fn new(parts: usize) -> Self {
+        Budget(Arc::new(Semaphore::new(parts.max(1))))
     }
 }
 

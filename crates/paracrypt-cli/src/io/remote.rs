@@ -17,8 +17,8 @@ use clap::Args;
 #[derive(Clone, Copy, Debug, Args)]
 #[command(next_help_heading = "Object storage (s3://, gs://, az://, http(s)://)")]
 pub struct StoreFlags {
-    /// Parts of an output object uploaded at once (each part is at least 8 MiB: memory is
-    /// about (N + 1) × 8 MiB).
+    /// Parts of an output object uploaded at once, among all its files for a tree (each part
+    /// is at least 8 MiB: memory is about (N + 1) × 8 MiB).
     #[arg(long, global = true, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub upload_concurrency: u32,
     /// Ranged GETs of an input object in flight (8 MiB each).

@@ -589,8 +589,10 @@ mod imp {
         Failure::new(exit::kind(error), exit::one_line(error))
     }
 
-    /// Testing only: set, rank 0 waits until it is killed once its output file exists, so that
-    /// a fault test can kill it there (`distributed::a_rank_0_killed_once_its_output_exists_…`).
+    /// Test builds only (`test-hooks`): set, rank 0 waits until it is killed once its output
+    /// file exists, so that a fault test can kill it there
+    /// (`distributed::a_rank_0_killed_once_its_output_exists_…`). No other build reads it.
+    #[cfg(feature = "test-hooks")]
     const HOLD_ENV: &str = "PARACRYPT_TEST_HOLD_NEW_OUTPUT";
 
     /// Rank 0's output before it exists.
@@ -603,6 +605,7 @@ mod imp {
 
         fn create(self: Box<Self>) -> std::result::Result<Box<dyn MpiOutput + 'a>, Failure> {
             let output = self.0.create().map_err(|e| failure(&e))?;
+            #[cfg(feature = "test-hooks")]
             if std::env::var_os(HOLD_ENV).is_some() {
                 loop {
                     std::thread::park();

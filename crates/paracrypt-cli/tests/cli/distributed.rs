@@ -930,8 +930,9 @@ pub(crate) mod with_mpi {
     /// leaves no file: every rank learned the file's name before it existed, and the ranks
     /// `mpirun` ends when rank 0 dies remove it. (Before, rank 0 created the file and then
     /// sent its name: killed in between, it left the file.) Rank 0 is held right after it
-    /// creates the file (`PARACRYPT_TEST_HOLD_NEW_OUTPUT`, testing only), and killed there;
+    /// creates the file (`PARACRYPT_TEST_HOLD_NEW_OUTPUT`, read only by a build with `test-hooks`), and killed there;
     /// the watchdog is off, so that only the other ranks can remove it.
+    #[cfg(feature = "test-hooks")]
     #[test]
     fn a_rank_0_killed_once_its_output_exists_leaves_nothing() {
         use std::time::{Duration, Instant};

@@ -399,3 +399,65 @@ fn a_failed_or_interrupted_upload_leaves_no_object_of_its_file() {
         "{left:?}"
     );
 }
+
+/// `--upload-concurrency` bounds a tree's parts in flight, not each file's: with one, four
+/// large files written by four threads send one part at a time among them (each part's request
+/// reaches the server only after the previous part was answered, which the proxy holds back
+/// for a while), so the parts held in memory do not grow with the files open at once.
+#[test]
+fn the_upload_concurrency_bounds_the_whole_trees_parts() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-budget");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = d.join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    for i in 0..4 {
+        // Two parts each: 8 MiB and a little more.
+        write(&plain, &format!("f{i}"), &data((8 << 20) + 4096, i));
+    }
+    let key = keygen(d, "key");
+    let hold = Duration::from_millis(250);
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<Instant>>> = Default::default();
+    let proxy = {
+        let seen = seen.clone();
+        Proxy::start(server.port, move |r| {
+            if r.is_part() {
+                seen.lock().unwrap().push(Instant::now());
+                Action::Delay(hold)
+            } else {
+                Action::Forward
+            }
+        })
+    };
+    let mut cmd = server.client_at(&proxy.url());
+    cmd.args(["--upload-concurrency", "1", "encrypt", "--recursive", "-q"])
+        .args(["-k", key.to_str().unwrap(), "-j", "4"])
+        .arg(&plain)
+        .arg("-o")
+        .arg(bucket.url("budget/"));
+    ok(run(cmd));
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    let mut seen = seen.lock().unwrap().clone();
+    seen.sort();
+    assert_eq!(seen.len(), 8, "{seen:?}");
+    for pair in seen.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= hold,
+            "two parts in flight at once: {:?} apart",
+            pair[1] - pair[0]
+        );
+    }
+    let mut back = server.client();
+    back.args(["decrypt", "--recursive", "-q", "-k", key.to_str().unwrap()])
+        .arg(bucket.url("budget/"))
+        .arg("-o")
+        .arg(d.join("back"));
+    ok(run(back));
+    for i in 0..4 {
+        assert_eq!(
+            std::fs::read(d.join("back").join(format!("f{i}"))).unwrap(),
+            data((8 << 20) + 4096, i)
+        );
+    }
+}
