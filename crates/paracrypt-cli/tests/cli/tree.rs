@@ -403,11 +403,6 @@ fn refusals_come_before_any_output() {
     // What trees do not do yet is refused, not half-done (before any request to a store).
     let prefix = Path::new("s3://bucket/prefix/");
     fails(
-        run(encrypt(&["-k", k, "--update"], &plain, prefix)),
-        2,
-        "--update reads and rewrites an encrypted tree in a local directory",
-    );
-    fails(
         run(decrypt(&["-k", k], &plain, prefix)),
         2,
         "decrypts into a local directory",
