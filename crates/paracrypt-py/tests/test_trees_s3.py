@@ -198,6 +198,63 @@ def test_a_tampered_object_is_named_and_nothing_of_it_is_written(tmp_path: Path,
     assert not (tmp_path / "back-lone").exists()
 
 
+def test_an_update_of_a_prefix_seals_only_what_changed(tmp_path: Path, s3: Bucket,
+                                                       key: Path) -> None:
+    """``update=True`` into a prefix, as into a local tree: the changed and added files sealed,
+    the unchanged kept, the removed one's object deleted; with ``checksum=True`` a file changed
+    under the same size and time too. What it cannot keep is refused before anything is
+    written."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain)
+    url = s3.url("u/")
+    paracrypt.encrypt_tree(plain, url, key=key, chunk_size="64KiB")
+    (plain / "x").write_bytes(data(90_000, seed=4))
+    (plain / "added").write_bytes(data(10_000, seed=5))
+    (plain / "sub" / "deeper" / "z").unlink()
+    done = paracrypt.encrypt_tree(plain, url, key=key, chunk_size="64KiB", update=True)
+    assert (done["files"], done["unchanged"], done["removed"]) == (2, 2, 1)
+    assert done["complete"]
+    assert s3.keys("u/") == ["added.pcr", "empty.pcr", "paracrypt-manifest", "sub/run.sh.pcr",
+                             "x.pcr"]
+    assert paracrypt.verify_tree(url, key=key)["files"] == 4
+    assert snapshot(paracrypt_back(tmp_path / "back", url, key)) == snapshot(plain)
+
+    # `x` changed in place, under the same size and time: kept without checksum=True.
+    stat = (plain / "x").stat()
+    (plain / "x").write_bytes(data(90_000, seed=6))
+    os.utime(plain / "x", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    done = paracrypt.encrypt_tree(plain, url, key=key, chunk_size="64KiB", update=True)
+    assert (done["files"], done["unchanged"], done["removed"]) == (0, 4, 0)
+    done = paracrypt.encrypt_tree(plain, url, key=key, chunk_size="64KiB", update=True,
+                                  checksum=True)
+    assert (done["files"], done["unchanged"], done["removed"]) == (1, 3, 0)
+    assert snapshot(paracrypt_back(tmp_path / "back2", url, key)) == snapshot(plain)
+    assert s3.uploads() == []
+
+    # Refused before anything is written: the prefix is as it was.
+    before = s3.keys("u/")
+    manifest = tmp_path / "manifest"
+    s3.command({"op": "get", "key": "u/paracrypt-manifest", "file": str(manifest)})
+    (plain / "x").write_bytes(b"changed again")
+    with pytest.raises(paracrypt.UsageError, match="cannot update: the tree keeps its names"):
+        paracrypt.encrypt_tree(plain, url, key=key, update=True, hide_names=True)
+    wrong = tmp_path / "wrong.key"
+    paracrypt.keygen(wrong)
+    with pytest.raises(paracrypt.DataError, match="paracrypt-manifest"):
+        paracrypt.encrypt_tree(plain, url, key=wrong, update=True)
+    assert s3.keys("u/") == before
+    again = tmp_path / "manifest-again"
+    s3.command({"op": "get", "key": "u/paracrypt-manifest", "file": str(again)})
+    assert again.read_bytes() == manifest.read_bytes()
+
+
+def paracrypt_back(back: Path, url: str, key: Path) -> Path:
+    """The tree at `url` decrypted into `back`."""
+    assert paracrypt.decrypt_tree(url, back, key=key)["complete"]
+    return back
+
+
 def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
         tmp_path: Path, s3: Bucket, key: Path) -> None:
     plain = tmp_path / "plain"
@@ -209,8 +266,6 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
          "a plaintext tree in object storage is not read"),
         (lambda: paracrypt.decrypt_tree(plain, url, key=key),
          "decrypts into a local directory"),
-        (lambda: paracrypt.encrypt_tree(plain, url, key=key, update=True),
-         "updating an encrypted tree in object storage is not built yet"),
         (lambda: paracrypt.encrypt_tree(plain / "x", url, key=key),
          "x is not a directory"),
         (lambda: paracrypt.rekey_tree(url, tmp_path / "o2", password="pw",

@@ -285,7 +285,8 @@ impl Object {
         Error::from_store(&format!("cannot write {}", self.url), e)
     }
 
-    /// Removes the object (tests and tools; paracrypt never removes what it did not make).
+    /// Removes the object (an update's file gone from its tree, tests and tools: paracrypt
+    /// never removes what it did not make).
     pub fn delete(&self) -> Result<(), Error> {
         self.block_on(self.store.delete(&self.path))
             .map_err(|e| self.write_error(&e))

@@ -25,6 +25,14 @@
 //! memory and PUT whole. There are no directories: modes, times and links are in the
 //! manifest, which is written last, so that a prefix without one is an unfinished tree.
 //!
+//! **Updating** ([`PrefixOutput::updating`], `--update`): the prefix is listed once; the
+//! previous manifest and the header of each file that may be kept are read pinned to that
+//! listing; changed and new files are uploaded over their objects, then the objects of files
+//! gone are deleted, then the new manifest is written, last. Until that last PUT the previous
+//! manifest stands: a run stopped at any point leaves the previous tree with some objects
+//! replaced or added (which `verify` names as changed or added) or deleted (named as missing),
+//! and the next update seals again every file whose object is not the one the manifest lists.
+//!
 //! **Memory**: per file being written, at most its parts not yet complete (a small file: its
 //! whole encrypted bytes; a large one, a part per thread writing into it and one more), plus
 //! [`Options::upload_concurrency`](crate::Options) parts in flight among all the tree's
@@ -239,6 +247,8 @@ pub struct PrefixOutput {
     watch: Option<Arc<dyn UploadWatch>>,
     /// The parts in flight among all the tree's uploads: the upload concurrency.
     budget: Budget,
+    /// An update's listing of the prefix: the tree already there.
+    existing: Option<PrefixInput>,
 }
 
 impl PrefixOutput {
@@ -251,7 +261,20 @@ impl PrefixOutput {
             force,
             watch,
             budget,
+            existing: None,
         }
+    }
+
+    /// The output `prefix` for an update of the encrypted tree there: listed now (one listing:
+    /// see [`Prefix::list`]), so that the update reads the tree's manifest and the headers of
+    /// the files it may keep pinned to that listing, and removes only objects it lists. Objects
+    /// of the same names are replaced; `watch` is told of every multipart upload.
+    pub fn updating(prefix: Prefix, watch: Option<Arc<dyn UploadWatch>>) -> Result<Self, Error> {
+        let existing = PrefixInput::open(prefix.clone())?;
+        Ok(PrefixOutput {
+            existing: Some(existing),
+            ..PrefixOutput::new(prefix, true, watch)
+        })
     }
 }
 
@@ -346,6 +369,23 @@ impl TreeOutput for PrefixOutput {
 
     fn finish_dir(&self, _rel: &[u8], _mode: u32, _mtime: (i64, u32)) -> io::Result<()> {
         Ok(())
+    }
+
+    fn existing(&self) -> Option<&dyn TreeInput> {
+        self.existing.as_ref().map(|e| e as &dyn TreeInput)
+    }
+
+    /// Removes the object `rel` when the update's listing holds it (only an update removes).
+    fn remove(&self, rel: &[u8]) -> io::Result<bool> {
+        let Some(existing) = &self.existing else {
+            return Err(io::Error::other("only an update removes objects"));
+        };
+        if !existing.listed.contains_key(rel) {
+            return Ok(false);
+        }
+        let object = self.prefix.object(rel).map_err(io_error)?;
+        object.delete().map_err(io_error)?;
+        Ok(true)
     }
 
     fn remove_made(&self, _made: &[Vec<u8>], _made_root: bool) {}
@@ -585,10 +625,11 @@ fn core_error(doing: &str, e: Error) -> paracrypt_core::Error {
 /// (`s3://bucket/prefix/`) and opens that prefix; `None` when both are local. What a prefix may
 /// do is decided here and in the core ([`check_in_store`](paracrypt_core::tree::check_in_store):
 /// a local directory encrypted into a prefix, an encrypted tree decrypted from one into a local
-/// directory, no update), the same for every front end; each refusal comes before any secret is
-/// read. An encryption's prefix is asked whether it holds objects (refused without
-/// `tree_options.force`: [`paracrypt_core::Error::TreeOutputExists`]); a decryption's is
-/// listed. `watch` is told of every multipart upload of an encryption.
+/// directory, or an update of the encrypted tree in a prefix), the same for every front end;
+/// each refusal comes before any secret is read. An encryption's prefix is asked whether it
+/// holds objects (refused without `tree_options.force` or `update`:
+/// [`paracrypt_core::Error::TreeOutputExists`]); an update's, and a decryption's, is listed.
+/// `watch` is told of every multipart upload of an encryption.
 pub fn prefix_run(
     encrypting: bool,
     input: &LocalPath,
@@ -607,12 +648,17 @@ pub fn prefix_run(
         (output, output_url.is_some()),
         tree_options,
     )?;
-    let force = tree_options.force;
+    let force = tree_options.force || tree_options.update;
     match (encrypting, input_url, output_url) {
         (true, _, Some(url)) => {
             let prefix =
                 Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
-            let out = PrefixOutput::new(prefix, force, watch);
+            let out = if tree_options.update {
+                PrefixOutput::updating(prefix, watch)
+                    .map_err(|e| core_error("cannot read the tree", e))?
+            } else {
+                PrefixOutput::new(prefix, force, watch)
+            };
             out.prepare(input, force)?;
             Ok(Some(PrefixRun::Encrypt(Arc::new(out))))
         }

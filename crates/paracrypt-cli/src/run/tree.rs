@@ -121,14 +121,17 @@ fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitC
         guard: Arc::new(Interrupts),
         ..Options::default()
     };
-    // An existing prefix is hinted as a decryption's output is: `--update` is not offered.
+    // The refusals (and an update's listing of the prefix) come before any prompt.
     let run = remote::prefix_run(encrypting, &input, &output, &options)
-        .map_err(|e| hint(e, false))?
+        .map_err(|e| hint(e, encrypting))?
         .expect("one side is a prefix");
+    let options = with_update_identities(options, &args)?;
     match run {
-        remote::PrefixRun::Encrypt(out) => execute(spec, provider, false, |runner, request| {
-            tree::encrypt_to(runner, request, &input, out, &options)
-        }),
+        remote::PrefixRun::Encrypt(out) => {
+            execute(spec, provider, args.update, |runner, request| {
+                tree::encrypt_to(runner, request, &input, out, &options)
+            })
+        }
         remote::PrefixRun::Decrypt(tree_in) => execute(spec, provider, false, |runner, request| {
             tree::decrypt_from(runner, request, tree_in, &output, &options)
         }),
@@ -246,13 +249,6 @@ pub(crate) fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Er
                 "use --force to write into it, replacing files of the same names"
             }
             .into(),
-        }
-        .into(),
-        paracrypt_core::Error::TreeInStore(tree::NotInStore::Update) => exit::Hinted {
-            error,
-            hint: "--update reads and rewrites an encrypted tree in a local directory only; \
-                   without it, --force writes the whole tree into the prefix again"
-                .into(),
         }
         .into(),
         error => error.into(),

@@ -411,11 +411,6 @@ fn refusals_come_before_any_output() {
         }
     };
     fails(
-        run(encrypt(&["-k", k, "--update"], &plain, prefix)),
-        2,
-        in_store("--update reads and rewrites an encrypted tree in a local directory"),
-    );
-    fails(
         run(decrypt(&["-k", k], &plain, prefix)),
         2,
         in_store("decrypts into a local directory"),

@@ -49,6 +49,18 @@ pub trait TreeOutput: Send + Sync {
     /// `made_root`: what a run that wrote no file leaves.
     fn remove_made(&self, made: &[Vec<u8>], made_root: bool);
 
+    /// The encrypted tree already at the output, as an update ([`Options::update`](super::Options::update))
+    /// reads it: its manifest, and the header of each file it may keep. `None` where an update
+    /// cannot read the output (it is then refused) and for a local directory, which the core
+    /// reads in place.
+    fn existing(&self) -> Option<&dyn TreeInput> {
+        None
+    }
+
+    /// Removes the file `rel`, an update's file gone from the tree. Returns whether there was
+    /// one to remove.
+    fn remove(&self, rel: &[u8]) -> io::Result<bool>;
+
     /// Whether the run writes an incomplete manifest now and then as it goes (a checkpoint,
     /// from which an update goes on): an output that an update cannot read takes none, and
     /// then a tree without a manifest is an unfinished one.

@@ -230,6 +230,14 @@ impl TreeOutput for Dest {
         set_times(&at, mtime)
     }
 
+    fn remove(&self, rel: &[u8]) -> io::Result<bool> {
+        match fs::remove_file(self.path(rel)) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     fn remove_made(&self, made: &[Vec<u8>], made_root: bool) {
         super::seal::remove_made(&self.root, made, made_root);
     }

@@ -17,11 +17,11 @@ use zeroize::Zeroizing;
 use super::chunks::{Plain, run_here};
 use super::io::{OutputFile, OutputWriter, TreeOutput};
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
-use super::open::read_manifest;
+use super::open::{read_manifest, read_manifest_from};
 use super::out::{Dest, open_no_follow};
 use super::schedule::{self, FileWork, Planned};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
-use super::update::{Candidate, Checking, Checks};
+use super::update::{Candidate, Checking, Checks, Encrypted};
 use super::walk::{Found, Walk, Walked, join};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::{Key, Secret};
@@ -139,22 +139,30 @@ fn prepare_out(
         (Format::Age, false) => TreeFormat::Age,
         (Format::Age, true) => TreeFormat::ArmoredAge,
     };
-    let output = match &out {
-        Out::Local(dest) => Some(dest.root.as_path()),
-        Out::Other(_) if options.update => {
-            return Err(Error::Request(
-                "an update reads and removes files of the tree already at the output: it \
-                 needs a local directory"
-                    .into(),
-            ));
+    // `--update`: the tree already at the output (a local directory, or what the output gives
+    // to read it), when it has a manifest.
+    let existing = match &out {
+        _ if !options.update => None,
+        Out::Local(dest) => fs::symlink_metadata(dest.root.join(MANIFEST))
+            .is_ok()
+            .then_some(Encrypted::Local(&dest.root)),
+        Out::Other(other) => {
+            let Some(existing) = other.existing() else {
+                return Err(Error::Request(
+                    "an update reads and removes files of the tree already at the output: \
+                     this output cannot be read"
+                        .into(),
+                ));
+            };
+            match existing.open(MANIFEST.as_bytes()) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                // Any other failure is read_manifest_from's to report.
+                _ => Some(Encrypted::Input(existing)),
+            }
         }
-        Out::Other(_) => None,
     };
-    // `--update`: the tree already at the output, read with the same secret.
-    let previous = if let Some(output) = output
-        && options.update
-        && fs::symlink_metadata(output.join(MANIFEST)).is_ok()
-    {
+    // Read with the same secret.
+    let previous = if let Some(existing) = existing {
         let open = match (secret, &options.update_with) {
             (Secret::Key(_) | Secret::Password(..), None) => secret.clone(),
             (Secret::Recipients(_), Some(identities)) => Secret::Identities(Arc::clone(identities)),
@@ -173,7 +181,11 @@ fn prepare_out(
                 ));
             }
         };
-        let previous = read_manifest(runner, &Request::decrypt(open, None)?, output)?;
+        let open = Request::decrypt(open, None)?;
+        let previous = match existing {
+            Encrypted::Local(output) => read_manifest(runner, &open, output)?,
+            Encrypted::Input(output) => read_manifest_from(runner, &open, output)?,
+        };
         check_previous(&previous, tree_format, sign.is_some(), options.hide_names)?;
         Some(previous)
     } else {
@@ -258,7 +270,11 @@ fn prepare_out(
 /// [`encrypt`] into `output`, a [`TreeOutput`] a front end plugs in (a prefix in object
 /// storage) instead of a local directory: the same checks, the same schedule and the same
 /// files, the manifest written last (such an output takes no checkpoints: a tree without its
-/// manifest is an unfinished one). An update ([`Options::update`]) needs a local directory.
+/// manifest is an unfinished one). An update ([`Options::update`]) reads the tree already
+/// there through [`TreeOutput::existing`] (refused for an output that gives none), keeps the
+/// files unchanged as a local update does, and removes the files gone
+/// ([`TreeOutput::remove`]) before the new manifest is written, last: until then the previous
+/// manifest stands, and an update stopped at any point is finished by the next.
 pub fn encrypt_to(
     runner: &Runner,
     request: &Request,
@@ -451,10 +467,19 @@ impl Prepared {
                 }
                 kept
             }
-            (Some(previous), None, Some(dest)) => walked
-                .par_iter()
-                .map(|w| unchanged(w, previous, input, &dest.root, options.checksum, provider))
-                .collect(),
+            (Some(previous), None, local) => {
+                let output = match (local, out.get().existing()) {
+                    (Some(dest), _) => Some(Encrypted::Local(&dest.root)),
+                    (None, existing) => existing.map(Encrypted::Input),
+                };
+                match output {
+                    Some(output) => walked
+                        .par_iter()
+                        .map(|w| unchanged(w, previous, input, output, options.checksum, provider))
+                        .collect(),
+                    None => vec![None; walked.len()],
+                }
+            }
             _ => vec![None; walked.len()],
         };
         let files: Vec<usize> = (0..walked.len())
@@ -773,6 +798,18 @@ impl Plan {
         }
         manifest.complete = summary.failures.is_empty() && summary.not_started == 0;
         manifest.written = now();
+        // An output the update reads through `existing` (a prefix) has no checkpoints: its
+        // files gone are removed first, the new manifest written last, so that until then the
+        // previous manifest stands and the next update finishes a run stopped at any point. A
+        // file that cannot be removed keeps the previous manifest (the next update removes it).
+        if let (Some(previous), None) = (&self.previous, self.out.local()) {
+            let (removed, failed) = remove_gone_files(self.out.get(), previous, &manifest);
+            summary.removed = removed;
+            if !failed.is_empty() {
+                summary.failures.extend(failed);
+                return summary;
+            }
+        }
         let written = write_manifest(
             runner,
             &self.manifest_request,
@@ -952,9 +989,6 @@ pub enum NotInStore {
     PlainTree,
     /// An encrypted tree decrypted into object storage: it decrypts into a local directory.
     DecryptInto,
-    /// An update ([`Options::update`]) of an encrypted tree in object storage: an update reads
-    /// and rewrites a local directory.
-    Update,
     /// A plaintext tree in object storage signed ([`sign`](super::sign)), or checked against
     /// its signature.
     Sign,
@@ -975,7 +1009,6 @@ impl std::fmt::Display for NotInStore {
             NotInStore::DecryptInto => {
                 "an encrypted tree decrypts into a local directory (not object storage)"
             }
-            NotInStore::Update => "updating an encrypted tree in object storage is not built yet",
             NotInStore::Sign => {
                 "a plaintext tree is signed and checked in a local directory: a tree in object \
                  storage is not signed (yet)"
@@ -996,8 +1029,11 @@ impl std::fmt::Display for NotInStore {
 /// Checks, before anything is read or written and before any secret is asked for, a tree run
 /// with `input` or `output` in object storage (`input_in_store`, `output_in_store`: the front
 /// end tells which, through `paracrypt-store`): an encryption reads a local directory into a
-/// prefix, a decryption reads a prefix into a local directory that [`check_dest`] accepts, and
-/// neither updates ([`NotInStore`]). The rule every front end applies to a prefix.
+/// prefix (or updates the encrypted tree there: [`Options::update`]), a decryption reads a
+/// prefix into a local directory that [`check_dest`] accepts ([`NotInStore`]). The rule every
+/// front end applies to a prefix; what an update cannot keep (another format, a signed tree
+/// without its key, hidden names asked for a tree that keeps its names) is refused once the
+/// tree's manifest is read, before anything is written, as for a local directory.
 pub fn check_in_store(
     encrypting: bool,
     (input, input_in_store): (&Path, bool),
@@ -1010,9 +1046,6 @@ pub fn check_in_store(
     }
     if !encrypting && output_in_store {
         return Err(Error::TreeInStore(NotInStore::DecryptInto));
-    }
-    if options.update {
-        return Err(Error::TreeInStore(NotInStore::Update));
     }
     if encrypting {
         if !input.is_dir() {
@@ -1399,7 +1432,7 @@ fn unchanged(
     w: &Walked,
     previous: &Manifest,
     input: &Path,
-    output: &Path,
+    output: Encrypted<'_>,
     checksum: bool,
     provider: Provider,
 ) -> Option<FileEntry> {
@@ -1442,15 +1475,8 @@ fn candidate<'m>(
 /// files gone from the tree (or no longer files), then its directories gone, deepest first
 /// (those that are not empty stay). Returns the files removed.
 fn remove_gone(dest: &Dest, previous: &Manifest, now: &Manifest) -> u64 {
-    let mut removed = 0;
-    for (entry, _) in previous.files() {
-        let stored = previous.stored(&entry.path);
-        let still = matches!(now.entry(&entry.path), Some(e) if matches!(e.kind, EntryKind::File(_)))
-            && now.stored(&entry.path) == stored;
-        if !still && fs::remove_file(dest.path(&stored)).is_ok() {
-            removed += 1;
-        }
-    }
+    // Locally the new manifest is written: a file left behind is only reported by `verify`.
+    let (removed, _) = remove_gone_files(dest, previous, now);
     if !previous.hides_names() {
         for entry in previous.entries.iter().rev() {
             if entry.kind == EntryKind::Dir
@@ -1462,6 +1488,37 @@ fn remove_gone(dest: &Dest, previous: &Manifest, now: &Manifest) -> u64 {
         }
     }
     removed
+}
+
+/// The encrypted files the previous manifest listed that the new one does not (files gone from
+/// the tree, or no longer files), removed from `dest`. Returns how many there were, and a
+/// failure for each that could not be removed, naming it.
+fn remove_gone_files(
+    dest: &dyn TreeOutput,
+    previous: &Manifest,
+    now: &Manifest,
+) -> (u64, Vec<Error>) {
+    let gone: Vec<Vec<u8>> = previous
+        .files()
+        .map(|(entry, _)| (entry, previous.stored(&entry.path)))
+        .filter(|(entry, stored)| {
+            !(matches!(now.entry(&entry.path), Some(e) if matches!(e.kind, EntryKind::File(_)))
+                && now.stored(&entry.path) == *stored)
+        })
+        .map(|(_, stored)| stored)
+        .collect();
+    // Each removal a request where the output is a store: in parallel, as the files are.
+    let results: Vec<std::io::Result<bool>> = gone.par_iter().map(|rel| dest.remove(rel)).collect();
+    let mut removed = 0;
+    let mut failed = Vec::new();
+    for (rel, result) in gone.iter().zip(results) {
+        match result {
+            Ok(true) => removed += 1,
+            Ok(false) => {}
+            Err(e) => failed.push(Error::io(format!("cannot remove {}", dest.shown(rel)), e)),
+        }
+    }
+    (removed, failed)
 }
 
 /// A file being encrypted.

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::io::TreeInput;
 use super::manifest::{FileEntry, TreeFormat};
 use super::out::open_no_follow;
 use super::path::fault;
@@ -168,11 +169,21 @@ fn format_byte(format: TreeFormat) -> u8 {
     }
 }
 
+/// Where an update reads the encrypted files it may keep.
+#[derive(Clone, Copy)]
+pub(crate) enum Encrypted<'a> {
+    /// A local directory, read in place.
+    Local(&'a Path),
+    /// What the output gives ([`TreeOutput::existing`](super::TreeOutput::existing): a prefix
+    /// in object storage).
+    Input(&'a dyn TreeInput),
+}
+
 /// Where and how an update checks its files: the trees, the previous manifest's format,
 /// whether contents are compared, and what hashes them.
 pub(crate) struct Checking<'a> {
     pub input: &'a Path,
-    pub output: &'a Path,
+    pub output: Encrypted<'a>,
     pub format: TreeFormat,
     pub checksum: bool,
     pub provider: Provider,
@@ -184,10 +195,20 @@ impl Checking<'_> {
     /// encrypted header's hash, and with `checksum` the plaintext's tree-hash root. Anything
     /// unreadable is changed (sealed again).
     pub(crate) fn same(&self, path: &[u8], stored: &[u8], file: &FileEntry) -> bool {
-        let Ok(encrypted) = open_no_follow(&join(self.output, stored)) else {
-            return false;
+        let header = match self.output {
+            Encrypted::Local(output) => {
+                let Ok(encrypted) = open_no_follow(&join(output, stored)) else {
+                    return false;
+                };
+                super::verify::header_hash(&encrypted, file.header_len, self.format)
+            }
+            Encrypted::Input(output) => {
+                let Ok(encrypted) = output.open(stored) else {
+                    return false;
+                };
+                super::verify::input_header_hash(&*encrypted, file.header_len, self.format)
+            }
         };
-        let header = super::verify::header_hash(&encrypted, file.header_len, self.format);
         if header != Some(file.header_hash) {
             return false;
         }
@@ -253,7 +274,7 @@ pub fn check_task(bytes: &[u8], provider: Provider, tick: &(dyn Fn() + Sync)) ->
     r.end()?;
     let checking = Checking {
         input: &input,
-        output: &output,
+        output: Encrypted::Local(&output),
         format,
         checksum,
         provider,

@@ -371,7 +371,11 @@ pub(super) fn header_hash(file: &File, len: u32, format: TreeFormat) -> Option<[
 }
 
 /// [`header_hash`] of a file of a [`TreeInput`].
-fn input_header_hash(file: &dyn InputFile, len: u32, format: TreeFormat) -> Option<[u8; HASH_LEN]> {
+pub(super) fn input_header_hash(
+    file: &dyn InputFile,
+    len: u32,
+    format: TreeFormat,
+) -> Option<[u8; HASH_LEN]> {
     hash_head(
         file.len(),
         |buf, at| file.read_exact_at(buf, at),

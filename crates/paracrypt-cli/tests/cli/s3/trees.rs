@@ -461,3 +461,282 @@ fn the_upload_concurrency_bounds_the_whole_trees_parts() {
         );
     }
 }
+
+/// What a run through `proxy` wrote in `bucket`, in order: the key (relative to `prefix`) of
+/// each PUT (a whole object, or a multipart upload's completion), and `DELETE` for each request
+/// that deletes objects (one or a batch: the keys are in its body).
+fn writes(proxy: &Proxy, bucket: &Bucket<'_>, prefix: &str) -> Vec<String> {
+    let mut writes = Vec::new();
+    for (r, _) in proxy.requests() {
+        let (path, query) = r.target.split_once('?').unwrap_or((&r.target, ""));
+        if r.method == "DELETE" && !query.contains("uploadId=")
+            || r.method == "POST" && path == format!("/{}", bucket.name) && query == "delete"
+        {
+            writes.push("DELETE".into());
+            continue;
+        }
+        let Some((_, key)) = path.split_once(&format!("/{}/{prefix}", bucket.name)) else {
+            continue;
+        };
+        let key = key.replace("%20", " ");
+        match r.method.as_str() {
+            "PUT" if !query.contains("partNumber=") => writes.push(key),
+            "POST" if query.contains("uploadId=") => writes.push(key),
+            _ => {}
+        }
+    }
+    writes
+}
+
+/// `--update` of a tree in a prefix, as of a local one: after one file changed, one added and
+/// one removed, only those two are uploaded and the removed one's object deleted, the new
+/// manifest written last; the prefix decrypts to the new tree and verifies. With `--checksum`,
+/// a file changed in place under the same size and time is found and uploaded again (without
+/// it, kept). Nothing is left in progress.
+#[test]
+fn an_update_uploads_only_what_changed_and_deletes_what_is_gone() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-update");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, false);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let prefix = bucket.url("upd-tree/");
+    let (p, pre) = (plain.to_str().unwrap(), "upd-tree/");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        p,
+        &prefix,
+    )));
+    write(&plain, "x", &data(90_000, 4));
+    write(&plain, "added", &data(10_000, 5));
+    std::fs::remove_file(plain.join("sub dir/deeper/z")).unwrap();
+
+    let update = |args: &[&str]| {
+        let proxy = Proxy::start(server.port, |_| Action::Forward);
+        let mut cmd = server.client_at(&proxy.url());
+        cmd.args(["encrypt", "--recursive", "--update", "-q", "-k", k])
+            .args(["--chunk-size", "64KiB"])
+            .args(args)
+            .arg(&plain)
+            .arg("-o")
+            .arg(&prefix);
+        ok(run(cmd));
+        writes(&proxy, &bucket, pre)
+    };
+    // The changed and added files, then the removed one's object deleted, the manifest last.
+    let mut wrote = update(&[]);
+    assert_eq!(wrote.split_off(2), ["DELETE", "paracrypt-manifest"]);
+    wrote.sort();
+    assert_eq!(wrote, ["added.pcr", "x.pcr"]);
+    assert_eq!(
+        keys(&bucket, pre),
+        [
+            "added.pcr",
+            "empty.pcr",
+            "paracrypt-manifest",
+            "sub dir/run.sh.pcr",
+            "x.pcr",
+        ]
+    );
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    let back = d.join("back");
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["-k", k],
+        &prefix,
+        back.to_str().unwrap(),
+    )));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+    let mut verify = server.client();
+    verify.args(["verify", "--recursive", "-k", k, &prefix]);
+    let out = String::from_utf8(ok(run(verify))).unwrap();
+    assert!(out.contains(&format!("{prefix}: OK (4 files")), "{out}");
+
+    // Nothing changed: the manifest alone (the next generation).
+    assert_eq!(update(&[]), ["paracrypt-manifest"]);
+
+    // `x` changed in place: the same size and time.
+    let x = plain.join("x");
+    let mtime = std::fs::metadata(&x).unwrap().modified().unwrap();
+    write(&plain, "x", &data(90_000, 6));
+    std::fs::File::options()
+        .write(true)
+        .open(&x)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(update(&[]), ["paracrypt-manifest"]);
+    assert_eq!(update(&["--checksum"]), ["x.pcr", "paracrypt-manifest"]);
+    let back = d.join("back-checksum");
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["-k", k],
+        &prefix,
+        back.to_str().unwrap(),
+    )));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
+/// What an update cannot keep is refused before anything is written, as for a local tree: hidden
+/// names for a tree that keeps its names, a signing key for a tree not signed, a key that does
+/// not open the manifest.
+/// The prefix is as it was (the same objects, the same manifest).
+#[test]
+fn a_refused_update_of_a_prefix_writes_nothing() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-update-refused");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, false);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let wrong = keygen(d, "wrong");
+    let prefix = bucket.url("r/");
+    let p = plain.to_str().unwrap();
+    ok(run(tree_cmd(server, "encrypt", &["-k", k], p, &prefix)));
+    write(&plain, "x", &data(1000, 1));
+    let before = keys(&bucket, "r/");
+    let manifest = bucket.get("r/paracrypt-manifest");
+    let update = |args: &[&str]| {
+        let mut all = vec!["--update"];
+        all.extend_from_slice(args);
+        run(tree_cmd(server, "encrypt", &all, p, &prefix))
+    };
+    fails(
+        update(&["-k", k, "--hide-names"]),
+        2,
+        "cannot update: the tree keeps its names",
+    );
+    let (signer, _) = signing_key(d, "ed25519", "me");
+    fails(
+        update(&["-k", k, "--sign", signer.to_str().unwrap()]),
+        2,
+        "cannot update: the tree is not signed",
+    );
+    fails(
+        update(&["-k", wrong.to_str().unwrap()]),
+        1,
+        "paracrypt-manifest",
+    );
+    assert_eq!(keys(&bucket, "r/"), before);
+    assert_eq!(bucket.get("r/paracrypt-manifest"), manifest);
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+}
+
+/// An update stopped part way leaves a tree the next update finishes: a file whose part fails
+/// is named (exit 6), the manifest lists what was done (marked incomplete), the upload is
+/// aborted; an update interrupted (SIGTERM) while a part goes up leaves the previous manifest,
+/// which `verify` reads with the files replaced named as changed. Then `--update` finishes it.
+#[test]
+fn a_failed_or_interrupted_update_is_finished_by_the_next() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-update-stopped");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let prefix = bucket.url("s/");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        &prefix,
+    )));
+    write(&plain, "large", &data((8 << 20) + 9, 2));
+    write(&plain, "x", &data(1000, 3));
+    let update_cmd = |endpoint: &str| {
+        let mut cmd = server.client_at(endpoint);
+        cmd.args(["--retries", "0", "--upload-concurrency", "1"])
+            .args(["encrypt", "--recursive", "--update", "-q", "-k", k])
+            .args(["--chunk-size", "64KiB", "-j", "2"])
+            .arg(&plain)
+            .arg("-o")
+            .arg(&prefix);
+        cmd
+    };
+
+    // The large file's second part fails.
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() && r.target.contains("partNumber=2&") {
+            Action::Fail
+        } else {
+            Action::Forward
+        }
+    });
+    fails(run(update_cmd(&proxy.url())), 6, "large: ");
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    let mut verify = server.client();
+    verify.args(["verify", "--recursive", "-k", k, &prefix]);
+    let out = run(verify);
+    assert!(!out.status.success());
+
+    // Interrupted while the large file's parts go up, slowly.
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() {
+            Action::Delay(Duration::from_millis(400))
+        } else {
+            Action::Forward
+        }
+    });
+    let mut cmd = Command::new("env");
+    cmd.arg("--default-signal=HUP,INT,TERM");
+    let inner = update_cmd(&proxy.url());
+    cmd.arg(inner.get_program()).args(inner.get_args());
+    for (name, value) in inner.get_envs() {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
+    let before = bucket.get("s/paracrypt-manifest");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
+        assert!(start.elapsed() < Duration::from_secs(60), "no part went up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    assert_eq!(
+        bucket.get("s/paracrypt-manifest"),
+        before,
+        "the previous manifest"
+    );
+
+    ok(run(update_cmd(&format!(
+        "http://127.0.0.1:{}",
+        server.port
+    ))));
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    let back = d.join("back");
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["-k", k],
+        &prefix,
+        back.to_str().unwrap(),
+    )));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+    let mut verify = server.client();
+    verify.args(["verify", "--recursive", "-k", k, &prefix]);
+    ok(run(verify));
+}
