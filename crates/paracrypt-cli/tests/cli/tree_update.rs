@@ -205,6 +205,47 @@ fn a_file_denied_is_done_by_the_next_update() {
     verified(k, &sealed);
 }
 
+/// A file that changed and then fails (it cannot be read) keeps its previous encrypted version,
+/// listed in the new manifest as it was: an update that fails on a file never loses the tree's
+/// only copy of it (it used to remove it as gone). The next update seals the new contents.
+#[test]
+fn a_changed_file_that_fails_keeps_its_previous_version() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(encrypt(&["-k", k], &plain, &sealed)));
+    let locked = plain.join("a/b/z");
+    let old = std::fs::read(&locked).unwrap();
+    std::fs::write(&locked, b"changed since").unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let cmd = without_override(update(&["-k", k], &plain, &sealed));
+    let stderr = fails(run(cmd), 6, "a/b/z: cannot open it: Permission denied");
+    assert_eq!(counts(&stderr), (0, 2, 0));
+    let mut one = paracrypt();
+    one.args(["decrypt", "-k", k]).arg(sealed.join("a/b/z.pcr"));
+    assert_eq!(ok(run(one)), old);
+    // The tree (marked incomplete) decrypts with the previous version.
+    let back = d.join("back");
+    fails(
+        run(decrypt(&["-k", k], &sealed, &back)),
+        6,
+        "the encrypted tree is incomplete",
+    );
+    assert_eq!(std::fs::read(back.join("a/b/z")).unwrap(), old);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(
+        counts(&ok_stderr(update(&["-k", k], &plain, &sealed))),
+        (1, 2, 0)
+    );
+    verified(k, &sealed);
+    let mut one = paracrypt();
+    one.args(["decrypt", "-k", k]).arg(sealed.join("a/b/z.pcr"));
+    assert_eq!(ok(run(one)), b"changed since");
+}
+
 #[test]
 fn what_update_cannot_keep_is_refused_before_anything_is_written() {
     let dir = scratch();

@@ -837,6 +837,12 @@ impl Plan {
 
     /// The entries of the tree as far as it is done: every directory and link, the files kept,
     /// and the planned files that `done` (by planned file) says are sealed.
+    /// The previous manifest's entry of `path` when it is a file (`--update`).
+    fn previous_file(&self, path: &[u8]) -> Option<&Entry> {
+        let entry = self.previous.as_ref()?.entry(path)?;
+        matches!(entry.kind, EntryKind::File(_)).then_some(entry)
+    }
+
     fn listing(&self, done: &dyn Fn(usize) -> Option<FileEntry>) -> Listing {
         let mut listing = Listing {
             entries: Vec::with_capacity(self.walked.len()),
@@ -862,7 +868,16 @@ impl Plan {
                             listing.bytes += file.size;
                             EntryKind::File(file)
                         }
-                        None => continue,
+                        None => {
+                            // Not sealed (failed, or not reached yet): an update keeps the
+                            // file's previous version, which a file that fails never replaces,
+                            // listed as it was (its old time, so the next update seals it
+                            // again). Dropping it would remove the tree's only copy of it.
+                            if let Some(entry) = self.previous_file(&w.path) {
+                                listing.entries.push(entry.clone());
+                            }
+                            continue;
+                        }
                     }
                 }
             };

@@ -673,6 +673,10 @@ fn a_failed_or_interrupted_update_is_finished_by_the_next() {
     });
     fails(run(update_cmd(&proxy.url())), 6, "large: ");
     assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    // The file that failed keeps its previous object (it used to be deleted as gone).
+    let mut one = server.client();
+    one.args(["decrypt", "-k", k, &bucket.url("s/large.pcr")]);
+    assert!(ok(run(one)) == data((8 << 20) + 5, 7));
     let mut verify = server.client();
     verify.args(["verify", "--recursive", "-k", k, &prefix]);
     let out = run(verify);
