@@ -124,9 +124,29 @@ pub fn code_of(kind: ErrorKind) -> u8 {
     }
 }
 
+/// Prints one line on stderr, as `eprintln!` does but in one `write`: `eprintln!` writes each
+/// piece of its format apart, and under `mpirun` (every rank's stderr forwarded through a pipe)
+/// or beside another writer to the same stderr, another process's output can land inside the
+/// line. A line under `PIPE_BUF` (4 KiB) written at once reaches a pipe whole. A stderr that
+/// cannot be written is no reason to fail (or to panic, as `eprintln!` does).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::exit::say_line(::std::format_args!($($arg)*))
+    };
+}
+pub(crate) use say;
+
+/// What [`say!`] runs.
+pub(crate) fn say_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut line = args.to_string();
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
 /// Prints a warning line on stderr.
 pub fn warn(message: impl std::fmt::Display) {
-    eprintln!("paracrypt: warning: {message}");
+    say!("paracrypt: warning: {message}");
 }
 
 /// Prints `error` on one line to stderr and returns its exit code.
@@ -140,7 +160,7 @@ pub fn report(error: &anyhow::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     crate::interrupt::pending().clear_bar();
-    eprintln!("paracrypt: error: {}", one_line(error));
+    say!("paracrypt: error: {}", one_line(error));
     ExitCode::from(code(error))
 }
 

@@ -105,7 +105,7 @@ fn main() -> ExitCode {
         [one] => one,
         _ if matches!(cli.command, Command::Bench(_)) => Provider::default(),
         _ => {
-            eprintln!("paracrypt: --provider takes one provider (a list only for `bench`)");
+            crate::exit::say!("paracrypt: --provider takes one provider (a list only for `bench`)");
             return ExitCode::from(2);
         }
     };

@@ -129,7 +129,7 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
     };
     write_new(output, text.as_bytes())?;
     if let Some(public) = public {
-        eprintln!("Public key: {public}");
+        crate::exit::say!("Public key: {public}");
     }
     Ok(ExitCode::SUCCESS)
 }

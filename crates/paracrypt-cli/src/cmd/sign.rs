@@ -429,7 +429,7 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
     let name = dir.display();
     if let Some(why) = checked.why_not_intact() {
         out.flush().context("writing to stdout")?;
-        eprintln!("paracrypt: error: {name}: {why}");
+        crate::exit::say!("paracrypt: error: {name}: {why}");
         return Ok(ExitCode::from(1));
     }
     let s = if checked.files == 1 { "" } else { "s" };

@@ -246,7 +246,7 @@ pub fn verify_files(verifier: &dyn Verifier, args: &VerifyFilesArgs) -> Result<E
         let ok = match result {
             Ok(ok) => ok,
             Err(error) => {
-                eprintln!("paracrypt: error: {}", one_line(&error));
+                crate::exit::say!("paracrypt: error: {}", one_line(&error));
                 false
             }
         };

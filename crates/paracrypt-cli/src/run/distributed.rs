@@ -125,7 +125,7 @@ mod imp {
     };
 
     use super::*;
-    use crate::exit::{self, usage, warn};
+    use crate::exit::{self, say, usage, warn};
     use crate::flags::{ScheduleArg, TransportArg};
     use crate::interrupt::{hold_within, pending};
     #[cfg(feature = "s3")]
@@ -163,7 +163,7 @@ mod imp {
             } else {
                 String::new()
             };
-            eprintln!("paracrypt: error: {who}{}", failure.message);
+            say!("paracrypt: error: {who}{}", failure.message);
         }
         ExitCode::from(exit::code_of(failure.kind))
     }
@@ -201,7 +201,7 @@ mod imp {
             && !quiet
             && let Some(note) = paracrypt_mpi::lost_host_note()
         {
-            eprintln!("paracrypt: note: {note}");
+            say!("paracrypt: note: {note}");
         }
     }
 
@@ -470,7 +470,7 @@ mod imp {
             && !spec.quiet
             && let Some(note) = super::super::signer_note(&resolved)
         {
-            eprintln!("paracrypt: {note}");
+            say!("paracrypt: {note}");
         }
         Ok((summary, layout))
     }
@@ -516,7 +516,7 @@ mod imp {
             // Held until MPI_Abort ends the process: nothing commits after this point. A commit
             // that holds it for more than a second is stuck itself, and left alone.
             let held = hold_within(Duration::from_secs(1));
-            eprintln!("paracrypt: error: {stall}; aborting the job (--stall-timeout)");
+            say!("paracrypt: error: {stall}; aborting the job (--stall-timeout)");
             if let Some(mut held) = held {
                 held.clean_up();
                 std::mem::forget(held);
@@ -639,7 +639,7 @@ mod imp {
         start: Instant,
     ) {
         let options = options(flags);
-        eprintln!(
+        say!(
             "paracrypt: distributed: {} ranks, schedule {}, transport {}, {} bytes in {} chunks",
             layout.len(),
             options.schedule,
@@ -648,7 +648,7 @@ mod imp {
             summary.chunks,
         );
         for rank in layout {
-            eprintln!(
+            say!(
                 "paracrypt:   rank {} on {}: {} thread{} ({} core{} allowed)",
                 rank.rank,
                 rank.host,
@@ -659,13 +659,13 @@ mod imp {
             );
         }
         if layout.len() > 1 && layout.iter().all(|r| r.cores == 1) {
-            eprintln!(
+            say!(
                 "paracrypt:   each rank is bound to one core (Open MPI's default): for threads \
                  inside ranks, run one rank per node with `mpirun --map-by ppr:1:node --bind-to \
                  none`, or `--bind-to none` with -j N"
             );
         }
-        eprintln!(
+        say!(
             "paracrypt: distributed: chunks in {:.3} s, {:.3} s from MPI start to rename",
             summary.chunk_time.as_secs_f64(),
             start.elapsed().as_secs_f64()
@@ -689,7 +689,7 @@ mod imp {
         use zeroize::Zeroizing;
 
         use super::{failure, options};
-        use crate::exit::usage;
+        use crate::exit::{say, usage};
         use crate::flags::{DistributedFlags, TransportArg};
         use crate::run::tree::TreeArgs;
         use crate::spec::{JobSpec, Operation};
@@ -1101,7 +1101,7 @@ mod imp {
                     .enumerate()
                     .map(|(rank, n)| format!("rank {rank}: {}", n.load(Ordering::Relaxed)))
                     .collect();
-                eprintln!(
+                say!(
                     "paracrypt: distributed: {} ranks, {} tasks ({})",
                     cluster.size(),
                     cut.len(),
@@ -1172,7 +1172,7 @@ mod imp {
                     .enumerate()
                     .map(|(rank, n)| format!("rank {rank}: {}", n.load(Ordering::Relaxed)))
                     .collect();
-                eprintln!(
+                say!(
                     "paracrypt: distributed: walk: {} ranks, {count} walk tasks of {pending} \
                      directories, directories listed by rank ({})",
                     cluster.size(),
@@ -1228,7 +1228,7 @@ mod imp {
                     .enumerate()
                     .map(|(rank, n)| format!("rank {rank}: {}", n.load(Ordering::Relaxed)))
                     .collect();
-                eprintln!(
+                say!(
                     "paracrypt: distributed: update: {} ranks, {count} check tasks of {files} \
                      files, files checked by rank ({})",
                     cluster.size(),

@@ -98,7 +98,7 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
     output.commit()?;
     input.consumed();
     if let Some(note) = super::signer_note(&resolved).filter(|_| !spec.quiet) {
-        eprintln!("paracrypt: {note}");
+        crate::exit::say!("paracrypt: {note}");
     }
     Ok(ExitCode::SUCCESS)
 }

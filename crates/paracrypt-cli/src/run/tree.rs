@@ -13,7 +13,7 @@ use paracrypt_core::Runner;
 use paracrypt_core::provider::Provider;
 use paracrypt_core::tree::{self, EntryKind, Guard, Options, Summary};
 
-use crate::exit::{self, usage};
+use crate::exit::{self, say, usage};
 use crate::interrupt::pending;
 use crate::io::remote;
 use crate::progress;
@@ -177,7 +177,7 @@ pub(crate) fn with_update_identities(mut options: Options, args: &TreeArgs) -> R
 
 /// What an update did, on stderr.
 pub(crate) fn update_line(summary: &Summary) {
-    eprintln!(
+    say!(
         "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
         summary.files,
         if summary.files == 1 { "" } else { "s" },
@@ -273,26 +273,26 @@ pub(crate) fn report(summary: &Summary, encrypting: bool, quiet: bool) -> u8 {
                     signer.key.fingerprint()
                 )
             };
-            eprintln!("paracrypt: {note}");
+            say!("paracrypt: {note}");
         }
         return 0;
     }
     pending().clear_bar();
     for failure in &summary.failures {
-        eprintln!(
+        say!(
             "paracrypt: error: {}",
             failure.to_string().replace('\n', " ")
         );
     }
     if summary.not_started > 0 {
         let s = if summary.not_started == 1 { "" } else { "s" };
-        eprintln!(
+        say!(
             "paracrypt: error: {} file{s} not started after the failure above",
             summary.not_started
         );
     }
     if !encrypting && !summary.manifest_complete {
-        eprintln!(
+        say!(
             "paracrypt: error: the encrypted tree is incomplete: the run that wrote it did not \
              finish every file"
         );
@@ -300,7 +300,7 @@ pub(crate) fn report(summary: &Summary, encrypting: bool, quiet: bool) -> u8 {
     if summary.did_anything() {
         let done = summary.files + summary.unchanged;
         let s = if done == 1 { "" } else { "s" };
-        eprintln!("paracrypt: {done} file{s} done and complete; the tree is not");
+        say!("paracrypt: {done} file{s} done and complete; the tree is not");
         return exit::PARTIAL;
     }
     summary
@@ -344,7 +344,7 @@ pub fn verify(
     let name = input.display();
     if let Some(why) = checked.why_not_intact() {
         out.flush().context("writing to stdout")?;
-        eprintln!("paracrypt: error: {name}: {why}");
+        say!("paracrypt: error: {name}: {why}");
         return Ok(ExitCode::from(1));
     }
     let s = if checked.files == 1 { "" } else { "s" };

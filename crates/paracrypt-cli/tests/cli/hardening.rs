@@ -1111,3 +1111,57 @@ fn every_byte_damaged_and_every_truncation_is_rejected_and_leaves_no_output() {
         }
     });
 }
+
+/// Every line on stderr is written at once: under `mpirun` each rank's stderr reaches the
+/// terminal through a pipe that other processes write too (Open MPI's own notices), and a line
+/// written in pieces (as `eprintln!` writes it: one `write` per piece of its format) came out
+/// split by another process's output, here a rank's "no progress" report, so a log or a script
+/// matching on it did not see it. Stderr here is a `SOCK_SEQPACKET` socket, which keeps every
+/// `write` a message of its own: each message must be one whole line.
+#[test]
+fn every_line_on_stderr_is_written_at_once() {
+    use rustix::net::{AddressFamily, RecvFlags, SocketFlags, SocketType, recv, socketpair};
+    let dir = scratch();
+    let (ours, theirs) = socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )
+    .unwrap();
+    // A legacy cipher's warnings, then the error of an output in a directory not there.
+    let input = write(dir.path(), "in", b"x");
+    let mut cmd = paracrypt();
+    cmd.args(["raw", "-e", "-c", "des-ecb", "-K", "1111111111111111"])
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("missing").join("out"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(theirs));
+    let mut child = cmd.spawn().unwrap();
+    // The child holds the only other end now: the reads below end when it exits.
+    drop(cmd);
+    let mut messages = Vec::new();
+    loop {
+        let mut buf = vec![0u8; 1 << 16];
+        let (n, _) = recv(&ours, &mut buf[..], RecvFlags::empty()).unwrap();
+        if n == 0 {
+            break;
+        }
+        buf.truncate(n);
+        messages.push(String::from_utf8(buf).unwrap());
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(1), "{messages:?}");
+    for message in &messages {
+        assert!(
+            message.ends_with('\n') && message.matches('\n').count() == 1,
+            "a line written in pieces: {messages:?}"
+        );
+    }
+    assert!(
+        messages.iter().any(|m| m.contains("warning: des-ecb"))
+            && messages.iter().any(|m| m.starts_with("paracrypt: error: ")),
+        "{messages:?}"
+    );
+}

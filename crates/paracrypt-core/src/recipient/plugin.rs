@@ -201,8 +201,11 @@ impl Ui<'_> {
             .ok()
     }
 
+    /// Shows a plugin's message on stderr, in one `write` so that no other process's output
+    /// lands inside the line (`eprintln!` writes each piece apart).
     fn message(&self, message: &str) {
-        eprintln!("paracrypt: {}: {}", binary(self.plugin), quoted(message));
+        let line = format!("paracrypt: {}: {}\n", binary(self.plugin), quoted(message));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 
     /// A line typed on the terminal after `prompt`, or `None` without a terminal.
