@@ -54,12 +54,65 @@ fn run_core<T: Send>(
     options.run(py, || work(&runner))
 }
 
+/// ``upload_concurrency=``, ``download_concurrency=`` and ``retries=``: how a run on a prefix
+/// talks to the store (the CLI's ``--upload-concurrency``, ``--download-concurrency`` and
+/// ``--retries``), each `None` for the store's default and bounded by the store's limits
+/// (`paracrypt_store::MAX_CONCURRENCY`, `MAX_RETRIES`, which the CLI's flags take too). Checked
+/// on every call, local or not; a local tree has no use for them.
+#[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(not(feature = "store"), allow(dead_code))]
+struct StoreKeywords {
+    upload_concurrency: Option<i64>,
+    download_concurrency: Option<i64>,
+    retries: Option<i64>,
+}
+
+#[cfg(feature = "store")]
+impl StoreKeywords {
+    /// The store's options these keywords ask for, or a `UsageError` naming the first out of
+    /// its bounds.
+    fn options(self) -> Result<paracrypt_store::Options, Failure> {
+        use paracrypt_store::{MAX_CONCURRENCY, MAX_RETRIES};
+        fn within(
+            name: &str,
+            value: Option<i64>,
+            bounds: (i64, usize),
+            default: usize,
+        ) -> Result<usize, Failure> {
+            match value {
+                None => Ok(default),
+                Some(n) if n >= bounds.0 && n as u64 <= bounds.1 as u64 => Ok(n as usize),
+                Some(n) => crate::errors::usage(format!(
+                    "{name}={n}: give {} to {}, or None for {default}",
+                    bounds.0, bounds.1
+                )),
+            }
+        }
+        let default = paracrypt_store::Options::default();
+        Ok(paracrypt_store::Options {
+            upload_concurrency: within(
+                "upload_concurrency",
+                self.upload_concurrency,
+                (1, MAX_CONCURRENCY),
+                default.upload_concurrency,
+            )?,
+            download_concurrency: within(
+                "download_concurrency",
+                self.download_concurrency,
+                (1, MAX_CONCURRENCY),
+                default.download_concurrency,
+            )?,
+            retries: within("retries", self.retries, (0, MAX_RETRIES), default.retries)?,
+        })
+    }
+}
+
 /// The tree run from `src` to `dst` when either is a prefix in object storage
 /// (``s3://bucket/prefix/``), checked and opened by `paracrypt_store::prefix_run`, which decides
 /// what a prefix may do for every front end (its refusals are `UsageError`s in its words);
 /// `None` when both are local. Credentials, region and endpoint come from the environment
 /// (``AWS_ACCESS_KEY_ID``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``…), as for KMS; the store's
-/// options are its defaults (the CLI's ``--upload-concurrency`` and friends). No upload watch:
+/// options are the call's [`StoreKeywords`]. No upload watch:
 /// a call cannot be interrupted while it runs (the GIL is released and Python handles a
 /// signal only once the call returns), and every upload a call starts is completed or aborted
 /// before it returns.
@@ -69,25 +122,28 @@ fn prefix_run(
     src: &std::path::Path,
     dst: &std::path::Path,
     tree_options: &tree::Options,
+    store: StoreKeywords,
 ) -> Result<Option<paracrypt_store::PrefixRun>, Failure> {
+    let store = store.options()?;
     Ok(paracrypt_store::prefix_run(
         encrypting,
         src,
         dst,
         tree_options,
-        paracrypt_store::Options::default(),
+        store,
         None,
     )?)
 }
 
 /// The encrypted tree under the prefix `src` (listed), when it is one.
 #[cfg(feature = "store")]
-fn prefix_input(src: &std::path::Path) -> Result<Option<paracrypt_store::PrefixInput>, Failure> {
+fn prefix_input(
+    src: &std::path::Path,
+    store: StoreKeywords,
+) -> Result<Option<paracrypt_store::PrefixInput>, Failure> {
+    let store = store.options()?;
     match src.to_str().filter(|text| paracrypt_store::is_url(text)) {
-        Some(url) => Ok(Some(paracrypt_store::prefix_input(
-            url,
-            paracrypt_store::Options::default(),
-        )?)),
+        Some(url) => Ok(Some(paracrypt_store::prefix_input(url, store)?)),
         None => Ok(None),
     }
 }
@@ -118,6 +174,7 @@ fn prefix_run(
     src: &std::path::Path,
     dst: &std::path::Path,
     _: &tree::Options,
+    _: StoreKeywords,
 ) -> Result<Option<PrefixRun>, Failure> {
     no_store(src)?;
     no_store(dst)?;
@@ -125,7 +182,10 @@ fn prefix_run(
 }
 
 #[cfg(not(feature = "store"))]
-fn prefix_input(src: &std::path::Path) -> Result<Option<tree::LocalInput>, Failure> {
+fn prefix_input(
+    src: &std::path::Path,
+    _: StoreKeywords,
+) -> Result<Option<tree::LocalInput>, Failure> {
     no_store(src)?;
     Ok(None)
 }
@@ -247,7 +307,9 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// (docs/guide/trees.md). A FIFO, socket or device in ``src`` is refused by name before any
 /// work. ``dst`` may be a prefix in object storage (``"s3://bucket/prefix/"``, a ``str``): each
 /// file one object, the manifest written last, credentials and endpoint from the environment
-/// (``AWS_*``); ``update=True`` is refused there (:class:`UsageError`).
+/// (``AWS_*``); ``upload_concurrency=`` (parts in flight among all the tree's files),
+/// ``download_concurrency=`` (ranged GETs, an update's reads) and ``retries=`` are the CLI's
+/// flags of those names (1 to 256, 1 to 256, 0 to 100; ``None``: 8, 8 and 10).
 ///
 /// Secrets and ``format=``, ``armor=``, ``cipher=``, ``chunk_size=``, ``sign=`` as
 /// :func:`encrypt_file` (with ``password=``, one Argon2id for the tree: a key drawn for the
@@ -271,7 +333,7 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// reports with exit 6), its ``failures`` the exception of each failed file (each naming it),
 /// its ``summary`` the dict above; when none was, the first failure's exception.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, progress = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_tree<'py>(
     py: Python<'py>,
@@ -293,13 +355,21 @@ pub fn encrypt_tree<'py>(
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
+    upload_concurrency: Option<i64>,
+    download_concurrency: Option<i64>,
+    retries: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let store = StoreKeywords {
+        upload_concurrency,
+        download_concurrency,
+        retries,
+    };
     let request = encrypt_request(
         key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
     let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
     let summary = run_core(py, (threads, provider, progress), |runner| {
-        Ok(match prefix_run(true, &src, &dst, &tree_options)? {
+        Ok(match prefix_run(true, &src, &dst, &tree_options, store)? {
             Some(PrefixRun::Encrypt(out)) => {
                 tree::encrypt_to(runner, &request, &src, out, &tree_options)?
             }
@@ -372,8 +442,9 @@ pub fn rekey_tree<'py>(
 /// every chunk authenticated, and its length and BLAKE3 tree-hash root checked before it takes
 /// its name; directories, modes, times and links are restored. ``dst`` must be new or empty,
 /// or ``overwrite=True`` writes into it. Secrets and options as :func:`decrypt_file`. ``src``
-/// may be a prefix in object storage (``"s3://bucket/prefix/"``, a ``str``), listed once;
-/// ``dst`` is a local directory.
+/// may be a prefix in object storage (``"s3://bucket/prefix/"``, a ``str``), listed once and
+/// read with ``download_concurrency=`` ranged GETs in flight and ``retries=`` (as
+/// :func:`encrypt_tree` takes them); ``dst`` is a local directory.
 ///
 /// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` decrypted;
 /// ``signer``: ``None`` for an unsigned manifest, else ``{"fingerprint", "required"}``,
@@ -382,7 +453,7 @@ pub fn rekey_tree<'py>(
 /// run that wrote it did not finish every file); a tree of which nothing could be done, the
 /// first failure's exception.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, download_concurrency = None, retries = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_tree<'py>(
     py: Python<'py>,
@@ -396,11 +467,18 @@ pub fn decrypt_tree<'py>(
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
+    download_concurrency: Option<i64>,
+    retries: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let store = StoreKeywords {
+        download_concurrency,
+        retries,
+        ..StoreKeywords::default()
+    };
     let request = decrypt_request(key, password, identities, verify_with)?;
     let tree_options = write_options(overwrite);
     let summary = run_core(py, (threads, provider, progress), |runner| {
-        Ok(match prefix_run(false, &src, &dst, &tree_options)? {
+        Ok(match prefix_run(false, &src, &dst, &tree_options, store)? {
             Some(PrefixRun::Decrypt(input)) => {
                 tree::decrypt_from(runner, &request, input, &dst, &tree_options)?
             }
@@ -495,7 +573,8 @@ pub fn sign_tree<'py>(
 /// nothing else is stored. ``paths=`` (paths in the tree, as :func:`decrypt_tree` restores
 /// them) checks only those files. Secrets as :func:`decrypt_tree`; ``verify_with=`` requires
 /// the manifest to be signed by that key (:class:`SignatureError` if not). ``src`` may be a
-/// prefix in object storage (``"s3://bucket/prefix/"``), not with ``signature=``.
+/// prefix in object storage (``"s3://bucket/prefix/"``, read with ``download_concurrency=``
+/// and ``retries=`` as :func:`decrypt_tree` reads it), not with ``signature=``.
 ///
 /// Returns a dict when the tree is intact: ``files`` and ``bytes`` checked, ``signer``
 /// (``None`` or ``{"fingerprint", "required"}``). Otherwise raises :class:`TreeChangedError`,
@@ -503,7 +582,7 @@ pub fn sign_tree<'py>(
 /// verify --recursive`` prints), ``complete`` whether the manifest says the run that wrote it
 /// finished every file.
 #[pyfunction]
-#[pyo3(signature = (src, paths = None, *, key = None, password = None, identities = None, verify_with = None, signature = None, threads = None, provider = None))]
+#[pyo3(signature = (src, paths = None, *, key = None, password = None, identities = None, verify_with = None, signature = None, threads = None, provider = None, download_concurrency = None, retries = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn verify_tree<'py>(
     py: Python<'py>,
@@ -516,7 +595,14 @@ pub fn verify_tree<'py>(
     signature: Option<PathBuf>,
     threads: Option<i64>,
     provider: Option<&str>,
+    download_concurrency: Option<i64>,
+    retries: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let store = StoreKeywords {
+        download_concurrency,
+        retries,
+        ..StoreKeywords::default()
+    };
     let only: Vec<Vec<u8>> = paths
         .unwrap_or_default()
         .iter()
@@ -556,7 +642,7 @@ pub fn verify_tree<'py>(
     } else {
         let request = decrypt_request(key, password, identities, verify_with)?;
         let checked = options.run(py, || {
-            Ok(match prefix_input(&src)? {
+            Ok(match prefix_input(&src, store)? {
                 Some(input) => tree::verify_from(&runner, &request, &input, &only)?,
                 None => tree::verify(&runner, &request, &src, &only)?,
             })
@@ -593,9 +679,11 @@ pub fn verify_tree<'py>(
 /// prints (docs/guide/trees.md lists its fields: ``format``, ``signer``, ``generation``,
 /// ``complete``, the counts, and ``entries``, one dict per directory, file and link). Its
 /// files are not read (:func:`verify_tree` checks them). Secrets as :func:`decrypt_tree`;
-/// ``src`` may be a prefix in object storage (``"s3://bucket/prefix/"``).
+/// ``src`` may be a prefix in object storage (``"s3://bucket/prefix/"``, with
+/// ``download_concurrency=`` and ``retries=`` as there).
 #[pyfunction]
-#[pyo3(signature = (src, *, key = None, password = None, identities = None, verify_with = None, provider = None))]
+#[pyo3(signature = (src, *, key = None, password = None, identities = None, verify_with = None, provider = None, download_concurrency = None, retries = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn info_tree<'py>(
     py: Python<'py>,
     src: PathBuf,
@@ -604,10 +692,17 @@ pub fn info_tree<'py>(
     identities: Option<&Bound<'py, PyAny>>,
     verify_with: Option<PathBuf>,
     provider: Option<&str>,
+    download_concurrency: Option<i64>,
+    retries: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let store = StoreKeywords {
+        download_concurrency,
+        retries,
+        ..StoreKeywords::default()
+    };
     let request = decrypt_request(key, password, identities, verify_with)?;
     let json = run_core(py, (Some(1), provider, None), |runner| {
-        let manifest = match prefix_input(&src)? {
+        let manifest = match prefix_input(&src, store)? {
             Some(input) => tree::read_manifest_from(runner, &request, &input)?,
             None => tree::read_manifest(runner, &request, &src)?,
         };
@@ -643,6 +738,7 @@ pub struct TreeJob {
 }
 
 /// A tree job's plan and what its tasks returned.
+#[allow(clippy::large_enum_variant)] // one for each TreeJob, never moved in bulk
 enum Job {
     Seal(tree::Plan, tree::Sealed),
     Open(tree::OpenPlan, tree::Opened),

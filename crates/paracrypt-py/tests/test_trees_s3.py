@@ -304,3 +304,52 @@ def test_a_missing_bucket_is_an_io_error(tmp_path: Path, s3: Bucket, key: Path) 
         paracrypt.encrypt_tree(plain, "s3://no-such-bucket/p/", key=key)
     with pytest.raises(paracrypt.IoError, match="no such bucket"):
         paracrypt.info_tree("s3://no-such-bucket/p/", key=key)
+
+
+def test_the_stores_options_are_keywords_bounded_as_the_clis_flags(tmp_path: Path, s3: Bucket,
+                                                                   key: Path) -> None:
+    """``upload_concurrency=``, ``download_concurrency=`` and ``retries=`` are the CLI's
+    ``--upload-concurrency``, ``--download-concurrency`` and ``--retries``, with the store's
+    bounds (``paracrypt_store::MAX_CONCURRENCY``, ``MAX_RETRIES``): one part in flight for the
+    whole tree (several files of two parts each, on two threads) still finishes, and a value
+    out of bounds is a ``UsageError`` naming it, before anything is written, for a prefix and
+    for a local tree alike."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain, large=True)
+    (plain / "large2").write_bytes(data((8 << 20) + 9, seed=11))
+    url = s3.url("k/")
+    done = paracrypt.encrypt_tree(plain, url, key=key, threads=2, upload_concurrency=1,
+                                  retries=0)
+    assert done["files"] == 6 and done["complete"]
+    assert s3.uploads() == []
+    assert paracrypt.verify_tree(url, key=key, download_concurrency=1, retries=0)["files"] == 6
+    assert paracrypt.info_tree(url, key=key, download_concurrency=256)["files"] == 6
+    back = paracrypt_back(tmp_path / "back", url, key)
+    assert snapshot(back) == snapshot(plain)
+    again = paracrypt.decrypt_tree(url, tmp_path / "again", key=key, download_concurrency=1,
+                                   retries=100)
+    assert again["files"] == 6
+
+    before = s3.keys()
+    refusals: list[tuple[Callable[[], object], str]] = [
+        (lambda: paracrypt.encrypt_tree(plain, s3.url("k2/"), key=key, upload_concurrency=0),
+         r"upload_concurrency=0: give 1 to 256, or None for 8"),
+        (lambda: paracrypt.encrypt_tree(plain, tmp_path / "local", key=key,
+                                        upload_concurrency=257),
+         r"upload_concurrency=257: give 1 to 256"),
+        (lambda: paracrypt.encrypt_tree(plain, s3.url("k2/"), key=key, retries=-1),
+         r"retries=-1: give 0 to 100, or None for 10"),
+        (lambda: paracrypt.decrypt_tree(url, tmp_path / "o1", key=key,
+                                        download_concurrency=0),
+         r"download_concurrency=0: give 1 to 256"),
+        (lambda: paracrypt.verify_tree(url, key=key, retries=101),
+         r"retries=101: give 0 to 100"),
+        (lambda: paracrypt.info_tree(url, key=key, download_concurrency=1 << 40),
+         r"download_concurrency=1099511627776: give 1 to 256"),
+    ]
+    for call, words in refusals:
+        with pytest.raises(paracrypt.UsageError, match=words):
+            call()
+    assert s3.keys() == before
+    assert sorted(listing(tmp_path)) == ["again", "back", "plain", "tree.key"]

@@ -50,8 +50,8 @@ mod upload;
 pub use error::{Error, Kind};
 pub use kms::Kms;
 pub use object::{
-    DEFAULT_DOWNLOAD_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_UPLOAD_CONCURRENCY, Meta, Object,
-    Options, is_url,
+    DEFAULT_DOWNLOAD_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_UPLOAD_CONCURRENCY, MAX_CONCURRENCY,
+    MAX_RETRIES, Meta, Object, Options, is_url,
 };
 pub use source::{BLOCK, HeadReader, ObjectReader, ObjectSource};
 pub use tree::{

@@ -48,6 +48,13 @@ pub const DEFAULT_UPLOAD_CONCURRENCY: usize = 8;
 pub const DEFAULT_DOWNLOAD_CONCURRENCY: usize = 8;
 /// [`Options::retries`]'s default (object_store's).
 pub const DEFAULT_RETRIES: usize = 10;
+/// The most parts ([`Options::upload_concurrency`]) or ranged GETs
+/// ([`Options::download_concurrency`]) a front end lets a run ask to have in flight at once
+/// (each holds a buffer of 8 MiB or more: 2 GiB at this bound). The least is 1.
+pub const MAX_CONCURRENCY: usize = 256;
+/// The most retries of one request ([`Options::retries`]) a front end lets a run ask for
+/// (each waits up to 15 s).
+pub const MAX_RETRIES: usize = 100;
 
 /// The longest one request may take (a part of hundreds of MiB on a slow link included) before
 /// it counts as failed and is retried.

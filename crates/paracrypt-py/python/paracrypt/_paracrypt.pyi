@@ -360,6 +360,9 @@ def encrypt_tree(
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
+    upload_concurrency: Optional[int] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
 def decrypt_tree(
     src: _StrPath,
@@ -373,6 +376,8 @@ def decrypt_tree(
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
 def rekey_tree(
     src: _StrPath,
@@ -408,6 +413,8 @@ def verify_tree(
     signature: Optional[_StrPath] = None,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
 def info_tree(
     src: _StrPath,
@@ -417,6 +424,8 @@ def info_tree(
     identities: Optional[_IdentitiesArg] = None,
     verify_with: Optional[_StrPath] = None,
     provider: Optional[str] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
 
 @final
