@@ -767,7 +767,8 @@ impl TreeJob {
 
 #[pymethods]
 impl TreeJob {
-    /// Plans the encryption of the tree ``src`` into ``dst``. Arguments as
+    /// Plans the encryption of the tree ``src`` into ``dst`` (a directory every process sees,
+    /// or a prefix in object storage, checked and listed here). Arguments as
     /// :func:`encrypt_tree` (``armor=`` is not run in tasks).
     #[staticmethod]
     #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None))]
@@ -791,13 +792,20 @@ impl TreeJob {
         threads: Option<i64>,
         provider: Option<&str>,
     ) -> PyResult<Self> {
-        local_only(tree::NotInStore::Spread, &[src.as_path(), dst.as_path()])?;
         let request = encrypt_request(
             key, password, recipients, format, false, cipher, chunk_size, sign,
         )?;
         let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
         let plan = run_core(py, (threads, provider, None), |runner| {
-            Ok(tree::plan(runner, &request, &src, &dst, &tree_options)?)
+            Ok(
+                match prefix_run(true, &src, &dst, &tree_options, StoreKeywords::default())? {
+                    Some(PrefixRun::Encrypt(out)) => {
+                        tree::plan_to(runner, &request, &src, out, &tree_options)?
+                    }
+                    Some(PrefixRun::Decrypt(_)) => unreachable!("an encryption's run"),
+                    None => tree::plan(runner, &request, &src, &dst, &tree_options)?,
+                },
+            )
         })?;
         let sealed = tree::Sealed::new(&plan);
         Ok(TreeJob {
@@ -935,7 +943,8 @@ impl TreeJob {
 
 /// Runs one task of a :class:`TreeJob` (its bytes, from ``job.task(part)``) on this process,
 /// with ``threads`` threads (default 1), without the GIL: an encryption's task seals its
-/// files, a decryption's decrypts and checks them. Returns the bytes ``job.add`` takes: each
+/// files (into a prefix in object storage when the job's ``dst`` is one: opened here, with
+/// this process's ``AWS_*`` credentials), a decryption's decrypts and checks them. Returns the bytes ``job.add`` takes: each
 /// file done, or why it failed. A file that fails does not stop the others and raises nothing
 /// here: ``job.finish()`` reports it, naming it. Bytes that are not a task raise
 /// :class:`UsageError`.
@@ -948,6 +957,15 @@ pub fn run_tree_task<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let threads = crate::options::threads(Some(threads.unwrap_or(1)))?;
     let runner = paracrypt_core::Runner::new();
-    let result = crate::options::detached(py, threads, || Ok(tree::run_task(&runner, task)?))?;
+    // A task into a prefix opens it here, with this process's credentials (`AWS_*`) and the
+    // store's default options.
+    #[cfg(feature = "store")]
+    let run = || {
+        let store = paracrypt_store::Options::default();
+        Ok(paracrypt_store::run_task(&runner, task, store, None)?)
+    };
+    #[cfg(not(feature = "store"))]
+    let run = || Ok(tree::run_task(&runner, task)?);
+    let result = crate::options::detached(py, threads, run)?;
     Ok(PyBytes::new(py, &result.to_bytes()))
 }

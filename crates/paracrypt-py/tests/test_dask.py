@@ -439,16 +439,15 @@ def test_a_tree_decrypted_over_the_workers(tmp_path: Path, client: Client, cli: 
     assert not [name for name in listing(tmp_path) if name.startswith(".")]
 
 
-def test_a_prefix_is_not_spread_over_the_workers(tmp_path: Path, client: Client) -> None:
-    """A tree in object storage is not spread over Dask workers (yet): refused by name, in the
-    core's words, before any request to a store or any task (``paracrypt.encrypt_tree`` on one
-    process takes a prefix)."""
-    plain = tmp_path / "plain"
-    _tree(plain)
+def test_a_tree_in_a_prefix_is_decrypted_on_one_process(tmp_path: Path, client: Client) -> None:
+    """An encrypted tree in object storage is not decrypted over Dask workers (yet): refused by
+    name, in the core's words, before any request to a store or any task
+    (``paracrypt.decrypt_tree`` on one process reads a prefix; an encryption into a prefix
+    over the workers is tests/test_trees_s3.py's)."""
     key = paracrypt.Key.generate()
     spread = "a tree spread over processes reads and writes local directories"
     with pytest.raises(paracrypt.UsageError, match=spread):
-        paracrypt.dask.encrypt_tree(client, plain, "s3://bucket/tree/", key=key)
-    with pytest.raises(paracrypt.UsageError, match=spread):
         paracrypt.dask.decrypt_tree(client, "s3://bucket/tree/", tmp_path / "back", key=key)
-    assert sorted(listing(tmp_path)) == ["plain"]
+    with pytest.raises(paracrypt.UsageError, match="a plaintext tree in object storage"):
+        paracrypt.dask.encrypt_tree(client, "s3://bucket/plain/", tmp_path / "out", key=key)
+    assert listing(tmp_path) == []

@@ -275,8 +275,6 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
          "a tree in object storage is not signed"),
         (lambda: paracrypt.verify_tree(url, signature=tmp_path / "sig"),
          "a tree in object storage is not signed"),
-        (lambda: paracrypt.TreeJob.encrypt(plain, url, key=key),
-         "a tree spread over processes reads and writes local directories"),
         (lambda: paracrypt.TreeJob.decrypt(url, tmp_path / "o3", key=key),
          "a tree spread over processes reads and writes local directories"),
     ]
@@ -353,3 +351,48 @@ def test_the_stores_options_are_keywords_bounded_as_the_clis_flags(tmp_path: Pat
             call()
     assert s3.keys() == before
     assert sorted(listing(tmp_path)) == ["again", "back", "plain", "tree.key"]
+
+
+def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, key: Path) -> None:
+    """``paracrypt.dask.encrypt_tree`` into a prefix (issue #35 item 6): the client plans (the
+    prefix checked, the tree walked), each worker uploads the files of its tasks with the
+    credentials of its own environment (``AWS_*``, which these workers inherit), and the client
+    writes the manifest, last. The tree is the one a single process writes: the same objects,
+    decrypting to the same tree; ``update=True`` over the workers seals only what changed and
+    deletes what is gone; a prefix that holds objects is refused before any task."""
+    from distributed import Client, LocalCluster
+
+    import paracrypt.dask
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain, large=True)
+    url = s3.url("dask/")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0",
+                      worker_dashboard_address="127.0.0.1:0") as two, Client(two) as client:
+        done = paracrypt.dask.encrypt_tree(client, plain, url, key=key, chunk_size="64KiB")
+        assert done["files"] == 5 and done["complete"]
+        assert s3.keys("dask/") == ["empty.pcr", "large.pcr", "paracrypt-manifest",
+                                    "sub/deeper/z.pcr", "sub/run.sh.pcr", "x.pcr"]
+        assert s3.uploads() == []
+        assert paracrypt.verify_tree(url, key=key)["files"] == 5
+        assert snapshot(paracrypt_back(tmp_path / "back", url, key)) == snapshot(plain)
+
+        (plain / "x").write_bytes(data(90_000, seed=4))
+        (plain / "sub" / "deeper" / "z").unlink()
+        done = paracrypt.dask.encrypt_tree(client, plain, url, key=key, chunk_size="64KiB",
+                                           update=True)
+        assert (done["files"], done["unchanged"], done["removed"]) == (1, 3, 1)
+        assert s3.keys("dask/") == ["empty.pcr", "large.pcr", "paracrypt-manifest",
+                                    "sub/run.sh.pcr", "x.pcr"]
+        assert snapshot(paracrypt_back(tmp_path / "back2", url, key)) == snapshot(plain)
+
+        manifest = tmp_path / "manifest"
+        s3.command({"op": "get", "key": "dask/paracrypt-manifest", "file": str(manifest)})
+        with pytest.raises(paracrypt.UsageError, match=r"s3://.*/dask/ is not empty"):
+            paracrypt.dask.encrypt_tree(client, plain, url, key=key)
+        again = tmp_path / "manifest-again"
+        s3.command({"op": "get", "key": "dask/paracrypt-manifest", "file": str(again)})
+        assert again.read_bytes() == manifest.read_bytes()
+    assert s3.uploads() == []

@@ -375,6 +375,11 @@ impl TreeOutput for PrefixOutput {
         self.existing.as_ref().map(|e| e as &dyn TreeInput)
     }
 
+    /// The prefix's URL: a process that runs a task of the plan opens it again ([`run_task`]).
+    fn task_root(&self) -> Option<(std::path::PathBuf, bool)> {
+        Some((self.prefix.url.clone().into(), self.force))
+    }
+
     /// Removes the object `rel` when the update's listing holds it (only an update removes).
     fn remove(&self, rel: &[u8]) -> io::Result<bool> {
         let Some(existing) = &self.existing else {
@@ -668,6 +673,31 @@ pub fn prefix_run(
         // `check_in_store` refused the others.
         _ => unreachable!("a prefix run checked is one of the two"),
     }
+}
+
+/// Runs a task of a tree's encryption or decryption from its bytes, as
+/// [`paracrypt_core::tree::run_task`] does, on the caller's pool: a task of a plan into a prefix
+/// ([`paracrypt_core::tree::plan_to`] with a [`PrefixOutput`]) uploads its files into the
+/// prefix its bytes name, opened here with `options` and this process's credentials (the
+/// environment's `AWS_*`), replacing objects of the same names where the plan does. `watch` is
+/// told of every multipart upload. Each upload is completed or aborted before this returns; a
+/// process killed meanwhile leaves its open uploads to the bucket's lifecycle rule.
+pub fn run_task(
+    runner: &paracrypt_core::Runner,
+    bytes: &[u8],
+    options: Options,
+    watch: Option<Arc<dyn UploadWatch>>,
+) -> paracrypt_core::Result<paracrypt_core::tree::TaskResult> {
+    // An open task, or bytes that are no task, are the core's to run or refuse.
+    let Ok(task) = paracrypt_core::tree::Task::from_bytes(bytes) else {
+        return paracrypt_core::tree::run_task(runner, bytes);
+    };
+    let Some(url) = url_of(task.output()) else {
+        return Ok(paracrypt_core::tree::seal_task(runner, &task));
+    };
+    let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+    let out = PrefixOutput::new(prefix, task.replaces(), watch);
+    Ok(paracrypt_core::tree::seal_task_to(runner, &task, &out))
 }
 
 /// Refuses any of `paths` that is in object storage, for a tree run that reads and writes

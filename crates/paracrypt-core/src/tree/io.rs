@@ -67,6 +67,15 @@ pub trait TreeOutput: Send + Sync {
     fn checkpoints(&self) -> bool {
         false
     }
+
+    /// Where a process that runs a task of the plan ([`Plan::task`](super::Plan::task), run
+    /// with [`seal_task_to`](super::seal_task_to)) opens this output again, and whether its
+    /// files replace those of the same names: a prefix's URL, which a worker opens with its
+    /// own credentials. `None` (the default): the files of a tree into this output are sealed
+    /// on one process only.
+    fn task_root(&self) -> Option<(std::path::PathBuf, bool)> {
+        None
+    }
 }
 
 /// A file of a [`TreeOutput`] being written.

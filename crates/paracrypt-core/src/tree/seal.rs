@@ -289,6 +289,22 @@ pub fn encrypt_to(
     Ok(plan.finish(runner, sealed))
 }
 
+/// [`plan`] into `output`, a [`TreeOutput`] a front end plugs in, as [`encrypt_to`] writes
+/// into it: its files are then sealed here ([`Plan::seal_here`]) or, where the output says
+/// how another process opens it again ([`TreeOutput::task_root`]: a prefix), in tasks run
+/// with [`seal_task_to`]; [`Plan::finish`] writes the manifest into it, last.
+pub fn plan_to(
+    runner: &Runner,
+    request: &Request,
+    input: &Path,
+    output: Arc<dyn TreeOutput>,
+    options: &Options,
+) -> Result<Plan> {
+    let prepared = prepare_out(runner, request, input, Out::Other(output), options)?;
+    let walk = Walk::here(input)?;
+    prepared.plan(walk)
+}
+
 /// Where a tree's encryption writes.
 enum Out {
     /// A local directory.
@@ -719,10 +735,18 @@ impl Plan {
                 self.files.len()
             )));
         }
-        let Some(dest) = self.out.local() else {
-            return Err(Error::Request(
-                "a tree's files are sealed in tasks only into a local directory".into(),
-            ));
+        let (output, replace, named, sync) = match &self.out {
+            Out::Local(dest) => (dest.root.clone(), dest.replace, dest.named, dest.sync),
+            Out::Other(other) => match other.task_root() {
+                Some((root, replace)) => (root, replace, false, false),
+                None => {
+                    return Err(Error::Request(
+                        "this tree's output is written by one process: its files are not \
+                         sealed in tasks"
+                            .into(),
+                    ));
+                }
+            },
         };
         let resolved = self.file_request.resolve(&[], Driver::Distributed)?;
         let mut planned = Vec::with_capacity(files.len());
@@ -751,10 +775,10 @@ impl Plan {
         }
         Ok(Task {
             input: self.input.clone(),
-            output: dest.root.clone(),
-            replace: dest.replace,
-            named: dest.named,
-            sync: dest.sync,
+            output,
+            replace,
+            named,
+            sync,
             hidden: self.manifest.hides_names(),
             chunk: self.chunk,
             provider: self.provider,
@@ -908,6 +932,19 @@ pub fn seal_task(runner: &Runner, task: &Task) -> TaskResult {
 /// MPI rank) and is interrupted removes the named temporary files of the files it was writing
 /// (where the filesystem has no `O_TMPFILE`, as NFS).
 pub fn seal_task_guarded(runner: &Runner, task: &Task, guard: Arc<dyn super::Guard>) -> TaskResult {
+    let dest = Dest {
+        root: task.output.clone(),
+        replace: task.replace,
+        named: task.named,
+        sync: task.sync,
+        guard,
+    };
+    seal_task_to(runner, task, &dest)
+}
+
+/// [`seal_task`] into `output`, the output the task names ([`Task::output`]) opened again by
+/// the front end that runs it (a prefix in object storage: [`TreeOutput::task_root`]).
+pub fn seal_task_to(runner: &Runner, task: &Task, output: &dyn TreeOutput) -> TaskResult {
     let walked: Vec<Walked> = task
         .files
         .iter()
@@ -921,13 +958,6 @@ pub fn seal_task_guarded(runner: &Runner, task: &Task, guard: Arc<dyn super::Gua
             mtime: file.mtime,
         })
         .collect();
-    let dest = Dest {
-        root: task.output.clone(),
-        replace: task.replace,
-        named: task.named,
-        sync: task.sync,
-        guard,
-    };
     let keys: Vec<(&[u8], &[u8])> = task
         .files
         .iter()
@@ -951,7 +981,7 @@ pub fn seal_task_guarded(runner: &Runner, task: &Task, guard: Arc<dyn super::Gua
         },
         provider: task.provider,
         input: &task.input,
-        dest: &dest,
+        dest: output,
         stored: task.files.iter().map(|f| f.stored.as_slice()).collect(),
         hidden: task.hidden,
         chunk: task.chunk,
@@ -1010,7 +1040,8 @@ pub enum NotInStore {
     /// A tree in object storage rekeyed ([`rekey`](super::rekey)).
     Rekey,
     /// A tree in object storage spread over other processes ([`plan`], [`open_plan`](super::open_plan):
-    /// Dask workers, MPI ranks).
+    /// Dask workers, MPI ranks), but for an encryption into a prefix with tasks run by
+    /// [`seal_task_to`] (Dask's workers: [`plan_to`]).
     Spread,
 }
 
@@ -1033,9 +1064,9 @@ impl std::fmt::Display for NotInStore {
                  not rekeyed (yet)"
             }
             NotInStore::Spread => {
-                "a tree spread over processes reads and writes local directories here: object \
-                 storage is built only for encrypting into a prefix, and decrypting, verifying \
-                 and showing from one, on one process"
+                "a tree spread over processes reads and writes local directories here, but for \
+                 an encryption into a prefix over Dask's workers (not over MPI ranks yet): an \
+                 encrypted tree in object storage is decrypted, verified and shown on one process"
             }
         })
     }

@@ -3,7 +3,8 @@
 //! what it returns to [`Sealed::add`](super::Sealed::add).
 //!
 //! **What a task carries.** The output's and input's roots (both on a filesystem every process
-//! sees), how files are written there (replacing, named temporary files, `fsync`), the plaintext
+//! sees, or the output a prefix's URL that each process opens with its own credentials:
+//! [`TreeOutput::task_root`](super::TreeOutput::task_root)), how files are written there (replacing, named temporary files, `fsync`), the plaintext
 //! chunk and provider, and for each file: its index in the plan, its path and stored name, what
 //! the walk saw of it (length, inode, mode, modification time: a file that changed since is
 //! refused, as in a local run), and its header with the keys derived for that one file (a
@@ -117,6 +118,18 @@ impl Task {
     /// How many files it seals.
     pub fn files(&self) -> usize {
         self.files.len()
+    }
+
+    /// The output its files are written into: a local directory, or what the plan's
+    /// [`TreeOutput::task_root`](super::TreeOutput::task_root) named (a prefix's URL), which
+    /// the front end running the task opens again for [`seal_task_to`](super::seal_task_to).
+    pub fn output(&self) -> &std::path::Path {
+        &self.output
+    }
+
+    /// Whether its files replace those of the same names at the output.
+    pub fn replaces(&self) -> bool {
+        self.replace
     }
 
     /// Their plaintext bytes.

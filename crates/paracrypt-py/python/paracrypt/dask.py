@@ -165,9 +165,10 @@ def encrypt_tree(
     written on one process, with :func:`paracrypt.encrypt_tree`), the same tree (it decrypts
     with :func:`paracrypt.decrypt_tree` or ``paracrypt decrypt --recursive``), the same dict
     returned. ``threads`` is how many threads each task uses (default 1: one per Dask worker
-    thread). ``src`` and ``dst`` must be on a filesystem every worker sees (local directories: a
-    prefix in object storage is refused with :class:`paracrypt.UsageError`; use
-    :func:`paracrypt.encrypt_tree` on one process for one).
+    thread). ``src`` must be on a filesystem every worker sees; so must ``dst``, or it is a
+    prefix in object storage (``"s3://bucket/prefix/"``): each worker then uploads the files of
+    its tasks with the credentials of its own environment (``AWS_*``), and the manifest is
+    written here, last (docs/guide/trees.md, *One tree over many processes*).
 
     A file that fails on a worker (changed since the walk, unreadable) does not stop the others,
     and a task whose worker died (:class:`distributed.KilledWorker`) fails its files: when some
@@ -218,7 +219,7 @@ def decrypt_tree(
     (every chunk authenticated, each file's length and plaintext hash against the manifest) and
     give each its name once complete. ``threads`` is how many threads each task uses (default
     1). ``src`` and ``dst`` must be on a filesystem every worker sees (a prefix in object storage
-    is refused, as for :func:`encrypt_tree`). An armored age tree is read on one process (:func:`paracrypt.decrypt_tree`): it raises
+    is refused: :func:`paracrypt.decrypt_tree` reads one on one process). An armored age tree is read on one process (:func:`paracrypt.decrypt_tree`): it raises
     :class:`paracrypt.UsageError`.
 
     A file that fails (swapped, missing, damaged) does not stop the others, and a task whose
