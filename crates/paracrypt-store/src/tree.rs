@@ -676,12 +676,8 @@ pub fn prefix_run(
 }
 
 /// Runs a task of a tree's encryption or decryption from its bytes, as
-/// [`paracrypt_core::tree::run_task`] does, on the caller's pool: a task of a plan into a prefix
-/// ([`paracrypt_core::tree::plan_to`] with a [`PrefixOutput`]) uploads its files into the
-/// prefix its bytes name, opened here with `options` and this process's credentials (the
-/// environment's `AWS_*`), replacing objects of the same names where the plan does. `watch` is
-/// told of every multipart upload. Each upload is completed or aborted before this returns; a
-/// process killed meanwhile leaves its open uploads to the bucket's lifecycle rule.
+/// [`paracrypt_core::tree::run_task`] does, on the caller's pool; a task of a plan into a prefix
+/// is run by [`seal_task_into`] with `options` and `watch`.
 pub fn run_task(
     runner: &paracrypt_core::Runner,
     bytes: &[u8],
@@ -692,12 +688,34 @@ pub fn run_task(
     let Ok(task) = paracrypt_core::tree::Task::from_bytes(bytes) else {
         return paracrypt_core::tree::run_task(runner, bytes);
     };
-    let Some(url) = url_of(task.output()) else {
+    if url_of(task.output()).is_none() {
         return Ok(paracrypt_core::tree::seal_task(runner, &task));
+    }
+    seal_task_into(runner, &task, options, watch)
+}
+
+/// Runs `task`, of a plan into a prefix ([`paracrypt_core::tree::plan_to`] or
+/// [`prepare_to`](paracrypt_core::tree::prepare_to) with a [`PrefixOutput`]), on the caller's
+/// pool: uploads its files into the prefix its bytes name, opened here with `options` and this
+/// process's credentials (the environment's `AWS_*`), replacing objects of the same names where
+/// the plan does. `watch` is told of every multipart upload. Each upload is completed or
+/// aborted before this returns (a process killed meanwhile leaves its open uploads to the
+/// bucket's lifecycle rule). A task whose output is not a prefix is refused.
+pub fn seal_task_into(
+    runner: &paracrypt_core::Runner,
+    task: &paracrypt_core::tree::Task,
+    options: Options,
+    watch: Option<Arc<dyn UploadWatch>>,
+) -> paracrypt_core::Result<paracrypt_core::tree::TaskResult> {
+    let Some(url) = url_of(task.output()) else {
+        return Err(paracrypt_core::Error::Request(format!(
+            "{}: a task's output here is a prefix in object storage",
+            task.output().display()
+        )));
     };
     let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
     let out = PrefixOutput::new(prefix, task.replaces(), watch);
-    Ok(paracrypt_core::tree::seal_task_to(runner, &task, &out))
+    Ok(paracrypt_core::tree::seal_task_to(runner, task, &out))
 }
 
 /// Refuses any of `paths` that is in object storage, for a tree run that reads and writes

@@ -153,6 +153,23 @@ mod imp {
         )
     }
 
+    /// A task of a tree's encryption into a prefix, run on this process (an MPI rank): its
+    /// files uploaded with the command's options, each upload aborted on an interrupt. `None`
+    /// when the prefix cannot be opened (rank 0 reports the task's files as lost).
+    #[cfg(feature = "mpi")]
+    pub fn seal_task_into(
+        runner: &paracrypt_core::Runner,
+        task: &paracrypt_core::tree::Task,
+    ) -> Option<paracrypt_core::tree::TaskResult> {
+        paracrypt_store::seal_task_into(
+            runner,
+            task,
+            options(),
+            Some(std::sync::Arc::new(TreeUploads)),
+        )
+        .ok()
+    }
+
     /// The prefix `path` names as an encrypted tree's input, listed now.
     pub fn tree_input(path: &Path) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeInput>> {
         let url = path.to_str().expect("a URL is UTF-8");
@@ -403,6 +420,15 @@ mod stub {
             return Err(paracrypt_core::Error::Request(NOT_BUILT.into()));
         }
         Ok(None)
+    }
+
+    /// Never run: this build makes no task into a prefix.
+    #[cfg(feature = "mpi")]
+    pub fn seal_task_into(
+        _: &paracrypt_core::Runner,
+        _: &paracrypt_core::tree::Task,
+    ) -> Option<paracrypt_core::tree::TaskResult> {
+        None
     }
 
     /// Never called: this build has no object storage.

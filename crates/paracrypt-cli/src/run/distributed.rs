@@ -802,12 +802,24 @@ mod imp {
                 args: &TreeArgs,
                 ranks: usize,
             ) -> Result<(Prepared, Option<WalkTop>)> {
+                // A prefix at OUTPUT: checked (an update's, listed) before any prompt, as a
+                // local run checks it; every rank uploads its tasks' files into it.
+                let (input, output) = absolute(spec)?;
+                let prefix = crate::io::remote::prefix_run(true, &input, &output, options)
+                    .map_err(hint::<Self>)?;
                 let options = &crate::run::tree::with_update_identities(options.clone(), args)?;
                 let request = spec.operation.request(false)?;
                 crate::run::warn_all(spec, &request);
-                let (input, output) = absolute(spec)?;
-                let prepared = tree::prepare(runner, &request, &input, &output, options)
-                    .map_err(hint::<Self>)?;
+                let prepared = match prefix {
+                    Some(crate::io::remote::PrefixRun::Encrypt(out)) => {
+                        tree::prepare_to(runner, &request, &input, out, options)
+                    }
+                    Some(crate::io::remote::PrefixRun::Decrypt(_)) => {
+                        unreachable!("an encryption's run")
+                    }
+                    None => tree::prepare(runner, &request, &input, &output, options),
+                }
+                .map_err(hint::<Self>)?;
                 // One rank walks the tree whole here, as a local run does.
                 let dirs = if ranks > 1 {
                     ranks * WALK_DIRS_PER_RANK
@@ -873,6 +885,11 @@ mod imp {
 
             fn run(runner: &Runner, bytes: &[u8], guard: Arc<dyn Guard>) -> Option<TaskResult> {
                 let task = Task::from_bytes(bytes).ok()?;
+                if crate::io::remote::is_url(task.output()) {
+                    // A tree into a prefix: this rank uploads the task's files (its uploads
+                    // aborted on an interrupt or the watchdog's abort).
+                    return crate::io::remote::seal_task_into(runner, &task);
+                }
                 Some(tree::seal_task_guarded(runner, &task, guard))
             }
         }
@@ -998,7 +1015,13 @@ mod imp {
             let runner = Runner::new().provider(provider);
             let ranks = cluster.size();
             let local = if cluster.is_root() {
-                tree::check(&spec.input, &spec.output, &options)
+                // A prefix at OUTPUT is checked by the store, in `prepare`.
+                let checked = if crate::io::remote::is_url(&spec.output) {
+                    Ok(())
+                } else {
+                    tree::check(&spec.input, &spec.output, &options)
+                };
+                checked
                     .map_err(hint::<K>)
                     .and_then(|()| {
                         pool.install(|| K::prepare(&runner, &spec, &options, &args, ranks))
@@ -1249,7 +1272,11 @@ mod imp {
 
         /// INPUT and OUTPUT made absolute, as the tasks name them to every rank.
         fn absolute(spec: &JobSpec) -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+            // A prefix's URL is every rank's as it is.
             let absolute = |path: &std::path::Path| {
+                if crate::io::remote::is_url(path) {
+                    return Ok(path.to_path_buf());
+                }
                 std::path::absolute(path)
                     .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))
             };

@@ -63,7 +63,16 @@ impl Guard for Interrupts {
 /// The options of a tree run of `spec`, once the command line's refusals are made (INPUT and
 /// OUTPUT must be local directories): those of a local run and of one across MPI ranks.
 pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
-    check_dirs(&spec.input, &spec.output, tree::NotInStore::Spread)?;
+    // Across ranks, an encryption writes into a prefix too (each rank uploads its tasks'
+    // files): the store decides on rank 0 what such a run may do, as for a local run.
+    let into_prefix =
+        matches!(spec.operation, Operation::Encrypt { .. }) && remote::is_url(&spec.output);
+    let output = if into_prefix {
+        Path::new(".")
+    } else {
+        spec.output.as_path()
+    };
+    check_dirs(&spec.input, output, tree::NotInStore::Spread)?;
     Ok(Options {
         force: spec.policy.force,
         hide_names: args.hide_names,

@@ -88,7 +88,7 @@ fn decrypt_on(
 }
 
 /// The tasks each rank sealed, from `--verbose`'s line: `rank R: N` for every rank.
-fn tasks_by_rank(stderr: &str, ranks: usize) -> Vec<u64> {
+pub(crate) fn tasks_by_rank(stderr: &str, ranks: usize) -> Vec<u64> {
     let line = stderr
         .lines()
         .find(|l| l.contains(&format!("distributed: {ranks} ranks,")) && l.contains("tasks ("))

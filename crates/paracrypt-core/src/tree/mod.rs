@@ -97,7 +97,7 @@ pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
 pub use seal::{
     NotInStore, Plan, Prepared, Sealed, check, check_dest, check_in_store, encrypt, encrypt_to,
-    plan, plan_to, prepare, seal_task, seal_task_guarded, seal_task_to,
+    plan, plan_to, prepare, prepare_to, seal_task, seal_task_guarded, seal_task_to,
 };
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
 pub use update::{Checks, check_task};

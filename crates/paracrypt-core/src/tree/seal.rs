@@ -300,9 +300,21 @@ pub fn plan_to(
     output: Arc<dyn TreeOutput>,
     options: &Options,
 ) -> Result<Plan> {
-    let prepared = prepare_out(runner, request, input, Out::Other(output), options)?;
+    let prepared = prepare_to(runner, request, input, output, options)?;
     let walk = Walk::here(input)?;
     prepared.plan(walk)
+}
+
+/// [`prepare`] into `output`, a [`TreeOutput`] a front end plugs in ([`plan_to`] up to the
+/// walk: MPI ranks walk between the two).
+pub fn prepare_to(
+    runner: &Runner,
+    request: &Request,
+    input: &Path,
+    output: Arc<dyn TreeOutput>,
+    options: &Options,
+) -> Result<Prepared> {
+    prepare_out(runner, request, input, Out::Other(output), options)
 }
 
 /// Where a tree's encryption writes.
@@ -1041,7 +1053,7 @@ pub enum NotInStore {
     Rekey,
     /// A tree in object storage spread over other processes ([`plan`], [`open_plan`](super::open_plan):
     /// Dask workers, MPI ranks), but for an encryption into a prefix with tasks run by
-    /// [`seal_task_to`] (Dask's workers: [`plan_to`]).
+    /// [`seal_task_to`] ([`plan_to`], [`prepare_to`]).
     Spread,
 }
 
@@ -1065,8 +1077,8 @@ impl std::fmt::Display for NotInStore {
             }
             NotInStore::Spread => {
                 "a tree spread over processes reads and writes local directories here, but for \
-                 an encryption into a prefix over Dask's workers (not over MPI ranks yet): an \
-                 encrypted tree in object storage is decrypted, verified and shown on one process"
+                 an encryption into a prefix: an encrypted tree in object storage is decrypted, \
+                 verified and shown on one process"
             }
         })
     }

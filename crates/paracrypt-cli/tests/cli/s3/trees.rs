@@ -744,3 +744,236 @@ fn a_failed_or_interrupted_update_is_finished_by_the_next() {
     verify.args(["verify", "--recursive", "-k", k, &prefix]);
     ok(run(verify));
 }
+
+/// `mpirun -n N paracrypt encrypt --recursive --distributed DIR -o s3://…` (issue #35 item 5:
+/// no filesystem shared for the output): rank 0 checks the prefix and plans, every rank uploads
+/// the files of its tasks, rank 0 writes the manifest last. At 1, 2 and 3 ranks the prefix
+/// holds the objects one process uploads, no multipart upload is left, and the tree decrypts
+/// to the same tree; an update across ranks uploads what changed and deletes what is gone; a
+/// prefix that holds objects is refused without `--force` before anything is written; a
+/// decryption from a prefix across ranks is refused (exit 2).
+#[cfg(feature = "mpi")]
+#[test]
+fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
+    use crate::distributed::with_mpi::{have_mpirun, mpirun_with};
+    if !have_mpirun() {
+        return;
+    }
+    let server = Server::shared();
+    let bucket = server.bucket("tree-ranks");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    let key = keygen(d, "key");
+    let (k, p) = (key.to_str().unwrap(), plain.to_str().unwrap());
+    let endpoint = format!("http://127.0.0.1:{}", server.port);
+    let mpirun = |ranks: usize, args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        mpirun_with(ranks, args, |cmd| server.credentials(cmd, &endpoint))
+    };
+    let all = [
+        "empty.pcr",
+        "large.pcr",
+        "paracrypt-manifest",
+        "sub dir/deeper/z.pcr",
+        "sub dir/run.sh.pcr",
+        "x.pcr",
+    ];
+    for ranks in 1..=3 {
+        let prefix = format!("ranks-{ranks}/");
+        let url = bucket.url(&prefix);
+        let out = mpirun(
+            ranks,
+            &[
+                "encrypt",
+                "--recursive",
+                "--verbose",
+                "-k",
+                k,
+                "--chunk-size",
+                "64KiB",
+                p,
+                "-o",
+                &url,
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        ok(out);
+        // Every rank uploaded some of the tree (rank 0 too).
+        let counts = crate::tree_distributed::tasks_by_rank(&stderr, ranks);
+        assert!(counts.iter().all(|&n| n > 0), "{stderr}");
+        assert_eq!(keys(&bucket, &prefix), all, "{ranks} ranks");
+        assert!(
+            bucket.uploads().is_empty(),
+            "{ranks} ranks: multipart uploads left"
+        );
+        let back = d.join(format!("back-{ranks}"));
+        ok(run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k],
+            &url,
+            back.to_str().unwrap(),
+        )));
+        assert_eq!(snapshot(&back), snapshot(&plain), "{ranks} ranks");
+    }
+
+    // An update across two ranks: `x` changed, `z` gone.
+    let url = bucket.url("ranks-2/");
+    write(&plain, "x", &data(90_000, 4));
+    std::fs::remove_file(plain.join("sub dir/deeper/z")).unwrap();
+    ok(mpirun(
+        2,
+        &[
+            "encrypt",
+            "--recursive",
+            "--update",
+            "-k",
+            k,
+            "--chunk-size",
+            "64KiB",
+            p,
+            "-o",
+            &url,
+        ],
+    ));
+    assert_eq!(
+        keys(&bucket, "ranks-2/"),
+        [
+            "empty.pcr",
+            "large.pcr",
+            "paracrypt-manifest",
+            "sub dir/run.sh.pcr",
+            "x.pcr"
+        ]
+    );
+    let back = d.join("back-update");
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["-k", k],
+        &url,
+        back.to_str().unwrap(),
+    )));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+
+    // Refused before anything is written: a prefix that holds objects without --force, and a
+    // decryption from a prefix across ranks.
+    let manifest = bucket.get("ranks-2/paracrypt-manifest");
+    let out = mpirun(2, &["encrypt", "--recursive", "-q", "-k", k, p, "-o", &url]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not empty"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(bucket.get("ranks-2/paracrypt-manifest") == manifest);
+    let back = d.join("back-ranks");
+    let out = mpirun(
+        2,
+        &[
+            "decrypt",
+            "--recursive",
+            "-q",
+            "-k",
+            k,
+            &url,
+            "-o",
+            back.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("a tree spread over processes reads and writes local directories"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!back.exists());
+    assert!(bucket.uploads().is_empty());
+}
+
+/// SIGTERM to `mpirun` while the ranks upload a tree into a prefix: Open MPI passes it on to
+/// every rank, each rank's interrupt handler aborts the multipart uploads it started, and what
+/// is left is what a stopped local run leaves: no manifest (an unfinished tree, which
+/// `--update` finishes), no multipart upload, only objects of files complete.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_signal_aborts_the_uploads_of_every_rank() {
+    use crate::distributed::with_mpi::{have_mpirun, mpirun_command};
+    if !have_mpirun() {
+        return;
+    }
+    let server = Server::shared();
+    let bucket = server.bucket("tree-ranks-signal");
+    let dir = scratch();
+    let d = dir.path();
+    let root = d.join("plain");
+    std::fs::create_dir(&root).unwrap();
+    for (i, name) in ["a", "b", "c"].iter().enumerate() {
+        write(&root, name, &data((16 << 20) + 3, 20 + i as u8));
+    }
+    let key = keygen(d, "key");
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() {
+            Action::Delay(std::time::Duration::from_millis(1500))
+        } else {
+            Action::Forward
+        }
+    });
+    // In the prefix, so in every rank's command line.
+    let marker = "tree-ranks-signal-run";
+    let url = bucket.url(&format!("{marker}/"));
+    let args: Vec<String> = [
+        "encrypt",
+        "--recursive",
+        "-q",
+        "-k",
+        key.to_str().unwrap(),
+        "--upload-concurrency",
+        "1",
+        root.to_str().unwrap(),
+        "-o",
+        &url,
+    ]
+    .map(String::from)
+    .into();
+    let (mut cmd, _session) = mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
+        assert!(start.elapsed().as_secs() < 120, "no part was ever sent");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mpirun = crate::cluster_faults::processes(marker)
+        .into_iter()
+        .find(|p| p.program == "mpirun")
+        .expect("mpirun runs")
+        .pid;
+    crate::cluster_faults::signal("-TERM", mpirun);
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    let left = keys(&bucket, &format!("{marker}/"));
+    assert!(!left.iter().any(|k| k == "paracrypt-manifest"), "{left:?}");
+    let requests = proxy.requests();
+    assert!(
+        requests.iter().any(|(r, _)| r.method == "DELETE"),
+        "no rank aborted its upload: {requests:?}"
+    );
+}
