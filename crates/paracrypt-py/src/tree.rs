@@ -815,9 +815,11 @@ impl TreeJob {
         })
     }
 
-    /// Plans the decryption of the encrypted tree ``src`` into ``dst``: its manifest read and
-    /// checked here (with ``verify_with=``, its signer). Arguments as :func:`decrypt_tree`. An
-    /// armored age tree is refused (:class:`UsageError`): it is read on one process.
+    /// Plans the decryption of the encrypted tree ``src`` (a directory every process sees, or a
+    /// prefix in object storage, listed once here: each task reads its objects at the versions
+    /// listed) into ``dst`` (a directory every process sees): its manifest read and checked
+    /// here (with ``verify_with=``, its signer). Arguments as :func:`decrypt_tree`. An armored
+    /// age tree is refused (:class:`UsageError`): it is read on one process.
     #[staticmethod]
     #[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None))]
     #[allow(clippy::too_many_arguments)]
@@ -833,18 +835,19 @@ impl TreeJob {
         threads: Option<i64>,
         provider: Option<&str>,
     ) -> PyResult<Self> {
-        local_only(tree::NotInStore::Spread, &[src.as_path(), dst.as_path()])?;
         let request = decrypt_request(key, password, identities, verify_with)?;
         let tree_options = write_options(overwrite);
+        let driver = paracrypt_core::request::Driver::Distributed;
         let plan = run_core(py, (threads, provider, None), |runner| {
-            Ok(tree::open_plan(
-                runner,
-                &request,
-                &src,
-                &dst,
-                &tree_options,
-                paracrypt_core::request::Driver::Distributed,
-            )?)
+            Ok(
+                match prefix_run(false, &src, &dst, &tree_options, StoreKeywords::default())? {
+                    Some(PrefixRun::Decrypt(input)) => {
+                        tree::open_plan_from(runner, &request, input, &dst, &tree_options, driver)?
+                    }
+                    Some(PrefixRun::Encrypt(_)) => unreachable!("a decryption's run"),
+                    None => tree::open_plan(runner, &request, &src, &dst, &tree_options, driver)?,
+                },
+            )
         })?;
         let opened = tree::Opened::new(&plan);
         Ok(TreeJob {

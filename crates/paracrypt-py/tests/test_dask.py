@@ -439,15 +439,14 @@ def test_a_tree_decrypted_over_the_workers(tmp_path: Path, client: Client, cli: 
     assert not [name for name in listing(tmp_path) if name.startswith(".")]
 
 
-def test_a_tree_in_a_prefix_is_decrypted_on_one_process(tmp_path: Path, client: Client) -> None:
-    """An encrypted tree in object storage is not decrypted over Dask workers (yet): refused by
-    name, in the core's words, before any request to a store or any task
-    (``paracrypt.decrypt_tree`` on one process reads a prefix; an encryption into a prefix
-    over the workers is tests/test_trees_s3.py's)."""
+def test_what_a_prefix_does_not_do_is_refused_over_the_workers(tmp_path: Path,
+                                                                 client: Client) -> None:
+    """What a prefix does not do on one process it does not do over Dask workers: refused by
+    name, in the core's words, before any request to a store or any task (an encryption into a
+    prefix and a decryption from one over the workers are tests/test_trees_s3.py's)."""
     key = paracrypt.Key.generate()
-    spread = "a tree spread over processes reads and writes local directories"
-    with pytest.raises(paracrypt.UsageError, match=spread):
-        paracrypt.dask.decrypt_tree(client, "s3://bucket/tree/", tmp_path / "back", key=key)
+    with pytest.raises(paracrypt.UsageError, match="decrypts into a local directory"):
+        paracrypt.dask.decrypt_tree(client, tmp_path, "s3://bucket/back/", key=key)
     with pytest.raises(paracrypt.UsageError, match="a plaintext tree in object storage"):
         paracrypt.dask.encrypt_tree(client, "s3://bucket/plain/", tmp_path / "out", key=key)
     assert listing(tmp_path) == []

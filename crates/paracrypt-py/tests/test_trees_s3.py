@@ -275,8 +275,6 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
          "a tree in object storage is not signed"),
         (lambda: paracrypt.verify_tree(url, signature=tmp_path / "sig"),
          "a tree in object storage is not signed"),
-        (lambda: paracrypt.TreeJob.decrypt(url, tmp_path / "o3", key=key),
-         "a tree spread over processes reads and writes local directories"),
     ]
     for call, words in refusals:
         with pytest.raises(paracrypt.UsageError, match=words):
@@ -358,8 +356,9 @@ def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, k
     prefix checked, the tree walked), each worker uploads the files of its tasks with the
     credentials of its own environment (``AWS_*``, which these workers inherit), and the client
     writes the manifest, last. The tree is the one a single process writes: the same objects,
-    decrypting to the same tree; ``update=True`` over the workers seals only what changed and
-    deletes what is gone; a prefix that holds objects is refused before any task."""
+    decrypting to the same tree, on one process and with ``paracrypt.dask.decrypt_tree`` from
+    the prefix; ``update=True`` over the workers seals only what changed and deletes what is
+    gone; a prefix that holds objects is refused before any task."""
     from distributed import Client, LocalCluster
 
     import paracrypt.dask
@@ -378,6 +377,11 @@ def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, k
         assert s3.uploads() == []
         assert paracrypt.verify_tree(url, key=key)["files"] == 5
         assert snapshot(paracrypt_back(tmp_path / "back", url, key)) == snapshot(plain)
+        # And back over the workers: the client lists the prefix and reads the manifest, each
+        # worker reads its tasks' objects with its own credentials.
+        done = paracrypt.dask.decrypt_tree(client, url, tmp_path / "dask-back", key=key)
+        assert (done["files"], done["bytes"], done["complete"]) == (5, (8 << 20) + 370_023, True)
+        assert snapshot(tmp_path / "dask-back") == snapshot(plain)
 
         (plain / "x").write_bytes(data(90_000, seed=4))
         (plain / "sub" / "deeper" / "z").unlink()
@@ -396,3 +400,52 @@ def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, k
         s3.command({"op": "get", "key": "dask/paracrypt-manifest", "file": str(again)})
         assert again.read_bytes() == manifest.read_bytes()
     assert s3.uploads() == []
+
+
+def test_a_tree_in_a_prefix_is_decrypted_in_tasks_at_the_versions_listed(
+        tmp_path: Path, s3: Bucket, key: Path) -> None:
+    """The decryption of a tree in a prefix cut into tasks (what ``paracrypt.dask`` and
+    ``mpirun … --distributed`` run): the prefix is listed once, by the plan, and each task
+    carries its objects' lengths and ETags, never a credential. A task reads its objects with
+    its own process's credentials, at those versions: an object replaced after the listing (here
+    by the same file encrypted again, whose header the plan did not read) fails by name, the
+    task's other files are decrypted, and the tree is reported incomplete."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain)
+    url = s3.url("tasks/")
+    paracrypt.encrypt_tree(plain, url, key=key, chunk_size="64KiB")
+    again = tmp_path / "again"
+    paracrypt.encrypt_tree(plain, again, key=key, chunk_size="64KiB")
+
+    job = paracrypt.TreeJob.decrypt(url, tmp_path / "back", key=key)
+    assert job.files == 4
+    parts = job.tasks(1)
+    tasks = [job.task(part) for part in parts]
+    secret = os.environ["AWS_SECRET_ACCESS_KEY"].encode()
+    assert not [task for task in tasks if secret in task]
+    # The object of `x` replaced after the listing: the same file, sealed again.
+    first = tmp_path / "x.pcr"
+    s3.command({"op": "get", "key": "tasks/x.pcr", "file": str(first)})
+    s3.command({"op": "put", "key": "tasks/x.pcr", "file": str(again / "x.pcr")})
+    for part, task in zip(parts, tasks):
+        job.add(paracrypt.run_tree_task(task))
+    with pytest.raises(paracrypt.IncompleteTreeError) as raised:
+        job.finish()
+    failures = [str(e) for e in raised.value.failures]
+    assert len(failures) == 1 and failures[0].startswith("x: "), failures
+    assert "changed" in failures[0], failures
+    assert raised.value.summary["files"] == 3
+    back = snapshot(tmp_path / "back")
+    expected = snapshot(plain)
+    del expected["x"]
+    assert back == expected
+
+    # Listed again with the first object put back (a new version of the same bytes), the tree
+    # decrypts whole (over the workers' function, in this process).
+    s3.command({"op": "put", "key": "tasks/x.pcr", "file": str(first)})
+    job = paracrypt.TreeJob.decrypt(url, tmp_path / "back2", key=key)
+    for part in job.tasks(2):
+        job.add(paracrypt.run_tree_task(job.task(part)))
+    assert job.finish()["files"] == 4
+    assert snapshot(tmp_path / "back2") == snapshot(plain)

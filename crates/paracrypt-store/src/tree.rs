@@ -677,14 +677,26 @@ pub fn prefix_run(
 
 /// Runs a task of a tree's encryption or decryption from its bytes, as
 /// [`paracrypt_core::tree::run_task`] does, on the caller's pool; a task of a plan into a prefix
-/// is run by [`seal_task_into`] with `options` and `watch`.
+/// is run by [`seal_task_into`] with `options` and `watch`, a task of a decryption from a
+/// prefix by [`open_task_from`] with `options`.
 pub fn run_task(
     runner: &paracrypt_core::Runner,
     bytes: &[u8],
     options: Options,
     watch: Option<Arc<dyn UploadWatch>>,
 ) -> paracrypt_core::Result<paracrypt_core::tree::TaskResult> {
-    // An open task, or bytes that are no task, are the core's to run or refuse.
+    if let Ok(task) = paracrypt_core::tree::OpenTask::from_bytes(bytes) {
+        if url_of(task.input()).is_none() {
+            return Ok(paracrypt_core::tree::open_task(runner, &task));
+        }
+        return open_task_from(
+            runner,
+            &task,
+            options,
+            Arc::new(paracrypt_core::tree::NoGuard),
+        );
+    }
+    // Bytes that are no task are the core's to refuse.
     let Ok(task) = paracrypt_core::tree::Task::from_bytes(bytes) else {
         return paracrypt_core::tree::run_task(runner, bytes);
     };
@@ -716,6 +728,39 @@ pub fn seal_task_into(
     let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
     let out = PrefixOutput::new(prefix, task.replaces(), watch);
     Ok(paracrypt_core::tree::seal_task_to(runner, task, &out))
+}
+
+/// Runs `task`, of a decryption from a prefix ([`paracrypt_core::tree::open_plan_from`] with a
+/// [`PrefixInput`]), on the caller's pool: reads its files from the prefix its bytes name,
+/// opened here with `options` and this process's credentials (the environment's `AWS_*`),
+/// without listing it again: each object is read at the length and ETag the plan listed (one
+/// replaced since fails, by name), and each file is decrypted into the local output the task
+/// names, telling `guard` of its temporary files. A task whose input is not a prefix is
+/// refused.
+pub fn open_task_from(
+    runner: &paracrypt_core::Runner,
+    task: &paracrypt_core::tree::OpenTask,
+    options: Options,
+    guard: Arc<dyn paracrypt_core::tree::Guard>,
+) -> paracrypt_core::Result<paracrypt_core::tree::TaskResult> {
+    let Some(url) = url_of(task.input()) else {
+        return Err(paracrypt_core::Error::Request(format!(
+            "{}: a task's input here is a prefix in object storage",
+            task.input().display()
+        )));
+    };
+    let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+    let listed = task
+        .listed()
+        .map(|(rel, len, e_tag)| {
+            let e_tag = e_tag.map(str::to_owned);
+            (rel.to_vec(), Listed { len, e_tag })
+        })
+        .collect();
+    let input = PrefixInput { prefix, listed };
+    Ok(paracrypt_core::tree::open_task_from(
+        runner, task, &input, guard,
+    ))
 }
 
 /// Refuses any of `paths` that is in object storage, for a tree run that reads and writes
@@ -777,6 +822,14 @@ impl TreeInput for PrefixInput {
 
     fn len(&self, rel: &[u8]) -> u64 {
         self.listed.get(rel).map_or(0, |l| l.len)
+    }
+
+    fn task_root(&self) -> Option<std::path::PathBuf> {
+        Some(self.prefix.url.clone().into())
+    }
+
+    fn version(&self, rel: &[u8]) -> Option<String> {
+        self.listed.get(rel).and_then(|l| l.e_tag.clone())
     }
 
     fn list(&self) -> paracrypt_core::Result<Vec<(Vec<u8>, Stored)>> {

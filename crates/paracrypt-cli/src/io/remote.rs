@@ -170,6 +170,19 @@ mod imp {
         .ok()
     }
 
+    /// A task of a tree's decryption from a prefix, run on this process (an MPI rank): its
+    /// files read from the prefix with the command's options at the versions rank 0 listed,
+    /// telling `guard` of its temporary files. `None` when the prefix cannot be opened (rank
+    /// 0 reports the task's files as lost).
+    #[cfg(feature = "mpi")]
+    pub fn open_task_from(
+        runner: &paracrypt_core::Runner,
+        task: &paracrypt_core::tree::OpenTask,
+        guard: std::sync::Arc<dyn paracrypt_core::tree::Guard>,
+    ) -> Option<paracrypt_core::tree::TaskResult> {
+        paracrypt_store::open_task_from(runner, task, options(), guard).ok()
+    }
+
     /// The prefix `path` names as an encrypted tree's input, listed now.
     pub fn tree_input(path: &Path) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeInput>> {
         let url = path.to_str().expect("a URL is UTF-8");
@@ -427,6 +440,16 @@ mod stub {
     pub fn seal_task_into(
         _: &paracrypt_core::Runner,
         _: &paracrypt_core::tree::Task,
+    ) -> Option<paracrypt_core::tree::TaskResult> {
+        None
+    }
+
+    /// Never run: this build makes no task from a prefix.
+    #[cfg(feature = "mpi")]
+    pub fn open_task_from(
+        _: &paracrypt_core::Runner,
+        _: &paracrypt_core::tree::OpenTask,
+        _: std::sync::Arc<dyn paracrypt_core::tree::Guard>,
     ) -> Option<paracrypt_core::tree::TaskResult> {
         None
     }

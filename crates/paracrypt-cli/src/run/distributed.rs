@@ -904,6 +904,8 @@ mod imp {
             const ENCRYPTING: bool = false;
 
             /// A decryption reads the manifest, not a walk of INPUT: its plan is whole here.
+            /// A prefix at INPUT is checked and listed once, here, before any prompt, as a
+            /// local run lists it; every rank reads its tasks' objects at the versions listed.
             fn prepare(
                 runner: &Runner,
                 spec: &JobSpec,
@@ -911,17 +913,32 @@ mod imp {
                 _: &TreeArgs,
                 _: usize,
             ) -> Result<(OpenPlan, Option<WalkTop>)> {
+                let (input, output) = absolute(spec)?;
+                let prefix = crate::io::remote::prefix_run(false, &input, &output, options)
+                    .map_err(hint::<Self>)?;
                 let request = spec.operation.request(false)?;
                 crate::run::warn_all(spec, &request);
-                let (input, output) = absolute(spec)?;
-                let plan = tree::open_plan(
-                    runner,
-                    &request,
-                    &input,
-                    &output,
-                    options,
-                    Driver::Distributed,
-                )
+                let plan = match prefix {
+                    Some(crate::io::remote::PrefixRun::Decrypt(tree_in)) => tree::open_plan_from(
+                        runner,
+                        &request,
+                        tree_in,
+                        &output,
+                        options,
+                        Driver::Distributed,
+                    ),
+                    Some(crate::io::remote::PrefixRun::Encrypt(_)) => {
+                        unreachable!("a decryption's run")
+                    }
+                    None => tree::open_plan(
+                        runner,
+                        &request,
+                        &input,
+                        &output,
+                        options,
+                        Driver::Distributed,
+                    ),
+                }
                 .map_err(hint::<Self>)?;
                 Ok((plan, None))
             }
@@ -963,6 +980,10 @@ mod imp {
 
             fn run(runner: &Runner, bytes: &[u8], guard: Arc<dyn Guard>) -> Option<TaskResult> {
                 let task = OpenTask::from_bytes(bytes).ok()?;
+                if crate::io::remote::is_url(task.input()) {
+                    // A tree from a prefix: this rank reads the task's objects itself.
+                    return crate::io::remote::open_task_from(runner, &task, guard);
+                }
                 Some(tree::open_task_guarded(runner, &task, guard))
             }
         }
@@ -1015,8 +1036,9 @@ mod imp {
             let runner = Runner::new().provider(provider);
             let ranks = cluster.size();
             let local = if cluster.is_root() {
-                // A prefix at OUTPUT is checked by the store, in `prepare`.
-                let checked = if crate::io::remote::is_url(&spec.output) {
+                // A prefix at INPUT or OUTPUT is checked by the store, in `prepare`.
+                let in_store = |path: &std::path::Path| crate::io::remote::is_url(path);
+                let checked = if in_store(&spec.input) || in_store(&spec.output) {
                     Ok(())
                 } else {
                     tree::check(&spec.input, &spec.output, &options)

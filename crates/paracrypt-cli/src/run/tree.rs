@@ -61,18 +61,11 @@ impl Guard for Interrupts {
 }
 
 /// The options of a tree run of `spec`, once the command line's refusals are made (INPUT and
-/// OUTPUT must be local directories): those of a local run and of one across MPI ranks.
+/// OUTPUT must be directories, or one of them a prefix): those of a local run and of one
+/// across MPI ranks. What a prefix may do is decided by the store (`remote::prefix_run`, on
+/// rank 0 across ranks), as for a local run.
 pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
-    // Across ranks, an encryption writes into a prefix too (each rank uploads its tasks'
-    // files): the store decides on rank 0 what such a run may do, as for a local run.
-    let into_prefix =
-        matches!(spec.operation, Operation::Encrypt { .. }) && remote::is_url(&spec.output);
-    let output = if into_prefix {
-        Path::new(".")
-    } else {
-        spec.output.as_path()
-    };
-    check_dirs(&spec.input, output, tree::NotInStore::Spread)?;
+    needs_dirs(&spec.input, &spec.output)?;
     Ok(Options {
         force: spec.policy.force,
         hide_names: args.hide_names,
@@ -114,22 +107,7 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
 fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
     let (input, output) = (spec.input.clone(), spec.output.clone());
-    if input == Path::new("-") {
-        return usage("--recursive needs INPUT, a directory");
-    }
-    if output == Path::new("-") {
-        return usage("--recursive needs -o OUTPUT, a directory");
-    }
-    let options = Options {
-        force: spec.policy.force,
-        hide_names: args.hide_names,
-        named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
-        sync: spec.policy.sync,
-        update: args.update,
-        checksum: args.checksum,
-        guard: Arc::new(Interrupts),
-        ..Options::default()
-    };
+    let options = tree_options(&spec, &args)?;
     // The refusals (and an update's listing of the prefix) come before any prompt.
     let run = remote::prefix_run(encrypting, &input, &output, &options)
         .map_err(|e| hint(e, encrypting))?
@@ -236,13 +214,19 @@ pub fn write_options(force: bool, sync: bool) -> Options {
 /// Refuses stdin, stdout and object storage for a tree run from `input` to `output` (across
 /// ranks, and `rekey`: `what`).
 fn check_dirs(input: &Path, output: &Path, what: tree::NotInStore) -> Result<()> {
+    needs_dirs(input, output)?;
+    remote::local_only(what, &[input, output])?;
+    Ok(())
+}
+
+/// Refuses `-` (standard input or output) for a tree's INPUT or OUTPUT.
+fn needs_dirs(input: &Path, output: &Path) -> Result<()> {
     if input == Path::new("-") {
         return usage("--recursive needs INPUT, a directory");
     }
     if output == Path::new("-") {
         return usage("--recursive needs -o OUTPUT, a directory");
     }
-    remote::local_only(what, &[input, output])?;
     Ok(())
 }
 

@@ -141,6 +141,23 @@ pub trait TreeInput: Send + Sync {
     /// Everything the input holds, as `(path, what it is)`, in any order: to name what a
     /// manifest does not list.
     fn list(&self) -> Result<Vec<(Vec<u8>, Stored)>>;
+
+    /// Where a process that runs a task of a decryption ([`OpenPlan::task`](super::OpenPlan::task))
+    /// opens this input again: the local directory (on a filesystem every process sees), or a
+    /// prefix's URL, which the front end running the task opens with that process's own
+    /// credentials ([`open_task_from`](super::open_task_from)). `None`: the files are opened on
+    /// this process only.
+    fn task_root(&self) -> Option<PathBuf> {
+        self.local().map(Path::to_path_buf)
+    }
+
+    /// The version of the file `rel` as the input listed it (an object's ETag), `None` where
+    /// there is none (a local file). A task carries it with [`TreeInput::len`], so that its
+    /// process reads that version and no other without listing the input again.
+    fn version(&self, rel: &[u8]) -> Option<String> {
+        let _ = rel;
+        None
+    }
 }
 
 /// What is stored at a name of an encrypted tree.

@@ -88,7 +88,7 @@ use std::sync::Arc;
 pub use io::{InputFile, LocalInput, OutputFile, Stored, TreeInput, TreeOutput};
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{
-    OpenPlan, Opened, decrypt, decrypt_from, open_plan, open_plan_from, open_task,
+    OpenPlan, Opened, decrypt, decrypt_from, open_plan, open_plan_from, open_task, open_task_from,
     open_task_guarded, read_manifest, read_manifest_from,
 };
 pub(crate) use out::open_no_follow;

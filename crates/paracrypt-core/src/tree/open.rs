@@ -267,9 +267,10 @@ pub fn open_plan(
     )
 }
 
-/// [`open_plan`] of the encrypted tree `input`, a [`TreeInput`] a front end plugs in; its
-/// files are opened here ([`OpenPlan::open_here`]): tasks on other processes read a local
-/// directory only.
+/// [`open_plan`] of the encrypted tree `input`, a [`TreeInput`] a front end plugs in. Its
+/// files are opened here ([`OpenPlan::open_here`]), or in tasks on other processes where the
+/// input names a root they open again ([`TreeInput::task_root`]: a prefix's URL, each task
+/// reading the versions this plan listed, run with [`open_task_from`]).
 pub fn open_plan_from(
     runner: &Runner,
     request: &Request,
@@ -475,9 +476,11 @@ impl OpenPlan {
                 "an armored age tree is read in order, on one process: decrypt it here".into(),
             ));
         }
-        let Some(input) = self.input.local() else {
+        let Some(input) = self.input.task_root() else {
             return Err(Error::Request(
-                "a tree's files are opened in tasks only from a local directory".into(),
+                "this tree's input is read on this process only: its files are not opened in \
+                 tasks"
+                    .into(),
             ));
         };
         let resolved_for =
@@ -519,11 +522,15 @@ impl OpenPlan {
                     mtime: file.mtime,
                     entry: file.entry.clone(),
                     keys,
+                    listed: (
+                        self.input.len(&file.stored),
+                        self.input.version(&file.stored),
+                    ),
                 }
             })
             .collect();
         Ok(OpenTask {
-            input: input.to_path_buf(),
+            input,
             output: self.dest.root.clone(),
             replace: self.dest.replace,
             named: self.dest.named,
@@ -612,6 +619,19 @@ pub fn open_task_guarded(
     task: &OpenTask,
     guard: Arc<dyn super::Guard>,
 ) -> TaskResult {
+    open_task_from(runner, task, &local(&task.input), guard)
+}
+
+/// [`open_task_guarded`] from `input`, the input the task names ([`OpenTask::input`]) opened
+/// again by the front end that runs it (a prefix in object storage, serving the files the task
+/// lists with [`OpenTask::listed`]: [`TreeInput::task_root`]). Each file's header is read from
+/// `input` and checked against the one the plan read, as from a local directory.
+pub fn open_task_from(
+    runner: &Runner,
+    task: &OpenTask,
+    input: &dyn TreeInput,
+    guard: Arc<dyn super::Guard>,
+) -> TaskResult {
     let dest = Dest {
         root: task.output.clone(),
         replace: task.replace,
@@ -645,13 +665,12 @@ pub fn open_task_guarded(
         })
         .collect();
     let runner = runner.clone().provider(task.provider);
-    let input = local(&task.input);
     let work = Open::with(
         &runner,
         OpenKeys::Given(&keys),
         false,
         files,
-        &input,
+        input,
         Some(&dest),
     );
     schedule::run(&work, &work.planned());

@@ -1051,10 +1051,6 @@ pub enum NotInStore {
     Sign,
     /// A tree in object storage rekeyed ([`rekey`](super::rekey)).
     Rekey,
-    /// A tree in object storage spread over other processes ([`plan`], [`open_plan`](super::open_plan):
-    /// Dask workers, MPI ranks), but for an encryption into a prefix with tasks run by
-    /// [`seal_task_to`] ([`plan_to`], [`prepare_to`]).
-    Spread,
 }
 
 impl std::fmt::Display for NotInStore {
@@ -1074,11 +1070,6 @@ impl std::fmt::Display for NotInStore {
             NotInStore::Rekey => {
                 "rekeying reads and writes local directories here: a tree in object storage is \
                  not rekeyed (yet)"
-            }
-            NotInStore::Spread => {
-                "a tree spread over processes reads and writes local directories here, but for \
-                 an encryption into a prefix: an encrypted tree in object storage is decrypted, \
-                 verified and shown on one process"
             }
         })
     }

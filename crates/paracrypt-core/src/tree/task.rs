@@ -73,7 +73,7 @@ pub(crate) fn cut(lens: &[u64], at_least: usize) -> Vec<Range<usize>> {
 }
 
 const TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-TASK\x01";
-const OPEN_MAGIC: &[u8] = b"PARACRYPT-TREE-OPEN\x01";
+const OPEN_MAGIC: &[u8] = b"PARACRYPT-TREE-OPEN\x02";
 const RESULT_MAGIC: &[u8] = b"PARACRYPT-TREE-DONE\x01";
 
 /// One task of a tree's encryption: what it carries and returns is this module's first
@@ -236,9 +236,12 @@ impl Task {
 /// One task of a tree's decryption, as it travels to another process and back: what
 /// [`OpenPlan::task`](super::OpenPlan::task) makes and [`open_task`](super::open_task) runs.
 ///
-/// It carries the input's and output's roots (on a filesystem every process sees), how files
-/// are written there, the provider, and for each file: its index among the manifest's files,
-/// its path and stored name, its mode, time and manifest entry, and the header the plan read
+/// It carries the input's and output's roots (the output on a filesystem every process sees;
+/// the input too, or a prefix's URL that each process opens with its own credentials:
+/// [`TreeInput::task_root`](super::TreeInput::task_root)), how files are written there, the
+/// provider, and for each file: its index among the manifest's files, its path and stored name,
+/// its mode, time and manifest entry, the length and version its encrypted file was listed with
+/// (an object's ETag: the task reads that version or fails), and the header the plan read
 /// with the keys it derived for that one file (a container's payload keys, an age file's file
 /// key) — or why the plan could not open it. Never the key file, password, identities, or the
 /// tree's own key: a task's bytes open only its own files. Treat them as a secret all the same,
@@ -264,7 +267,13 @@ pub(crate) struct OpenTaskFile {
     pub entry: FileEntry,
     /// The header the plan read and the keys it derived, or why it could not.
     pub keys: std::result::Result<(Vec<u8>, Zeroizing<Vec<u8>>), String>,
+    /// Its encrypted file's length and version as the plan's input listed them
+    /// ([`TreeInput::len`](super::TreeInput::len), [`TreeInput::version`](super::TreeInput::version)).
+    pub listed: (u64, Option<String>),
 }
+
+/// The longest version of a listed file a task carries (an ETag is tens of bytes).
+const VERSION_MAX: usize = 1024;
 
 impl std::fmt::Debug for OpenTask {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -278,6 +287,22 @@ impl OpenTask {
     /// How many files it opens.
     pub fn files(&self) -> usize {
         self.files.len()
+    }
+
+    /// The encrypted tree its files are read from: a local directory, or what the plan's
+    /// [`TreeInput::task_root`](super::TreeInput::task_root) named (a prefix's URL), which
+    /// the front end running the task opens again for [`open_task_from`](super::open_task_from).
+    pub fn input(&self) -> &std::path::Path {
+        &self.input
+    }
+
+    /// Each file's stored name under [`OpenTask::input`], with its length and version as the
+    /// plan's input listed them: what a front end's input opened for the task serves, without
+    /// listing again.
+    pub fn listed(&self) -> impl Iterator<Item = (&[u8], u64, Option<&str>)> {
+        self.files
+            .iter()
+            .map(|file| (&file.stored[..], file.listed.0, file.listed.1.as_deref()))
     }
 
     /// The task's bytes, for another process (a secret: see the [type](OpenTask)).
@@ -311,6 +336,14 @@ impl OpenTask {
                     out.push(1);
                     put_bytes(&mut out, why.as_bytes());
                 }
+            }
+            out.extend_from_slice(&file.listed.0.to_le_bytes());
+            match &file.listed.1 {
+                Some(version) => {
+                    out.push(1);
+                    put_bytes(&mut out, version.as_bytes());
+                }
+                None => out.push(0),
             }
         }
         out
@@ -346,6 +379,22 @@ impl OpenTask {
                 1 => Err(String::from_utf8_lossy(r.bytes()?).into_owned()),
                 _ => return Err(r.bad()),
             };
+            let len = r.u64()?;
+            let version = match r.u8()? {
+                0 => None,
+                1 => {
+                    let version = r.bytes()?;
+                    if version.len() > VERSION_MAX {
+                        return Err(r.bad());
+                    }
+                    Some(
+                        std::str::from_utf8(version)
+                            .map_err(|_| r.bad())?
+                            .to_owned(),
+                    )
+                }
+                _ => return Err(r.bad()),
+            };
             if entry.chunk_size == 0 || !paths_fit(&path, &stored) {
                 return Err(r.bad());
             }
@@ -357,6 +406,7 @@ impl OpenTask {
                 mtime,
                 entry,
                 keys,
+                listed: (len, version),
             });
         }
         r.end()?;

@@ -218,8 +218,11 @@ def decrypt_tree(
     signer), and each file's header is opened here; the workers decrypt and check the files
     (every chunk authenticated, each file's length and plaintext hash against the manifest) and
     give each its name once complete. ``threads`` is how many threads each task uses (default
-    1). ``src`` and ``dst`` must be on a filesystem every worker sees (a prefix in object storage
-    is refused: :func:`paracrypt.decrypt_tree` reads one on one process). An armored age tree is read on one process (:func:`paracrypt.decrypt_tree`): it raises
+    1). ``dst`` must be on a filesystem every worker sees, and ``src`` too, or be a prefix in
+    object storage (``"s3://bucket/prefix/"``): the client lists it once, and each worker reads
+    the objects of its tasks at the versions listed (one replaced since fails by name), with
+    the credentials of its own environment (``AWS_*``) and the store's default options. An
+    armored age tree is read on one process (:func:`paracrypt.decrypt_tree`): it raises
     :class:`paracrypt.UsageError`.
 
     A file that fails (swapped, missing, damaged) does not stop the others, and a task whose

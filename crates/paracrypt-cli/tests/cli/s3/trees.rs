@@ -749,9 +749,10 @@ fn a_failed_or_interrupted_update_is_finished_by_the_next() {
 /// no filesystem shared for the output): rank 0 checks the prefix and plans, every rank uploads
 /// the files of its tasks, rank 0 writes the manifest last. At 1, 2 and 3 ranks the prefix
 /// holds the objects one process uploads, no multipart upload is left, and the tree decrypts
-/// to the same tree; an update across ranks uploads what changed and deletes what is gone; a
-/// prefix that holds objects is refused without `--force` before anything is written; a
-/// decryption from a prefix across ranks is refused (exit 2).
+/// to the same tree, decrypted from the prefix across as many ranks (every rank reading the
+/// objects of its tasks); an update across ranks uploads what changed and deletes what is gone;
+/// a prefix that holds objects is refused without `--force` before anything is written, and a
+/// decryption into a prefix across ranks in a local run's words (exit 2).
 #[cfg(feature = "mpi")]
 #[test]
 fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
@@ -807,14 +808,26 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
             bucket.uploads().is_empty(),
             "{ranks} ranks: multipart uploads left"
         );
+        // Back across as many ranks: rank 0 lists the prefix and reads the manifest, every
+        // rank reads its tasks' objects.
         let back = d.join(format!("back-{ranks}"));
-        ok(run(tree_cmd(
-            server,
-            "decrypt",
-            &["-k", k],
-            &url,
-            back.to_str().unwrap(),
-        )));
+        let out = mpirun(
+            ranks,
+            &[
+                "decrypt",
+                "--recursive",
+                "--verbose",
+                "-k",
+                k,
+                &url,
+                "-o",
+                back.to_str().unwrap(),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        ok(out);
+        let counts = crate::tree_distributed::tasks_by_rank(&stderr, ranks);
+        assert!(counts.iter().all(|&n| n > 0), "{stderr}");
         assert_eq!(snapshot(&back), snapshot(&plain), "{ranks} ranks");
     }
 
@@ -858,7 +871,7 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
     assert_eq!(snapshot(&back), snapshot(&plain));
 
     // Refused before anything is written: a prefix that holds objects without --force, and a
-    // decryption from a prefix across ranks.
+    // decryption into a prefix.
     let manifest = bucket.get("ranks-2/paracrypt-manifest");
     let out = mpirun(2, &["encrypt", "--recursive", "-q", "-k", k, p, "-o", &url]);
     assert_eq!(
@@ -873,19 +886,10 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(bucket.get("ranks-2/paracrypt-manifest") == manifest);
-    let back = d.join("back-ranks");
+    let into = bucket.url("back-ranks/");
     let out = mpirun(
         2,
-        &[
-            "decrypt",
-            "--recursive",
-            "-q",
-            "-k",
-            k,
-            &url,
-            "-o",
-            back.to_str().unwrap(),
-        ],
+        &["decrypt", "--recursive", "-q", "-k", k, &url, "-o", &into],
     );
     assert_eq!(
         out.status.code(),
@@ -894,12 +898,11 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("a tree spread over processes reads and writes local directories"),
+        String::from_utf8_lossy(&out.stderr).contains("decrypts into a local directory"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(!back.exists());
+    assert!(keys(&bucket, "back-ranks/").is_empty());
     assert!(bucket.uploads().is_empty());
 }
 
