@@ -260,6 +260,15 @@ PARACRYPT_BIN="$PWD/target/debug/paracrypt" PYTHONDONTWRITEBYTECODE=1 \
   pyproject.toml paracrypt && "../../$pyvenv/bin/python" -m mypy python/paracrypt \
   tests/typed_usage.py)
 
+stage "4: fuzz smoke"
+# 4. Fuzz smoke: every cargo-fuzz target replays its corpus and the seeds, then mutates for a few
+# seconds (docs/FUZZING.md; the long runs are `scripts/fuzz.sh SECONDS` by hand). It runs here,
+# before stages 2 and 3, while their build (the longest part of CI on two cores) still runs at
+# a lower priority: each target runs for a set time on one core, so the other core goes on
+# building, and the smoke's minute overlaps the build instead of following it.
+built "$fuzz_build" "$fuzz_log" "the fuzz targets' build"
+bash scripts/fuzz.sh "$fuzz_seconds"
+
 stage "2: OpenSSL without aws-lc"
 # 2. OpenSSL without aws-lc: OpenSSL is then the first backend (the one the default `fastest`
 # table takes every primitive from) and the one every cross-provider test compares with
@@ -267,6 +276,7 @@ stage "2: OpenSSL without aws-lc"
 # raw cipher and signature across providers) and the CLI's provider tests only. (The MPI crate
 # is left out of builds 2 and 3: it runs the same core code, already tested above.)
 built "$alt_build" "$alt_log" "the build of stages 2 and 3"
+trap - EXIT
 export CARGO_TARGET_DIR=target/alt
 # Every test executable of the core (its unit tests and integration tests), and the CLI's
 # suite's provider and hook tests; each from its package's directory, as cargo runs it. This CLI
@@ -321,15 +331,9 @@ done
 # The Python package is left out too: it has no Rust test and no code that depends on the
 # providers compiled (stage 1 builds and tests it), and its pure-Rust build would only compile
 # PyO3 again.
-pure_suite 2>&1 | tee -a "$results"
+# Four test threads, as in stage 1: the CLI's suite waits on its processes more than it computes.
+pure_suite -- --test-threads=4 2>&1 | tee -a "$results"
 unset CARGO_TARGET_DIR
-
-stage "4: fuzz smoke"
-# 4. Fuzz smoke: every cargo-fuzz target replays its corpus and the seeds, then mutates for a few
-# seconds (docs/FUZZING.md; the long runs are `scripts/fuzz.sh SECONDS` by hand).
-built "$fuzz_build" "$fuzz_log" "the fuzz targets' build"
-trap - EXIT
-bash scripts/fuzz.sh "$fuzz_seconds"
 
 stage "done"
 # The count of every runner above (cargo test's and pytest's summary lines), on one line.
