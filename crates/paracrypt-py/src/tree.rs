@@ -771,7 +771,7 @@ impl TreeJob {
     /// or a prefix in object storage, checked and listed here). Arguments as
     /// :func:`encrypt_tree` (``armor=`` is not run in tasks).
     #[staticmethod]
-    #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None))]
+    #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, upload_concurrency = None, download_concurrency = None, retries = None))]
     #[allow(clippy::too_many_arguments)]
     fn encrypt<'py>(
         py: Python<'py>,
@@ -791,21 +791,27 @@ impl TreeJob {
         overwrite: bool,
         threads: Option<i64>,
         provider: Option<&str>,
+        upload_concurrency: Option<i64>,
+        download_concurrency: Option<i64>,
+        retries: Option<i64>,
     ) -> PyResult<Self> {
+        let store = StoreKeywords {
+            upload_concurrency,
+            download_concurrency,
+            retries,
+        };
         let request = encrypt_request(
             key, password, recipients, format, false, cipher, chunk_size, sign,
         )?;
         let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
         let plan = run_core(py, (threads, provider, None), |runner| {
-            Ok(
-                match prefix_run(true, &src, &dst, &tree_options, StoreKeywords::default())? {
-                    Some(PrefixRun::Encrypt(out)) => {
-                        tree::plan_to(runner, &request, &src, out, &tree_options)?
-                    }
-                    Some(PrefixRun::Decrypt(_)) => unreachable!("an encryption's run"),
-                    None => tree::plan(runner, &request, &src, &dst, &tree_options)?,
-                },
-            )
+            Ok(match prefix_run(true, &src, &dst, &tree_options, store)? {
+                Some(PrefixRun::Encrypt(out)) => {
+                    tree::plan_to(runner, &request, &src, out, &tree_options)?
+                }
+                Some(PrefixRun::Decrypt(_)) => unreachable!("an encryption's run"),
+                None => tree::plan(runner, &request, &src, &dst, &tree_options)?,
+            })
         })?;
         let sealed = tree::Sealed::new(&plan);
         Ok(TreeJob {
@@ -821,7 +827,7 @@ impl TreeJob {
     /// here (with ``verify_with=``, its signer). Arguments as :func:`decrypt_tree`. An armored
     /// age tree is refused (:class:`UsageError`): it is read on one process.
     #[staticmethod]
-    #[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None))]
+    #[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, download_concurrency = None, retries = None))]
     #[allow(clippy::too_many_arguments)]
     fn decrypt<'py>(
         py: Python<'py>,
@@ -834,20 +840,25 @@ impl TreeJob {
         overwrite: bool,
         threads: Option<i64>,
         provider: Option<&str>,
+        download_concurrency: Option<i64>,
+        retries: Option<i64>,
     ) -> PyResult<Self> {
+        let store = StoreKeywords {
+            download_concurrency,
+            retries,
+            ..StoreKeywords::default()
+        };
         let request = decrypt_request(key, password, identities, verify_with)?;
         let tree_options = write_options(overwrite);
         let driver = paracrypt_core::request::Driver::Distributed;
         let plan = run_core(py, (threads, provider, None), |runner| {
-            Ok(
-                match prefix_run(false, &src, &dst, &tree_options, StoreKeywords::default())? {
-                    Some(PrefixRun::Decrypt(input)) => {
-                        tree::open_plan_from(runner, &request, input, &dst, &tree_options, driver)?
-                    }
-                    Some(PrefixRun::Encrypt(_)) => unreachable!("a decryption's run"),
-                    None => tree::open_plan(runner, &request, &src, &dst, &tree_options, driver)?,
-                },
-            )
+            Ok(match prefix_run(false, &src, &dst, &tree_options, store)? {
+                Some(PrefixRun::Decrypt(input)) => {
+                    tree::open_plan_from(runner, &request, input, &dst, &tree_options, driver)?
+                }
+                Some(PrefixRun::Encrypt(_)) => unreachable!("a decryption's run"),
+                None => tree::open_plan(runner, &request, &src, &dst, &tree_options, driver)?,
+            })
         })?;
         let opened = tree::Opened::new(&plan);
         Ok(TreeJob {
@@ -947,26 +958,37 @@ impl TreeJob {
 /// Runs one task of a :class:`TreeJob` (its bytes, from ``job.task(part)``) on this process,
 /// with ``threads`` threads (default 1), without the GIL: an encryption's task seals its
 /// files (into a prefix in object storage when the job's ``dst`` is one: opened here, with
-/// this process's ``AWS_*`` credentials), a decryption's decrypts and checks them. Returns the bytes ``job.add`` takes: each
-/// file done, or why it failed. A file that fails does not stop the others and raises nothing
-/// here: ``job.finish()`` reports it, naming it. Bytes that are not a task raise
-/// :class:`UsageError`.
+/// this process's ``AWS_*`` credentials), a decryption's decrypts and checks them (read from a
+/// prefix when the job's ``src`` is one, likewise, at the versions the job listed).
+/// ``upload_concurrency=``, ``download_concurrency=`` and ``retries=`` are the store's options
+/// for such a task, as :func:`encrypt_tree` takes them (give a task the job's). Returns the
+/// bytes ``job.add`` takes: each file done, or why it failed. A file that fails does not stop
+/// the others and raises nothing here: ``job.finish()`` reports it, naming it. Bytes that are
+/// not a task, and store options out of their bounds, raise :class:`UsageError`.
 #[pyfunction]
-#[pyo3(signature = (task, *, threads = None))]
+#[pyo3(signature = (task, *, threads = None, upload_concurrency = None, download_concurrency = None, retries = None))]
 pub fn run_tree_task<'py>(
     py: Python<'py>,
     task: &[u8],
     threads: Option<i64>,
+    upload_concurrency: Option<i64>,
+    download_concurrency: Option<i64>,
+    retries: Option<i64>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let threads = crate::options::threads(Some(threads.unwrap_or(1)))?;
     let runner = paracrypt_core::Runner::new();
-    // A task into a prefix opens it here, with this process's credentials (`AWS_*`) and the
-    // store's default options.
-    #[cfg(feature = "store")]
-    let run = || {
-        let store = paracrypt_store::Options::default();
-        Ok(paracrypt_store::run_task(&runner, task, store, None)?)
+    let store = StoreKeywords {
+        upload_concurrency,
+        download_concurrency,
+        retries,
     };
+    // A task into or from a prefix opens it here, with this process's credentials (`AWS_*`).
+    #[cfg(feature = "store")]
+    let store = store.options()?;
+    #[cfg(feature = "store")]
+    let run = || Ok(paracrypt_store::run_task(&runner, task, store, None)?);
+    #[cfg(not(feature = "store"))]
+    let _ = store;
     #[cfg(not(feature = "store"))]
     let run = || Ok(tree::run_task(&runner, task)?);
     let result = crate::options::detached(py, threads, run)?;

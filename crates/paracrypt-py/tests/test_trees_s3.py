@@ -370,7 +370,14 @@ def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, k
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0",
                       worker_dashboard_address="127.0.0.1:0") as two, Client(two) as client:
-        done = paracrypt.dask.encrypt_tree(client, plain, url, key=key, chunk_size="64KiB")
+        # The store's options of the call go to every worker, checked first.
+        with pytest.raises(paracrypt.UsageError, match="upload_concurrency=0: give 1 to 256"):
+            paracrypt.dask.encrypt_tree(client, plain, url, key=key, upload_concurrency=0)
+        with pytest.raises(paracrypt.UsageError, match="retries=101: give 0 to 100"):
+            paracrypt.dask.decrypt_tree(client, url, tmp_path / "none", key=key, retries=101)
+        assert s3.keys("dask/") == [] and not (tmp_path / "none").exists()
+        done = paracrypt.dask.encrypt_tree(client, plain, url, key=key, chunk_size="64KiB",
+                                           upload_concurrency=1, retries=0)
         assert done["files"] == 5 and done["complete"]
         assert s3.keys("dask/") == ["empty.pcr", "large.pcr", "paracrypt-manifest",
                                     "sub/deeper/z.pcr", "sub/run.sh.pcr", "x.pcr"]
@@ -379,7 +386,8 @@ def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, k
         assert snapshot(paracrypt_back(tmp_path / "back", url, key)) == snapshot(plain)
         # And back over the workers: the client lists the prefix and reads the manifest, each
         # worker reads its tasks' objects with its own credentials.
-        done = paracrypt.dask.decrypt_tree(client, url, tmp_path / "dask-back", key=key)
+        done = paracrypt.dask.decrypt_tree(client, url, tmp_path / "dask-back", key=key,
+                                           download_concurrency=1, retries=0)
         assert (done["files"], done["bytes"], done["complete"]) == (5, (8 << 20) + 370_023, True)
         assert snapshot(tmp_path / "dask-back") == snapshot(plain)
 
@@ -424,6 +432,9 @@ def test_a_tree_in_a_prefix_is_decrypted_in_tasks_at_the_versions_listed(
     tasks = [job.task(part) for part in parts]
     secret = os.environ["AWS_SECRET_ACCESS_KEY"].encode()
     assert not [task for task in tasks if secret in task]
+    # A task takes the store's options as the calls do, bounded alike.
+    with pytest.raises(paracrypt.UsageError, match="download_concurrency=0: give 1 to 256"):
+        paracrypt.run_tree_task(tasks[0], download_concurrency=0)
     # The object of `x` replaced after the listing: the same file, sealed again.
     first = tmp_path / "x.pcr"
     s3.command({"op": "get", "key": "tasks/x.pcr", "file": str(first)})
@@ -444,8 +455,9 @@ def test_a_tree_in_a_prefix_is_decrypted_in_tasks_at_the_versions_listed(
     # Listed again with the first object put back (a new version of the same bytes), the tree
     # decrypts whole (over the workers' function, in this process).
     s3.command({"op": "put", "key": "tasks/x.pcr", "file": str(first)})
-    job = paracrypt.TreeJob.decrypt(url, tmp_path / "back2", key=key)
+    job = paracrypt.TreeJob.decrypt(url, tmp_path / "back2", key=key, download_concurrency=1,
+                                    retries=0)
     for part in job.tasks(2):
-        job.add(paracrypt.run_tree_task(job.task(part)))
+        job.add(paracrypt.run_tree_task(job.task(part), download_concurrency=1, retries=0))
     assert job.finish()["files"] == 4
     assert snapshot(tmp_path / "back2") == snapshot(plain)

@@ -456,6 +456,9 @@ class TreeJob:
         overwrite: bool = False,
         threads: Optional[int] = None,
         provider: Optional[str] = None,
+        upload_concurrency: Optional[int] = None,
+        download_concurrency: Optional[int] = None,
+        retries: Optional[int] = None,
     ) -> TreeJob: ...
     @staticmethod
     def decrypt(
@@ -469,6 +472,8 @@ class TreeJob:
         overwrite: bool = False,
         threads: Optional[int] = None,
         provider: Optional[str] = None,
+        download_concurrency: Optional[int] = None,
+        retries: Optional[int] = None,
     ) -> TreeJob: ...
     @property
     def files(self) -> int: ...
@@ -478,7 +483,14 @@ class TreeJob:
     def lost(self, part: tuple[int, int], why: str) -> None: ...
     def finish(self) -> dict[str, Any]: ...
 
-def run_tree_task(task: bytes, *, threads: Optional[int] = None) -> bytes: ...
+def run_tree_task(
+    task: bytes,
+    *,
+    threads: Optional[int] = None,
+    upload_concurrency: Optional[int] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
+) -> bytes: ...
 
 @final
 class DistributedJob:

@@ -159,6 +159,9 @@ def encrypt_tree(
     overwrite: bool = False,
     threads: int = 1,
     provider: Optional[str] = None,
+    upload_concurrency: Optional[int] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
 ) -> dict[str, Any]:
     """Encrypts the directory tree ``src`` into ``dst`` with the workers of ``client``, as
     :func:`paracrypt.encrypt_tree` does in one process: the same arguments (``armor=`` is
@@ -169,6 +172,9 @@ def encrypt_tree(
     prefix in object storage (``"s3://bucket/prefix/"``): each worker then uploads the files of
     its tasks with the credentials of its own environment (``AWS_*``), and the manifest is
     written here, last (docs/guide/trees.md, *One tree over many processes*).
+    ``upload_concurrency=``, ``download_concurrency=`` and ``retries=`` are
+    :func:`paracrypt.encrypt_tree`'s, here and on every worker (each worker's uploads bounded
+    by its own ``upload_concurrency``).
 
     A file that fails on a worker (changed since the walk, unreadable) does not stop the others,
     and a task whose worker died (:class:`distributed.KilledWorker`) fails its files: when some
@@ -195,8 +201,13 @@ def encrypt_tree(
         identities=identities,
         overwrite=overwrite,
         provider=provider,
+        upload_concurrency=upload_concurrency,
+        download_concurrency=download_concurrency,
+        retries=retries,
     )
-    return _run_tree(dask_client, job, threads)
+    store = {"upload_concurrency": upload_concurrency,
+             "download_concurrency": download_concurrency, "retries": retries}
+    return _run_tree(dask_client, job, threads, store)
 
 
 def decrypt_tree(
@@ -211,6 +222,8 @@ def decrypt_tree(
     overwrite: bool = False,
     threads: int = 1,
     provider: Optional[str] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
 ) -> dict[str, Any]:
     """Decrypts the encrypted tree ``src`` into ``dst`` with the workers of ``client``, as
     :func:`paracrypt.decrypt_tree` does in one process: the same arguments, the same tree, the
@@ -221,8 +234,9 @@ def decrypt_tree(
     1). ``dst`` must be on a filesystem every worker sees, and ``src`` too, or be a prefix in
     object storage (``"s3://bucket/prefix/"``): the client lists it once, and each worker reads
     the objects of its tasks at the versions listed (one replaced since fails by name), with
-    the credentials of its own environment (``AWS_*``) and the store's default options. An
-    armored age tree is read on one process (:func:`paracrypt.decrypt_tree`): it raises
+    the credentials of its own environment (``AWS_*``) and ``download_concurrency=`` and
+    ``retries=`` (:func:`paracrypt.decrypt_tree`'s, here and on every worker). An armored age
+    tree is read on one process (:func:`paracrypt.decrypt_tree`): it raises
     :class:`paracrypt.UsageError`.
 
     A file that fails (swapped, missing, damaged) does not stop the others, and a task whose
@@ -240,11 +254,15 @@ def decrypt_tree(
         verify_with=verify_with,
         overwrite=overwrite,
         provider=provider,
+        download_concurrency=download_concurrency,
+        retries=retries,
     )
-    return _run_tree(dask_client, job, threads)
+    store = {"download_concurrency": download_concurrency, "retries": retries}
+    return _run_tree(dask_client, job, threads, store)
 
 
-def _run_tree(dask_client: Any, job: TreeJob, threads: int) -> dict[str, Any]:
+def _run_tree(dask_client: Any, job: TreeJob, threads: int,
+              store: dict[str, Optional[int]]) -> dict[str, Any]:
     """Runs the tasks of ``job`` on the workers and finishes it here. The files are cut into at
     least one task per worker thread; a task is made here (its headers drawn or opened) only
     when fewer than two per worker thread are in flight, so that this process holds a bounded
@@ -262,7 +280,7 @@ def _run_tree(dask_client: Any, job: TreeJob, threads: int) -> dict[str, Any]:
     def submit() -> Any:
         nonlocal submitted
         part = parts[submitted]
-        future = dask_client.submit(_run_tree_task, job.task(part), threads,
+        future = dask_client.submit(_run_tree_task, job.task(part), threads, store,
                                     key=f"{name}-{submitted}", pure=False)
         submitted += 1
         where[future.key] = part
@@ -288,9 +306,9 @@ def _run_tree(dask_client: Any, job: TreeJob, threads: int) -> dict[str, Any]:
     return job.finish()
 
 
-def _run_tree_task(task: bytes, threads: int) -> bytes:
-    """One Dask task: the files of one task of a tree."""
-    return run_tree_task(task, threads=threads)
+def _run_tree_task(task: bytes, threads: int, store: dict[str, Optional[int]]) -> bytes:
+    """One Dask task: the files of one task of a tree, with the store's options of the call."""
+    return run_tree_task(task, threads=threads, **store)
 
 
 def _in_clear(addresses: Iterable[str]) -> list[str]:
