@@ -980,3 +980,117 @@ fn a_signal_aborts_the_uploads_of_every_rank() {
         "no rank aborted its upload: {requests:?}"
     );
 }
+
+/// SIGTERM to `mpirun` while the ranks read a tree from a prefix (each GET of an object held
+/// back by the proxy): every rank's interrupt handler removes the named temporary files of the
+/// files it was writing (`PARACRYPT_NO_TMPFILE`, as on NFS), and what is left at OUTPUT is what
+/// a stopped local run leaves: no temporary file, and only files complete (each its
+/// plaintext), never a part of one.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() {
+    use crate::distributed::with_mpi::{have_mpirun, mpirun_command};
+    if !have_mpirun() {
+        return;
+    }
+    let server = Server::shared();
+    let bucket = server.bucket("tree-ranks-read-signal");
+    let dir = scratch();
+    let d = dir.path();
+    let root = d.join("plain");
+    std::fs::create_dir(&root).unwrap();
+    let names = ["a", "b", "c", "d"];
+    for (i, name) in names.iter().enumerate() {
+        write(&root, name, &data((12 << 20) + 5, 30 + i as u8));
+    }
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    // In the prefix, so in every rank's command line.
+    let marker = "tree-ranks-read-signal-run";
+    let url = bucket.url(&format!("{marker}/"));
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k],
+        root.to_str().unwrap(),
+        &url,
+    )));
+    let proxy = Proxy::start(server.port, |r| {
+        if r.method == "GET" && r.target.contains(".pcr") {
+            Action::Delay(std::time::Duration::from_millis(700))
+        } else {
+            Action::Forward
+        }
+    });
+    let back = d.join("back");
+    let args: Vec<String> = [
+        "decrypt",
+        "--recursive",
+        "-q",
+        "-k",
+        k,
+        "--download-concurrency",
+        "1",
+        &url,
+        "-o",
+        back.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .into();
+    let (mut cmd, _session) = mpirun_command(3, args, |cmd| {
+        server.credentials(cmd, &proxy.url());
+        cmd.env("PARACRYPT_NO_TMPFILE", "1");
+    });
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Rank 0 reads each header twice (its plan, then the task that opens the file): more reads
+    // than that, and the ranks are reading the files' chunks.
+    let start = std::time::Instant::now();
+    let reads = || {
+        proxy
+            .requests()
+            .iter()
+            .filter(|(r, _)| r.method == "GET" && r.target.contains(".pcr"))
+            .count()
+    };
+    while reads() <= 2 * names.len() {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "the ranks never read: {:?}",
+            proxy.requests()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mpirun = crate::cluster_faults::processes(marker)
+        .into_iter()
+        .find(|p| p.program == "mpirun")
+        .expect("mpirun runs")
+        .pid;
+    crate::cluster_faults::signal("-TERM", mpirun);
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
+    // The files left (the run stopped before the last), each whole: its plaintext, mode and
+    // time.
+    let plain = snapshot(&root);
+    let files: Vec<_> = if back.exists() {
+        snapshot(&back)
+            .into_iter()
+            .filter(|(_, node)| matches!(node, crate::tree::Node::File { .. }))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    assert!(files.len() < names.len(), "the run was not stopped");
+    for (name, node) in &files {
+        let shown = String::from_utf8_lossy(name);
+        assert!(
+            plain.get(name) == Some(node),
+            "{shown} is not its plaintext"
+        );
+    }
+}
