@@ -951,25 +951,9 @@ fn a_signal_aborts_the_uploads_of_every_rank() {
     ]
     .map(String::from)
     .into();
-    let (mut cmd, _session) = mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
-    let child = cmd
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
-        assert!(start.elapsed().as_secs() < 120, "no part was ever sent");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let mpirun = crate::cluster_faults::processes(marker)
-        .into_iter()
-        .find(|p| p.program == "mpirun")
-        .expect("mpirun runs")
-        .pid;
-    crate::cluster_faults::signal("-TERM", mpirun);
-    let out = child.wait_with_output().unwrap();
+    let (cmd, _session) = mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
+    let sent = || proxy.requests().iter().any(|(r, _)| r.is_part());
+    let out = stop_mpirun_when(cmd, marker, sent, "no part was ever sent");
     assert!(!out.status.success(), "{out:?}");
     assert!(bucket.uploads().is_empty(), "multipart uploads left");
     let left = keys(&bucket, &format!("{marker}/"));
@@ -1037,41 +1021,21 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
     ]
     .map(String::from)
     .into();
-    let (mut cmd, _session) = mpirun_command(3, args, |cmd| {
+    let (cmd, _session) = mpirun_command(3, args, |cmd| {
         server.credentials(cmd, &proxy.url());
         cmd.env("PARACRYPT_NO_TMPFILE", "1");
     });
-    let child = cmd
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Rank 0 reads each header twice (its plan, then the task that opens the file): more reads
+    // Each header is read twice (rank 0's plan, then the task that opens the file): more reads
     // than that, and the ranks are reading the files' chunks.
-    let start = std::time::Instant::now();
-    let reads = || {
-        proxy
+    let reading = || {
+        let reads = proxy
             .requests()
             .iter()
             .filter(|(r, _)| r.method == "GET" && r.target.contains(".pcr"))
-            .count()
+            .count();
+        reads > 2 * names.len()
     };
-    while reads() <= 2 * names.len() {
-        assert!(
-            start.elapsed().as_secs() < 120,
-            "the ranks never read: {:?}",
-            proxy.requests()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let mpirun = crate::cluster_faults::processes(marker)
-        .into_iter()
-        .find(|p| p.program == "mpirun")
-        .expect("mpirun runs")
-        .pid;
-    crate::cluster_faults::signal("-TERM", mpirun);
-    let out = child.wait_with_output().unwrap();
+    let out = stop_mpirun_when(cmd, marker, reading, "the ranks never read");
     assert!(!out.status.success(), "{out:?}");
     assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
     // The files left (the run stopped before the last), each whole: its plaintext, mode and
@@ -1093,4 +1057,34 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
             "{shown} is not its plaintext"
         );
     }
+}
+
+/// Runs `cmd` (an `mpirun` whose ranks' command lines hold `marker`) and sends `mpirun`
+/// SIGTERM once `ready` holds (within two minutes, or the test fails saying `never`); returns
+/// what it printed on stderr and its status.
+#[cfg(feature = "mpi")]
+fn stop_mpirun_when(
+    mut cmd: Command,
+    marker: &str,
+    ready: impl Fn() -> bool,
+    never: &str,
+) -> std::process::Output {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed().as_secs() < 120, "{never}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mpirun = crate::cluster_faults::processes(marker)
+        .into_iter()
+        .find(|p| p.program == "mpirun")
+        .expect("mpirun runs")
+        .pid;
+    crate::cluster_faults::signal("-TERM", mpirun);
+    child.wait_with_output().unwrap()
 }
