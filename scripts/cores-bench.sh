@@ -6,7 +6,10 @@
 #
 #   file -> /dev/null   the lower of the same work in memory (`paracrypt bench --modes memory`)
 #                       and the one-file read ceiling, at the same thread count
-#   file -> file        the best one-file write method at the same thread count
+#   file -> file        the best one-file write method at the same thread count; and, beside
+#                       it, the best one-file copy (the same reads and writes with no crypto:
+#                       N threads pread 1 MiB blocks claimed in order, then write them one
+#                       writer at a time, with no lock, or into a shared mmap)
 #   stdin -> stdout     a pipe from `cat` to `cat`
 #
 #   bash scripts/cores-bench.sh                       # 1 GiB in /dev/shm, 3 runs, 1 2 4 … nproc
@@ -49,6 +52,7 @@ fi
 
 cc -O2 -pthread -o "$work/membw" scripts/probes/membw.c
 cc -O2 -pthread -o "$work/onefile" scripts/probes/onefile.c
+cc -O2 -pthread -o "$work/onecopy" scripts/probes/onecopy.c
 
 # median VALUES…
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -99,18 +103,22 @@ cat "$in" "$in.pcr" > /dev/null
 echo
 echo "## Ceilings (GB/s; medians of $RUNS)"
 echo
-echo "| threads | memory copy | one file read | write: pwrite | write: mmap | write: O_DIRECT |"
-echo "|---|---|---|---|---|---|"
-declare -A READ WRITE MEM
+echo "| threads | memory copy | one file read | write: pwrite | write: mmap | write: O_DIRECT | copy: one writer | copy: free pwrite | copy: mmap |"
+echo "|---|---|---|---|---|---|---|---|---|"
+declare -A READ WRITE COPY MEM
 for t in $THREADS; do
   m=$(probe "$work/membw" "$t")
   r=$(probe "$work/onefile" read "$in" "$t")
   w1=$(probe "$work/onefile" pwrite "$work/w" "$SIZE_MIB" "$t")
   w2=$(probe "$work/onefile" mmap "$work/w" "$SIZE_MIB" "$t")
   w3=$(probe "$work/onefile" direct "$work/w" "$SIZE_MIB" "$t")
+  c1=$(probe "$work/onecopy" lock "$in" "$work/w" "$t")
+  c2=$(probe "$work/onecopy" free "$in" "$work/w" "$t")
+  c3=$(probe "$work/onecopy" mmap "$in" "$work/w" "$t")
   READ[$t]=$r
   WRITE[$t]=$(higher "$(higher "$w1" "$w2")" "$w3")
-  echo "| $t | $m | $r | $w1 | $w2 | $w3 |"
+  COPY[$t]=$(higher "$(higher "$c1" "$c2")" "$c3")
+  echo "| $t | $m | $r | $w1 | $w2 | $w3 | $c1 | $c2 | $c3 |"
 done
 cat_cat=$(gbps "$(timed "" "cat $in | cat > /dev/null")")
 echo
@@ -131,11 +139,11 @@ done < <(awk '/"algorithm"/ {split($0, p, "\""); a = p[4]}
 echo
 echo "## Paths (GB/s, and the fraction of the ceiling that bounds each)"
 echo
-echo "| threads | path | GB/s | ceiling | fraction |"
-echo "|---|---|---|---|---|"
-row() { # THREADS NAME SECONDS CEILING
+echo "| threads | path | GB/s | ceiling | fraction | copy ceiling | fraction of it |"
+echo "|---|---|---|---|---|---|---|"
+row() { # THREADS NAME SECONDS CEILING [COPY CEILING]
   local speed; speed=$(gbps "$3")
-  echo "| $1 | $2 | $speed | $4 | $(frac "$speed" "$4") |"
+  echo "| $1 | $2 | $speed | $4 | $(frac "$speed" "$4") | ${5:--} | $(frac "$speed" "${5:-nan}") |"
 }
 clean="rm -f $work/out; sync"
 for t in $THREADS; do
@@ -150,13 +158,13 @@ for t in $THREADS; do
     ceiling=$(lower "${MEM[age/x25519/decrypt/$t]:-nan}" "${READ[$t]}")
     row "$t" "age decrypt file -> /dev/null" "$(timed "" "$P decrypt $j -i $work/id $in.age -o /dev/null")" "$ceiling"
   fi
-  row "$t" "encrypt file -> file" "$(timed "$clean" "$P encrypt $j -k $work/key $in -o $work/out")" "${WRITE[$t]}"
-  row "$t" "decrypt file -> file" "$(timed "$clean" "$P decrypt $j -k $work/key $in.pcr -o $work/out")" "${WRITE[$t]}"
+  row "$t" "encrypt file -> file" "$(timed "$clean" "$P encrypt $j -k $work/key $in -o $work/out")" "${WRITE[$t]}" "${COPY[$t]}"
+  row "$t" "decrypt file -> file" "$(timed "$clean" "$P decrypt $j -k $work/key $in.pcr -o $work/out")" "${WRITE[$t]}" "${COPY[$t]}"
   row "$t" "encrypt stdin -> stdout (pipes)" "$(timed "" "cat $in | $P encrypt $j -k $work/key | cat > /dev/null")" "$cat_cat"
   row "$t" "decrypt stdin -> stdout (pipes)" "$(timed "" "cat $in.pcr | $P decrypt $j -k $work/key | cat > /dev/null")" "$cat_cat"
 done
 rm -f "$work/out"
 echo
 echo "(ceiling: file -> /dev/null: the lower of the same work in memory and the one-file read"
-echo "ceiling; file -> file: the best write method; streams: a pipe from cat to cat. All at the"
-echo "row's thread count; the input is page-cached.)"
+echo "ceiling; file -> file: the best write method, and the best copy of the same file; streams: a"
+echo "pipe from cat to cat. All at the row's thread count; the input is page-cached.)"
