@@ -24,7 +24,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-pub use proxy::{Action, Proxy, Request};
+#[cfg(feature = "mpi")]
+pub use proxy::Request;
+pub use proxy::{Action, Proxy};
 
 use crate::common::paracrypt;
 
