@@ -23,15 +23,19 @@
 //! completed at the commit and aborted when the file fails or the run is interrupted, so that
 //! no object appears that was not finished. A file written in order (armored age) is held in
 //! memory and PUT whole. There are no directories: modes, times and links are in the
-//! manifest, which is written last, so that a prefix without one is an unfinished tree.
+//! manifest, which is written last. Before it, now and then, the manifest of the files done so
+//! far is PUT marked incomplete (a checkpoint, as in a directory), so that a prefix without a
+//! manifest, or with an incomplete one, is an unfinished tree, which `--update` goes on from.
 //!
 //! **Updating** ([`PrefixOutput::updating`], `--update`): the prefix is listed once; the
 //! previous manifest and the header of each file that may be kept are read pinned to that
 //! listing; changed and new files are uploaded over their objects, then the objects of files
 //! gone are deleted, then the new manifest is written, last. Until that last PUT the previous
-//! manifest stands: a run stopped at any point leaves the previous tree with some objects
-//! replaced or added (which `verify` names as changed or added) or deleted (named as missing),
-//! and the next update seals again every file whose object is not the one the manifest lists.
+//! manifest stands, or a checkpoint of this update (the files done so far, marked incomplete):
+//! a run stopped at any point leaves a tree with some objects replaced or added that its
+//! manifest does not list yet (which `verify` names as changed or added) or deleted (named as
+//! missing), and the next update seals again every file whose object is not the one the
+//! manifest lists.
 //!
 //! **Memory**: per file being written, at most its parts not yet complete (a small file: its
 //! whole encrypted bytes; a large one, a part per thread writing into it and one more), plus
@@ -373,6 +377,14 @@ impl TreeOutput for PrefixOutput {
 
     fn existing(&self) -> Option<&dyn TreeInput> {
         self.existing.as_ref().map(|e| e as &dyn TreeInput)
+    }
+
+    /// A prefix takes checkpoints as a directory does: the manifest of the files done so far,
+    /// marked incomplete, PUT over the previous one now and then (one small PUT, which either
+    /// replaces the object whole or leaves it as it was), so that a run stopped part way
+    /// leaves a tree `--update` goes on from instead of one it does again from the start.
+    fn checkpoints(&self) -> bool {
+        true
     }
 
     /// The prefix's URL: a process that runs a task of the plan opens it again ([`run_task`]).

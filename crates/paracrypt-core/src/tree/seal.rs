@@ -604,10 +604,14 @@ impl Sealed {
     /// (a signal, a killed process or rank) leaves a manifest of the files done up to then, from
     /// which `--update` goes on. The next is due after ten times as long as this one took (at
     /// least a second), so that checkpoints cost at most a tenth of the run whatever the tree's
-    /// size. A checkpoint that fails is left to [`Plan::finish`], which reports its own.
+    /// size; none once every file is done ([`Plan::finish`] writes the manifest next). A
+    /// checkpoint that fails is left to [`Plan::finish`], which reports its own.
     pub fn checkpoint(&mut self, plan: &Plan, runner: &Runner) {
         let start = Instant::now();
-        if start < self.next_checkpoint || !plan.out.get().checkpoints() {
+        if start < self.next_checkpoint
+            || !plan.out.get().checkpoints()
+            || self.done.iter().all(Option::is_some)
+        {
             return;
         }
         let mut manifest = plan.manifest.clone();
@@ -1402,8 +1406,8 @@ struct Listing {
 }
 
 impl Checkpoint<'_> {
-    /// Writes an incomplete manifest of what is done when one is due and no other thread is
-    /// writing one. The next is due after ten times as long as this one took (at least a
+    /// Writes an incomplete manifest of what is done when one is due, no other thread is
+    /// writing one and some file is not done yet. The next is due after ten times as long as this one took (at least a
     /// second), so that checkpoints cost at most a tenth of the run whatever the tree's size.
     /// A checkpoint that fails is left to the final manifest, which reports its failure.
     fn write(&self, runner: &Runner, done: &[Mutex<Option<FileEntry>>]) {
@@ -1414,6 +1418,14 @@ impl Checkpoint<'_> {
         let Ok(mut manifest) = self.manifest.try_lock() else {
             return;
         };
+        // Every file done: the run's own manifest comes next, so a checkpoint would only be
+        // written over at once (one more PUT, for a prefix).
+        if done
+            .iter()
+            .all(|d| d.lock().unwrap_or_else(|e| e.into_inner()).is_some())
+        {
+            return;
+        }
         let start = Instant::now();
         let plan = self.plan;
         manifest.entries = plan

@@ -307,7 +307,8 @@ fn a_tampered_object_is_named_and_nothing_of_it_is_written() {
 
 /// A part that fails fails its file alone (named; its upload aborted, no object), the other
 /// files are complete and the manifest lists them; a run interrupted mid-upload (SIGTERM)
-/// aborts the upload and writes no manifest. Neither leaves a multipart upload.
+/// aborts the upload and leaves its last checkpoint: a manifest marked incomplete that lists
+/// files done, from which `--update` uploads only the rest. Neither leaves a multipart upload.
 #[test]
 fn a_failed_or_interrupted_upload_leaves_no_object_of_its_file() {
     let server = Server::shared();
@@ -377,9 +378,16 @@ fn a_failed_or_interrupted_upload_leaves_no_object_of_its_file() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // The small files are done (and the first checkpoint written after the first of them)
+    // long before the large file's two parts, each held back 400 ms, one at a time.
     let start = Instant::now();
-    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
-        assert!(start.elapsed() < Duration::from_secs(60), "no part went up");
+    while !proxy.requests().iter().any(|(r, _)| r.is_part())
+        || !keys(&bucket, "stopped/").contains(&"paracrypt-manifest".to_string())
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no part went up, or no checkpoint"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(bucket.uploads().len(), 1, "an upload in progress");
@@ -392,12 +400,50 @@ fn a_failed_or_interrupted_upload_leaves_no_object_of_its_file() {
     assert_eq!(status.signal(), Some(15), "{status:?}");
     assert!(bucket.uploads().is_empty(), "multipart uploads left");
     let left = keys(&bucket, "stopped/");
+    assert!(!left.iter().any(|k| k == "large.pcr"), "{left:?}");
+    let mut verify = server.client();
+    verify.args(["verify", "--recursive", "-k", k, &bucket.url("stopped/")]);
+    let out = run(verify);
+    assert!(!out.status.success(), "{out:?}");
     assert!(
-        !left
-            .iter()
-            .any(|k| k == "large.pcr" || k == "paracrypt-manifest"),
-        "{left:?}"
+        String::from_utf8_lossy(&out.stderr).contains("incomplete")
+            || String::from_utf8_lossy(&out.stdout).contains("incomplete"),
+        "{out:?}"
     );
+
+    // The update uploads the large file and what the checkpoint does not list, not the
+    // files it lists (at least the first one done).
+    let proxy = Proxy::start(server.port, |_| Action::Forward);
+    let mut cmd = server.client_at(&proxy.url());
+    cmd.args(["encrypt", "--recursive", "--update", "-q", "-k", k])
+        .args(["--chunk-size", "64KiB"])
+        .arg(&plain)
+        .arg("-o")
+        .arg(bucket.url("stopped/"));
+    ok(run(cmd));
+    let wrote = writes(&proxy, &bucket, "stopped/");
+    assert!(wrote.contains(&"large.pcr".to_string()), "{wrote:?}");
+    assert_eq!(wrote.last().map(String::as_str), Some("paracrypt-manifest"));
+    let files = [
+        "empty.pcr",
+        "sub dir/deeper/z.pcr",
+        "sub dir/run.sh.pcr",
+        "x.pcr",
+    ];
+    assert!(
+        files.iter().any(|f| !wrote.contains(&f.to_string())),
+        "every file uploaded again: {wrote:?}"
+    );
+    let back = d.join("back-stopped");
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["-k", k],
+        &bucket.url("stopped/"),
+        back.to_str().unwrap(),
+    )));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
 }
 
 /// `--upload-concurrency` bounds a tree's parts in flight, not each file's: with one, four
@@ -527,9 +573,14 @@ fn an_update_uploads_only_what_changed_and_deletes_what_is_gone() {
         ok(run(cmd));
         writes(&proxy, &bucket, pre)
     };
-    // The changed and added files, then the removed one's object deleted, the manifest last.
+    // The changed and added files (a checkpoint's manifest after the first, unless both were
+    // done by then), then the removed one's object deleted, the manifest last.
     let mut wrote = update(&[]);
-    assert_eq!(wrote.split_off(2), ["DELETE", "paracrypt-manifest"]);
+    let end = wrote.split_off(wrote.len() - 2);
+    assert_eq!(end, ["DELETE", "paracrypt-manifest"]);
+    let checkpoints = wrote.iter().filter(|w| *w == "paracrypt-manifest").count();
+    assert!(checkpoints <= 1, "{wrote:?}");
+    wrote.retain(|w| w != "paracrypt-manifest");
     wrote.sort();
     assert_eq!(wrote, ["added.pcr", "x.pcr"]);
     assert_eq!(
@@ -631,8 +682,9 @@ fn a_refused_update_of_a_prefix_writes_nothing() {
 
 /// An update stopped part way leaves a tree the next update finishes: a file whose part fails
 /// is named (exit 6), the manifest lists what was done (marked incomplete), the upload is
-/// aborted; an update interrupted (SIGTERM) while a part goes up leaves the previous manifest,
-/// which `verify` reads with the files replaced named as changed. Then `--update` finishes it.
+/// aborted; an update interrupted (SIGTERM) while a part goes up leaves the previous manifest
+/// or a checkpoint of the files done, which `verify` reads as a tree not whole (the files
+/// replaced named as changed, or the manifest incomplete). Then `--update` finishes it.
 #[test]
 fn a_failed_or_interrupted_update_is_finished_by_the_next() {
     let server = Server::shared();
@@ -700,7 +752,6 @@ fn a_failed_or_interrupted_update_is_finished_by_the_next() {
             None => cmd.env_remove(name),
         };
     }
-    let before = bucket.get("s/paracrypt-manifest");
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -720,11 +771,9 @@ fn a_failed_or_interrupted_update_is_finished_by_the_next() {
     let status = child.wait().unwrap();
     assert_eq!(status.signal(), Some(15), "{status:?}");
     assert!(bucket.uploads().is_empty(), "multipart uploads left");
-    assert_eq!(
-        bucket.get("s/paracrypt-manifest"),
-        before,
-        "the previous manifest"
-    );
+    let mut verify = server.client();
+    verify.args(["verify", "--recursive", "-k", k, &prefix]);
+    assert!(!run(verify).status.success(), "a tree not whole");
 
     ok(run(update_cmd(&format!(
         "http://127.0.0.1:{}",
@@ -908,8 +957,9 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
 
 /// SIGTERM to `mpirun` while the ranks upload a tree into a prefix: Open MPI passes it on to
 /// every rank, each rank's interrupt handler aborts the multipart uploads it started, and what
-/// is left is what a stopped local run leaves: no manifest (an unfinished tree, which
-/// `--update` finishes), no multipart upload, only objects of files complete.
+/// is left is what a stopped local run leaves: no multipart upload, only objects of files
+/// complete, and no manifest (no file was done when the signal came, so rank 0 had written
+/// no checkpoint: an unfinished tree, which `--update` writes whole).
 #[cfg(feature = "mpi")]
 #[test]
 fn a_signal_aborts_the_uploads_of_every_rank() {
@@ -999,9 +1049,20 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
         root.to_str().unwrap(),
         &url,
     )));
-    let proxy = Proxy::start(server.port, |r| {
+    // The headers' reads (two per file) held back 700 ms each; the chunks' reads after them
+    // 10 s, so that the run cannot end before the signal reaches it, however loaded the
+    // machine (it ended first once, under a full test suite, with 700 ms for every read).
+    let gets = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = gets.clone();
+    let headers = 2 * names.len();
+    let proxy = Proxy::start(server.port, move |r| {
         if r.method == "GET" && r.target.contains(".pcr") {
-            Action::Delay(std::time::Duration::from_millis(700))
+            let n = counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Action::Delay(Duration::from_millis(if n < headers {
+                700
+            } else {
+                10_000
+            }))
         } else {
             Action::Forward
         }
@@ -1027,14 +1088,7 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
     });
     // Each header is read twice (rank 0's plan, then the task that opens the file): more reads
     // than that, and the ranks are reading the files' chunks.
-    let reading = || {
-        let reads = proxy
-            .requests()
-            .iter()
-            .filter(|(r, _)| r.method == "GET" && r.target.contains(".pcr"))
-            .count();
-        reads > 2 * names.len()
-    };
+    let reading = || gets.load(std::sync::atomic::Ordering::Relaxed) > headers;
     let out = stop_mpirun_when(cmd, marker, reading, "the ranks never read");
     assert!(!out.status.success(), "{out:?}");
     assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
