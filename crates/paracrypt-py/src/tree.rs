@@ -905,11 +905,23 @@ impl TreeJob {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// Takes what :func:`run_tree_task` returned for one task.
-    fn add(&self, result: &[u8]) -> PyResult<()> {
+    /// Takes what :func:`run_tree_task` returned for one task. An encryption then writes a
+    /// checkpoint when one is due, as a local run and rank 0 of an MPI run do: the manifest of
+    /// the files done so far, marked incomplete, after the first task and then at most a tenth
+    /// of the job's time, so that a client that dies before ``finish()`` leaves a tree that
+    /// ``update=True`` goes on from.
+    fn add(&self, py: Python<'_>, result: &[u8]) -> PyResult<()> {
         let result = tree::TaskResult::from_bytes(result).map_err(Failure::Core)?;
+        let options = Options::new(Some(1), self.provider.as_deref(), None)?;
+        let runner = options.runner();
         self.with(|job| match job {
-            Job::Seal(plan, sealed) => Ok(sealed.add(plan, result).map_err(Failure::Core)?),
+            Job::Seal(plan, sealed) => {
+                sealed.add(plan, result).map_err(Failure::Core)?;
+                options.run(py, || {
+                    sealed.checkpoint(plan, &runner);
+                    Ok(())
+                })
+            }
             Job::Open(plan, opened) => Ok(opened.add(plan, result).map_err(Failure::Core)?),
         })
     }

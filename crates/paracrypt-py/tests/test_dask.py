@@ -382,6 +382,30 @@ def test_a_tree_task_that_fails_leaves_the_tree_done_in_part(tmp_path: Path,
         paracrypt.run_tree_task(b"not a task")
 
 
+def test_a_client_that_dies_leaves_a_checkpoint_update_goes_on_from(tmp_path: Path) -> None:
+    """``TreeJob.add`` writes a checkpoint as results come back (the first at once): a client
+    that dies after one task's result, before ``finish()``, leaves a manifest marked
+    incomplete that lists that task's files, and ``update=True`` keeps them and seals the
+    rest."""
+    from test_trees import same_tree
+    plain = tmp_path / "plain"
+    _tree(plain)
+    key = paracrypt.Key.generate()
+    job = paracrypt.TreeJob.encrypt(plain, tmp_path / "out", key=key)
+    parts = job.tasks(4)
+    first = parts[0][1] - parts[0][0]
+    assert 0 < first < job.files
+    job.add(paracrypt.run_tree_task(job.task(parts[0])))
+    del job  # the client dies: no finish()
+    about = paracrypt.info_tree(tmp_path / "out", key=key)
+    assert not about["complete"]
+    assert len([e for e in about["entries"] if e["kind"] == "file"]) == first, about["entries"]
+    done = paracrypt.encrypt_tree(plain, tmp_path / "out", key=key, update=True)
+    assert done["complete"] and (done["unchanged"], done["files"]) == (first, 45 - first)
+    paracrypt.decrypt_tree(tmp_path / "out", tmp_path / "back", key=key)
+    same_tree(plain, tmp_path / "back")
+
+
 def test_a_tree_decrypted_over_the_workers(tmp_path: Path, client: Client, cli: Cli) -> None:
     """An encrypted tree's files decrypted on the two workers give back the tree (bytes, modes,
     links, directory times as one process gives them), for a key-file tree signed by alice (the
