@@ -1407,9 +1407,10 @@ struct Listing {
 
 impl Checkpoint<'_> {
     /// Writes an incomplete manifest of what is done when one is due, no other thread is
-    /// writing one and some file is not done yet. The next is due after ten times as long as this one took (at least a
-    /// second), so that checkpoints cost at most a tenth of the run whatever the tree's size.
-    /// A checkpoint that fails is left to the final manifest, which reports its failure.
+    /// writing one and some file is not done yet. The next is due after ten times as long as
+    /// this one took (at least a second), so that checkpoints cost at most a tenth of the run
+    /// whatever the tree's size. A checkpoint that fails is left to the final manifest, which
+    /// reports its failure.
     fn write(&self, runner: &Runner, done: &[Mutex<Option<FileEntry>>]) {
         let millis = |at: Instant| at.duration_since(self.start).as_millis() as u64;
         if millis(Instant::now()) < self.next.load(Ordering::Relaxed) {
