@@ -1049,20 +1049,9 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
         root.to_str().unwrap(),
         &url,
     )));
-    // The headers' reads (two per file) held back 700 ms each; the chunks' reads after them
-    // 10 s, so that the run cannot end before the signal reaches it, however loaded the
-    // machine (it ended first once, under a full test suite, with 700 ms for every read).
-    let gets = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = gets.clone();
-    let headers = 2 * names.len();
-    let proxy = Proxy::start(server.port, move |r| {
+    let proxy = Proxy::start(server.port, |r| {
         if r.method == "GET" && r.target.contains(".pcr") {
-            let n = counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Action::Delay(Duration::from_millis(if n < headers {
-                700
-            } else {
-                10_000
-            }))
+            Action::Delay(std::time::Duration::from_millis(700))
         } else {
             Action::Forward
         }
@@ -1088,7 +1077,14 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
     });
     // Each header is read twice (rank 0's plan, then the task that opens the file): more reads
     // than that, and the ranks are reading the files' chunks.
-    let reading = || gets.load(std::sync::atomic::Ordering::Relaxed) > headers;
+    let reading = || {
+        let reads = proxy
+            .requests()
+            .iter()
+            .filter(|(r, _)| r.method == "GET" && r.target.contains(".pcr"))
+            .count();
+        reads > 2 * names.len()
+    };
     let out = stop_mpirun_when(cmd, marker, reading, "the ranks never read");
     assert!(!out.status.success(), "{out:?}");
     assert!(temporaries(&back).is_empty(), "{:?}", temporaries(&back));
