@@ -1111,7 +1111,7 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
 
 /// Runs `cmd` (an `mpirun` whose ranks' command lines hold `marker`) and sends `mpirun`
 /// SIGTERM once `ready` holds (within two minutes, or the test fails saying `never`); returns
-/// what it printed on stderr and its status.
+/// what it printed on stderr and its status once no process of the run is left.
 #[cfg(feature = "mpi")]
 fn stop_mpirun_when(
     mut cmd: Command,
@@ -1136,5 +1136,15 @@ fn stop_mpirun_when(
         .expect("mpirun runs")
         .pid;
     crate::cluster_faults::signal("-TERM", mpirun);
-    child.wait_with_output().unwrap()
+    let out = child.wait_with_output().unwrap();
+    // `mpirun` may end before its ranks have: what they leave is looked at once they are gone.
+    let gone = Instant::now();
+    while !crate::cluster_faults::processes(marker).is_empty() {
+        assert!(
+            gone.elapsed().as_secs() < 30,
+            "ranks still running 30 s after mpirun"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    out
 }
