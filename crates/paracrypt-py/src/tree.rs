@@ -153,7 +153,36 @@ fn prefix_input(
 #[allow(dead_code)] // never made
 enum PrefixRun {
     Encrypt(std::sync::Arc<dyn tree::TreeOutput>),
-    Decrypt(std::sync::Arc<dyn tree::TreeInput>),
+    Decrypt(NoDecryption),
+}
+
+/// A decryption with a prefix on one side, which a build without object storage never makes.
+#[cfg(not(feature = "store"))]
+#[allow(dead_code)] // never made
+enum NoDecryption {}
+
+#[cfg(not(feature = "store"))]
+impl NoDecryption {
+    fn plan(
+        &self,
+        _: &paracrypt_core::Runner,
+        _: &paracrypt_core::request::Request,
+        _: &std::path::Path,
+        _: &tree::Options,
+        _: paracrypt_core::request::Driver,
+    ) -> paracrypt_core::Result<tree::OpenPlan> {
+        match *self {}
+    }
+
+    fn run(
+        &self,
+        _: &paracrypt_core::Runner,
+        _: &paracrypt_core::request::Request,
+        _: &std::path::Path,
+        _: &tree::Options,
+    ) -> paracrypt_core::Result<tree::Summary> {
+        match *self {}
+    }
 }
 
 /// What a build without object storage says of a URL.
@@ -444,7 +473,10 @@ pub fn rekey_tree<'py>(
 /// or ``overwrite=True`` writes into it. Secrets and options as :func:`decrypt_file`. ``src``
 /// may be a prefix in object storage (``"s3://bucket/prefix/"``, a ``str``), listed once and
 /// read with ``download_concurrency=`` ranged GETs in flight and ``retries=`` (as
-/// :func:`encrypt_tree` takes them); ``dst`` is a local directory.
+/// :func:`encrypt_tree` takes them). ``dst`` may be a prefix too (new or empty, or
+/// ``overwrite=True``): each file is uploaded as one object (``upload_concurrency=`` parts in
+/// flight) that appears only once its contents are checked; a prefix keeps no directories,
+/// modes or times, and each symbolic link the tree holds is a failure that names it.
 ///
 /// Returns the dict :func:`encrypt_tree` returns (``files`` and ``bytes`` decrypted;
 /// ``signer``: ``None`` for an unsigned manifest, else ``{"fingerprint", "required"}``,
@@ -453,7 +485,7 @@ pub fn rekey_tree<'py>(
 /// run that wrote it did not finish every file); a tree of which nothing could be done, the
 /// first failure's exception.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, download_concurrency = None, retries = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_tree<'py>(
     py: Python<'py>,
@@ -467,21 +499,20 @@ pub fn decrypt_tree<'py>(
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
+    upload_concurrency: Option<i64>,
     download_concurrency: Option<i64>,
     retries: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let store = StoreKeywords {
+        upload_concurrency,
         download_concurrency,
         retries,
-        ..StoreKeywords::default()
     };
     let request = decrypt_request(key, password, identities, verify_with)?;
     let tree_options = write_options(overwrite);
     let summary = run_core(py, (threads, provider, progress), |runner| {
         Ok(match prefix_run(false, &src, &dst, &tree_options, store)? {
-            Some(PrefixRun::Decrypt(input)) => {
-                tree::decrypt_from(runner, &request, input, &dst, &tree_options)?
-            }
+            Some(PrefixRun::Decrypt(run)) => run.run(runner, &request, &dst, &tree_options)?,
             Some(PrefixRun::Encrypt(_)) => unreachable!("a decryption's run"),
             None => tree::decrypt(runner, &request, &src, &dst, &tree_options)?,
         })
@@ -823,11 +854,12 @@ impl TreeJob {
 
     /// Plans the decryption of the encrypted tree ``src`` (a directory every process sees, or a
     /// prefix in object storage, listed once here: each task reads its objects at the versions
-    /// listed) into ``dst`` (a directory every process sees): its manifest read and checked
+    /// listed) into ``dst`` (a directory every process sees, or a prefix: each task uploads its
+    /// files): its manifest read and checked
     /// here (with ``verify_with=``, its signer). Arguments as :func:`decrypt_tree`. An armored
     /// age tree is refused (:class:`UsageError`): it is read on one process.
     #[staticmethod]
-    #[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, download_concurrency = None, retries = None))]
+    #[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, upload_concurrency = None, download_concurrency = None, retries = None))]
     #[allow(clippy::too_many_arguments)]
     fn decrypt<'py>(
         py: Python<'py>,
@@ -840,21 +872,22 @@ impl TreeJob {
         overwrite: bool,
         threads: Option<i64>,
         provider: Option<&str>,
+        upload_concurrency: Option<i64>,
         download_concurrency: Option<i64>,
         retries: Option<i64>,
     ) -> PyResult<Self> {
         let store = StoreKeywords {
+            upload_concurrency,
             download_concurrency,
             retries,
-            ..StoreKeywords::default()
         };
         let request = decrypt_request(key, password, identities, verify_with)?;
         let tree_options = write_options(overwrite);
         let driver = paracrypt_core::request::Driver::Distributed;
         let plan = run_core(py, (threads, provider, None), |runner| {
             Ok(match prefix_run(false, &src, &dst, &tree_options, store)? {
-                Some(PrefixRun::Decrypt(input)) => {
-                    tree::open_plan_from(runner, &request, input, &dst, &tree_options, driver)?
+                Some(PrefixRun::Decrypt(run)) => {
+                    run.plan(runner, &request, &dst, &tree_options, driver)?
                 }
                 Some(PrefixRun::Encrypt(_)) => unreachable!("a decryption's run"),
                 None => tree::open_plan(runner, &request, &src, &dst, &tree_options, driver)?,

@@ -1,7 +1,8 @@
 """Directory trees in object storage from Python (issue #35 items 1 and 6), against a real S3
 server on 127.0.0.1 (moto, tests/s3/server.py, from target/s3-venv; SigV4 checked):
 :func:`paracrypt.encrypt_tree` into ``s3://bucket/prefix/``, :func:`decrypt_tree`,
-:func:`verify_tree` and :func:`info_tree` from one, with the exceptions of a local tree; what a
+:func:`verify_tree` and :func:`info_tree` from one, :func:`decrypt_tree` into one, with the
+exceptions of a local tree; what a
 prefix does not offer is refused with the core's words (``paracrypt_store::prefix_run``, the
 rule the CLI applies too), before anything is written."""
 
@@ -11,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -264,8 +266,6 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
     refusals: list[tuple[Callable[[], object], str]] = [
         (lambda: paracrypt.encrypt_tree(url, tmp_path / "o1", key=key),
          "a plaintext tree in object storage is not read"),
-        (lambda: paracrypt.decrypt_tree(plain, url, key=key),
-         "decrypts into a local directory"),
         (lambda: paracrypt.encrypt_tree(plain / "x", url, key=key),
          "x is not a directory"),
         (lambda: paracrypt.rekey_tree(url, tmp_path / "o2", password="pw",
@@ -290,6 +290,54 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
     with pytest.raises(paracrypt.IoError, match=r"s3://.*/r/ has no manifest"):
         paracrypt.decrypt_tree(url, tmp_path / "o4", key=key)
     assert not (tmp_path / "o4").exists()
+
+
+def plaintext_objects(s3: Bucket, prefix: str) -> dict[str, bytes]:
+    """Every object under `prefix`, by its key under it."""
+    found = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        into = Path(scratch) / "object"
+        for rel in s3.keys(prefix):
+            s3.command({"op": "get", "key": prefix + rel, "file": str(into)})
+            found[rel] = into.read_bytes()
+    return found
+
+
+def plaintext_files(plain: Path) -> dict[str, bytes]:
+    """Every regular file of `plain`, by its path under it (what a prefix holds of it)."""
+    return {str(p.relative_to(plain)): p.read_bytes()
+            for p in sorted(plain.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def test_a_tree_decrypts_into_a_prefix(tmp_path: Path, s3: Bucket, key: Path) -> None:
+    """``decrypt_tree`` into a prefix, from a directory and from a prefix: one object per file,
+    its plaintext (a file past one part uploaded in parts), nothing else; each link, which a
+    prefix cannot hold, is a failure that names it (:class:`IncompleteTreeError`). A prefix that
+    holds objects needs ``overwrite=True``; one that overlaps the prefix read is refused."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain, large=True)
+    paracrypt.encrypt_tree(plain, tmp_path / "sealed", key=key, chunk_size="64KiB")
+    paracrypt.encrypt_tree(plain, s3.url("enc/"), key=key, chunk_size="64KiB")
+    with pytest.raises(paracrypt.IncompleteTreeError) as raised:
+        paracrypt.decrypt_tree(tmp_path / "sealed", s3.url("from-dir/"), key=key,
+                               upload_concurrency=1)
+    named = sorted(str(f).split(":")[0] for f in raised.value.failures)
+    assert named == ["link to run", "sub/dangling"], raised.value.failures
+    assert plaintext_objects(s3, "from-dir/") == plaintext_files(plain)
+    for prefix in ("from-prefix/", "again/"):
+        with pytest.raises(paracrypt.IncompleteTreeError):
+            paracrypt.decrypt_tree(s3.url("enc/"), s3.url(prefix), key=key, threads=2)
+        assert plaintext_objects(s3, prefix) == plaintext_files(plain)
+    with pytest.raises(paracrypt.UsageError, match="is not empty"):
+        paracrypt.decrypt_tree(s3.url("enc/"), s3.url("again/"), key=key)
+    with pytest.raises(paracrypt.IncompleteTreeError):
+        paracrypt.decrypt_tree(s3.url("enc/"), s3.url("again/"), key=key, overwrite=True)
+    with pytest.raises(paracrypt.UsageError, match="overlap"):
+        paracrypt.decrypt_tree(s3.url("enc/"), s3.url("enc/back/"), key=key, overwrite=True)
+    assert s3.keys("enc/") == ["empty.pcr", "large.pcr", "paracrypt-manifest",
+                               "sub/deeper/z.pcr", "sub/run.sh.pcr", "x.pcr"]
+    assert s3.uploads() == []
 
 
 def test_a_missing_bucket_is_an_io_error(tmp_path: Path, s3: Bucket, key: Path) -> None:
@@ -390,6 +438,15 @@ def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, k
                                            download_concurrency=1, retries=0)
         assert (done["files"], done["bytes"], done["complete"]) == (5, (8 << 20) + 370_023, True)
         assert snapshot(tmp_path / "dask-back") == snapshot(plain)
+        # And into a prefix over the workers: each worker uploads the files of its tasks; the
+        # two links, which a prefix cannot hold, are the only failures.
+        with pytest.raises(paracrypt.IncompleteTreeError) as raised:
+            paracrypt.dask.decrypt_tree(client, url, s3.url("dask-plain/"), key=key,
+                                        upload_concurrency=1)
+        named = sorted(str(f).split(":")[0] for f in raised.value.failures)
+        assert named == ["link to run", "sub/dangling"], raised.value.failures
+        assert plaintext_objects(s3, "dask-plain/") == plaintext_files(plain)
+        assert s3.uploads() == []
 
         (plain / "x").write_bytes(data(90_000, seed=4))
         (plain / "sub" / "deeper" / "z").unlink()

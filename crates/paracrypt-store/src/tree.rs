@@ -1,7 +1,8 @@
-//! Encrypted trees under a prefix (`s3://bucket/prefix/`): the prefix as a tree's output
-//! ([`PrefixOutput`], a `paracrypt_core::tree::TreeOutput`) and as an encrypted tree's input
-//! ([`PrefixInput`], a `TreeInput`), which the core's tree driver writes and reads as it does a
-//! local directory. The core depends on no store: a front end plugs these in.
+//! Trees under a prefix (`s3://bucket/prefix/`): the prefix as a tree's output
+//! ([`PrefixOutput`], a `paracrypt_core::tree::TreeOutput`: an encrypted tree, or the plaintext
+//! tree a decryption writes) and as an encrypted tree's input ([`PrefixInput`], a
+//! `TreeInput`), which the core's tree driver writes and reads as it does a local directory.
+//! The core depends on no store: a front end plugs these in.
 //!
 //! **What a prefix may do** is decided here, once for every front end (the CLI, Python):
 //! [`prefix_run`] checks a tree run with a prefix on one side (on the core's
@@ -23,7 +24,10 @@
 //! completed at the commit and aborted when the file fails or the run is interrupted, so that
 //! no object appears that was not finished. A file written in order (armored age) is held in
 //! memory and PUT whole. There are no directories: modes, times and links are in the
-//! manifest, which is written last. Before it, now and then, the manifest of the files done so
+//! manifest, which is written last. A decryption into a prefix writes each plaintext file as
+//! one object in the same way, committed only once its contents are checked against the
+//! manifest; what a prefix cannot hold is lost on the way (directories, modes, times) or named
+//! as a failure (each symbolic link). Before it, now and then, the manifest of the files done so
 //! far is PUT marked incomplete (a checkpoint, as in a directory), so that a prefix without a
 //! manifest, or with an incomplete one, is an unfinished tree, which `--update` goes on from.
 //!
@@ -606,21 +610,84 @@ impl Sink for Parts {
 }
 
 /// A tree run with a prefix on one side, checked ([`prefix_run`]): what the core's
-/// [`encrypt_to`](paracrypt_core::tree::encrypt_to) or
-/// [`decrypt_from`](paracrypt_core::tree::decrypt_from) then runs with.
+/// [`encrypt_to`](paracrypt_core::tree::encrypt_to), or a [`Decryption`], then runs with.
 pub enum PrefixRun {
     /// A local directory encrypted into this prefix, checked ([`TreeOutput::prepare`]).
     Encrypt(Arc<PrefixOutput>),
-    /// The encrypted tree of this prefix (listed) decrypted into a local directory.
-    Decrypt(Arc<PrefixInput>),
+    /// An encrypted tree decrypted, with a prefix on either side or both.
+    Decrypt(Decryption),
 }
 
 impl std::fmt::Debug for PrefixRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PrefixRun::Encrypt(out) => f.debug_tuple("Encrypt").field(&out.prefix).finish(),
-            PrefixRun::Decrypt(input) => f.debug_tuple("Decrypt").field(&input.prefix).finish(),
+            PrefixRun::Decrypt(run) => f.debug_tuple("Decrypt").field(run).finish(),
         }
+    }
+}
+
+/// A decryption of a tree with a prefix on one side or both, checked ([`prefix_run`]): the
+/// encrypted tree of a prefix (listed) or of a local directory, decrypted into a local
+/// directory or into a prefix (checked: [`TreeOutput::prepare`]). Every front end plans and
+/// runs it through [`Decryption::plan`] and [`Decryption::run`], which choose the core's call.
+pub struct Decryption {
+    input: Arc<dyn TreeInput>,
+    /// `None`: the local directory the run names.
+    output: Option<Arc<PrefixOutput>>,
+}
+
+impl std::fmt::Debug for Decryption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decryption")
+            .field("input", &self.input.shown(b""))
+            .field("output", &self.output.as_ref().map(|out| &out.prefix))
+            .finish()
+    }
+}
+
+impl Decryption {
+    /// The core's [`open_plan_from`](paracrypt_core::tree::open_plan_from) into the local
+    /// directory `output`, or [`open_plan_to`](paracrypt_core::tree::open_plan_to) into the
+    /// prefix this run checked.
+    pub fn plan(
+        &self,
+        runner: &paracrypt_core::Runner,
+        request: &paracrypt_core::request::Request,
+        output: &LocalPath,
+        options: &paracrypt_core::tree::Options,
+        driver: paracrypt_core::request::Driver,
+    ) -> paracrypt_core::Result<paracrypt_core::tree::OpenPlan> {
+        let input = Arc::clone(&self.input);
+        match &self.output {
+            None => paracrypt_core::tree::open_plan_from(
+                runner, request, input, output, options, driver,
+            ),
+            Some(out) => {
+                let out: Arc<dyn TreeOutput> = out.clone();
+                paracrypt_core::tree::open_plan_to(runner, request, input, out, options, driver)
+            }
+        }
+    }
+
+    /// The whole decryption in this process: [`Decryption::plan`], every file opened here,
+    /// then the plan's finish.
+    pub fn run(
+        &self,
+        runner: &paracrypt_core::Runner,
+        request: &paracrypt_core::request::Request,
+        output: &LocalPath,
+        options: &paracrypt_core::tree::Options,
+    ) -> paracrypt_core::Result<paracrypt_core::tree::Summary> {
+        let plan = self.plan(
+            runner,
+            request,
+            output,
+            options,
+            paracrypt_core::request::Driver::Whole,
+        )?;
+        let opened = plan.open_here(runner);
+        Ok(plan.finish(opened))
     }
 }
 
@@ -641,12 +708,12 @@ fn core_error(doing: &str, e: Error) -> paracrypt_core::Error {
 /// Checks the tree run from `input` to `output` when either is a prefix in object storage
 /// (`s3://bucket/prefix/`) and opens that prefix; `None` when both are local. What a prefix may
 /// do is decided here and in the core ([`check_in_store`](paracrypt_core::tree::check_in_store):
-/// a local directory encrypted into a prefix, an encrypted tree decrypted from one into a local
-/// directory, or an update of the encrypted tree in a prefix), the same for every front end;
-/// each refusal comes before any secret is read. An encryption's prefix is asked whether it
-/// holds objects (refused without `tree_options.force` or `update`:
-/// [`paracrypt_core::Error::TreeOutputExists`]); an update's, and a decryption's, is listed.
-/// `watch` is told of every multipart upload of an encryption.
+/// a local directory encrypted into a prefix, or an update of the encrypted tree in a prefix;
+/// an encrypted tree, local or in a prefix, decrypted into a local directory or a prefix), the
+/// same for every front end; each refusal comes before any secret is read. A prefix written
+/// into is asked whether it holds objects (refused without `tree_options.force` or `update`:
+/// [`paracrypt_core::Error::TreeOutputExists`]); an update's, and a decryption's input, is
+/// listed. Two prefixes of one run must not overlap. `watch` is told of every multipart upload.
 pub fn prefix_run(
     encrypting: bool,
     input: &LocalPath,
@@ -679,12 +746,48 @@ pub fn prefix_run(
             out.prepare(input, force)?;
             Ok(Some(PrefixRun::Encrypt(Arc::new(out))))
         }
-        (false, Some(url), _) => Ok(Some(PrefixRun::Decrypt(Arc::new(prefix_input(
-            url, options,
-        )?)))),
+        (false, input_url, output_url) => {
+            if let (Some(from), Some(to)) = (input_url, output_url) {
+                overlap(from, to)?;
+            }
+            let output = match output_url {
+                None => None,
+                Some(url) => {
+                    let prefix = Prefix::open(url, options)
+                        .map_err(|e| core_error("cannot open the tree", e))?;
+                    let out = PrefixOutput::new(prefix, tree_options.force, watch);
+                    out.prepare(input, tree_options.force)?;
+                    Some(Arc::new(out))
+                }
+            };
+            let input: Arc<dyn TreeInput> = match input_url {
+                Some(url) => Arc::new(prefix_input(url, options)?),
+                None => Arc::new(paracrypt_core::tree::LocalInput {
+                    root: input.to_path_buf(),
+                }),
+            };
+            Ok(Some(PrefixRun::Decrypt(Decryption { input, output })))
+        }
         // `check_in_store` refused the others.
         _ => unreachable!("a prefix run checked is one of the two"),
     }
+}
+
+/// Refuses a run from the prefix `from` into the prefix `to` when either is, or lies inside,
+/// the other (as a local output inside its input is refused): the run would write into the tree
+/// it reads.
+fn overlap(from: &str, to: &str) -> paracrypt_core::Result<()> {
+    let (from, to) = (
+        format!("{}/", from.trim_end_matches('/')),
+        format!("{}/", to.trim_end_matches('/')),
+    );
+    if from.starts_with(&to) || to.starts_with(&from) {
+        return Err(paracrypt_core::Error::Request(format!(
+            "{to} and {from} overlap: a tree is not written into the prefix it is read from, \
+             nor around it"
+        )));
+    }
+    Ok(())
 }
 
 /// Runs a task of a tree's encryption or decryption from its bytes, as
@@ -698,7 +801,7 @@ pub fn run_task(
     watch: Option<Arc<dyn UploadWatch>>,
 ) -> paracrypt_core::Result<paracrypt_core::tree::TaskResult> {
     if let Ok(task) = paracrypt_core::tree::OpenTask::from_bytes(bytes) {
-        if url_of(task.input()).is_none() {
+        if url_of(task.input()).is_none() && url_of(task.output()).is_none() {
             return Ok(paracrypt_core::tree::open_task(runner, &task));
         }
         return open_task_from(
@@ -706,6 +809,7 @@ pub fn run_task(
             &task,
             options,
             Arc::new(paracrypt_core::tree::NoGuard),
+            watch,
         );
     }
     // Bytes that are no task are the core's to refuse.
@@ -742,37 +846,57 @@ pub fn seal_task_into(
     Ok(paracrypt_core::tree::seal_task_to(runner, task, &out))
 }
 
-/// Runs `task`, of a decryption from a prefix ([`paracrypt_core::tree::open_plan_from`] with a
-/// [`PrefixInput`]), on the caller's pool: reads its files from the prefix its bytes name,
-/// opened here with `options` and this process's credentials (the environment's `AWS_*`),
-/// without listing it again: each object is read at the length and ETag the plan listed (one
-/// replaced since fails, by name), and each file is decrypted into the local output the task
-/// names, telling `guard` of its temporary files. A task whose input is not a prefix is
-/// refused.
+/// Runs `task`, of a decryption with a prefix on either side
+/// ([`paracrypt_core::tree::open_plan_from`] with a [`PrefixInput`], or
+/// [`open_plan_to`](paracrypt_core::tree::open_plan_to) with a [`PrefixOutput`]: a
+/// [`Decryption`]'s plan), on the caller's pool. A prefix is opened here with `options` and this
+/// process's credentials (the environment's `AWS_*`). The input prefix is not listed again:
+/// each object is read at the length and ETag the plan listed (one replaced since fails, by
+/// name). Each file is decrypted into the local output the task names, telling `guard` of its
+/// temporary files, or uploaded into the output prefix (objects of the same names replaced
+/// where the plan does), `watch` told of every multipart upload, each completed or aborted
+/// before this returns. A task with neither side a prefix is refused.
 pub fn open_task_from(
     runner: &paracrypt_core::Runner,
     task: &paracrypt_core::tree::OpenTask,
     options: Options,
     guard: Arc<dyn paracrypt_core::tree::Guard>,
+    watch: Option<Arc<dyn UploadWatch>>,
 ) -> paracrypt_core::Result<paracrypt_core::tree::TaskResult> {
-    let Some(url) = url_of(task.input()) else {
+    let (input_url, output_url) = (url_of(task.input()), url_of(task.output()));
+    if input_url.is_none() && output_url.is_none() {
         return Err(paracrypt_core::Error::Request(format!(
-            "{}: a task's input here is a prefix in object storage",
-            task.input().display()
+            "{} into {}: a task here reads or writes a prefix in object storage",
+            task.input().display(),
+            task.output().display()
         )));
+    }
+    let input: Box<dyn TreeInput> = match input_url {
+        Some(url) => {
+            let prefix = Prefix::open(url, options)
+                .map_err(|e| core_error("cannot open the tree", e))?;
+            let listed = task
+                .listed()
+                .map(|(rel, len, e_tag)| {
+                    let e_tag = e_tag.map(str::to_owned);
+                    (rel.to_vec(), Listed { len, e_tag })
+                })
+                .collect();
+            Box::new(PrefixInput { prefix, listed })
+        }
+        None => Box::new(paracrypt_core::tree::LocalInput {
+            root: task.input().to_path_buf(),
+        }),
     };
-    let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
-    let listed = task
-        .listed()
-        .map(|(rel, len, e_tag)| {
-            let e_tag = e_tag.map(str::to_owned);
-            (rel.to_vec(), Listed { len, e_tag })
-        })
-        .collect();
-    let input = PrefixInput { prefix, listed };
-    Ok(paracrypt_core::tree::open_task_from(
-        runner, task, &input, guard,
-    ))
+    Ok(match output_url {
+        None => paracrypt_core::tree::open_task_from(runner, task, &*input, guard),
+        Some(url) => {
+            let prefix =
+                Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+            let out = PrefixOutput::new(prefix, task.replaces(), watch);
+            paracrypt_core::tree::open_task_to(runner, task, &*input, &out)
+        }
+    })
 }
 
 /// Refuses any of `paths` that is in object storage, for a tree run that reads and writes

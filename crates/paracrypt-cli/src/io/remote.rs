@@ -170,17 +170,25 @@ mod imp {
         .ok()
     }
 
-    /// A task of a tree's decryption from a prefix, run on this process (an MPI rank): its
-    /// files read from the prefix with the command's options at the versions rank 0 listed,
-    /// telling `guard` of its temporary files. `None` when the prefix cannot be opened (rank
-    /// 0 reports the task's files as lost).
+    /// A task of a tree's decryption with a prefix on either side, run on this process (an
+    /// MPI rank): its files read from the prefix with the command's options at the versions
+    /// rank 0 listed, telling `guard` of its temporary files, or uploaded into the prefix, each
+    /// upload aborted on an interrupt. `None` when the prefix cannot be opened (rank 0 reports
+    /// the task's files as lost).
     #[cfg(feature = "mpi")]
     pub fn open_task_from(
         runner: &paracrypt_core::Runner,
         task: &paracrypt_core::tree::OpenTask,
         guard: std::sync::Arc<dyn paracrypt_core::tree::Guard>,
     ) -> Option<paracrypt_core::tree::TaskResult> {
-        paracrypt_store::open_task_from(runner, task, options(), guard).ok()
+        paracrypt_store::open_task_from(
+            runner,
+            task,
+            options(),
+            guard,
+            Some(std::sync::Arc::new(TreeUploads)),
+        )
+        .ok()
     }
 
     /// The prefix `path` names as an encrypted tree's input, listed now.
@@ -419,7 +427,37 @@ mod stub {
     #[allow(dead_code)] // never made: the callers match it as they match the store's
     pub enum PrefixRun {
         Encrypt(std::sync::Arc<dyn paracrypt_core::tree::TreeOutput>),
-        Decrypt(std::sync::Arc<dyn paracrypt_core::tree::TreeInput>),
+        Decrypt(Decryption),
+    }
+
+    /// A decryption with a prefix on one side, which this build cannot make.
+    #[derive(Debug)]
+    pub enum Decryption {}
+
+    impl Decryption {
+        /// Never called: never made.
+        #[cfg(feature = "mpi")]
+        pub fn plan(
+            &self,
+            _: &paracrypt_core::Runner,
+            _: &paracrypt_core::request::Request,
+            _: &Path,
+            _: &paracrypt_core::tree::Options,
+            _: paracrypt_core::request::Driver,
+        ) -> paracrypt_core::Result<paracrypt_core::tree::OpenPlan> {
+            match *self {}
+        }
+
+        /// Never called: never made.
+        pub fn run(
+            &self,
+            _: &paracrypt_core::Runner,
+            _: &paracrypt_core::request::Request,
+            _: &Path,
+            _: &paracrypt_core::tree::Options,
+        ) -> paracrypt_core::Result<paracrypt_core::tree::Summary> {
+            match *self {}
+        }
     }
 
     /// Refuses any prefix: this build has no object storage.

@@ -919,14 +919,9 @@ mod imp {
                 let request = spec.operation.request(false)?;
                 crate::run::warn_all(spec, &request);
                 let plan = match prefix {
-                    Some(crate::io::remote::PrefixRun::Decrypt(tree_in)) => tree::open_plan_from(
-                        runner,
-                        &request,
-                        tree_in,
-                        &output,
-                        options,
-                        Driver::Distributed,
-                    ),
+                    Some(crate::io::remote::PrefixRun::Decrypt(run)) => {
+                        run.plan(runner, &request, &output, options, Driver::Distributed)
+                    }
                     Some(crate::io::remote::PrefixRun::Encrypt(_)) => {
                         unreachable!("a decryption's run")
                     }
@@ -980,8 +975,11 @@ mod imp {
 
             fn run(runner: &Runner, bytes: &[u8], guard: Arc<dyn Guard>) -> Option<TaskResult> {
                 let task = OpenTask::from_bytes(bytes).ok()?;
-                if crate::io::remote::is_url(task.input()) {
-                    // A tree from a prefix: this rank reads the task's objects itself.
+                if crate::io::remote::is_url(task.input())
+                    || crate::io::remote::is_url(task.output())
+                {
+                    // A tree from or into a prefix: this rank reads or writes the task's
+                    // objects itself.
                     return crate::io::remote::open_task_from(runner, &task, guard);
                 }
                 Some(tree::open_task_guarded(runner, &task, guard))

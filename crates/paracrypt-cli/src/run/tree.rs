@@ -79,7 +79,7 @@ pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
 }
 
 /// Runs `spec` over trees: INPUT and OUTPUT are directories, or one of them a prefix in object
-/// storage (`encrypt` into one, `decrypt` from one: [`run_remote`]).
+/// storage (`encrypt` into one, `decrypt` from one, into one, or both: [`run_remote`]).
 pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
     if remote::is_url(&spec.input) || remote::is_url(&spec.output) {
         return run_remote(spec, provider, args);
@@ -101,8 +101,8 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
 }
 
 /// A tree run with object storage on one side: a local directory encrypted into the prefix
-/// `s3://bucket/prefix/`, or the encrypted tree there decrypted into a local directory. What a
-/// prefix may do is decided below the command line (`paracrypt_store::prefix_run` and the
+/// `s3://bucket/prefix/`, or an encrypted tree (there or local) decrypted into a local directory
+/// or a prefix. What a prefix may do is decided below the command line (`paracrypt_store::prefix_run` and the
 /// core's `tree::check_in_store`), which refuses the rest before any prompt.
 fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
@@ -119,8 +119,8 @@ fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitC
                 tree::encrypt_to(runner, request, &input, out, &options)
             })
         }
-        remote::PrefixRun::Decrypt(tree_in) => execute(spec, provider, false, |runner, request| {
-            tree::decrypt_from(runner, request, tree_in, &output, &options)
+        remote::PrefixRun::Decrypt(run) => execute(spec, provider, false, |runner, request| {
+            run.run(runner, request, &output, &options)
         }),
     }
 }

@@ -411,11 +411,6 @@ fn refusals_come_before_any_output() {
         }
     };
     fails(
-        run(decrypt(&["-k", k], &plain, prefix)),
-        2,
-        in_store("decrypts into a local directory"),
-    );
-    fails(
         run(encrypt(&["-k", k], prefix, &d.join("o4"))),
         2,
         in_store("a plaintext tree in object storage"),

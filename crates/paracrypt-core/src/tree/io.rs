@@ -49,6 +49,18 @@ pub trait TreeOutput: Send + Sync {
     /// `made_root`: what a run that wrote no file leaves.
     fn remove_made(&self, made: &[Vec<u8>], made_root: bool);
 
+    /// Makes the symbolic link `rel` to `target` with the modification time `mtime` (a
+    /// decryption, once every file is written), replacing a file there where the output
+    /// allows it. An output that holds no links (object storage) fails, and the decryption
+    /// names the link as a failure: the manifest still lists it.
+    fn link(&self, rel: &[u8], target: &[u8], mtime: (i64, u32)) -> io::Result<()> {
+        let _ = (rel, target, mtime);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this output holds no symbolic links",
+        ))
+    }
+
     /// The encrypted tree already at the output, as an update ([`Options::update`](super::Options::update))
     /// reads it: its manifest, and the header of each file it may keep. `None` where an update
     /// cannot read the output (it is then refused) and for a local directory, which the core

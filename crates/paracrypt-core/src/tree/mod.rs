@@ -17,8 +17,9 @@
 //! - [`sign`] and [`verify_signed`]: a plaintext tree signed as a whole (a manifest of format
 //!   [`TreeFormat::Plain`], written beside it), and checked against that signature later.
 //! - [`read_manifest`]: the manifest alone.
-//! - [`encrypt_to`], [`decrypt_from`], [`verify_from`] and [`read_manifest_from`]: the same
-//!   with an output or an input that a front end plugs in instead of a local directory
+//! - [`encrypt_to`], [`decrypt_from`], [`decrypt_to`], [`verify_from`] and
+//!   [`read_manifest_from`]: the same with an output or an input that a front end plugs in
+//!   instead of a local directory
 //!   ([`TreeOutput`], [`TreeInput`]; `paracrypt-store` has those of a prefix in object
 //!   storage), each file opened once through it and its chunks read and written positionally
 //!   on the same schedule.
@@ -88,8 +89,8 @@ use std::sync::Arc;
 pub use io::{InputFile, LocalInput, OutputFile, Stored, TreeInput, TreeOutput};
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{
-    OpenPlan, Opened, decrypt, decrypt_from, open_plan, open_plan_from, open_task, open_task_from,
-    open_task_guarded, read_manifest, read_manifest_from,
+    OpenPlan, Opened, decrypt, decrypt_from, decrypt_to, open_plan, open_plan_from, open_plan_to,
+    open_task, open_task_from, open_task_guarded, open_task_to, read_manifest, read_manifest_from,
 };
 pub(crate) use out::open_no_follow;
 pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_signed};

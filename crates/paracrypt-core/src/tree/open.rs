@@ -9,12 +9,14 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use super::chunks::{Plain, run_here};
-use super::io::{InputFile, InputReader, LocalInput, TreeInput};
+use super::io::{
+    InputFile, InputReader, LocalInput, OutputFile, OutputWriter, TreeInput, TreeOutput,
+};
 use super::manifest::{EntryKind, FileEntry, Keying, MAX_MANIFEST, Manifest, TreeFormat};
-use super::out::{Dest, Temp, finish_file, set_times, symlink};
+use super::out::{Dest, Out};
 use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
-use super::seal::{check_output, remove_made};
+use super::seal::check_output;
 use super::task::{OpenTask, OpenTaskFile, Outcome, TaskResult};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::Secret;
@@ -233,6 +235,23 @@ pub fn decrypt_from(
     Ok(plan.finish(opened))
 }
 
+/// [`decrypt_from`] into `output`, a [`TreeOutput`] a front end plugs in (a prefix in object
+/// storage): the same checks and the same schedule, each file written through the output and
+/// committed there only once it is complete and checked (an upload completed, or aborted when
+/// the file fails). What the output cannot hold fails by name, the files done: an object store
+/// keeps no directories, modes, times or links (each link is a failure that names it).
+pub fn decrypt_to(
+    runner: &Runner,
+    request: &Request,
+    input: Arc<dyn TreeInput>,
+    output: Arc<dyn TreeOutput>,
+    options: &Options,
+) -> Result<Summary> {
+    let plan = open_plan_to(runner, request, input, output, options, Driver::Whole)?;
+    let opened = plan.open_here(runner);
+    Ok(plan.finish(opened))
+}
+
 /// A tree's decryption in three steps, so that other processes can open its files (Dask's
 /// workers, MPI's ranks): what [`decrypt`] does in one process.
 ///
@@ -279,16 +298,59 @@ pub fn open_plan_from(
     options: &Options,
     driver: Driver,
 ) -> Result<OpenPlan> {
+    let dest = Dest {
+        root: output.to_path_buf(),
+        replace: options.force,
+        named: options.named_temps,
+        sync: options.sync,
+        guard: Arc::clone(&options.guard),
+    };
+    open_plan_out(runner, request, input, Out::Local(dest), options, driver)
+}
+
+/// [`open_plan_from`] into `output`, a [`TreeOutput`] a front end plugs in (see
+/// [`decrypt_to`]). Its files are opened here, or in tasks on other processes where the output
+/// names a root they open again ([`TreeOutput::task_root`]: a prefix's URL).
+pub fn open_plan_to(
+    runner: &Runner,
+    request: &Request,
+    input: Arc<dyn TreeInput>,
+    output: Arc<dyn TreeOutput>,
+    options: &Options,
+    driver: Driver,
+) -> Result<OpenPlan> {
+    open_plan_out(runner, request, input, Out::Other(output), options, driver)
+}
+
+fn open_plan_out(
+    runner: &Runner,
+    request: &Request,
+    input: Arc<dyn TreeInput>,
+    out: Out,
+    options: &Options,
+    driver: Driver,
+) -> Result<OpenPlan> {
     let local_input = input.local().map(Path::to_path_buf);
+    // The output checked (and made): a local directory against a local input, which it must
+    // not be inside of; an output plugged in by its own rules.
+    let prepare = |out: &Out| match (out, &local_input) {
+        (Out::Local(dest), Some(at)) => check_output(at, &dest.root, options.force),
+        (Out::Local(dest), None) => super::seal::check_output_remote(&dest.root, options.force),
+        (Out::Other(other), at) => {
+            other.prepare(at.as_deref().unwrap_or(Path::new("")), options.force)
+        }
+    };
+    let mut prepared = None;
     if request.uses_plugins() {
         // One plugin session for the manifest and every file (a hardware key's PIN typed
         // once): the output is checked first, so that a refused output asks for nothing.
-        match &local_input {
-            Some(at) => {
-                super::seal::check(at, output, options)?;
-                open_ahead(request, at);
-            }
-            None => super::seal::check_dest(output, options)?,
+        match (&out, &local_input) {
+            (Out::Local(dest), Some(at)) => super::seal::check(at, &dest.root, options)?,
+            (Out::Local(dest), None) => super::seal::check_dest(&dest.root, options)?,
+            (Out::Other(_), _) => prepared = Some(prepare(&out)?),
+        }
+        if let Some(at) = &local_input {
+            open_ahead(request, at);
         }
     }
     let manifest = read_manifest_from(runner, request, &*input)?;
@@ -298,25 +360,18 @@ pub fn open_plan_from(
         return Err(Error::Request(format!("an armored age tree: {why}")));
     }
     let files_request = file_request(request, &manifest)?;
-    let created_root = match &local_input {
-        Some(at) => check_output(at, output, options.force)?,
-        None => super::seal::check_output_remote(output, options.force)?,
-    };
-    let dest = Dest {
-        root: output.to_path_buf(),
-        replace: options.force,
-        named: options.named_temps,
-        sync: options.sync,
-        guard: Arc::clone(&options.guard),
+    let created_root = match prepared {
+        Some(made) => made,
+        None => prepare(&out)?,
     };
     let mut made = Vec::new();
     for entry in manifest.entries.iter().skip(1) {
         if entry.kind == EntryKind::Dir {
-            match dest.mkdir(&entry.path) {
+            match out.get().mkdir(&entry.path) {
                 Ok(true) => made.push(entry.path.clone()),
                 Ok(false) => {}
                 Err(e) => {
-                    remove_made(output, &made, created_root);
+                    out.get().remove_made(&made, created_root);
                     return Err(in_tree(
                         &entry.path,
                         Error::io("cannot create the directory", e),
@@ -331,7 +386,7 @@ pub fn open_plan_from(
         manifest,
         files_request,
         input,
-        dest,
+        out,
         made,
         created_root,
         provider: runner.chosen_provider(),
@@ -346,7 +401,7 @@ pub struct OpenPlan {
     files_request: Request,
     signer: Option<Signer>,
     input: Arc<dyn TreeInput>,
-    dest: Dest,
+    out: Out,
     /// The directories this run made, and whether it made the output.
     made: Vec<Vec<u8>>,
     created_root: bool,
@@ -437,7 +492,7 @@ impl OpenPlan {
             &self.files_request,
             &self.manifest,
             &*self.input,
-            Some(&self.dest),
+            Some(self.out.get()),
         );
         let ran = schedule::run(&work, &work.planned());
         let (done, failures) = work.done();
@@ -479,6 +534,13 @@ impl OpenPlan {
         let Some(input) = self.input.task_root() else {
             return Err(Error::Request(
                 "this tree's input is read on this process only: its files are not opened in \
+                 tasks"
+                    .into(),
+            ));
+        };
+        let Some((output, replace, named, sync)) = self.out.task_root() else {
+            return Err(Error::Request(
+                "this tree's output is written by one process: its files are not opened in \
                  tasks"
                     .into(),
             ));
@@ -531,10 +593,10 @@ impl OpenPlan {
             .collect();
         Ok(OpenTask {
             input,
-            output: self.dest.root.clone(),
-            replace: self.dest.replace,
-            named: self.dest.named,
-            sync: self.dest.sync,
+            output,
+            replace,
+            named,
+            sync,
             provider: self.provider,
             files: task_files,
         })
@@ -563,37 +625,26 @@ impl OpenPlan {
                 summary.bytes += file.entry.size;
             }
         }
-        let output = &self.dest.root;
+        let out = self.out.get();
         if summary.files == 0 && (!summary.failures.is_empty() || summary.not_started > 0) {
-            remove_made(output, &self.made, self.created_root);
+            out.remove_made(&self.made, self.created_root);
             return summary;
         }
-        let (dest, replace) = (&self.dest, self.dest.replace);
         for entry in &self.manifest.entries {
-            if let EntryKind::Symlink(target) = &entry.kind {
-                let at = dest.path(&entry.path);
-                if replace && std::fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
-                    let _ = std::fs::remove_file(&at);
-                }
-                if let Err(e) = symlink(target, &at).and_then(|()| set_times(&at, entry.mtime)) {
-                    summary
-                        .failures
-                        .push(in_tree(&entry.path, Error::io("cannot make the link", e)));
-                }
+            if let EntryKind::Symlink(target) = &entry.kind
+                && let Err(e) = out.link(&entry.path, target, entry.mtime)
+            {
+                summary
+                    .failures
+                    .push(in_tree(&entry.path, Error::io("cannot make the link", e)));
             }
         }
         for entry in self.manifest.entries.iter().rev() {
-            if entry.kind == EntryKind::Dir {
-                let at = dest.path(&entry.path);
-                let set = std::fs::set_permissions(
-                    &at,
-                    std::os::unix::fs::PermissionsExt::from_mode(entry.mode),
-                )
-                .and_then(|()| set_times(&at, entry.mtime));
-                if let Err(e) = set {
-                    let what = format!("cannot set the mode and time of {}", at.display());
-                    summary.failures.push(Error::io(what, e));
-                }
+            if entry.kind == EntryKind::Dir
+                && let Err(e) = out.finish_dir(&entry.path, entry.mode, entry.mtime)
+            {
+                let what = format!("cannot set the mode and time of {}", out.shown(&entry.path));
+                summary.failures.push(Error::io(what, e));
             }
         }
         summary
@@ -639,6 +690,18 @@ pub fn open_task_from(
         sync: task.sync,
         guard,
     };
+    open_task_to(runner, task, input, &dest)
+}
+
+/// [`open_task_from`] into `output`, the output the task names ([`OpenTask::output`]) opened
+/// again by the front end that runs it (a prefix in object storage:
+/// [`TreeOutput::task_root`]), each file committed there once complete and checked.
+pub fn open_task_to(
+    runner: &Runner,
+    task: &OpenTask,
+    input: &dyn TreeInput,
+    output: &dyn TreeOutput,
+) -> TaskResult {
     let mut outcomes: Vec<Option<Outcome>> = vec![None; task.files.len()];
     let mut opening = Vec::new();
     let mut keys = Vec::new();
@@ -671,7 +734,7 @@ pub fn open_task_from(
         false,
         files,
         input,
-        Some(&dest),
+        Some(output),
     );
     schedule::run(&work, &work.planned());
     let (done, failures) = work.done();
@@ -704,7 +767,7 @@ pub(crate) struct Open<'a> {
     keys: OpenKeys<'a>,
     provider: Provider,
     input: &'a dyn TreeInput,
-    dest: Option<&'a Dest>,
+    dest: Option<&'a dyn TreeOutput>,
     /// Whether the files are armored age files (read in order).
     armored: bool,
     files: Vec<OpenFile<'a>>,
@@ -733,7 +796,7 @@ pub(crate) struct OpenFile<'a> {
 /// A file being opened.
 pub(crate) struct Opening<'a> {
     source: Box<dyn InputFile + 'a>,
-    temp: Option<Temp>,
+    temp: Option<Box<dyn OutputFile + 'a>>,
     /// The job; `None` for a file read in order (armor), which `resolved` runs as a stream.
     job: Option<Job>,
     resolved: Option<Resolved>,
@@ -747,7 +810,7 @@ impl<'a> Open<'a> {
         request: &'a Request,
         manifest: &'a Manifest,
         input: &'a dyn TreeInput,
-        dest: Option<&'a Dest>,
+        dest: Option<&'a dyn TreeOutput>,
     ) -> Self {
         let files = manifest_files(manifest).collect();
         Open::with(
@@ -767,7 +830,7 @@ impl<'a> Open<'a> {
         armored: bool,
         files: Vec<OpenFile<'a>>,
         input: &'a dyn TreeInput,
-        dest: Option<&'a Dest>,
+        dest: Option<&'a dyn TreeOutput>,
     ) -> Self {
         Open {
             runner,
@@ -890,7 +953,7 @@ impl<'a> FileWork for Open<'a> {
         }
         let temp = match self.dest {
             Some(dest) => Some(
-                dest.temp(path)
+                dest.create(path, entry.size)
                     .map_err(|e| Error::io("cannot create it in the output", e))?,
             ),
             None => None,
@@ -912,10 +975,7 @@ impl<'a> FileWork for Open<'a> {
         let Some(job) = &open.job else {
             return self.in_order(file, open);
         };
-        let sink = open
-            .temp
-            .as_ref()
-            .map(|t| &t.file as &dyn crate::engine::Sink);
+        let sink = open.temp.as_ref().map(|t| t.sink());
         let ran = run_here(
             job,
             chunks.clone(),
@@ -957,13 +1017,12 @@ impl<'a> FileWork for Open<'a> {
         if root(&leaves) != entry.root {
             return Err(self.mismatch(file, "does not decrypt to the contents the manifest lists"));
         }
-        if let (Some(dest), Some(temp)) = (self.dest, open.temp) {
-            temp.file
-                .set_len(entry.size)
+        if let Some(temp) = open.temp {
+            temp.set_len(entry.size)
                 .map_err(|e| Error::io("setting its length", e))?;
-            finish_file(&temp.file, mode, mtime)
+            temp.set_times(mode, mtime)
                 .map_err(|e| Error::io("setting its mode and time", e))?;
-            dest.commit(temp, path)
+            temp.commit(path)
                 .map_err(|e| Error::io("cannot give it its name", e))?;
         }
         self.done.lock().unwrap_or_else(|e| e.into_inner())[file] = true;
@@ -999,7 +1058,11 @@ impl Open<'_> {
         let mut leaves = Leaves::new(entry.chunk_size as usize);
         let written = match &open.temp {
             Some(temp) => {
-                let mut writer = Tee(std::io::BufWriter::new(&temp.file), &mut leaves);
+                let to = OutputWriter {
+                    file: &**temp,
+                    at: 0,
+                };
+                let mut writer = Tee(std::io::BufWriter::with_capacity(1 << 16, to), &mut leaves);
                 let n = resolved.stream(self.runner, &mut reader, &mut writer)?;
                 writer.0.flush().map_err(|e| Error::io("writing it", e))?;
                 n

@@ -37,6 +37,43 @@ pub(crate) struct Dest {
     pub guard: Arc<dyn Guard>,
 }
 
+/// Where a tree run writes: a local directory, or what a front end plugged in.
+pub(crate) enum Out {
+    /// A local directory.
+    Local(Dest),
+    /// What a front end plugged in (a prefix in object storage).
+    Other(Arc<dyn TreeOutput>),
+}
+
+impl Out {
+    pub fn get(&self) -> &dyn TreeOutput {
+        match self {
+            Out::Local(dest) => dest,
+            Out::Other(out) => &**out,
+        }
+    }
+
+    /// The local directory, when it is one.
+    pub fn local(&self) -> Option<&Dest> {
+        match self {
+            Out::Local(dest) => Some(dest),
+            Out::Other(_) => None,
+        }
+    }
+
+    /// Where a process that runs a task of the run writes, whether its files replace those of
+    /// the same names, and whether they are named temporary files and synced; `None` where
+    /// the output is written by this process only.
+    pub fn task_root(&self) -> Option<(PathBuf, bool, bool, bool)> {
+        match self {
+            Out::Local(dest) => Some((dest.root.clone(), dest.replace, dest.named, dest.sync)),
+            Out::Other(other) => other
+                .task_root()
+                .map(|(root, replace)| (root, replace, false, false)),
+        }
+    }
+}
+
 /// A file being written: no name until [`Dest::commit`], or a hidden one that is removed if
 /// it is dropped first.
 pub(crate) struct Temp {
@@ -240,6 +277,14 @@ impl TreeOutput for Dest {
 
     fn remove_made(&self, made: &[Vec<u8>], made_root: bool) {
         super::seal::remove_made(&self.root, made, made_root);
+    }
+
+    fn link(&self, rel: &[u8], target: &[u8], mtime: (i64, u32)) -> io::Result<()> {
+        let at = self.path(rel);
+        if self.replace && fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
+            let _ = fs::remove_file(&at);
+        }
+        symlink(target, &at).and_then(|()| set_times(&at, mtime))
     }
 
     fn checkpoints(&self) -> bool {

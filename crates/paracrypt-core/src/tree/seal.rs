@@ -18,7 +18,7 @@ use super::chunks::{Plain, run_here};
 use super::io::{OutputFile, OutputWriter, TreeOutput};
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::{read_manifest, read_manifest_from};
-use super::out::{Dest, open_no_follow};
+use super::out::{Dest, Out, open_no_follow};
 use super::schedule::{self, FileWork, Planned};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
 use super::update::{Candidate, Checking, Checks, Encrypted};
@@ -315,31 +315,6 @@ pub fn prepare_to(
     options: &Options,
 ) -> Result<Prepared> {
     prepare_out(runner, request, input, Out::Other(output), options)
-}
-
-/// Where a tree's encryption writes.
-enum Out {
-    /// A local directory.
-    Local(Dest),
-    /// What a front end plugged in.
-    Other(Arc<dyn TreeOutput>),
-}
-
-impl Out {
-    fn get(&self) -> &dyn TreeOutput {
-        match self {
-            Out::Local(dest) => dest,
-            Out::Other(out) => &**out,
-        }
-    }
-
-    /// The local directory, when it is one.
-    fn local(&self) -> Option<&Dest> {
-        match self {
-            Out::Local(dest) => Some(dest),
-            Out::Other(_) => None,
-        }
-    }
 }
 
 /// A tree's encryption up to its walk, as [`prepare`] made it: the tree's secrets and what
@@ -751,18 +726,12 @@ impl Plan {
                 self.files.len()
             )));
         }
-        let (output, replace, named, sync) = match &self.out {
-            Out::Local(dest) => (dest.root.clone(), dest.replace, dest.named, dest.sync),
-            Out::Other(other) => match other.task_root() {
-                Some((root, replace)) => (root, replace, false, false),
-                None => {
-                    return Err(Error::Request(
-                        "this tree's output is written by one process: its files are not \
-                         sealed in tasks"
-                            .into(),
-                    ));
-                }
-            },
+        let Some((output, replace, named, sync)) = self.out.task_root() else {
+            return Err(Error::Request(
+                "this tree's output is written by one process: its files are not sealed in \
+                 tasks"
+                    .into(),
+            ));
         };
         let resolved = self.file_request.resolve(&[], Driver::Distributed)?;
         let mut planned = Vec::with_capacity(files.len());
@@ -1048,8 +1017,6 @@ pub fn check(input: &Path, output: &Path, options: &Options) -> Result<()> {
 pub enum NotInStore {
     /// A plaintext tree read from object storage: a tree is encrypted from a local directory.
     PlainTree,
-    /// An encrypted tree decrypted into object storage: it decrypts into a local directory.
-    DecryptInto,
     /// A plaintext tree in object storage signed ([`sign`](super::sign)), or checked against
     /// its signature.
     Sign,
@@ -1063,9 +1030,6 @@ impl std::fmt::Display for NotInStore {
             NotInStore::PlainTree => {
                 "a tree is encrypted from a local directory: a plaintext tree in object storage \
                  is not read (yet)"
-            }
-            NotInStore::DecryptInto => {
-                "an encrypted tree decrypts into a local directory (not object storage)"
             }
             NotInStore::Sign => {
                 "a plaintext tree is signed and checked in a local directory: a tree in object \
@@ -1083,7 +1047,8 @@ impl std::fmt::Display for NotInStore {
 /// with `input` or `output` in object storage (`input_in_store`, `output_in_store`: the front
 /// end tells which, through `paracrypt-store`): an encryption reads a local directory into a
 /// prefix (or updates the encrypted tree there: [`Options::update`]), a decryption reads a
-/// prefix into a local directory that [`check_dest`] accepts ([`NotInStore`]). The rule every
+/// prefix or a local directory into a local directory that [`check_dest`] accepts or into a
+/// prefix ([`NotInStore`]). The rule every
 /// front end applies to a prefix; what an update cannot keep (another format, a signed tree
 /// without its key, hidden names asked for a tree that keeps its names) is refused once the
 /// tree's manifest is read, before anything is written, as for a local directory.
@@ -1098,7 +1063,8 @@ pub fn check_in_store(
         return Err(Error::TreeInStore(NotInStore::PlainTree));
     }
     if !encrypting && output_in_store {
-        return Err(Error::TreeInStore(NotInStore::DecryptInto));
+        // The prefix is checked by its own rules (`TreeOutput::prepare`).
+        return Ok(());
     }
     if encrypting {
         if !input.is_dir() {

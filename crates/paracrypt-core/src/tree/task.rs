@@ -296,6 +296,18 @@ impl OpenTask {
         &self.input
     }
 
+    /// The output its files are written into: a local directory, or what the plan's
+    /// [`TreeOutput::task_root`](super::TreeOutput::task_root) named (a prefix's URL), which
+    /// the front end running the task opens again for [`open_task_to`](super::open_task_to).
+    pub fn output(&self) -> &std::path::Path {
+        &self.output
+    }
+
+    /// Whether its files replace those of the same names at the output.
+    pub fn replaces(&self) -> bool {
+        self.replace
+    }
+
     /// Each file's stored name under [`OpenTask::input`], with its length and version as the
     /// plan's input listed them: what a front end's input opened for the task serves, without
     /// listing again.

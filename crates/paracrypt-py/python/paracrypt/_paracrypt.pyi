@@ -376,6 +376,7 @@ def decrypt_tree(
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
+    upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
@@ -472,6 +473,7 @@ class TreeJob:
         overwrite: bool = False,
         threads: Optional[int] = None,
         provider: Optional[str] = None,
+        upload_concurrency: Optional[int] = None,
         download_concurrency: Optional[int] = None,
         retries: Optional[int] = None,
     ) -> TreeJob: ...

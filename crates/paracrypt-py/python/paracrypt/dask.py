@@ -222,6 +222,7 @@ def decrypt_tree(
     overwrite: bool = False,
     threads: int = 1,
     provider: Optional[str] = None,
+    upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
 ) -> dict[str, Any]:
@@ -231,10 +232,11 @@ def decrypt_tree(
     signer), and each file's header is opened here; the workers decrypt and check the files
     (every chunk authenticated, each file's length and plaintext hash against the manifest) and
     give each its name once complete. ``threads`` is how many threads each task uses (default
-    1). ``dst`` must be on a filesystem every worker sees, and ``src`` too, or be a prefix in
-    object storage (``"s3://bucket/prefix/"``): the client lists it once, and each worker reads
-    the objects of its tasks at the versions listed (one replaced since fails by name), with
-    the credentials of its own environment (``AWS_*``) and ``download_concurrency=`` and
+    1). ``src`` and ``dst`` must each be on a filesystem every worker sees, or be a prefix in
+    object storage (``"s3://bucket/prefix/"``): the client lists ``src`` once, and each worker
+    reads the objects of its tasks at the versions listed (one replaced since fails by name),
+    or uploads each file it decrypts as one object of ``dst``, with the credentials of its own
+    environment (``AWS_*``) and ``upload_concurrency=``, ``download_concurrency=`` and
     ``retries=`` (:func:`paracrypt.decrypt_tree`'s, here and on every worker). An armored age
     tree is read on one process (:func:`paracrypt.decrypt_tree`): it raises
     :class:`paracrypt.UsageError`.
@@ -254,10 +256,12 @@ def decrypt_tree(
         verify_with=verify_with,
         overwrite=overwrite,
         provider=provider,
+        upload_concurrency=upload_concurrency,
         download_concurrency=download_concurrency,
         retries=retries,
     )
-    store = {"download_concurrency": download_concurrency, "retries": retries}
+    store = {"upload_concurrency": upload_concurrency,
+             "download_concurrency": download_concurrency, "retries": retries}
     return _run_tree(dask_client, job, threads, store)
 
 

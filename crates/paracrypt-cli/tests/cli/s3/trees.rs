@@ -2,7 +2,8 @@
 //! local tree encrypted into a prefix decrypts back to the same tree, verifies and shows its
 //! manifest from there; an existing prefix is refused without `--force`; a tampered object is
 //! named and nothing of it is written; a file past one part goes up as a multipart upload, which
-//! a failed part or an interrupt aborts. Every run leaves no multipart upload behind. Trees are
+//! a failed part or an interrupt aborts. An encrypted tree, local or in a prefix, decrypts into a
+//! prefix too. Every run leaves no multipart upload behind. Trees are
 //! a few files; one file is just past 8 MiB (the smallest part) so that the multipart path runs.
 
 use std::os::unix::fs::PermissionsExt;
@@ -234,6 +235,254 @@ fn an_existing_prefix_is_refused_without_force() {
     )));
     assert!(keys(&bucket, "p/").contains(&"paracrypt-manifest".to_string()));
     assert_eq!(bucket.get("p/theirs"), b"someone else's");
+}
+
+/// The plaintext objects of `plain` (a tree without links) as a decryption into a prefix
+/// writes them: every file at its path, nothing else.
+#[track_caller]
+fn holds_plaintext(bucket: &Bucket<'_>, prefix: &str, plain: &Path) {
+    let mut want = Vec::new();
+    let mut stack = vec![plain.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path
+                    .strip_prefix(plain)
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_owned();
+                want.push(rel);
+            }
+        }
+    }
+    want.sort();
+    assert_eq!(keys(bucket, prefix), want, "objects under {prefix}");
+    for rel in &want {
+        assert!(
+            bucket.get(&format!("{prefix}{rel}")) == std::fs::read(plain.join(rel)).unwrap(),
+            "{prefix}{rel}"
+        );
+    }
+}
+
+/// An encrypted tree decrypts into a prefix, from a local directory and from a prefix, at one
+/// thread and two: one object per file (a file past one part uploaded in parts), its
+/// plaintext, nothing else (no manifest, no directory); a link, which a prefix cannot hold, is
+/// a failure that names it, the files all done (exit 6). A prefix that holds objects is
+/// refused without `--force`, and a prefix inside the one read (or around it) always, before
+/// anything is written; a tampered file is named and its object never appears.
+#[test]
+fn a_tree_decrypts_into_a_prefix() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-into");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+
+    // With its links: every file is written, each link named.
+    let sealed = d.join("sealed");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        sealed.to_str().unwrap(),
+    )));
+    let stderr = fails(
+        run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k],
+            sealed.to_str().unwrap(),
+            &bucket.url("links/"),
+        )),
+        6,
+        "link to run: cannot make the link",
+    );
+    assert!(stderr.contains("holds no symbolic links"), "{stderr}");
+    assert!(stderr.contains("sub dir/dangling: "), "{stderr}");
+    std::fs::remove_file(plain.join("link to run")).unwrap();
+    std::fs::remove_file(plain.join("sub dir/dangling")).unwrap();
+    holds_plaintext(&bucket, "links/", &plain);
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+
+    // Without links, from a directory and from a prefix: whole, exit 0.
+    let sealed = d.join("sealed-2");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        sealed.to_str().unwrap(),
+    )));
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        &bucket.url("enc/"),
+    )));
+    for (from, threads, to) in [
+        (sealed.to_str().unwrap().to_owned(), "2", "from-dir/"),
+        (bucket.url("enc/"), "1", "from-prefix-1/"),
+        (bucket.url("enc/"), "2", "from-prefix-2/"),
+    ] {
+        ok(run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k, "-j", threads],
+            &from,
+            &bucket.url(to),
+        )));
+        holds_plaintext(&bucket, to, &plain);
+    }
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+
+    // A prefix that holds objects: refused, then written into with --force.
+    let stderr = fails(
+        run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k],
+            &bucket.url("enc/"),
+            &bucket.url("from-dir/"),
+        )),
+        2,
+        "is not empty",
+    );
+    assert!(stderr.contains("--force"), "{stderr}");
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["-k", k, "--force"],
+        &bucket.url("enc/"),
+        &bucket.url("from-dir/"),
+    )));
+    holds_plaintext(&bucket, "from-dir/", &plain);
+    // Into the prefix read, or one inside it or around it: refused, even with --force.
+    for to in ["enc/", "enc/back/", ""] {
+        fails(
+            run(tree_cmd(
+                server,
+                "decrypt",
+                &["-k", k, "--force"],
+                &bucket.url("enc/"),
+                &bucket.url(to),
+            )),
+            2,
+            "overlap",
+        );
+    }
+
+    // A tampered file: named, its object never written, the others are.
+    bucket.damage("enc/sub dir/deeper/z.pcr", 200);
+    let stderr = fails(
+        run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k],
+            &bucket.url("enc/"),
+            &bucket.url("tampered/"),
+        )),
+        6,
+        "sub dir/deeper/z: ",
+    );
+    assert!(!stderr.contains("x: "), "{stderr}");
+    assert_eq!(
+        keys(&bucket, "tampered/"),
+        ["empty", "large", "sub dir/run.sh", "x"]
+    );
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    // Nothing but what the runs wrote: no manifest, no object under enc/ added.
+    assert_eq!(
+        keys(&bucket, "enc/"),
+        [
+            "empty.pcr",
+            "large.pcr",
+            "paracrypt-manifest",
+            "sub dir/deeper/z.pcr",
+            "sub dir/run.sh.pcr",
+            "x.pcr",
+        ]
+    );
+}
+
+/// Interrupted while the large file's parts go up into the output prefix: its multipart upload
+/// is aborted, no object of it appears, and the small files done are whole.
+#[test]
+fn an_interrupted_decryption_into_a_prefix_leaves_no_object_of_its_file() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-into-stop");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        sealed.to_str().unwrap(),
+    )));
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() {
+            Action::Delay(Duration::from_millis(400))
+        } else {
+            Action::Forward
+        }
+    });
+    let mut cmd = Command::new("env");
+    cmd.arg("--default-signal=HUP,INT,TERM")
+        .arg(env!("CARGO_BIN_EXE_paracrypt"));
+    server.credentials(&mut cmd, &proxy.url());
+    cmd.args([
+        "--upload-concurrency",
+        "1",
+        "decrypt",
+        "--recursive",
+        "-q",
+        "-k",
+        k,
+    ])
+    .arg(&sealed)
+    .arg("-o")
+    .arg(bucket.url("stopped/"));
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
+        assert!(start.elapsed() < Duration::from_secs(60), "no part went up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(bucket.uploads().len(), 1, "an upload in progress");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    let left = keys(&bucket, "stopped/");
+    assert!(!left.iter().any(|k| k == "large"), "{left:?}");
+    for rel in &left {
+        assert!(
+            bucket.get(&format!("stopped/{rel}")) == std::fs::read(plain.join(rel)).unwrap(),
+            "{rel}"
+        );
+    }
 }
 
 /// A tampered object is named on decryption and nothing of its file is written; the other
@@ -919,8 +1168,7 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
     )));
     assert_eq!(snapshot(&back), snapshot(&plain));
 
-    // Refused before anything is written: a prefix that holds objects without --force, and a
-    // decryption into a prefix.
+    // Refused before anything is written: a prefix that holds objects without --force.
     let manifest = bucket.get("ranks-2/paracrypt-manifest");
     let out = mpirun(2, &["encrypt", "--recursive", "-q", "-k", k, p, "-o", &url]);
     assert_eq!(
@@ -935,23 +1183,37 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(bucket.get("ranks-2/paracrypt-manifest") == manifest);
+
+    // Decrypted into a prefix across two ranks, every rank uploading the files of its tasks:
+    // each object is its file's plaintext; the two links are named, the only failures.
     let into = bucket.url("back-ranks/");
     let out = mpirun(
         2,
-        &["decrypt", "--recursive", "-q", "-k", k, &url, "-o", &into],
+        &[
+            "decrypt",
+            "--recursive",
+            "--verbose",
+            "-k",
+            k,
+            &url,
+            "-o",
+            &into,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    let counts = crate::tree_distributed::tasks_by_rank(&stderr, 2);
+    assert!(counts.iter().all(|&n| n > 0), "{stderr}");
+    assert!(
+        stderr.contains("link to run: cannot make the link"),
+        "{stderr}"
     );
     assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        keys(&bucket, "back-ranks/"),
+        ["empty", "large", "sub dir/run.sh", "x"]
     );
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("decrypts into a local directory"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(keys(&bucket, "back-ranks/").is_empty());
+    assert!(bucket.get("back-ranks/large") == data((8 << 20) + 5, 7));
+    assert!(bucket.get("back-ranks/x") == data(90_000, 4));
     assert!(bucket.uploads().is_empty());
 }
 
