@@ -152,8 +152,38 @@ fn prefix_input(
 #[cfg(not(feature = "store"))]
 #[allow(dead_code)] // never made
 enum PrefixRun {
-    Encrypt(std::sync::Arc<dyn tree::TreeOutput>),
+    Encrypt(NoEncryption),
     Decrypt(NoDecryption),
+}
+
+/// An encryption with a prefix on one side, which a build without object storage never makes.
+#[cfg(not(feature = "store"))]
+#[allow(dead_code)] // never made
+enum NoEncryption {}
+
+#[cfg(not(feature = "store"))]
+impl NoEncryption {
+    fn plan(
+        &self,
+        _: &paracrypt_core::Runner,
+        _: &paracrypt_core::request::Request,
+        _: &std::path::Path,
+        _: &std::path::Path,
+        _: &tree::Options,
+    ) -> paracrypt_core::Result<tree::Plan> {
+        match *self {}
+    }
+
+    fn run(
+        &self,
+        _: &paracrypt_core::Runner,
+        _: &paracrypt_core::request::Request,
+        _: &std::path::Path,
+        _: &std::path::Path,
+        _: &tree::Options,
+    ) -> paracrypt_core::Result<tree::Summary> {
+        match *self {}
+    }
 }
 
 /// A decryption with a prefix on one side, which a build without object storage never makes.
@@ -338,7 +368,9 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// file one object, the manifest written last, credentials and endpoint from the environment
 /// (``AWS_*``); ``upload_concurrency=`` (parts in flight among all the tree's files),
 /// ``download_concurrency=`` (ranged GETs, an update's reads) and ``retries=`` are the CLI's
-/// flags of those names (1 to 256, 1 to 256, 0 to 100; ``None``: 8, 8 and 10).
+/// flags of those names (1 to 256, 1 to 256, 0 to 100; ``None``: 8, 8 and 10). ``src`` may be
+/// a prefix too: its objects are the tree's files (mode 644, time their ``Last-Modified``, each
+/// read at the version listed), the directories those their keys name.
 ///
 /// Secrets and ``format=``, ``armor=``, ``cipher=``, ``chunk_size=``, ``sign=`` as
 /// :func:`encrypt_file` (with ``password=``, one Argon2id for the tree: a key drawn for the
@@ -399,8 +431,8 @@ pub fn encrypt_tree<'py>(
     let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
     let summary = run_core(py, (threads, provider, progress), |runner| {
         Ok(match prefix_run(true, &src, &dst, &tree_options, store)? {
-            Some(PrefixRun::Encrypt(out)) => {
-                tree::encrypt_to(runner, &request, &src, out, &tree_options)?
+            Some(PrefixRun::Encrypt(run)) => {
+                run.run(runner, &request, &src, &dst, &tree_options)?
             }
             Some(PrefixRun::Decrypt(_)) => unreachable!("an encryption's run"),
             None => tree::encrypt(runner, &request, &src, &dst, &tree_options)?,
@@ -798,9 +830,10 @@ impl TreeJob {
 
 #[pymethods]
 impl TreeJob {
-    /// Plans the encryption of the tree ``src`` into ``dst`` (a directory every process sees,
-    /// or a prefix in object storage, checked and listed here). Arguments as
-    /// :func:`encrypt_tree` (``armor=`` is not run in tasks).
+    /// Plans the encryption of the tree ``src`` (a directory every process sees: a plaintext
+    /// tree in a prefix is encrypted by :func:`encrypt_tree`, one process) into ``dst`` (a
+    /// directory every process sees, or a prefix in object storage, checked and listed here).
+    /// Arguments as :func:`encrypt_tree` (``armor=`` is not run in tasks).
     #[staticmethod]
     #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, upload_concurrency = None, download_concurrency = None, retries = None))]
     #[allow(clippy::too_many_arguments)]
@@ -826,6 +859,8 @@ impl TreeJob {
         download_concurrency: Option<i64>,
         retries: Option<i64>,
     ) -> PyResult<Self> {
+        // A plaintext tree in a prefix is encrypted by one process, not in tasks (yet).
+        local_only(tree::NotInStore::PlainTree, &[src.as_path()])?;
         let store = StoreKeywords {
             upload_concurrency,
             download_concurrency,
@@ -837,8 +872,8 @@ impl TreeJob {
         let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
         let plan = run_core(py, (threads, provider, None), |runner| {
             Ok(match prefix_run(true, &src, &dst, &tree_options, store)? {
-                Some(PrefixRun::Encrypt(out)) => {
-                    tree::plan_to(runner, &request, &src, out, &tree_options)?
+                Some(PrefixRun::Encrypt(run)) => {
+                    run.plan(runner, &request, &src, &dst, &tree_options)?
                 }
                 Some(PrefixRun::Decrypt(_)) => unreachable!("an encryption's run"),
                 None => tree::plan(runner, &request, &src, &dst, &tree_options)?,

@@ -469,6 +469,6 @@ def test_what_a_prefix_does_not_do_is_refused_over_the_workers(tmp_path: Path,
     name, in the core's words, before any request to a store or any task (an encryption into a
     prefix and a decryption from one over the workers are tests/test_trees_s3.py's)."""
     key = paracrypt.Key.generate()
-    with pytest.raises(paracrypt.UsageError, match="a plaintext tree in object storage"):
+    with pytest.raises(paracrypt.UsageError, match="encrypted by one process"):
         paracrypt.dask.encrypt_tree(client, "s3://bucket/plain/", tmp_path / "out", key=key)
     assert listing(tmp_path) == []

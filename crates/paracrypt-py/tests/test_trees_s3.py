@@ -264,8 +264,6 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
     make_tree(plain)
     url = s3.url("r/")
     refusals: list[tuple[Callable[[], object], str]] = [
-        (lambda: paracrypt.encrypt_tree(url, tmp_path / "o1", key=key),
-         "a plaintext tree in object storage is not read"),
         (lambda: paracrypt.encrypt_tree(plain / "x", url, key=key),
          "x is not a directory"),
         (lambda: paracrypt.rekey_tree(url, tmp_path / "o2", password="pw",
@@ -337,6 +335,36 @@ def test_a_tree_decrypts_into_a_prefix(tmp_path: Path, s3: Bucket, key: Path) ->
         paracrypt.decrypt_tree(s3.url("enc/"), s3.url("enc/back/"), key=key, overwrite=True)
     assert s3.keys("enc/") == ["empty.pcr", "large.pcr", "paracrypt-manifest",
                                "sub/deeper/z.pcr", "sub/run.sh.pcr", "x.pcr"]
+    assert s3.uploads() == []
+
+
+def test_a_plaintext_tree_in_a_prefix_encrypts(tmp_path: Path, s3: Bucket, key: Path) -> None:
+    """``encrypt_tree`` from a prefix of plaintext objects (as another tool leaves them): into a
+    directory and into a prefix, each object a file at its key's path (mode 644, directories
+    755), decrypting to those files; over Dask workers it is refused before any request (one
+    process encrypts such a tree)."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain, large=True)
+    for link in (plain / "link to run", plain / "sub" / "dangling"):
+        link.unlink()
+    (plain / "empty dir").rmdir()
+    files = plaintext_files(plain)
+    for rel in files:
+        s3.command({"op": "put", "key": "src/" + rel, "file": str(plain / rel)})
+    done = paracrypt.encrypt_tree(s3.url("src/"), tmp_path / "sealed", key=key,
+                                  chunk_size="64KiB", threads=2)
+    assert done["files"] == len(files) and done["complete"]
+    done = paracrypt.encrypt_tree(s3.url("src/"), s3.url("enc/"), key=key, chunk_size="64KiB")
+    assert done["files"] == len(files) and done["complete"]
+    assert s3.keys("enc/") == sorted([rel + ".pcr" for rel in files] + ["paracrypt-manifest"])
+    for n, src in enumerate((tmp_path / "sealed", s3.url("enc/"))):
+        back = paracrypt_back(tmp_path / f"back{n}", str(src), key)
+        assert plaintext_files(back) == files
+        assert {oct(p.stat().st_mode & 0o777) for p in back.rglob("*") if p.is_file()} == {"0o644"}
+        assert oct((back / "sub").stat().st_mode & 0o777) == "0o755"
+    with pytest.raises(paracrypt.UsageError, match="overlap"):
+        paracrypt.encrypt_tree(s3.url("src/"), s3.url("src/enc/"), key=key)
     assert s3.uploads() == []
 
 

@@ -153,6 +153,21 @@ impl Prefix {
     /// Every object under the prefix, by its path under it: one listing, at most
     /// [`MAX_OBJECTS`] objects of keys at most [`MAX_KEY`] bytes.
     pub fn list(&self) -> Result<BTreeMap<Vec<u8>, Listed>, Error> {
+        Ok(self
+            .listing()?
+            .into_iter()
+            .map(|(rel, meta)| {
+                let listed = Listed {
+                    len: meta.size,
+                    e_tag: meta.e_tag,
+                };
+                (rel, listed)
+            })
+            .collect())
+    }
+
+    /// [`Prefix::list`] with all that the listing says of each object.
+    fn listing(&self) -> Result<BTreeMap<Vec<u8>, object_store::ObjectMeta>, Error> {
         let cannot =
             |e: &object_store::Error| Error::from_store(&format!("cannot list {}", self.url), e);
         let store = self.base.store.clone();
@@ -177,13 +192,7 @@ impl Prefix {
                         ),
                     ));
                 }
-                found.insert(
-                    rel.as_bytes().to_vec(),
-                    Listed {
-                        len: meta.size,
-                        e_tag: meta.e_tag,
-                    },
-                );
+                found.insert(rel.as_bytes().to_vec(), meta);
             }
             Ok(found)
         })
@@ -609,21 +618,82 @@ impl Sink for Parts {
     }
 }
 
-/// A tree run with a prefix on one side, checked ([`prefix_run`]): what the core's
-/// [`encrypt_to`](paracrypt_core::tree::encrypt_to), or a [`Decryption`], then runs with.
+/// A tree run with a prefix on one side, checked ([`prefix_run`]): an [`Encryption`] or a
+/// [`Decryption`], which plans and runs it with the core's call that fits.
+#[derive(Debug)]
 pub enum PrefixRun {
-    /// A local directory encrypted into this prefix, checked ([`TreeOutput::prepare`]).
-    Encrypt(Arc<PrefixOutput>),
+    /// A plaintext tree encrypted, with a prefix on either side or both.
+    Encrypt(Encryption),
     /// An encrypted tree decrypted, with a prefix on either side or both.
     Decrypt(Decryption),
 }
 
-impl std::fmt::Debug for PrefixRun {
+/// An encryption of a tree with a prefix on one side or both, checked ([`prefix_run`]): a local
+/// directory or the plaintext tree of a prefix (listed: [`PlainPrefix`]), encrypted into a
+/// local directory or a prefix (checked: [`TreeOutput::prepare`]). Every front end plans and
+/// runs it through [`Encryption::plan`] and [`Encryption::run`].
+pub struct Encryption {
+    plain: Option<Arc<PlainPrefix>>,
+    /// `None`: the local directory the run names.
+    output: Option<Arc<PrefixOutput>>,
+}
+
+impl std::fmt::Debug for Encryption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PrefixRun::Encrypt(out) => f.debug_tuple("Encrypt").field(&out.prefix).finish(),
-            PrefixRun::Decrypt(run) => f.debug_tuple("Decrypt").field(run).finish(),
+        f.debug_struct("Encryption")
+            .field("input", &self.plain.as_ref().map(|p| &p.prefix))
+            .field("output", &self.output.as_ref().map(|out| &out.prefix))
+            .finish()
+    }
+}
+
+impl Encryption {
+    /// The output prefix, when the output is one: for a coordinator that walks a local tree in
+    /// parts ([`prepare_to`](paracrypt_core::tree::prepare_to)).
+    pub fn output(&self) -> Option<Arc<dyn TreeOutput>> {
+        self.output
+            .as_ref()
+            .map(|out| Arc::clone(out) as Arc<dyn TreeOutput>)
+    }
+
+    /// The core's plan of the encryption from `input` (a local directory, unless the input is a
+    /// prefix) into `output` (likewise): [`plan_to`](paracrypt_core::tree::plan_to),
+    /// [`plan_from`](paracrypt_core::tree::plan_from) or
+    /// [`plan_from_to`](paracrypt_core::tree::plan_from_to).
+    pub fn plan(
+        &self,
+        runner: &paracrypt_core::Runner,
+        request: &paracrypt_core::request::Request,
+        input: &LocalPath,
+        output: &LocalPath,
+        options: &paracrypt_core::tree::Options,
+    ) -> paracrypt_core::Result<paracrypt_core::tree::Plan> {
+        use paracrypt_core::tree::{PlainInput, plan, plan_from, plan_from_to, plan_to};
+        let plain = self
+            .plain
+            .as_ref()
+            .map(|p| Arc::clone(p) as Arc<dyn PlainInput>);
+        match (plain, self.output()) {
+            (None, None) => plan(runner, request, input, output, options),
+            (None, Some(out)) => plan_to(runner, request, input, out, options),
+            (Some(plain), None) => plan_from(runner, request, plain, output, options),
+            (Some(plain), Some(out)) => plan_from_to(runner, request, plain, out, options),
         }
+    }
+
+    /// The whole encryption in this process: [`Encryption::plan`], every file sealed here, the
+    /// manifest written.
+    pub fn run(
+        &self,
+        runner: &paracrypt_core::Runner,
+        request: &paracrypt_core::request::Request,
+        input: &LocalPath,
+        output: &LocalPath,
+        options: &paracrypt_core::tree::Options,
+    ) -> paracrypt_core::Result<paracrypt_core::tree::Summary> {
+        let plan = self.plan(runner, request, input, output, options)?;
+        let sealed = plan.seal_here(runner);
+        Ok(plan.finish(runner, sealed))
     }
 }
 
@@ -733,23 +803,42 @@ pub fn prefix_run(
         tree_options,
     )?;
     let force = tree_options.force || tree_options.update;
+    if let (Some(from), Some(to)) = (input_url, output_url) {
+        overlap(from, to)?;
+    }
     match (encrypting, input_url, output_url) {
-        (true, _, Some(url)) => {
-            let prefix =
-                Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
-            let out = if tree_options.update {
-                PrefixOutput::updating(prefix, watch)
-                    .map_err(|e| core_error("cannot read the tree", e))?
-            } else {
-                PrefixOutput::new(prefix, force, watch)
+        (true, input_url, output_url) => {
+            let output = match output_url {
+                None => {
+                    paracrypt_core::tree::check_dest(output, tree_options)?;
+                    None
+                }
+                Some(url) => {
+                    let prefix = Prefix::open(url, options)
+                        .map_err(|e| core_error("cannot open the tree", e))?;
+                    let out = if tree_options.update {
+                        PrefixOutput::updating(prefix, watch.clone())
+                            .map_err(|e| core_error("cannot read the tree", e))?
+                    } else {
+                        PrefixOutput::new(prefix, force, watch.clone())
+                    };
+                    out.prepare(input, force)?;
+                    Some(Arc::new(out))
+                }
             };
-            out.prepare(input, force)?;
-            Ok(Some(PrefixRun::Encrypt(Arc::new(out))))
+            let plain = match input_url {
+                None => None,
+                Some(url) => {
+                    let prefix = Prefix::open(url, options)
+                        .map_err(|e| core_error("cannot open the tree", e))?;
+                    let plain = PlainPrefix::open(prefix)
+                        .map_err(|e| core_error("cannot read the tree", e))?;
+                    Some(Arc::new(plain))
+                }
+            };
+            Ok(Some(PrefixRun::Encrypt(Encryption { plain, output })))
         }
         (false, input_url, output_url) => {
-            if let (Some(from), Some(to)) = (input_url, output_url) {
-                overlap(from, to)?;
-            }
             let output = match output_url {
                 None => None,
                 Some(url) => {
@@ -768,8 +857,6 @@ pub fn prefix_run(
             };
             Ok(Some(PrefixRun::Decrypt(Decryption { input, output })))
         }
-        // `check_in_store` refused the others.
-        _ => unreachable!("a prefix run checked is one of the two"),
     }
 }
 
@@ -873,8 +960,8 @@ pub fn open_task_from(
     }
     let input: Box<dyn TreeInput> = match input_url {
         Some(url) => {
-            let prefix = Prefix::open(url, options)
-                .map_err(|e| core_error("cannot open the tree", e))?;
+            let prefix =
+                Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
             let listed = task
                 .listed()
                 .map(|(rel, len, e_tag)| {
@@ -974,6 +1061,118 @@ impl TreeInput for PrefixInput {
             .keys()
             .map(|rel| (rel.clone(), Stored::File))
             .collect())
+    }
+}
+
+/// A prefix as a plaintext tree to encrypt (a `paracrypt_core::tree::PlainInput`): listed once
+/// when opened; each object is a file at its key's path under the prefix (mode 644, its time
+/// the object's `Last-Modified`), read with ranged GETs pinned to the listing's ETag, so that
+/// an object replaced during the run fails by name instead of mixing two versions. The
+/// directories are those the keys name (mode 755, the time of the newest object under each);
+/// an empty object whose key is a directory's (a console's "folder", `dir/`) is that
+/// directory. An empty folder with no object under it reads as an empty file of its name: the
+/// listing gives `dir/` as `dir`, and nothing tells the two apart.
+pub struct PlainPrefix {
+    prefix: Prefix,
+    root: std::path::PathBuf,
+    listed: BTreeMap<Vec<u8>, (Listed, (i64, u32))>,
+}
+
+/// A file's mode in a tree read from a prefix, which keeps none.
+const PLAIN_FILE_MODE: u32 = 0o644;
+/// A directory's.
+const PLAIN_DIR_MODE: u32 = 0o755;
+
+impl PlainPrefix {
+    /// Lists `prefix` (one listing: see [`Prefix::list`]).
+    pub fn open(prefix: Prefix) -> Result<Self, Error> {
+        let listed = prefix
+            .listing()?
+            .into_iter()
+            .map(|(rel, meta)| {
+                let modified = meta.last_modified;
+                let mtime = (
+                    modified.timestamp(),
+                    modified.timestamp_subsec_nanos().min(999_999_999),
+                );
+                let listed = Listed {
+                    len: meta.size,
+                    e_tag: meta.e_tag,
+                };
+                (rel, (listed, mtime))
+            })
+            .collect();
+        Ok(PlainPrefix {
+            root: prefix.url.clone().into(),
+            prefix,
+            listed,
+        })
+    }
+}
+
+impl paracrypt_core::tree::PlainInput for PlainPrefix {
+    fn root(&self) -> &LocalPath {
+        &self.root
+    }
+
+    fn shown(&self, rel: &[u8]) -> String {
+        format!("{}{}", self.prefix.url, String::from_utf8_lossy(rel))
+    }
+
+    fn walk(&self) -> paracrypt_core::Result<Vec<paracrypt_core::tree::PlainEntry>> {
+        use paracrypt_core::tree::PlainEntry;
+        // Every directory a key names, with the newest time under it.
+        let mut dirs: BTreeMap<&[u8], (i64, u32)> = BTreeMap::new();
+        dirs.insert(b"", (0, 0));
+        for (rel, (_, mtime)) in &self.listed {
+            let mut at = &rel[..];
+            while let Some(slash) = at.iter().rposition(|&b| b == b'/') {
+                at = &at[..slash];
+                let newest = dirs.entry(at).or_insert(*mtime);
+                *newest = (*newest).max(*mtime);
+            }
+            let top = dirs.entry(b"").or_insert(*mtime);
+            *top = (*top).max(*mtime);
+        }
+        let mut entries = Vec::with_capacity(self.listed.len() + dirs.len());
+        for (rel, (listed, mtime)) in &self.listed {
+            if dirs.contains_key(&rel[..]) {
+                // A folder marker is its directory; anything else there is two things at once.
+                if listed.len == 0 {
+                    continue;
+                }
+                return Err(paracrypt_core::Error::Tree(format!(
+                    "{} is an object and a directory of other objects: it cannot be a file of a \
+                     tree",
+                    self.shown(rel)
+                )));
+            }
+            entries.push(PlainEntry {
+                path: rel.clone(),
+                len: Some(listed.len),
+                mode: PLAIN_FILE_MODE,
+                mtime: *mtime,
+            });
+        }
+        entries.extend(dirs.into_iter().map(|(rel, mtime)| PlainEntry {
+            path: rel.to_vec(),
+            len: None,
+            mode: PLAIN_DIR_MODE,
+            mtime,
+        }));
+        Ok(entries)
+    }
+
+    fn open(&self, rel: &[u8]) -> io::Result<Box<dyn InputFile + '_>> {
+        let Some((listed, _)) = self.listed.get(rel) else {
+            return Err(io::ErrorKind::NotFound.into());
+        };
+        let object = self.prefix.object(rel).map_err(io_error)?;
+        let meta = Meta {
+            len: listed.len,
+            e_tag: listed.e_tag.clone(),
+        };
+        Ok(Box::new(ObjectFile(ObjectSource::new(&object, meta))))
     }
 }
 

@@ -426,13 +426,37 @@ mod stub {
     /// A prefix run this build cannot make: no object storage.
     #[allow(dead_code)] // never made: the callers match it as they match the store's
     pub enum PrefixRun {
-        Encrypt(std::sync::Arc<dyn paracrypt_core::tree::TreeOutput>),
+        Encrypt(Encryption),
         Decrypt(Decryption),
+    }
+
+    /// An encryption with a prefix on one side, which this build cannot make.
+    #[derive(Debug)]
+    pub struct Encryption(());
+
+    impl Encryption {
+        /// Never called: never made.
+        #[cfg(feature = "mpi")]
+        pub fn output(&self) -> Option<std::sync::Arc<dyn paracrypt_core::tree::TreeOutput>> {
+            unreachable!("this build makes no prefix run")
+        }
+
+        /// Never called: never made.
+        pub fn run(
+            &self,
+            _: &paracrypt_core::Runner,
+            _: &paracrypt_core::request::Request,
+            _: &Path,
+            _: &Path,
+            _: &paracrypt_core::tree::Options,
+        ) -> paracrypt_core::Result<paracrypt_core::tree::Summary> {
+            unreachable!("this build makes no prefix run")
+        }
     }
 
     /// A decryption with a prefix on one side, which this build cannot make.
     #[derive(Debug)]
-    pub enum Decryption {}
+    pub struct Decryption(());
 
     impl Decryption {
         /// Never called: never made.
@@ -445,7 +469,7 @@ mod stub {
             _: &paracrypt_core::tree::Options,
             _: paracrypt_core::request::Driver,
         ) -> paracrypt_core::Result<paracrypt_core::tree::OpenPlan> {
-            match *self {}
+            unreachable!("this build makes no prefix run")
         }
 
         /// Never called: never made.
@@ -456,7 +480,7 @@ mod stub {
             _: &Path,
             _: &paracrypt_core::tree::Options,
         ) -> paracrypt_core::Result<paracrypt_core::tree::Summary> {
-            match *self {}
+            unreachable!("this build makes no prefix run")
         }
     }
 

@@ -805,18 +805,24 @@ mod imp {
                 // A prefix at OUTPUT: checked (an update's, listed) before any prompt, as a
                 // local run checks it; every rank uploads its tasks' files into it.
                 let (input, output) = absolute(spec)?;
+                // A plaintext tree in a prefix is encrypted by one process (refused before any
+                // request to the store).
+                crate::io::remote::local_only(tree::NotInStore::PlainTree, &[&input])
+                    .map_err(hint::<Self>)?;
                 let prefix = crate::io::remote::prefix_run(true, &input, &output, options)
                     .map_err(hint::<Self>)?;
                 let options = &crate::run::tree::with_update_identities(options.clone(), args)?;
                 let request = spec.operation.request(false)?;
                 crate::run::warn_all(spec, &request);
-                let prepared = match prefix {
-                    Some(crate::io::remote::PrefixRun::Encrypt(out)) => {
-                        tree::prepare_to(runner, &request, &input, out, options)
-                    }
+                let out = match prefix {
+                    Some(crate::io::remote::PrefixRun::Encrypt(run)) => run.output(),
                     Some(crate::io::remote::PrefixRun::Decrypt(_)) => {
                         unreachable!("an encryption's run")
                     }
+                    None => None,
+                };
+                let prepared = match out {
+                    Some(out) => tree::prepare_to(runner, &request, &input, out, options),
                     None => tree::prepare(runner, &request, &input, &output, options),
                 }
                 .map_err(hint::<Self>)?;

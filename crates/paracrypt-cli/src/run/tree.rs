@@ -78,8 +78,8 @@ pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
     })
 }
 
-/// Runs `spec` over trees: INPUT and OUTPUT are directories, or one of them a prefix in object
-/// storage (`encrypt` into one, `decrypt` from one, into one, or both: [`run_remote`]).
+/// Runs `spec` over trees: INPUT and OUTPUT are directories, or either of them a prefix in
+/// object storage, or both ([`run_remote`]).
 pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
     if remote::is_url(&spec.input) || remote::is_url(&spec.output) {
         return run_remote(spec, provider, args);
@@ -100,9 +100,9 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
     })
 }
 
-/// A tree run with object storage on one side: a local directory encrypted into the prefix
-/// `s3://bucket/prefix/`, or an encrypted tree (there or local) decrypted into a local directory
-/// or a prefix. What a prefix may do is decided below the command line (`paracrypt_store::prefix_run` and the
+/// A tree run with object storage on one side or both: a tree (a local directory or the
+/// plaintext objects of a prefix `s3://bucket/prefix/`) encrypted into a local directory or a
+/// prefix, or an encrypted tree (there or local) decrypted into a local directory or a prefix. What a prefix may do is decided below the command line (`paracrypt_store::prefix_run` and the
 /// core's `tree::check_in_store`), which refuses the rest before any prompt.
 fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode> {
     let encrypting = matches!(spec.operation, Operation::Encrypt { .. });
@@ -114,9 +114,9 @@ fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitC
         .expect("one side is a prefix");
     let options = with_update_identities(options, &args)?;
     match run {
-        remote::PrefixRun::Encrypt(out) => {
+        remote::PrefixRun::Encrypt(run) => {
             execute(spec, provider, args.update, |runner, request| {
-                tree::encrypt_to(runner, request, &input, out, &options)
+                run.run(runner, request, &input, &output, &options)
             })
         }
         remote::PrefixRun::Decrypt(run) => execute(spec, provider, false, |runner, request| {

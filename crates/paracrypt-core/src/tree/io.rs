@@ -172,6 +172,49 @@ pub trait TreeInput: Send + Sync {
     }
 }
 
+/// A plaintext tree to encrypt that a front end plugs in instead of a local directory (a prefix
+/// in object storage, which `paracrypt-store` provides), as [`plan_from`](super::plan_from)
+/// reads it: listed once ([`PlainInput::walk`]), each file then opened once and read with
+/// positional reads on the one schedule. It holds directories and regular files only.
+pub trait PlainInput: Send + Sync {
+    /// The tree's root as the run names it (a prefix's URL).
+    fn root(&self) -> &Path;
+
+    /// `rel` under the input, as messages show it.
+    fn shown(&self, rel: &[u8]) -> String;
+
+    /// Every entry of the tree, in any order: the root (the empty path, a directory), each
+    /// directory (every parent of every file is one), and each regular file with its length,
+    /// mode and modification time.
+    fn walk(&self) -> Result<Vec<PlainEntry>>;
+
+    /// Opens the file `rel` as the walk listed it: that version and no other (one replaced
+    /// since fails when it is read). A file that is gone fails with
+    /// [`io::ErrorKind::NotFound`].
+    fn open(&self, rel: &[u8]) -> io::Result<Box<dyn InputFile + '_>>;
+}
+
+/// Where a tree's encryption reads its plaintext files: a local directory, or a plaintext tree
+/// a front end plugged in.
+#[derive(Clone, Copy)]
+pub(crate) enum Plaintexts<'a> {
+    Local(&'a Path),
+    Other(&'a dyn PlainInput),
+}
+
+/// One entry of a [`PlainInput`]'s walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlainEntry {
+    /// Its path under the root, `/`-separated; empty for the root.
+    pub path: Vec<u8>,
+    /// A regular file's length; `None` for a directory.
+    pub len: Option<u64>,
+    /// Its permission bits.
+    pub mode: u32,
+    /// Its modification time: seconds since the epoch and nanoseconds.
+    pub mtime: (i64, u32),
+}
+
 /// What is stored at a name of an encrypted tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stored {

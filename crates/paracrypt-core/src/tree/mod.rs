@@ -86,7 +86,9 @@ mod walk;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use io::{InputFile, LocalInput, OutputFile, Stored, TreeInput, TreeOutput};
+pub use io::{
+    InputFile, LocalInput, OutputFile, PlainEntry, PlainInput, Stored, TreeInput, TreeOutput,
+};
 pub use manifest::{Counts, Entry, EntryKind, FileEntry, Manifest, TreeFormat};
 pub use open::{
     OpenPlan, Opened, decrypt, decrypt_from, decrypt_to, open_plan, open_plan_from, open_plan_to,
@@ -98,7 +100,8 @@ pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
 pub use seal::{
     NotInStore, Plan, Prepared, Sealed, check, check_dest, check_in_store, encrypt, encrypt_to,
-    plan, plan_to, prepare, prepare_to, seal_task, seal_task_guarded, seal_task_to,
+    plan, plan_from, plan_from_to, plan_to, prepare, prepare_to, seal_task, seal_task_guarded,
+    seal_task_to,
 };
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
 pub use update::{Checks, check_task};

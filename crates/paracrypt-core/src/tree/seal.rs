@@ -15,7 +15,9 @@ use rayon::prelude::*;
 use zeroize::Zeroizing;
 
 use super::chunks::{Plain, run_here};
-use super::io::{OutputFile, OutputWriter, TreeOutput};
+use super::io::{
+    InputFile, InputReader, OutputFile, OutputWriter, PlainInput, Plaintexts, TreeOutput,
+};
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::{read_manifest, read_manifest_from};
 use super::out::{Dest, Out, open_no_follow};
@@ -26,7 +28,7 @@ use super::walk::{Found, Walk, Walked, join};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::{Key, Secret};
 use crate::engine::io::PositionalReader;
-use crate::engine::{InputId, Job};
+use crate::engine::{InputId, Job, Source};
 use crate::error::{Error, Result};
 use crate::plan::ChunkSize;
 use crate::provider::Provider;
@@ -262,6 +264,7 @@ fn prepare_out(
         provider,
         chunk,
         input: input.to_path_buf(),
+        plain: None,
         out,
         options: options.clone(),
     })
@@ -317,6 +320,53 @@ pub fn prepare_to(
     prepare_out(runner, request, input, Out::Other(output), options)
 }
 
+/// [`plan`] of the plaintext tree `input`, a [`PlainInput`] a front end plugs in (a prefix in
+/// object storage) instead of a local directory, into the local directory `output`: listed
+/// once ([`Walk::of`]), each file then read through the input's positional reads on the same
+/// schedule, and checked to be the version listed. Its files are sealed here
+/// ([`Plan::seal_here`]): such a plan is not cut into tasks.
+pub fn plan_from(
+    runner: &Runner,
+    request: &Request,
+    input: Arc<dyn PlainInput>,
+    output: &Path,
+    options: &Options,
+) -> Result<Plan> {
+    let dest = Dest {
+        root: output.to_path_buf(),
+        replace: options.force || options.update,
+        named: options.named_temps,
+        sync: options.sync,
+        guard: Arc::clone(&options.guard),
+    };
+    plan_plain(runner, request, input, Out::Local(dest), options)
+}
+
+/// [`plan_from`] into `output`, a [`TreeOutput`] a front end plugs in (a prefix into a
+/// prefix).
+pub fn plan_from_to(
+    runner: &Runner,
+    request: &Request,
+    input: Arc<dyn PlainInput>,
+    output: Arc<dyn TreeOutput>,
+    options: &Options,
+) -> Result<Plan> {
+    plan_plain(runner, request, input, Out::Other(output), options)
+}
+
+fn plan_plain(
+    runner: &Runner,
+    request: &Request,
+    input: Arc<dyn PlainInput>,
+    out: Out,
+    options: &Options,
+) -> Result<Plan> {
+    let mut prepared = prepare_out(runner, request, input.root(), out, options)?;
+    let walk = Walk::of(&*input)?;
+    prepared.plain = Some(input);
+    prepared.plan(walk)
+}
+
 /// A tree's encryption up to its walk, as [`prepare`] made it: the tree's secrets and what
 /// seals the files and the manifest.
 pub struct Prepared {
@@ -330,6 +380,8 @@ pub struct Prepared {
     provider: Provider,
     chunk: usize,
     input: PathBuf,
+    /// A plaintext tree plugged in (whose root is `input`), read through it.
+    plain: Option<Arc<dyn PlainInput>>,
     out: Out,
     options: Options,
 }
@@ -358,6 +410,10 @@ impl Prepared {
     /// this is not an update of a tree already at the output. Nothing is read but the walk.
     pub fn checks(&self, walk: &Walk, at_least: usize) -> Option<Checks> {
         let previous = self.previous.as_ref()?;
+        if self.plain.is_some() {
+            // Checked by the plan, through the input plugged in.
+            return None;
+        }
         let output = &self.out.local()?.root;
         let checksum = self.options.checksum;
         let candidates = walk
@@ -416,6 +472,7 @@ impl Prepared {
             provider,
             chunk,
             input,
+            plain,
             out,
             options,
         } = self;
@@ -428,7 +485,13 @@ impl Prepared {
         }
         let (input, options) = (input.as_path(), &options);
         let walked = walk.entries;
-        let created_root = out.get().prepare(input, options.force || options.update)?;
+        let created_root = match (&plain, &out) {
+            // No local input for the output to be inside of.
+            (Some(_), Out::Local(dest)) => {
+                check_output_remote(&dest.root, options.force || options.update)?
+            }
+            _ => out.get().prepare(input, options.force || options.update)?,
+        };
         let mut manifest = Manifest::new(tree_format, keying, options.hide_names);
         if let Some(previous) = &previous {
             manifest.tree_id = previous.tree_id;
@@ -478,7 +541,13 @@ impl Prepared {
                 match output {
                     Some(output) => walked
                         .par_iter()
-                        .map(|w| unchanged(w, previous, input, output, options.checksum, provider))
+                        .map(|w| {
+                            let input = match &plain {
+                                Some(plain) => Plaintexts::Other(&**plain),
+                                None => Plaintexts::Local(input),
+                            };
+                            unchanged(w, previous, input, output, options.checksum, provider)
+                        })
                         .collect(),
                     None => vec![None; walked.len()],
                 }
@@ -500,6 +569,7 @@ impl Prepared {
             provider,
             chunk,
             input: input.to_path_buf(),
+            plain,
             out,
             walked,
             kept,
@@ -527,6 +597,8 @@ pub struct Plan {
     /// The plaintext chunk of every file.
     chunk: usize,
     input: PathBuf,
+    /// A plaintext tree plugged in (whose root is `input`), read through it.
+    plain: Option<Arc<dyn PlainInput>>,
     out: Out,
     walked: Vec<Walked>,
     /// The files kept from the previous manifest (`--update`), by walked entry.
@@ -665,7 +737,10 @@ impl Plan {
             runner,
             keys: Keys::Draw(&self.resolved),
             provider: self.provider,
-            input: &self.input,
+            input: match &self.plain {
+                Some(plain) => Plaintexts::Other(&**plain),
+                None => Plaintexts::Local(&self.input),
+            },
             dest: self.out.get(),
             stored: self.stored.iter().map(Vec::as_slice).collect(),
             hidden: self.manifest.hides_names(),
@@ -725,6 +800,13 @@ impl Plan {
                 files.end,
                 self.files.len()
             )));
+        }
+        if self.plain.is_some() {
+            return Err(Error::Request(
+                "this tree's input is read on this process only: its files are not sealed in \
+                 tasks"
+                    .into(),
+            ));
         }
         let Some((output, replace, named, sync)) = self.out.task_root() else {
             return Err(Error::Request(
@@ -965,7 +1047,7 @@ pub fn seal_task_to(runner: &Runner, task: &Task, output: &dyn TreeOutput) -> Ta
             sign: task.sign.as_ref(),
         },
         provider: task.provider,
-        input: &task.input,
+        input: Plaintexts::Local(&task.input),
         dest: output,
         stored: task.files.iter().map(|f| f.stored.as_slice()).collect(),
         hidden: task.hidden,
@@ -1015,7 +1097,8 @@ pub fn check(input: &Path, output: &Path, options: &Options) -> Result<()> {
 /// ([`Error::TreeInStore`]); [`check_in_store`] decides it for every front end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NotInStore {
-    /// A plaintext tree read from object storage: a tree is encrypted from a local directory.
+    /// A plaintext tree read from object storage, spread over processes (MPI ranks, Dask
+    /// workers): it is encrypted by one process.
     PlainTree,
     /// A plaintext tree in object storage signed ([`sign`](super::sign)), or checked against
     /// its signature.
@@ -1028,8 +1111,8 @@ impl std::fmt::Display for NotInStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             NotInStore::PlainTree => {
-                "a tree is encrypted from a local directory: a plaintext tree in object storage \
-                 is not read (yet)"
+                "a plaintext tree in object storage is encrypted by one process: not across MPI \
+                 ranks or Dask workers (yet)"
             }
             NotInStore::Sign => {
                 "a plaintext tree is signed and checked in a local directory: a tree in object \
@@ -1045,10 +1128,11 @@ impl std::fmt::Display for NotInStore {
 
 /// Checks, before anything is read or written and before any secret is asked for, a tree run
 /// with `input` or `output` in object storage (`input_in_store`, `output_in_store`: the front
-/// end tells which, through `paracrypt-store`): an encryption reads a local directory into a
-/// prefix (or updates the encrypted tree there: [`Options::update`]), a decryption reads a
-/// prefix or a local directory into a local directory that [`check_dest`] accepts or into a
-/// prefix ([`NotInStore`]). The rule every
+/// end tells which, through `paracrypt-store`): an encryption reads a local directory (which
+/// must be one) or a prefix into a local directory or a prefix (or updates the encrypted tree
+/// there: [`Options::update`]), a decryption reads a prefix or a local directory into a local
+/// directory that [`check_dest`] accepts or into a prefix; a prefix is checked by its own
+/// rules ([`NotInStore`] names what is not done yet). The rule every
 /// front end applies to a prefix; what an update cannot keep (another format, a signed tree
 /// without its key, hidden names asked for a tree that keeps its names) is refused once the
 /// tree's manifest is read, before anything is written, as for a local directory.
@@ -1059,11 +1143,8 @@ pub fn check_in_store(
     options: &Options,
 ) -> Result<()> {
     options_valid(options)?;
-    if encrypting && input_in_store {
-        return Err(Error::TreeInStore(NotInStore::PlainTree));
-    }
-    if !encrypting && output_in_store {
-        // The prefix is checked by its own rules (`TreeOutput::prepare`).
+    if (encrypting && input_in_store) || (!encrypting && output_in_store) {
+        // The prefix is checked by its own rules (listed, or `TreeOutput::prepare`).
         return Ok(());
     }
     if encrypting {
@@ -1297,7 +1378,7 @@ struct Seal<'a> {
     runner: &'a Runner,
     keys: Keys<'a>,
     provider: Provider,
-    input: &'a Path,
+    input: Plaintexts<'a>,
     dest: &'a dyn TreeOutput,
     files: Vec<&'a Walked>,
     /// Each file's name in the output.
@@ -1459,7 +1540,7 @@ fn check_previous(
 fn unchanged(
     w: &Walked,
     previous: &Manifest,
-    input: &Path,
+    input: Plaintexts<'_>,
     output: Encrypted<'_>,
     checksum: bool,
     provider: Provider,
@@ -1549,10 +1630,33 @@ fn remove_gone_files(
     (removed, failed)
 }
 
+/// A plaintext file being read: a local file (checked, as it is read, to be still the one
+/// opened), or a file of a plaintext tree plugged in (read at the version listed).
+enum Reading<'a> {
+    Local { file: File, id: InputId },
+    Other(Box<dyn InputFile + 'a>),
+}
+
+impl Reading<'_> {
+    fn source(&self) -> &dyn Source {
+        match self {
+            Reading::Local { file, .. } => file,
+            Reading::Other(file) => file.source(),
+        }
+    }
+
+    /// Whether a local file is still the one opened, unchanged.
+    fn check(&self) -> Result<()> {
+        match self {
+            Reading::Local { file, id } => id.check(file),
+            Reading::Other(_) => Ok(()),
+        }
+    }
+}
+
 /// A file being encrypted.
 struct Writing<'a> {
-    source: File,
-    id: InputId,
+    source: Reading<'a>,
     temp: Box<dyn OutputFile + 'a>,
     /// The job; `None` for a file run in order (armor).
     job: Option<Job>,
@@ -1562,43 +1666,51 @@ struct Writing<'a> {
     header: Mutex<(u32, [u8; HASH_LEN])>,
 }
 
-impl Seal<'_> {
-    fn path(&self, file: usize) -> PathBuf {
-        join(self.input, &self.files[file].path)
-    }
-}
-
 impl<'a> FileWork for Seal<'a> {
     type Open = Writing<'a>;
 
     fn open(&self, file: usize) -> Result<Writing<'a>> {
         let walked = self.files[file];
-        let source = open_no_follow(&self.path(file)).map_err(|e| {
+        let cannot_open = |e: std::io::Error| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 Error::InputChanged("it was removed since the tree was listed".into())
             } else {
                 Error::io("cannot open it", e)
             }
-        })?;
-        let meta = source
-            .metadata()
-            .map_err(|e| Error::io("cannot read its metadata", e))?;
+        };
         let Found::File { len, ino } = walked.found else {
             unreachable!("only regular files are scheduled")
         };
-        if !meta.is_file() || meta.ino() != ino {
-            return Err(Error::InputChanged(
-                "it was replaced since the tree was listed".into(),
-            ));
-        }
-        if meta.len() != len || super::walk::mtime_of(&meta) != walked.mtime {
-            return Err(Error::InputChanged(format!(
-                "it changed since the tree was listed ({} bytes then, {} now)",
-                len,
-                meta.len()
-            )));
-        }
-        let id = InputId::of(&source)?;
+        let changed = |now: u64| {
+            Error::InputChanged(format!(
+                "it changed since the tree was listed ({len} bytes then, {now} now)"
+            ))
+        };
+        let source = match self.input {
+            Plaintexts::Local(root) => {
+                let source = open_no_follow(&join(root, &walked.path)).map_err(cannot_open)?;
+                let meta = source
+                    .metadata()
+                    .map_err(|e| Error::io("cannot read its metadata", e))?;
+                if !meta.is_file() || meta.ino() != ino {
+                    return Err(Error::InputChanged(
+                        "it was replaced since the tree was listed".into(),
+                    ));
+                }
+                if meta.len() != len || super::walk::mtime_of(&meta) != walked.mtime {
+                    return Err(changed(meta.len()));
+                }
+                let id = InputId::of(&source)?;
+                Reading::Local { file: source, id }
+            }
+            Plaintexts::Other(plain) => {
+                let source = plain.open(&walked.path).map_err(cannot_open)?;
+                if source.len() != len {
+                    return Err(changed(source.len()));
+                }
+                Reading::Other(source)
+            }
+        };
         let chunks = len.div_ceil(self.chunk as u64).max(1);
         let create = |len| {
             self.dest
@@ -1628,7 +1740,6 @@ impl<'a> FileWork for Seal<'a> {
         };
         Ok(Writing {
             source,
-            id,
             temp,
             job,
             leaves: Mutex::new(vec![[0; HASH_LEN]; chunks as usize]),
@@ -1642,7 +1753,7 @@ impl<'a> FileWork for Seal<'a> {
             Some(job) => run_here(
                 job,
                 chunks.clone(),
-                &open.source,
+                open.source.source(),
                 Some(open.temp.sink()),
                 Plain::Input,
             )
@@ -1661,12 +1772,12 @@ impl<'a> FileWork for Seal<'a> {
             None => self.in_order(file, open),
         };
         // A read that failed because the file shrank says so.
-        result.map_err(|e| open.id.check(&open.source).err().unwrap_or(e))
+        result.map_err(|e| open.source.check().err().unwrap_or(e))
     }
 
     fn finish(&self, file: usize, open: Writing<'a>) -> Result<()> {
         let walked = self.files[file];
-        open.id.check(&open.source)?;
+        open.source.check()?;
         if let Some(end) = *open.end.lock().unwrap_or_else(|e| e.into_inner()) {
             open.temp
                 .set_len(end)
@@ -1712,10 +1823,14 @@ impl Seal<'_> {
     /// A file run in order (age's armor): the stream into the temporary file, hashed as it is
     /// written (the whole file is what the manifest names), then the plaintext's leaves.
     fn in_order(&self, file: usize, open: &Writing<'_>) -> Result<()> {
-        let mut reader = BufReader::new(PositionalReader {
-            file: &open.source,
-            at: 0,
-        });
+        let reader: Box<dyn std::io::Read + Send + '_> = match &open.source {
+            Reading::Local { file, .. } => Box::new(PositionalReader { file, at: 0 }),
+            Reading::Other(file) => Box::new(InputReader {
+                file: &**file,
+                at: 0,
+            }),
+        };
+        let mut reader = BufReader::new(reader);
         let mut writer = Hashing {
             inner: std::io::BufWriter::new(OutputWriter {
                 file: &*open.temp,
@@ -1738,7 +1853,7 @@ impl Seal<'_> {
         *open.header.lock().unwrap_or_else(|e| e.into_inner()) =
             (len, *writer.hasher.finalize().as_bytes());
         let leaves = leaves_of(
-            &open.source,
+            open.source.source(),
             file_len(self.files[file]),
             self.chunk,
             self.provider,
@@ -1750,7 +1865,7 @@ impl Seal<'_> {
 
 /// The plaintext leaves of the `len` bytes of `file` in chunks of `chunk`, on this thread.
 pub(crate) fn leaves_of(
-    file: &File,
+    file: &dyn Source,
     len: u64,
     chunk: usize,
     provider: Provider,

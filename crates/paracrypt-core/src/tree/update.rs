@@ -182,7 +182,7 @@ pub(crate) enum Encrypted<'a> {
 /// Where and how an update checks its files: the trees, the previous manifest's format,
 /// whether contents are compared, and what hashes them.
 pub(crate) struct Checking<'a> {
-    pub input: &'a Path,
+    pub input: super::io::Plaintexts<'a>,
     pub output: Encrypted<'a>,
     pub format: TreeFormat,
     pub checksum: bool,
@@ -215,11 +215,25 @@ impl Checking<'_> {
         if !self.checksum {
             return true;
         }
-        let Ok(plain) = open_no_follow(&join(self.input, path)) else {
-            return false;
+        let (chunk, provider) = (file.chunk_size as usize, self.provider);
+        let leaves = match self.input {
+            super::io::Plaintexts::Local(input) => {
+                let Ok(plain) = open_no_follow(&join(input, path)) else {
+                    return false;
+                };
+                leaves_of(&plain, file.size, chunk, provider)
+            }
+            super::io::Plaintexts::Other(input) => {
+                let Ok(plain) = input.open(path) else {
+                    return false;
+                };
+                if plain.len() != file.size {
+                    return false;
+                }
+                leaves_of(plain.source(), file.size, chunk, provider)
+            }
         };
-        leaves_of(&plain, file.size, file.chunk_size as usize, self.provider)
-            .is_ok_and(|leaves| root(&leaves) == file.root)
+        leaves.is_ok_and(|leaves| root(&leaves) == file.root)
     }
 }
 
@@ -273,7 +287,7 @@ pub fn check_task(bytes: &[u8], provider: Provider, tick: &(dyn Fn() + Sync)) ->
     }
     r.end()?;
     let checking = Checking {
-        input: &input,
+        input: super::io::Plaintexts::Local(&input),
         output: Encrypted::Local(&output),
         format,
         checksum,

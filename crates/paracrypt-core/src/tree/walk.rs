@@ -214,6 +214,54 @@ impl Walk {
         })
     }
 
+    /// The tree a front end plugs in (a prefix in object storage), as it lists itself: every
+    /// path checked as a local walk's are (no `..`, no empty part), the root and every file's
+    /// parent directories listed, no path twice.
+    pub fn of(input: &dyn super::PlainInput) -> Result<Walk> {
+        let mut entries: Vec<Walked> = input
+            .walk()?
+            .into_iter()
+            .map(|e| Walked {
+                found: match e.len {
+                    Some(len) => Found::File { len, ino: 0 },
+                    None => Found::Dir,
+                },
+                path: e.path,
+                mode: e.mode & 0o7777,
+                mtime: e.mtime,
+            })
+            .collect();
+        entries.par_sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let bad = |path: &[u8], why: &str| Err(Error::Tree(format!("{} {why}", input.shown(path))));
+        if entries
+            .first()
+            .is_none_or(|w| !w.path.is_empty() || w.found != Found::Dir)
+        {
+            return bad(b"", "is not listed as a tree's top");
+        }
+        let mut dirs = std::collections::HashSet::new();
+        for (at, w) in entries.iter().enumerate() {
+            if at > 0 {
+                if let Some(why) = fault(&w.path) {
+                    return bad(&w.path, why);
+                }
+                if entries[at - 1].path == w.path {
+                    return bad(&w.path, "is listed twice");
+                }
+                if !dirs.contains(super::path::parent(&w.path)) {
+                    return bad(&w.path, "is in a directory the listing lacks");
+                }
+            }
+            if w.found == Found::Dir {
+                dirs.insert(&w.path[..]);
+            }
+        }
+        Ok(Walk {
+            root: input.root().to_path_buf(),
+            entries,
+        })
+    }
+
     /// How many entries it holds (the root, directories, files and links).
     pub fn entries(&self) -> usize {
         self.entries.len()
@@ -622,6 +670,64 @@ impl WalkPart {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A plaintext tree plugged in, listing what it is given.
+    struct Listed(Vec<super::super::PlainEntry>);
+
+    impl super::super::PlainInput for Listed {
+        fn root(&self) -> &Path {
+            Path::new("s3://b/p/")
+        }
+        fn shown(&self, rel: &[u8]) -> String {
+            format!("s3://b/p/{}", String::from_utf8_lossy(rel))
+        }
+        fn walk(&self) -> Result<Vec<super::super::PlainEntry>> {
+            Ok(self.0.clone())
+        }
+        fn open(&self, _: &[u8]) -> std::io::Result<Box<dyn super::super::InputFile + '_>> {
+            Err(std::io::ErrorKind::NotFound.into())
+        }
+    }
+
+    #[test]
+    fn a_plugged_in_listing_is_checked_as_a_walk() {
+        let entry = |path: &str, len: Option<u64>| super::super::PlainEntry {
+            path: path.as_bytes().to_vec(),
+            len,
+            mode: 0o644,
+            mtime: (1, 2),
+        };
+        let walk = Walk::of(&Listed(vec![
+            entry("d/f", Some(3)),
+            entry("", None),
+            entry("d", None),
+        ]))
+        .unwrap();
+        let paths: Vec<&[u8]> = walk.entries.iter().map(|w| &w.path[..]).collect();
+        assert_eq!(paths, [&b""[..], b"d", b"d/f"]);
+        assert_eq!(walk.entries[2].found, Found::File { len: 3, ino: 0 });
+        for (entries, why) in [
+            (
+                vec![entry("f", Some(1))],
+                "s3://b/p/ is not listed as a tree's top",
+            ),
+            (
+                vec![entry("", None), entry("d/f", Some(1))],
+                "s3://b/p/d/f is in a directory the listing lacks",
+            ),
+            (
+                vec![entry("", None), entry("f", Some(1)), entry("f", None)],
+                "s3://b/p/f is listed twice",
+            ),
+            (
+                vec![entry("", None), entry("../f", Some(1))],
+                "s3://b/p/../f has a `.` or `..` component",
+            ),
+        ] {
+            let refused = Walk::of(&Listed(entries)).unwrap_err().to_string();
+            assert!(refused.contains(why), "{refused}");
+        }
+    }
 
     #[test]
     fn a_tree_is_listed_sorted_with_links_recorded_and_special_files_refused() {

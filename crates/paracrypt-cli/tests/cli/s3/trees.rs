@@ -3,7 +3,7 @@
 //! manifest from there; an existing prefix is refused without `--force`; a tampered object is
 //! named and nothing of it is written; a file past one part goes up as a multipart upload, which
 //! a failed part or an interrupt aborts. An encrypted tree, local or in a prefix, decrypts into a
-//! prefix too. Every run leaves no multipart upload behind. Trees are
+//! prefix too, and the plaintext objects of a prefix encrypt as a tree. Every run leaves no multipart upload behind. Trees are
 //! a few files; one file is just past 8 MiB (the smallest part) so that the multipart path runs.
 
 use std::os::unix::fs::PermissionsExt;
@@ -411,6 +411,172 @@ fn a_tree_decrypts_into_a_prefix() {
             "x.pcr",
         ]
     );
+}
+
+/// Puts the regular files of `plain` as objects under `prefix` (each at its path), with the
+/// server's own client: a plaintext tree in a prefix, as another tool leaves one.
+fn put_tree(bucket: &Bucket<'_>, prefix: &str, plain: &Path) {
+    let mut stack = vec![plain.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_symlink() {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(plain).unwrap().to_str().unwrap();
+                bucket.put(&format!("{prefix}{rel}"), &path);
+            }
+        }
+    }
+}
+
+/// The regular files of `root` by path, and its directories (a tree read from a prefix keeps
+/// no links, modes or times of its own: mode 644 files, 755 directories).
+fn files_and_dirs(root: &Path) -> Vec<(String, Option<Vec<u8>>, u32)> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_owned();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode() & 0o777;
+            if meta.is_dir() {
+                stack.push(path.clone());
+                found.push((rel, None, mode));
+            } else if meta.is_file() {
+                found.push((rel, Some(std::fs::read(&path).unwrap()), mode));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The plaintext objects of a prefix (as another tool leaves them) encrypt as a tree: into a
+/// local directory and into a prefix, each object a file at its key's path (mode 644, the
+/// directories its keys name, mode 755, a "folder" object among them), decrypting to those
+/// files; `--update` from the
+/// prefix encrypts only the object added; an output prefix that overlaps the input is refused,
+/// and so is a plaintext prefix across MPI ranks, before any request.
+#[test]
+fn a_plaintext_tree_in_a_prefix_encrypts() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-from");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    for link in ["link to run", "sub dir/dangling"] {
+        std::fs::remove_file(plain.join(link)).unwrap();
+    }
+    std::fs::remove_dir(plain.join("empty dir")).unwrap();
+    put_tree(&bucket, "src/", &plain);
+    // A console's "folder" (an empty object whose key ends with `/`) over objects: their
+    // directory, not a file.
+    bucket.put("src/sub dir/", &write(d, "nothing", b""));
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let want: Vec<(String, Option<Vec<u8>>, u32)> = files_and_dirs(&plain)
+        .into_iter()
+        .map(|(rel, data, _)| {
+            let mode = if data.is_some() { 0o644 } else { 0o755 };
+            (rel, data, mode)
+        })
+        .collect();
+
+    // Into a local directory, then into a prefix; both decrypt to the objects' tree.
+    let sealed = d.join("sealed");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB", "-j", "2"],
+        &bucket.url("src/"),
+        sealed.to_str().unwrap(),
+    )));
+    assert!(sealed.join("sub dir/deeper/z.pcr").is_file());
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", k, "--chunk-size", "64KiB"],
+        &bucket.url("src/"),
+        &bucket.url("enc/"),
+    )));
+    assert_eq!(
+        keys(&bucket, "enc/"),
+        [
+            "empty.pcr",
+            "large.pcr",
+            "paracrypt-manifest",
+            "sub dir/deeper/z.pcr",
+            "sub dir/run.sh.pcr",
+            "x.pcr",
+        ]
+    );
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    for (from, back) in [
+        (sealed.to_str().unwrap().to_owned(), "back-dir"),
+        (bucket.url("enc/"), "back-prefix"),
+    ] {
+        let back = d.join(back);
+        ok(run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k],
+            &from,
+            back.to_str().unwrap(),
+        )));
+        assert_eq!(files_and_dirs(&back), want, "{from}");
+    }
+
+    // An object added: the update encrypts it alone, then writes the manifest.
+    let added = write(d, "added", b"one more object");
+    bucket.put("src/sub dir/added.txt", &added);
+    let proxy = Proxy::start(server.port, |_| Action::Forward);
+    let mut cmd = server.client_at(&proxy.url());
+    cmd.args(["encrypt", "--recursive", "--update", "-q", "-k", k])
+        .args(["--chunk-size", "64KiB"])
+        .arg(bucket.url("src/"))
+        .arg("-o")
+        .arg(bucket.url("enc/"));
+    ok(run(cmd));
+    assert_eq!(
+        writes(&proxy, &bucket, "enc/"),
+        ["sub dir/added.txt.pcr", "paracrypt-manifest"]
+    );
+    let back = d.join("back-update");
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["-k", k],
+        &bucket.url("enc/"),
+        back.to_str().unwrap(),
+    )));
+    assert_eq!(
+        std::fs::read(back.join("sub dir/added.txt")).unwrap(),
+        b"one more object"
+    );
+
+    // Into the prefix read, or inside it: refused, nothing written.
+    fails(
+        run(tree_cmd(
+            server,
+            "encrypt",
+            &["-k", k],
+            &bucket.url("src/"),
+            &bucket.url("src/enc/"),
+        )),
+        2,
+        "overlap",
+    );
+    assert!(keys(&bucket, "src/enc/").is_empty());
 }
 
 /// Interrupted while the large file's parts go up into the output prefix: its multipart upload
@@ -1215,6 +1381,26 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
     assert!(bucket.get("back-ranks/large") == data((8 << 20) + 5, 7));
     assert!(bucket.get("back-ranks/x") == data(90_000, 4));
     assert!(bucket.uploads().is_empty());
+
+    // A plaintext tree in a prefix is encrypted by one process: refused across ranks, before
+    // any request.
+    let out = mpirun(
+        2,
+        &[
+            "encrypt",
+            "--recursive",
+            "-q",
+            "-k",
+            k,
+            &into,
+            "-o",
+            &bucket.url("again/"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("encrypted by one process"), "{stderr}");
+    assert!(keys(&bucket, "again/").is_empty());
 }
 
 /// SIGTERM to `mpirun` while the ranks upload a tree into a prefix: Open MPI passes it on to
