@@ -95,14 +95,18 @@ pub fn prepare(
     output: &Path,
     options: &Options,
 ) -> Result<Prepared> {
-    let dest = Dest {
+    prepare_out(runner, request, input, local_out(output, options), options)
+}
+
+/// The local directory `output` as an encryption's output.
+fn local_out(output: &Path, options: &Options) -> Out {
+    Out::Local(Dest {
         root: output.to_path_buf(),
         replace: options.force || options.update,
         named: options.named_temps,
         sync: options.sync,
         guard: Arc::clone(&options.guard),
-    };
-    prepare_out(runner, request, input, Out::Local(dest), options)
+    })
 }
 
 /// [`prepare`] into `out`.
@@ -332,14 +336,7 @@ pub fn plan_from(
     output: &Path,
     options: &Options,
 ) -> Result<Plan> {
-    let dest = Dest {
-        root: output.to_path_buf(),
-        replace: options.force || options.update,
-        named: options.named_temps,
-        sync: options.sync,
-        guard: Arc::clone(&options.guard),
-    };
-    plan_plain(runner, request, input, Out::Local(dest), options)
+    plan_plain(runner, request, input, local_out(output, options), options)
 }
 
 /// [`plan_from`] into `output`, a [`TreeOutput`] a front end plugs in (a prefix into a

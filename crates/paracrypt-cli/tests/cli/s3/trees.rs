@@ -241,24 +241,10 @@ fn an_existing_prefix_is_refused_without_force() {
 /// writes them: every file at its path, nothing else.
 #[track_caller]
 fn holds_plaintext(bucket: &Bucket<'_>, prefix: &str, plain: &Path) {
-    let mut want = Vec::new();
-    let mut stack = vec![plain.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let rel = path
-                    .strip_prefix(plain)
-                    .unwrap()
-                    .to_str()
-                    .unwrap()
-                    .to_owned();
-                want.push(rel);
-            }
-        }
-    }
+    let mut want: Vec<String> = files_and_dirs(plain)
+        .into_iter()
+        .filter_map(|(rel, data, _)| data.map(|_| rel))
+        .collect();
     want.sort();
     assert_eq!(keys(bucket, prefix), want, "objects under {prefix}");
     for rel in &want {
@@ -598,49 +584,14 @@ fn an_interrupted_decryption_into_a_prefix_leaves_no_object_of_its_file() {
         plain.to_str().unwrap(),
         sealed.to_str().unwrap(),
     )));
-    let proxy = Proxy::start(server.port, |r| {
-        if r.is_part() {
-            Action::Delay(Duration::from_millis(400))
-        } else {
-            Action::Forward
-        }
-    });
-    let mut cmd = Command::new("env");
-    cmd.arg("--default-signal=HUP,INT,TERM")
-        .arg(env!("CARGO_BIN_EXE_paracrypt"));
-    server.credentials(&mut cmd, &proxy.url());
-    cmd.args([
-        "--upload-concurrency",
-        "1",
-        "decrypt",
-        "--recursive",
-        "-q",
-        "-k",
-        k,
-    ])
-    .arg(&sealed)
-    .arg("-o")
-    .arg(bucket.url("stopped/"));
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while !proxy.requests().iter().any(|(r, _)| r.is_part()) {
-        assert!(start.elapsed() < Duration::from_secs(60), "no part went up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(bucket.uploads().len(), 1, "an upload in progress");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(15), "{status:?}");
-    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    stop_while_parts_go_up(
+        server,
+        &bucket,
+        &["decrypt", "-k", k],
+        &sealed,
+        &bucket.url("stopped/"),
+        || true,
+    );
     let left = keys(&bucket, "stopped/");
     assert!(!left.iter().any(|k| k == "large"), "{left:?}");
     for rel in &left {
@@ -762,58 +713,17 @@ fn a_failed_or_interrupted_upload_leaves_no_object_of_its_file() {
         ]
     );
 
-    // Interrupted while the large file's parts go up, slowly.
-    let proxy = Proxy::start(server.port, |r| {
-        if r.is_part() {
-            Action::Delay(Duration::from_millis(400))
-        } else {
-            Action::Forward
-        }
-    });
-    let mut cmd = Command::new("env");
-    cmd.arg("--default-signal=HUP,INT,TERM")
-        .arg(env!("CARGO_BIN_EXE_paracrypt"));
-    server.credentials(&mut cmd, &proxy.url());
-    cmd.args([
-        "--upload-concurrency",
-        "1",
-        "encrypt",
-        "--recursive",
-        "-q",
-        "-k",
-        k,
-    ])
-    .args(["--chunk-size", "64KiB"])
-    .arg(&plain)
-    .arg("-o")
-    .arg(bucket.url("stopped/"));
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // The small files are done (and the first checkpoint written after the first of them)
-    // long before the large file's two parts, each held back 400 ms, one at a time.
-    let start = Instant::now();
-    while !proxy.requests().iter().any(|(r, _)| r.is_part())
-        || !keys(&bucket, "stopped/").contains(&"paracrypt-manifest".to_string())
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no part went up, or no checkpoint"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(bucket.uploads().len(), 1, "an upload in progress");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(15), "{status:?}");
-    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+    // Interrupted while the large file's parts go up, slowly. The small files are done (and
+    // the first checkpoint written after the first of them) long before the large file's two
+    // parts, each held back 400 ms, one at a time.
+    stop_while_parts_go_up(
+        server,
+        &bucket,
+        &["encrypt", "-k", k, "--chunk-size", "64KiB"],
+        &plain,
+        &bucket.url("stopped/"),
+        || keys(&bucket, "stopped/").contains(&"paracrypt-manifest".to_string()),
+    );
     let left = keys(&bucket, "stopped/");
     assert!(!left.iter().any(|k| k == "large.pcr"), "{left:?}");
     let mut verify = server.client();
@@ -858,6 +768,61 @@ fn a_failed_or_interrupted_upload_leaves_no_object_of_its_file() {
         back.to_str().unwrap(),
     )));
     assert_eq!(snapshot(&back), snapshot(&plain));
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+}
+
+/// Runs `paracrypt --upload-concurrency 1 OP --recursive -q ARGS INPUT -o OUTPUT` through a
+/// proxy that holds each part back 400 ms, and sends it SIGTERM once a part has gone up and
+/// `ready` says so: it dies of the signal (its handler aborts the upload first), leaving no
+/// multipart upload.
+fn stop_while_parts_go_up(
+    server: &Server,
+    bucket: &Bucket<'_>,
+    op_args: &[&str],
+    input: &Path,
+    output: &str,
+    ready: impl Fn() -> bool,
+) {
+    let proxy = Proxy::start(server.port, |r| {
+        if r.is_part() {
+            Action::Delay(Duration::from_millis(400))
+        } else {
+            Action::Forward
+        }
+    });
+    let mut cmd = Command::new("env");
+    cmd.arg("--default-signal=HUP,INT,TERM")
+        .arg(env!("CARGO_BIN_EXE_paracrypt"));
+    server.credentials(&mut cmd, &proxy.url());
+    cmd.args(["--upload-concurrency", "1"])
+        .args(&op_args[..1])
+        .args(["--recursive", "-q"])
+        .args(&op_args[1..])
+        .arg(input)
+        .arg("-o")
+        .arg(output);
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !proxy.requests().iter().any(|(r, _)| r.is_part()) || !ready() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no part went up, or not ready"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(bucket.uploads().len(), 1, "an upload in progress");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(15), "{status:?}");
     assert!(bucket.uploads().is_empty(), "multipart uploads left");
 }
 
