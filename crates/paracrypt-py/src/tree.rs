@@ -148,6 +148,28 @@ fn prefix_input(
     }
 }
 
+/// The plaintext tree under the prefix `src` (listed), when it is one: what `sign_tree` and
+/// `verify_tree(signature=)` read instead of a directory.
+fn plain_input(
+    src: &std::path::Path,
+    store: StoreKeywords,
+) -> Result<Option<Box<dyn tree::PlainInput>>, Failure> {
+    #[cfg(feature = "store")]
+    {
+        let store = store.options()?;
+        match src.to_str().filter(|text| paracrypt_store::is_url(text)) {
+            Some(url) => Ok(Some(Box::new(paracrypt_store::plain_input(url, store)?))),
+            None => Ok(None),
+        }
+    }
+    #[cfg(not(feature = "store"))]
+    {
+        let _ = store;
+        no_store(src)?;
+        Ok(None)
+    }
+}
+
 /// A build without object storage (no `store` feature) has no prefix run.
 #[cfg(not(feature = "store"))]
 #[allow(dead_code)] // never made
@@ -575,10 +597,14 @@ fn read_signature(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
 /// the tree), as ``paracrypt sign --recursive``: every file hashed on every core, one signature
 /// over a manifest of the whole tree (paths, kinds, modes, times, sizes, BLAKE3 roots).
 /// :func:`verify_tree` with ``signature=`` checks the tree against it later. ``sig`` is written
-/// through a temporary file; an existing one is replaced only with ``overwrite=True``. Returns
-/// a dict: ``files``, ``bytes``, ``signer`` (``{"fingerprint", "required"}``), ``written``.
+/// through a temporary file; an existing one is replaced only with ``overwrite=True``. ``src``
+/// may be a prefix in object storage (``"s3://bucket/prefix/"``, read as
+/// :func:`encrypt_tree` reads one, with ``download_concurrency=`` and ``retries=``); ``sig``
+/// is then required (a local file). Returns a dict: ``files``, ``bytes``, ``signer``
+/// (``{"fingerprint", "required"}``), ``written``.
 #[pyfunction]
-#[pyo3(signature = (src, sig = None, *, key, overwrite = false, threads = None, provider = None))]
+#[pyo3(signature = (src, sig = None, *, key, overwrite = false, threads = None, provider = None, download_concurrency = None, retries = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn sign_tree<'py>(
     py: Python<'py>,
     src: PathBuf,
@@ -587,14 +613,34 @@ pub fn sign_tree<'py>(
     overwrite: bool,
     threads: Option<i64>,
     provider: Option<&str>,
+    download_concurrency: Option<i64>,
+    retries: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    local_only(tree::NotInStore::Sign, &[src.as_path()])?;
-    let src = src.components().as_path().to_path_buf();
-    let sig = sig.unwrap_or_else(|| {
-        let mut name = src.as_os_str().to_owned();
-        name.push(".psig");
-        PathBuf::from(name)
-    });
+    let store = StoreKeywords {
+        download_concurrency,
+        retries,
+        ..StoreKeywords::default()
+    };
+    let tree_in = plain_input(&src, store)?;
+    let src = match tree_in {
+        Some(_) => src,
+        None => src.components().as_path().to_path_buf(),
+    };
+    let sig = match sig {
+        Some(sig) => sig,
+        None if tree_in.is_some() => {
+            return Err(Failure::Usage(format!(
+                "{}: a prefix's signature goes where sig= says (a local file)",
+                src.display()
+            ))
+            .into());
+        }
+        None => {
+            let mut name = src.as_os_str().to_owned();
+            name.push(".psig");
+            PathBuf::from(name)
+        }
+    };
     let key = crate::secrets::read_signing_key(&key)?;
     let signed = run_core(py, (threads, provider, None), |runner| {
         let parent = match sig.parent() {
@@ -610,7 +656,10 @@ pub fn sign_tree<'py>(
                 src.display()
             )));
         }
-        let signed = tree::sign(runner, &key, &src)?;
+        let signed = match &tree_in {
+            Some(tree_in) => tree::sign_from(runner, &key, &**tree_in)?,
+            None => tree::sign(runner, &key, &src)?,
+        };
         let output = crate::output::Staged::create(&sig, overwrite, Some(&src))?;
         std::io::Write::write_all(&mut output.file(), &signed.bytes)
             .map_err(|e| Failure::Io(format!("writing {}", sig.display()), e))?;
@@ -675,7 +724,6 @@ pub fn verify_tree<'py>(
     let runner = options.runner();
     let dict = PyDict::new(py);
     let (why, changes, complete) = if let Some(signature) = signature {
-        local_only(tree::NotInStore::Sign, &[src.as_path()])?;
         if key.is_some() || password.is_some() || identities.is_some() {
             return Err(Failure::Usage(
                 "signature= checks a plaintext tree: it takes no key=, password= or identities="
@@ -687,14 +735,14 @@ pub fn verify_tree<'py>(
             .map(|path| crate::secrets::read_verifying_key(&path))
             .transpose()?;
         let bytes = read_signature(&signature)?;
+        let tree_in = plain_input(&src, store)?;
         let checked = options.run(py, || {
-            Ok(tree::verify_signed(
-                &runner,
-                &bytes,
-                &src,
-                expected.as_ref(),
-                &only,
-            )?)
+            Ok(match &tree_in {
+                Some(tree_in) => {
+                    tree::verify_signed_from(&runner, &bytes, &**tree_in, expected.as_ref(), &only)?
+                }
+                None => tree::verify_signed(&runner, &bytes, &src, expected.as_ref(), &only)?,
+            })
         })?;
         dict.set_item("files", checked.files)?;
         dict.set_item("bytes", checked.bytes)?;

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
-from conftest import ROOT, data, listing
+from conftest import BINARY, ROOT, data, listing
 
 import paracrypt
 
@@ -269,10 +269,8 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
         (lambda: paracrypt.rekey_tree(url, tmp_path / "o2", password="pw",
                                       new_password="new"),
          "a tree in object storage is not rekeyed"),
-        (lambda: paracrypt.sign_tree(url, tmp_path / "sig", key=key),
-         "a tree in object storage is not signed"),
-        (lambda: paracrypt.verify_tree(url, signature=tmp_path / "sig"),
-         "a tree in object storage is not signed"),
+        (lambda: paracrypt.sign_tree(url, key=key),
+         "a prefix's signature goes where sig= says"),
     ]
     for call, words in refusals:
         with pytest.raises(paracrypt.UsageError, match=words):
@@ -341,8 +339,7 @@ def test_a_tree_decrypts_into_a_prefix(tmp_path: Path, s3: Bucket, key: Path) ->
 def test_a_plaintext_tree_in_a_prefix_encrypts(tmp_path: Path, s3: Bucket, key: Path) -> None:
     """``encrypt_tree`` from a prefix of plaintext objects (as another tool leaves them): into a
     directory and into a prefix, each object a file at its key's path (mode 644, directories
-    755), decrypting to those files; over Dask workers it is refused before any request (one
-    process encrypts such a tree)."""
+    755), decrypting to those files; ``sign_tree`` and ``verify_tree(signature=)`` of it."""
     plain = tmp_path / "plain"
     plain.mkdir()
     make_tree(plain, large=True)
@@ -366,6 +363,21 @@ def test_a_plaintext_tree_in_a_prefix_encrypts(tmp_path: Path, s3: Bucket, key: 
     with pytest.raises(paracrypt.UsageError, match="overlap"):
         paracrypt.encrypt_tree(s3.url("src/"), s3.url("src/enc/"), key=key)
     assert s3.uploads() == []
+
+    # Signed as a tree and checked against the signature, there (``sig`` required).
+    signer, public = tmp_path / "s.pem", tmp_path / "s.pub"
+    subprocess.run([str(BINARY), "keygen", "--kind", "ed25519", "-o", str(signer),
+                    "--public-out", str(public)], check=True, capture_output=True)
+    sig = tmp_path / "src.psig"
+    done = paracrypt.sign_tree(s3.url("src/"), sig, key=signer, retries=0)
+    assert done["files"] == len(files)
+    checked = paracrypt.verify_tree(s3.url("src/"), signature=sig, verify_with=public)
+    assert (checked["files"], checked["signer"]["required"]) == (len(files), True)
+    assert paracrypt.verify_tree(s3.url("src/"), ["x"], signature=sig)["files"] == 1
+    s3.command({"op": "put", "key": "src/x", "file": str(plain / "empty")})
+    with pytest.raises(paracrypt.TreeChangedError) as changed:
+        paracrypt.verify_tree(s3.url("src/"), signature=sig)
+    assert changed.value.changes == ["changed: x: 0 bytes, signed as 70000"]
 
 
 def test_a_missing_bucket_is_an_io_error(tmp_path: Path, s3: Bucket, key: Path) -> None:

@@ -828,13 +828,7 @@ pub fn prefix_run(
             };
             let plain = match input_url {
                 None => None,
-                Some(url) => {
-                    let prefix = Prefix::open(url, options)
-                        .map_err(|e| core_error("cannot open the tree", e))?;
-                    let plain = PlainPrefix::open(prefix)
-                        .map_err(|e| core_error("cannot read the tree", e))?;
-                    Some(Arc::new(plain))
-                }
+                Some(url) => Some(Arc::new(plain_input(url, options)?)),
             };
             Ok(Some(PrefixRun::Encrypt(Encryption { plain, output })))
         }
@@ -1005,6 +999,13 @@ pub fn local_only(
 pub fn prefix_input(url: &str, options: Options) -> paracrypt_core::Result<PrefixInput> {
     let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
     PrefixInput::open(prefix).map_err(|e| core_error("cannot read the tree", e))
+}
+
+/// The plaintext tree under the prefix `url`, listed, to encrypt, sign or check against its
+/// signature ([`PlainPrefix`]).
+pub fn plain_input(url: &str, options: Options) -> paracrypt_core::Result<PlainPrefix> {
+    let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+    PlainPrefix::open(prefix).map_err(|e| core_error("cannot read the tree", e))
 }
 
 /// A prefix as an encrypted tree's input (see the [module](self)): listed once when opened.

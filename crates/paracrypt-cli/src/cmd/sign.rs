@@ -330,7 +330,7 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
 }
 
 /// `sign --recursive`: one signature over the manifest of a plaintext tree, written to SIG
-/// (`DIR.psig` beside DIR by default) as one file's signature is.
+/// (`DIR.psig` beside DIR by default; a prefix's, where `-o` says) as one file's signature is.
 fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
     if args.distributed.distributed || args.format != FormatArg::Paracrypt {
         return usage("--recursive signs a tree on this machine's cores, in paracrypt's format");
@@ -341,17 +341,31 @@ fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
     if args.file == Path::new("-") {
         return usage("--recursive needs a directory");
     }
-    crate::io::remote::local_only(
-        paracrypt_core::tree::NotInStore::Sign,
-        &[args.file.as_path()],
-    )?;
+    let prefix = crate::io::remote::is_url(&args.file);
     // `DIR/` names DIR: its signature goes beside it, not inside.
-    let dir = args.file.components().as_path().to_path_buf();
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| default_signature(&dir, FormatArg::Paracrypt));
-    if output != Path::new("-") {
+    let dir = if prefix {
+        args.file.clone()
+    } else {
+        args.file.components().as_path().to_path_buf()
+    };
+    let output = match &args.output {
+        Some(output) => output.clone(),
+        None if prefix => {
+            return usage(format!(
+                "{}: a prefix's signature goes where -o SIG says (a file, or `-`)",
+                dir.display()
+            ));
+        }
+        None => default_signature(&dir, FormatArg::Paracrypt),
+    };
+    if prefix {
+        let (tree, at) = (dir.to_string_lossy(), output.to_string_lossy());
+        if at.starts_with(&format!("{}/", tree.trim_end_matches('/'))) {
+            return usage(format!(
+                "the signature {at} would be inside the tree {tree} it signs"
+            ));
+        }
+    } else if output != Path::new("-") {
         let parent = match output.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -366,6 +380,10 @@ fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
             ));
         }
     }
+    // A prefix is listed once, before the key is read.
+    let tree_in = prefix
+        .then(|| crate::io::remote::plain_input(&dir))
+        .transpose()?;
     let key = signing_key(&args.key, args.rsa_scheme)?.with_provider(provider)?;
     let policy = OutputPolicy {
         force: args.force,
@@ -374,10 +392,10 @@ fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
     };
     let target = OutputTarget::new(&output, &dir, policy)?;
     let runner = Runner::new().provider(provider);
-    let signed = args
-        .threads
-        .pool()?
-        .install(|| paracrypt_core::tree::sign(&runner, &key, &dir))?;
+    let signed = args.threads.pool()?.install(|| match &tree_in {
+        Some(tree_in) => paracrypt_core::tree::sign_from(&runner, &key, &**tree_in),
+        None => paracrypt_core::tree::sign(&runner, &key, &dir),
+    })?;
     let mut out = target.create()?;
     out.writer()
         .write_all(&signed.bytes)
@@ -399,12 +417,13 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
              -i, --range or --format",
         );
     }
-    crate::io::remote::local_only(
-        paracrypt_core::tree::NotInStore::Sign,
-        &[args.file.as_path()],
-    )?;
-    let dir = args.file.components().as_path().to_path_buf();
-    if !dir.is_dir() {
+    let prefix = crate::io::remote::is_url(&args.file);
+    let dir = if prefix {
+        args.file.clone()
+    } else {
+        args.file.components().as_path().to_path_buf()
+    };
+    if !prefix && !dir.is_dir() {
         return usage(format!(
             "--recursive needs a directory: {} is not one",
             dir.display()
@@ -417,9 +436,25 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
         .iter()
         .map(|p| p.as_os_str().as_encoded_bytes().to_vec())
         .collect();
+    let tree_in = prefix
+        .then(|| crate::io::remote::plain_input(&dir))
+        .transpose()?;
     let runner = Runner::new().provider(provider);
-    let checked = args.threads.pool()?.install(|| {
-        paracrypt_core::tree::verify_signed(&runner, &signature, &dir, expected.as_ref(), &paths)
+    let checked = args.threads.pool()?.install(|| match &tree_in {
+        Some(tree_in) => paracrypt_core::tree::verify_signed_from(
+            &runner,
+            &signature,
+            &**tree_in,
+            expected.as_ref(),
+            &paths,
+        ),
+        None => paracrypt_core::tree::verify_signed(
+            &runner,
+            &signature,
+            &dir,
+            expected.as_ref(),
+            &paths,
+        ),
     });
     let checked = checked.with_context(|| format!("{}", sig.display()))?;
     let mut out = std::io::stdout().lock();

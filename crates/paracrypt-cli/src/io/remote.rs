@@ -191,6 +191,12 @@ mod imp {
         .ok()
     }
 
+    /// The prefix `path` names as a plaintext tree (to sign or check), listed now.
+    pub fn plain_input(path: &Path) -> Result<Box<dyn paracrypt_core::tree::PlainInput>> {
+        let url = path.to_str().expect("a URL is UTF-8");
+        Ok(Box::new(paracrypt_store::plain_input(url, options())?))
+    }
+
     /// The prefix `path` names as an encrypted tree's input, listed now.
     pub fn tree_input(path: &Path) -> Result<std::sync::Arc<dyn paracrypt_core::tree::TreeInput>> {
         let url = path.to_str().expect("a URL is UTF-8");
@@ -514,6 +520,11 @@ mod stub {
         _: std::sync::Arc<dyn paracrypt_core::tree::Guard>,
     ) -> Option<paracrypt_core::tree::TaskResult> {
         None
+    }
+
+    /// Never called: this build has no object storage.
+    pub fn plain_input(_: &Path) -> Result<Box<dyn paracrypt_core::tree::PlainInput>> {
+        usage(NOT_BUILT)
     }
 
     /// Never called: this build has no object storage.

@@ -402,17 +402,6 @@ fn refusals_come_before_any_output() {
     fails(run(cmd), 2, "--recursive needs -o OUTPUT");
     // What trees do not do yet is refused, not half-done (before any request to a store).
     let prefix = Path::new("s3://bucket/prefix/");
-    let (signer, _) = signing_key(d, "ed25519", "refused");
-    let mut cmd = paracrypt();
-    cmd.args(["sign", "--recursive", "-k"])
-        .arg(&signer)
-        .arg(prefix);
-    fails(run(cmd), 2, "a tree in object storage is not signed");
-    let mut cmd = paracrypt();
-    cmd.args(["verify", "--recursive", "-s"])
-        .arg(d.join("refused.psig"))
-        .arg(prefix);
-    fails(run(cmd), 2, "a tree in object storage is not signed");
     let (identity, recipient) = x25519(d, "refused.key");
     let mut cmd = paracrypt();
     cmd.args(["rekey", "--recursive", "-i"])

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::out::open_no_follow;
 use super::walk::join;
-use crate::engine::{Sink, Source};
+use crate::engine::{InputId, Sink, Source};
 use crate::error::Result;
 
 /// A tree's output, as [`encrypt_to`](super::encrypt_to) writes it. The local directory's
@@ -200,6 +200,30 @@ pub trait PlainInput: Send + Sync {
 pub(crate) enum Plaintexts<'a> {
     Local(&'a Path),
     Other(&'a dyn PlainInput),
+}
+
+/// A plaintext file being read: a local file (checked, as it is read, to be still the one
+/// opened), or a file of a plaintext tree plugged in (read at the version listed).
+pub(crate) enum Reading<'a> {
+    Local { file: File, id: InputId },
+    Other(Box<dyn InputFile + 'a>),
+}
+
+impl Reading<'_> {
+    pub fn source(&self) -> &dyn Source {
+        match self {
+            Reading::Local { file, .. } => file,
+            Reading::Other(file) => file.source(),
+        }
+    }
+
+    /// Whether a local file is still the one opened, unchanged.
+    pub fn check(&self) -> Result<()> {
+        match self {
+            Reading::Local { file, id } => id.check(file),
+            Reading::Other(_) => Ok(()),
+        }
+    }
 }
 
 /// One entry of a [`PlainInput`]'s walk.

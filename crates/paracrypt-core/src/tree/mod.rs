@@ -95,7 +95,10 @@ pub use open::{
     open_task, open_task_from, open_task_guarded, open_task_to, read_manifest, read_manifest_from,
 };
 pub(crate) use out::open_no_follow;
-pub use plain::{PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, verify_signed};
+pub use plain::{
+    PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, sign_from, verify_signed,
+    verify_signed_from,
+};
 pub use rekeying::{RekeyTo, check_rekey, rekey};
 pub use schedule::BATCH_FILES;
 pub use seal::{

@@ -9,7 +9,6 @@
 //! every file added, removed, renamed or changed. Nothing hashed is written anywhere.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::ops::Range;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -17,14 +16,15 @@ use std::sync::Mutex;
 
 use super::chunks::{Plain, run_here};
 use super::in_tree;
+use super::io::{PlainInput, Plaintexts, Reading};
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::check_signer;
 use super::out::open_no_follow;
 use super::path::{self, shown};
 use super::schedule::{self, FileWork, Planned};
 use super::seal::now;
-use super::walk::{Found, Walked, join, mtime_of, walk};
-use crate::engine::Job;
+use super::walk::{Found, Walk, Walked, join, mtime_of, walk};
+use crate::engine::{InputId, Job};
 use crate::error::{Error, Result};
 use crate::plan::ChunkSize;
 use crate::provider::Provider;
@@ -50,7 +50,26 @@ pub struct SignedTree {
 /// caller writes [`SignedTree::bytes`] (the CLI: `DIR.psig`). A file that cannot be read, or
 /// that changes while it is hashed, fails the whole signature (named).
 pub fn sign(runner: &Runner, key: &SigningKey, input: &Path) -> Result<SignedTree> {
-    let walked = walk(input)?;
+    sign_walked(runner, key, walk(input)?, Plaintexts::Local(input))
+}
+
+/// [`sign`] of the plaintext tree `input`, a [`PlainInput`] a front end plugs in (a prefix in
+/// object storage): listed once ([`Walk::of`]), each file read at the version listed.
+pub fn sign_from(runner: &Runner, key: &SigningKey, input: &dyn PlainInput) -> Result<SignedTree> {
+    sign_walked(
+        runner,
+        key,
+        Walk::of(input)?.entries,
+        Plaintexts::Other(input),
+    )
+}
+
+fn sign_walked(
+    runner: &Runner,
+    key: &SigningKey,
+    walked: Vec<Walked>,
+    input: Plaintexts<'_>,
+) -> Result<SignedTree> {
     let files: Vec<&Walked> = walked
         .iter()
         .filter(|w| matches!(w.found, Found::File { .. }))
@@ -184,6 +203,29 @@ pub fn verify_signed(
     expected: Option<&VerifyingKey>,
     only: &[Vec<u8>],
 ) -> Result<SignedCheck> {
+    verify_in(runner, signature, Plaintexts::Local(input), expected, only)
+}
+
+/// [`verify_signed`] of the plaintext tree `input`, a [`PlainInput`] a front end plugs in (a
+/// prefix in object storage): listed once ([`Walk::of`]), each file read at the version
+/// listed.
+pub fn verify_signed_from(
+    runner: &Runner,
+    signature: &[u8],
+    input: &dyn PlainInput,
+    expected: Option<&VerifyingKey>,
+    only: &[Vec<u8>],
+) -> Result<SignedCheck> {
+    verify_in(runner, signature, Plaintexts::Other(input), expected, only)
+}
+
+fn verify_in(
+    runner: &Runner,
+    signature: &[u8],
+    input: Plaintexts<'_>,
+    expected: Option<&VerifyingKey>,
+    only: &[Vec<u8>],
+) -> Result<SignedCheck> {
     let manifest = Manifest::parse(signature)?;
     if manifest.format != TreeFormat::Plain {
         return Err(Error::Manifest(
@@ -201,7 +243,10 @@ pub fn verify_signed(
     let mut changes = Vec::new();
     // What is at each listed path now: what the walk found, or for `only`, that file alone.
     let walked: Vec<Walked> = if only.is_empty() {
-        walk(input)?
+        match input {
+            Plaintexts::Local(input) => walk(input)?,
+            Plaintexts::Other(input) => Walk::of(input)?.entries,
+        }
     } else {
         let mut found = Vec::new();
         for wanted in only {
@@ -217,9 +262,21 @@ pub fn verify_signed(
                     )));
                 }
             }
-            if let Some(w) = stat(input, wanted)? {
+            if let Plaintexts::Local(input) = input
+                && let Some(w) = stat(input, wanted)?
+            {
                 found.push(w);
             }
+        }
+        if let Plaintexts::Other(input) = input {
+            // The listing is one request whatever is asked of it.
+            let wanted: HashSet<&[u8]> = only.iter().map(|p| &p[..]).collect();
+            found.extend(
+                Walk::of(input)?
+                    .entries
+                    .into_iter()
+                    .filter(|w| wanted.contains(&w.path[..])),
+            );
         }
         found.sort_by(|a, b| a.path.cmp(&b.path));
         found.dedup_by(|a, b| a.path == b.path);
@@ -435,21 +492,21 @@ fn stat(root: &Path, rel: &[u8]) -> Result<Option<Walked>> {
 struct Hash<'a> {
     runner: &'a Runner,
     provider: Provider,
-    input: &'a Path,
+    input: Plaintexts<'a>,
     files: Vec<&'a Walked>,
     done: Vec<Mutex<Option<FileEntry>>>,
     failures: Mutex<Vec<(usize, Error)>>,
 }
 
 /// A file being hashed.
-struct Hashing {
-    source: File,
+struct Hashing<'a> {
+    source: Reading<'a>,
     job: Job,
     leaves: Mutex<Vec<[u8; HASH_LEN]>>,
 }
 
 impl<'a> Hash<'a> {
-    fn new(runner: &'a Runner, input: &'a Path, files: Vec<&'a Walked>) -> Self {
+    fn new(runner: &'a Runner, input: Plaintexts<'a>, files: Vec<&'a Walked>) -> Self {
         Hash {
             runner,
             provider: runner.chosen_provider(),
@@ -508,29 +565,42 @@ fn len_of(w: &Walked) -> u64 {
     }
 }
 
-impl FileWork for Hash<'_> {
-    type Open = Hashing;
+impl<'a> FileWork for Hash<'a> {
+    type Open = Hashing<'a>;
 
-    fn open(&self, file: usize) -> Result<Hashing> {
+    fn open(&self, file: usize) -> Result<Hashing<'a>> {
         let w = self.files[file];
-        let source = open_no_follow(&join(self.input, &w.path)).map_err(|e| {
+        let cannot_open = |e: std::io::Error| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 Error::InputChanged("it was removed since the tree was listed".into())
             } else {
                 Error::io("cannot open it", e)
             }
-        })?;
-        let meta = source
-            .metadata()
-            .map_err(|e| Error::io("cannot read its metadata", e))?;
+        };
         let Found::File { len, ino } = w.found else {
             unreachable!("only regular files are hashed")
         };
-        if !meta.is_file() || meta.ino() != ino || meta.len() != len {
-            return Err(Error::InputChanged(
-                "it changed since the tree was listed".into(),
-            ));
-        }
+        let changed = || Error::InputChanged("it changed since the tree was listed".into());
+        let source = match self.input {
+            Plaintexts::Local(input) => {
+                let source = open_no_follow(&join(input, &w.path)).map_err(cannot_open)?;
+                let meta = source
+                    .metadata()
+                    .map_err(|e| Error::io("cannot read its metadata", e))?;
+                if !meta.is_file() || meta.ino() != ino || meta.len() != len {
+                    return Err(changed());
+                }
+                let id = InputId::of(&source)?;
+                Reading::Local { file: source, id }
+            }
+            Plaintexts::Other(input) => {
+                let source = input.open(&w.path).map_err(cannot_open)?;
+                if source.len() != len {
+                    return Err(changed());
+                }
+                Reading::Other(source)
+            }
+        };
         let recipe = TreeHash::new(ChunkSize::new(PLAIN_CHUNK as usize)?);
         let job = crate::Recipe::first_job(&recipe, &mut &[][..], Some(len), self.provider)?;
         let leaves = job.planned().len() as usize;
@@ -541,8 +611,14 @@ impl FileWork for Hash<'_> {
         })
     }
 
-    fn run(&self, _file: usize, open: &Hashing, chunks: Range<u64>) -> Result<()> {
-        let ran = run_here(&open.job, chunks.clone(), &open.source, None, Plain::Input)?;
+    fn run(&self, _file: usize, open: &Hashing<'a>, chunks: Range<u64>) -> Result<()> {
+        let ran = run_here(
+            &open.job,
+            chunks.clone(),
+            open.source.source(),
+            None,
+            Plain::Input,
+        )?;
         let plan = open.job.planned();
         self.runner
             .advance(plan.chunk(chunks.end - 1).input.end - plan.chunk(chunks.start).input.start);
@@ -551,14 +627,15 @@ impl FileWork for Hash<'_> {
         Ok(())
     }
 
-    fn finish(&self, file: usize, open: Hashing) -> Result<()> {
+    fn finish(&self, file: usize, open: Hashing<'a>) -> Result<()> {
         let w = self.files[file];
-        let meta = open
-            .source
-            .metadata()
-            .map_err(|e| Error::io("cannot read its metadata", e))?;
-        if meta.len() != len_of(w) || mtime_of(&meta) != w.mtime {
-            return Err(Error::InputChanged("it changed while it was hashed".into()));
+        if let Reading::Local { file, .. } = &open.source {
+            let meta = file
+                .metadata()
+                .map_err(|e| Error::io("cannot read its metadata", e))?;
+            if meta.len() != len_of(w) || mtime_of(&meta) != w.mtime {
+                return Err(Error::InputChanged("it changed while it was hashed".into()));
+            }
         }
         let leaves = open.leaves.into_inner().unwrap_or_else(|e| e.into_inner());
         *self.done[file].lock().unwrap_or_else(|e| e.into_inner()) = Some(FileEntry {

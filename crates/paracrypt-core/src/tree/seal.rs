@@ -1,7 +1,7 @@
 //! Encrypting a tree: the walk, the output's directories, every file on the one schedule, and
 //! the manifest last.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{BufReader, Write};
 use std::ops::Range;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
@@ -16,7 +16,7 @@ use zeroize::Zeroizing;
 
 use super::chunks::{Plain, run_here};
 use super::io::{
-    InputFile, InputReader, OutputFile, OutputWriter, PlainInput, Plaintexts, TreeOutput,
+    InputReader, OutputFile, OutputWriter, PlainInput, Plaintexts, Reading, TreeOutput,
 };
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::{read_manifest, read_manifest_from};
@@ -1097,9 +1097,6 @@ pub enum NotInStore {
     /// A plaintext tree read from object storage, spread over processes (MPI ranks, Dask
     /// workers): it is encrypted by one process.
     PlainTree,
-    /// A plaintext tree in object storage signed ([`sign`](super::sign)), or checked against
-    /// its signature.
-    Sign,
     /// A tree in object storage rekeyed ([`rekey`](super::rekey)).
     Rekey,
 }
@@ -1110,10 +1107,6 @@ impl std::fmt::Display for NotInStore {
             NotInStore::PlainTree => {
                 "a plaintext tree in object storage is encrypted by one process: not across MPI \
                  ranks or Dask workers (yet)"
-            }
-            NotInStore::Sign => {
-                "a plaintext tree is signed and checked in a local directory: a tree in object \
-                 storage is not signed (yet)"
             }
             NotInStore::Rekey => {
                 "rekeying reads and writes local directories here: a tree in object storage is \
@@ -1625,30 +1618,6 @@ fn remove_gone_files(
         }
     }
     (removed, failed)
-}
-
-/// A plaintext file being read: a local file (checked, as it is read, to be still the one
-/// opened), or a file of a plaintext tree plugged in (read at the version listed).
-enum Reading<'a> {
-    Local { file: File, id: InputId },
-    Other(Box<dyn InputFile + 'a>),
-}
-
-impl Reading<'_> {
-    fn source(&self) -> &dyn Source {
-        match self {
-            Reading::Local { file, .. } => file,
-            Reading::Other(file) => file.source(),
-        }
-    }
-
-    /// Whether a local file is still the one opened, unchanged.
-    fn check(&self) -> Result<()> {
-        match self {
-            Reading::Local { file, id } => id.check(file),
-            Reading::Other(_) => Ok(()),
-        }
-    }
 }
 
 /// A file being encrypted.

@@ -402,6 +402,8 @@ def sign_tree(
     overwrite: bool = False,
     threads: Optional[int] = None,
     provider: Optional[str] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
 def verify_tree(
     src: _StrPath,

@@ -771,6 +771,83 @@ fn a_failed_or_interrupted_upload_leaves_no_object_of_its_file() {
     assert!(bucket.uploads().is_empty(), "multipart uploads left");
 }
 
+/// A plaintext tree in a prefix is signed (`sign --recursive … -o SIG`, required) and checked
+/// against its signature (`verify --recursive -s`), whole and one file alone; an object changed
+/// or added is named (exit 1). A local tree's signature checks its copy in a prefix (kinds,
+/// sizes and contents, not modes or times). A signature inside the prefix is refused.
+#[test]
+fn a_plaintext_tree_in_a_prefix_is_signed_and_checked() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-signed");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, false);
+    for link in ["link to run", "sub dir/dangling"] {
+        std::fs::remove_file(plain.join(link)).unwrap();
+    }
+    std::fs::remove_dir(plain.join("empty dir")).unwrap();
+    put_tree(&bucket, "src/", &plain);
+    let (signer, public) = signing_key(d, "ed25519", "signer");
+    let url = bucket.url("src/");
+    let sign = |args: &[&str]| {
+        let mut cmd = server.client();
+        cmd.args(["sign", "--recursive", "-k"])
+            .arg(&signer)
+            .args(args)
+            .arg(&url);
+        run(cmd)
+    };
+    let verify = |sig: &Path, paths: &[&str]| {
+        let mut cmd = server.client();
+        cmd.args(["verify", "--recursive", "-s"])
+            .arg(sig)
+            .arg("-p")
+            .arg(&public)
+            .arg(&url)
+            .args(paths);
+        run(cmd)
+    };
+    fails(sign(&[]), 2, "goes where -o SIG says");
+    fails(
+        sign(&["-o", &bucket.url("src/inside.psig")]),
+        2,
+        "would be inside the tree",
+    );
+    let sig = d.join("src.psig");
+    ok(sign(&["-o", sig.to_str().unwrap()]));
+    let out = String::from_utf8(ok(verify(&sig, &[]))).unwrap();
+    assert!(out.contains(&format!("{url}: OK (4 files")), "{out}");
+    assert!(out.contains("good signature by"), "{out}");
+    let out = String::from_utf8(ok(verify(&sig, &["sub dir/deeper/z"]))).unwrap();
+    assert!(out.contains("OK (1 file,"), "{out}");
+
+    // The local tree's own signature checks its copy in the prefix.
+    let mut cmd = server.client();
+    cmd.args(["sign", "--recursive", "-k"])
+        .arg(&signer)
+        .arg(&plain);
+    ok(run(cmd));
+    let local = d.join("plain.psig");
+    assert!(
+        String::from_utf8(ok(verify(&local, &[])))
+            .unwrap()
+            .contains("OK (4 files")
+    );
+
+    // An object changed and one added: both named.
+    bucket.put("src/x", &write(d, "other", &data(70_000, 1)));
+    bucket.put("src/new", &write(d, "new", b"new"));
+    let out = verify(&sig, &[]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("changed: x: its contents are not those signed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("added: new"), "{stdout}");
+    assert!(!keys(&bucket, "src/").contains(&"inside.psig".to_string()));
+}
+
 /// Runs `paracrypt --upload-concurrency 1 OP --recursive -q ARGS INPUT -o OUTPUT` through a
 /// proxy that holds each part back 400 ms, and sends it SIGTERM once a part has gone up and
 /// `ready` says so: it dies of the signal (its handler aborts the upload first), leaving no
