@@ -5,11 +5,12 @@
 //! The core depends on no store: a front end plugs these in.
 //!
 //! **What a prefix may do** is decided here, once for every front end (the CLI, Python):
-//! [`prefix_run`] checks a tree run with a prefix on one side (on the core's
-//! `tree::check_in_store`) and opens the prefix, [`prefix_input`] opens an encrypted tree to
-//! verify or show, and [`local_only`] refuses a prefix to a run of local directories only
-//! (signing, rekeying, spreading over processes). Each refusal is the core's
-//! `Error::TreeInStore`, in words; a front end adds its own options' names.
+//! [`prefix_run`] checks a tree run with a prefix on either side (on the core's
+//! `tree::check_in_store`) and opens the prefixes, [`prefix_input`] opens an encrypted tree to
+//! verify or show, [`plain_input`] a plaintext tree to sign or check, and [`local_only`]
+//! refuses a prefix to a run of local directories only (rekeying; a plaintext tree spread over
+//! processes). Each refusal is the core's `Error::TreeInStore`, in words; a front end adds its
+//! own options' names.
 //!
 //! **Listing**: a prefix is listed once (object_store paginates), at most [`MAX_OBJECTS`]
 //! objects, each key at most [`MAX_KEY`] bytes; an input's files are then read with ranged
@@ -981,7 +982,7 @@ pub fn open_task_from(
 }
 
 /// Refuses any of `paths` that is in object storage, for a tree run that reads and writes
-/// local directories only (`what`: signing, rekeying, spreading over processes): the same
+/// local directories only (`what`: rekeying, a plaintext tree spread over processes): the same
 /// refusal, in the same words, for every front end.
 pub fn local_only(
     what: paracrypt_core::tree::NotInStore,

@@ -256,7 +256,7 @@ fn holds_plaintext(bucket: &Bucket<'_>, prefix: &str, plain: &Path) {
 }
 
 /// An encrypted tree decrypts into a prefix, from a local directory and from a prefix, at one
-/// thread and two: one object per file (a file past one part uploaded in parts), its
+/// thread and two, and an armored age tree too: one object per file (a file past one part uploaded in parts), its
 /// plaintext, nothing else (no manifest, no directory); a link, which a prefix cannot hold, is
 /// a failure that names it, the files all done (exit 6). A prefix that holds objects is
 /// refused without `--force`, and a prefix inside the one read (or around it) always, before
@@ -328,6 +328,25 @@ fn a_tree_decrypts_into_a_prefix() {
         )));
         holds_plaintext(&bucket, to, &plain);
     }
+    // An armored age tree, whose files are read in order: each object written as it streams
+    // (the large one in parts), committed once checked.
+    let (identity, recipient) = x25519(d, "me.key");
+    let armored = d.join("armored");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-r", &recipient, "--format", "age", "--armor"],
+        plain.to_str().unwrap(),
+        armored.to_str().unwrap(),
+    )));
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["-i", identity.to_str().unwrap()],
+        armored.to_str().unwrap(),
+        &bucket.url("from-armor/"),
+    )));
+    holds_plaintext(&bucket, "from-armor/", &plain);
     assert!(bucket.uploads().is_empty(), "multipart uploads left");
 
     // A prefix that holds objects: refused, then written into with --force.
