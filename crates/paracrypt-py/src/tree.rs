@@ -135,6 +135,26 @@ fn prefix_run(
     )?)
 }
 
+/// The rekey from `src` to `dst` when either is a prefix in object storage, checked and opened
+/// by `paracrypt_store::prefix_rekey` (the refusals that need no secret, for every front end);
+/// `None` when both are local. The store's options and the environment as [`prefix_run`].
+#[cfg(feature = "store")]
+fn prefix_rekey(
+    src: &std::path::Path,
+    dst: &std::path::Path,
+    tree_options: &tree::Options,
+    store: StoreKeywords,
+) -> Result<Option<paracrypt_store::Rekeying>, Failure> {
+    let store = store.options()?;
+    Ok(paracrypt_store::prefix_rekey(
+        src,
+        dst,
+        tree_options,
+        store,
+        None,
+    )?)
+}
+
 /// The encrypted tree under the prefix `src` (listed), when it is one.
 #[cfg(feature = "store")]
 fn prefix_input(
@@ -235,6 +255,37 @@ impl NoDecryption {
     ) -> paracrypt_core::Result<tree::Summary> {
         match *self {}
     }
+}
+
+/// A rekey with a prefix on one side, which a build without object storage never makes.
+#[cfg(not(feature = "store"))]
+#[allow(dead_code)] // never made
+enum NoRekeying {}
+
+#[cfg(not(feature = "store"))]
+impl NoRekeying {
+    fn run(
+        &self,
+        _: &paracrypt_core::Runner,
+        _: &paracrypt_core::request::Request,
+        _: &tree::RekeyTo,
+        _: &std::path::Path,
+        _: &tree::Options,
+    ) -> paracrypt_core::Result<tree::Summary> {
+        match *self {}
+    }
+}
+
+#[cfg(not(feature = "store"))]
+fn prefix_rekey(
+    src: &std::path::Path,
+    dst: &std::path::Path,
+    _: &tree::Options,
+    _: StoreKeywords,
+) -> Result<Option<NoRekeying>, Failure> {
+    no_store(src)?;
+    no_store(dst)?;
+    Ok(None)
 }
 
 /// What a build without object storage says of a URL.
@@ -484,8 +535,14 @@ pub fn encrypt_tree<'py>(
 /// its ``changes`` naming each such file, before anything is written (``overwrite=True``
 /// replaces nothing at ``dst``); a file that cannot be read is named and left out:
 /// :class:`IncompleteTreeError`, as for :func:`encrypt_tree`. Rekeying is not revocation.
+///
+/// ``src`` and ``dst`` may be prefixes in object storage (``"s3://bucket/prefix/"``, a
+/// ``str``), as :func:`decrypt_tree` takes them: an input prefix is listed once and every file
+/// read at the version listed (``download_concurrency=``, ``retries=``); each new file is
+/// uploaded as one object (``upload_concurrency=`` parts in flight) that appears only once it
+/// is whole. Two prefixes that overlap are refused.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None))]
+#[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn rekey_tree<'py>(
     py: Python<'py>,
@@ -500,11 +557,22 @@ pub fn rekey_tree<'py>(
     threads: Option<i64>,
     provider: Option<&str>,
     progress: Option<Py<PyAny>>,
+    upload_concurrency: Option<i64>,
+    download_concurrency: Option<i64>,
+    retries: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let store = StoreKeywords {
+        upload_concurrency,
+        download_concurrency,
+        retries,
+    };
     let tree_options = write_options(overwrite);
-    local_only(tree::NotInStore::Rekey, &[src.as_path(), dst.as_path()])?;
-    // What the paths and the manifest's header refuse, before any secret is read.
-    tree::check_rekey(&src, &dst, &tree_options).map_err(Failure::from)?;
+    // What the paths and the manifest's header refuse, before any secret is read (a prefix on
+    // either side listed or asked here).
+    let in_store = prefix_rekey(&src, &dst, &tree_options, store)?;
+    if in_store.is_none() {
+        tree::check_rekey(&src, &dst, &tree_options).map_err(Failure::from)?;
+    }
     let open = decrypt_request(None, password, identities, None)?;
     let to = tree::RekeyTo {
         secret: crate::secrets::to_encrypt(None, new_password, recipients)?,
@@ -513,7 +581,10 @@ pub fn rekey_tree<'py>(
             .transpose()?,
     };
     let summary = run_core(py, (threads, provider, progress), |runner| {
-        Ok(tree::rekey(runner, &open, &to, &src, &dst, &tree_options)?)
+        Ok(match &in_store {
+            Some(run) => run.run(runner, &open, &to, &dst, &tree_options)?,
+            None => tree::rekey(runner, &open, &to, &src, &dst, &tree_options)?,
+        })
     })?;
     finish(py, summary, true)
 }

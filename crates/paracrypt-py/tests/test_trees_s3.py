@@ -266,9 +266,9 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
     refusals: list[tuple[Callable[[], object], str]] = [
         (lambda: paracrypt.encrypt_tree(plain / "x", url, key=key),
          "x is not a directory"),
-        (lambda: paracrypt.rekey_tree(url, tmp_path / "o2", password="pw",
+        (lambda: paracrypt.rekey_tree(url, s3.url("r/in/"), password="pw",
                                       new_password="new"),
-         "a tree in object storage is not rekeyed"),
+         "overlap"),
         (lambda: paracrypt.sign_tree(url, key=key),
          "a prefix's signature goes where sig= says"),
     ]
@@ -333,6 +333,58 @@ def test_a_tree_decrypts_into_a_prefix(tmp_path: Path, s3: Bucket, key: Path) ->
         paracrypt.decrypt_tree(s3.url("enc/"), s3.url("enc/back/"), key=key, overwrite=True)
     assert s3.keys("enc/") == ["empty.pcr", "large.pcr", "paracrypt-manifest",
                                "sub/deeper/z.pcr", "sub/run.sh.pcr", "x.pcr"]
+    assert s3.uploads() == []
+
+
+def test_a_tree_is_rekeyed_in_and_out_of_a_prefix(tmp_path: Path, s3: Bucket) -> None:
+    """``rekey_tree`` from a prefix into a prefix and into a directory, and from a directory
+    into a prefix: each new tree opens with the new identity, back to the tree; the old one is
+    as it was. A password tree in a prefix keeps its files byte for byte. An output prefix that
+    holds objects needs ``overwrite=True``; a tree of a key file is refused before anything is
+    read past its manifest's header."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain, large=True)
+    alice = paracrypt.keygen(tmp_path / "alice.txt", kind="x25519")
+    bob = paracrypt.keygen(tmp_path / "bob.txt", kind="x25519")
+    assert alice is not None and bob is not None
+    paracrypt.encrypt_tree(plain, s3.url("old/"), recipients=[alice], chunk_size="64KiB")
+    paracrypt.encrypt_tree(plain, tmp_path / "old", recipients=[alice])
+    before = plaintext_objects(s3, "old/")
+    for n, (src, dst) in enumerate([(s3.url("old/"), s3.url("new/")),
+                                    (s3.url("old/"), str(tmp_path / "new")),
+                                    (str(tmp_path / "old"), s3.url("from-dir/"))]):
+        done = paracrypt.rekey_tree(src, dst, identities=tmp_path / "alice.txt",
+                                    recipients=[bob], threads=2, upload_concurrency=2,
+                                    download_concurrency=2, retries=1)
+        assert done["complete"] and done["files"] == 5, done
+        back = tmp_path / f"back-{n}"
+        assert paracrypt.decrypt_tree(dst, back, identities=tmp_path / "bob.txt")["complete"]
+        assert snapshot(back) == snapshot(plain)
+        with pytest.raises(paracrypt.DataError):
+            paracrypt.decrypt_tree(dst, tmp_path / "no", identities=tmp_path / "alice.txt")
+    assert plaintext_objects(s3, "old/") == before
+    with pytest.raises(paracrypt.UsageError, match="is not empty"):
+        paracrypt.rekey_tree(s3.url("old/"), s3.url("new/"), identities=tmp_path / "alice.txt",
+                             recipients=[bob])
+    paracrypt.rekey_tree(s3.url("old/"), s3.url("new/"), identities=tmp_path / "alice.txt",
+                         recipients=[bob], overwrite=True)
+    paracrypt.encrypt_tree(plain, s3.url("pw/"), password="old words")
+    paracrypt.rekey_tree(s3.url("pw/"), s3.url("pw2/"), password="old words",
+                         new_password="new words")
+    was, now = plaintext_objects(s3, "pw/"), plaintext_objects(s3, "pw2/")
+    assert was.keys() == now.keys()
+    assert all(was[k] == now[k] for k in was if k != "paracrypt-manifest")
+    back = tmp_path / "back-pw"
+    assert paracrypt.decrypt_tree(s3.url("pw2/"), back, password="new words")["complete"]
+    assert snapshot(back) == snapshot(plain)
+    key = tmp_path / "tree.key"
+    paracrypt.keygen(key)
+    paracrypt.encrypt_tree(plain, s3.url("keyed/"), key=key)
+    with pytest.raises(paracrypt.DataError, match="encrypted with a key file"):
+        paracrypt.rekey_tree(s3.url("keyed/"), s3.url("k2/"), password="unused",
+                             new_password="new")
+    assert s3.keys("k2/") == []
     assert s3.uploads() == []
 
 

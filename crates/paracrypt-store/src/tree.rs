@@ -6,10 +6,10 @@
 //!
 //! **What a prefix may do** is decided here, once for every front end (the CLI, Python):
 //! [`prefix_run`] checks a tree run with a prefix on either side (on the core's
-//! `tree::check_in_store`) and opens the prefixes, [`prefix_input`] opens an encrypted tree to
-//! verify or show, [`plain_input`] a plaintext tree to sign or check, and [`local_only`]
-//! refuses a prefix to a run of local directories only (rekeying; a plaintext tree spread over
-//! processes). Each refusal is the core's `Error::TreeInStore`, in words; a front end adds its
+//! `tree::check_in_store`) and opens the prefixes, [`prefix_rekey`] a rekey likewise (on the
+//! core's `tree::check_rekey_from`), [`prefix_input`] opens an encrypted tree to verify or
+//! show, [`plain_input`] a plaintext tree to sign or check, and [`local_only`] refuses a prefix
+//! to a run that does not take one (a plaintext tree spread over processes). Each refusal is the core's `Error::TreeInStore`, in words; a front end adds its
 //! own options' names.
 //!
 //! **Listing**: a prefix is listed once (object_store paginates), at most [`MAX_OBJECTS`]
@@ -855,6 +855,96 @@ pub fn prefix_run(
     }
 }
 
+/// A rekey of an encrypted tree with a prefix on one side or both, checked ([`prefix_rekey`]):
+/// the encrypted tree of a prefix (listed) or of a local directory, rekeyed into a new tree in
+/// a local directory or a prefix (checked: [`TreeOutput::prepare`]). Every front end runs it
+/// through [`Rekeying::run`], which chooses the core's call.
+pub struct Rekeying {
+    input: Arc<dyn TreeInput>,
+    /// `None`: the local directory the run names.
+    output: Option<Arc<PrefixOutput>>,
+}
+
+impl std::fmt::Debug for Rekeying {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rekeying")
+            .field("input", &self.input.shown(b""))
+            .field("output", &self.output.as_ref().map(|out| &out.prefix))
+            .finish()
+    }
+}
+
+impl Rekeying {
+    /// The whole rekey in this process: the core's
+    /// [`rekey_from`](paracrypt_core::tree::rekey_from) into the local directory `output`, or
+    /// [`rekey_to`](paracrypt_core::tree::rekey_to) into the prefix this run checked; the
+    /// manifest opened with `open`, the new tree sealed as `to` says.
+    pub fn run(
+        &self,
+        runner: &paracrypt_core::Runner,
+        open: &paracrypt_core::request::Request,
+        to: &paracrypt_core::tree::RekeyTo,
+        output: &LocalPath,
+        options: &paracrypt_core::tree::Options,
+    ) -> paracrypt_core::Result<paracrypt_core::tree::Summary> {
+        use paracrypt_core::tree::{rekey_from, rekey_to};
+        match &self.output {
+            None => rekey_from(runner, open, to, &*self.input, output, options),
+            Some(out) => {
+                let out: Arc<dyn TreeOutput> = out.clone();
+                rekey_to(runner, open, to, &*self.input, out, options)
+            }
+        }
+    }
+}
+
+/// Checks the rekey of the encrypted tree at `input` into the new tree at `output` when either
+/// is a prefix in object storage and opens it; `None` when both are local (the core's
+/// [`check_rekey`](paracrypt_core::tree::check_rekey) and
+/// [`rekey`](paracrypt_core::tree::rekey) then). Refused here, before any secret is read, for
+/// every front end: what the core's
+/// [`check_rekey_from`](paracrypt_core::tree::check_rekey_from) refuses (the options a rekey
+/// takes no part in, a local output that holds files without `tree_options.force`, a tree
+/// encrypted with a key file, seen from its manifest's header), an output prefix that holds
+/// objects without `tree_options.force`, and two prefixes that overlap. An input prefix is
+/// listed once: every file is read at the version listed. `watch` is told of every multipart
+/// upload.
+pub fn prefix_rekey(
+    input: &LocalPath,
+    output: &LocalPath,
+    tree_options: &paracrypt_core::tree::Options,
+    options: Options,
+    watch: Option<Arc<dyn UploadWatch>>,
+) -> paracrypt_core::Result<Option<Rekeying>> {
+    let (input_url, output_url) = (url_of(input), url_of(output));
+    if input_url.is_none() && output_url.is_none() {
+        return Ok(None);
+    }
+    if let (Some(from), Some(to)) = (input_url, output_url) {
+        overlap(from, to)?;
+    }
+    let input: Arc<dyn TreeInput> = match input_url {
+        Some(url) => Arc::new(prefix_input(url, options)?),
+        None => Arc::new(paracrypt_core::tree::LocalInput {
+            root: input.to_path_buf(),
+        }),
+    };
+    let local_output = output_url.is_none().then_some(output);
+    paracrypt_core::tree::check_rekey_from(&*input, local_output, tree_options)?;
+    let output = match output_url {
+        None => None,
+        Some(url) => {
+            let prefix =
+                Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+            let out = PrefixOutput::new(prefix, tree_options.force, watch);
+            let local_input = input.local().unwrap_or(LocalPath::new(""));
+            out.prepare(local_input, tree_options.force)?;
+            Some(Arc::new(out))
+        }
+    };
+    Ok(Some(Rekeying { input, output }))
+}
+
 /// Refuses a run from the prefix `from` into the prefix `to` when either is, or lies inside,
 /// the other (as a local output inside its input is refused): the run would write into the tree
 /// it reads.
@@ -982,7 +1072,7 @@ pub fn open_task_from(
 }
 
 /// Refuses any of `paths` that is in object storage, for a tree run that reads and writes
-/// local directories only (`what`: rekeying, a plaintext tree spread over processes): the same
+/// local directories only (`what`: a plaintext tree spread over processes): the same
 /// refusal, in the same words, for every front end.
 pub fn local_only(
     what: paracrypt_core::tree::NotInStore,

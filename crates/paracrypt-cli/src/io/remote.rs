@@ -55,7 +55,8 @@ pub fn is_url(path: &std::path::Path) -> bool {
 
 /// Refuses any of `paths` that names object storage, for a tree run of local directories only
 /// (`what`; the rule is `paracrypt_store::local_only`'s, which a build without object storage
-/// applies to the URLs it recognises).
+/// applies to the URLs it recognises): a plaintext prefix across ranks.
+#[cfg(feature = "mpi")]
 pub fn local_only(
     what: paracrypt_core::tree::NotInStore,
     paths: &[&std::path::Path],
@@ -145,6 +146,23 @@ mod imp {
     ) -> paracrypt_core::Result<Option<paracrypt_store::PrefixRun>> {
         paracrypt_store::prefix_run(
             encrypting,
+            input,
+            output,
+            tree_options,
+            options(),
+            Some(std::sync::Arc::new(TreeUploads)),
+        )
+    }
+
+    /// The rekey from `input` to `output` when either is a prefix, checked and opened by
+    /// `paracrypt_store::prefix_rekey` (the refusals that need no credential, for every front
+    /// end) with the command's options, its uploads aborted on an interrupt.
+    pub fn prefix_rekey(
+        input: &Path,
+        output: &Path,
+        tree_options: &paracrypt_core::tree::Options,
+    ) -> paracrypt_core::Result<Option<paracrypt_store::Rekeying>> {
+        paracrypt_store::prefix_rekey(
             input,
             output,
             tree_options,
@@ -488,6 +506,36 @@ mod stub {
         ) -> paracrypt_core::Result<paracrypt_core::tree::Summary> {
             unreachable!("this build makes no prefix run")
         }
+    }
+
+    /// A rekey with a prefix on one side, which this build cannot make.
+    #[derive(Debug)]
+    pub struct Rekeying(());
+
+    impl Rekeying {
+        /// Never called: never made.
+        pub fn run(
+            &self,
+            _: &paracrypt_core::Runner,
+            _: &paracrypt_core::request::Request,
+            _: &paracrypt_core::tree::RekeyTo,
+            _: &Path,
+            _: &paracrypt_core::tree::Options,
+        ) -> paracrypt_core::Result<paracrypt_core::tree::Summary> {
+            unreachable!("this build makes no prefix run")
+        }
+    }
+
+    /// Refuses any prefix: this build has no object storage.
+    pub fn prefix_rekey(
+        input: &Path,
+        output: &Path,
+        _: &paracrypt_core::tree::Options,
+    ) -> paracrypt_core::Result<Option<Rekeying>> {
+        if super::is_url(input) || super::is_url(output) {
+            return Err(paracrypt_core::Error::Request(NOT_BUILT.into()));
+        }
+        Ok(None)
     }
 
     /// Refuses any prefix: this build has no object storage.

@@ -174,8 +174,9 @@ pub(crate) fn update_line(summary: &Summary) {
 }
 
 /// `rekey --recursive`: the encrypted tree at `input` rekeyed into the new tree `output`
-/// (`tree::rekey`): its manifest opened with `open`, the new tree sealed as `to` says; the old
-/// tree is not changed. Refusals that need no credential (the paths, a key-file tree) come
+/// (`tree::rekey`; either of them a prefix in object storage, `paracrypt_store::prefix_rekey`):
+/// its manifest opened with `open`, the new tree sealed as `to` says; the old tree is not
+/// changed. Refusals that need no credential (the paths, a key-file tree) come
 /// first, in `check`, before any prompt; what INPUT holds that its manifest does not list is
 /// named on stderr, a warning each (not carried, not a failure); the exit status is a tree's.
 pub fn rekey(
@@ -185,13 +186,20 @@ pub fn rekey(
     credentials: impl FnOnce() -> Result<(paracrypt_core::request::Request, tree::RekeyTo)>,
     threads: crate::flags::ThreadsFlag,
 ) -> Result<ExitCode> {
-    check_dirs(input, output, tree::NotInStore::Rekey)?;
-    tree::check_rekey(input, output, options).map_err(|e| hint(e, false))?;
+    needs_dirs(input, output)?;
+    // A prefix on either side is checked (and an input prefix listed) by the store.
+    let in_store = remote::prefix_rekey(input, output, options).map_err(|e| hint(e, false))?;
+    if in_store.is_none() {
+        tree::check_rekey(input, output, options).map_err(|e| hint(e, false))?;
+    }
     let (open, to) = credentials()?;
     let pool = threads.pool()?;
     let runner = Runner::new();
     let summary = pool
-        .install(|| tree::rekey(&runner, &open, &to, input, output, options))
+        .install(|| match &in_store {
+            Some(run) => run.run(&runner, &open, &to, output, options),
+            None => tree::rekey(&runner, &open, &to, input, output, options),
+        })
         .map_err(|e| hint(e, false))?;
     for line in summary.left_behind_lines() {
         exit::warn(line);
@@ -209,14 +217,6 @@ pub fn write_options(force: bool, sync: bool) -> Options {
         guard: Arc::new(Interrupts),
         ..Options::default()
     }
-}
-
-/// Refuses stdin, stdout and object storage for a tree run from `input` to `output` (across
-/// ranks, and `rekey`: `what`).
-fn check_dirs(input: &Path, output: &Path, what: tree::NotInStore) -> Result<()> {
-    needs_dirs(input, output)?;
-    remote::local_only(what, &[input, output])?;
-    Ok(())
 }
 
 /// Refuses `-` (standard input or output) for a tree's INPUT or OUTPUT.

@@ -400,17 +400,7 @@ fn refusals_come_before_any_output() {
     let mut cmd = paracrypt();
     cmd.args(["encrypt", "--recursive", "-k", k]).arg(&plain);
     fails(run(cmd), 2, "--recursive needs -o OUTPUT");
-    // What trees do not do yet is refused, not half-done (before any request to a store).
-    let prefix = Path::new("s3://bucket/prefix/");
-    let (identity, recipient) = x25519(d, "refused.key");
-    let mut cmd = paracrypt();
-    cmd.args(["rekey", "--recursive", "-i"])
-        .arg(&identity)
-        .args(["-r", &recipient])
-        .arg(prefix)
-        .arg("-o")
-        .arg(d.join("o5"));
-    fails(run(cmd), 2, "local directories here");
+    // One file's options a tree does not take.
     fails(
         run(decrypt(
             &["-k", k, "--range", "0:10"],

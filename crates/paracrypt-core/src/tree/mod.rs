@@ -99,7 +99,7 @@ pub use plain::{
     PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, sign_from, verify_signed,
     verify_signed_from,
 };
-pub use rekeying::{RekeyTo, check_rekey, rekey};
+pub use rekeying::{RekeyTo, check_rekey, check_rekey_from, rekey, rekey_from, rekey_to};
 pub use schedule::BATCH_FILES;
 pub use seal::{
     NotInStore, Plan, Prepared, Sealed, check, check_dest, check_in_store, encrypt, encrypt_to,

@@ -16,7 +16,6 @@ use super::manifest::{EntryKind, FileEntry, Keying, MAX_MANIFEST, Manifest, Tree
 use super::out::{Dest, Out};
 use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
-use super::seal::check_output;
 use super::task::{OpenTask, OpenTaskFile, Outcome, TaskResult};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::Secret;
@@ -333,13 +332,7 @@ fn open_plan_out(
     let local_input = input.local().map(Path::to_path_buf);
     // The output checked (and made): a local directory against a local input, which it must
     // not be inside of; an output plugged in by its own rules.
-    let prepare = |out: &Out| match (out, &local_input) {
-        (Out::Local(dest), Some(at)) => check_output(at, &dest.root, options.force),
-        (Out::Local(dest), None) => super::seal::check_output_remote(&dest.root, options.force),
-        (Out::Other(other), at) => {
-            other.prepare(at.as_deref().unwrap_or(Path::new("")), options.force)
-        }
-    };
+    let prepare = |out: &Out| out.prepare(local_input.as_deref(), options.force);
     let mut prepared = None;
     if request.uses_plugins() {
         // One plugin session for the manifest and every file (a hardware key's PIN typed

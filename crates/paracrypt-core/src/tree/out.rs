@@ -61,6 +61,18 @@ impl Out {
         }
     }
 
+    /// Checks the output before anything is written, and makes it if need be (see
+    /// [`TreeOutput::prepare`]): a local directory against the local tree `input` it must not
+    /// be inside of (or alone, for a tree read from elsewhere), an output plugged in by its own
+    /// rules. Returns whether this made it.
+    pub fn prepare(&self, input: Option<&Path>, force: bool) -> crate::error::Result<bool> {
+        match (self, input) {
+            (Out::Local(dest), Some(at)) => super::seal::check_output(at, &dest.root, force),
+            (Out::Local(dest), None) => super::seal::check_output_remote(&dest.root, force),
+            (Out::Other(other), at) => other.prepare(at.unwrap_or(Path::new("")), force),
+        }
+    }
+
     /// Where a process that runs a task of the run writes, whether its files replace those of
     /// the same names, and whether they are named temporary files and synced; `None` where
     /// the output is written by this process only.

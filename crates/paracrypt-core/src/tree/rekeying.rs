@@ -21,6 +21,12 @@
 //!
 //! Rekeying is not revocation (see [`crate::rekey`]): the file keys, the tree key and the
 //! payloads do not change.
+//!
+//! The old tree is read through a [`TreeInput`] and the new one written through a
+//! [`TreeOutput`], so a prefix in object storage is either ([`rekey_from`], [`rekey_to`]); a
+//! local directory into a local directory copies each payload in the kernel
+//! (`copy_file_range`, which shares extents where the filesystem can), anything else through
+//! each thread's scratch buffer, in the same runs.
 
 use std::fs::File;
 use std::ops::Range;
@@ -30,12 +36,13 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use super::io::{InputFile, InputReader, OutputFile, TreeInput, TreeOutput};
 use super::manifest::{EntryKind, FileEntry, Keying, Manifest, TreeFormat};
-use super::open::read_manifest;
-use super::out::{Dest, Temp, finish_file, open_no_follow, set_times};
+use super::open::{local, read_manifest_from};
+use super::out::{Dest, Out, Temp, finish_file, open_no_follow};
 use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
-use super::seal::{check_output, now, remove_made, write_manifest};
+use super::seal::{now, write_manifest};
 use super::walk::join;
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::buffer::with_scratch;
@@ -65,6 +72,29 @@ pub struct RekeyTo {
 /// those [`super::check`] refuses, options a rekey takes no part in, and a tree encrypted with a
 /// key file (seen from its manifest's header: no key is needed to tell).
 pub fn check_rekey(input: &Path, output: &Path, options: &Options) -> Result<()> {
+    rekey_options(options)?;
+    super::seal::check(input, output, options)?;
+    keyed_by_file(&local(input))
+}
+
+/// [`check_rekey`] of the encrypted tree `input`, a [`TreeInput`] a front end plugs in (a
+/// prefix in object storage), into the local directory `output` (checked as
+/// [`check_dest`](super::check_dest) checks it), or into an output plugged in (`None`: checked
+/// by its own rules, [`TreeOutput::prepare`], when the rekey runs).
+pub fn check_rekey_from(
+    input: &dyn TreeInput,
+    output: Option<&Path>,
+    options: &Options,
+) -> Result<()> {
+    rekey_options(options)?;
+    if let Some(output) = output {
+        super::seal::check_dest(output, options)?;
+    }
+    keyed_by_file(input)
+}
+
+/// Refuses the options a rekey takes no part in.
+fn rekey_options(options: &Options) -> Result<()> {
     if options.update || options.checksum || options.hide_names {
         return Err(Error::Request(
             "a rekey writes a new tree beside the old one, with the old one's names: it takes no \
@@ -72,18 +102,30 @@ pub fn check_rekey(input: &Path, output: &Path, options: &Options) -> Result<()>
                 .into(),
         ));
     }
-    super::seal::check(input, output, options)?;
-    let at = input.join(MANIFEST);
-    let Ok(file) = open_no_follow(&at) else {
-        // The manifest's read names what is wrong.
+    Ok(())
+}
+
+/// Refuses a tree encrypted with a key file, seen from its manifest's header (a manifest that
+/// cannot be read is left to the manifest's read, which names what is wrong).
+fn keyed_by_file(input: &dyn TreeInput) -> Result<()> {
+    let Ok(file) = input.open(MANIFEST.as_bytes()) else {
         return Ok(());
     };
     let mut head = Vec::new();
     std::io::Read::read_to_end(
-        &mut std::io::Read::take(&file, container::HEADER_LEN as u64),
+        &mut std::io::Read::take(
+            InputReader {
+                file: &*file,
+                at: 0,
+            },
+            container::HEADER_LEN as u64,
+        ),
         &mut head,
     )
-    .map_err(|e| Error::io(format!("cannot read {}", at.display()), e))?;
+    .map_err(|e| {
+        let what = format!("cannot read {}", input.shown(MANIFEST.as_bytes()));
+        Error::io(what, e)
+    })?;
     if head.starts_with(container::MAGIC)
         && let Ok(info) = container::read_header(&mut &head[..])
         && info.kdf == Kdf::Key
@@ -132,28 +174,82 @@ pub fn rekey(
     options: &Options,
 ) -> Result<Summary> {
     check_rekey(input, output, options)?;
-    if open.uses_plugins() {
-        super::open::open_ahead(open, input);
+    let out = Out::Local(dest(output, options));
+    rekey_out(runner, open, to, &local(input), &out, options)
+}
+
+/// [`rekey`] of the encrypted tree `input`, a [`TreeInput`] a front end plugs in (a prefix in
+/// object storage), into the local directory `output`: the same refusals and checks, every
+/// file's header and payload read through the input at the version it listed. A request with
+/// plugin identities opens each file's key as the file is rekeyed (the keys are opened ahead,
+/// in one session, for a local input only).
+pub fn rekey_from(
+    runner: &Runner,
+    open: &Request,
+    to: &RekeyTo,
+    input: &dyn TreeInput,
+    output: &Path,
+    options: &Options,
+) -> Result<Summary> {
+    check_rekey_from(input, Some(output), options)?;
+    let out = Out::Local(dest(output, options));
+    rekey_out(runner, open, to, input, &out, options)
+}
+
+/// [`rekey_from`] into `output`, a [`TreeOutput`] a front end plugs in (a prefix in object
+/// storage), checked by its own rules ([`TreeOutput::prepare`]) after the tree is: each new
+/// file is written through the output and committed there only once it is whole (an upload
+/// completed, or aborted when the file fails). An object store keeps no directories, modes or
+/// times: the new manifest lists them, as the old one did.
+pub fn rekey_to(
+    runner: &Runner,
+    open: &Request,
+    to: &RekeyTo,
+    input: &dyn TreeInput,
+    output: Arc<dyn TreeOutput>,
+    options: &Options,
+) -> Result<Summary> {
+    check_rekey_from(input, None, options)?;
+    rekey_out(runner, open, to, input, &Out::Other(output), options)
+}
+
+/// The local directory `output` as a rekey writes it.
+fn dest(output: &Path, options: &Options) -> Dest {
+    Dest {
+        root: output.to_path_buf(),
+        replace: options.force,
+        named: options.named_temps,
+        sync: options.sync,
+        guard: Arc::clone(&options.guard),
     }
-    let old = read_manifest(runner, open, input)?;
+}
+
+/// [`rekey`] from any input into any output, once the paths and options are checked.
+fn rekey_out(
+    runner: &Runner,
+    open: &Request,
+    to: &RekeyTo,
+    input: &dyn TreeInput,
+    out: &Out,
+    options: &Options,
+) -> Result<Summary> {
+    if open.uses_plugins()
+        && let Some(at) = input.local()
+    {
+        super::open::open_ahead(open, at);
+    }
+    let old = read_manifest_from(runner, open, input)?;
     let identities = plan_rekey(&old, open, to)?;
     let manifest_request = manifest_request(&old, input, to)?;
     let files = files_of(&old);
     // The first pass: nothing is written before the tree is known to be as listed.
     let payloads = check_stored(&old, input, &files).map_err(Error::TreeDiffers)?;
     let left_behind = super::verify::unlisted_once(input, &old)?;
-    let created_root = check_output(input, output, options.force)?;
-    let dest = Dest {
-        root: output.to_path_buf(),
-        replace: options.force,
-        named: options.named_temps,
-        sync: options.sync,
-        guard: Arc::clone(&options.guard),
-    };
-    let made = match make_dirs(&dest, &old) {
+    let created_root = out.prepare(input.local(), options.force)?;
+    let made = match make_dirs(out.get(), &old) {
         Ok(made) => made,
         Err(e) => {
-            remove_made(output, &[], created_root);
+            out.get().remove_made(&[], created_root);
             return Err(e);
         }
     };
@@ -161,7 +257,7 @@ pub fn rekey(
         runner,
         manifest: &old,
         input,
-        dest: &dest,
+        out,
         keys: identities,
         done: files.iter().map(|_| Mutex::new(None)).collect(),
         failures: Mutex::new(Vec::new()),
@@ -193,7 +289,7 @@ pub fn rekey(
         }
     }
     if summary.files == 0 && (!summary.failures.is_empty() || summary.not_started > 0) {
-        remove_made(output, &made, created_root);
+        out.get().remove_made(&made, created_root);
         return Ok(summary);
     }
     manifest.complete = old.complete && summary.failures.is_empty() && summary.not_started == 0;
@@ -206,7 +302,7 @@ pub fn rekey(
         &manifest_request,
         &mut manifest,
         to.sign.as_ref(),
-        &dest,
+        out.get(),
     ) {
         summary.failures.push(in_tree(MANIFEST.as_bytes(), e));
         return Ok(summary);
@@ -220,14 +316,9 @@ pub fn rekey(
     if !manifest.hides_names() {
         for entry in manifest.entries.iter().rev() {
             if entry.kind == EntryKind::Dir {
-                let at = dest.path(&entry.path);
-                let set = std::fs::set_permissions(
-                    &at,
-                    std::os::unix::fs::PermissionsExt::from_mode((entry.mode & 0o777) | 0o700),
-                )
-                .and_then(|()| set_times(&at, entry.mtime));
-                if let Err(e) = set {
-                    let what = format!("cannot set the times of {}", at.display());
+                let mode = (entry.mode & 0o777) | 0o700;
+                if let Err(e) = out.get().finish_dir(&entry.path, mode, entry.mtime) {
+                    let what = format!("cannot set the times of {}", out.get().shown(&entry.path));
                     summary.failures.push(Error::io(what, e));
                 }
             }
@@ -257,7 +348,7 @@ fn files_of(manifest: &Manifest) -> Vec<(usize, &[u8], &FileEntry)> {
 /// names why.
 fn check_stored(
     manifest: &Manifest,
-    input: &Path,
+    input: &dyn TreeInput,
     files: &[(usize, &[u8], &FileEntry)],
 ) -> std::result::Result<Vec<u64>, Vec<Error>> {
     let checked: Vec<std::result::Result<u64, Error>> = files
@@ -270,23 +361,20 @@ fn check_stored(
                     Error::TreeMismatch(format!("its encrypted file {} {why}", shown(&stored))),
                 )
             };
-            let file = match open_no_follow(&join(input, &stored)) {
+            let file = match input.open(&stored) {
                 Ok(file) => file,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(mismatch("is missing"));
                 }
                 Err(_) => return Ok(0),
             };
-            let Ok(meta) = file.metadata() else {
-                return Ok(0);
-            };
-            if !meta.is_file() {
+            if !file.is_file() {
                 return Err(mismatch("is not a regular file"));
             }
-            let Some(payload) = meta.len().checked_sub(u64::from(entry.header_len)) else {
+            let Some(payload) = file.len().checked_sub(u64::from(entry.header_len)) else {
                 return Err(mismatch("is shorter than its header"));
             };
-            match super::verify::header_hash(&file, entry.header_len, manifest.format) {
+            match super::verify::input_header_hash(&*file, entry.header_len, manifest.format) {
                 Some(hash) if hash == entry.header_hash => Ok(payload),
                 // Read, and another header: another file's, or another encryption of this one
                 // (an armored file is its header: one of another length is another file).
@@ -386,7 +474,7 @@ fn plan_rekey(
 
 /// How the new manifest is sealed: the tree's format, armor and (a container) the old
 /// manifest's suite, in the default chunks, to `to`'s secret.
-fn manifest_request(old: &Manifest, input: &Path, to: &RekeyTo) -> Result<Request> {
+fn manifest_request(old: &Manifest, input: &dyn TreeInput, to: &RekeyTo) -> Result<Request> {
     let (format, armor) = match old.format {
         TreeFormat::Container => (Format::Container, false),
         TreeFormat::Age => (Format::Age, false),
@@ -394,10 +482,16 @@ fn manifest_request(old: &Manifest, input: &Path, to: &RekeyTo) -> Result<Reques
         TreeFormat::Plain => unreachable!("refused by read_manifest"),
     };
     let suite = if format == Format::Container {
-        let at = input.join(MANIFEST);
-        let file = open_no_follow(&at)
-            .map_err(|e| Error::io(format!("cannot read {}", at.display()), e))?;
-        Some(container::read_header(&mut &file)?.suite)
+        let cannot = |e| {
+            let what = format!("cannot read {}", input.shown(MANIFEST.as_bytes()));
+            Error::io(what, e)
+        };
+        let file = input.open(MANIFEST.as_bytes()).map_err(cannot)?;
+        let mut reader = InputReader {
+            file: &*file,
+            at: 0,
+        };
+        Some(container::read_header(&mut reader)?.suite)
     } else {
         None
     };
@@ -415,7 +509,7 @@ fn manifest_request(old: &Manifest, input: &Path, to: &RekeyTo) -> Result<Reques
 
 /// Makes the new tree's directories: the tree's own, or with hidden names those the opaque
 /// names are spread over. Returns those it made, parents first.
-fn make_dirs(dest: &Dest, manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
+fn make_dirs(out: &dyn TreeOutput, manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
     let dirs: Vec<Vec<u8>> = if manifest.hides_names() {
         let mut fans: Vec<Vec<u8>> = manifest
             .files()
@@ -434,12 +528,12 @@ fn make_dirs(dest: &Dest, manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
     };
     let mut made = Vec::new();
     for dir in dirs {
-        match dest.mkdir(&dir) {
+        match out.mkdir(&dir) {
             Ok(true) => made.push(dir),
             Ok(false) => {}
             Err(e) => {
-                remove_made(&dest.root, &made, false);
-                let what = format!("cannot create directory {}", dest.path(&dir).display());
+                out.remove_made(&made, false);
+                let what = format!("cannot create directory {}", out.shown(&dir));
                 return Err(Error::io(what, e));
             }
         }
@@ -451,8 +545,8 @@ fn make_dirs(dest: &Dest, manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
 struct Rekey<'a> {
     runner: &'a Runner,
     manifest: &'a Manifest,
-    input: &'a Path,
-    dest: &'a Dest,
+    input: &'a dyn TreeInput,
+    out: &'a Out,
     /// The old identities and the new recipients; `None`: files copied as they are.
     keys: Option<(Arc<Identities>, Arc<Recipients>)>,
     /// Each file: its index in the manifest's entries, its path, its entry.
@@ -464,16 +558,48 @@ struct Rekey<'a> {
 }
 
 /// A file being rekeyed.
-struct Rekeying {
-    source: File,
+struct Rekeying<'a> {
+    source: Stored<'a>,
     /// The stored file's length when it was opened.
     len: u64,
-    temp: Temp,
+    target: Target<'a>,
     /// Where the payload starts in the source, and in the new file.
     from: u64,
     to: u64,
     /// The new header's length and hash.
     header: (u32, [u8; HASH_LEN]),
+}
+
+/// An encrypted file read: a local file (copied in the kernel into a local file), or a file
+/// of an input plugged in.
+enum Stored<'a> {
+    Local(File),
+    Other(Box<dyn InputFile + 'a>),
+}
+
+impl Stored<'_> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        match self {
+            Stored::Local(file) => file.read_exact_at(buf, offset),
+            Stored::Other(file) => file.read_exact_at(buf, offset),
+        }
+    }
+}
+
+/// A new encrypted file being written: a local temporary file, or a file of an output plugged
+/// in.
+enum Target<'a> {
+    Local(Temp),
+    Other(Box<dyn OutputFile + 'a>),
+}
+
+impl Target<'_> {
+    fn write_all_at(&self, data: &[u8], offset: u64) -> std::io::Result<()> {
+        match self {
+            Target::Local(temp) => temp.file.write_all_at(data, offset),
+            Target::Other(file) => file.write_at(data, offset),
+        }
+    }
 }
 
 impl<'a> Rekey<'a> {
@@ -514,28 +640,44 @@ impl<'a> Rekey<'a> {
             shown(&stored)
         ))
     }
-}
 
-impl FileWork for Rekey<'_> {
-    type Open = Rekeying;
-
-    fn open(&self, file: usize) -> Result<Rekeying> {
-        let (_, path, entry) = self.files[file];
-        let stored = self.manifest.stored(path);
-        let source = open_no_follow(&join(self.input, &stored)).map_err(|e| {
+    /// Opens the stored file `stored` (of the file `file`): its length, and whether it is a
+    /// regular file.
+    fn open_stored(&self, file: usize, stored: &[u8]) -> Result<(Stored<'a>, u64, bool)> {
+        let missing = |e: std::io::Error| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 self.changed(file, "is missing")
             } else {
                 Error::io("cannot open its encrypted file", e)
             }
-        })?;
-        let meta = source
-            .metadata()
-            .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
-        if !meta.is_file() {
+        };
+        match self.input.local() {
+            Some(root) => {
+                let source = open_no_follow(&join(root, stored)).map_err(missing)?;
+                let meta = source
+                    .metadata()
+                    .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
+                Ok((Stored::Local(source), meta.len(), meta.is_file()))
+            }
+            None => {
+                let source = self.input.open(stored).map_err(missing)?;
+                let (len, is_file) = (source.len(), source.is_file());
+                Ok((Stored::Other(source), len, is_file))
+            }
+        }
+    }
+}
+
+impl<'a> FileWork for Rekey<'a> {
+    type Open = Rekeying<'a>;
+
+    fn open(&self, file: usize) -> Result<Rekeying<'a>> {
+        let (_, path, entry) = self.files[file];
+        let stored = self.manifest.stored(path);
+        let (source, len, is_file) = self.open_stored(file, &stored)?;
+        if !is_file {
             return Err(self.changed(file, "is not a regular file"));
         }
-        let len = meta.len();
         if len.checked_sub(u64::from(entry.header_len)) != Some(self.payloads[file])
             && len >= u64::from(entry.header_len)
         {
@@ -573,60 +715,84 @@ impl FileWork for Rekey<'_> {
                 rekeyed
             }
         };
-        let temp = self
-            .dest
-            .temp(&stored)
-            .map_err(|e| Error::io("cannot create its new encrypted file", e))?;
-        temp.file
-            .write_all_at(&new_header, 0)
-            .map_err(|e| Error::io("writing its header", e))?;
         let header_len = u32::try_from(new_header.len())
             .map_err(|_| Error::TreeMismatch("its new header is too long".into()))?;
+        let new_len = new_header.len() as u64 + self.payloads[file];
+        let cannot = |e| Error::io("cannot create its new encrypted file", e);
+        let target = match self.out {
+            Out::Local(dest) => Target::Local(dest.temp(&stored).map_err(cannot)?),
+            Out::Other(out) => Target::Other(out.create(&stored, new_len).map_err(cannot)?),
+        };
+        target
+            .write_all_at(&new_header, 0)
+            .map_err(|e| Error::io("writing its header", e))?;
         Ok(Rekeying {
             source,
             len,
-            temp,
+            target,
             from: u64::from(entry.header_len),
             to: new_header.len() as u64,
             header: (header_len, *blake3::hash(&new_header).as_bytes()),
         })
     }
 
-    fn run(&self, _file: usize, open: &Rekeying, chunks: Range<u64>) -> Result<()> {
+    fn run(&self, _file: usize, open: &Rekeying<'a>, chunks: Range<u64>) -> Result<()> {
         let payload = open.len - open.from;
         let start = (chunks.start * COPY_CHUNK).min(payload);
         let end = (chunks.end * COPY_CHUNK).min(payload);
-        copy_range(
-            &open.source,
-            open.from + start,
-            &open.temp.file,
-            open.to + start,
-            end - start,
-        )
+        let (from, to, len) = (open.from + start, open.to + start, end - start);
+        match (&open.source, &open.target) {
+            (Stored::Local(source), Target::Local(temp)) => {
+                copy_range(source, from, &temp.file, to, len)
+            }
+            (source, target) => copy_through(
+                |buf, at| source.read_exact_at(buf, at),
+                from,
+                |data, at| target.write_all_at(data, at),
+                to,
+                len,
+            ),
+        }
         .map_err(|e| Error::io("copying its payload", e))?;
-        self.runner.advance(end - start);
+        self.runner.advance(len);
         Ok(())
     }
 
-    fn finish(&self, file: usize, open: Rekeying) -> Result<()> {
+    fn finish(&self, file: usize, open: Rekeying<'a>) -> Result<()> {
         let (at, path, entry) = self.files[file];
-        let now = open
-            .source
-            .metadata()
-            .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
-        if now.len() != open.len {
-            return Err(Error::InputChanged(
-                "its encrypted file changed while it was rekeyed".into(),
-            ));
+        if let Stored::Local(source) = &open.source {
+            let now = source
+                .metadata()
+                .map_err(|e| Error::io("cannot read its encrypted file's metadata", e))?;
+            if now.len() != open.len {
+                return Err(Error::InputChanged(
+                    "its encrypted file changed while it was rekeyed".into(),
+                ));
+            }
         }
-        if !self.manifest.hides_names() {
-            let listed = &self.manifest.entries[at];
-            finish_file(&open.temp.file, (listed.mode & 0o777) | 0o600, listed.mtime)
-                .map_err(|e| Error::io("setting its mode and time", e))?;
+        // An object is read at the version the input listed: one replaced since fails when it
+        // is read.
+        let listed = &self.manifest.entries[at];
+        let (mode, mtime) = ((listed.mode & 0o777) | 0o600, listed.mtime);
+        let stored = self.manifest.stored(path);
+        let named = |e| Error::io("cannot give its encrypted file its name", e);
+        match (open.target, self.out) {
+            (Target::Local(temp), Out::Local(dest)) => {
+                if !self.manifest.hides_names() {
+                    finish_file(&temp.file, mode, mtime)
+                        .map_err(|e| Error::io("setting its mode and time", e))?;
+                }
+                dest.commit(temp, &stored).map_err(named)?;
+            }
+            (Target::Other(new), _) => {
+                if !self.manifest.hides_names() {
+                    new.set_times(mode, mtime)
+                        .map_err(|e| Error::io("setting its mode and time", e))?;
+                }
+                new.commit(&stored).map_err(named)?;
+            }
+            (Target::Local(_), Out::Other(_)) => unreachable!("a local file into a local output"),
         }
-        self.dest
-            .commit(open.temp, &self.manifest.stored(path))
-            .map_err(|e| Error::io("cannot give its encrypted file its name", e))?;
         let (header_len, header_hash) = open.header;
         *self.done[file].lock().unwrap_or_else(|e| e.into_inner()) = Some(FileEntry {
             header_len,
@@ -664,21 +830,31 @@ fn copy_range(source: &File, from: u64, dest: &File, to: u64, len: u64) -> std::
                 ));
             }
             Ok(n) => left -= n as u64,
-            Err(_) => return copy_through(source, from, dest, to, left),
+            Err(_) => {
+                let read = |buf: &mut [u8], at| source.read_exact_at(buf, at);
+                return copy_through(read, from, |data, at| dest.write_all_at(data, at), to, left);
+            }
         }
     }
     Ok(())
 }
 
-/// [`copy_range`] through the scratch buffer.
-fn copy_through(source: &File, from: u64, dest: &File, to: u64, len: u64) -> std::io::Result<()> {
+/// Copies `len` bytes read by `read` at `from` to `write` at `to`, through this thread's
+/// scratch buffer.
+fn copy_through(
+    read: impl Fn(&mut [u8], u64) -> std::io::Result<()>,
+    from: u64,
+    write: impl Fn(&[u8], u64) -> std::io::Result<()>,
+    to: u64,
+    len: u64,
+) -> std::io::Result<()> {
     let step = len.min(COPY_CHUNK) as usize;
     with_scratch(step, |buf| {
         let mut done = 0;
         while done < len {
             let n = (len - done).min(step as u64) as usize;
-            source.read_exact_at(&mut buf[..n], from + done)?;
-            dest.write_all_at(&buf[..n], to + done)?;
+            read(&mut buf[..n], from + done)?;
+            write(&buf[..n], to + done)?;
             done += n as u64;
         }
         Ok(())

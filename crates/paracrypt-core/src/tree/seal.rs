@@ -1097,8 +1097,6 @@ pub enum NotInStore {
     /// A plaintext tree read from object storage, spread over processes (MPI ranks, Dask
     /// workers): it is encrypted by one process.
     PlainTree,
-    /// A tree in object storage rekeyed ([`rekey`](super::rekey)).
-    Rekey,
 }
 
 impl std::fmt::Display for NotInStore {
@@ -1107,10 +1105,6 @@ impl std::fmt::Display for NotInStore {
             NotInStore::PlainTree => {
                 "a plaintext tree in object storage is encrypted by one process: not across MPI \
                  ranks or Dask workers (yet)"
-            }
-            NotInStore::Rekey => {
-                "rekeying reads and writes local directories here: a tree in object storage is \
-                 not rekeyed (yet)"
             }
         })
     }

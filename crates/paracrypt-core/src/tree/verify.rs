@@ -409,8 +409,11 @@ fn hash_head(
 /// Everything stored under `encrypted` that the manifest does not name (as [`Change::Added`]
 /// names it: a directory once, not what it holds), by stored path in order: what a rekey does
 /// not carry into the new tree.
-pub(super) fn unlisted_once(encrypted: &Path, manifest: &Manifest) -> Result<Vec<Vec<u8>>> {
-    let added = unlisted(&local(encrypted), manifest)?;
+pub(super) fn unlisted_once(
+    encrypted: &dyn TreeInput,
+    manifest: &Manifest,
+) -> Result<Vec<Vec<u8>>> {
+    let added = unlisted(encrypted, manifest)?;
     let dirs = dirs_of(&added);
     Ok(added
         .iter()

@@ -393,6 +393,9 @@ def rekey_tree(
     threads: Optional[int] = None,
     provider: Optional[str] = None,
     progress: Optional[_Progress] = None,
+    upload_concurrency: Optional[int] = None,
+    download_concurrency: Optional[int] = None,
+    retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
 def sign_tree(
     src: _StrPath,

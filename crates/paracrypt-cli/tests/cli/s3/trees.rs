@@ -867,7 +867,300 @@ fn a_plaintext_tree_in_a_prefix_is_signed_and_checked() {
     assert!(!keys(&bucket, "src/").contains(&"inside.psig".to_string()));
 }
 
-/// Runs `paracrypt --upload-concurrency 1 OP --recursive -q ARGS INPUT -o OUTPUT` through a
+/// `paracrypt rekey --recursive ARGS INPUT -o OUTPUT` against the shared server.
+fn rekey_cmd(server: &Server, args: &[&str], input: &str, output: &str) -> Command {
+    let mut cmd = server.client();
+    cmd.args(["rekey", "--recursive"])
+        .args(args)
+        .arg(input)
+        .arg("-o")
+        .arg(output);
+    cmd
+}
+
+/// Whether each object under `new` ends as the object of the same key under `old` does, past
+/// its first `header` bytes (what a rekey copies as it is), with nothing else under either.
+fn same_payloads(bucket: &Bucket<'_>, old: &str, new: &str, header: usize) -> bool {
+    keys(bucket, old) == keys(bucket, new)
+        && keys(bucket, old)
+            .iter()
+            .filter(|k| k.as_str() != "paracrypt-manifest")
+            .all(|k| {
+                let (was, now) = (
+                    bucket.get(&format!("{old}{k}")),
+                    bucket.get(&format!("{new}{k}")),
+                );
+                let tail = was.len().saturating_sub(header);
+                now.len() >= tail && was[was.len() - tail..] == now[now.len() - tail..]
+            })
+}
+
+/// A tree to recipients is rekeyed from a prefix into a prefix, from a prefix into a
+/// directory and from a directory into a prefix, at one thread and two: each new tree opens
+/// with the new identity only, back to the tree (links too: the manifest keeps them), every
+/// file's payload copied as it was (a file past one part uploaded in parts), the old tree
+/// unchanged, no multipart upload left. A password tree in a prefix is rekeyed to a new
+/// password, its files byte for byte.
+#[test]
+fn a_tree_is_rekeyed_in_and_out_of_a_prefix() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-rekey");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    let (alice, alice_to) = x25519(d, "alice.key");
+    let (bob, bob_to) = x25519(d, "bob.key");
+    let (alice, bob) = (alice.to_str().unwrap(), bob.to_str().unwrap());
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-r", &alice_to, "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        &bucket.url("old/"),
+    )));
+    let old = keys(&bucket, "old/");
+    let old_bytes: Vec<Vec<u8>> = old
+        .iter()
+        .map(|k| bucket.get(&format!("old/{k}")))
+        .collect();
+    let local = d.join("old-dir");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-r", &alice_to, "--chunk-size", "64KiB"],
+        plain.to_str().unwrap(),
+        local.to_str().unwrap(),
+    )));
+    let new_dir = d.join("new-dir");
+    for (run_at, (from, to, threads)) in [
+        (bucket.url("old/"), bucket.url("new-1/"), "1"),
+        (bucket.url("old/"), bucket.url("new-2/"), "2"),
+        (
+            bucket.url("old/"),
+            new_dir.to_str().unwrap().to_owned(),
+            "2",
+        ),
+        (
+            local.to_str().unwrap().to_owned(),
+            bucket.url("from-dir/"),
+            "2",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        ok(run(rekey_cmd(
+            server,
+            &["-i", alice, "-r", &bob_to, "-j", threads],
+            &from,
+            &to,
+        )));
+        let back = d.join(format!("back-{run_at}"));
+        ok(run(tree_cmd(
+            server,
+            "decrypt",
+            &["-i", bob],
+            &to,
+            back.to_str().unwrap(),
+        )));
+        assert_eq!(snapshot(&back), snapshot(&plain), "{from} -> {to}");
+        fails(
+            run(tree_cmd(
+                server,
+                "decrypt",
+                &["-i", alice],
+                &to,
+                d.join("no").to_str().unwrap(),
+            )),
+            1,
+            "",
+        );
+        assert!(!d.join("no").exists());
+    }
+    assert!(temporaries(&new_dir).is_empty());
+    // The same objects, each with a new header and the same payload (headers are shorter than
+    // 1 KiB); the old tree as it was.
+    assert!(same_payloads(&bucket, "old/", "new-2/", 1024));
+    assert!(
+        old.iter()
+            .zip(&old_bytes)
+            .all(|(k, b)| bucket.get(&format!("old/{k}")) == *b),
+        "the old tree changed"
+    );
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+
+    // A password tree: its files kept byte for byte, its manifest sealed again.
+    let (old_pw, new_pw) = (
+        write(d, "old.pw", b"old secret\n"),
+        write(d, "new.pw", b"new one\n"),
+    );
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["--password-file", old_pw.to_str().unwrap()],
+        plain.to_str().unwrap(),
+        &bucket.url("pw/"),
+    )));
+    ok(run(rekey_cmd(
+        server,
+        &[
+            "--password-file",
+            old_pw.to_str().unwrap(),
+            "--passphrase",
+            "--new-password-file",
+            new_pw.to_str().unwrap(),
+        ],
+        &bucket.url("pw/"),
+        &bucket.url("pw-new/"),
+    )));
+    assert!(same_payloads(&bucket, "pw/", "pw-new/", 0));
+    let back = d.join("back-pw");
+    ok(run(tree_cmd(
+        server,
+        "decrypt",
+        &["--password-file", new_pw.to_str().unwrap()],
+        &bucket.url("pw-new/"),
+        back.to_str().unwrap(),
+    )));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
+/// What a rekey with a prefix refuses, before any secret is read and before anything is
+/// written: an output prefix that holds objects (without `--force`), two prefixes that
+/// overlap, a tree of a key file; a tree not as its manifest lists it (a file swapped for
+/// another) is refused whole, naming the file. A rekey interrupted while a part goes up aborts
+/// the upload, and leaves no object of that file.
+#[test]
+fn a_rekey_with_a_prefix_refuses_and_stops_cleanly() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-rekey-no");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, true);
+    let (alice, alice_to) = x25519(d, "alice.key");
+    let (_, bob_to) = x25519(d, "bob.key");
+    let alice = alice.to_str().unwrap();
+    let to_bob = ["-i", alice, "-r", &bob_to];
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-r", &alice_to],
+        plain.to_str().unwrap(),
+        &bucket.url("t/"),
+    )));
+    let theirs = write(d, "theirs", b"someone else's");
+    bucket.put("full/theirs", &theirs);
+    let (t, full) = (bucket.url("t/"), bucket.url("full/"));
+    let stderr = fails(
+        run(rekey_cmd(server, &to_bob, &t, &full)),
+        2,
+        "is not empty",
+    );
+    assert!(stderr.contains("--force"), "{stderr}");
+    fails(
+        run(rekey_cmd(server, &to_bob, &t, &bucket.url("t/in/"))),
+        2,
+        "overlap",
+    );
+    let key = keygen(d, "key");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-k", key.to_str().unwrap()],
+        plain.to_str().unwrap(),
+        &bucket.url("keyed/"),
+    )));
+    // No old credential given: the refusal comes before it would be asked for.
+    fails(
+        run(rekey_cmd(
+            server,
+            &["-r", &bob_to],
+            &bucket.url("keyed/"),
+            &bucket.url("k2/"),
+        )),
+        1,
+        "encrypted with a key file",
+    );
+    // Two files swapped: the tree is refused whole.
+    let (x, z) = (bucket.get("t/x.pcr"), bucket.get("t/sub dir/deeper/z.pcr"));
+    let swapped = d.join("swapped");
+    std::fs::create_dir(&swapped).unwrap();
+    bucket.put(
+        "sw/paracrypt-manifest",
+        &write(&swapped, "m", &bucket.get("t/paracrypt-manifest")),
+    );
+    bucket.put("sw/x.pcr", &write(&swapped, "x", &z));
+    bucket.put("sw/sub dir/deeper/z.pcr", &write(&swapped, "z", &x));
+    for rel in ["empty.pcr", "large.pcr", "sub dir/run.sh.pcr"] {
+        let file = write(&swapped, "f", &bucket.get(&format!("t/{rel}")));
+        bucket.put(&format!("sw/{rel}"), &file);
+    }
+    let stderr = fails(
+        run(rekey_cmd(
+            server,
+            &to_bob,
+            &bucket.url("sw/"),
+            &bucket.url("sw-new/"),
+        )),
+        1,
+        "x: ",
+    );
+    assert!(stderr.contains("sub dir/deeper/z: "), "{stderr}");
+    let out = d.join("sw-local");
+    fails(
+        run(rekey_cmd(
+            server,
+            &to_bob,
+            &bucket.url("sw/"),
+            out.to_str().unwrap(),
+        )),
+        1,
+        "is not the one the manifest lists",
+    );
+    assert!(!out.exists(), "nothing at OUTPUT");
+    bucket.holds_only(&[
+        "full/theirs",
+        "keyed/empty.pcr",
+        "keyed/large.pcr",
+        "keyed/paracrypt-manifest",
+        "keyed/sub dir/deeper/z.pcr",
+        "keyed/sub dir/run.sh.pcr",
+        "keyed/x.pcr",
+        "sw/empty.pcr",
+        "sw/large.pcr",
+        "sw/paracrypt-manifest",
+        "sw/sub dir/deeper/z.pcr",
+        "sw/sub dir/run.sh.pcr",
+        "sw/x.pcr",
+        "t/empty.pcr",
+        "t/large.pcr",
+        "t/paracrypt-manifest",
+        "t/sub dir/deeper/z.pcr",
+        "t/sub dir/run.sh.pcr",
+        "t/x.pcr",
+    ]);
+
+    // Interrupted while the large file's parts go up: no object of it, no upload left.
+    let local = d.join("local");
+    ok(run(tree_cmd(
+        server,
+        "encrypt",
+        &["-r", &alice_to],
+        plain.to_str().unwrap(),
+        local.to_str().unwrap(),
+    )));
+    stop_while_parts_go_up(
+        server,
+        &bucket,
+        &["rekey", "-i", alice, "-r", &bob_to],
+        &local,
+        &bucket.url("stopped/"),
+        || true,
+    );
+    assert!(!keys(&bucket, "stopped/").contains(&"large.pcr".to_string()));
+}
+
+/// Runs `paracrypt --upload-concurrency 1 OP --recursive ARGS INPUT -o OUTPUT` through a
 /// proxy that holds each part back 400 ms, and sends it SIGTERM once a part has gone up and
 /// `ready` says so: it dies of the signal (its handler aborts the upload first), leaving no
 /// multipart upload.
@@ -892,7 +1185,7 @@ fn stop_while_parts_go_up(
     server.credentials(&mut cmd, &proxy.url());
     cmd.args(["--upload-concurrency", "1"])
         .args(&op_args[..1])
-        .args(["--recursive", "-q"])
+        .arg("--recursive")
         .args(&op_args[1..])
         .arg(input)
         .arg("-o")
