@@ -366,10 +366,6 @@ pub enum Error {
     /// manifest's.
     #[error("{0}")]
     Tree(String),
-    /// A tree run that a tree in object storage does not offer (yet), refused before anything
-    /// is read or written ([`crate::tree::check_in_store`]).
-    #[error("{0}")]
-    TreeInStore(crate::tree::NotInStore),
     /// A tree's output directory that already holds files, where writing into it was not
     /// asked for.
     #[error("the output directory {0} is not empty")]
@@ -482,7 +478,6 @@ impl Error {
             | Error::Request(_)
             | Error::Tree(_)
             | Error::TreeOutputExists(_)
-            | Error::TreeInStore(_)
             | Error::SpecialFile { .. }
             | Error::OtherInput(_) => ErrorKind::Usage,
             Error::Io { .. } | Error::Plugin { .. } | Error::Kms { .. } => ErrorKind::Io,

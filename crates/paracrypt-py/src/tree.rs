@@ -325,21 +325,6 @@ fn prefix_input(
 #[cfg(feature = "store")]
 use paracrypt_store::PrefixRun;
 
-/// Refuses `paths` in object storage for a run of local directories only (`what`), with the
-/// store's rule and words (`paracrypt_store::local_only`).
-fn local_only(what: tree::NotInStore, paths: &[&std::path::Path]) -> Result<(), Failure> {
-    #[cfg(feature = "store")]
-    paracrypt_store::local_only(what, paths)?;
-    #[cfg(not(feature = "store"))]
-    {
-        let _ = what;
-        for path in paths {
-            no_store(path)?;
-        }
-    }
-    Ok(())
-}
-
 /// The signer of a manifest as a dict (`fingerprint`, and `required`: whether the call asked
 /// for that signer with `verify_with=`), or `None`.
 fn signer<'py>(
@@ -949,9 +934,10 @@ impl TreeJob {
 
 #[pymethods]
 impl TreeJob {
-    /// Plans the encryption of the tree ``src`` (a directory every process sees: a plaintext
-    /// tree in a prefix is encrypted by :func:`encrypt_tree`, one process) into ``dst`` (a
-    /// directory every process sees, or a prefix in object storage, checked and listed here).
+    /// Plans the encryption of the tree ``src`` (a directory every process sees, or a prefix of
+    /// plaintext objects, listed once here: each task reads its objects at the versions listed)
+    /// into ``dst`` (a directory every process sees, or a prefix in object storage, checked and
+    /// listed here).
     /// Arguments as :func:`encrypt_tree` (``armor=`` is not run in tasks).
     #[staticmethod]
     #[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, upload_concurrency = None, download_concurrency = None, retries = None))]
@@ -978,8 +964,6 @@ impl TreeJob {
         download_concurrency: Option<i64>,
         retries: Option<i64>,
     ) -> PyResult<Self> {
-        // A plaintext tree in a prefix is encrypted by one process, not in tasks (yet).
-        local_only(tree::NotInStore::PlainTree, &[src.as_path()])?;
         let store = StoreKeywords {
             upload_concurrency,
             download_concurrency,

@@ -461,14 +461,3 @@ def test_a_tree_decrypted_over_the_workers(tmp_path: Path, client: Client, cli: 
                                     identities=tmp_path / "id.txt")
     assert not (tmp_path / "armored-back").exists()
     assert not [name for name in listing(tmp_path) if name.startswith(".")]
-
-
-def test_what_a_prefix_does_not_do_is_refused_over_the_workers(tmp_path: Path,
-                                                                 client: Client) -> None:
-    """What a prefix does not do on one process it does not do over Dask workers: refused by
-    name, in the core's words, before any request to a store or any task (an encryption into a
-    prefix and a decryption from one over the workers are tests/test_trees_s3.py's)."""
-    key = paracrypt.Key.generate()
-    with pytest.raises(paracrypt.UsageError, match="encrypted by one process"):
-        paracrypt.dask.encrypt_tree(client, "s3://bucket/plain/", tmp_path / "out", key=key)
-    assert listing(tmp_path) == []

@@ -539,6 +539,16 @@ def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, k
         assert named == ["link to run", "sub/dangling"], raised.value.failures
         assert plaintext_objects(s3, "dask-plain/") == plaintext_files(plain)
         assert s3.uploads() == []
+        # Those plaintext objects encrypt over the workers as a tree: the client lists the
+        # prefix once, each worker reads its tasks' objects at the versions listed, into a
+        # prefix or a directory.
+        for n, out in enumerate((s3.url("dask-again/"), str(tmp_path / "dask-again"))):
+            done = paracrypt.dask.encrypt_tree(client, s3.url("dask-plain/"), out, key=key,
+                                               chunk_size="64KiB", download_concurrency=1)
+            assert (done["files"], done["complete"]) == (5, True)
+            back = paracrypt_back(tmp_path / f"again-back-{n}", out, key)
+            assert plaintext_files(back) == plaintext_files(plain)
+        assert s3.uploads() == []
 
         (plain / "x").write_bytes(data(90_000, seed=4))
         (plain / "sub" / "deeper" / "z").unlink()
@@ -556,6 +566,51 @@ def test_dask_workers_encrypt_a_tree_into_a_prefix(tmp_path: Path, s3: Bucket, k
         again = tmp_path / "manifest-again"
         s3.command({"op": "get", "key": "dask/paracrypt-manifest", "file": str(again)})
         assert again.read_bytes() == manifest.read_bytes()
+    assert s3.uploads() == []
+
+
+def test_a_plaintext_tree_in_a_prefix_is_encrypted_in_tasks_at_the_versions_listed(
+        tmp_path: Path, s3: Bucket, key: Path) -> None:
+    """The encryption of a prefix of plaintext objects cut into tasks (what ``paracrypt.dask``
+    and ``mpirun … --distributed`` run): the prefix is listed once, by the plan, and each task
+    carries its objects' lengths, times and ETags, never a credential. A task reads its objects
+    with its own process's credentials at those versions: an object replaced after the listing
+    (with bytes of the same length) fails by name, the other files are sealed, and the tree is
+    reported incomplete; listed again, it encrypts whole."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    make_tree(plain)
+    files = plaintext_files(plain)
+    for rel in files:
+        s3.command({"op": "put", "key": "ptasks/" + rel, "file": str(plain / rel)})
+    job = paracrypt.TreeJob.encrypt(s3.url("ptasks/"), s3.url("ptasks-enc/"), key=key,
+                                    chunk_size="64KiB")
+    assert job.files == len(files)
+    parts = job.tasks(1)
+    tasks = [job.task(part) for part in parts]
+    secret = os.environ["AWS_SECRET_ACCESS_KEY"].encode()
+    assert not [task for task in tasks if secret in task]
+    other = tmp_path / "other-x"
+    other.write_bytes(bytes(reversed((plain / "x").read_bytes())))
+    s3.command({"op": "put", "key": "ptasks/x", "file": str(other)})
+    for task in tasks:
+        job.add(paracrypt.run_tree_task(task, download_concurrency=1))
+    with pytest.raises(paracrypt.IncompleteTreeError) as raised:
+        job.finish()
+    failures = [str(e) for e in raised.value.failures]
+    assert len(failures) == 1 and failures[0].startswith("x: "), failures
+    assert raised.value.summary["files"] == len(files) - 1
+    assert "x.pcr" not in s3.keys("ptasks-enc/")
+
+    # Listed again, into a directory: the tree encrypts whole, the new x with it.
+    job = paracrypt.TreeJob.encrypt(s3.url("ptasks/"), tmp_path / "sealed", key=key,
+                                    retries=0)
+    for part in job.tasks(2):
+        job.add(paracrypt.run_tree_task(job.task(part), retries=0))
+    assert job.finish()["files"] == len(files)
+    files["x"] = other.read_bytes()
+    assert plaintext_files(paracrypt_back(tmp_path / "back2", str(tmp_path / "sealed"),
+                                          key)) == files
     assert s3.uploads() == []
 
 

@@ -56,8 +56,8 @@ pub use object::{
 pub use source::{BLOCK, HeadReader, ObjectReader, ObjectSource};
 pub use tree::{
     Decryption, Encryption, Listed, MAX_KEY, MAX_OBJECTS, PlainPrefix, Prefix, PrefixInput,
-    PrefixOutput, PrefixRun, Rekeying, UploadWatch, local_only, open_task_from, plain_input,
-    prefix_input, prefix_rekey, prefix_run, run_task, seal_task_into,
+    PrefixOutput, PrefixRun, Rekeying, UploadWatch, open_task_from, plain_input, prefix_input,
+    prefix_rekey, prefix_run, run_task, seal_task_from,
 };
 pub use upload::{
     Aborter, Budget, MAX_PARTS, MIN_PART, PartWriter, Upload, UploadError, part_count,

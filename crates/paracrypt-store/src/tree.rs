@@ -8,9 +8,10 @@
 //! [`prefix_run`] checks a tree run with a prefix on either side (on the core's
 //! `tree::check_in_store`) and opens the prefixes, [`prefix_rekey`] a rekey likewise (on the
 //! core's `tree::check_rekey_from`), [`prefix_input`] opens an encrypted tree to verify or
-//! show, [`plain_input`] a plaintext tree to sign or check, and [`local_only`] refuses a prefix
-//! to a run that does not take one (a plaintext tree spread over processes). Each refusal is the core's `Error::TreeInStore`, in words; a front end adds its
-//! own options' names.
+//! show, and [`plain_input`] a plaintext tree to sign or check. Each refusal is the core's
+//! error, in words; a front end adds its own options' names. A task of a plan with a prefix on
+//! either side runs on any process through [`run_task`] ([`seal_task_from`],
+//! [`open_task_from`]), which opens the prefix again with that process's credentials.
 //!
 //! **Listing**: a prefix is listed once (object_store paginates), at most [`MAX_OBJECTS`]
 //! objects, each key at most [`MAX_KEY`] bytes; an input's files are then read with ranged
@@ -649,6 +650,12 @@ impl std::fmt::Debug for Encryption {
 }
 
 impl Encryption {
+    /// Whether the plaintext tree is a prefix's (listed once, here): its plan is made whole by
+    /// [`Encryption::plan`], from that listing, with no walk of a local directory in parts.
+    pub fn reads_prefix(&self) -> bool {
+        self.plain.is_some()
+    }
+
     /// The output prefix, when the output is one: for a coordinator that walks a local tree in
     /// parts ([`prepare_to`](paracrypt_core::tree::prepare_to)).
     pub fn output(&self) -> Option<Arc<dyn TreeOutput>> {
@@ -963,9 +970,9 @@ fn overlap(from: &str, to: &str) -> paracrypt_core::Result<()> {
 }
 
 /// Runs a task of a tree's encryption or decryption from its bytes, as
-/// [`paracrypt_core::tree::run_task`] does, on the caller's pool; a task of a plan into a prefix
-/// is run by [`seal_task_into`] with `options` and `watch`, a task of a decryption from a
-/// prefix by [`open_task_from`] with `options`.
+/// [`paracrypt_core::tree::run_task`] does, on the caller's pool; a task of an encryption with a
+/// prefix on either side is run by [`seal_task_from`] with `options` and `watch`, a task of a
+/// decryption likewise by [`open_task_from`].
 pub fn run_task(
     runner: &paracrypt_core::Runner,
     bytes: &[u8],
@@ -988,34 +995,68 @@ pub fn run_task(
     let Ok(task) = paracrypt_core::tree::Task::from_bytes(bytes) else {
         return paracrypt_core::tree::run_task(runner, bytes);
     };
-    if url_of(task.output()).is_none() {
+    if url_of(task.input()).is_none() && url_of(task.output()).is_none() {
         return Ok(paracrypt_core::tree::seal_task(runner, &task));
     }
-    seal_task_into(runner, &task, options, watch)
+    seal_task_from(
+        runner,
+        &task,
+        options,
+        Arc::new(paracrypt_core::tree::NoGuard),
+        watch,
+    )
 }
 
-/// Runs `task`, of a plan into a prefix ([`paracrypt_core::tree::plan_to`] or
-/// [`prepare_to`](paracrypt_core::tree::prepare_to) with a [`PrefixOutput`]), on the caller's
-/// pool: uploads its files into the prefix its bytes name, opened here with `options` and this
-/// process's credentials (the environment's `AWS_*`), replacing objects of the same names where
-/// the plan does. `watch` is told of every multipart upload. Each upload is completed or
+/// Runs `task`, of an encryption with a prefix on either side (a plan into a prefix:
+/// [`paracrypt_core::tree::plan_to`] or [`prepare_to`](paracrypt_core::tree::prepare_to) with a
+/// [`PrefixOutput`]; a plan of a plaintext tree in a prefix:
+/// [`plan_from`](paracrypt_core::tree::plan_from) or
+/// [`plan_from_to`](paracrypt_core::tree::plan_from_to) with a [`PlainPrefix`]: an
+/// [`Encryption`]'s plan), on the caller's pool. A prefix is opened here with `options` and
+/// this process's credentials (the environment's `AWS_*`). The input prefix is not listed
+/// again: each object is read at the length and ETag the plan listed (one replaced since
+/// fails, by name). Each file is written into the local output the task names, telling `guard`
+/// of its temporary files, or uploaded into the output prefix (objects of the same names
+/// replaced where the plan does), `watch` told of every multipart upload, each completed or
 /// aborted before this returns (a process killed meanwhile leaves its open uploads to the
-/// bucket's lifecycle rule). A task whose output is not a prefix is refused.
-pub fn seal_task_into(
+/// bucket's lifecycle rule). A task with neither side a prefix is refused.
+pub fn seal_task_from(
     runner: &paracrypt_core::Runner,
     task: &paracrypt_core::tree::Task,
     options: Options,
+    guard: Arc<dyn paracrypt_core::tree::Guard>,
     watch: Option<Arc<dyn UploadWatch>>,
 ) -> paracrypt_core::Result<paracrypt_core::tree::TaskResult> {
-    let Some(url) = url_of(task.output()) else {
-        return Err(paracrypt_core::Error::Request(format!(
-            "{}: a task's output here is a prefix in object storage",
-            task.output().display()
-        )));
+    use paracrypt_core::tree::{seal_task_from, seal_task_from_to, seal_task_to};
+    let (input_url, output_url) = (url_of(task.input()), url_of(task.output()));
+    let input = match input_url {
+        Some(url) => {
+            let prefix =
+                Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+            Some(PlainPrefix::pinned(prefix, task.listed()))
+        }
+        None => None,
     };
-    let prefix = Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
-    let out = PrefixOutput::new(prefix, task.replaces(), watch);
-    Ok(paracrypt_core::tree::seal_task_to(runner, task, &out))
+    let output = match output_url {
+        Some(url) => {
+            let prefix =
+                Prefix::open(url, options).map_err(|e| core_error("cannot open the tree", e))?;
+            Some(PrefixOutput::new(prefix, task.replaces(), watch))
+        }
+        None => None,
+    };
+    Ok(match (&input, &output) {
+        (Some(input), Some(out)) => seal_task_from_to(runner, task, input, out),
+        (Some(input), None) => seal_task_from(runner, task, input, guard),
+        (None, Some(out)) => seal_task_to(runner, task, out),
+        (None, None) => {
+            return Err(paracrypt_core::Error::Request(format!(
+                "{} into {}: a task here reads or writes a prefix in object storage",
+                task.input().display(),
+                task.output().display()
+            )));
+        }
+    })
 }
 
 /// Runs `task`, of a decryption with a prefix on either side
@@ -1069,19 +1110,6 @@ pub fn open_task_from(
             paracrypt_core::tree::open_task_to(runner, task, &*input, &out)
         }
     })
-}
-
-/// Refuses any of `paths` that is in object storage, for a tree run that reads and writes
-/// local directories only (`what`: a plaintext tree spread over processes): the same
-/// refusal, in the same words, for every front end.
-pub fn local_only(
-    what: paracrypt_core::tree::NotInStore,
-    paths: &[&LocalPath],
-) -> paracrypt_core::Result<()> {
-    if paths.iter().any(|path| url_of(path).is_some()) {
-        return Err(paracrypt_core::Error::TreeInStore(what));
-    }
-    Ok(())
 }
 
 /// The encrypted tree under the prefix `url`, listed, to verify or show
@@ -1200,6 +1228,32 @@ impl PlainPrefix {
             listed,
         })
     }
+
+    /// `prefix` as a task of a plan from it carries it ([`Task::listed`]: each file's path,
+    /// length, time and the ETag listed), without listing it again: each object is read at that
+    /// version.
+    ///
+    /// [`Task::listed`]: paracrypt_core::tree::Task::listed
+    pub fn pinned<'a>(
+        prefix: Prefix,
+        files: impl IntoIterator<Item = (paracrypt_core::tree::PlainEntry, Option<&'a str>)>,
+    ) -> Self {
+        let listed = files
+            .into_iter()
+            .map(|(entry, e_tag)| {
+                let listed = Listed {
+                    len: entry.len.unwrap_or(0),
+                    e_tag: e_tag.map(str::to_owned),
+                };
+                (entry.path, (listed, entry.mtime))
+            })
+            .collect();
+        PlainPrefix {
+            root: prefix.url.clone().into(),
+            prefix,
+            listed,
+        }
+    }
 }
 
 impl paracrypt_core::tree::PlainInput for PlainPrefix {
@@ -1265,6 +1319,16 @@ impl paracrypt_core::tree::PlainInput for PlainPrefix {
             e_tag: listed.e_tag.clone(),
         };
         Ok(Box::new(ObjectFile(ObjectSource::new(&object, meta))))
+    }
+
+    fn version(&self, rel: &[u8]) -> Option<String> {
+        self.listed.get(rel)?.0.e_tag.clone()
+    }
+
+    /// The prefix's URL: a process that runs a task of the plan opens it again
+    /// ([`run_task`], [`seal_task_from`]), each object at the version the task carries.
+    fn task_root(&self) -> Option<std::path::PathBuf> {
+        Some(self.root.clone())
     }
 }
 

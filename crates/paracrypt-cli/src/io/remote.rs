@@ -53,23 +53,6 @@ pub fn is_url(path: &std::path::Path) -> bool {
         .is_some_and(|text| SCHEMES.iter().any(|scheme| text.starts_with(scheme)))
 }
 
-/// Refuses any of `paths` that names object storage, for a tree run of local directories only
-/// (`what`; the rule is `paracrypt_store::local_only`'s, which a build without object storage
-/// applies to the URLs it recognises): a plaintext prefix across ranks.
-#[cfg(feature = "mpi")]
-pub fn local_only(
-    what: paracrypt_core::tree::NotInStore,
-    paths: &[&std::path::Path],
-) -> paracrypt_core::Result<()> {
-    #[cfg(not(feature = "s3"))]
-    if paths.iter().any(|path| is_url(path)) {
-        return Err(paracrypt_core::Error::TreeInStore(what));
-    }
-    #[cfg(feature = "s3")]
-    paracrypt_store::local_only(what, paths)?;
-    Ok(())
-}
-
 #[cfg(feature = "s3")]
 pub use imp::*;
 
@@ -171,18 +154,22 @@ mod imp {
         )
     }
 
-    /// A task of a tree's encryption into a prefix, run on this process (an MPI rank): its
-    /// files uploaded with the command's options, each upload aborted on an interrupt. `None`
-    /// when the prefix cannot be opened (rank 0 reports the task's files as lost).
+    /// A task of a tree's encryption with a prefix on either side, run on this process (an MPI
+    /// rank): its files read from the prefix with the command's options at the versions rank 0
+    /// listed, or uploaded into the prefix (each upload aborted on an interrupt), telling
+    /// `guard` of the temporary files of a local output. `None` when the prefix cannot be
+    /// opened (rank 0 reports the task's files as lost).
     #[cfg(feature = "mpi")]
-    pub fn seal_task_into(
+    pub fn seal_task_from(
         runner: &paracrypt_core::Runner,
         task: &paracrypt_core::tree::Task,
+        guard: std::sync::Arc<dyn paracrypt_core::tree::Guard>,
     ) -> Option<paracrypt_core::tree::TaskResult> {
-        paracrypt_store::seal_task_into(
+        paracrypt_store::seal_task_from(
             runner,
             task,
             options(),
+            guard,
             Some(std::sync::Arc::new(TreeUploads)),
         )
         .ok()
@@ -466,6 +453,25 @@ mod stub {
         }
 
         /// Never called: never made.
+        #[cfg(feature = "mpi")]
+        pub fn reads_prefix(&self) -> bool {
+            unreachable!("this build makes no prefix run")
+        }
+
+        /// Never called: never made.
+        #[cfg(feature = "mpi")]
+        pub fn plan(
+            &self,
+            _: &paracrypt_core::Runner,
+            _: &paracrypt_core::request::Request,
+            _: &Path,
+            _: &Path,
+            _: &paracrypt_core::tree::Options,
+        ) -> paracrypt_core::Result<paracrypt_core::tree::Plan> {
+            unreachable!("this build makes no prefix run")
+        }
+
+        /// Never called: never made.
         pub fn run(
             &self,
             _: &paracrypt_core::Runner,
@@ -553,9 +559,10 @@ mod stub {
 
     /// Never run: this build makes no task into a prefix.
     #[cfg(feature = "mpi")]
-    pub fn seal_task_into(
+    pub fn seal_task_from(
         _: &paracrypt_core::Runner,
         _: &paracrypt_core::tree::Task,
+        _: std::sync::Arc<dyn paracrypt_core::tree::Guard>,
     ) -> Option<paracrypt_core::tree::TaskResult> {
         None
     }

@@ -789,10 +789,17 @@ mod imp {
         /// `encrypt --recursive --distributed`.
         struct Seal;
 
+        /// Rank 0's encryption before the walk: a local tree's plan begun, whose walk the
+        /// ranks share, or the whole plan of a plaintext tree in a prefix (listed once).
+        enum SealPrepared {
+            Walking(Box<Prepared>),
+            Listed(Box<Plan>),
+        }
+
         impl Kind for Seal {
             type Plan = Plan;
             type Done = Sealed;
-            type Prepared = Prepared;
+            type Prepared = SealPrepared;
             const ENCRYPTING: bool = true;
 
             fn prepare(
@@ -801,20 +808,25 @@ mod imp {
                 options: &tree::Options,
                 args: &TreeArgs,
                 ranks: usize,
-            ) -> Result<(Prepared, Option<WalkTop>)> {
+            ) -> Result<(SealPrepared, Option<WalkTop>)> {
                 // A prefix at OUTPUT: checked (an update's, listed) before any prompt, as a
-                // local run checks it; every rank uploads its tasks' files into it.
+                // local run checks it; every rank uploads its tasks' files into it. A prefix at
+                // INPUT: listed once, here; every rank reads its tasks' objects at the versions
+                // listed.
                 let (input, output) = absolute(spec)?;
-                // A plaintext tree in a prefix is encrypted by one process (refused before any
-                // request to the store).
-                crate::io::remote::local_only(tree::NotInStore::PlainTree, &[&input])
-                    .map_err(hint::<Self>)?;
                 let prefix = crate::io::remote::prefix_run(true, &input, &output, options)
                     .map_err(hint::<Self>)?;
                 let options = &crate::run::tree::with_update_identities(options.clone(), args)?;
                 let request = spec.operation.request(false)?;
                 crate::run::warn_all(spec, &request);
                 let out = match prefix {
+                    Some(crate::io::remote::PrefixRun::Encrypt(run)) if run.reads_prefix() => {
+                        // Planned whole from the listing: no walk to share.
+                        let plan = run
+                            .plan(runner, &request, &input, &output, options)
+                            .map_err(hint::<Self>)?;
+                        return Ok((SealPrepared::Listed(Box::new(plan)), None));
+                    }
                     Some(crate::io::remote::PrefixRun::Encrypt(run)) => run.output(),
                     Some(crate::io::remote::PrefixRun::Decrypt(_)) => {
                         unreachable!("an encryption's run")
@@ -834,19 +846,27 @@ mod imp {
                 };
                 let top =
                     tree::walk_top(&input, dirs, ranks * TASKS_PER_RANK).map_err(hint::<Self>)?;
-                Ok((prepared, Some(top)))
+                Ok((SealPrepared::Walking(Box::new(prepared)), Some(top)))
             }
 
-            fn checks(prepared: &Prepared, walk: &Walk, at_least: usize) -> Option<Checks> {
-                prepared.checks(walk, at_least)
+            fn checks(prepared: &SealPrepared, walk: &Walk, at_least: usize) -> Option<Checks> {
+                match prepared {
+                    SealPrepared::Walking(prepared) => prepared.checks(walk, at_least),
+                    // Checked by the plan, through the prefix.
+                    SealPrepared::Listed(_) => None,
+                }
             }
 
             fn plan(
-                prepared: Prepared,
+                prepared: SealPrepared,
                 walk: Option<Walk>,
                 checks: Option<Checks>,
             ) -> Result<Plan> {
-                let walk = walk.expect("an encryption walks its input");
+                let prepared = match prepared {
+                    SealPrepared::Listed(plan) => return Ok(*plan),
+                    SealPrepared::Walking(prepared) => *prepared,
+                };
+                let walk = walk.expect("a local tree's encryption walks it");
                 match checks {
                     Some(checks) => prepared.plan_checked(walk, checks),
                     None => prepared.plan(walk),
@@ -891,10 +911,13 @@ mod imp {
 
             fn run(runner: &Runner, bytes: &[u8], guard: Arc<dyn Guard>) -> Option<TaskResult> {
                 let task = Task::from_bytes(bytes).ok()?;
-                if crate::io::remote::is_url(task.output()) {
-                    // A tree into a prefix: this rank uploads the task's files (its uploads
-                    // aborted on an interrupt or the watchdog's abort).
-                    return crate::io::remote::seal_task_into(runner, &task);
+                if crate::io::remote::is_url(task.input())
+                    || crate::io::remote::is_url(task.output())
+                {
+                    // A tree from or into a prefix: this rank reads the task's objects or
+                    // uploads its files itself (its uploads aborted on an interrupt or the
+                    // watchdog's abort).
+                    return crate::io::remote::seal_task_from(runner, &task, guard);
                 }
                 Some(tree::seal_task_guarded(runner, &task, guard))
             }

@@ -192,6 +192,22 @@ pub trait PlainInput: Send + Sync {
     /// since fails when it is read). A file that is gone fails with
     /// [`io::ErrorKind::NotFound`].
     fn open(&self, rel: &[u8]) -> io::Result<Box<dyn InputFile + '_>>;
+
+    /// The version of the file `rel` as the walk listed it (an object's ETag), `None` where
+    /// there is none. A task carries it with the file's length, mode and time, so that its
+    /// process reads that version and no other without listing the input again.
+    fn version(&self, rel: &[u8]) -> Option<String> {
+        let _ = rel;
+        None
+    }
+
+    /// Where a process that runs a task of the plan ([`Plan::task`](super::Plan::task)) opens
+    /// this input again: a prefix's URL, which the front end running the task opens with that
+    /// process's own credentials, each file at the version the task carries. `None` (the
+    /// default): the files are read on this process only.
+    fn task_root(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// Where a tree's encryption reads its plaintext files: a local directory, or a plaintext tree

@@ -102,9 +102,9 @@ pub use plain::{
 pub use rekeying::{RekeyTo, check_rekey, check_rekey_from, rekey, rekey_from, rekey_to};
 pub use schedule::BATCH_FILES;
 pub use seal::{
-    NotInStore, Plan, Prepared, Sealed, check, check_dest, check_in_store, encrypt, encrypt_to,
-    plan, plan_from, plan_from_to, plan_to, prepare, prepare_to, seal_task, seal_task_guarded,
-    seal_task_to,
+    Plan, Prepared, Sealed, check, check_dest, check_in_store, encrypt, encrypt_to, plan,
+    plan_from, plan_from_to, plan_to, prepare, prepare_to, seal_task, seal_task_from,
+    seal_task_from_to, seal_task_guarded, seal_task_to,
 };
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
 pub use update::{Checks, check_task};

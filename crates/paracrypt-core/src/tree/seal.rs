@@ -328,7 +328,9 @@ pub fn prepare_to(
 /// object storage) instead of a local directory, into the local directory `output`: listed
 /// once ([`Walk::of`]), each file then read through the input's positional reads on the same
 /// schedule, and checked to be the version listed. Its files are sealed here
-/// ([`Plan::seal_here`]): such a plan is not cut into tasks.
+/// ([`Plan::seal_here`]), or in tasks on other processes where the input names a root they
+/// open again ([`PlainInput::task_root`]: a prefix's URL, each task reading the versions this
+/// plan listed, run with [`seal_task_from`] or [`seal_task_from_to`]).
 pub fn plan_from(
     runner: &Runner,
     request: &Request,
@@ -798,13 +800,19 @@ impl Plan {
                 self.files.len()
             )));
         }
-        if self.plain.is_some() {
-            return Err(Error::Request(
-                "this tree's input is read on this process only: its files are not sealed in \
-                 tasks"
-                    .into(),
-            ));
-        }
+        let (input, plain) = match &self.plain {
+            None => (self.input.clone(), None),
+            Some(plain) => match plain.task_root() {
+                Some(root) => (root, Some(&**plain)),
+                None => {
+                    return Err(Error::Request(
+                        "this tree's input is read on this process only: its files are not \
+                         sealed in tasks"
+                            .into(),
+                    ));
+                }
+            },
+        };
         let Some((output, replace, named, sync)) = self.out.task_root() else {
             return Err(Error::Request(
                 "this tree's output is written by one process: its files are not sealed in \
@@ -835,10 +843,11 @@ impl Plan {
                 stored: self.stored[at].clone(),
                 header: job.header().to_vec(),
                 shared: Zeroizing::new(shared.to_vec()),
+                version: plain.and_then(|plain| plain.version(&walked.path)),
             });
         }
         Ok(Task {
-            input: self.input.clone(),
+            input,
             output,
             replace,
             named,
@@ -1009,6 +1018,47 @@ pub fn seal_task_guarded(runner: &Runner, task: &Task, guard: Arc<dyn super::Gua
 /// [`seal_task`] into `output`, the output the task names ([`Task::output`]) opened again by
 /// the front end that runs it (a prefix in object storage: [`TreeOutput::task_root`]).
 pub fn seal_task_to(runner: &Runner, task: &Task, output: &dyn TreeOutput) -> TaskResult {
+    seal_task_with(runner, task, Plaintexts::Local(&task.input), output)
+}
+
+/// [`seal_task_guarded`] of a task of a plaintext tree plugged in ([`plan_from`]): each file
+/// read through `input`, the input the task names ([`Task::input`]) opened again by the front
+/// end that runs it, each file at the version the task carries ([`Task::listed`]), into the
+/// local directory the task names.
+pub fn seal_task_from(
+    runner: &Runner,
+    task: &Task,
+    input: &dyn PlainInput,
+    guard: Arc<dyn super::Guard>,
+) -> TaskResult {
+    let dest = Dest {
+        root: task.output.clone(),
+        replace: task.replace,
+        named: task.named,
+        sync: task.sync,
+        guard,
+    };
+    seal_task_with(runner, task, Plaintexts::Other(input), &dest)
+}
+
+/// [`seal_task_from`] into `output` (a prefix: [`plan_from_to`]), opened again as for
+/// [`seal_task_to`].
+pub fn seal_task_from_to(
+    runner: &Runner,
+    task: &Task,
+    input: &dyn PlainInput,
+    output: &dyn TreeOutput,
+) -> TaskResult {
+    seal_task_with(runner, task, Plaintexts::Other(input), output)
+}
+
+/// Seals the files of `task`, read from `input`, into `output`.
+fn seal_task_with(
+    runner: &Runner,
+    task: &Task,
+    input: Plaintexts<'_>,
+    output: &dyn TreeOutput,
+) -> TaskResult {
     let walked: Vec<Walked> = task
         .files
         .iter()
@@ -1044,7 +1094,7 @@ pub fn seal_task_to(runner: &Runner, task: &Task, output: &dyn TreeOutput) -> Ta
             sign: task.sign.as_ref(),
         },
         provider: task.provider,
-        input: Plaintexts::Local(&task.input),
+        input,
         dest: output,
         stored: task.files.iter().map(|f| f.stored.as_slice()).collect(),
         hidden: task.hidden,
@@ -1089,34 +1139,13 @@ pub fn check(input: &Path, output: &Path, options: &Options) -> Result<()> {
     paths(Some(input), output, options.force || options.update).map(drop)
 }
 
-/// What a tree run with one side in object storage (or any [`TreeInput`] or [`TreeOutput`] a
-/// front end plugs in for a prefix) does not do, refused before anything is read or written
-/// ([`Error::TreeInStore`]); [`check_in_store`] decides it for every front end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NotInStore {
-    /// A plaintext tree read from object storage, spread over processes (MPI ranks, Dask
-    /// workers): it is encrypted by one process.
-    PlainTree,
-}
-
-impl std::fmt::Display for NotInStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            NotInStore::PlainTree => {
-                "a plaintext tree in object storage is encrypted by one process: not across MPI \
-                 ranks or Dask workers (yet)"
-            }
-        })
-    }
-}
-
 /// Checks, before anything is read or written and before any secret is asked for, a tree run
 /// with `input` or `output` in object storage (`input_in_store`, `output_in_store`: the front
 /// end tells which, through `paracrypt-store`): an encryption reads a local directory (which
 /// must be one) or a prefix into a local directory or a prefix (or updates the encrypted tree
 /// there: [`Options::update`]), a decryption reads a prefix or a local directory into a local
 /// directory that [`check_dest`] accepts or into a prefix; a prefix is checked by its own
-/// rules ([`NotInStore`] names what is not done yet). The rule every
+/// rules. The rule every
 /// front end applies to a prefix; what an update cannot keep (another format, a signed tree
 /// without its key, hidden names asked for a tree that keeps its names) is refused once the
 /// tree's manifest is read, before anything is written, as for a local directory.

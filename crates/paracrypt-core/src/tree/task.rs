@@ -3,11 +3,12 @@
 //! what it returns to [`Sealed::add`](super::Sealed::add).
 //!
 //! **What a task carries.** The output's and input's roots (both on a filesystem every process
-//! sees, or the output a prefix's URL that each process opens with its own credentials:
-//! [`TreeOutput::task_root`](super::TreeOutput::task_root)), how files are written there (replacing, named temporary files, `fsync`), the plaintext
+//! sees, or either a prefix's URL that each process opens with its own credentials:
+//! [`TreeOutput::task_root`](super::TreeOutput::task_root),
+//! [`PlainInput::task_root`](super::PlainInput::task_root)), how files are written there (replacing, named temporary files, `fsync`), the plaintext
 //! chunk and provider, and for each file: its index in the plan, its path and stored name, what
-//! the walk saw of it (length, inode, mode, modification time: a file that changed since is
-//! refused, as in a local run), and its header with the keys derived for that one file (a
+//! the walk saw of it (length, inode or an object's version, mode, modification time: a file
+//! that changed since is refused, as in a local run), and its header with the keys derived for that one file (a
 //! container's header and payload keys, an age file's file key). Never the key file, password or
 //! identities, nor the tree's own key, identity or name key: a task's bytes open only its own
 //! files. A signed tree's task carries the signing key (every file is a signed container), as a
@@ -72,7 +73,7 @@ pub(crate) fn cut(lens: &[u64], at_least: usize) -> Vec<Range<usize>> {
     tasks
 }
 
-const TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-TASK\x01";
+const TASK_MAGIC: &[u8] = b"PARACRYPT-TREE-TASK\x02";
 const OPEN_MAGIC: &[u8] = b"PARACRYPT-TREE-OPEN\x02";
 const RESULT_MAGIC: &[u8] = b"PARACRYPT-TREE-DONE\x01";
 
@@ -103,6 +104,9 @@ pub(crate) struct TaskFile {
     pub stored: Vec<u8>,
     pub header: Vec<u8>,
     pub shared: Zeroizing<Vec<u8>>,
+    /// The version the plan listed of a file of a plaintext tree plugged in (an object's
+    /// ETag); `None` for a local file, which its inode names.
+    pub version: Option<String>,
 }
 
 impl std::fmt::Debug for Task {
@@ -118,6 +122,28 @@ impl Task {
     /// How many files it seals.
     pub fn files(&self) -> usize {
         self.files.len()
+    }
+
+    /// The input its files are read from: a local directory, or what the plan's
+    /// [`PlainInput::task_root`](super::PlainInput::task_root) named (a prefix's URL), which
+    /// the front end running the task opens again for [`seal_task_from`](super::seal_task_from).
+    pub fn input(&self) -> &std::path::Path {
+        &self.input
+    }
+
+    /// Each file of a task whose input is plugged in: its entry as the plan's walk listed it
+    /// (path, length, mode, time) and the version listed (an object's ETag), what the front
+    /// end running it opens the input with, without listing it again.
+    pub fn listed(&self) -> impl Iterator<Item = (super::PlainEntry, Option<&str>)> {
+        self.files.iter().map(|file| {
+            let entry = super::PlainEntry {
+                path: file.path.clone(),
+                len: Some(file.len),
+                mode: file.mode,
+                mtime: file.mtime,
+            };
+            (entry, file.version.as_deref())
+        })
     }
 
     /// The output its files are written into: a local directory, or what the plan's
@@ -168,6 +194,7 @@ impl Task {
             put_bytes(&mut out, &file.stored);
             put_bytes(&mut out, &file.header);
             put_bytes(&mut out, &file.shared);
+            put_version(&mut out, file.version.as_deref());
         }
         Ok(out)
     }
@@ -209,6 +236,7 @@ impl Task {
                 stored: r.bytes()?.to_vec(),
                 header: r.bytes()?.to_vec(),
                 shared: Zeroizing::new(r.bytes()?.to_vec()),
+                version: read_version(&mut r)?,
             });
         }
         r.end()?;
@@ -350,13 +378,7 @@ impl OpenTask {
                 }
             }
             out.extend_from_slice(&file.listed.0.to_le_bytes());
-            match &file.listed.1 {
-                Some(version) => {
-                    out.push(1);
-                    put_bytes(&mut out, version.as_bytes());
-                }
-                None => out.push(0),
-            }
+            put_version(&mut out, file.listed.1.as_deref());
         }
         out
     }
@@ -392,21 +414,7 @@ impl OpenTask {
                 _ => return Err(r.bad()),
             };
             let len = r.u64()?;
-            let version = match r.u8()? {
-                0 => None,
-                1 => {
-                    let version = r.bytes()?;
-                    if version.len() > VERSION_MAX {
-                        return Err(r.bad());
-                    }
-                    Some(
-                        std::str::from_utf8(version)
-                            .map_err(|_| r.bad())?
-                            .to_owned(),
-                    )
-                }
-                _ => return Err(r.bad()),
-            };
+            let version = read_version(&mut r)?;
             if entry.chunk_size == 0 || !paths_fit(&path, &stored) {
                 return Err(r.bad());
             }
@@ -530,6 +538,33 @@ impl TaskResult {
     }
 }
 
+/// Writes a file's listed version (an object's ETag), or that it has none.
+fn put_version(out: &mut Vec<u8>, version: Option<&str>) {
+    match version {
+        Some(version) => {
+            out.push(1);
+            put_bytes(out, version.as_bytes());
+        }
+        None => out.push(0),
+    }
+}
+
+/// Reads what [`put_version`] wrote: at most [`VERSION_MAX`] bytes of UTF-8.
+fn read_version(r: &mut Reader<'_>) -> Result<Option<String>> {
+    match r.u8()? {
+        0 => Ok(None),
+        1 => {
+            let version = r.bytes()?;
+            if version.len() > VERSION_MAX {
+                return Err(r.bad());
+            }
+            let version = std::str::from_utf8(version).map_err(|_| r.bad())?;
+            Ok(Some(version.to_owned()))
+        }
+        _ => Err(r.bad()),
+    }
+}
+
 pub(super) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
     out.extend_from_slice(bytes);
@@ -636,10 +671,16 @@ mod tests {
                 stored: stored.to_vec(),
                 header: vec![1],
                 shared: Zeroizing::new(vec![2]),
+                version: Some("\"etag-1\"".into()),
             }],
         };
         let read = |t: Task| Task::from_bytes(&t.to_bytes().unwrap());
-        assert!(read(task(b"a/b", b"a/b.pcr")).is_ok());
+        // A file's version comes back with it (what a worker reads of a prefix).
+        let back = read(task(b"a/b", b"a/b.pcr")).unwrap();
+        let listed: Vec<_> = back.listed().collect();
+        assert_eq!(listed[0].0.path, b"a/b");
+        assert_eq!(listed[0].0.len, Some(1));
+        assert_eq!(listed[0].1, Some("\"etag-1\""));
         for (path, stored) in [
             (&b"../b"[..], &b"b.pcr"[..]),
             (b"a/b", b"../../etc/b.pcr"),

@@ -168,10 +168,12 @@ def encrypt_tree(
     written on one process, with :func:`paracrypt.encrypt_tree`), the same tree (it decrypts
     with :func:`paracrypt.decrypt_tree` or ``paracrypt decrypt --recursive``), the same dict
     returned. ``threads`` is how many threads each task uses (default 1: one per Dask worker
-    thread). ``src`` must be on a filesystem every worker sees; so must ``dst``, or it is a
-    prefix in object storage (``"s3://bucket/prefix/"``): each worker then uploads the files of
-    its tasks with the credentials of its own environment (``AWS_*``), and the manifest is
-    written here, last (docs/guide/trees.md, *One tree over many processes*).
+    thread). ``src`` must be on a filesystem every worker sees, or a prefix of plaintext
+    objects (``"s3://bucket/plain/"``, listed once here: each worker reads its tasks' objects
+    at the versions listed, with the credentials of its own environment, ``AWS_*``); so must
+    ``dst``, or it is a prefix in object storage (``"s3://bucket/prefix/"``): each worker then
+    uploads the files of its tasks with its own credentials, and the manifest is written here,
+    last (docs/guide/trees.md, *One tree over many processes*).
     ``upload_concurrency=``, ``download_concurrency=`` and ``retries=`` are
     :func:`paracrypt.encrypt_tree`'s, here and on every worker (each worker's uploads bounded
     by its own ``upload_concurrency``).

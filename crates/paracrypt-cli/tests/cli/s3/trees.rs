@@ -1569,8 +1569,9 @@ fn a_failed_or_interrupted_update_is_finished_by_the_next() {
 /// holds the objects one process uploads, no multipart upload is left, and the tree decrypts
 /// to the same tree, decrypted from the prefix across as many ranks (every rank reading the
 /// objects of its tasks); an update across ranks uploads what changed and deletes what is gone;
-/// a prefix that holds objects is refused without `--force` before anything is written, and a
-/// decryption into a prefix across ranks in a local run's words (exit 2).
+/// a prefix that holds objects is refused without `--force` before anything is written; the
+/// tree decrypts into a prefix across ranks, and those plaintext objects encrypt across ranks
+/// again.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
@@ -1736,25 +1737,59 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
     assert!(bucket.get("back-ranks/x") == data(90_000, 4));
     assert!(bucket.uploads().is_empty());
 
-    // A plaintext tree in a prefix is encrypted by one process: refused across ranks, before
-    // any request.
-    let out = mpirun(
-        2,
-        &[
-            "encrypt",
-            "--recursive",
-            "-q",
-            "-k",
-            k,
-            &into,
-            "-o",
-            &bucket.url("again/"),
-        ],
+    // Those plaintext objects encrypt as a tree across two ranks: rank 0 lists the prefix
+    // once, every rank reads the objects of its tasks at the versions listed, into a prefix or
+    // a directory; each decrypts to those files.
+    let local = d.join("again-dir");
+    for (at, out_to) in [
+        (0, bucket.url("again/")),
+        (1, local.to_str().unwrap().to_owned()),
+    ] {
+        let out = mpirun(
+            2,
+            &[
+                "encrypt",
+                "--recursive",
+                "--verbose",
+                "-k",
+                k,
+                "--chunk-size",
+                "64KiB",
+                &into,
+                "-o",
+                &out_to,
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let counts = crate::tree_distributed::tasks_by_rank(&stderr, 2);
+        assert!(counts.iter().all(|&n| n > 0), "{stderr}");
+        let back = d.join(format!("again-back-{at}"));
+        ok(run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k],
+            &out_to,
+            back.to_str().unwrap(),
+        )));
+        for rel in ["empty", "large", "sub dir/run.sh", "x"] {
+            assert!(
+                std::fs::read(back.join(rel)).unwrap() == bucket.get(&format!("back-ranks/{rel}")),
+                "{rel}"
+            );
+        }
+    }
+    assert_eq!(
+        keys(&bucket, "again/"),
+        [
+            "empty.pcr",
+            "large.pcr",
+            "paracrypt-manifest",
+            "sub dir/run.sh.pcr",
+            "x.pcr"
+        ]
     );
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("encrypted by one process"), "{stderr}");
-    assert!(keys(&bucket, "again/").is_empty());
+    assert!(bucket.uploads().is_empty());
 }
 
 /// SIGTERM to `mpirun` while the ranks upload a tree into a prefix: Open MPI passes it on to
