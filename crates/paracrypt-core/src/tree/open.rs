@@ -676,14 +676,7 @@ pub fn open_task_from(
     input: &dyn TreeInput,
     guard: Arc<dyn super::Guard>,
 ) -> TaskResult {
-    let dest = Dest {
-        root: task.output.clone(),
-        replace: task.replace,
-        named: task.named,
-        sync: task.sync,
-        guard,
-    };
-    open_task_to(runner, task, input, &dest)
+    open_task_to(runner, task, input, &task.dest(guard))
 }
 
 /// [`open_task_from`] into `output`, the output the task names ([`OpenTask::output`]) opened

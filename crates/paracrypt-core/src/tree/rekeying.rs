@@ -39,10 +39,10 @@ use rayon::prelude::*;
 use super::io::{InputFile, InputReader, OutputFile, TreeInput, TreeOutput};
 use super::manifest::{EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::{local, read_manifest_from};
-use super::out::{Dest, Out, Temp, finish_file, open_no_follow};
+use super::out::{Out, Temp, finish_file, open_no_follow};
 use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
-use super::seal::{now, write_manifest};
+use super::seal::{local_out, now, write_manifest};
 use super::walk::join;
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::buffer::with_scratch;
@@ -174,7 +174,7 @@ pub fn rekey(
     options: &Options,
 ) -> Result<Summary> {
     check_rekey(input, output, options)?;
-    let out = Out::Local(dest(output, options));
+    let out = local_out(output, options);
     rekey_out(runner, open, to, &local(input), &out, options)
 }
 
@@ -192,7 +192,7 @@ pub fn rekey_from(
     options: &Options,
 ) -> Result<Summary> {
     check_rekey_from(input, Some(output), options)?;
-    let out = Out::Local(dest(output, options));
+    let out = local_out(output, options);
     rekey_out(runner, open, to, input, &out, options)
 }
 
@@ -211,17 +211,6 @@ pub fn rekey_to(
 ) -> Result<Summary> {
     check_rekey_from(input, None, options)?;
     rekey_out(runner, open, to, input, &Out::Other(output), options)
-}
-
-/// The local directory `output` as a rekey writes it.
-fn dest(output: &Path, options: &Options) -> Dest {
-    Dest {
-        root: output.to_path_buf(),
-        replace: options.force,
-        named: options.named_temps,
-        sync: options.sync,
-        guard: Arc::clone(&options.guard),
-    }
 }
 
 /// [`rekey`] from any input into any output, once the paths and options are checked.

@@ -99,7 +99,7 @@ pub fn prepare(
 }
 
 /// The local directory `output` as an encryption's output.
-fn local_out(output: &Path, options: &Options) -> Out {
+pub(super) fn local_out(output: &Path, options: &Options) -> Out {
     Out::Local(Dest {
         root: output.to_path_buf(),
         replace: options.force || options.update,
@@ -1005,14 +1005,7 @@ pub fn seal_task(runner: &Runner, task: &Task) -> TaskResult {
 /// MPI rank) and is interrupted removes the named temporary files of the files it was writing
 /// (where the filesystem has no `O_TMPFILE`, as NFS).
 pub fn seal_task_guarded(runner: &Runner, task: &Task, guard: Arc<dyn super::Guard>) -> TaskResult {
-    let dest = Dest {
-        root: task.output.clone(),
-        replace: task.replace,
-        named: task.named,
-        sync: task.sync,
-        guard,
-    };
-    seal_task_to(runner, task, &dest)
+    seal_task_to(runner, task, &task.dest(guard))
 }
 
 /// [`seal_task`] into `output`, the output the task names ([`Task::output`]) opened again by
@@ -1031,14 +1024,7 @@ pub fn seal_task_from(
     input: &dyn PlainInput,
     guard: Arc<dyn super::Guard>,
 ) -> TaskResult {
-    let dest = Dest {
-        root: task.output.clone(),
-        replace: task.replace,
-        named: task.named,
-        sync: task.sync,
-        guard,
-    };
-    seal_task_with(runner, task, Plaintexts::Other(input), &dest)
+    seal_task_with(runner, task, Plaintexts::Other(input), &task.dest(guard))
 }
 
 /// [`seal_task_from`] into `output` (a prefix: [`plan_from_to`]), opened again as for

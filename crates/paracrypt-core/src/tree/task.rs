@@ -118,7 +118,29 @@ impl std::fmt::Debug for Task {
     }
 }
 
+/// The local directory the plan named for a task's files (`replace`, `named`, `sync` as the
+/// plan set them), telling `guard` of their temporary files.
+fn local_dest(
+    output: &std::path::Path,
+    (replace, named, sync): (bool, bool, bool),
+    guard: std::sync::Arc<dyn super::Guard>,
+) -> super::out::Dest {
+    super::out::Dest {
+        root: output.to_path_buf(),
+        replace,
+        named,
+        sync,
+        guard,
+    }
+}
+
 impl Task {
+    /// The local directory its files are written into, telling `guard` of their temporary
+    /// files.
+    pub(crate) fn dest(&self, guard: std::sync::Arc<dyn super::Guard>) -> super::out::Dest {
+        local_dest(&self.output, (self.replace, self.named, self.sync), guard)
+    }
+
     /// How many files it seals.
     pub fn files(&self) -> usize {
         self.files.len()
@@ -312,6 +334,12 @@ impl std::fmt::Debug for OpenTask {
 }
 
 impl OpenTask {
+    /// The local directory its files are written into, telling `guard` of their temporary
+    /// files.
+    pub(crate) fn dest(&self, guard: std::sync::Arc<dyn super::Guard>) -> super::out::Dest {
+        local_dest(&self.output, (self.replace, self.named, self.sync), guard)
+    }
+
     /// How many files it opens.
     pub fn files(&self) -> usize {
         self.files.len()
