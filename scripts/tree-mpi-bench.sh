@@ -11,6 +11,7 @@
 #
 #   bash scripts/tree-mpi-bench.sh
 #   FILES=20000 BIG=4 BIG_MIB=256 RANKS=4 JOBS=4 BIN=target/release/paracrypt bash scripts/tree-mpi-bench.sh
+#   MPI_ARGS='--mca mtl ^ofi,psm2,psm' bash scripts/tree-mpi-bench.sh   # extra mpirun arguments
 #
 # Needs hyperfine, mpirun (Open MPI) and python3; makes a release build with MPI when BIN is
 # not given.
@@ -33,6 +34,10 @@ if [ -z "${BIN:-}" ]; then
 fi
 BIN="$(realpath "$BIN")"
 mpi=(mpirun -n "$ranks")
+if [ -n "${MPI_ARGS:-}" ]; then
+  read -r -a extra <<<"$MPI_ARGS"
+  mpi+=("${extra[@]}")
+fi
 if [ "$(id -u)" = 0 ]; then
   mpi+=(--allow-run-as-root)
 fi

@@ -26,7 +26,9 @@
 //!   for that long (a rank stopped, a link cut) is aborted as a whole (`MPI_Abort`), after the
 //!   caller's [`Hooks`] reported the [`Stall`] and removed what the rank held; and
 //!   [`lost_host_note`], what to tell a user at start whose job spans hosts with Open MPI's
-//!   keepalive at its default, under which a lost host holds `mpirun` for minutes after that.
+//!   keepalive at its default, under which a lost host holds `mpirun` for minutes after that;
+//!   [`Cluster::start_up_note`], what to tell one whose ranks spent their start loading
+//!   drivers for adapters the host does not have.
 //!
 //! ```no_run
 //! use paracrypt_core::container::{Encryptor, Key};
@@ -71,10 +73,12 @@ mod distribute;
 mod error;
 mod farm;
 mod lost_host;
+mod mca;
 mod protocol;
 mod remote;
 mod run;
 mod schedule;
+mod start_up;
 mod tasks;
 mod watchdog;
 

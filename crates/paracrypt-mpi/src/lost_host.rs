@@ -9,7 +9,7 @@
 //! settings that bound the wait are known before any work starts, so [`lost_host_note`] says
 //! so once at start, as a user meets it, rather than after the fact.
 
-use std::path::PathBuf;
+use crate::mca::Params;
 
 /// Open MPI's parameter for the silence before TCP keepalive probes on its daemons'
 /// connections, and its default (seconds).
@@ -21,55 +21,22 @@ const KEEPALIVE_TIME_DEFAULT: u64 = 300;
 /// environment (`mpirun` passes `--mca` settings to every rank as `OMPI_MCA_*` variables and
 /// says how many nodes it launched on) and Open MPI's parameter files.
 pub fn lost_host_note() -> Option<String> {
-    let env = |name: &str| std::env::var(name).ok();
-    let files: Vec<String> = param_files()
-        .into_iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
-        .collect();
     let retries = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_retries2").ok();
-    note(env, &files, retries.as_deref())
+    note(&Params::here(), retries.as_deref())
 }
 
-/// Open MPI's parameter files, as it reads them: the user's, then the installation's.
-fn param_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if let Some(home) = std::env::var_os("HOME") {
-        files.push(PathBuf::from(home).join(".openmpi/mca-params.conf"));
-    }
-    if let Some(prefix) = std::env::var_os("OPAL_PREFIX") {
-        files.push(PathBuf::from(prefix).join("etc/openmpi-mca-params.conf"));
-    }
-    files.push(PathBuf::from("/etc/openmpi/openmpi-mca-params.conf"));
-    files.push(PathBuf::from("/usr/local/etc/openmpi-mca-params.conf"));
-    files
-}
-
-/// The value `name` has in a parameter file's text (`name = value` lines, `#` comments).
-fn from_file(text: &str, name: &str) -> Option<String> {
-    text.lines()
-        .filter_map(|line| line.split('#').next()?.split_once('='))
-        .filter(|(key, _)| key.trim() == name)
-        .map(|(_, value)| value.trim().to_string())
-        .next_back()
-}
-
-/// [`lost_host_note`] from the job's environment (`env`), the parameter files' text (highest
-/// precedence first) and `/proc/sys/net/ipv4/tcp_retries2`.
-fn note(
-    env: impl Fn(&str) -> Option<String>,
-    files: &[String],
+/// [`lost_host_note`] from Open MPI's parameters as the rank sees them and
+/// `/proc/sys/net/ipv4/tcp_retries2`.
+fn note<E: Fn(&str) -> Option<String>>(
+    params: &Params<E>,
     tcp_retries2: Option<&str>,
 ) -> Option<String> {
-    let nodes: u64 = env("OMPI_MCA_orte_num_nodes")?.trim().parse().ok()?;
+    let nodes: u64 = params.env("OMPI_MCA_orte_num_nodes")?.trim().parse().ok()?;
     if nodes < 2 {
         return None;
     }
-    let keepalive = env(&format!("OMPI_MCA_{KEEPALIVE_TIME}"))
-        .or_else(|| {
-            files
-                .iter()
-                .find_map(|text| from_file(text, KEEPALIVE_TIME))
-        })
+    let keepalive = params
+        .get(KEEPALIVE_TIME)
         .and_then(|value| value.parse::<u64>().ok())
         .unwrap_or(KEEPALIVE_TIME_DEFAULT);
     if keepalive < 60 {
@@ -98,20 +65,26 @@ fn note(
 mod tests {
     use super::*;
 
-    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| value.to_string())
-        }
+    fn params<'a>(
+        pairs: &'a [(&'a str, &'a str)],
+        files: &[&str],
+    ) -> Params<impl Fn(&str) -> Option<String> + 'a> {
+        Params::new(
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            },
+            files,
+        )
     }
 
     #[test]
     fn only_a_job_on_several_hosts_with_the_default_keepalive_is_told() {
-        let none: &[String] = &[];
+        let none: &[&str] = &[];
         let two = [("OMPI_MCA_orte_num_nodes", "2")];
-        let said = note(env(&two), none, Some("15\n")).expect("two hosts, defaults");
+        let said = note(&params(&two, none), Some("15\n")).expect("two hosts, defaults");
         assert!(said.contains("ranks on 2 hosts"), "{said}");
         assert!(said.contains("keepalive after 300 s"), "{said}");
         assert!(said.contains("--mca oob_tcp_keepalive_time 5"), "{said}");
@@ -119,31 +92,31 @@ mod tests {
             said.contains("tcp_retries2=5") && said.contains("15 here"),
             "{said}"
         );
-        let low_retries = note(env(&two), none, Some("5")).unwrap();
+        let low_retries = note(&params(&two, none), Some("5")).unwrap();
         assert!(!low_retries.contains("tcp_retries2"), "{low_retries}");
         // One host cannot be lost; outside mpirun nothing is known.
         assert_eq!(
-            note(env(&[("OMPI_MCA_orte_num_nodes", "1")]), none, None),
+            note(&params(&[("OMPI_MCA_orte_num_nodes", "1")], none), None),
             None
         );
-        assert_eq!(note(env(&[]), none, None), None);
+        assert_eq!(note(&params(&[], none), None), None);
         // Set on the command line (`--mca`, which reaches the ranks as a variable) or in a
         // parameter file: nothing to say.
         let set = [
             ("OMPI_MCA_orte_num_nodes", "3"),
             ("OMPI_MCA_oob_tcp_keepalive_time", "5"),
         ];
-        assert_eq!(note(env(&set), none, Some("15")), None);
+        assert_eq!(note(&params(&set, none), Some("15")), None);
         let file = "# site settings\nbtl = ^openib\noob_tcp_keepalive_time = 10 # seconds\n";
-        assert_eq!(note(env(&two), &[file.to_string()], Some("15")), None);
+        assert_eq!(note(&params(&two, &[file]), Some("15")), None);
         let commented = "# oob_tcp_keepalive_time = 10\n";
-        assert!(note(env(&two), &[commented.to_string()], None).is_some());
+        assert!(note(&params(&two, &[commented]), None).is_some());
         // A variable wins over a file, as in Open MPI.
         let long = [
             ("OMPI_MCA_orte_num_nodes", "2"),
             ("OMPI_MCA_oob_tcp_keepalive_time", "600"),
         ];
-        let said = note(env(&long), &[file.to_string()], None).unwrap();
+        let said = note(&params(&long, &[file]), None).unwrap();
         assert!(said.contains("after 600 s"), "{said}");
     }
 }

@@ -141,7 +141,11 @@ mod imp {
         let cluster = Cluster::init()?.with_hooks(CliHooks::default());
         #[cfg(feature = "s3")]
         let cluster = cluster.with_remote(objects::Ranks);
-        note_lost_host(&cluster, spec.as_ref().is_ok_and(|spec| spec.quiet));
+        notes(
+            &cluster,
+            spec.as_ref().is_ok_and(|spec| spec.quiet),
+            flags.verbose,
+        );
         let start = Instant::now();
         match steps(&cluster, flags, provider, spec) {
             Ok((summary, layout)) => {
@@ -175,7 +179,11 @@ mod imp {
         args: crate::run::tree::TreeArgs,
     ) -> Result<ExitCode> {
         let cluster = Cluster::init()?.with_hooks(CliHooks::default());
-        note_lost_host(&cluster, spec.as_ref().is_ok_and(|spec| spec.quiet));
+        notes(
+            &cluster,
+            spec.as_ref().is_ok_and(|spec| spec.quiet),
+            flags.verbose,
+        );
         match tree::steps(&cluster, flags, provider, spec, args) {
             Ok(code) => Ok(ExitCode::from(code)),
             Err(paracrypt_mpi::Error::Rank(failure)) => Ok(agreed(&cluster, &failure)),
@@ -185,7 +193,7 @@ mod imp {
 
     pub fn sign(flags: DistributedFlags, provider: Provider, job: SignJob) -> Result<ExitCode> {
         let cluster = Cluster::init()?.with_hooks(CliHooks::default());
-        note_lost_host(&cluster, false);
+        notes(&cluster, false, flags.verbose);
         match sign_steps(&cluster, flags, provider, job) {
             Ok(signed) => signed.map(|()| ExitCode::SUCCESS),
             Err(paracrypt_mpi::Error::Rank(failure)) => Ok(agreed(&cluster, &failure)),
@@ -195,12 +203,16 @@ mod imp {
 
     /// Says once, on rank 0, when a host lost mid-run would hold `mpirun` for minutes after
     /// the watchdog ends the job (ranks on several hosts, Open MPI's keepalive at its default),
-    /// and with which settings to bound that.
-    fn note_lost_host(cluster: &Cluster, quiet: bool) {
-        if cluster.is_root()
-            && !quiet
-            && let Some(note) = paracrypt_mpi::lost_host_note()
-        {
+    /// and with which settings to bound that; with `--verbose`, when Open MPI's start here
+    /// loaded drivers for adapters the host lacks, and which setting skips them.
+    fn notes(cluster: &Cluster, quiet: bool, verbose: bool) {
+        if !cluster.is_root() || quiet {
+            return;
+        }
+        if let Some(note) = paracrypt_mpi::lost_host_note() {
+            say!("paracrypt: note: {note}");
+        }
+        if verbose && let Some(note) = cluster.start_up_note() {
             say!("paracrypt: note: {note}");
         }
     }

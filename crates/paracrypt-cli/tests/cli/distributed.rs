@@ -1091,4 +1091,80 @@ pub(crate) mod with_mpi {
             "a signature or temporary file left behind"
         );
     }
+
+    /// Where Debian's Open MPI 4.1 (what the README's test command installs) keeps its
+    /// Omni-Path transport, which it loads at every start.
+    const DEBIAN_PSM2: &str = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_mtl_psm2.so";
+
+    /// With `--verbose`, rank 0 says when Open MPI's start loaded drivers for adapters the host
+    /// lacks, with the `--mca mtl` setting that skips them; that setting changes nothing else
+    /// (the same bytes), and with it, or without `--verbose`, nothing is said.
+    #[test]
+    fn a_verbose_run_names_the_drivers_open_mpi_loads_for_absent_adapters() {
+        if !have_mpirun() {
+            return;
+        }
+        let adapters = std::fs::read_dir("/dev").unwrap().flatten().any(|entry| {
+            let name = entry.file_name().to_string_lossy().to_string();
+            name.starts_with("hfi1_") || name.starts_with("ipath")
+        });
+        if adapters || !Path::new(DEBIAN_PSM2).exists() {
+            assert!(
+                adapters || std::env::var_os("CI").is_none(),
+                "CI installs Debian's Open MPI, which has {DEBIAN_PSM2}"
+            );
+            eprintln!("no PSM2 component at {DEBIAN_PSM2}, or an adapter: skipping");
+            return;
+        }
+        let dir = scratch();
+        let d = dir.path();
+        let key = key_file(d);
+        let input = write(d, "plain", &data(9 * CHUNK + 5, 6));
+        let clean = |cmd: &mut Command| {
+            cmd.env_remove("OMPI_MCA_mtl").env_remove("OMPI_MCA_pml");
+        };
+        let mut args = encrypt_args(&key, &input, &d.join("told"));
+        args.retain(|arg| arg != "-q");
+        args.push("--verbose".into());
+        let told = mpirun_with(2, &args, clean);
+        ok(told.clone());
+        let stderr = String::from_utf8_lossy(&told.stderr).to_string();
+        let note: Vec<&str> = stderr
+            .lines()
+            .filter(|line| line.starts_with("paracrypt: note: Open MPI took"))
+            .collect();
+        assert_eq!(note.len(), 1, "one note, from rank 0: {stderr}");
+        assert!(note[0].contains("PSM2 (Omni-Path)"), "{stderr}");
+        let setting = note[0]
+            .split("`mpirun --mca mtl ")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or_else(|| panic!("no setting in {stderr}"));
+        assert!(
+            setting.starts_with('^') && setting.contains("psm2"),
+            "{setting}"
+        );
+
+        let mut args = encrypt_args(&key, &input, &d.join("skipped"));
+        args.retain(|arg| arg != "-q");
+        args.push("--verbose".into());
+        let skipped = mpirun_with(2, &args, |cmd| {
+            clean(cmd);
+            cmd.env("OMPI_MCA_mtl", setting);
+        });
+        ok(skipped.clone());
+        let stderr = String::from_utf8_lossy(&skipped.stderr);
+        assert!(!stderr.contains("paracrypt: note:"), "{stderr}");
+        assert_eq!(
+            std::fs::read(d.join("skipped")).unwrap(),
+            std::fs::read(d.join("told")).unwrap()
+        );
+
+        let mut args = encrypt_args(&key, &input, &d.join("plainly"));
+        args.retain(|arg| arg != "-q");
+        let plainly = mpirun_with(2, &args, clean);
+        ok(plainly.clone());
+        let stderr = String::from_utf8_lossy(&plainly.stderr);
+        assert!(!stderr.contains("paracrypt: note:"), "{stderr}");
+    }
 }
