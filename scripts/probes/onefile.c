@@ -1,11 +1,13 @@
 // One-file ceilings: N threads read (pread) or write one file, each its own contiguous slice in
 // 1 MiB blocks; prints GB/s. Writes go to a new file: `pwrite` (buffered), `mmap` (a shared
 // writable mapping after fallocate, so that a full disk fails here instead of raising SIGBUS
-// later) or `direct` (O_DIRECT pwrite, where the filesystem takes it). Reads need the file to
+// later), `populate` (the same mapping, each block's pages faulted in by one
+// madvise(MADV_POPULATE_WRITE) before the copy; Linux 5.14) or `direct` (O_DIRECT pwrite, where
+// the filesystem takes it). Reads need the file to
 // exist (its page-cached or on-disk speed, as the caller prepared it). Part of
 // scripts/cores-bench.sh.
 //   onefile read FILE THREADS
-//   onefile pwrite|mmap|direct FILE MIB THREADS
+//   onefile pwrite|mmap|populate|direct FILE MIB THREADS
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,6 +28,10 @@ static void *run(void *a) {
   for (size_t at = from; at < to; at += BLK) {
     size_t n = to - at < BLK ? to - at : BLK;
     if (!strcmp(mode, "mmap")) memcpy(map + at, buf, n);
+    else if (!strcmp(mode, "populate")) {
+      if (madvise(map + at, n, 23 /* MADV_POPULATE_WRITE */)) { perror("madvise"); exit(1); }
+      memcpy(map + at, buf, n);
+    }
     else if (!strcmp(mode, "read")) { if (pread(fd, buf, n, at) != (ssize_t)n) { perror("pread"); exit(1); } }
     else if (pwrite(fd, buf, n, at) != (ssize_t)n) { perror("pwrite"); exit(1); }
   }
@@ -34,7 +40,7 @@ static void *run(void *a) {
 }
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec / 1e9; }
 int main(int c, char **v) {
-  if (c < 4) { fprintf(stderr, "usage: onefile read FILE THREADS | onefile pwrite|mmap|direct FILE MIB THREADS\n"); return 2; }
+  if (c < 4) { fprintf(stderr, "usage: onefile read FILE THREADS | onefile pwrite|mmap|populate|direct FILE MIB THREADS\n"); return 2; }
   mode = v[1]; const char *path = v[2];
   int reading = !strcmp(mode, "read");
   if (reading) {
@@ -50,7 +56,7 @@ int main(int c, char **v) {
   }
   if (threads < 1 || threads > 1024) return 2;
   double a = now();
-  if (!strcmp(mode, "mmap")) {
+  if (!strcmp(mode, "mmap") || !strcmp(mode, "populate")) {
     int e = posix_fallocate(fd, 0, total); if (e) { fprintf(stderr, "fallocate: %s\n", strerror(e)); return 1; }
     map = mmap(0, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0); if (map == MAP_FAILED) { perror("mmap"); return 1; }
   }
