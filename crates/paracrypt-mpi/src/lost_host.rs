@@ -65,26 +65,11 @@ fn note<E: Fn(&str) -> Option<String>>(
 mod tests {
     use super::*;
 
-    fn params<'a>(
-        pairs: &'a [(&'a str, &'a str)],
-        files: &[&str],
-    ) -> Params<impl Fn(&str) -> Option<String> + 'a> {
-        Params::new(
-            move |name: &str| {
-                pairs
-                    .iter()
-                    .find(|(key, _)| *key == name)
-                    .map(|(_, value)| value.to_string())
-            },
-            files,
-        )
-    }
-
     #[test]
     fn only_a_job_on_several_hosts_with_the_default_keepalive_is_told() {
         let none: &[&str] = &[];
         let two = [("OMPI_MCA_orte_num_nodes", "2")];
-        let said = note(&params(&two, none), Some("15\n")).expect("two hosts, defaults");
+        let said = note(&Params::of(&two, none), Some("15\n")).expect("two hosts, defaults");
         assert!(said.contains("ranks on 2 hosts"), "{said}");
         assert!(said.contains("keepalive after 300 s"), "{said}");
         assert!(said.contains("--mca oob_tcp_keepalive_time 5"), "{said}");
@@ -92,31 +77,31 @@ mod tests {
             said.contains("tcp_retries2=5") && said.contains("15 here"),
             "{said}"
         );
-        let low_retries = note(&params(&two, none), Some("5")).unwrap();
+        let low_retries = note(&Params::of(&two, none), Some("5")).unwrap();
         assert!(!low_retries.contains("tcp_retries2"), "{low_retries}");
         // One host cannot be lost; outside mpirun nothing is known.
         assert_eq!(
-            note(&params(&[("OMPI_MCA_orte_num_nodes", "1")], none), None),
+            note(&Params::of(&[("OMPI_MCA_orte_num_nodes", "1")], none), None),
             None
         );
-        assert_eq!(note(&params(&[], none), None), None);
+        assert_eq!(note(&Params::of(&[], none), None), None);
         // Set on the command line (`--mca`, which reaches the ranks as a variable) or in a
         // parameter file: nothing to say.
         let set = [
             ("OMPI_MCA_orte_num_nodes", "3"),
             ("OMPI_MCA_oob_tcp_keepalive_time", "5"),
         ];
-        assert_eq!(note(&params(&set, none), Some("15")), None);
+        assert_eq!(note(&Params::of(&set, none), Some("15")), None);
         let file = "# site settings\nbtl = ^openib\noob_tcp_keepalive_time = 10 # seconds\n";
-        assert_eq!(note(&params(&two, &[file]), Some("15")), None);
+        assert_eq!(note(&Params::of(&two, &[file]), Some("15")), None);
         let commented = "# oob_tcp_keepalive_time = 10\n";
-        assert!(note(&params(&two, &[commented]), None).is_some());
+        assert!(note(&Params::of(&two, &[commented]), None).is_some());
         // A variable wins over a file, as in Open MPI.
         let long = [
             ("OMPI_MCA_orte_num_nodes", "2"),
             ("OMPI_MCA_oob_tcp_keepalive_time", "600"),
         ];
-        let said = note(&params(&long, &[file]), None).unwrap();
+        let said = note(&Params::of(&long, &[file]), None).unwrap();
         assert!(said.contains("after 600 s"), "{said}");
     }
 }

@@ -25,15 +25,6 @@ impl Params<fn(&str) -> Option<String>> {
 }
 
 impl<E: Fn(&str) -> Option<String>> Params<E> {
-    /// Parameters from `env` and the files' text (highest precedence first).
-    #[cfg(test)]
-    pub(crate) fn new(env: E, files: &[&str]) -> Self {
-        Params {
-            env,
-            files: files.iter().map(|text| text.to_string()).collect(),
-        }
-    }
-
     /// A variable of the job's environment.
     pub(crate) fn env(&self, name: &str) -> Option<String> {
         (self.env)(name)
@@ -44,6 +35,22 @@ impl<E: Fn(&str) -> Option<String>> Params<E> {
     pub(crate) fn get(&self, name: &str) -> Option<String> {
         self.env(&format!("OMPI_MCA_{name}"))
             .or_else(|| self.files.iter().find_map(|text| from_file(text, name)))
+    }
+}
+
+#[cfg(test)]
+impl<'a> Params<Box<dyn Fn(&str) -> Option<String> + 'a>> {
+    /// Parameters from the variables `pairs` and the files' text (highest precedence first).
+    pub(crate) fn of(pairs: &'a [(&'a str, &'a str)], files: &[&str]) -> Self {
+        Params {
+            env: Box::new(move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| value.to_string())
+            }),
+            files: files.iter().map(|text| text.to_string()).collect(),
+        }
     }
 }
 

@@ -126,21 +126,6 @@ fn note<E: Fn(&str) -> Option<String>>(
 mod tests {
     use super::*;
 
-    fn params<'a>(
-        pairs: &'a [(&'a str, &'a str)],
-        files: &[&str],
-    ) -> Params<impl Fn(&str) -> Option<String> + 'a> {
-        Params::new(
-            move |name: &str| {
-                pairs
-                    .iter()
-                    .find(|(key, _)| *key == name)
-                    .map(|(_, value)| value.to_string())
-            },
-            files,
-        )
-    }
-
     const LAUNCHED: (&str, &str) = ("OMPI_COMM_WORLD_SIZE", "2");
     const DEBIAN: &str = "btl_base_warn_component_unused=0\nmtl = ^ofi\npml = ^ucx\n";
     const SLOW: Duration = Duration::from_millis(330);
@@ -155,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_slow_start_that_loaded_drivers_for_absent_adapters_is_told_how_to_skip_them() {
-        let said = note(&params(&[LAUNCHED], &[DEBIAN]), every, none, SLOW)
+        let said = note(&Params::of(&[LAUNCHED], &[DEBIAN]), every, none, SLOW)
             .expect("Debian's settings, no adapter, a slow start");
         assert!(said.contains("took 0.33 s"), "{said}");
         assert!(
@@ -164,11 +149,11 @@ mod tests {
         );
         // The exclusions in force are kept: the setting adds to them.
         assert!(said.contains("--mca mtl ^ofi,psm2,psm`"), "{said}");
-        let unset = note(&params(&[LAUNCHED], &[]), every, none, SLOW).unwrap();
+        let unset = note(&Params::of(&[LAUNCHED], &[]), every, none, SLOW).unwrap();
         assert!(unset.contains("--mca mtl ^psm2,psm`"), "{unset}");
         // Only what loads is named: one component not installed, one adapter present.
         let one = note(
-            &params(&[LAUNCHED], &[DEBIAN]),
+            &Params::of(&[LAUNCHED], &[DEBIAN]),
             |file| file == "mca_mtl_psm.so",
             none,
             SLOW,
@@ -180,7 +165,7 @@ mod tests {
         );
         assert!(one.contains("^ofi,psm`"), "{one}");
         let omni_path = note(
-            &params(&[LAUNCHED], &[DEBIAN]),
+            &Params::of(&[LAUNCHED], &[DEBIAN]),
             every,
             |prefix| prefix == "hfi1_",
             SLOW,
@@ -192,7 +177,7 @@ mod tests {
     #[test]
     fn nothing_is_said_where_nothing_would_change() {
         let quiet = |pairs: &[(&str, &str)], files: &[&str], started_in| {
-            note(&params(pairs, files), every, none, started_in)
+            note(&Params::of(pairs, files), every, none, started_in)
         };
         // Outside mpirun, and a fast start.
         assert_eq!(quiet(&[], &[DEBIAN], SLOW), None);
@@ -215,7 +200,7 @@ mod tests {
         assert_eq!(quiet(&[LAUNCHED], &["pml = ^cm,ucx"], SLOW), None);
         assert!(quiet(&[LAUNCHED, ("OMPI_MCA_pml", "cm,ob1")], &[], SLOW).is_some());
         // Nothing installed, or every adapter present.
-        let launched = params(&[LAUNCHED], &[DEBIAN]);
+        let launched = Params::of(&[LAUNCHED], &[DEBIAN]);
         assert_eq!(note(&launched, none, none, SLOW), None);
         assert_eq!(note(&launched, every, every, SLOW), None);
     }
