@@ -3,21 +3,22 @@
 //! Rank 0's main thread answers the workers' requests from a [`Dispenser`] (and, under the
 //! messages transport, each batch's input is read and sent and the result that comes back
 //! written: by threads of their own, at once, when MPI allows it), while a second thread of
-//! rank 0 takes batches from the same dispenser and runs them on rank 0's own pool. A worker's main thread talks to rank 0; a second thread runs the
-//! batches on the worker's pool, so the next batch travels while the current one is
-//! transformed.
+//! rank 0 takes batches from the same dispenser and runs them on rank 0's own pool. A worker's
+//! main thread talks to rank 0; a second thread runs the batches on the worker's pool, so the
+//! next batch travels while the current one is transformed (the worker's side and rank 0's
+//! wait for reports are [`conversation`]'s, shared with the task farm).
 
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc;
 
-use mpi::point_to_point::{MatchedReceiveVec, Source as _};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use crate::batches::Batches;
-use crate::cluster::{Backoff, Cluster, poll};
-use crate::protocol::{Assign, DEPTH, Report, TAG_ASSIGN, TAG_REPORT};
+use crate::cluster::{Cluster, poll};
+use crate::conversation::{self, next_report};
+use crate::protocol::{Assign, DEPTH, Report, TAG_ASSIGN};
 use crate::schedule::{Dispenser, MAX_BATCH_BYTES, MAX_MESSAGE_BYTES};
 use crate::{Schedule, Transport};
 
@@ -47,23 +48,6 @@ pub(crate) fn serve(cluster: &Cluster, batches: &Batches<'_>, schedule: Schedule
             serve_in_turn(cluster, batches, &dispenser);
         }
     });
-}
-
-/// The next report from any worker, waited for by polling.
-fn next_report(cluster: &Cluster, batches: &Batches<'_>) -> (i32, Report) {
-    let mut backoff = Backoff::new();
-    loop {
-        if let Some(probed) = cluster
-            .world()
-            .any_process()
-            .immediate_matched_probe_with_tag(TAG_REPORT)
-        {
-            let (message, status) = probed.matched_receive_vec::<u8>();
-            batches.progress.tick();
-            return (status.source_rank(), Report::decode(message));
-        }
-        backoff.snooze();
-    }
 }
 
 /// What rank 0 does with a worker's returned batch: notes a failure, or (messages transport)
@@ -129,7 +113,7 @@ fn answer(batches: &Batches<'_>, dispenser: &Dispenser, batch: Option<Range<u64>
 fn serve_in_turn(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispenser) {
     let mut byes = 0;
     while byes + 1 < cluster.size() {
-        let (from, mut report) = next_report(cluster, batches);
+        let (from, mut report) = next_report(cluster, batches.progress);
         take_result(from, &mut report, batches, dispenser, |batch, bytes| {
             write_result(batches, dispenser, batch, &bytes)
         });
@@ -185,7 +169,7 @@ fn serve_overlapped(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispen
             .collect();
         let mut byes = 0;
         while byes + 1 < cluster.size() {
-            let (from, mut report) = next_report(cluster, batches);
+            let (from, mut report) = next_report(cluster, batches.progress);
             take_result(from, &mut report, batches, dispenser, |batch, bytes| {
                 to_write
                     .send((batch, bytes))
@@ -213,124 +197,7 @@ fn serve_overlapped(cluster: &Cluster, batches: &Batches<'_>, dispenser: &Dispen
 /// A worker of a task farm: this thread talks to rank 0, a second one runs the batches.
 pub(crate) fn work_for_root(cluster: &Cluster, batches: &Batches<'_>) {
     let threads = batches.pool.current_num_threads() as u64;
-    let (to_compute, assigned) = mpsc::sync_channel::<Assign>(DEPTH);
-    let (results, computed) = mpsc::channel::<Report>();
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            for assign in assigned {
-                if results.send(batches.compute(assign)).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut worker = Worker {
-            cluster,
-            batches,
-            to_compute,
-            requested: 0,
-            computing: 0,
-            finished: false,
-        };
-        for _ in 0..DEPTH {
-            worker.send(Report {
-                want: true,
-                threads,
-                ..Report::default()
-            });
-        }
-        let mut backoff = Backoff::new();
-        loop {
-            if let Ok(mut report) = computed.try_recv() {
-                backoff.reset();
-                worker.computing -= 1;
-                report.want = !worker.finished;
-                report.threads = threads;
-                worker.send(report);
-                continue;
-            }
-            if worker.receive() {
-                backoff.reset();
-                continue;
-            }
-            if worker.requested == 0 && worker.computing == 0 {
-                break;
-            }
-            backoff.snooze();
-        }
-        worker.send(Report {
-            bye: true,
-            ..Report::default()
-        });
-        // Dropping the sender ends the compute thread.
-        drop(worker);
+    conversation::work_for_root(cluster, batches.progress, threads, &|assign| {
+        batches.compute(assign)
     });
-}
-
-/// A worker's side of the conversation with rank 0.
-struct Worker<'a> {
-    cluster: &'a Cluster,
-    batches: &'a Batches<'a>,
-    to_compute: mpsc::SyncSender<Assign>,
-    /// Requests rank 0 has not answered yet.
-    requested: usize,
-    /// Batches handed to the compute thread and not yet reported.
-    computing: usize,
-    /// Rank 0 said there is no more work.
-    finished: bool,
-}
-
-impl Worker<'_> {
-    /// Sends a report to rank 0. While it is in flight, keeps taking batches rank 0 sends: rank
-    /// 0 may be sending one right now, and two large blocking sends facing each other would
-    /// wait for ever.
-    fn send(&mut self, report: Report) {
-        if report.want {
-            self.requested += 1;
-        }
-        let bytes = report.encode();
-        let root = self.cluster.world().process_at_rank(0);
-        mpi::request::scope(|scope| {
-            let mut request = root.immediate_send_with_tag(scope, &bytes[..], TAG_REPORT);
-            let mut backoff = Backoff::new();
-            loop {
-                match request.test() {
-                    Ok(_) => {
-                        self.batches.progress.tick();
-                        break;
-                    }
-                    Err(pending) => request = pending,
-                }
-                if self.receive() {
-                    backoff.reset();
-                } else {
-                    backoff.snooze();
-                }
-            }
-        });
-    }
-
-    /// Takes one answer from rank 0 if one has arrived. Returns whether one had.
-    fn receive(&mut self) -> bool {
-        if self.requested == 0 {
-            return false;
-        }
-        let root = self.cluster.world().process_at_rank(0);
-        let Some(probed) = root.immediate_matched_probe_with_tag(TAG_ASSIGN) else {
-            return false;
-        };
-        let (message, _) = probed.matched_receive_vec::<u8>();
-        self.batches.progress.tick();
-        self.requested -= 1;
-        let assign = Assign::decode(message);
-        if assign.batch.is_none() {
-            self.finished = true;
-        } else {
-            self.computing += 1;
-            // Never blocks: at most DEPTH batches are requested or computing at once.
-            self.to_compute
-                .send(assign)
-                .expect("the compute thread runs until the sender is dropped");
-        }
-        true
-    }
 }

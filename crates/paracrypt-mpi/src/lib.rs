@@ -69,6 +69,7 @@
 
 mod batches;
 mod cluster;
+mod conversation;
 mod distribute;
 mod error;
 mod farm;

@@ -4,12 +4,13 @@
 //! tasks (`paracrypt_core::tree::Task`, each a run of files with the keys derived for them) and
 //! gets back each file's manifest entry.
 //!
-//! It is the chunk farm's conversation ([`farm`](crate::farm)) with a task for a batch: the
-//! same two messages ([`Report`], [`Assign`]), a task `i` being the batch `i..i+1` with its
-//! bytes as the payload one way and its result's the other, [`DEPTH`] requests in flight per
-//! worker so that its next task travels while it runs the current one, the same polling waits,
-//! and the same [watchdog](crate::watchdog), which the caller's task feeds through a
-//! [`Ticker`] while it runs.
+//! It holds the chunk farm's conversation ([`conversation`], shared with
+//! [`farm`](crate::farm)) with a task for a batch: the same two messages ([`Report`],
+//! [`Assign`]), a task `i` being the batch `i..i+1` with its bytes as the payload one way and
+//! its result's the other, [`DEPTH`](crate::protocol::DEPTH) requests in flight per worker so
+//! that its next task travels while it runs the current one, the same polling waits, and the
+//! same [watchdog](crate::watchdog), which the caller's task feeds through a [`Ticker`] while
+//! it runs.
 //!
 //! A task's bytes may carry keys: every copy this module makes of them (the message sent, the
 //! message received) is zeroized once used.
@@ -19,14 +20,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use mpi::point_to_point::{MatchedReceiveVec, Source as _};
 use mpi::traits::*;
 use rayon::ThreadPool;
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::Options;
-use crate::cluster::{Backoff, Cluster};
-use crate::protocol::{Assign, DEPTH, Report, TAG_ASSIGN, TAG_REPORT};
+use crate::cluster::Cluster;
+use crate::conversation::{self, next_report};
+use crate::protocol::{Assign, Report, TAG_ASSIGN};
 use crate::watchdog::{Progress, Step, Watchdog};
 
 /// Rank 0's side of a task farm.
@@ -231,24 +232,8 @@ fn serve(
     });
 }
 
-/// The next report from any worker, waited for by polling.
-fn next_report(cluster: &Cluster, progress: &Progress) -> (i32, Report) {
-    let mut backoff = Backoff::new();
-    loop {
-        if let Some(probed) = cluster
-            .world()
-            .any_process()
-            .immediate_matched_probe_with_tag(TAG_REPORT)
-        {
-            let (message, status) = probed.matched_receive_vec::<u8>();
-            progress.tick();
-            return (status.source_rank(), Report::decode(message));
-        }
-        backoff.snooze();
-    }
-}
-
-/// A worker: this thread talks to rank 0, a second one runs the tasks.
+/// A worker: this thread talks to rank 0, a second one runs the tasks; each task's bytes are
+/// zeroized once it ran.
 fn work(
     cluster: &Cluster,
     pool: &ThreadPool,
@@ -257,134 +242,18 @@ fn work(
     run: &(dyn Fn(&[u8], &Ticker) -> Vec<u8> + Sync),
 ) {
     let threads = pool.current_num_threads() as u64;
-    let (to_run, assigned) = mpsc::sync_channel::<(usize, Zeroizing<Vec<u8>>)>(DEPTH);
-    let (results, ran) = mpsc::channel::<(usize, Vec<u8>)>();
-    std::thread::scope(|scope| {
-        scope.spawn(move || {
-            for (i, bytes) in assigned {
-                progress.start(&batch(i));
-                let result = pool.install(|| run(&bytes, ticker));
-                drop(bytes);
-                progress.finish(&batch(i));
-                if results.send((i, result)).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut worker = Worker {
-            cluster,
-            progress,
-            to_run,
-            requested: 0,
-            running: 0,
-            finished: false,
-        };
-        for _ in 0..DEPTH {
-            worker.send(Report {
-                want: true,
-                threads,
-                ..Report::default()
-            });
-        }
-        let mut backoff = Backoff::new();
-        loop {
-            if let Ok((i, result)) = ran.try_recv() {
-                backoff.reset();
-                worker.running -= 1;
-                worker.send(Report {
-                    want: !worker.finished,
-                    threads,
-                    batch: Some(batch(i)),
-                    payload: result,
-                    ..Report::default()
-                });
-                continue;
-            }
-            if worker.receive() {
-                backoff.reset();
-                continue;
-            }
-            if worker.requested == 0 && worker.running == 0 {
-                break;
-            }
-            backoff.snooze();
-        }
-        worker.send(Report {
-            bye: true,
+    conversation::work_for_root(cluster, progress, threads, &|assign| {
+        let task = assign.batch.expect("only tasks are run");
+        // The whole buffer the message came in, zeroized when dropped.
+        let bytes = Zeroizing::new(assign.payload);
+        progress.start(&task);
+        let result = pool.install(|| run(&bytes, ticker));
+        drop(bytes);
+        progress.finish(&task);
+        Report {
+            batch: Some(task),
+            payload: result,
             ..Report::default()
-        });
-        // Dropping the sender ends the running thread.
-        drop(worker);
+        }
     });
-}
-
-/// A worker's side of the conversation with rank 0.
-struct Worker<'a> {
-    cluster: &'a Cluster,
-    progress: &'a Progress,
-    to_run: mpsc::SyncSender<(usize, Zeroizing<Vec<u8>>)>,
-    /// Requests rank 0 has not answered yet.
-    requested: usize,
-    /// Tasks handed to the running thread and not yet reported.
-    running: usize,
-    /// Rank 0 said there is no more work.
-    finished: bool,
-}
-
-impl Worker<'_> {
-    /// Sends a report to rank 0, taking the tasks rank 0 sends meanwhile (two large blocking
-    /// sends facing each other would wait for ever).
-    fn send(&mut self, report: Report) {
-        if report.want {
-            self.requested += 1;
-        }
-        let bytes = report.encode();
-        let root = self.cluster.world().process_at_rank(0);
-        mpi::request::scope(|scope| {
-            let mut request = root.immediate_send_with_tag(scope, &bytes[..], TAG_REPORT);
-            let mut backoff = Backoff::new();
-            loop {
-                match request.test() {
-                    Ok(_) => {
-                        self.progress.tick();
-                        break;
-                    }
-                    Err(pending) => request = pending,
-                }
-                if self.receive() {
-                    backoff.reset();
-                } else {
-                    backoff.snooze();
-                }
-            }
-        });
-    }
-
-    /// Takes one answer from rank 0 if one has arrived. Returns whether one had.
-    fn receive(&mut self) -> bool {
-        if self.requested == 0 {
-            return false;
-        }
-        let root = self.cluster.world().process_at_rank(0);
-        let Some(probed) = root.immediate_matched_probe_with_tag(TAG_ASSIGN) else {
-            return false;
-        };
-        let (message, _) = probed.matched_receive_vec::<u8>();
-        let message = Zeroizing::new(message);
-        self.progress.tick();
-        self.requested -= 1;
-        let mut assign = Assign::decode(message.to_vec());
-        match assign.batch.clone() {
-            None => self.finished = true,
-            Some(batch) => {
-                self.running += 1;
-                let bytes = Zeroizing::new(std::mem::take(&mut assign.payload));
-                // Never blocks: at most DEPTH tasks are requested or running at once.
-                self.to_run
-                    .send((batch.start as usize, bytes))
-                    .expect("the running thread runs until the sender is dropped");
-            }
-        }
-        true
-    }
 }
