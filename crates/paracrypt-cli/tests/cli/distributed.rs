@@ -111,6 +111,15 @@ pub(crate) mod with_mpi {
         (cmd, session)
     }
 
+    /// Gives a signalled run's ranks 5 s to clean up before Open MPI kills them (its
+    /// `odls_base_sigkill_timeout`, 1 s by default, which a rank aborting its uploads on a
+    /// loaded machine can outlast: Open MPI's bound, which docs/guide/trees.md tells users how to
+    /// raise, not paracrypt's). For the tests that signal `mpirun` and check what the ranks'
+    /// cleanup left.
+    pub(crate) fn time_to_clean_up(cmd: &mut Command) {
+        cmd.env("OMPI_MCA_odls_base_sigkill_timeout", "5");
+    }
+
     fn layout(schedule: &str, transport: &str) -> [String; 4] {
         [
             "--schedule".into(),

@@ -10,7 +10,9 @@ use std::path::Path;
 use super::{Action, Bucket, Proxy, Request, Server};
 use crate::common::*;
 use crate::container::keygen;
-use crate::distributed::with_mpi::{have_mpirun, mpirun_command, mpirun_with, one_error};
+use crate::distributed::with_mpi::{
+    have_mpirun, mpirun_command, mpirun_with, one_error, time_to_clean_up,
+};
 
 const SALT: &str = "0101010101010101010101010101010101010101010101010101010101010101";
 const KEY: &str = "1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f";
@@ -344,7 +346,8 @@ fn faults_leave_no_object_and_no_upload() {
 }
 
 /// A 3-rank encryption to an object, caught in the middle of its upload: the proxy holds every
-/// part back for `hold`, and this returns once the first part reached it.
+/// part back for `hold` (ms), and this returns once the first part reached it. `setup` changes
+/// the `mpirun` command first.
 struct MidUpload {
     child: std::process::Child,
     proxy: Proxy,
@@ -355,7 +358,14 @@ struct MidUpload {
 }
 
 impl MidUpload {
-    fn start(server: &Server, bucket: &Bucket<'_>, hold: u64, seed: u8, extra: &[&str]) -> Self {
+    fn start(
+        server: &Server,
+        bucket: &Bucket<'_>,
+        hold: u64,
+        seed: u8,
+        extra: &[&str],
+        setup: fn(&mut std::process::Command),
+    ) -> Self {
         let dir = scratch();
         let d = dir.path();
         let key = keygen(d, "k");
@@ -371,8 +381,10 @@ impl MidUpload {
         let mut args = encrypt_args(&key, &s(&input), &bucket.url(&marker));
         args.extend(["--upload-concurrency", "1", "--schedule", "static"].map(String::from));
         args.extend(extra.iter().map(|a| a.to_string()));
-        let (mut cmd, session) =
-            mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
+        let (mut cmd, session) = mpirun_command(3, args, |cmd| {
+            server.credentials(cmd, &proxy.url());
+            setup(cmd);
+        });
         let child = cmd
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -417,7 +429,9 @@ impl MidUpload {
 }
 
 /// SIGTERM to `mpirun` in the middle of the upload: Open MPI passes it on to every rank (after a
-/// SIGCONT and one second, and it kills them a second later), every rank's interrupt handler
+/// SIGCONT and `odls_base_sigkill_timeout`, and it kills them as long after: 5 s here, see
+/// `time_to_clean_up`, 1 s by default; every part is held longer than that, so the upload is
+/// still under way when the ranks get the signal), every rank's interrupt handler
 /// aborts the upload it joined at once, without waiting for its parts in flight, and neither an
 /// object nor an upload is left.
 ///
@@ -432,7 +446,7 @@ fn a_signal_aborts_the_distributed_upload() {
     }
     let server = Server::shared();
     let bucket = server.bucket("mpi-signal");
-    let run = MidUpload::start(server, &bucket, 1500, 8, &[]);
+    let run = MidUpload::start(server, &bucket, 12_000, 8, &[], time_to_clean_up);
     crate::cluster_faults::signal("-TERM", run.pid("mpirun", None));
     let (out, requests) = run.end(&bucket);
     assert!(!out.status.success(), "{out:?}");
@@ -452,7 +466,7 @@ fn a_stalled_rank_aborts_the_distributed_upload() {
     }
     let server = Server::shared();
     let bucket = server.bucket("mpi-stall");
-    let run = MidUpload::start(server, &bucket, 1000, 9, &["--stall-timeout", "4"]);
+    let run = MidUpload::start(server, &bucket, 1000, 9, &["--stall-timeout", "4"], |_| {});
     crate::cluster_faults::signal("-STOP", run.pid("paracrypt", Some(2)));
     let (out, _) = run.end(&bucket);
     let stderr = String::from_utf8_lossy(&out.stderr);

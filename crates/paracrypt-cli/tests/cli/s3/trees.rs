@@ -1793,14 +1793,15 @@ fn a_tree_is_encrypted_into_a_prefix_across_ranks() {
 }
 
 /// SIGTERM to `mpirun` while the ranks upload a tree into a prefix: Open MPI passes it on to
-/// every rank, each rank's interrupt handler aborts the multipart uploads it started, and what
+/// every rank (5 s later here, `time_to_clean_up`: every part is held longer than that), each
+/// rank's interrupt handler aborts the multipart uploads it started, and what
 /// is left is what a stopped local run leaves: no multipart upload, only objects of files
 /// complete, and no manifest (no file was done when the signal came, so rank 0 had written
 /// no checkpoint: an unfinished tree, which `--update` writes whole).
 #[cfg(feature = "mpi")]
 #[test]
 fn a_signal_aborts_the_uploads_of_every_rank() {
-    use crate::distributed::with_mpi::{have_mpirun, mpirun_command};
+    use crate::distributed::with_mpi::{have_mpirun, mpirun_command, time_to_clean_up};
     if !have_mpirun() {
         return;
     }
@@ -1816,7 +1817,7 @@ fn a_signal_aborts_the_uploads_of_every_rank() {
     let key = keygen(d, "key");
     let proxy = Proxy::start(server.port, |r| {
         if r.is_part() {
-            Action::Delay(std::time::Duration::from_millis(1500))
+            Action::Delay(std::time::Duration::from_secs(12))
         } else {
             Action::Forward
         }
@@ -1838,7 +1839,10 @@ fn a_signal_aborts_the_uploads_of_every_rank() {
     ]
     .map(String::from)
     .into();
-    let (cmd, _session) = mpirun_command(3, args, |cmd| server.credentials(cmd, &proxy.url()));
+    let (cmd, _session) = mpirun_command(3, args, |cmd| {
+        server.credentials(cmd, &proxy.url());
+        time_to_clean_up(cmd);
+    });
     let sent = || proxy.requests().iter().any(|(r, _)| r.is_part());
     let out = stop_mpirun_when(cmd, marker, sent, "no part was ever sent");
     assert!(!out.status.success(), "{out:?}");
@@ -1853,14 +1857,15 @@ fn a_signal_aborts_the_uploads_of_every_rank() {
 }
 
 /// SIGTERM to `mpirun` while the ranks read a tree from a prefix (each GET of an object held
-/// back by the proxy): every rank's interrupt handler removes the named temporary files of the
+/// back by the proxy, and from the signal on held longer than the 5 s Open MPI takes here to
+/// pass it on, `time_to_clean_up`): every rank's interrupt handler removes the named temporary files of the
 /// files it was writing (`PARACRYPT_NO_TMPFILE`, as on NFS), and what is left at OUTPUT is what
 /// a stopped local run leaves: no temporary file, and only files complete (each its
 /// plaintext), never a part of one.
 #[cfg(feature = "mpi")]
 #[test]
 fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() {
-    use crate::distributed::with_mpi::{have_mpirun, mpirun_command};
+    use crate::distributed::with_mpi::{have_mpirun, mpirun_command, time_to_clean_up};
     if !have_mpirun() {
         return;
     }
@@ -1886,9 +1891,16 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
         root.to_str().unwrap(),
         &url,
     )));
-    let proxy = Proxy::start(server.port, |r| {
+    let signalled = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let held = signalled.clone();
+    let proxy = Proxy::start(server.port, move |r| {
         if r.method == "GET" && r.target.contains(".pcr") {
-            Action::Delay(std::time::Duration::from_millis(700))
+            let signalled = held.load(std::sync::atomic::Ordering::Relaxed);
+            Action::Delay(std::time::Duration::from_millis(if signalled {
+                12_000
+            } else {
+                700
+            }))
         } else {
             Action::Forward
         }
@@ -1911,6 +1923,7 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
     let (cmd, _session) = mpirun_command(3, args, |cmd| {
         server.credentials(cmd, &proxy.url());
         cmd.env("PARACRYPT_NO_TMPFILE", "1");
+        time_to_clean_up(cmd);
     });
     // Each header is read twice (rank 0's plan, then the task that opens the file): more reads
     // than that, and the ranks are reading the files' chunks.
@@ -1920,7 +1933,10 @@ fn a_signal_stops_every_rank_reading_from_a_prefix_and_leaves_no_partial_file() 
             .iter()
             .filter(|(r, _)| r.method == "GET" && r.target.contains(".pcr"))
             .count();
-        reads > 2 * names.len()
+        let reading = reads > 2 * names.len();
+        // No file finishes between the signal and the ranks getting it.
+        signalled.store(reading, std::sync::atomic::Ordering::Relaxed);
+        reading
     };
     let out = stop_mpirun_when(cmd, marker, reading, "the ranks never read");
     assert!(!out.status.success(), "{out:?}");
