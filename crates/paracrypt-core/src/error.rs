@@ -366,6 +366,10 @@ pub enum Error {
     /// manifest's.
     #[error("{0}")]
     Tree(String),
+    /// A tree that is not the one the caller knows of: an older generation of its manifest put
+    /// back in place of the newer one, or another tree at the output this host recorded.
+    #[error("{0}")]
+    Rollback(String),
     /// A tree's output directory that already holds files, where writing into it was not
     /// asked for.
     #[error("the output directory {0} is not empty")]
@@ -510,6 +514,7 @@ impl Error {
             | Error::SaltedFile
             | Error::InputChanged(_)
             | Error::Manifest(_)
+            | Error::Rollback(_)
             | Error::TreeMismatch(_)
             | Error::TreeDiffers(_)
             | Error::SignatureFile(_) => ErrorKind::Data,

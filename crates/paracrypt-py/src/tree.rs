@@ -593,9 +593,10 @@ pub fn rekey_tree<'py>(
 /// ``required`` when ``verify_with=`` asked for that signer). A tree
 /// done in part raises :class:`IncompleteTreeError` as there (also when the manifest says the
 /// run that wrote it did not finish every file); a tree of which nothing could be done, the
-/// first failure's exception.
+/// first failure's exception. ``min_generation=N`` refuses a tree whose manifest is of an older
+/// generation (an old manifest put back), as ``--min-generation`` does.
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, min_generation = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_tree<'py>(
     py: Python<'py>,
@@ -612,6 +613,7 @@ pub fn decrypt_tree<'py>(
     upload_concurrency: Option<i64>,
     download_concurrency: Option<i64>,
     retries: Option<i64>,
+    min_generation: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let store = StoreKeywords {
         upload_concurrency,
@@ -619,7 +621,10 @@ pub fn decrypt_tree<'py>(
         retries,
     };
     let request = decrypt_request(key, password, identities, verify_with)?;
-    let tree_options = write_options(overwrite);
+    let tree_options = tree::Options {
+        min_generation,
+        ..write_options(overwrite)
+    };
     let summary = run_core(py, (threads, provider, progress), |runner| {
         Ok(match prefix_run(false, &src, &dst, &tree_options, store)? {
             Some(PrefixRun::Decrypt(run)) => run.run(runner, &request, &dst, &tree_options)?,

@@ -152,6 +152,11 @@ pub struct DecryptArgs {
     /// an unsigned file, another signer or a chunk it did not sign fails with exit status 5.
     #[arg(long, value_name = "PUBKEY")]
     verify_with: Option<PathBuf>,
+    /// With --recursive: refuse a tree whose manifest is of an older generation than N (an old
+    /// manifest put back; `info --recursive` shows a tree's generation). Proves something where
+    /// the manifest is authenticated: a key file, a password, or --verify-with.
+    #[arg(long, value_name = "N")]
+    min_generation: Option<u64>,
 }
 
 /// Runs `paracrypt encrypt`, sealing on `provider`.
@@ -162,6 +167,7 @@ pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
             update: args.update,
             checksum: args.checksum,
             update_identities: args.update_identities.clone(),
+            min_generation: None,
         };
         if args.common.distributed.distributed {
             return crate::run::distributed::tree(
@@ -182,7 +188,10 @@ pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
         if args.range.is_some() {
             return usage("--range reads one file: drop --recursive");
         }
-        let tree = crate::run::tree::TreeArgs::default();
+        let tree = crate::run::tree::TreeArgs {
+            min_generation: args.min_generation,
+            ..Default::default()
+        };
         if args.common.distributed.distributed {
             // Refused once, by rank 0, after the ranks agree on it.
             return crate::run::distributed::tree(
@@ -193,6 +202,9 @@ pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
             );
         }
         return crate::run::tree::run(decrypt_spec(&args)?, provider, tree);
+    }
+    if args.min_generation.is_some() {
+        return usage("--min-generation checks a tree's manifest: add --recursive");
     }
     crate::run::job(args.common.distributed, provider, decrypt_spec(&args))
 }

@@ -31,6 +31,8 @@ pub struct TreeArgs {
     /// `-i` with `--update`: the files of the identities that open the manifest of a tree
     /// encrypted to recipients (read by [`with_update_identities`], where the secret is read).
     pub update_identities: Vec<std::path::PathBuf>,
+    /// `--min-generation` (a decryption).
+    pub min_generation: Option<u64>,
 }
 
 /// The interrupt handler's view of a tree's temporary files: a named one is removed on an
@@ -74,7 +76,9 @@ pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
         update: args.update,
         checksum: args.checksum,
         update_with: None,
+        min_generation: args.min_generation,
         guard: Arc::new(Interrupts),
+        ..Options::default()
     })
 }
 

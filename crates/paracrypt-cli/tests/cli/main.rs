@@ -36,5 +36,6 @@ mod tree_check;
 mod tree_distributed;
 mod tree_rekey;
 mod tree_sign;
+mod tree_trust;
 mod tree_update;
 mod typage;

@@ -175,11 +175,13 @@ fn update_seals_only_what_changed_and_removes_what_is_gone() {
         lines.contains("changed: a/b/z: its encrypted file"),
         "{lines}"
     );
-    assert_eq!(
-        counts(&ok_stderr(update(&["-k", k], &plain, &sealed))),
-        (3, 0, 0)
+    // Nor does an update: the host that wrote the newest generation refuses generation 1 put back
+    // (tree_trust.rs has the rest of this attack).
+    fails(
+        run(update(&["-k", k], &plain, &sealed)),
+        1,
+        "generation 1 of the tree, older than the generation",
     );
-    verified(k, &sealed);
 }
 
 #[test]
@@ -330,17 +332,6 @@ fn a_tree_to_recipients_is_updated_with_the_identity_that_opens_it() {
     ok(run(encrypt(&to, &plain, &sealed)));
     let before = snapshot(&sealed);
     write(&plain, "x", &data(70_001, 10));
-
-    let out = run(update(&to, &plain, &sealed));
-    fails(
-        out,
-        2,
-        "opens only with an identity: give one that opens it",
-    );
-    assert!(
-        snapshot(&sealed) == before,
-        "a refused update changed the tree"
-    );
 
     let with_id = [&to[..], &["-i", i]].concat();
     let stderr = ok_stderr(update(&with_id, &plain, &sealed));

@@ -24,6 +24,13 @@ pub trait TreeOutput: Send + Sync {
     /// `rel` under the output, as messages show it (a path, or an object's URL).
     fn shown(&self, rel: &[u8]) -> String;
 
+    /// Where the output is, as the host's record of the tree written there names it
+    /// ([`Options::state`](super::Options::state)): by default its top as
+    /// [`TreeOutput::shown`] shows it (a prefix's URL).
+    fn location(&self) -> String {
+        self.shown(b"")
+    }
+
     /// Checks the output before anything is written (an output that already holds files is
     /// refused unless `force`; one that is or holds the local `input`, or lies inside it, is
     /// refused) and makes it if need be. Returns whether this made it (so that a run that

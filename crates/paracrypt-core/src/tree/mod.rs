@@ -78,6 +78,7 @@ mod plain;
 mod rekeying;
 mod schedule;
 mod seal;
+mod state;
 mod task;
 mod update;
 mod verify;
@@ -106,6 +107,7 @@ pub use seal::{
     plan_from, plan_from_to, plan_to, prepare, prepare_to, seal_task, seal_task_from,
     seal_task_from_to, seal_task_guarded, seal_task_to,
 };
+pub use state::default_dir as default_state_dir;
 pub use task::{OpenTask, TASK_BYTES, TASK_FILES, Task, TaskResult};
 pub use update::{Checks, check_task};
 pub use walk::{Walk, WalkTop, walk_task, walk_top};
@@ -199,6 +201,19 @@ pub struct Options {
     /// recipients they were encrypted to; new and changed files, and the new manifest, are
     /// encrypted to the request's recipients (to change who opens every file, rekey the tree).
     pub update_with: Option<Arc<crate::recipient::Identities>>,
+    /// Where this host records the trees it encrypts ([`default_state_dir`] by default;
+    /// `None`: nothing is recorded). An encryption records the generation it wrote at its
+    /// output (and, for a tree encrypted to recipients, that manifest), and an update holds
+    /// the tree it finds against that record: an older generation put back, or another tree
+    /// in its place, is refused; a tree encrypted to recipients is updated from the manifest
+    /// recorded, with no identity, and without a record (or one that does not match) every
+    /// file is encrypted again (`docs/guide/security.md`, *Trees on storage you don't
+    /// trust*).
+    pub state: Option<std::path::PathBuf>,
+    /// A decryption or verification: refuse a tree whose manifest is of an older generation
+    /// than this (an old manifest put back). Meaningful where the manifest is authenticated:
+    /// sealed with a key or password, or signed by the signer required.
+    pub min_generation: Option<u64>,
     /// Told of temporary files and commits.
     pub guard: Arc<dyn Guard>,
 }
@@ -213,6 +228,8 @@ impl Default for Options {
             update: false,
             checksum: false,
             update_with: None,
+            state: state::default_dir(),
+            min_generation: None,
             guard: Arc::new(NoGuard),
         }
     }
@@ -226,6 +243,8 @@ impl std::fmt::Debug for Options {
             .field("named_temps", &self.named_temps)
             .field("update", &self.update)
             .field("checksum", &self.checksum)
+            .field("state", &self.state)
+            .field("min_generation", &self.min_generation)
             .finish_non_exhaustive()
     }
 }

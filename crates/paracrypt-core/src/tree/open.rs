@@ -42,9 +42,14 @@ pub fn read_manifest_from(
     request: &Request,
     input: &dyn TreeInput,
 ) -> Result<Manifest> {
-    let (secret, verify_with) = decryption(request)?;
+    let sealed = read_sealed(input)?;
+    open_manifest(runner, request, &sealed)
+}
+
+/// The manifest's file of the encrypted tree `input`, as stored (sealed), refused past
+/// [`MAX_MANIFEST`].
+pub(crate) fn read_sealed(input: &dyn TreeInput) -> Result<Vec<u8>> {
     let at = input.shown(MANIFEST.as_bytes());
-    let in_manifest = |e| in_tree(MANIFEST.as_bytes(), e);
     let file = input.open(MANIFEST.as_bytes()).map_err(|e| {
         let what = if e.kind() == std::io::ErrorKind::NotFound {
             format!(
@@ -65,23 +70,31 @@ pub fn read_manifest_from(
     .read_to_end(&mut sealed)
     .map_err(|e| Error::io(format!("cannot read {at}"), e))?;
     if sealed.len() as u64 > MAX_MANIFEST {
-        return Err(in_manifest(Error::Manifest(
-            "it is larger than 1 GiB".into(),
-        )));
+        return Err(in_tree(
+            MANIFEST.as_bytes(),
+            Error::Manifest("it is larger than 1 GiB".into()),
+        ));
     }
+    Ok(sealed)
+}
+
+/// Opens and checks the manifest's file `sealed` with `request` (see [`read_manifest`]).
+pub(crate) fn open_manifest(runner: &Runner, request: &Request, sealed: &[u8]) -> Result<Manifest> {
+    let (secret, verify_with) = decryption(request)?;
+    let in_manifest = |e| in_tree(MANIFEST.as_bytes(), e);
     // The manifest is sealed without chunk signatures (its signature is inside it): it is
     // opened without a required signer, which is checked below against its signature.
     let open = Request::decrypt(secret.clone(), None)?;
     let quiet = Runner::new().provider(runner.chosen_provider());
     let plain = (|| {
-        let resolved = open.resolve(&sealed, Driver::Whole)?;
+        let resolved = open.resolve(sealed, Driver::Whole)?;
         if resolved.in_order() {
             let mut out = Vec::new();
             resolved.stream(&quiet, &mut &sealed[..], &mut out)?;
             Ok(zeroize::Zeroizing::new(out))
         } else {
             Ok(zeroize::Zeroizing::new(
-                quiet.vec(resolved.recipe(), &sealed)?,
+                quiet.vec(resolved.recipe(), sealed)?,
             ))
         }
     })()
@@ -93,20 +106,37 @@ pub fn read_manifest_from(
         )));
     }
     check_signer(&manifest, verify_with.as_ref())?;
-    // What no writer makes, and what would make every file cost a password's derivation.
-    match (&manifest.keying, secret, manifest.format) {
-        (Keying::Secret, Secret::Password(..), _) => Err(Error::Manifest(
-            "it says its files are sealed with the password itself, which no tree writer does"
-                .into(),
-        )),
-        (Keying::TreeKey(_), _, TreeFormat::Age | TreeFormat::ArmoredAge)
-        | (Keying::TreeIdentity(_), _, TreeFormat::Container) => Err(Error::Manifest(
-            "its tree key does not fit its file format".into(),
-        )),
-        _ => Ok(()),
-    }
-    .map_err(in_manifest)?;
+    keying_fits(&manifest, secret).map_err(in_manifest)?;
     Ok(manifest)
+}
+
+/// Refuses a manifest whose keying the caller's secret does not produce: a tree written with a
+/// password carries the key its files are sealed with (a container key, or for age an X25519
+/// identity), and a tree written with a key file or to recipients seals its files with that
+/// secret itself. A manifest encrypted to public recipients can be written by anyone who holds
+/// them: one that carried a key of its own would have the owner's next files sealed to its
+/// author.
+fn keying_fits(manifest: &Manifest, secret: &Secret) -> Result<()> {
+    let why = match (&manifest.keying, secret, manifest.format) {
+        (Keying::Secret, Secret::Password(..), _) => {
+            "it says its files are sealed with the password itself, which no tree writer does"
+        }
+        (Keying::TreeKey(_), _, TreeFormat::Age | TreeFormat::ArmoredAge)
+        | (Keying::TreeIdentity(_), _, TreeFormat::Container) => {
+            "its tree key does not fit its file format"
+        }
+        (Keying::TreeKey(_) | Keying::TreeIdentity(_), Secret::Password(..), _)
+        | (Keying::Secret, _, _) => return Ok(()),
+        (Keying::TreeKey(_) | Keying::TreeIdentity(_), Secret::Identities(_), _) => {
+            "it carries a key of its own, which only a tree written with a password does: \
+             anyone who holds the recipients' public keys could have written it, to have the \
+             tree's files sealed to a key they know"
+        }
+        (Keying::TreeKey(_) | Keying::TreeIdentity(_), _, _) => {
+            "it carries a key of its own, which only a tree written with a password does"
+        }
+    };
+    Err(Error::Manifest(why.into()))
 }
 
 /// Opens ahead, in one session per plugin, the keys of the manifest and of every regular file
@@ -347,6 +377,16 @@ fn open_plan_out(
         }
     }
     let manifest = read_manifest_from(runner, request, &*input)?;
+    if let Some(at_least) = options.min_generation
+        && manifest.generation < at_least
+    {
+        return Err(Error::Rollback(format!(
+            "{}: the manifest is generation {}, older than the generation {at_least} asked for \
+             (an old manifest put back?)",
+            input.shown(MANIFEST.as_bytes()),
+            manifest.generation
+        )));
+    }
     if manifest.format == TreeFormat::ArmoredAge
         && let Some(why) = driver.refuses_armor()
     {

@@ -252,6 +252,10 @@ impl TreeOutput for Dest {
         self.path(rel).display().to_string()
     }
 
+    fn location(&self) -> String {
+        super::state::local_location(&self.root)
+    }
+
     fn prepare(&self, input: &Path, force: bool) -> crate::error::Result<bool> {
         super::seal::check_output(input, &self.root, force)
     }

@@ -19,9 +19,10 @@ use super::io::{
     InputReader, OutputFile, OutputWriter, PlainInput, Plaintexts, Reading, TreeOutput,
 };
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
-use super::open::{read_manifest, read_manifest_from};
+use super::open::{open_manifest, read_sealed};
 use super::out::{Dest, Out, open_no_follow};
 use super::schedule::{self, FileWork, Planned};
+use super::state::{Record, Written};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
 use super::update::{Candidate, Checking, Checks, Encrypted};
 use super::walk::{Found, Walk, Walked, join};
@@ -145,13 +146,17 @@ fn prepare_out(
         (Format::Age, false) => TreeFormat::Age,
         (Format::Age, true) => TreeFormat::ArmoredAge,
     };
-    // `--update`: the tree already at the output (a local directory, or what the output gives
-    // to read it), when it has a manifest.
-    let existing = match &out {
+    // What this host recorded of the tree at the output (nothing with no state directory).
+    let record = options
+        .state
+        .as_deref()
+        .map(|dir| Record::open(dir, &out.get().location()))
+        .transpose()?;
+    // `--update`: the manifest's file at the output as stored (a local directory, or what the
+    // output gives to read it), when it has one.
+    let sealed = match &out {
         _ if !options.update => None,
-        Out::Local(dest) => fs::symlink_metadata(dest.root.join(MANIFEST))
-            .is_ok()
-            .then_some(Encrypted::Local(&dest.root)),
+        Out::Local(dest) => stored_manifest(&super::open::local(&dest.root))?,
         Out::Other(other) => {
             let Some(existing) = other.existing() else {
                 return Err(Error::Request(
@@ -160,42 +165,21 @@ fn prepare_out(
                         .into(),
                 ));
             };
-            match existing.open(MANIFEST.as_bytes()) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                // Any other failure is read_manifest_from's to report.
-                _ => Some(Encrypted::Input(existing)),
-            }
+            stored_manifest(existing)?
         }
     };
-    // Read with the same secret.
-    let previous = if let Some(existing) = existing {
-        let open = match (secret, &options.update_with) {
-            (Secret::Key(_) | Secret::Password(..), None) => secret.clone(),
-            (Secret::Recipients(_), Some(identities)) => Secret::Identities(Arc::clone(identities)),
-            (Secret::Recipients(_), None) => {
-                return Err(Error::Request(
-                    "an update reads the tree's manifest, which a tree encrypted to recipients \
-                     opens only with an identity: give one that opens it"
-                        .into(),
-                ));
-            }
-            _ => {
-                return Err(Error::Request(
-                    "identities open the manifest of a tree encrypted to recipients: this \
-                     tree's key or password opens its own"
-                        .into(),
-                ));
-            }
-        };
-        let open = Request::decrypt(open, None)?;
-        let previous = match existing {
-            Encrypted::Local(output) => read_manifest(runner, &open, output)?,
-            Encrypted::Input(output) => read_manifest_from(runner, &open, output)?,
-        };
-        check_previous(&previous, tree_format, sign.is_some(), options.hide_names)?;
-        Some(previous)
-    } else {
-        None
+    let previous = match sealed {
+        Some(sealed) => previous_tree(
+            runner,
+            secret,
+            sign.as_ref(),
+            tree_format,
+            options,
+            &sealed,
+            record.as_ref(),
+            &out.get().shown(MANIFEST.as_bytes()),
+        )?,
+        None => None,
     };
     // What the files are sealed with (see the module: a password seals the manifest only); an
     // update keeps the tree's own key, so that its files still open.
@@ -270,8 +254,94 @@ fn prepare_out(
         input: input.to_path_buf(),
         plain: None,
         out,
+        record,
         options: options.clone(),
     })
+}
+
+/// The manifest's file of the tree at an update's output, as stored; `None` where there is
+/// none (the tree is written whole).
+fn stored_manifest(output: &dyn super::io::TreeInput) -> Result<Option<Vec<u8>>> {
+    match output.open(MANIFEST.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // Any other failure is read_sealed's to report.
+        _ => read_sealed(output).map(Some),
+    }
+}
+
+/// The manifest an update takes the tree at its output from, `sealed` being its file there;
+/// `None` where nothing at the output can be trusted, and every file is encrypted again.
+///
+/// The output is storage others may write. A manifest sealed with the caller's key or
+/// password was written by whoever holds that secret. One encrypted to recipients may have been
+/// written by anyone who holds their public keys: it is taken from this host's `record` of
+/// what it wrote there (which needs no identity), or read with the identities of
+/// [`Options::update_with`] when it is signed by the update's own signing key; otherwise
+/// nothing of it is taken. Whatever it is, it must be the tree this host last wrote there
+/// (`record`), at the same generation or a newer one: an older one put back is refused.
+#[allow(clippy::too_many_arguments)]
+fn previous_tree(
+    runner: &Runner,
+    secret: &Secret,
+    sign: Option<&SigningKey>,
+    format: TreeFormat,
+    options: &Options,
+    sealed: &[u8],
+    record: Option<&Record>,
+    shown: &str,
+) -> Result<Option<Manifest>> {
+    let recorded = record.and_then(|r| r.find(blake3::hash(sealed).as_bytes()));
+    let previous = match (secret, &options.update_with) {
+        (Secret::Key(_) | Secret::Password(..), None) => Some(open_manifest(
+            runner,
+            &Request::decrypt(secret.clone(), None)?,
+            sealed,
+        )?),
+        (Secret::Recipients(_), _) if recorded.is_some_and(|w| w.plain.is_some()) => {
+            let recorded = recorded.and_then(Written::manifest).expect("checked");
+            Some(recorded.map_err(|e| in_tree(MANIFEST.as_bytes(), e))?)
+        }
+        (Secret::Recipients(_), Some(identities)) => {
+            let open = Request::decrypt(Secret::Identities(Arc::clone(identities)), None)?;
+            let read = open_manifest(runner, &open, sealed)?;
+            check_previous(&read, format, sign, options.hide_names)?;
+            // Signed by the update's own key (check_previous pinned it): the owner's.
+            read.signer.is_some().then_some(read)
+        }
+        (Secret::Recipients(_), None) => None,
+        _ => {
+            return Err(Error::Request(
+                "identities open the manifest of a tree encrypted to recipients: this \
+                 tree's key or password opens its own"
+                    .into(),
+            ));
+        }
+    };
+    let Some(previous) = previous else {
+        log::debug!(
+            "{shown}: not written by this host, nor signed by the update's key: every file is encrypted again"
+        );
+        return Ok(None);
+    };
+    check_previous(&previous, format, sign, options.hide_names)?;
+    if let Some((tree_id, newest)) = record.and_then(Record::newest) {
+        let at = record.map(Record::path).unwrap_or(Path::new(""));
+        if previous.tree_id != *tree_id {
+            return Err(Error::Rollback(format!(
+                "{shown}: not the tree this host last wrote there (its record: {}): update it \
+                 from the host that wrote it, or encrypt it anew without --update",
+                at.display()
+            )));
+        }
+        if previous.generation < newest {
+            return Err(Error::Rollback(format!(
+                "{shown}: generation {} of the tree, older than the generation {newest} this \
+                 host wrote there (an old manifest put back): nothing was written",
+                previous.generation
+            )));
+        }
+    }
+    Ok(Some(previous))
 }
 
 /// [`encrypt`] into `output`, a [`TreeOutput`] a front end plugs in (a prefix in object
@@ -382,6 +452,8 @@ pub struct Prepared {
     /// A plaintext tree plugged in (whose root is `input`), read through it.
     plain: Option<Arc<dyn PlainInput>>,
     out: Out,
+    /// What this host recorded of the tree at the output.
+    record: Option<Record>,
     options: Options,
 }
 
@@ -473,6 +545,7 @@ impl Prepared {
             input,
             plain,
             out,
+            record,
             options,
         } = self;
         if walk.root != input {
@@ -578,6 +651,7 @@ impl Prepared {
             previous,
             made,
             created_root,
+            record: Mutex::new(record),
         })
     }
 }
@@ -611,6 +685,9 @@ pub struct Plan {
     /// The directories this run made, and whether it made the output.
     made: Vec<Vec<u8>>,
     created_root: bool,
+    /// What this host records of the tree at the output, as each manifest is written
+    /// ([`Plan::write_manifest`]).
+    record: Mutex<Option<Record>>,
 }
 
 impl std::fmt::Debug for Plan {
@@ -664,13 +741,7 @@ impl Sealed {
         manifest.entries = plan.listing(&|file| self.done[file].clone()).entries;
         manifest.complete = false;
         manifest.written = now();
-        let _ = write_manifest(
-            runner,
-            &plan.manifest_request,
-            &mut manifest,
-            plan.sign.as_ref(),
-            plan.out.get(),
-        );
+        let _ = plan.write_manifest(runner, &mut manifest);
         self.next_checkpoint = Instant::now() + (start.elapsed() * 10).max(Duration::from_secs(1));
     }
 
@@ -866,7 +937,7 @@ impl Plan {
     /// modes and times. When no file could be written at all, the directories the plan made
     /// are removed and no manifest is written. What failed is in [`Summary::failures`], in the
     /// tree's order.
-    pub fn finish(self, runner: &Runner, sealed: Sealed) -> Summary {
+    pub fn finish(mut self, runner: &Runner, sealed: Sealed) -> Summary {
         let Sealed {
             done,
             mut failures,
@@ -883,7 +954,10 @@ impl Plan {
             unchanged: listed.unchanged,
             ..Summary::default()
         };
-        let mut manifest = self.manifest;
+        let mut manifest = std::mem::replace(
+            &mut self.manifest,
+            Manifest::new(TreeFormat::Plain, Keying::Secret, false),
+        );
         manifest.entries = listed.entries;
         if summary.files == 0
             && summary.unchanged == 0
@@ -907,13 +981,7 @@ impl Plan {
                 return summary;
             }
         }
-        let written = write_manifest(
-            runner,
-            &self.manifest_request,
-            &mut manifest,
-            self.sign.as_ref(),
-            self.out.get(),
-        );
+        let written = self.write_manifest(runner, &mut manifest);
         if let Err(e) = written {
             // The files are complete, and the tree without its manifest is not: a failure of
             // the manifest, with the files done (a tree done in part).
@@ -1354,21 +1422,61 @@ pub(crate) fn write_manifest(
     dest: &dyn TreeOutput,
 ) -> Result<()> {
     let plain = manifest.encode(sign)?;
+    let sealed = seal_manifest(runner, request, &plain)?;
+    put_manifest(dest, &sealed)
+}
+
+/// The manifest's plaintext `plain` sealed with `request`.
+fn seal_manifest(runner: &Runner, request: &Request, plain: &[u8]) -> Result<Vec<u8>> {
     let quiet = Runner::new().provider(runner.chosen_provider());
     let resolved = request.resolve(&[], Driver::Whole)?;
-    let sealed = if resolved.in_order() {
+    if resolved.in_order() {
         let mut out = Vec::new();
         resolved.stream(&quiet, &mut &plain[..], &mut out)?;
-        out
+        Ok(out)
     } else {
-        quiet.vec(resolved.recipe(), &plain)?
-    };
-    dest.put(MANIFEST.as_bytes(), &sealed).map_err(|e| {
+        quiet.vec(resolved.recipe(), plain)
+    }
+}
+
+fn put_manifest(dest: &dyn TreeOutput, sealed: &[u8]) -> Result<()> {
+    dest.put(MANIFEST.as_bytes(), sealed).map_err(|e| {
         Error::io(
             format!("cannot write {}", dest.shown(MANIFEST.as_bytes())),
             e,
         )
     })
+}
+
+impl Plan {
+    /// Writes `manifest` at the output (a checkpoint, or the last), recorded in this host's
+    /// state first as being written and then as written, so that a run stopped in between
+    /// leaves a manifest the next update knows. A tree encrypted to recipients records the
+    /// manifest's plaintext too: its next update needs no identity.
+    fn write_manifest(&self, runner: &Runner, manifest: &mut Manifest) -> Result<()> {
+        let plain = manifest.encode(self.sign.as_ref())?;
+        let sealed = seal_manifest(runner, &self.manifest_request, &plain)?;
+        let mut record = self.record.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(record) = record.as_mut() {
+            let to_recipients = matches!(
+                self.manifest_request.kind(),
+                Kind::Encrypt {
+                    secret: Secret::Recipients(_),
+                    ..
+                }
+            );
+            record.begin(Written::of(
+                manifest,
+                &sealed,
+                to_recipients.then_some(&plain[..]),
+            ))?;
+        }
+        put_manifest(self.out.get(), &sealed)?;
+        match record.as_mut() {
+            Some(record) => record.done(),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The encryption of a tree's files, as the schedule runs it: every planned file in a local
@@ -1480,13 +1588,7 @@ impl Checkpoint<'_> {
             .entries;
         manifest.complete = false;
         manifest.written = now();
-        let _ = write_manifest(
-            runner,
-            &plan.manifest_request,
-            &mut manifest,
-            plan.sign.as_ref(),
-            plan.out.get(),
-        );
+        let _ = plan.write_manifest(runner, &mut manifest);
         manifest.entries = Vec::new();
         let took = start.elapsed();
         let next = Instant::now() + (took * 10).max(Duration::from_secs(1));
@@ -1495,11 +1597,13 @@ impl Checkpoint<'_> {
 }
 
 /// Refuses to update a tree written otherwise than this run would write it: another format, a
-/// signed tree without `--sign` (or the reverse), hidden names asked for a tree that keeps them.
+/// signed tree without `--sign` (or the reverse), one signed by another key than `sign` (as a
+/// rekey pins its signer: an update would otherwise sign over what another signer put there),
+/// hidden names asked for a tree that keeps them.
 fn check_previous(
     previous: &Manifest,
     format: TreeFormat,
-    signing: bool,
+    sign: Option<&SigningKey>,
     hide_names: bool,
 ) -> Result<()> {
     if previous.format != format {
@@ -1513,14 +1617,24 @@ fn check_previous(
             }
         )));
     }
-    if previous.signer.is_some() != signing {
-        return Err(Error::Tree(if signing {
-            "cannot update: the tree is not signed: update it without a signing key, or \
-             encrypt it anew"
-                .into()
-        } else {
-            "cannot update: the tree is signed: give its signing key to update it".into()
-        }));
+    match (&previous.signer, sign) {
+        (Some(_), Some(key)) => {
+            super::open::check_signer(previous, Some(&key.verifying_key()))
+                .map_err(|e| in_tree(MANIFEST.as_bytes(), e))?;
+        }
+        (None, Some(_)) => {
+            return Err(Error::Tree(
+                "cannot update: the tree is not signed: update it without a signing key, or \
+                 encrypt it anew"
+                    .into(),
+            ));
+        }
+        (Some(_), None) => {
+            return Err(Error::Tree(
+                "cannot update: the tree is signed: give its signing key to update it".into(),
+            ));
+        }
+        (None, None) => {}
     }
     if hide_names && !previous.hides_names() {
         return Err(Error::Tree(

@@ -379,6 +379,7 @@ def decrypt_tree(
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
+    min_generation: Optional[int] = None,
 ) -> dict[str, Any]: ...
 def rekey_tree(
     src: _StrPath,
