@@ -217,25 +217,65 @@ def test_nothing_done_raises_the_failure_itself(tmp_path: Path) -> None:
 
 def test_a_tree_to_recipients_is_updated_with_identities(tmp_path: Path, tree: Path,
                                                          cli: Cli) -> None:
-    """update=True of a tree encrypted to recipients reads its manifest with identities=: only
-    what changed is encrypted again; without them the update is refused (UsageError), and
-    identities= without update=True too."""
+    """update=True of a tree encrypted to recipients keeps from this host's record of the
+    manifest it wrote, so no identity is needed (a backup host); with identities= too.
+    identities= without update=True is refused."""
     cli("keygen", "--kind", "x25519", "-o", str(tmp_path / "id.txt"))
     recipient = [line.split(": ")[1] for line in (tmp_path / "id.txt").read_text().splitlines()
                  if line.startswith("# public key: ")][0]
     out = tmp_path / "out"
     paracrypt.encrypt_tree(tree, out, recipients=recipient)
     (tree / "a.txt").write_bytes(b"changed since")
-    with pytest.raises(paracrypt.UsageError, match="opens only with an identity"):
-        paracrypt.encrypt_tree(tree, out, recipients=recipient, update=True)
+    done = paracrypt.encrypt_tree(tree, out, recipients=recipient, update=True)
+    assert done["files"] == 1 and done["unchanged"] >= 1 and done["complete"]
     with pytest.raises(paracrypt.UsageError, match="need update"):
         paracrypt.encrypt_tree(tree, tmp_path / "other", recipients=recipient,
                                identities=tmp_path / "id.txt")
+    (tree / "a.txt").write_bytes(b"changed again")
     done = paracrypt.encrypt_tree(tree, out, recipients=recipient, update=True,
                                   identities=tmp_path / "id.txt")
     assert done["files"] == 1 and done["unchanged"] >= 1 and done["complete"]
     paracrypt.decrypt_tree(out, tmp_path / "back", identities=tmp_path / "id.txt")
     same_tree(tree, tmp_path / "back")
+
+
+def test_an_update_takes_nothing_from_the_output_on_faith(
+        tmp_path: Path, tree: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #51 from Python: a manifest planted at the output, encrypted to the owner's
+    recipient but carrying its author's tree key, is refused (DataError) before anything is
+    written; an older generation put back is refused by the host that wrote the newer one, and
+    by decrypt_tree(min_generation=)."""
+    monkeypatch.setenv("PARACRYPT_STATE_DIR", str(tmp_path / "state"))
+    cli("keygen", "--kind", "x25519", "-o", str(tmp_path / "id.txt"))
+    recipient = [line.split(": ")[1] for line in (tmp_path / "id.txt").read_text().splitlines()
+                 if line.startswith("# public key: ")][0]
+    out = tmp_path / "out"
+    paracrypt.encrypt_tree(tree, out, recipients=recipient)
+    # Her password tree's manifest, sealed again to the owner's recipient.
+    paracrypt.encrypt_tree(tree, tmp_path / "hers", password="hers")
+    plaintext = tmp_path / "her-manifest"
+    paracrypt.decrypt_file(tmp_path / "hers" / "paracrypt-manifest", plaintext, password="hers")
+    (out / "paracrypt-manifest").unlink()
+    paracrypt.encrypt_file(plaintext, out / "paracrypt-manifest", recipients=recipient)
+    before = listing(out)
+    (tree / "a.txt").write_bytes(b"a secret for the owner only")
+    with pytest.raises(paracrypt.DataError, match="carries a key of its own"):
+        paracrypt.encrypt_tree(tree, out, recipients=recipient, update=True,
+                               identities=tmp_path / "id.txt")
+    assert listing(out) == before
+
+    key = paracrypt.Key.generate()
+    sealed = tmp_path / "sealed"
+    paracrypt.encrypt_tree(tree, sealed, key=key)
+    first = (sealed / "paracrypt-manifest").read_bytes()
+    (tree / "a.txt").write_bytes(b"newer")
+    paracrypt.encrypt_tree(tree, sealed, key=key, update=True)
+    (sealed / "paracrypt-manifest").write_bytes(first)
+    with pytest.raises(paracrypt.DataError, match="older than the generation 2 this host wrote"):
+        paracrypt.encrypt_tree(tree, sealed, key=key, update=True)
+    with pytest.raises(paracrypt.DataError, match="older than the generation 2 asked for"):
+        paracrypt.decrypt_tree(sealed, tmp_path / "old", key=key, min_generation=2)
+    assert not (tmp_path / "old").exists()
 
 
 def test_rekey_tree_to_new_recipients_and_a_new_password(tmp_path: Path, tree: Path,
