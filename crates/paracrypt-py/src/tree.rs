@@ -1002,7 +1002,7 @@ impl TreeJob {
     /// here (with ``verify_with=``, its signer). Arguments as :func:`decrypt_tree`. An armored
     /// age tree is refused (:class:`UsageError`): it is read on one process.
     #[staticmethod]
-    #[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, upload_concurrency = None, download_concurrency = None, retries = None))]
+    #[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, upload_concurrency = None, download_concurrency = None, retries = None, min_generation = None))]
     #[allow(clippy::too_many_arguments)]
     fn decrypt<'py>(
         py: Python<'py>,
@@ -1018,6 +1018,7 @@ impl TreeJob {
         upload_concurrency: Option<i64>,
         download_concurrency: Option<i64>,
         retries: Option<i64>,
+        min_generation: Option<u64>,
     ) -> PyResult<Self> {
         let store = StoreKeywords {
             upload_concurrency,
@@ -1025,7 +1026,10 @@ impl TreeJob {
             retries,
         };
         let request = decrypt_request(key, password, identities, verify_with)?;
-        let tree_options = write_options(overwrite);
+        let tree_options = tree::Options {
+            min_generation,
+            ..write_options(overwrite)
+        };
         let driver = paracrypt_core::request::Driver::Distributed;
         let plan = run_core(py, (threads, provider, None), |runner| {
             Ok(match prefix_run(false, &src, &dst, &tree_options, store)? {

@@ -976,3 +976,30 @@ fn what_the_walk_refuses_deep_in_a_subtree_is_refused_in_a_local_runs_words() {
     assert_eq!(error_words(&stderr), error_words(&local_stderr));
     assert!(!sealed.exists());
 }
+
+/// Issue #51 across ranks: rank 0 holds the tree it finds against its host's record, as a
+/// local update does: an older generation put back is refused once, before any rank writes.
+#[test]
+fn an_old_generation_put_back_is_refused_across_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree_of_sizes(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(crate::tree::encrypt(&["-k", k], &plain, &sealed)));
+    let first = std::fs::read(sealed.join("paracrypt-manifest")).unwrap();
+    std::fs::write(plain.join("a/b/small1"), b"newer").unwrap();
+    let output = encrypt_on(2, &["-k", k, "--update"], &plain, &sealed, |_| {});
+    assert!(output.status.success(), "{:?}", status_and_stderr(&output));
+    std::fs::write(sealed.join("paracrypt-manifest"), &first).unwrap();
+    let before = snapshot(&sealed);
+    let output = encrypt_on(2, &["-k", k, "--update"], &plain, &sealed, |_| {});
+    let (code, stderr) = status_and_stderr(&output);
+    assert_eq!(code, 1, "{stderr}");
+    one_error(&stderr, "older than the generation 2 this host wrote there");
+    assert!(snapshot(&sealed) == before, "a refused update wrote");
+}

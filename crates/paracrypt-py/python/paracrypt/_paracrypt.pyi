@@ -482,6 +482,7 @@ class TreeJob:
         upload_concurrency: Optional[int] = None,
         download_concurrency: Optional[int] = None,
         retries: Optional[int] = None,
+        min_generation: Optional[int] = None,
     ) -> TreeJob: ...
     @property
     def files(self) -> int: ...

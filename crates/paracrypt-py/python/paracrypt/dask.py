@@ -227,6 +227,7 @@ def decrypt_tree(
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
+    min_generation: Optional[int] = None,
 ) -> dict[str, Any]:
     """Decrypts the encrypted tree ``src`` into ``dst`` with the workers of ``client``, as
     :func:`paracrypt.decrypt_tree` does in one process: the same arguments, the same tree, the
@@ -261,6 +262,7 @@ def decrypt_tree(
         upload_concurrency=upload_concurrency,
         download_concurrency=download_concurrency,
         retries=retries,
+        min_generation=min_generation,
     )
     store = {"upload_concurrency": upload_concurrency,
              "download_concurrency": download_concurrency, "retries": retries}

@@ -1449,6 +1449,89 @@ fn a_refused_update_of_a_prefix_writes_nothing() {
     assert!(bucket.uploads().is_empty(), "multipart uploads left");
 }
 
+/// Issue #51 in a prefix: an older generation of the manifest put back is refused by the host
+/// that wrote the newer one (and by a decryption told the generation it must see), and a
+/// manifest planted to the owner's recipient carrying a key of its own is refused; neither
+/// writes anything.
+#[test]
+fn an_old_generation_or_a_planted_manifest_in_a_prefix_is_refused() {
+    let server = Server::shared();
+    let bucket = server.bucket("tree-untrusted");
+    let dir = scratch();
+    let d = dir.path();
+    let plain = tree(d, false);
+    let p = plain.to_str().unwrap();
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let update = |args: &[&str], prefix: &str| {
+        let mut all = vec!["--update"];
+        all.extend_from_slice(args);
+        run(tree_cmd(server, "encrypt", &all, p, prefix))
+    };
+
+    let prefix = bucket.url("g/");
+    ok(run(tree_cmd(server, "encrypt", &["-k", k], p, &prefix)));
+    let first = write(d, "first", &bucket.get("g/paracrypt-manifest"));
+    write(&plain, "x", &data(1000, 1));
+    ok(update(&["-k", k], &prefix));
+    bucket.put("g/paracrypt-manifest", &first);
+    let before = keys(&bucket, "g/");
+    fails(
+        update(&["-k", k], &prefix),
+        1,
+        "older than the generation 2 this host wrote there",
+    );
+    let back = d.join("back");
+    fails(
+        run(tree_cmd(
+            server,
+            "decrypt",
+            &["-k", k, "--min-generation", "2"],
+            &prefix,
+            back.to_str().unwrap(),
+        )),
+        1,
+        "older than the generation 2 asked for",
+    );
+    assert!(!back.exists());
+    assert_eq!(keys(&bucket, "g/"), before);
+    assert_eq!(
+        bucket.get("g/paracrypt-manifest"),
+        std::fs::read(&first).unwrap()
+    );
+
+    let (owner, recipient) = x25519(d, "owner.key");
+    let to = ["-r", recipient.as_str()];
+    let prefix = bucket.url("r/");
+    ok(run(tree_cmd(server, "encrypt", &to, p, &prefix)));
+    let pw = write(d, "pw", b"hers\n");
+    let pw = pw.to_str().unwrap();
+    let hers = d.join("hers");
+    let mut mine = paracrypt();
+    mine.args(["encrypt", "--recursive", "-q", "-p", pw])
+        .arg(&plain)
+        .arg("-o")
+        .arg(&hers);
+    ok(run(mine));
+    let mut open = paracrypt();
+    open.args(["decrypt", "-p", pw])
+        .arg(hers.join("paracrypt-manifest"));
+    let plaintext = write(d, "her-manifest", &ok(run(open)));
+    let mut seal = paracrypt();
+    seal.arg("encrypt").args(to).arg(&plaintext);
+    let planted = write(d, "planted", &ok(run(seal)));
+    bucket.put("r/paracrypt-manifest", &planted);
+    let before = keys(&bucket, "r/");
+    let with_id = [&to[..], &["-i", owner.to_str().unwrap()]].concat();
+    fails(update(&with_id, &prefix), 1, "it carries a key of its own");
+    assert_eq!(keys(&bucket, "r/"), before);
+    assert_eq!(
+        bucket.get("r/paracrypt-manifest"),
+        std::fs::read(&planted).unwrap()
+    );
+    assert!(bucket.uploads().is_empty(), "multipart uploads left");
+}
+
 /// An update stopped part way leaves a tree the next update finishes: a file whose part fails
 /// is named (exit 6), the manifest lists what was done (marked incomplete), the upload is
 /// aborted; an update interrupted (SIGTERM) while a part goes up leaves the previous manifest
