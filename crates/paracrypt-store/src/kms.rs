@@ -11,6 +11,7 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, AwsAuthorizer};
 use object_store::client::{
     ClientOptions, HttpClient, HttpConnector, HttpRequest, ReqwestConnector,
 };
+use paracrypt_core::recipient::kms::{self, KeyArn};
 use serde_json::{Map, Value, json};
 use zeroize::Zeroizing;
 
@@ -20,8 +21,9 @@ use crate::error::{Error, Kind};
 /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN` (or the instance's or
 /// container's role, as object_store finds them), the region from `AWS_REGION` or
 /// `AWS_DEFAULT_REGION` (a key ARN's own region wins), the server from `AWS_ENDPOINT_URL_KMS`
-/// or else `AWS_ENDPOINT_URL` (else `https://kms.REGION.amazonaws.com`), `AWS_ALLOW_HTTP` for
-/// one without TLS.
+/// or else `AWS_ENDPOINT_URL` (else the region's, [`kms::endpoint`]), `AWS_ALLOW_HTTP` for one
+/// without TLS. A key that starts with `arn:` and is not a KMS key ARN ([`KeyArn`]) is refused
+/// before anything is sent.
 ///
 /// Nothing is read or started until the first request: making one is free, so front ends make
 /// one whenever they may need it. Requests run on a small runtime of the client's own; the
@@ -55,12 +57,20 @@ impl Kms {
 
     /// Calls `action` (`Encrypt`, `Decrypt`) with `body`; the answer, or why not, in one line.
     fn call(&self, key: &str, action: &str, body: Value) -> Result<Value, String> {
+        // A key from a file picks the server only through an ARN's region, checked to AWS's
+        // grammar before anything is read or sent; a server the user set wins.
+        let arn = KeyArn::parse(key)?;
         let client = self.client()?;
-        let region = arn_region(key).unwrap_or(&client.region);
-        let endpoint = client
-            .endpoint
-            .clone()
-            .unwrap_or_else(|| format!("https://kms.{region}.amazonaws.com"));
+        let region = arn.map_or(client.region.as_str(), |arn| arn.region);
+        let endpoint = match &client.endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => kms::endpoint(region).ok_or_else(|| {
+                format!(
+                    "the AWS region {region} is not a region name (lowercase letters, digits \
+                     and dashes, as us-east-1)"
+                )
+            })?,
+        };
         client.runtime.block_on(async {
             let credential = client
                 .credentials
@@ -211,13 +221,6 @@ impl HttpConnector for Keep {
     }
 }
 
-/// The region of a key ARN (`arn:PARTITION:kms:REGION:ACCOUNT:key/ID` or `…:alias/NAME`).
-fn arn_region(key: &str) -> Option<&str> {
-    let mut parts = key.strip_prefix("arn:")?.splitn(5, ':');
-    let (_partition, service, region) = (parts.next()?, parts.next()?, parts.next()?);
-    (service == "kms" && !region.is_empty()).then_some(region)
-}
-
 fn context_of(context: &[(&str, &str)]) -> Map<String, Value> {
     context
         .iter()
@@ -313,19 +316,22 @@ fn one_line(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A key that starts with `arn:` and is not a KMS key ARN is refused before the client
+    /// reads its settings, let alone picks a server or sends the credentials anywhere.
     #[test]
-    fn the_region_of_an_arn() {
-        assert_eq!(
-            arn_region("arn:aws:kms:eu-west-3:123456789012:key/1234abcd"),
-            Some("eu-west-3")
-        );
-        assert_eq!(
-            arn_region("arn:aws:kms:us-east-1:1:alias/x"),
-            Some("us-east-1")
-        );
-        assert_eq!(arn_region("alias/x"), None);
-        assert_eq!(arn_region("1234abcd-12ab"), None);
-        assert_eq!(arn_region("arn:aws:s3:::bucket"), None);
+    fn a_hostile_key_arn_is_refused_before_the_client_is_made() {
+        use paracrypt_core::recipient::kms::Kms as _;
+        let kms = Kms::default();
+        for key in [
+            "arn:aws:kms:x@attacker.example/:123456789012:key/1",
+            "arn:aws:kms:us-east-1:12345678901:key/1",
+        ] {
+            let e = kms.decrypt(key, b"blob", &[]).unwrap_err();
+            assert!(e.starts_with("not an AWS KMS key ARN: "), "{key}: {e}");
+            let e = kms.encrypt(key, b"file key", &[]).unwrap_err();
+            assert!(e.starts_with("not an AWS KMS key ARN: "), "{key}: {e}");
+        }
+        assert!(kms.client.get().is_none(), "no client was made");
     }
 
     /// A disabled key or one pending deletion: moto (the suite's KMS server) encrypts and
