@@ -4,6 +4,7 @@
 //! already build.
 
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD;
@@ -77,39 +78,51 @@ impl Kms {
                 .get_credential()
                 .await
                 .map_err(|e| format!("no AWS credentials: {}", one_line(&e.to_string())))?;
-            let mut request: HttpRequest = http::Request::builder()
-                .method(http::Method::POST)
-                .uri(format!("{}/", endpoint.trim_end_matches('/')))
-                .header(http::header::CONTENT_TYPE, "application/x-amz-json-1.1")
-                .header("x-amz-target", format!("TrentService.{action}"))
-                .body(body.to_string().into())
-                .map_err(|e| format!("KMS endpoint {endpoint}: {e}"))?;
-            AwsAuthorizer::new(&credential, "kms", region)
-                .try_authorize(&mut request, None)
-                .map_err(|e| format!("cannot sign the request: {}", one_line(&e.to_string())))?;
-            let response = client.http.execute(request).await.map_err(|e| {
-                format!(
-                    "cannot reach KMS at {endpoint}: {}",
-                    one_line(&error_chain(&e))
-                )
-            })?;
-            let status = response.status();
-            let error_type = response
-                .headers()
-                .get("x-amzn-errortype")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            let bytes = response.into_body().bytes().await.map_err(|e| {
-                format!(
-                    "KMS at {endpoint} broke off its answer: {}",
-                    one_line(&e.to_string())
-                )
-            })?;
-            if status.is_success() {
-                return serde_json::from_slice(&bytes)
-                    .map_err(|_| format!("KMS at {endpoint} answered with no JSON"));
+            let body = body.to_string();
+            let mut retry = 0;
+            loop {
+                let mut request: HttpRequest = http::Request::builder()
+                    .method(http::Method::POST)
+                    .uri(format!("{}/", endpoint.trim_end_matches('/')))
+                    .header(http::header::CONTENT_TYPE, "application/x-amz-json-1.1")
+                    .header("x-amz-target", format!("TrentService.{action}"))
+                    .body(body.clone().into())
+                    .map_err(|e| format!("KMS endpoint {endpoint}: {e}"))?;
+                AwsAuthorizer::new(&credential, "kms", region)
+                    .try_authorize(&mut request, None)
+                    .map_err(|e| {
+                        format!("cannot sign the request: {}", one_line(&e.to_string()))
+                    })?;
+                let response = client.http.execute(request).await.map_err(|e| {
+                    format!(
+                        "cannot reach KMS at {endpoint}: {}",
+                        one_line(&error_chain(&e))
+                    )
+                })?;
+                let status = response.status();
+                let error_type = response
+                    .headers()
+                    .get("x-amzn-errortype")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let bytes = response.into_body().bytes().await.map_err(|e| {
+                    format!(
+                        "KMS at {endpoint} broke off its answer: {}",
+                        one_line(&e.to_string())
+                    )
+                })?;
+                if status.is_success() {
+                    return serde_json::from_slice(&bytes)
+                        .map_err(|_| format!("KMS at {endpoint} answered with no JSON"));
+                }
+                let kind = error_kind(error_type.as_deref(), &bytes);
+                if retry + 1 < ATTEMPTS && transient(status, &kind) {
+                    tokio::time::sleep(backoff(retry, rand::random())).await;
+                    retry += 1;
+                    continue;
+                }
+                return Err(refusal(status, error_type.as_deref(), &bytes, region));
             }
-            Err(refusal(status, error_type.as_deref(), &bytes, region))
         })
     }
 }
@@ -237,32 +250,66 @@ fn blob(answer: &Value, field: &str) -> Result<Vec<u8>, String> {
         .ok_or_else(|| format!("KMS's answer has no {field}"))
 }
 
-/// Why KMS refused, in one line: its error type, said in words for the ones a user can act on.
-/// KMS answers JSON (`__type`, `message`); a refusal before KMS proper (the signature, IAM)
-/// may come as AWS's XML error, whose type the `x-amzn-ErrorType` header also gives.
-fn refusal(status: http::StatusCode, header: Option<&str>, body: &[u8], region: &str) -> String {
+/// How many times a request is sent at most, when KMS throttles it or fails on its side.
+const ATTEMPTS: u32 = 4;
+/// The most the first retry waits, doubled for each next one up to [`MAX_BACKOFF`].
+const BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Whether an answer is worth asking again: KMS throttled the caller (429, or its
+/// `ThrottlingException`, which comes as a 400) or failed on its side (5xx). Any other refusal
+/// would be the same again.
+fn transient(status: http::StatusCode, kind: &str) -> bool {
+    status == http::StatusCode::TOO_MANY_REQUESTS
+        || status.is_server_error()
+        || kind == "ThrottlingException"
+}
+
+/// The wait before retry `retry` (0 for the first): a random share `jitter` (from 0 to 1) of
+/// the exponential delay, capped ("full jitter", as AWS's SDKs wait), so that clients throttled
+/// together do not come back together.
+fn backoff(retry: u32, jitter: f64) -> Duration {
+    BACKOFF
+        .saturating_mul(1 << retry.min(16))
+        .min(MAX_BACKOFF)
+        .mul_f64(jitter.clamp(0.0, 1.0))
+}
+
+/// KMS's error type (`AccessDeniedException`, …) of a refusal: JSON's `__type` (without its
+/// namespace), else the `x-amzn-ErrorType` header, else AWS's XML `Code`; empty if none.
+fn error_kind(header: Option<&str>, body: &[u8]) -> String {
     let answer: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let text = String::from_utf8_lossy(body);
-    let xml = |tag: &str| {
-        let open = format!("<{tag}>");
-        let start = text.find(&open)? + open.len();
-        let end = text[start..].find('<')? + start;
-        Some(text[start..end].to_owned())
-    };
     let kind = answer
         .get("__type")
         .and_then(Value::as_str)
         .map(str::to_owned)
         .or_else(|| header.map(|h| h.split(':').next().unwrap_or(h).to_owned()))
-        .or_else(|| xml("Code"))
+        .or_else(|| xml(&String::from_utf8_lossy(body), "Code"))
         .unwrap_or_default();
-    let kind = kind.rsplit('#').next().unwrap_or("");
+    kind.rsplit('#').next().unwrap_or("").to_owned()
+}
+
+/// The text of the first `<tag>` of an XML answer.
+fn xml(text: &str, tag: &str) -> Option<String> {
+    let open = format!("<{tag}>");
+    let start = text.find(&open)? + open.len();
+    let end = text[start..].find('<')? + start;
+    Some(text[start..end].to_owned())
+}
+
+/// Why KMS refused, in one line: its error type, said in words for the ones a user can act on.
+/// KMS answers JSON (`__type`, `message`); a refusal before KMS proper (the signature, IAM)
+/// may come as AWS's XML error, whose type the `x-amzn-ErrorType` header also gives.
+fn refusal(status: http::StatusCode, header: Option<&str>, body: &[u8], region: &str) -> String {
+    let answer: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let kind = error_kind(header, body);
+    let kind = kind.as_str();
     let message = answer
         .get("message")
         .or_else(|| answer.get("Message"))
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .or_else(|| xml("Message"))
+        .or_else(|| xml(&String::from_utf8_lossy(body), "Message"))
         .map(|m| one_line(&m))
         .unwrap_or_default();
     let said = |words: &str| {
@@ -332,6 +379,40 @@ mod tests {
             assert!(e.starts_with("not an AWS KMS key ARN: "), "{key}: {e}");
         }
         assert!(kms.client.get().is_none(), "no client was made");
+    }
+
+    /// Throttling (KMS's `ThrottlingException`, a 429) and KMS's own failures (5xx) are asked
+    /// again, after a random wait under a doubling, capped bound; a refusal is not.
+    #[test]
+    fn throttling_and_server_errors_are_retried_with_a_capped_random_backoff() {
+        use http::StatusCode as S;
+        let throttled = br#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#;
+        let kind = error_kind(None, throttled);
+        assert!(transient(S::BAD_REQUEST, &kind));
+        assert!(transient(
+            S::BAD_REQUEST,
+            &error_kind(Some("ThrottlingException:x"), b"")
+        ));
+        assert!(transient(S::TOO_MANY_REQUESTS, ""));
+        assert!(transient(S::INTERNAL_SERVER_ERROR, "KMSInternalException"));
+        assert!(transient(S::SERVICE_UNAVAILABLE, ""));
+        for (status, kind) in [
+            (S::BAD_REQUEST, "AccessDeniedException"),
+            (S::BAD_REQUEST, "InvalidCiphertextException"),
+            (S::BAD_REQUEST, "NotFoundException"),
+            (S::FORBIDDEN, ""),
+        ] {
+            assert!(!transient(status, kind), "{status} {kind}");
+        }
+        let ms = |retry, jitter| backoff(retry, jitter).as_millis();
+        assert_eq!(
+            (0..ATTEMPTS).map(|r| ms(r, 1.0)).collect::<Vec<_>>(),
+            [200, 400, 800, 1600]
+        );
+        assert_eq!(ms(10, 1.0), 2000, "capped");
+        assert_eq!(ms(u32::MAX, 1.0), 2000, "capped");
+        assert_eq!(ms(2, 0.5), 400);
+        assert_eq!(ms(2, 0.0), 0);
     }
 
     /// A disabled key or one pending deletion: moto (the suite's KMS server) encrypts and

@@ -326,6 +326,59 @@ fn a_file_naming_a_hostile_key_arn_is_refused_before_any_connection() {
     assert_eq!(seen, ["CONNECT kms.cn-north-1.amazonaws.com.cn:443"]);
 }
 
+/// KMS failing on its side (a 503) is asked again, up to 4 requests in all: two failures and
+/// then an answer decrypt the file; four failures are one line, exit 1, nothing written.
+#[test]
+fn kms_failing_on_its_side_is_asked_again_up_to_four_times() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let server = Server::shared();
+    let arn = kms_key(server, None);
+    let dir = scratch();
+    let d = dir.path();
+    let plain = data(1000, 6);
+    let input = write(d, "in", &plain);
+    let sealed = d.join("sealed.pcr");
+    let mut cmd = client(server);
+    cmd.args(["encrypt", "-r"])
+        .arg(format!("awskms:{arn}"))
+        .args(["-o", s(&sealed), s(&input)]);
+    ok(run(cmd));
+    for (failures, answered) in [(2, true), (usize::MAX, false)] {
+        let seen = AtomicUsize::new(0);
+        let proxy = Proxy::start(server.port, move |_| {
+            if seen.fetch_add(1, Ordering::Relaxed) < failures {
+                Action::SlowDown
+            } else {
+                Action::Forward
+            }
+        });
+        let out = d.join("out");
+        let mut cmd = client(server);
+        cmd.env("AWS_ENDPOINT_URL_KMS", proxy.url()).args([
+            "decrypt",
+            "--kms",
+            "-o",
+            s(&out),
+            s(&sealed),
+        ]);
+        if answered {
+            ok(run(cmd));
+            assert_eq!(std::fs::read(&out).unwrap(), plain);
+            assert_eq!(proxy.requests().len(), 3, "two failures, then the answer");
+            std::fs::remove_file(&out).unwrap();
+        } else {
+            let stderr = fails(
+                run(cmd),
+                1,
+                &format!("KMS key {arn}: KMS refused (SlowDown"),
+            );
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+            assert!(!out.exists());
+            assert_eq!(proxy.requests().len(), 4, "four requests in all");
+        }
+    }
+}
+
 /// Each way KMS can fail is one line naming the key and why, exit 1, and nothing written:
 /// access denied (IAM denies the user kms:Encrypt or kms:Decrypt), an unknown key, a key of
 /// another region, refused credentials, an unreachable server. (A disabled key, or one pending
