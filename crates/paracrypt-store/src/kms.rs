@@ -4,6 +4,7 @@
 //! already build.
 
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD;
@@ -11,6 +12,7 @@ use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, AwsAuthorizer};
 use object_store::client::{
     ClientOptions, HttpClient, HttpConnector, HttpRequest, ReqwestConnector,
 };
+use paracrypt_core::recipient::kms::{self, KeyArn};
 use serde_json::{Map, Value, json};
 use zeroize::Zeroizing;
 
@@ -20,8 +22,9 @@ use crate::error::{Error, Kind};
 /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN` (or the instance's or
 /// container's role, as object_store finds them), the region from `AWS_REGION` or
 /// `AWS_DEFAULT_REGION` (a key ARN's own region wins), the server from `AWS_ENDPOINT_URL_KMS`
-/// or else `AWS_ENDPOINT_URL` (else `https://kms.REGION.amazonaws.com`), `AWS_ALLOW_HTTP` for
-/// one without TLS.
+/// or else `AWS_ENDPOINT_URL` (else the region's, [`kms::endpoint`]), `AWS_ALLOW_HTTP` for one
+/// without TLS. A key that starts with `arn:` and is not a KMS key ARN ([`KeyArn`]) is refused
+/// before anything is sent.
 ///
 /// Nothing is read or started until the first request: making one is free, so front ends make
 /// one whenever they may need it. Requests run on a small runtime of the client's own; the
@@ -55,51 +58,71 @@ impl Kms {
 
     /// Calls `action` (`Encrypt`, `Decrypt`) with `body`; the answer, or why not, in one line.
     fn call(&self, key: &str, action: &str, body: Value) -> Result<Value, String> {
+        // A key from a file picks the server only through an ARN's region, checked to AWS's
+        // grammar before anything is read or sent; a server the user set wins.
+        let arn = KeyArn::parse(key)?;
         let client = self.client()?;
-        let region = arn_region(key).unwrap_or(&client.region);
-        let endpoint = client
-            .endpoint
-            .clone()
-            .unwrap_or_else(|| format!("https://kms.{region}.amazonaws.com"));
+        let region = arn.map_or(client.region.as_str(), |arn| arn.region);
+        let endpoint = match &client.endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => kms::endpoint(region).ok_or_else(|| {
+                format!(
+                    "the AWS region {region} is not a region name (lowercase letters, digits \
+                     and dashes, as us-east-1)"
+                )
+            })?,
+        };
         client.runtime.block_on(async {
             let credential = client
                 .credentials
                 .get_credential()
                 .await
                 .map_err(|e| format!("no AWS credentials: {}", one_line(&e.to_string())))?;
-            let mut request: HttpRequest = http::Request::builder()
-                .method(http::Method::POST)
-                .uri(format!("{}/", endpoint.trim_end_matches('/')))
-                .header(http::header::CONTENT_TYPE, "application/x-amz-json-1.1")
-                .header("x-amz-target", format!("TrentService.{action}"))
-                .body(body.to_string().into())
-                .map_err(|e| format!("KMS endpoint {endpoint}: {e}"))?;
-            AwsAuthorizer::new(&credential, "kms", region)
-                .try_authorize(&mut request, None)
-                .map_err(|e| format!("cannot sign the request: {}", one_line(&e.to_string())))?;
-            let response = client.http.execute(request).await.map_err(|e| {
-                format!(
-                    "cannot reach KMS at {endpoint}: {}",
-                    one_line(&error_chain(&e))
-                )
-            })?;
-            let status = response.status();
-            let error_type = response
-                .headers()
-                .get("x-amzn-errortype")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            let bytes = response.into_body().bytes().await.map_err(|e| {
-                format!(
-                    "KMS at {endpoint} broke off its answer: {}",
-                    one_line(&e.to_string())
-                )
-            })?;
-            if status.is_success() {
-                return serde_json::from_slice(&bytes)
-                    .map_err(|_| format!("KMS at {endpoint} answered with no JSON"));
+            let body = body.to_string();
+            let mut retry = 0;
+            loop {
+                let mut request: HttpRequest = http::Request::builder()
+                    .method(http::Method::POST)
+                    .uri(format!("{}/", endpoint.trim_end_matches('/')))
+                    .header(http::header::CONTENT_TYPE, "application/x-amz-json-1.1")
+                    .header("x-amz-target", format!("TrentService.{action}"))
+                    .body(body.clone().into())
+                    .map_err(|e| format!("KMS endpoint {endpoint}: {e}"))?;
+                AwsAuthorizer::new(&credential, "kms", region)
+                    .try_authorize(&mut request, None)
+                    .map_err(|e| {
+                        format!("cannot sign the request: {}", one_line(&e.to_string()))
+                    })?;
+                let response = client.http.execute(request).await.map_err(|e| {
+                    format!(
+                        "cannot reach KMS at {endpoint}: {}",
+                        one_line(&error_chain(&e))
+                    )
+                })?;
+                let status = response.status();
+                let error_type = response
+                    .headers()
+                    .get("x-amzn-errortype")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let bytes = response.into_body().bytes().await.map_err(|e| {
+                    format!(
+                        "KMS at {endpoint} broke off its answer: {}",
+                        one_line(&e.to_string())
+                    )
+                })?;
+                if status.is_success() {
+                    return serde_json::from_slice(&bytes)
+                        .map_err(|_| format!("KMS at {endpoint} answered with no JSON"));
+                }
+                let kind = error_kind(error_type.as_deref(), &bytes);
+                if retry + 1 < ATTEMPTS && transient(status, &kind) {
+                    tokio::time::sleep(backoff(retry, rand::random())).await;
+                    retry += 1;
+                    continue;
+                }
+                return Err(refusal(status, error_type.as_deref(), &bytes, region));
             }
-            Err(refusal(status, error_type.as_deref(), &bytes, region))
         })
     }
 }
@@ -211,13 +234,6 @@ impl HttpConnector for Keep {
     }
 }
 
-/// The region of a key ARN (`arn:PARTITION:kms:REGION:ACCOUNT:key/ID` or `…:alias/NAME`).
-fn arn_region(key: &str) -> Option<&str> {
-    let mut parts = key.strip_prefix("arn:")?.splitn(5, ':');
-    let (_partition, service, region) = (parts.next()?, parts.next()?, parts.next()?);
-    (service == "kms" && !region.is_empty()).then_some(region)
-}
-
 fn context_of(context: &[(&str, &str)]) -> Map<String, Value> {
     context
         .iter()
@@ -234,32 +250,66 @@ fn blob(answer: &Value, field: &str) -> Result<Vec<u8>, String> {
         .ok_or_else(|| format!("KMS's answer has no {field}"))
 }
 
-/// Why KMS refused, in one line: its error type, said in words for the ones a user can act on.
-/// KMS answers JSON (`__type`, `message`); a refusal before KMS proper (the signature, IAM)
-/// may come as AWS's XML error, whose type the `x-amzn-ErrorType` header also gives.
-fn refusal(status: http::StatusCode, header: Option<&str>, body: &[u8], region: &str) -> String {
+/// How many times a request is sent at most, when KMS throttles it or fails on its side.
+const ATTEMPTS: u32 = 4;
+/// The most the first retry waits, doubled for each next one up to [`MAX_BACKOFF`].
+const BACKOFF: Duration = Duration::from_millis(200);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Whether an answer is worth asking again: KMS throttled the caller (429, or its
+/// `ThrottlingException`, which comes as a 400) or failed on its side (5xx). Any other refusal
+/// would be the same again.
+fn transient(status: http::StatusCode, kind: &str) -> bool {
+    status == http::StatusCode::TOO_MANY_REQUESTS
+        || status.is_server_error()
+        || kind == "ThrottlingException"
+}
+
+/// The wait before retry `retry` (0 for the first): a random share `jitter` (from 0 to 1) of
+/// the exponential delay, capped ("full jitter", as AWS's SDKs wait), so that clients throttled
+/// together do not come back together.
+fn backoff(retry: u32, jitter: f64) -> Duration {
+    BACKOFF
+        .saturating_mul(1 << retry.min(16))
+        .min(MAX_BACKOFF)
+        .mul_f64(jitter.clamp(0.0, 1.0))
+}
+
+/// KMS's error type (`AccessDeniedException`, …) of a refusal: JSON's `__type` (without its
+/// namespace), else the `x-amzn-ErrorType` header, else AWS's XML `Code`; empty if none.
+fn error_kind(header: Option<&str>, body: &[u8]) -> String {
     let answer: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let text = String::from_utf8_lossy(body);
-    let xml = |tag: &str| {
-        let open = format!("<{tag}>");
-        let start = text.find(&open)? + open.len();
-        let end = text[start..].find('<')? + start;
-        Some(text[start..end].to_owned())
-    };
     let kind = answer
         .get("__type")
         .and_then(Value::as_str)
         .map(str::to_owned)
         .or_else(|| header.map(|h| h.split(':').next().unwrap_or(h).to_owned()))
-        .or_else(|| xml("Code"))
+        .or_else(|| xml(&String::from_utf8_lossy(body), "Code"))
         .unwrap_or_default();
-    let kind = kind.rsplit('#').next().unwrap_or("");
+    kind.rsplit('#').next().unwrap_or("").to_owned()
+}
+
+/// The text of the first `<tag>` of an XML answer.
+fn xml(text: &str, tag: &str) -> Option<String> {
+    let open = format!("<{tag}>");
+    let start = text.find(&open)? + open.len();
+    let end = text[start..].find('<')? + start;
+    Some(text[start..end].to_owned())
+}
+
+/// Why KMS refused, in one line: its error type, said in words for the ones a user can act on.
+/// KMS answers JSON (`__type`, `message`); a refusal before KMS proper (the signature, IAM)
+/// may come as AWS's XML error, whose type the `x-amzn-ErrorType` header also gives.
+fn refusal(status: http::StatusCode, header: Option<&str>, body: &[u8], region: &str) -> String {
+    let answer: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let kind = error_kind(header, body);
+    let kind = kind.as_str();
     let message = answer
         .get("message")
         .or_else(|| answer.get("Message"))
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .or_else(|| xml("Message"))
+        .or_else(|| xml(&String::from_utf8_lossy(body), "Message"))
         .map(|m| one_line(&m))
         .unwrap_or_default();
     let said = |words: &str| {
@@ -313,19 +363,56 @@ fn one_line(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A key that starts with `arn:` and is not a KMS key ARN is refused before the client
+    /// reads its settings, let alone picks a server or sends the credentials anywhere.
     #[test]
-    fn the_region_of_an_arn() {
+    fn a_hostile_key_arn_is_refused_before_the_client_is_made() {
+        use paracrypt_core::recipient::kms::Kms as _;
+        let kms = Kms::default();
+        for key in [
+            "arn:aws:kms:x@attacker.example/:123456789012:key/1",
+            "arn:aws:kms:us-east-1:12345678901:key/1",
+        ] {
+            let e = kms.decrypt(key, b"blob", &[]).unwrap_err();
+            assert!(e.starts_with("not an AWS KMS key ARN: "), "{key}: {e}");
+            let e = kms.encrypt(key, b"file key", &[]).unwrap_err();
+            assert!(e.starts_with("not an AWS KMS key ARN: "), "{key}: {e}");
+        }
+        assert!(kms.client.get().is_none(), "no client was made");
+    }
+
+    /// Throttling (KMS's `ThrottlingException`, a 429) and KMS's own failures (5xx) are asked
+    /// again, after a random wait under a doubling, capped bound; a refusal is not.
+    #[test]
+    fn throttling_and_server_errors_are_retried_with_a_capped_random_backoff() {
+        use http::StatusCode as S;
+        let throttled = br#"{"__type":"ThrottlingException","message":"Rate exceeded"}"#;
+        let kind = error_kind(None, throttled);
+        assert!(transient(S::BAD_REQUEST, &kind));
+        assert!(transient(
+            S::BAD_REQUEST,
+            &error_kind(Some("ThrottlingException:x"), b"")
+        ));
+        assert!(transient(S::TOO_MANY_REQUESTS, ""));
+        assert!(transient(S::INTERNAL_SERVER_ERROR, "KMSInternalException"));
+        assert!(transient(S::SERVICE_UNAVAILABLE, ""));
+        for (status, kind) in [
+            (S::BAD_REQUEST, "AccessDeniedException"),
+            (S::BAD_REQUEST, "InvalidCiphertextException"),
+            (S::BAD_REQUEST, "NotFoundException"),
+            (S::FORBIDDEN, ""),
+        ] {
+            assert!(!transient(status, kind), "{status} {kind}");
+        }
+        let ms = |retry, jitter| backoff(retry, jitter).as_millis();
         assert_eq!(
-            arn_region("arn:aws:kms:eu-west-3:123456789012:key/1234abcd"),
-            Some("eu-west-3")
+            (0..ATTEMPTS).map(|r| ms(r, 1.0)).collect::<Vec<_>>(),
+            [200, 400, 800, 1600]
         );
-        assert_eq!(
-            arn_region("arn:aws:kms:us-east-1:1:alias/x"),
-            Some("us-east-1")
-        );
-        assert_eq!(arn_region("alias/x"), None);
-        assert_eq!(arn_region("1234abcd-12ab"), None);
-        assert_eq!(arn_region("arn:aws:s3:::bucket"), None);
+        assert_eq!(ms(10, 1.0), 2000, "capped");
+        assert_eq!(ms(u32::MAX, 1.0), 2000, "capped");
+        assert_eq!(ms(2, 0.5), 400);
+        assert_eq!(ms(2, 0.0), 0);
     }
 
     /// A disabled key or one pending deletion: moto (the suite's KMS server) encrypts and

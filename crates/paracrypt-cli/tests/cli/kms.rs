@@ -195,6 +195,190 @@ fn a_kms_stanza_moved_to_another_file_is_refused_by_kms() {
     assert!(!out.exists());
 }
 
+/// A key ARN picks the server only through a region of its partition: a file whose stanza
+/// names a hostile ARN (its region a host of the attacker's, an account of 11 digits, an unknown
+/// partition) is refused in one line naming the key and why, exit 1, with no connection made
+/// (the client's HTTPS proxy, or the KMS server the user set, sees nothing); `-r` refuses the
+/// same keys. A well-formed ARN of another partition goes to that partition's endpoint, at the
+/// proxy, which shows the proxy would have seen a connection.
+#[test]
+fn a_file_naming_a_hostile_key_arn_is_refused_before_any_connection() {
+    let server = Server::shared();
+    let arn = kms_key(server, None);
+    let proxy = Proxy::start(server.port, |_| Action::Fail);
+    let dir = scratch();
+    let d = dir.path();
+    let (_, recipient) = x25519(d, "me.key");
+    let input = write(d, "in", &data(1000, 4));
+    let sealed = d.join("sealed.age");
+    let mut cmd = client(server);
+    cmd.args(["encrypt", "--format", "age", "-r", &recipient, "-r"])
+        .arg(format!("awskms:{arn}"))
+        .args(["-o", s(&sealed), s(&input)]);
+    ok(run(cmd));
+    let sealed = std::fs::read(&sealed).unwrap();
+    let account = arn.split(':').nth(4).unwrap();
+    let with_key = |key: &str| {
+        let text = String::from_utf8_lossy(&sealed).replacen(&arn, key, 1);
+        assert_ne!(text.as_bytes(), &sealed[..]);
+        write(d, "named.age", text.as_bytes())
+    };
+    // KMS requests go to the proxy: as the HTTPS proxy of the endpoint the ARN picks, or as
+    // the server the user set.
+    let no_endpoint = |cmd: &mut Command| {
+        for var in [
+            "AWS_ENDPOINT_URL",
+            "AWS_ENDPOINT_URL_KMS",
+            "NO_PROXY",
+            "no_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "http_proxy",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env("HTTPS_PROXY", proxy.url())
+            .env("https_proxy", proxy.url());
+    };
+    let user_endpoint = |cmd: &mut Command| {
+        cmd.env("AWS_ENDPOINT_URL_KMS", proxy.url());
+    };
+    let region = "not an AWS KMS key ARN: the region must be lowercase letters, digits and dashes";
+    let hostile = [
+        (
+            format!("arn:aws:kms:x@attacker.example/:{account}:key/1"),
+            region,
+        ),
+        (
+            format!("arn:aws:kms:us-east-1.attacker.example:{account}:key/1"),
+            region,
+        ),
+        (
+            "arn:aws:kms:us-east-1:12345678901:key/1".to_owned(),
+            "not an AWS KMS key ARN: the account must be 12 digits",
+        ),
+        (
+            format!("arn:attacker:kms:us-east-1:{account}:key/1"),
+            "not an AWS KMS key ARN: unknown partition `attacker`",
+        ),
+    ];
+    let out = d.join("out");
+    for (key, why) in &hostile {
+        let named = with_key(key);
+        for (how, setup) in [
+            ("the ARN's endpoint", &no_endpoint as &dyn Fn(&mut Command)),
+            ("the user's endpoint", &user_endpoint),
+        ] {
+            let mut cmd = client(server);
+            setup(&mut cmd);
+            cmd.args(["decrypt", "--kms", "-o", s(&out), s(&named)]);
+            let stderr = fails(run(cmd), 1, &format!("KMS key {key}: {why}"));
+            assert_eq!(stderr.trim().lines().count(), 1, "{key}, {how}: {stderr}");
+            assert!(!out.exists(), "{key}, {how}: nothing written");
+            assert_eq!(proxy.requests().len(), 0, "{key}, {how}: no connection");
+
+            let mut cmd = client(server);
+            setup(&mut cmd);
+            cmd.args(["encrypt", "-r"])
+                .arg(format!("awskms:{key}"))
+                .args(["-o", s(&out), s(&input)]);
+            let stderr = fails(run(cmd), 2, why);
+            assert_eq!(stderr.trim().lines().count(), 1, "{key}, -r: {stderr}");
+            assert!(!out.exists(), "{key}, -r: nothing written");
+            assert_eq!(proxy.requests().len(), 0, "{key}, -r: no connection");
+        }
+    }
+
+    // A region the user set that is not one picks no host either.
+    let mut cmd = client(server);
+    no_endpoint(&mut cmd);
+    cmd.env("AWS_REGION", "x@attacker.example/").args([
+        "encrypt",
+        "-r",
+        "awskms:alias/k",
+        "-o",
+        s(&out),
+        s(&input),
+    ]);
+    fails(
+        run(cmd),
+        1,
+        "KMS key alias/k: the AWS region x@attacker.example/ is not a region name",
+    );
+    assert_eq!(proxy.requests().len(), 0, "a bad AWS_REGION: no connection");
+
+    // An ARN of the China partition goes to its endpoint (here, to the proxy in its way).
+    let china = format!("arn:aws-cn:kms:cn-north-1:{account}:key/1");
+    let named = with_key(&china);
+    let mut cmd = client(server);
+    no_endpoint(&mut cmd);
+    cmd.args(["decrypt", "--kms", "-o", s(&out), s(&named)]);
+    fails(
+        run(cmd),
+        1,
+        &format!("KMS key {china}: cannot reach KMS at https://kms.cn-north-1.amazonaws.com.cn"),
+    );
+    let seen: Vec<String> = proxy
+        .requests()
+        .iter()
+        .map(|(r, _)| format!("{} {}", r.method, r.target))
+        .collect();
+    assert_eq!(seen, ["CONNECT kms.cn-north-1.amazonaws.com.cn:443"]);
+}
+
+/// KMS failing on its side (a 503) is asked again, up to 4 requests in all: two failures and
+/// then an answer decrypt the file; four failures are one line, exit 1, nothing written.
+#[test]
+fn kms_failing_on_its_side_is_asked_again_up_to_four_times() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let server = Server::shared();
+    let arn = kms_key(server, None);
+    let dir = scratch();
+    let d = dir.path();
+    let plain = data(1000, 6);
+    let input = write(d, "in", &plain);
+    let sealed = d.join("sealed.pcr");
+    let mut cmd = client(server);
+    cmd.args(["encrypt", "-r"])
+        .arg(format!("awskms:{arn}"))
+        .args(["-o", s(&sealed), s(&input)]);
+    ok(run(cmd));
+    for (failures, answered) in [(2, true), (usize::MAX, false)] {
+        let seen = AtomicUsize::new(0);
+        let proxy = Proxy::start(server.port, move |_| {
+            if seen.fetch_add(1, Ordering::Relaxed) < failures {
+                Action::SlowDown
+            } else {
+                Action::Forward
+            }
+        });
+        let out = d.join("out");
+        let mut cmd = client(server);
+        cmd.env("AWS_ENDPOINT_URL_KMS", proxy.url()).args([
+            "decrypt",
+            "--kms",
+            "-o",
+            s(&out),
+            s(&sealed),
+        ]);
+        if answered {
+            ok(run(cmd));
+            assert_eq!(std::fs::read(&out).unwrap(), plain);
+            assert_eq!(proxy.requests().len(), 3, "two failures, then the answer");
+            std::fs::remove_file(&out).unwrap();
+        } else {
+            let stderr = fails(
+                run(cmd),
+                1,
+                &format!("KMS key {arn}: KMS refused (SlowDown"),
+            );
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+            assert!(!out.exists());
+            assert_eq!(proxy.requests().len(), 4, "four requests in all");
+        }
+    }
+}
+
 /// Each way KMS can fail is one line naming the key and why, exit 1, and nothing written:
 /// access denied (IAM denies the user kms:Encrypt or kms:Decrypt), an unknown key, a key of
 /// another region, refused credentials, an unreachable server. (A disabled key, or one pending

@@ -65,7 +65,7 @@ pub(crate) struct Target {
 
 impl Target {
     /// Parses `awskms:KEY`: the key, non-empty, printable ASCII without spaces (it becomes a
-    /// stanza argument), at most 2048 bytes.
+    /// stanza argument), at most 2048 bytes, and a key ARN to AWS's grammar ([`KeyArn`]).
     pub(crate) fn parse(text: &str) -> std::result::Result<Self, String> {
         let key = text.strip_prefix(PREFIX).unwrap_or(text);
         valid_key(key)?;
@@ -75,7 +75,8 @@ impl Target {
     }
 }
 
-/// Why `key` cannot name a KMS key, if it cannot.
+/// Why `key` cannot name a KMS key, if it cannot: a key ARN must be one ([`KeyArn::parse`]),
+/// since its region picks the server.
 fn valid_key(key: &str) -> std::result::Result<(), String> {
     if key.is_empty() {
         return Err(
@@ -91,7 +92,145 @@ fn valid_key(key: &str) -> std::result::Result<(), String> {
                 .into(),
         );
     }
-    Ok(())
+    KeyArn::parse(key).map(drop)
+}
+
+/// AWS's partitions, as the SDKs' `partitions.json` lists them: the name an ARN gives, the DNS
+/// suffix of its endpoints, and the prefixes of its region names (`PREFIX-WORD-NUMBER`).
+const PARTITIONS: &[(&str, &str, &[&str])] = &[
+    (
+        "aws",
+        "amazonaws.com",
+        &["us", "eu", "ap", "sa", "ca", "me", "af", "il", "mx"],
+    ),
+    ("aws-cn", "amazonaws.com.cn", &["cn"]),
+    ("aws-us-gov", "amazonaws.com", &["us-gov"]),
+    ("aws-iso", "c2s.ic.gov", &["us-iso"]),
+    ("aws-iso-b", "sc2s.sgov.gov", &["us-isob"]),
+    ("aws-iso-e", "cloud.adc-e.uk", &["eu-isoe"]),
+    ("aws-iso-f", "csp.hci.ic.gov", &["us-isof"]),
+    ("aws-eusc", "amazonaws.eu", &["eusc-de"]),
+];
+
+/// A KMS key ARN, `arn:PARTITION:kms:REGION:ACCOUNT:key/ID` or `…:alias/NAME`, to AWS's
+/// grammar. A file names its key, and a key ARN's region picks the server KMS requests (and the
+/// credentials that sign them) go to, so nothing but a region name of the ARN's partition gets
+/// that far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyArn<'a> {
+    /// `aws`, `aws-cn`, `aws-us-gov`, …
+    pub partition: &'a str,
+    /// The region, of the partition's: `us-east-1`, `cn-north-1`, …
+    pub region: &'a str,
+    /// The account, 12 digits.
+    pub account: &'a str,
+    /// `key/ID` or `alias/NAME`.
+    pub resource: &'a str,
+}
+
+impl<'a> KeyArn<'a> {
+    /// The ARN `key` is, `None` if it is not one (a key id or `alias/NAME`, which KMS finds in
+    /// the client's region), or why a key that starts with `arn:` is not a KMS key ARN.
+    pub fn parse(key: &'a str) -> std::result::Result<Option<Self>, String> {
+        let Some(rest) = key.strip_prefix("arn:") else {
+            return Ok(None);
+        };
+        let not = |why: &str| format!("not an AWS KMS key ARN: {why}");
+        let parts: Vec<&str> = rest.splitn(5, ':').collect();
+        let [partition, service, region, account, resource] = parts[..] else {
+            return Err(not(
+                "expected arn:PARTITION:kms:REGION:ACCOUNT:key/ID or …:alias/NAME",
+            ));
+        };
+        if !PARTITIONS.iter().any(|(name, ..)| *name == partition) {
+            let known: Vec<&str> = PARTITIONS.iter().map(|(name, ..)| *name).collect();
+            return Err(not(&format!(
+                "unknown partition `{partition}` (AWS's are {})",
+                known.join(", ")
+            )));
+        }
+        if service != "kms" {
+            return Err(not(&format!("the service is `{service}`, not kms")));
+        }
+        match partition_of(region) {
+            None => {
+                return Err(not(
+                    "the region must be lowercase letters, digits and dashes, as us-east-1",
+                ));
+            }
+            Some((name, _)) if name != partition => {
+                return Err(not(&format!(
+                    "region {region} is in partition {name}, not {partition}"
+                )));
+            }
+            Some(_) => {}
+        }
+        if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(not("the account must be 12 digits"));
+        }
+        let named = |prefix: &str, more: &[u8]| {
+            resource.strip_prefix(prefix).is_some_and(|name| {
+                !name.is_empty()
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || more.contains(&b))
+            })
+        };
+        if !named("key/", b"") && !named("alias/", b"/_") {
+            return Err(not(
+                "the key must be key/ID (letters, digits, dashes) or alias/NAME (letters, \
+                 digits, /, _, -)",
+            ));
+        }
+        Ok(Some(KeyArn {
+            partition,
+            region,
+            account,
+            resource,
+        }))
+    }
+
+    /// The KMS endpoint of the key's region, `https://kms.REGION.SUFFIX`.
+    pub fn endpoint(&self) -> String {
+        endpoint(self.region).expect("a parsed ARN's region has a partition")
+    }
+}
+
+/// The KMS endpoint of `region` as AWS's SDKs resolve it, `https://kms.REGION.SUFFIX` with the
+/// DNS suffix of the region's partition; `None` if `region` is not a region name.
+pub fn endpoint(region: &str) -> Option<String> {
+    let (_, suffix) = partition_of(region)?;
+    Some(format!("https://kms.{region}.{suffix}"))
+}
+
+/// The partition of a region name and its DNS suffix, as the SDKs find it: the first whose
+/// region names have this shape, else `aws`; `None` if `region` is not a region name, words of
+/// lowercase letters and digits joined by dashes (one DNS label).
+fn partition_of(region: &str) -> Option<(&'static str, &'static str)> {
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    };
+    if region.len() > 63 || !region.split('-').all(word) {
+        return None;
+    }
+    // `PREFIX-WORD-NUMBER`, where PREFIX may have dashes of its own (`us-gov`).
+    let shaped = |prefix: &str| {
+        let Some(rest) = region
+            .strip_prefix(prefix)
+            .and_then(|r| r.strip_prefix('-'))
+        else {
+            return false;
+        };
+        rest.split_once('-')
+            .is_some_and(|(_, number)| number.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let (name, suffix, _) = PARTITIONS
+        .iter()
+        .find(|(_, _, prefixes)| prefixes.iter().any(|p| shaped(p)))
+        .unwrap_or(&PARTITIONS[0]);
+    Some((name, suffix))
 }
 
 /// What a header binds its KMS stanzas to: SHA-256 over a label, `bound` (what the format
@@ -217,6 +356,188 @@ mod tests {
         for bad in ["awskms:", "awskms:alias/a b", "awskms:é"] {
             assert!(Target::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A key ARN of each partition: its region's endpoint, on the partition's DNS suffix.
+    #[test]
+    fn a_key_arn_of_each_partition_names_its_endpoint() {
+        for (arn, host) in [
+            (
+                "arn:aws:kms:eu-west-3:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+                "kms.eu-west-3.amazonaws.com",
+            ),
+            (
+                "arn:aws:kms:us-east-1:123456789012:alias/team/backups_2",
+                "kms.us-east-1.amazonaws.com",
+            ),
+            (
+                "arn:aws:kms:il-central-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab",
+                "kms.il-central-1.amazonaws.com",
+            ),
+            (
+                "arn:aws-cn:kms:cn-north-1:123456789012:key/1",
+                "kms.cn-north-1.amazonaws.com.cn",
+            ),
+            (
+                "arn:aws-us-gov:kms:us-gov-west-1:123456789012:key/1",
+                "kms.us-gov-west-1.amazonaws.com",
+            ),
+            (
+                "arn:aws-iso:kms:us-iso-east-1:123456789012:key/1",
+                "kms.us-iso-east-1.c2s.ic.gov",
+            ),
+            (
+                "arn:aws-iso-b:kms:us-isob-east-1:123456789012:key/1",
+                "kms.us-isob-east-1.sc2s.sgov.gov",
+            ),
+            (
+                "arn:aws-iso-e:kms:eu-isoe-west-1:123456789012:key/1",
+                "kms.eu-isoe-west-1.cloud.adc-e.uk",
+            ),
+            (
+                "arn:aws-iso-f:kms:us-isof-south-1:123456789012:key/1",
+                "kms.us-isof-south-1.csp.hci.ic.gov",
+            ),
+            (
+                "arn:aws-eusc:kms:eusc-de-east-1:123456789012:key/1",
+                "kms.eusc-de-east-1.amazonaws.eu",
+            ),
+        ] {
+            let parsed = KeyArn::parse(arn).unwrap().unwrap();
+            assert_eq!(parsed.endpoint(), format!("https://{host}"), "{arn}");
+            assert_eq!(parsed.account, "123456789012");
+            assert!(Target::parse(&format!("awskms:{arn}")).is_ok(), "{arn}");
+        }
+        // Not ARNs: KMS finds them in the client's region.
+        for key in ["alias/backups", "1234abcd-12ab-34cd-56ef-1234567890ab"] {
+            assert_eq!(KeyArn::parse(key), Ok(None));
+        }
+        assert_eq!(
+            endpoint("us-west-2").as_deref(),
+            Some("https://kms.us-west-2.amazonaws.com")
+        );
+        assert_eq!(endpoint("x@attacker.example/"), None);
+    }
+
+    /// A key that starts with `arn:` and is not a KMS key ARN is refused, saying why, whatever
+    /// door it comes in by (a recipient, or a file's stanza): nothing of it picks a host.
+    #[test]
+    fn a_malformed_or_hostile_key_arn_is_refused() {
+        let account = "not an AWS KMS key ARN: the account must be 12 digits";
+        let region = "not an AWS KMS key ARN: the region must be lowercase letters, digits and \
+                      dashes, as us-east-1";
+        for (arn, why) in [
+            ("arn:aws:kms:x@attacker.example/:123456789012:key/1", region),
+            ("arn:aws:kms:us-east-1.evil.com:123456789012:key/1", region),
+            ("arn:aws:kms:us-east-1.:123456789012:key/1", region),
+            ("arn:aws:kms:US-EAST-1:123456789012:key/1", region),
+            ("arn:aws:kms::123456789012:key/1", region),
+            ("arn:aws:kms:us--east-1:123456789012:key/1", region),
+            ("arn:aws:kms:-us-east-1:123456789012:key/1", region),
+            ("arn:aws:kms:us-east-1:12345678901:key/1", account),
+            ("arn:aws:kms:us-east-1:1234567890123:key/1", account),
+            ("arn:aws:kms:us-east-1:12345678901a:key/1", account),
+            ("arn:aws:kms:us-east-1::key/1", account),
+            (
+                "arn:evil:kms:us-east-1:123456789012:key/1",
+                "not an AWS KMS key ARN: unknown partition `evil` (AWS's are aws, aws-cn, ",
+            ),
+            (
+                "arn::kms:us-east-1:123456789012:key/1",
+                "not an AWS KMS key ARN: unknown partition ``",
+            ),
+            (
+                "arn:aws:s3:us-east-1:123456789012:key/1",
+                "not an AWS KMS key ARN: the service is `s3`, not kms",
+            ),
+            (
+                "arn:aws:kms:cn-north-1:123456789012:key/1",
+                "not an AWS KMS key ARN: region cn-north-1 is in partition aws-cn, not aws",
+            ),
+            (
+                "arn:aws-cn:kms:us-east-1:123456789012:key/1",
+                "not an AWS KMS key ARN: region us-east-1 is in partition aws, not aws-cn",
+            ),
+            (
+                "arn:aws:kms:us-gov-west-1:123456789012:key/1",
+                "not an AWS KMS key ARN: region us-gov-west-1 is in partition aws-us-gov",
+            ),
+            (
+                "arn:aws:kms:us-east-1:123456789012",
+                "not an AWS KMS key ARN: expected arn:",
+            ),
+            ("arn:", "not an AWS KMS key ARN: expected arn:"),
+            (
+                "arn:aws:kms:us-east-1:123456789012:",
+                "not an AWS KMS key ARN: the key must be",
+            ),
+            (
+                "arn:aws:kms:us-east-1:123456789012:key/",
+                "not an AWS KMS key ARN: the key must be",
+            ),
+            (
+                "arn:aws:kms:us-east-1:123456789012:key/1:2",
+                "not an AWS KMS key ARN: the key must be",
+            ),
+            (
+                "arn:aws:kms:us-east-1:123456789012:key/a_b",
+                "not an AWS KMS key ARN: the key must be",
+            ),
+            (
+                "arn:aws:kms:us-east-1:123456789012:alias/a@b",
+                "not an AWS KMS key ARN: the key must be",
+            ),
+            (
+                "arn:aws:kms:us-east-1:123456789012:user/1",
+                "not an AWS KMS key ARN: the key must be",
+            ),
+        ] {
+            let e = KeyArn::parse(arn).unwrap_err();
+            assert!(e.starts_with(why), "{arn}: {e}");
+            let e = Target::parse(&format!("awskms:{arn}")).unwrap_err();
+            assert!(e.starts_with(why), "{arn}: {e}");
+        }
+    }
+
+    /// A file's stanza naming a hostile ARN is refused before the client is asked.
+    #[test]
+    fn a_stanza_naming_a_hostile_arn_never_reaches_the_client() {
+        #[derive(Debug)]
+        struct Never;
+        impl Kms for Never {
+            fn encrypt(
+                &self,
+                _: &str,
+                _: &[u8],
+                _: &[(&str, &str)],
+            ) -> std::result::Result<Vec<u8>, String> {
+                panic!("asked to encrypt")
+            }
+            fn decrypt(
+                &self,
+                _: &str,
+                _: &[u8],
+                _: &[(&str, &str)],
+            ) -> std::result::Result<Zeroizing<Vec<u8>>, String> {
+                panic!("asked to decrypt")
+            }
+        }
+        let key = "arn:aws:kms:x@attacker.example/:123456789012:key/1";
+        let stanza = Stanza {
+            tag: STANZA_TAG.into(),
+            args: vec![key.into()],
+            body: vec![0; 32],
+        };
+        let Some(Err(e)) = unwrap(&Never, &stanza, &[0; 32]) else {
+            panic!("the stanza was not refused");
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "KMS key {key}: not an AWS KMS key ARN: the region must be lowercase letters, \
+                 digits and dashes, as us-east-1"
+            )
+        );
     }
 
     #[test]
