@@ -115,8 +115,8 @@ impl Drop for Temp {
     }
 }
 
-/// A directory of the tree that is a symbolic link where the tree has a directory: refused,
-/// for nothing is written or removed through a link (it may lead out of the output).
+/// A symbolic link found where the tree has a directory: refused, for nothing is written or
+/// removed through a link (it may lead out of the output).
 #[derive(Debug)]
 pub(crate) struct ThroughLink(PathBuf);
 
@@ -211,15 +211,8 @@ impl Dest {
 
     /// The directory `rel` is in, and `rel`'s name in it.
     fn dir_of<'r>(&self, rel: &'r [u8]) -> io::Result<(OwnedFd, &'r OsStr)> {
-        let parent = super::path::parent(rel);
-        let name = match parent.len() {
-            0 => rel,
-            n => &rel[n + 1..],
-        };
-        Ok((
-            self.dir_with(parent, OFlags::PATH)?,
-            OsStr::from_bytes(name),
-        ))
+        let dir = self.dir_with(super::path::parent(rel), OFlags::PATH)?;
+        Ok((dir, name(rel)))
     }
 
     /// Makes the directory `rel` (owner-only until [`TreeOutput::finish_dir`] gives it its mode
@@ -339,11 +332,7 @@ impl Dest {
         }
         // In the directory the temporary file was made in ([`Dest::temp`] of the same `rel`),
         // not found again by its path.
-        let dest = OsStr::from_bytes(match rel.iter().rposition(|&b| b == b'/') {
-            Some(at) => &rel[at + 1..],
-            None => rel,
-        });
-        let dir = &temp.dir;
+        let (dir, dest) = (&temp.dir, name(rel));
         // Ours now: a named file is removed here if the commit fails.
         let named = temp.named.take();
         let result = match &named {
@@ -418,11 +407,14 @@ impl TreeOutput for Dest {
     }
 
     fn remove(&self, rel: &[u8]) -> io::Result<bool> {
-        let (dir, name) = self.dir_of(rel)?;
-        match rustix::fs::unlinkat(&dir, name, AtFlags::empty()) {
+        // A file whose directory is gone as well is as absent as one that is gone alone.
+        let removed = self
+            .dir_of(rel)
+            .and_then(|(dir, name)| Ok(rustix::fs::unlinkat(&dir, name, AtFlags::empty())?));
+        match removed {
             Ok(()) => Ok(true),
-            Err(e) if e == Errno::NOENT => Ok(false),
-            Err(e) => Err(e.into()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
         }
     }
 
@@ -521,6 +513,12 @@ fn replace_unnamed(file: &File, dir: &OwnedFd, dest: &OsStr) -> io::Result<()> {
         let _ = rustix::fs::unlinkat(dir, &hidden, AtFlags::empty());
     }
     Ok(renamed?)
+}
+
+/// The last component of `rel`: its name in its directory.
+fn name(rel: &[u8]) -> &OsStr {
+    let at = rel.iter().rposition(|&b| b == b'/').map_or(0, |at| at + 1);
+    OsStr::from_bytes(&rel[at..])
 }
 
 /// A fresh hidden name for a temporary file.
@@ -651,6 +649,14 @@ mod tests {
         // The link itself, in a directory's place, is not one.
         let e = dest.mkdir(b"l").unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+
+        // A directory found again is made its owner's to write into, without reading it.
+        fs::set_permissions(root.join("a/b"), fs::Permissions::from_mode(0o100)).unwrap();
+        assert!(!dest.mkdir(b"a/b").unwrap());
+        let mode = fs::metadata(root.join("a/b")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // A file whose directory is gone is not there to remove.
+        assert!(!dest.remove(b"gone/f").unwrap());
     }
 
     /// Every path under `dir`, with each file's bytes and each directory's mode.
