@@ -247,6 +247,83 @@ fn every_named_temporary_is_told_to_the_guard_and_gone_after_a_failed_file() {
     assert!(added.iter().all(|path| !path.exists()));
 }
 
+/// Replaces the output's directory `dir` by a link to `elsewhere` as the first named temporary
+/// file in it is created: a directory of the tree swapped for a link under a run that already
+/// made it (or found it as it should be).
+pub(super) struct Swapping {
+    pub dir: PathBuf,
+    pub elsewhere: PathBuf,
+    pub swapped: std::sync::atomic::AtomicBool,
+}
+
+impl Guard for Swapping {
+    fn create(
+        &self,
+        path: &Path,
+        create: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        if path.parent() == Some(&self.dir) && !self.swapped.swap(true, Ordering::SeqCst) {
+            std::fs::rename(&self.dir, self.dir.with_extension("moved")).unwrap();
+            std::os::unix::fs::symlink(&self.elsewhere, &self.dir).unwrap();
+        }
+        create()
+    }
+}
+
+impl Swapping {
+    /// Checks that the swap happened, that nothing came to be where the link leads, and that
+    /// the run's failures name the link.
+    #[track_caller]
+    pub fn nothing_through(&self, failures: &[paracrypt_core::Error]) {
+        assert!(self.swapped.load(Ordering::SeqCst));
+        let there: Vec<_> = std::fs::read_dir(&self.elsewhere)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(there.is_empty(), "written through the link: {there:?}");
+        let refused = format!(
+            "{} is a symbolic link: nothing is written or removed through a link",
+            self.dir.display()
+        );
+        assert!(
+            failures.iter().any(|e| e.to_string().contains(&refused)),
+            "{failures:?}"
+        );
+    }
+}
+
+/// Decryption into a tree whose directory is swapped for a link mid-run writes nothing where
+/// the link leads: each file goes into the directory opened for it, or fails naming the link.
+#[test]
+fn a_decryption_writes_nothing_through_a_directory_swapped_for_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let key = Key::generate();
+    let seal = Request::encrypt(Secret::Key(key.clone()), Sealing::default()).unwrap();
+    let open = Request::decrypt(Secret::Key(key), None).unwrap();
+    let runner = Runner::new();
+    let sealed = dir.path().join("sealed");
+    tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default()).unwrap();
+    let back = dir.path().join("back");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let guard = Arc::new(Swapping {
+        dir: back.join("d"),
+        elsewhere,
+        swapped: Default::default(),
+    });
+    let options = Options {
+        named_temps: true,
+        guard: guard.clone(),
+        ..Options::default()
+    };
+    let done = with_threads(2, || {
+        tree::decrypt(&runner, &open, &sealed, &back, &options)
+    })
+    .unwrap();
+    guard.nothing_through(&done.failures);
+}
+
 /// Step 2 of [`tree::plan`] as another process runs it: the task to bytes and back, sealed
 /// there, its result to bytes and back.
 fn seal_elsewhere(runner: &Runner, task: &tree::Task, threads: usize) -> tree::TaskResult {

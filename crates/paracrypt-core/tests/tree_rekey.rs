@@ -625,3 +625,33 @@ fn a_signed_plaintext_tree_names_every_file_added_removed_renamed_or_changed() {
     bad[40] ^= 1;
     assert!(tree::verify_signed(&runner, &bad, &plain, None, &[]).is_err());
 }
+
+/// A rekey into an output whose directory is swapped for a link mid-run writes nothing where
+/// the link leads.
+#[test]
+fn a_rekey_writes_nothing_through_a_directory_swapped_for_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let old = dir.path().join("old");
+    encrypt(password("old words"), Sealing::default(), &plain, &old);
+    let new = dir.path().join("new");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let guard = Arc::new(super::tree::Swapping {
+        dir: new.join("a/b"),
+        elsewhere,
+        swapped: Default::default(),
+    });
+    let options = Options {
+        named_temps: true,
+        guard: guard.clone(),
+        ..Options::default()
+    };
+    let open = Request::decrypt(password("old words"), None).unwrap();
+    let to = to_secret(password("new words"));
+    let done = with_threads(2, || {
+        tree::rekey(&Runner::new(), &open, &to, &old, &new, &options)
+    })
+    .unwrap();
+    guard.nothing_through(&done.failures);
+}

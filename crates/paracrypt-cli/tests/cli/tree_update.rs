@@ -348,3 +348,65 @@ fn a_tree_to_recipients_is_updated_with_the_identity_that_opens_it() {
         assert_eq!(ok(run(age)), data(70_001, 10));
     }
 }
+
+/// The encrypted tree's `d` replaced by a link to a directory outside it (`elsewhere`), and
+/// its source `d` removed: the update, removing what is gone, removes nothing where the link
+/// leads (it used to remove `elsewhere/x.pcr`), and names the link.
+#[test]
+fn an_update_removes_no_file_through_a_directory_replaced_by_a_link() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = d.join("plain");
+    std::fs::create_dir_all(plain.join("d")).unwrap();
+    write(&plain, "keep", b"kept");
+    write(&plain.join("d"), "x", b"gone");
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(encrypt(&["-k", k], &plain, &sealed)));
+    std::fs::remove_dir_all(plain.join("d")).unwrap();
+    let elsewhere = d.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    write(&elsewhere, "x.pcr", b"not the tree's");
+    std::fs::remove_dir_all(sealed.join("d")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, sealed.join("d")).unwrap();
+
+    let out = run(update(&["-k", k], &plain, &sealed));
+    assert_eq!(
+        std::fs::read(elsewhere.join("x.pcr")).unwrap(),
+        b"not the tree's"
+    );
+    fails(
+        out,
+        6,
+        "d is a symbolic link: nothing is written or removed through a link",
+    );
+}
+
+/// A directory gone from the tree (`d/e`) whose parent in the encrypted tree was replaced by a
+/// link: the update does not remove the directory of that name where the link leads.
+#[test]
+fn an_update_removes_no_directory_through_a_directory_replaced_by_a_link() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = d.join("plain");
+    std::fs::create_dir_all(plain.join("d/e")).unwrap();
+    write(&plain, "keep", b"kept");
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    let sealed = d.join("sealed");
+    ok(run(encrypt(&["-k", k], &plain, &sealed)));
+    std::fs::remove_dir_all(plain.join("d")).unwrap();
+    let elsewhere = d.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("e")).unwrap();
+    std::fs::remove_dir_all(sealed.join("d")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, sealed.join("d")).unwrap();
+
+    let out = run(update(&["-k", k], &plain, &sealed));
+    assert!(elsewhere.join("e").is_dir());
+    fails(
+        out,
+        6,
+        "d is a symbolic link: nothing is written or removed through a link",
+    );
+}

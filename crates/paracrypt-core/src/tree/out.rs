@@ -7,18 +7,27 @@
 //! front end removes it on an interrupt: creating it inside the guard means no interrupt lands
 //! between the file's creation and the front end learning of it) and that is removed when the
 //! file fails.
+//!
+//! The output is untrusted storage: a directory of the tree may have been replaced by a
+//! symbolic link to somewhere else since it was written. So nothing is done through a path
+//! under the output: each operation opens the directory it works in from the output's root one
+//! component at a time without following links, and creates, links, renames or
+//! removes the one name in it. The root itself is the directory the caller named, links on its
+//! way followed as they always were.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rustix::fs::{AtFlags, CWD, Mode, OFlags, Timespec, Timestamps};
+use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, ResolveFlags, Timespec, Timestamps};
+use rustix::io::Errno;
 
 use super::Guard;
 use super::io::{OutputFile, TreeOutput};
@@ -90,18 +99,49 @@ impl Out {
 /// it is dropped first.
 pub(crate) struct Temp {
     pub file: File,
-    named: Option<PathBuf>,
+    /// The directory it is in, and where it takes its name.
+    dir: OwnedFd,
+    /// A named temporary file's name in `dir`, and its path as the guard knows it.
+    named: Option<(OsString, PathBuf)>,
     guard: Arc<dyn Guard>,
 }
 
 impl Drop for Temp {
     fn drop(&mut self) {
-        if let Some(path) = self.named.take() {
-            let _ = fs::remove_file(&path);
+        if let Some((name, path)) = self.named.take() {
+            let _ = rustix::fs::unlinkat(&self.dir, name.as_os_str(), AtFlags::empty());
             self.guard.forget(&path);
         }
     }
 }
+
+/// A symbolic link found where the tree has a directory: refused, for nothing is written or
+/// removed through a link (it may lead out of the output).
+#[derive(Debug)]
+pub(crate) struct ThroughLink(PathBuf);
+
+impl std::fmt::Display for ThroughLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} is a symbolic link: nothing is written or removed through a link",
+            self.0.display()
+        )
+    }
+}
+
+impl std::error::Error for ThroughLink {}
+
+impl ThroughLink {
+    /// Whether `error` is this refusal.
+    pub(crate) fn is(error: &io::Error) -> bool {
+        error.get_ref().is_some_and(|e| e.is::<ThroughLink>())
+    }
+}
+
+/// Set once `openat2` is found missing (a kernel before 5.6, or a sandbox that hides it), so
+/// that each later open goes straight to the walk.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 
 impl Dest {
     /// `root/rel`.
@@ -109,40 +149,115 @@ impl Dest {
         join(&self.root, rel)
     }
 
-    /// Makes the directory `rel` (owner-only until [`set_times`] and the mode are applied at
-    /// the end, so that files can be written into a directory that ends read-only). One that
-    /// exists must be a directory, not a link to one: nothing is written through a link.
-    /// Returns whether it was made.
+    /// The directory `rel` of the tree, opened with `flags` (`O_PATH` for a directory only
+    /// worked in). The root is opened by the path the caller named; below it, no component may
+    /// be a symbolic link ([`ThroughLink`]). Opened for each operation rather than once: no
+    /// state is shared between the threads that commit at once, and the root is the one the
+    /// caller named each time, as it was when every operation took a path.
+    fn dir_with(&self, rel: &[u8], flags: OFlags) -> io::Result<OwnedFd> {
+        let flags = flags | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if rel.is_empty() {
+            return Ok(rustix::fs::openat(CWD, &self.root, flags, Mode::empty())?);
+        }
+        let root = rustix::fs::openat(
+            CWD,
+            &self.root,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        if !NO_OPENAT2.load(Ordering::Relaxed) {
+            // One call for the whole path where the kernel has it.
+            let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS;
+            match rustix::fs::openat2(&root, OsStr::from_bytes(rel), flags, Mode::empty(), resolve)
+            {
+                Ok(fd) => return Ok(fd),
+                Err(e) if e == Errno::NOSYS => NO_OPENAT2.store(true, Ordering::Relaxed),
+                // Any other failure is the walk's to name (which component is a link).
+                Err(_) => {}
+            }
+        }
+        self.walk(root, rel, flags)
+    }
+
+    /// [`Dest::dir_with`] a component at a time: each opened in the one before without
+    /// following a link.
+    fn walk(&self, mut at: OwnedFd, rel: &[u8], flags: OFlags) -> io::Result<OwnedFd> {
+        let mut end = 0;
+        for part in rel.split(|&b| b == b'/') {
+            end += part.len();
+            let how = if end == rel.len() {
+                flags | OFlags::NOFOLLOW
+            } else {
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+            };
+            let name = OsStr::from_bytes(part);
+            at = match rustix::fs::openat(&at, name, how, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(e) if e == Errno::LOOP || e == Errno::NOTDIR => {
+                    let link = rustix::fs::statat(&at, name, AtFlags::SYMLINK_NOFOLLOW)
+                        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
+                    if link {
+                        let path = self.path(&rel[..end]);
+                        return Err(io::Error::other(ThroughLink(path)));
+                    }
+                    return Err(e.into());
+                }
+                Err(e) => return Err(e.into()),
+            };
+            end += 1;
+        }
+        Ok(at)
+    }
+
+    /// The directory `rel` is in, and `rel`'s name in it.
+    fn dir_of<'r>(&self, rel: &'r [u8]) -> io::Result<(OwnedFd, &'r OsStr)> {
+        let dir = self.dir_with(super::path::parent(rel), OFlags::PATH)?;
+        Ok((dir, name(rel)))
+    }
+
+    /// Makes the directory `rel` (owner-only until [`TreeOutput::finish_dir`] gives it its mode
+    /// and time at the end, so that files can be written into a directory that ends read-only).
+    /// One that exists must be a directory, not a link to one: nothing is written through a
+    /// link. Returns whether it was made.
     pub fn mkdir(&self, rel: &[u8]) -> io::Result<bool> {
-        let path = self.path(rel);
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_dir() => {
+        let (dir, name) = self.dir_of(rel)?;
+        match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o700)) {
+            Ok(()) => Ok(true),
+            Err(e) if e == Errno::EXIST => {
+                let how = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                let at = match rustix::fs::openat(&dir, name, how, Mode::empty()) {
+                    Ok(at) => at,
+                    Err(e) if e == Errno::LOOP || e == Errno::NOTDIR => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::AlreadyExists,
+                            "it exists and is not a directory",
+                        ));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
                 // Written into again (`--update`): writable by its owner until the end.
-                let mode = meta.permissions().mode();
+                let mode = rustix::fs::fstat(&at)?.st_mode & 0o7777;
                 if mode & 0o700 != 0o700 {
-                    fs::set_permissions(&path, fs::Permissions::from_mode(mode | 0o700))?;
+                    // `fchmod` takes no `O_PATH` descriptor, and one opened to read needs the
+                    // read permission this may lack: the descriptor's own name in `/proc`
+                    // (which glibc's `fchmodat(AT_SYMLINK_NOFOLLOW)` uses as well).
+                    let proc = format!("/proc/self/fd/{}", at.as_raw_fd());
+                    rustix::fs::chmod(proc.as_str(), Mode::from_raw_mode(mode | 0o700))?;
                 }
                 Ok(false)
             }
-            Ok(_) => Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "it exists and is not a directory",
-            )),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::DirBuilder::new().mode(0o700).create(&path)?;
-                Ok(true)
-            }
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 
     /// A temporary file in the directory of `rel`.
     pub fn temp(&self, rel: &[u8]) -> io::Result<Temp> {
-        let dir = self.path(super::path::parent(rel));
+        let parent = super::path::parent(rel);
+        let dir = self.dir_with(parent, OFlags::PATH)?;
         if !self.named {
             let unnamed = rustix::fs::openat(
-                CWD,
                 &dir,
+                ".",
                 OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
                 Mode::from_raw_mode(0o600),
             );
@@ -150,43 +265,45 @@ impl Dest {
                 Ok(fd) => {
                     return Ok(Temp {
                         file: File::from(fd),
+                        dir,
                         named: None,
                         guard: Arc::clone(&self.guard),
                     });
                 }
                 // A filesystem without O_TMPFILE (EOPNOTSUPP), an older kernel (EISDIR): named.
-                Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::ISDIR => {}
+                Err(e) if e == Errno::OPNOTSUPP || e == Errno::ISDIR => {}
                 Err(e) => return Err(e.into()),
             }
         }
-        let (file, path) = self.named_in(&dir)?;
+        let (file, named) = self.named_in(&dir, &self.path(parent))?;
         Ok(Temp {
             file,
-            named: Some(path),
+            dir,
+            named: Some(named),
             guard: Arc::clone(&self.guard),
         })
     }
 
-    /// A new hidden file in `dir`, created through the guard (which removes it on an
-    /// interrupt).
-    fn named_in(&self, dir: &Path) -> io::Result<(File, PathBuf)> {
+    /// A new hidden file in `dir` (whose path is `shown`), created through the guard (which
+    /// removes it by its path on an interrupt).
+    fn named_in(&self, dir: &OwnedFd, shown: &Path) -> io::Result<(File, (OsString, PathBuf))> {
         loop {
-            let path = dir.join(hidden_name());
+            let name = OsString::from(hidden_name());
+            let path = shown.join(&name);
             let mut file = None;
             let created = self.guard.create(&path, &mut || {
-                file = Some(
-                    OpenOptions::new()
-                        .read(true)
-                        .write(true)
-                        .create_new(true)
-                        .mode(0o600)
-                        .custom_flags(OFlags::CLOEXEC.bits() as i32)
-                        .open(&path)?,
-                );
+                let how = OFlags::RDWR
+                    | OFlags::CREATE
+                    | OFlags::EXCL
+                    | OFlags::NOFOLLOW
+                    | OFlags::CLOEXEC;
+                let fd =
+                    rustix::fs::openat(dir, name.as_os_str(), how, Mode::from_raw_mode(0o600))?;
+                file = Some(File::from(fd));
                 Ok(())
             });
             match (created, file) {
-                (Ok(()), Some(file)) => return Ok((file, path)),
+                (Ok(()), Some(file)) => return Ok((file, (name, path))),
                 (Err(e), _) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 (Err(e), _) => return Err(e),
                 (Ok(()), None) => {
@@ -213,35 +330,43 @@ impl Dest {
         if self.sync {
             temp.file.sync_all()?;
         }
-        let dest = self.path(rel);
+        // In the directory the temporary file was made in ([`Dest::temp`] of the same `rel`),
+        // not found again by its path.
+        let (dir, dest) = (&temp.dir, name(rel));
         // Ours now: a named file is removed here if the commit fails.
         let named = temp.named.take();
         let result = match &named {
             // One rename: atomic, so an interrupt finds the file absent or complete (and the
             // interrupt handler, removing the temporary name, then finds nothing there).
-            Some(path) => rename(path, &dest, replace),
+            Some((name, _)) => rename(dir, name, dest, replace),
             // One link, equally atomic, and no lock taken for it: a tree of many small files
             // commits on every thread at once.
-            None => match link_unnamed(&temp.file, &dest) {
+            None => match link_unnamed(&temp.file, dir, dest) {
                 // Replacing a file takes two steps (a hidden link, then a rename over the old
                 // file): the guard holds interrupts off for them, so that no hidden link is
                 // left between the two. Nothing in them calls the guard again.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && replace => {
                     let mut result = Ok(());
                     self.guard
-                        .commit(&mut || result = replace_unnamed(&temp.file, &dest));
+                        .commit(&mut || result = replace_unnamed(&temp.file, dir, dest));
                     result
                 }
                 result => result,
             },
         };
-        if let Some(path) = named {
+        if let Some((name, path)) = named {
             if result.is_err() {
-                let _ = fs::remove_file(&path);
+                let _ = rustix::fs::unlinkat(dir, name.as_os_str(), AtFlags::empty());
             }
             self.guard.forget(&path);
         }
         result
+    }
+
+    /// Removes the (empty) directory `rel`.
+    pub fn remove_dir(&self, rel: &[u8]) -> io::Result<()> {
+        let (dir, name) = self.dir_of(rel)?;
+        Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
     }
 }
 
@@ -278,13 +403,19 @@ impl TreeOutput for Dest {
     }
 
     fn finish_dir(&self, rel: &[u8], mode: u32, mtime: (i64, u32)) -> io::Result<()> {
-        let at = self.path(rel);
-        fs::set_permissions(&at, fs::Permissions::from_mode(mode))?;
-        set_times(&at, mtime)
+        // Opened to read (the owner may, until this), so that the mode and time are set on
+        // the directory itself.
+        let dir = self.dir_with(rel, OFlags::RDONLY)?;
+        rustix::fs::fchmod(&dir, Mode::from_raw_mode(mode))?;
+        Ok(rustix::fs::futimens(&dir, &timestamps(mtime))?)
     }
 
     fn remove(&self, rel: &[u8]) -> io::Result<bool> {
-        match fs::remove_file(self.path(rel)) {
+        // A file whose directory is gone as well is as absent as one that is gone alone.
+        let removed = self
+            .dir_of(rel)
+            .and_then(|(dir, name)| Ok(rustix::fs::unlinkat(&dir, name, AtFlags::empty())?));
+        match removed {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
@@ -292,15 +423,30 @@ impl TreeOutput for Dest {
     }
 
     fn remove_made(&self, made: &[Vec<u8>], made_root: bool) {
-        super::seal::remove_made(&self.root, made, made_root);
+        for rel in made.iter().rev() {
+            let _ = self.remove_dir(rel);
+        }
+        if made_root {
+            let _ = fs::remove_dir(&self.root);
+        }
     }
 
     fn link(&self, rel: &[u8], target: &[u8], mtime: (i64, u32)) -> io::Result<()> {
-        let at = self.path(rel);
-        if self.replace && fs::symlink_metadata(&at).is_ok_and(|m| !m.is_dir()) {
-            let _ = fs::remove_file(&at);
+        let (dir, name) = self.dir_of(rel)?;
+        if self.replace
+            && rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) != FileType::Directory)
+        {
+            let _ = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
         }
-        symlink(target, &at).and_then(|()| set_times(&at, mtime))
+        rustix::fs::symlinkat(OsStr::from_bytes(target), &dir, name)?;
+        let times = timestamps(mtime);
+        Ok(rustix::fs::utimensat(
+            &dir,
+            name,
+            &times,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?)
     }
 
     fn checkpoints(&self) -> bool {
@@ -337,40 +483,46 @@ impl OutputFile for LocalFile<'_> {
     }
 }
 
-/// Renames the named temporary file `path` to `dest`, over a file there only when `replace`.
-fn rename(path: &Path, dest: &Path, replace: bool) -> io::Result<()> {
+/// Renames the named temporary file `from` in `dir` to `to`, over a file there only when
+/// `replace`.
+fn rename(dir: &OwnedFd, from: &OsStr, to: &OsStr, replace: bool) -> io::Result<()> {
     if replace {
-        fs::rename(path, dest)
+        rustix::fs::renameat(dir, from, dir, to)
     } else {
-        rustix::fs::renameat_with(CWD, path, CWD, dest, rustix::fs::RenameFlags::NOREPLACE)
-            .map_err(io::Error::from)
+        rustix::fs::renameat_with(dir, from, dir, to, rustix::fs::RenameFlags::NOREPLACE)
     }
+    .map_err(io::Error::from)
 }
 
-/// Links the unnamed `file` at `to` (which must not exist).
-fn link_unnamed(file: &File, to: &Path) -> io::Result<()> {
+/// Links the unnamed `file` at `to` in `dir` (which must not exist there).
+fn link_unnamed(file: &File, dir: &OwnedFd, to: &OsStr) -> io::Result<()> {
     let proc = format!("/proc/self/fd/{}", file.as_raw_fd());
-    rustix::fs::linkat(CWD, proc.as_str(), CWD, to, AtFlags::SYMLINK_FOLLOW)
+    rustix::fs::linkat(CWD, proc.as_str(), dir, to, AtFlags::SYMLINK_FOLLOW)
         .map_err(io::Error::from)
 }
 
-/// Puts the unnamed `file` in place of the file at `dest`: linked at a hidden name beside it,
-/// then renamed over it (`linkat` cannot replace).
-fn replace_unnamed(file: &File, dest: &Path) -> io::Result<()> {
-    let dir = dest.parent().unwrap_or(Path::new("."));
+/// Puts the unnamed `file` in place of the file `dest` in `dir`: linked at a hidden name beside
+/// it, then renamed over it (`linkat` cannot replace).
+fn replace_unnamed(file: &File, dir: &OwnedFd, dest: &OsStr) -> io::Result<()> {
     let hidden = loop {
-        let hidden = dir.join(hidden_name());
-        match link_unnamed(file, &hidden) {
+        let hidden = OsString::from(hidden_name());
+        match link_unnamed(file, dir, &hidden) {
             Ok(()) => break hidden,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
         }
     };
-    let renamed = fs::rename(&hidden, dest);
+    let renamed = rustix::fs::renameat(dir, &hidden, dir, dest);
     if renamed.is_err() {
-        let _ = fs::remove_file(&hidden);
+        let _ = rustix::fs::unlinkat(dir, &hidden, AtFlags::empty());
     }
-    renamed
+    Ok(renamed?)
+}
+
+/// The last component of `rel`: its name in its directory.
+fn name(rel: &[u8]) -> &OsStr {
+    let at = rel.iter().rposition(|&b| b == b'/').map_or(0, |at| at + 1);
+    OsStr::from_bytes(&rel[at..])
 }
 
 /// A fresh hidden name for a temporary file.
@@ -394,27 +546,18 @@ pub(crate) fn finish_file(file: &File, mode: u32, mtime: (i64, u32)) -> io::Resu
     file.set_modified(system_time(mtime))
 }
 
-/// Sets the modification time of `path` itself (a directory, or a symbolic link: not what it
-/// points to), leaving its access time.
-pub(crate) fn set_times(path: &Path, mtime: (i64, u32)) -> io::Result<()> {
-    let omit = Timespec {
-        tv_sec: 0,
-        tv_nsec: rustix::fs::UTIME_OMIT,
-    };
-    let times = Timestamps {
-        last_access: omit,
+/// A modification time to set, the access time left as it is.
+fn timestamps(mtime: (i64, u32)) -> Timestamps {
+    Timestamps {
+        last_access: Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_OMIT,
+        },
         last_modification: Timespec {
             tv_sec: mtime.0,
             tv_nsec: mtime.1.into(),
         },
-    };
-    rustix::fs::utimensat(CWD, path, &times, AtFlags::SYMLINK_NOFOLLOW)?;
-    Ok(())
-}
-
-/// Makes the symbolic link `path` → `target`.
-pub(crate) fn symlink(target: &[u8], path: &Path) -> io::Result<()> {
-    std::os::unix::fs::symlink(OsStr::from_bytes(target), path)
+    }
 }
 
 /// Opens `path` for reading, refusing a symbolic link in its place (a file the walk found
@@ -448,6 +591,93 @@ mod tests {
             refused.raw_os_error(),
             Some(rustix::io::Errno::LOOP.raw_os_error())
         );
+    }
+
+    /// A link on the way to what an operation touches is refused, naming it, whether the
+    /// directory is opened with `openat2` or (a kernel without it) a component at a time; a
+    /// file on the way gets the system's error. Nothing is done where the link leads.
+    #[test]
+    fn nothing_is_done_through_a_link_on_the_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::write(root.join("a/file"), b"").unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        fs::create_dir_all(elsewhere.join("b")).unwrap();
+        fs::create_dir(elsewhere.join("empty")).unwrap();
+        fs::write(elsewhere.join("b/f"), b"x").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join("l")).unwrap();
+        let before = listing(&elsewhere);
+        let dest = Dest {
+            root: root.clone(),
+            replace: true,
+            named: false,
+            sync: false,
+            guard: Arc::new(super::super::NoGuard),
+        };
+        let open_root = || {
+            let how = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            rustix::fs::openat(CWD, &root, how, Mode::empty()).unwrap()
+        };
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let refused = format!(
+            "{} is a symbolic link: nothing is written or removed through a link",
+            root.join("l").display()
+        );
+        let through = |result: io::Result<()>| {
+            let e = result.unwrap_err();
+            assert!(ThroughLink::is(&e), "{e}");
+            assert_eq!(e.to_string(), refused);
+        };
+        dest.walk(open_root(), b"a/b", flags).unwrap();
+        dest.dir_with(b"a/b", flags).unwrap();
+        for rel in [&b"l"[..], b"l/b"] {
+            through(dest.walk(open_root(), rel, flags).map(drop));
+            through(dest.dir_with(rel, flags).map(drop));
+        }
+        let not_dir = dest.walk(open_root(), b"a/file/x", flags).unwrap_err();
+        assert!(!ThroughLink::is(&not_dir));
+        assert_eq!(
+            not_dir.raw_os_error(),
+            Some(rustix::io::Errno::NOTDIR.raw_os_error())
+        );
+
+        through(dest.remove(b"l/b/f").map(drop));
+        through(dest.remove_dir(b"l/empty"));
+        through(dest.mkdir(b"l/new").map(drop));
+        through(dest.temp(b"l/g").map(drop));
+        through(dest.link(b"l/m", b"target", (0, 0)));
+        through(dest.finish_dir(b"l/b", 0o755, (0, 0)));
+        through(dest.put(b"l/b/f", b"y"));
+        assert_eq!(listing(&elsewhere), before);
+        // The link itself, in a directory's place, is not one.
+        let e = dest.mkdir(b"l").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+
+        // A directory found again is made its owner's to write into, without reading it.
+        fs::set_permissions(root.join("a/b"), fs::Permissions::from_mode(0o100)).unwrap();
+        assert!(!dest.mkdir(b"a/b").unwrap());
+        let mode = fs::metadata(root.join("a/b")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // A file whose directory is gone is not there to remove.
+        assert!(!dest.remove(b"gone/f").unwrap());
+    }
+
+    /// Every path under `dir`, with each file's bytes and each directory's mode.
+    fn listing(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
+        let mut all = Vec::new();
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                all.push((path.clone(), Vec::new(), meta.permissions().mode()));
+                all.extend(listing(&path));
+            } else {
+                all.push((path.clone(), fs::read(&path).unwrap(), 0));
+            }
+        }
+        all.sort();
+        all
     }
 
     /// Records what its [`Guard::create`] saw: a front end holds its interrupt handler off for

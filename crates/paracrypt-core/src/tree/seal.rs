@@ -20,7 +20,7 @@ use super::io::{
 };
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::{open_manifest, read_sealed};
-use super::out::{Dest, Out, open_no_follow};
+use super::out::{Dest, Out, ThroughLink, open_no_follow};
 use super::schedule::{self, FileWork, Planned};
 use super::state::{Record, Written};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
@@ -990,7 +990,9 @@ impl Plan {
         }
         summary.manifest_complete = manifest.complete;
         if let (Some(previous), Some(dest)) = (&self.previous, self.out.local()) {
-            summary.removed = remove_gone(dest, previous, &manifest);
+            let refused;
+            (summary.removed, refused) = remove_gone(dest, previous, &manifest);
+            summary.failures.extend(refused);
         }
         if !manifest.hides_names()
             && let Err(e) = dir_times(self.out.get(), &self.walked)
@@ -1386,17 +1388,6 @@ fn make_dirs(
     Ok(made)
 }
 
-/// Removes the (empty) directories a run made, deepest first, and the output when the run
-/// made it.
-pub(crate) fn remove_made(output: &Path, made: &[Vec<u8>], made_root: bool) {
-    for rel in made.iter().rev() {
-        let _ = fs::remove_dir(join(output, rel));
-    }
-    if made_root {
-        let _ = fs::remove_dir(output);
-    }
-}
-
 /// Gives the output's directories the input's modes (owner access kept, so that the tree can
 /// be written into again) and modification times, deepest first (writing into a directory
 /// moves its time).
@@ -1695,21 +1686,31 @@ fn candidate<'m>(
 
 /// Removes what the previous manifest listed that the new one does not: the encrypted files of
 /// files gone from the tree (or no longer files), then its directories gone, deepest first
-/// (those that are not empty stay). Returns the files removed.
-fn remove_gone(dest: &Dest, previous: &Manifest, now: &Manifest) -> u64 {
+/// (those that are not empty stay). Returns the files removed, and a failure for each removal
+/// refused because a directory on its way is a symbolic link.
+fn remove_gone(dest: &Dest, previous: &Manifest, now: &Manifest) -> (u64, Vec<Error>) {
     // Locally the new manifest is written: a file left behind is only reported by `verify`.
-    let (removed, _) = remove_gone_files(dest, previous, now);
+    // A link in place of one of the tree's directories is not left behind but put there, by
+    // someone other than the run: that is reported.
+    let (removed, failed) = remove_gone_files(dest, previous, now);
+    let mut refused: Vec<Error> = failed
+        .into_iter()
+        .filter(|e| matches!(e, Error::Io { source, .. } if ThroughLink::is(source)))
+        .collect();
     if !previous.hides_names() {
         for entry in previous.entries.iter().rev() {
             if entry.kind == EntryKind::Dir
                 && !entry.path.is_empty()
                 && !matches!(now.entry(&entry.path), Some(e) if e.kind == EntryKind::Dir)
+                && let Err(e) = dest.remove_dir(&entry.path)
+                && ThroughLink::is(&e)
             {
-                let _ = fs::remove_dir(dest.path(&entry.path));
+                let what = format!("cannot remove {}", dest.shown(&entry.path));
+                refused.push(Error::io(what, e));
             }
         }
     }
-    removed
+    (removed, refused)
 }
 
 /// The encrypted files the previous manifest listed that the new one does not (files gone from
