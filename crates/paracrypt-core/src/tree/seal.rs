@@ -435,6 +435,7 @@ impl Prepared {
             output,
             previous.format,
             checksum,
+            self.chunk,
             walk.entries.len(),
             candidates,
             at_least,
@@ -545,7 +546,8 @@ impl Prepared {
                                 Some(plain) => Plaintexts::Other(&**plain),
                                 None => Plaintexts::Local(input),
                             };
-                            unchanged(w, previous, input, output, options.checksum, provider)
+                            let checksum = options.checksum;
+                            unchanged(w, previous, input, output, checksum, chunk, provider)
                         })
                         .collect(),
                     None => vec![None; walked.len()],
@@ -1542,6 +1544,7 @@ fn unchanged(
     input: Plaintexts<'_>,
     output: Encrypted<'_>,
     checksum: bool,
+    chunk: usize,
     provider: Provider,
 ) -> Option<FileEntry> {
     let (_, file) = candidate(w, previous, checksum)?;
@@ -1550,6 +1553,7 @@ fn unchanged(
         output,
         format: previous.format,
         checksum,
+        chunk,
         provider,
     };
     checking
