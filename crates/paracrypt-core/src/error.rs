@@ -366,6 +366,10 @@ pub enum Error {
     /// manifest's.
     #[error("{0}")]
     Tree(String),
+    /// Two entries of a tree that would take one name in its output (a file `x` and a directory
+    /// `x.pcr`), where the names are kept.
+    #[error("{0}")]
+    TreeNameClash(String),
     /// A tree's output directory that already holds files, where writing into it was not
     /// asked for.
     #[error("the output directory {0} is not empty")]
@@ -478,6 +482,7 @@ impl Error {
             | Error::Request(_)
             | Error::Tree(_)
             | Error::TreeOutputExists(_)
+            | Error::TreeNameClash(_)
             | Error::SpecialFile { .. }
             | Error::OtherInput(_) => ErrorKind::Usage,
             Error::Io { .. } | Error::Plugin { .. } | Error::Kms { .. } => ErrorKind::Io,

@@ -21,10 +21,11 @@ use super::io::{
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::{read_manifest, read_manifest_from};
 use super::out::{Dest, Out, open_no_follow};
+use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
 use super::update::{Candidate, Checking, Checks, Encrypted};
-use super::walk::{Found, Walk, Walked, join};
+use super::walk::{Found, Walk, Walked, join, stored_over_dir};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::{Key, Secret};
 use crate::engine::io::PositionalReader;
@@ -511,6 +512,18 @@ impl Prepared {
                 "{}: a directory at the top of a tree may not be named {MANIFEST} (the manifest's \
              name)",
                 join(input, MANIFEST.as_bytes()).display()
+            )));
+        }
+        if !manifest.hides_names()
+            && let Some((file, dir)) = stored_over_dir(&walked, tree_format.suffix())
+        {
+            out.get().remove_made(&[], created_root);
+            return Err(Error::TreeNameClash(format!(
+                "{} and the directory {} would both be stored as {}: encrypt the tree with hidden \
+                 names, which store its files under opaque names",
+                join(input, file).display(),
+                join(input, dir).display(),
+                shown(dir)
             )));
         }
         let made = match make_dirs(out.get(), &walked, &manifest) {
