@@ -370,6 +370,10 @@ pub enum Error {
     /// back in place of the newer one, or another tree at the output this host recorded.
     #[error("{0}")]
     Rollback(String),
+    /// Two entries of a tree that would take one name in its output (a file `x` and a directory
+    /// `x.pcr`), where the names are kept.
+    #[error("{0}")]
+    TreeNameClash(String),
     /// A tree's output directory that already holds files, where writing into it was not
     /// asked for.
     #[error("the output directory {0} is not empty")]
@@ -482,6 +486,7 @@ impl Error {
             | Error::Request(_)
             | Error::Tree(_)
             | Error::TreeOutputExists(_)
+            | Error::TreeNameClash(_)
             | Error::SpecialFile { .. }
             | Error::OtherInput(_) => ErrorKind::Usage,
             Error::Io { .. } | Error::Plugin { .. } | Error::Kms { .. } => ErrorKind::Io,

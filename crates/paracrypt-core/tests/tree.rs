@@ -1122,3 +1122,102 @@ fn an_updates_checks_in_tasks_keep_what_a_local_update_keeps() {
     assert!(refused.to_string().contains("check task"), "{refused}");
     assert!(tree::check_task(&good[..good.len() - 1], provider, &|| {}).is_err());
 }
+
+/// A file `x` beside a directory `x.pcr` (`x.age` in an age tree), empty or not, would both be
+/// stored as `x.pcr`: refused before anything is written, on one line naming both, from a walk
+/// here and a walk in parts alike. Hidden names store them; a link or a file of that name
+/// is no clash.
+#[test]
+fn a_file_and_a_directory_of_its_stored_name_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = Runner::new();
+    let key = Key::generate();
+    let mut recipients = paracrypt_core::recipient::Recipients::new();
+    let identity = age::x25519::Identity::generate();
+    recipients
+        .add(&identity.to_public().to_string(), "test")
+        .unwrap();
+    let age = Sealing {
+        format: paracrypt_core::request::Format::Age,
+        ..Sealing::default()
+    };
+    let cases = [
+        (Secret::Key(key.clone()), Sealing::default(), ".pcr"),
+        (Secret::Recipients(Arc::new(recipients)), age, ".age"),
+    ];
+    for (n, (secret, sealing, suffix)) in cases.into_iter().enumerate() {
+        let seal = Request::encrypt(secret, sealing).unwrap();
+        for (m, full) in [true, false].into_iter().enumerate() {
+            let plain = dir.path().join(format!("plain-{n}-{m}"));
+            std::fs::create_dir_all(plain.join("d")).unwrap();
+            std::fs::write(plain.join("d/x"), b"x").unwrap();
+            let clash = plain.join(format!("d/x{suffix}"));
+            std::fs::create_dir(&clash).unwrap();
+            if full {
+                std::fs::write(clash.join("y"), b"y").unwrap();
+            }
+            let says = format!(
+                "{} and the directory {} would both be stored as d/x{suffix}: encrypt the tree \
+                 with hidden names",
+                plain.join("d/x").display(),
+                clash.display()
+            );
+            let sealed = dir.path().join(format!("sealed-{n}-{m}"));
+            let refused = tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default())
+                .expect_err("refused");
+            assert!(
+                matches!(refused, paracrypt_core::Error::TreeNameClash(_)),
+                "{refused}"
+            );
+            assert!(refused.to_string().starts_with(&says), "{refused}");
+            assert!(!refused.to_string().contains('\n'));
+            assert!(!sealed.exists(), "nothing written");
+
+            // A walk in parts, as ranks walk it, is planned the same.
+            let prepared = tree::prepare(&runner, &seal, &plain, &sealed, &Options::default());
+            let mut top = tree::walk_top(&plain, 1, 2).unwrap();
+            for i in 0..top.tasks() {
+                let part = tree::walk_task(&top.task(i), &|| {}).unwrap();
+                top.add(i, &part).unwrap();
+            }
+            let refused = prepared.unwrap().plan(top.finish().unwrap()).err();
+            assert!(
+                refused.is_some_and(|e| e.to_string().starts_with(&says)),
+                "a walk in parts"
+            );
+            assert!(!sealed.exists(), "nothing written");
+
+            // Hidden names store both.
+            let hidden = Options {
+                hide_names: true,
+                ..Options::default()
+            };
+            let done = tree::encrypt(&runner, &seal, &plain, &sealed, &hidden).unwrap();
+            assert!(done.is_complete(), "{:?}", done.failures);
+        }
+    }
+
+    // A link, or a file, of that name is stored otherwise (the manifest; `x.pcr.pcr`).
+    let seal = Request::encrypt(Secret::Key(key.clone()), Sealing::default()).unwrap();
+    let open = Request::decrypt(Secret::Key(key), None).unwrap();
+    for link in [true, false] {
+        let plain = dir.path().join(format!("beside-{link}"));
+        std::fs::create_dir(&plain).unwrap();
+        std::fs::write(plain.join("x"), b"x").unwrap();
+        if link {
+            std::os::unix::fs::symlink("x", plain.join("x.pcr")).unwrap();
+        } else {
+            std::fs::write(plain.join("x.pcr"), b"not sealed").unwrap();
+        }
+        let sealed = dir.path().join(format!("beside-{link}-sealed"));
+        let done = tree::encrypt(&runner, &seal, &plain, &sealed, &Options::default()).unwrap();
+        assert!(done.is_complete(), "{:?}", done.failures);
+        let back = dir.path().join(format!("beside-{link}-back"));
+        let done = tree::decrypt(&runner, &open, &sealed, &back, &Options::default()).unwrap();
+        assert!(done.is_complete(), "{:?}", done.failures);
+        assert_eq!(
+            std::fs::read(back.join("x.pcr")).unwrap(),
+            if link { &b"x"[..] } else { b"not sealed" }
+        );
+    }
+}

@@ -7,8 +7,8 @@
 //! 2. Rank 0 broadcasts the input's length, the job's header, its
 //!    [shared key](paracrypt_core::engine::Job::shared_key) if it has one (the keys derived
 //!    for this one file: never the key file, password or identities; see `docs/SCALING.md`),
-//!    both paths, and which file a file input is ([`InputId`]: inode, length, modification
-//!    time), which every rank that reads it checks when it opens it and again after its
+//!    both paths, and which file a file input is ([`InputId`]: inode, length, modification and
+//!    change times), which every rank that reads it checks when it opens it and again after its
 //!    chunks, so that no rank reads a copy, another file, or one that changed meanwhile. Every
 //!    rank zeroizes its copy of the key once its job is made.
 //! 3. The other ranks make the same job from the header and the key
@@ -270,9 +270,9 @@ pub fn distribute(
     let header = cluster.broadcast_bytes(0, header);
     let key = Zeroizing::new(cluster.broadcast_bytes(0, key.to_vec()));
     let input_name = cluster.broadcast_bytes(0, input_name);
-    // Which file the input is (a file's inode, length and modification time): every rank that
-    // reads it checks its own before and after its chunks, so that no rank reads another file
-    // or one that changed meanwhile.
+    // Which file the input is (a file's inode, length, modification and change times): every
+    // rank that reads it checks its own before and after its chunks, so that no rank reads
+    // another file or one that changed meanwhile.
     let input_id = InputId::from_bytes(&cluster.broadcast_bytes(0, input_id));
     let output_path = path_from(cluster.broadcast_bytes(0, output_path));
     let _writing = (shared && setup.is_none() && !output_path.as_os_str().is_empty())

@@ -11,7 +11,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use paracrypt_core::engine::{self, Job};
 use paracrypt_core::provider::Provider;
@@ -33,23 +34,26 @@ use crate::secrets::{read_sign_file, signing_key};
 ///
 /// ``DistributedJob.encrypt(src, …)`` or ``DistributedJob.decrypt(src, …)`` makes the header
 /// (or reads and checks it) once, on the coordinating process, for that one input: the job
-/// records which file ``src`` is (its inode, length and modification time). ``job.parts(n)``
-/// cuts the chunks into ``n`` runs; ``job.stage(dst)`` creates the output as a temporary file
-/// beside ``dst`` with the header in place; each process runs its parts with ``job.run(src,
-/// staged.path, part)``, writing them at their offsets; and ``staged.commit(end)`` puts the
-/// file at ``dst`` once every part succeeded (``end``: what the part with the last chunk
-/// returned). ``staged.discard()`` (or dropping it) removes the temporary file.
-/// :mod:`paracrypt.dask` does all of this with Dask; Ray, Spark or a script of one's own can do
-/// the same. ``src`` and the staged file must be on a filesystem every process sees.
+/// records which file ``src`` is (its inode, length, modification and change times).
+/// ``job.parts(n)`` cuts the chunks into ``n`` runs; ``job.stage(dst)`` creates the output as
+/// a temporary file beside ``dst`` with the header in place; each process runs its parts with
+/// ``job.run(src, staged.path, part)``, writing them at their offsets; and
+/// ``staged.commit(end)`` puts the file at ``dst`` once every part succeeded (``end``: what
+/// the part with the last chunk returned). ``staged.discard()`` (or dropping it) removes the
+/// temporary file. :mod:`paracrypt.dask` does all of this with Dask; Ray, Spark or a script of
+/// one's own can do the same. ``src`` and the staged file must be on a filesystem every
+/// process sees.
 ///
 /// A job seals one input: ``run`` refuses another file (:class:`UsageError`), and an input
 /// that grew, shrank or was rewritten since the job was made (:class:`DataError`), before and
 /// after it reads its part; ``commit`` checks once more. Running a part again on the same input
-/// is fine (it writes the same bytes). The job pickles as its header and the keys derived for
-/// this one file — never the key file, password or identities it was made with — plus, with
-/// ``sign=``, the signing key (each process signs the chunks it seals): treat a pickle as a
-/// secret, and send it over an encrypted connection (Dask's TLS: ``security=``). Armored age
-/// files are read and written in order, never in parts.
+/// is fine (it writes the same bytes). An encryption is committed once: ``stage`` refuses a job
+/// whose output was committed (:class:`UsageError`; make a new job to encrypt the file again).
+/// The job pickles as its header and the keys derived for this one file — never the key file,
+/// password or identities it was made with — plus, with ``sign=``, the signing key (each
+/// process signs the chunks it seals): treat a pickle as a secret, and send it over an
+/// encrypted connection (Dask's TLS: ``security=``). Armored age files are read and written in
+/// order, never in parts.
 #[pyclass(module = "paracrypt", frozen)]
 pub struct DistributedJob {
     /// Whether the job seals (else it opens).
@@ -64,6 +68,8 @@ pub struct DistributedJob {
     job: Job,
     /// `sign=`: the signing key file's contents, which another process signs its chunks with.
     signer_file: Option<Zeroizing<Vec<u8>>>,
+    /// Whether an output of this job was committed (set by [`StagedOutput::commit`]).
+    committed: Arc<AtomicBool>,
 }
 
 impl DistributedJob {
@@ -103,6 +109,7 @@ impl DistributedJob {
             provider,
             job,
             signer_file,
+            committed: Arc::default(),
         })
     }
 
@@ -191,9 +198,18 @@ impl DistributedJob {
 
     /// Creates the output: a temporary file beside ``dst`` with the output's header written
     /// (``dst`` itself is untouched until :meth:`StagedOutput.commit`). An existing ``dst`` is
-    /// replaced only with ``overwrite=True``.
+    /// replaced only with ``overwrite=True``. An encryption whose output was committed is
+    /// refused: its header's keystream has sealed the input once.
     #[pyo3(signature = (dst, *, overwrite = false))]
     fn stage(&self, py: Python<'_>, dst: PathBuf, overwrite: bool) -> PyResult<StagedOutput> {
+        // A file rewritten within one tick of its clock keeps every time the job recorded:
+        // a second encryption with this job could seal it under the first one's keystream.
+        if self.encrypting && self.committed.load(Ordering::Acquire) {
+            return Ok(usage(
+                "this job's encryption was committed already: make a new job to encrypt the \
+                 file again",
+            )?);
+        }
         let staged = detached(py, 1, || {
             let staged = Staged::create(&dst, overwrite, Some(&self.src))?;
             std::os::unix::fs::FileExt::write_all_at(staged.file(), self.job.output_header(), 0)
@@ -206,6 +222,7 @@ impl DistributedJob {
             path,
             src: self.src.clone(),
             input: self.input,
+            committed: Arc::clone(&self.committed),
         })
     }
 
@@ -309,6 +326,7 @@ impl DistributedJob {
             provider,
             job,
             signer_file,
+            committed: Arc::default(),
         })
     }
 
@@ -339,6 +357,8 @@ pub struct StagedOutput {
     /// The job's input, checked once more before the commit.
     src: PathBuf,
     input: InputId,
+    /// The job's mark, set once this output is committed.
+    committed: Arc<AtomicBool>,
 }
 
 impl StagedOutput {
@@ -373,6 +393,7 @@ impl StagedOutput {
                 .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
                 .map_err(|e| Failure::Io("finishing the output".into(), e))?;
             staged.commit()?;
+            self.committed.store(true, Ordering::Release);
             Ok(end)
         })?)
     }

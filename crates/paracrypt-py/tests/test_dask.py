@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -237,6 +238,43 @@ def test_a_job_seals_one_input(tmp_path: Path, client: Client) -> None:
         staged.commit(end)
     staged.discard()
     assert not (tmp_path / "out").exists()
+
+
+def test_a_rewrite_in_place_is_refused_and_an_encryption_is_committed_once(
+        tmp_path: Path) -> None:
+    """A file rewritten in place with its length and modification time put back (`cp -p`,
+    `touch -r`, `rsync -t --inplace`) is not the input the job was made for: its change time
+    moved. And a job whose encryption was committed stages no second one."""
+    key = paracrypt.Key.generate()
+    src = tmp_path / "src"
+    src.write_bytes(data(SIZE, seed=1))
+    job = paracrypt.DistributedJob.encrypt(src, key=key, chunk_size=CHUNK)
+    then = src.stat().st_mtime_ns
+    time.sleep(0.05)  # a tick of the filesystem's clock later, as another program's rewrite
+    with src.open("r+b") as rewrite:
+        rewrite.write(data(SIZE, seed=2))
+    os.utime(src, ns=(then, then))
+    assert (src.stat().st_size, src.stat().st_mtime_ns) == (SIZE, then)
+    staged = job.stage(tmp_path / "out")
+    with pytest.raises(paracrypt.DataError, match="modified"):
+        job.run(src, staged.path, job.parts(1)[0])
+    staged.discard()
+
+    job = paracrypt.DistributedJob.encrypt(src, key=key, chunk_size=CHUNK)
+    staged = job.stage(tmp_path / "out")
+    end = job.run(src, staged.path, job.parts(1)[0])
+    assert end is not None and staged.commit(end) == end
+    with pytest.raises(paracrypt.UsageError, match="committed already"):
+        job.stage(tmp_path / "again")
+    assert not (tmp_path / "again").exists()
+    assert not [name for name in listing(tmp_path) if name.startswith(".")]
+    # A decryption may run as often as asked.
+    back = paracrypt.DistributedJob.decrypt(tmp_path / "out", key=key)
+    for dst in ("back", "back-again"):
+        staged = back.stage(tmp_path / dst)
+        end = back.run(tmp_path / "out", staged.path, back.parts(1)[0])
+        assert end is not None and staged.commit(end) == end
+        assert (tmp_path / dst).read_bytes() == data(SIZE, seed=2)
 
 
 def test_tasks_carry_no_long_term_secret(tmp_path: Path, cli: Cli) -> None:

@@ -248,6 +248,11 @@ pub(crate) fn hint(error: paracrypt_core::Error, encrypting: bool) -> anyhow::Er
             .into(),
         }
         .into(),
+        paracrypt_core::Error::TreeNameClash(_) => exit::Hinted {
+            error,
+            hint: "use --hide-names".into(),
+        }
+        .into(),
         error => error.into(),
     }
 }

@@ -811,6 +811,52 @@ fn only_a_directory_named_as_the_manifest_is_refused() {
     assert_eq!(snapshot(&back), snapshot(&plain));
 }
 
+/// A file `x` beside a directory `x.pcr` would both be stored as `x.pcr`: refused before
+/// anything is written, on one line naming both and `--hide-names` (exit 2), here and across
+/// ranks; with `--hide-names` the tree round trips.
+#[test]
+fn a_file_and_a_directory_of_its_stored_name_are_refused_with_the_way_out() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = small_tree(d);
+    let key = keygen(d, "key");
+    let k = key.to_str().unwrap();
+    std::fs::create_dir(plain.join("a/x.pcr")).unwrap();
+    write(&plain.join("a/x.pcr"), "y", b"beside x");
+    write(&plain.join("a"), "x", b"x");
+    let says = format!(
+        "{} and the directory {} would both be stored as a/x.pcr",
+        plain.join("a/x").display(),
+        plain.join("a/x.pcr").display()
+    );
+    let sealed = d.join("sealed");
+    let stderr = fails(run(encrypt(&["-k", k], &plain, &sealed)), 2, &says);
+    assert!(stderr.contains("use --hide-names"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!sealed.exists());
+    #[cfg(feature = "mpi")]
+    if crate::distributed::with_mpi::have_mpirun() {
+        let args: Vec<&OsStr> = vec![
+            "encrypt".as_ref(),
+            "--recursive".as_ref(),
+            "-q".as_ref(),
+            "-k".as_ref(),
+            k.as_ref(),
+            plain.as_os_str(),
+            "-o".as_ref(),
+            sealed.as_os_str(),
+        ];
+        let out = crate::distributed::with_mpi::mpirun_with(2, args, |_| {});
+        let stderr = fails(out, 2, &says);
+        assert!(stderr.contains("use --hide-names"), "{stderr}");
+        assert!(!sealed.exists());
+    }
+    ok(run(encrypt(&["-k", k, "--hide-names"], &plain, &sealed)));
+    let back = d.join("back");
+    ok(run(decrypt(&["-k", k], &sealed, &back)));
+    assert_eq!(snapshot(&back), snapshot(&plain));
+}
+
 /// A manifest that cannot be written (here a directory holds its name in the output) leaves
 /// the files done complete and says the tree was done in part, naming the manifest.
 #[test]

@@ -59,6 +59,7 @@ use zeroize::Zeroizing;
 
 pub use header::{Header, MAGIC, MAX_HEADER_LEN, NONCE_LEN};
 pub use info::{AgeInfo, StanzaInfo, StanzaKind, plugin_tags};
+pub(crate) use payload::CHUNK_SIZE;
 use payload::SEALED_CHUNK_LEN;
 
 use crate::engine::{Job, Transform};

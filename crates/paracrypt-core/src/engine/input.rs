@@ -7,12 +7,15 @@ use std::os::unix::fs::MetadataExt;
 
 use crate::error::{Error, Result};
 
-/// A file input as it was when a job was made for it: its inode, length and modification time
-/// (what `make` and `rsync` compare). A process that runs part of the job checks its own open
-/// file against it before and after reading ([`InputId::check`]), and the commit checks once
-/// more, so that a job is never run over another input (sealing two plaintexts under one
-/// keystream) and an input that grew, shrank or was rewritten meanwhile is an error, not a
-/// silent cut.
+/// A file input as it was when a job was made for it: its inode, length, modification time and
+/// change time. A process that runs part of the job checks its own open file against it before
+/// and after reading ([`InputId::check`]), and the commit checks once more, so that a job is
+/// never run over another input (sealing two plaintexts under one keystream) and an input that
+/// grew, shrank or was rewritten meanwhile is an error, not a silent cut.
+///
+/// The modification time alone does not tell a rewrite in place that keeps the length: `cp -p`,
+/// `touch -r` and `rsync -t --inplace` put it back. The change time (`st_ctime`) moves on every
+/// write and change of metadata and no call sets it, so it does.
 ///
 /// The device number is left out: it differs between the clients of one network filesystem
 /// (NFS, Lustre), while the inode number and the times come from the server.
@@ -22,10 +25,12 @@ pub struct InputId {
     len: u64,
     mtime: i64,
     mtime_nsec: i64,
+    ctime: i64,
+    ctime_nsec: i64,
 }
 
 /// The length of [`InputId::to_bytes`].
-pub const INPUT_ID_LEN: usize = 32;
+pub const INPUT_ID_LEN: usize = 48;
 
 impl InputId {
     /// The identity of the open file `file` now.
@@ -38,6 +43,8 @@ impl InputId {
             len: meta.len(),
             mtime: meta.mtime(),
             mtime_nsec: meta.mtime_nsec(),
+            ctime: meta.ctime(),
+            ctime_nsec: meta.ctime_nsec(),
         })
     }
 
@@ -72,7 +79,9 @@ impl InputId {
             std::cmp::Ordering::Less => {
                 format!("it shrank from {} to {} bytes", self.len, now.len)
             }
-            std::cmp::Ordering::Equal => "it was modified (its modification time moved)".into(),
+            std::cmp::Ordering::Equal => {
+                "it was modified (its modification or change time moved)".into()
+            }
         };
         Err(Error::InputChanged(how))
     }
@@ -83,7 +92,9 @@ impl InputId {
         bytes[..8].copy_from_slice(&self.ino.to_be_bytes());
         bytes[8..16].copy_from_slice(&self.len.to_be_bytes());
         bytes[16..24].copy_from_slice(&self.mtime.to_be_bytes());
-        bytes[24..].copy_from_slice(&self.mtime_nsec.to_be_bytes());
+        bytes[24..32].copy_from_slice(&self.mtime_nsec.to_be_bytes());
+        bytes[32..40].copy_from_slice(&self.ctime.to_be_bytes());
+        bytes[40..].copy_from_slice(&self.ctime_nsec.to_be_bytes());
         bytes
     }
 
@@ -96,6 +107,8 @@ impl InputId {
             len: u64::from_be_bytes(word(8)),
             mtime: i64::from_be_bytes(word(16)),
             mtime_nsec: i64::from_be_bytes(word(24)),
+            ctime: i64::from_be_bytes(word(32)),
+            ctime_nsec: i64::from_be_bytes(word(40)),
         })
     }
 }
@@ -135,5 +148,25 @@ mod tests {
             id.check(file.as_file()),
             Err(Error::InputChanged(_))
         ));
+    }
+
+    #[test]
+    fn a_rewrite_in_place_that_puts_the_modification_time_back_is_seen() {
+        use std::os::unix::fs::FileExt;
+        // What `cp -p`, `touch -r` or `rsync -t --inplace` leave: the same inode, length and
+        // modification time, other contents.
+        let file = tempfile::NamedTempFile::new().unwrap();
+        file.as_file().write_all_at(b"0123456789", 0).unwrap();
+        let id = InputId::of(file.as_file()).unwrap();
+        let then = file.as_file().metadata().unwrap().modified().unwrap();
+        // File times come from a clock that ticks every few milliseconds: the rewrite is a
+        // tick later, as a rewrite by another program is.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        file.as_file().write_all_at(b"9876543210", 0).unwrap();
+        file.as_file().set_modified(then).unwrap();
+        let meta = file.as_file().metadata().unwrap();
+        assert_eq!((meta.len(), meta.modified().unwrap()), (10, then));
+        let rewritten = id.check(file.as_file()).unwrap_err();
+        assert!(matches!(rewritten, Error::InputChanged(_)), "{rewritten}");
     }
 }

@@ -969,11 +969,23 @@ impl<'a> FileWork for Open<'a> {
                 (Some(job), None)
             }
         };
+        // The tree hash's chunk is the file's own (its header's, or age's), never the
+        // manifest's alone.
+        let chunk = job.as_ref().map_or(crate::agefile::CHUNK_SIZE, |job| {
+            job.layout().payload_chunk()
+        });
+        if chunk != entry.chunk_size as usize {
+            return Err(self.mismatch(
+                file,
+                format!(
+                    "is in chunks of {chunk} bytes, where the manifest lists {}",
+                    entry.chunk_size
+                ),
+            ));
+        }
         if let Some(job) = &job {
-            let layout = job.layout();
-            let plan = job.planned();
             let chunks = entry.size.div_ceil(u64::from(entry.chunk_size)).max(1);
-            if layout.payload_chunk() != entry.chunk_size as usize || plan.len() != chunks {
+            if job.planned().len() != chunks {
                 return Err(self.mismatch(file, "is not the length the manifest lists"));
             }
         }
@@ -997,9 +1009,9 @@ impl<'a> FileWork for Open<'a> {
         })
     }
 
-    fn run(&self, file: usize, open: &Opening<'a>, chunks: Range<u64>) -> Result<()> {
+    fn run(&self, _file: usize, open: &Opening<'a>, chunks: Range<u64>) -> Result<()> {
         let Some(job) = &open.job else {
-            return self.in_order(file, open);
+            return self.in_order(open);
         };
         let sink = open.temp.as_ref().map(|t| t.sink());
         let ran = run_here(
@@ -1071,8 +1083,7 @@ impl<'a> FileWork for Open<'a> {
 impl Open<'_> {
     /// A file read in order (age's armor): the stream into the temporary file (or nowhere),
     /// the plaintext's leaves computed as it goes.
-    fn in_order(&self, file: usize, open: &Opening<'_>) -> Result<()> {
-        let entry = self.files[file].entry;
+    fn in_order(&self, open: &Opening<'_>) -> Result<()> {
         let resolved = open
             .resolved
             .as_ref()
@@ -1081,7 +1092,8 @@ impl Open<'_> {
             file: &*open.source,
             at: 0,
         });
-        let mut leaves = Leaves::new(entry.chunk_size as usize);
+        // Age's chunk (checked by `open` to be the entry's).
+        let mut leaves = Leaves::new(crate::agefile::CHUNK_SIZE);
         let written = match &open.temp {
             Some(temp) => {
                 let to = OutputWriter {
@@ -1262,6 +1274,30 @@ mod tests {
     /// allocating for the claim: in the container and in armored age (read in order).
     #[test]
     fn a_manifest_claiming_sizes_no_file_has_stays_cheap() {
+        forged(
+            |file| file.size = 1 << 60,
+            |_| "shorter than the size".into(),
+        );
+    }
+
+    /// A manifest (written by someone with the secret) whose entry says `chunk_size = 16`:
+    /// the plaintext is hashed in the file's own chunks (the container's, age's 64 KiB), never
+    /// in 16-byte ones (leaves of twice the file), and the file fails, named: in the container
+    /// and in armored age (read in order, where nothing else gives the chunk).
+    #[test]
+    fn a_manifest_s_chunk_size_is_never_the_one_hashed_with() {
+        forged(
+            |file| file.chunk_size = 16,
+            |armored| {
+                let chunk = if armored { 64 << 10 } else { 1 << 20 };
+                format!("is in chunks of {chunk} bytes, where the manifest lists 16")
+            },
+        );
+    }
+
+    /// Decrypts a tree of two files, `f` and `g`, whose manifest's entry of `f` was `forge`d:
+    /// `f` fails with an error that says `says(armored)`, `g` comes back.
+    fn forged(forge: impl Fn(&mut FileEntry), says: impl Fn(bool) -> String) {
         let identity = age::x25519::Identity::generate();
         let mut recipients = crate::recipient::Recipients::new();
         recipients
@@ -1289,6 +1325,7 @@ mod tests {
             ),
         ];
         for (secret, sealing, opener) in cases {
+            let armored = sealing.armor;
             let dir = tempfile::tempdir().unwrap();
             let plain = dir.path().join("plain");
             std::fs::create_dir(&plain).unwrap();
@@ -1308,7 +1345,7 @@ mod tests {
             let EntryKind::File(file) = &mut manifest.entries[at].kind else {
                 panic!("f is a file")
             };
-            file.size = 1 << 60;
+            forge(file);
             let dest = Dest {
                 root: sealed.clone(),
                 replace: true,
@@ -1333,7 +1370,7 @@ mod tests {
             assert_eq!(done.failures.len(), 1);
             let failure = done.failures[0].to_string();
             assert!(
-                failure.starts_with("f: ") && failure.contains("shorter than the size"),
+                failure.starts_with("f: ") && failure.contains(&says(armored)),
                 "{failure}"
             );
             assert_eq!(std::fs::read(back.join("g")).unwrap(), vec![8u8; 100]);

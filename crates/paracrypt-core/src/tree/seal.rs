@@ -21,11 +21,12 @@ use super::io::{
 use super::manifest::{Entry, EntryKind, FileEntry, Keying, Manifest, TreeFormat};
 use super::open::{open_manifest, read_sealed};
 use super::out::{Dest, Out, ThroughLink, open_no_follow};
+use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
 use super::state::{Record, Written};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
 use super::update::{Candidate, Checking, Checks, Encrypted};
-use super::walk::{Found, Walk, Walked, join};
+use super::walk::{Found, Walk, Walked, join, stored_over_dir};
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::container::{Key, Secret};
 use crate::engine::io::PositionalReader;
@@ -507,6 +508,7 @@ impl Prepared {
             output,
             previous.format,
             checksum,
+            self.chunk,
             walk.entries.len(),
             candidates,
             at_least,
@@ -585,6 +587,18 @@ impl Prepared {
                 join(input, MANIFEST.as_bytes()).display()
             )));
         }
+        if !manifest.hides_names()
+            && let Some((file, dir)) = stored_over_dir(&walked, tree_format.suffix())
+        {
+            out.get().remove_made(&[], created_root);
+            return Err(Error::TreeNameClash(format!(
+                "{} and the directory {} would both be stored as {}: encrypt the tree with hidden \
+                 names, which store its files under opaque names",
+                join(input, file).display(),
+                join(input, dir).display(),
+                shown(dir)
+            )));
+        }
         let made = match make_dirs(out.get(), &walked, &manifest) {
             Ok(made) => made,
             Err(e) => {
@@ -618,7 +632,8 @@ impl Prepared {
                                 Some(plain) => Plaintexts::Other(&**plain),
                                 None => Plaintexts::Local(input),
                             };
-                            unchanged(w, previous, input, output, options.checksum, provider)
+                            let checksum = options.checksum;
+                            unchanged(w, previous, input, output, checksum, chunk, provider)
                         })
                         .collect(),
                     None => vec![None; walked.len()],
@@ -1647,6 +1662,7 @@ fn unchanged(
     input: Plaintexts<'_>,
     output: Encrypted<'_>,
     checksum: bool,
+    chunk: usize,
     provider: Provider,
 ) -> Option<FileEntry> {
     let (_, file) = candidate(w, previous, checksum)?;
@@ -1655,6 +1671,7 @@ fn unchanged(
         output,
         format: previous.format,
         checksum,
+        chunk,
         provider,
     };
     checking

@@ -4,7 +4,10 @@
 //!
 //! A file is unchanged when its size and modification time are the ones the previous manifest
 //! lists (with [`Options::checksum`](super::Options::checksum): its size, and the BLAKE3 tree-hash
-//! root of its contents), and its encrypted file is still the one listed (its header's hash).
+//! root of its contents), its encrypted file is still the one listed (its header's hash), and
+//! its entry's chunk size is the one this run seals with. The tree hash's chunk is always that
+//! one, the format's, never the manifest's: a manifest's `chunk_size = 16` would make the hash's
+//! leaves twice the file.
 //! The coordinator keeps, from the walk and the previous manifest alone (no file read), the
 //! files whose size (and time) match: the candidates ([`Prepared::checks`](super::Prepared::checks)).
 //! The reads (each candidate's encrypted header; with `checksum`, its whole plaintext) are
@@ -29,10 +32,11 @@ use super::seal::leaves_of;
 use super::task::{Reader, put_bytes};
 use super::walk::join;
 use crate::error::Result;
+use crate::plan::ChunkSize;
 use crate::provider::Provider;
 use crate::sign::tree::{HASH_LEN, root};
 
-const CHECK_MAGIC: &[u8] = b"PARACRYPT-TREE-CHECK\x01";
+const CHECK_MAGIC: &[u8] = b"PARACRYPT-TREE-CHECK\x02";
 const CHECKED_MAGIC: &[u8] = b"PARACRYPT-TREE-SAME\x01";
 
 /// The fewest bytes a file of a check task takes: its path and stored name (a length and one
@@ -61,6 +65,8 @@ pub struct Checks {
     pub(crate) output: PathBuf,
     pub(crate) format: TreeFormat,
     pub(crate) checksum: bool,
+    /// The plaintext chunk the run seals with (the tree hash's).
+    chunk: usize,
     /// How many entries the walk they were made from holds.
     pub(crate) walked: usize,
     pub(crate) candidates: Vec<Candidate>,
@@ -79,11 +85,13 @@ impl std::fmt::Debug for Checks {
 }
 
 impl Checks {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         input: &Path,
         output: &Path,
         format: TreeFormat,
         checksum: bool,
+        chunk: usize,
         walked: usize,
         candidates: Vec<Candidate>,
         at_least: usize,
@@ -98,6 +106,7 @@ impl Checks {
             output: output.to_path_buf(),
             format,
             checksum,
+            chunk,
             walked,
             same: vec![None; candidates.len()],
             tasks: super::task::cut(&lens, at_least),
@@ -122,6 +131,7 @@ impl Checks {
         put_bytes(&mut out, self.output.as_os_str().as_bytes());
         out.push(format_byte(self.format));
         out.push(u8::from(self.checksum));
+        out.extend_from_slice(&(self.chunk as u64).to_le_bytes());
         let files = &self.candidates[self.tasks[i].clone()];
         out.extend_from_slice(&(files.len() as u64).to_le_bytes());
         for c in files {
@@ -180,21 +190,27 @@ pub(crate) enum Encrypted<'a> {
 }
 
 /// Where and how an update checks its files: the trees, the previous manifest's format,
-/// whether contents are compared, and what hashes them.
+/// whether contents are compared, the plaintext chunk this run seals with, and what hashes
+/// them.
 pub(crate) struct Checking<'a> {
     pub input: super::io::Plaintexts<'a>,
     pub output: Encrypted<'a>,
     pub format: TreeFormat,
     pub checksum: bool,
+    pub chunk: usize,
     pub provider: Provider,
 }
 
 impl Checking<'_> {
     /// Whether the file at `path` under the input (of `file.size` bytes now) is still the one
     /// `file` lists, its encrypted file at `stored` under the output still the one listed: the
-    /// encrypted header's hash, and with `checksum` the plaintext's tree-hash root. Anything
-    /// unreadable is changed (sealed again).
+    /// encrypted header's hash, and with `checksum` the plaintext's tree-hash root, hashed in
+    /// this run's chunks. An entry of other chunks, or anything unreadable, is changed (sealed
+    /// again).
     pub(crate) fn same(&self, path: &[u8], stored: &[u8], file: &FileEntry) -> bool {
+        if file.chunk_size as usize != self.chunk {
+            return false;
+        }
         let header = match self.output {
             Encrypted::Local(output) => {
                 let Ok(encrypted) = open_no_follow(&join(output, stored)) else {
@@ -215,7 +231,7 @@ impl Checking<'_> {
         if !self.checksum {
             return true;
         }
-        let (chunk, provider) = (file.chunk_size as usize, self.provider);
+        let (chunk, provider) = (self.chunk, self.provider);
         let leaves = match self.input {
             super::io::Plaintexts::Local(input) => {
                 let Ok(plain) = open_no_follow(&join(input, path)) else {
@@ -257,6 +273,10 @@ pub fn check_task(bytes: &[u8], provider: Provider, tick: &(dyn Fn() + Sync)) ->
         1 => true,
         _ => return Err(r.bad()),
     };
+    let chunk = usize::try_from(r.u64()?)
+        .ok()
+        .filter(|&chunk| ChunkSize::new(chunk).is_ok())
+        .ok_or_else(|| r.bad())?;
     let count = r.u64()?;
     if count > (r.rest.len() / MIN_FILE) as u64 {
         return Err(r.bad());
@@ -291,6 +311,7 @@ pub fn check_task(bytes: &[u8], provider: Provider, tick: &(dyn Fn() + Sync)) ->
         output: Encrypted::Local(&output),
         format,
         checksum,
+        chunk,
         provider,
     };
     let same: Vec<bool> = files
@@ -309,4 +330,102 @@ pub fn check_task(bytes: &[u8], provider: Provider, tick: &(dyn Fn() + Sync)) ->
     }
     out.extend_from_slice(&bits);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::container::{Key, Secret};
+    use crate::recipe::Runner;
+    use crate::request::{Request, Sealing};
+    use crate::tree::manifest::EntryKind;
+    use crate::tree::open::read_manifest;
+    use crate::tree::out::Dest;
+    use crate::tree::seal::write_manifest;
+    use crate::tree::{NoGuard, Options};
+
+    /// A previous manifest (written by someone with the secret) whose entry says `chunk_size =
+    /// 16`, its root that of the file in 16-byte chunks: an update hashes in the chunks it seals
+    /// with, never the entry's (whose leaves would take twice the file), and seals the file
+    /// again, here and in a check task of another process.
+    #[test]
+    fn an_update_takes_no_chunk_size_from_the_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        std::fs::write(plain.join("f"), vec![7u8; 100_000]).unwrap();
+        let sealed = dir.path().join("sealed");
+        let runner = Runner::new();
+        let provider = runner.chosen_provider();
+        let chunk = 64 << 10;
+        let secret = Secret::Key(Key::generate());
+        let sealing = Sealing {
+            chunk_size: Some(ChunkSize::new(chunk).unwrap()),
+            ..Sealing::default()
+        };
+        let seal = Request::encrypt(secret.clone(), sealing.clone()).unwrap();
+        let open = Request::decrypt(secret.clone(), None).unwrap();
+        let rewrite = Request::encrypt(
+            secret,
+            Sealing {
+                chunk_size: None,
+                ..sealing
+            },
+        )
+        .unwrap();
+        let dest = Dest {
+            root: sealed.clone(),
+            replace: true,
+            named: false,
+            sync: false,
+            guard: Arc::new(NoGuard),
+        };
+        // The tree's manifest, its entry of `f` forged; returns that entry.
+        let forge = || {
+            let mut manifest = read_manifest(&runner, &open, &sealed).unwrap();
+            let at = manifest.entries.iter().position(|e| e.path == b"f");
+            let EntryKind::File(file) = &mut manifest.entries[at.unwrap()].kind else {
+                panic!("f is a file")
+            };
+            assert_eq!(file.chunk_size as usize, chunk);
+            file.chunk_size = 16;
+            let source = File::open(plain.join("f")).unwrap();
+            file.root = root(&leaves_of(&source, file.size, 16, provider).unwrap());
+            let forged = file.clone();
+            write_manifest(&runner, &rewrite, &mut manifest, None, &dest).unwrap();
+            forged
+        };
+        super::super::encrypt(&runner, &seal, &plain, &sealed, &Options::default()).unwrap();
+        let forged = forge();
+
+        // Another process's check of it: changed.
+        let candidate = Candidate {
+            at: 0,
+            path: b"f".to_vec(),
+            stored: b"f.pcr".to_vec(),
+            len: forged.size,
+            file: forged,
+        };
+        let format = TreeFormat::Container;
+        let mut checks = Checks::new(&plain, &sealed, format, true, chunk, 1, vec![candidate], 1);
+        let answer = check_task(&checks.task(0), provider, &|| {}).unwrap();
+        assert_eq!(checks.add(0, &answer).unwrap(), 1);
+        assert!(!checks.same(0));
+
+        // Here, with and without `checksum`: sealed again, in the run's chunks (which `forge`
+        // checks).
+        for checksum in [true, false] {
+            let options = Options {
+                update: true,
+                checksum,
+                ..Options::default()
+            };
+            let done = super::super::encrypt(&runner, &seal, &plain, &sealed, &options).unwrap();
+            assert_eq!((done.files, done.unchanged), (1, 0), "checksum {checksum}");
+            forge();
+        }
+    }
 }

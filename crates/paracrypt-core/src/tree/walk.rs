@@ -188,6 +188,25 @@ pub(crate) fn mtime_of(meta: &Metadata) -> (i64, u32) {
     (meta.mtime(), meta.mtime_nsec() as u32)
 }
 
+/// The first regular file of `entries` (a walk's, sorted by path) whose stored name, its path
+/// and `suffix`, is the path of a directory of `entries` (a file `x` beside a directory
+/// `x.pcr`), and that directory: the two cannot both be in the output under names kept. A link
+/// is stored in the manifest alone, and a file's stored name ends in the suffix, so no other
+/// entry clashes.
+pub(crate) fn stored_over_dir<'w>(
+    entries: &'w [Walked],
+    suffix: &str,
+) -> Option<(&'w [u8], &'w [u8])> {
+    entries
+        .iter()
+        .filter(|w| w.found == Found::Dir)
+        .find_map(|dir| {
+            let name = dir.path.strip_suffix(suffix.as_bytes())?;
+            let at = entries.binary_search_by(|w| w.path[..].cmp(name)).ok()?;
+            matches!(entries[at].found, Found::File { .. }).then_some((name, &dir.path[..]))
+        })
+}
+
 /// A finished walk of a tree's input: every entry, the root first, sorted by path. What
 /// [`Prepared::plan`](super::Prepared::plan) plans a tree's encryption from: walked here
 /// ([`Walk::here`]), or merged from the parts other processes walked ([`WalkTop::finish`]).
