@@ -13,38 +13,12 @@ use crate::container::keygen;
 use crate::people::x25519;
 use crate::signed::signing_key;
 use crate::tree::{decrypt, encrypt, small_tree, snapshot};
+use crate::tree_update::{counts, ok_stderr, update};
 
 /// `cmd` run by the host whose record of its trees is under `state`.
 fn on(state: &Path, mut cmd: Command) -> Command {
     cmd.env("PARACRYPT_STATE_DIR", state);
     cmd
-}
-
-fn update(args: &[&str], input: &Path, output: &Path) -> Command {
-    let mut cmd = paracrypt();
-    cmd.args(["encrypt", "--recursive", "--update"])
-        .args(args)
-        .arg(input)
-        .arg("-o")
-        .arg(output);
-    cmd
-}
-
-/// What an update says it did: `(encrypted, unchanged, removed)`.
-#[track_caller]
-fn counts(out: &std::process::Output) -> (u64, u64, u64) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}: {stderr}", out.status);
-    let line = stderr
-        .lines()
-        .find(|l| l.contains(" unchanged, "))
-        .unwrap_or_else(|| panic!("no count in {stderr}"));
-    let n: Vec<u64> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|w| !w.is_empty())
-        .map(|w| w.parse().unwrap())
-        .collect();
-    (n[0], n[1], n[2])
 }
 
 /// The attack of issue #51 (1): someone with only the owner's public recipient and write
@@ -97,7 +71,7 @@ fn a_planted_manifest_carrying_a_key_of_its_own_is_refused() {
         // The backup host (no identity): the manifest is not the one it recorded, so every file
         // is encrypted again, to the owner; her password opens none of it.
         assert_eq!(
-            counts(&run(on(&state, update(&to, &plain, &out)))),
+            counts(&ok_stderr(on(&state, update(&to, &plain, &out)))),
             (3, 0, 0)
         );
         let back = d.join(format!("back{}", format.len()));
@@ -169,7 +143,7 @@ fn an_older_generation_put_back_is_refused() {
     let first_x = std::fs::read(out.join("x.pcr")).unwrap();
     write(&plain, "x", b"pay alice 900");
     assert_eq!(
-        counts(&run(on(&state, update(&["-k", k], &plain, &out)))),
+        counts(&ok_stderr(on(&state, update(&["-k", k], &plain, &out)))),
         (1, 2, 0)
     );
     let second = std::fs::read(out.join("paracrypt-manifest")).unwrap();
@@ -218,7 +192,7 @@ fn an_older_generation_put_back_is_refused() {
     std::fs::write(out.join("paracrypt-manifest"), &second).unwrap();
     // (x.pcr is the old one it put back: sealed again.)
     assert_eq!(
-        counts(&run(on(&state, update(&["-k", k], &plain, &out)))),
+        counts(&ok_stderr(on(&state, update(&["-k", k], &plain, &out)))),
         (1, 2, 0)
     );
 }
@@ -241,7 +215,7 @@ fn a_host_without_the_identity_updates_a_tree_to_recipients() {
     write(&plain, "x", &data(70_001, 10));
 
     assert_eq!(
-        counts(&run(on(&state, update(&to, &plain, &out)))),
+        counts(&ok_stderr(on(&state, update(&to, &plain, &out)))),
         (1, 2, 0)
     );
     let after = snapshot(&out);
@@ -258,14 +232,14 @@ fn a_host_without_the_identity_updates_a_tree_to_recipients() {
     // With the identity too, this host's record is what the update keeps from.
     let with_id = [&to[..], &["-i", id]].concat();
     assert_eq!(
-        counts(&run(on(&state, update(&with_id, &plain, &out)))),
+        counts(&ok_stderr(on(&state, update(&with_id, &plain, &out)))),
         (0, 3, 0)
     );
 
     // Another host, without a record of this tree: every file again, nothing lost.
     let elsewhere = d.join("elsewhere");
     assert_eq!(
-        counts(&run(on(&elsewhere, update(&to, &plain, &out)))),
+        counts(&ok_stderr(on(&elsewhere, update(&to, &plain, &out)))),
         (3, 0, 0)
     );
     let back = d.join("back-2");
@@ -274,7 +248,7 @@ fn a_host_without_the_identity_updates_a_tree_to_recipients() {
 
     // The first host's record no longer matches the manifest there: every file again.
     assert_eq!(
-        counts(&run(on(&state, update(&to, &plain, &out)))),
+        counts(&ok_stderr(on(&state, update(&to, &plain, &out)))),
         (3, 0, 0)
     );
 

@@ -13,7 +13,7 @@ use crate::tree::{
     decrypt, encrypt, small_tree, snapshot, temporaries, terminate_after_first, without_override,
 };
 
-fn update(args: &[&str], input: &Path, output: &Path) -> Command {
+pub(crate) fn update(args: &[&str], input: &Path, output: &Path) -> Command {
     let mut cmd = paracrypt();
     cmd.args(["encrypt", "--recursive", "--update"])
         .args(args)
@@ -25,7 +25,7 @@ fn update(args: &[&str], input: &Path, output: &Path) -> Command {
 
 /// What an update says it did: `(encrypted, unchanged, removed)`.
 #[track_caller]
-fn counts(stderr: &str) -> (u64, u64, u64) {
+pub(crate) fn counts(stderr: &str) -> (u64, u64, u64) {
     let line = stderr
         .lines()
         .find(|l| l.contains(" unchanged, "))
@@ -38,7 +38,7 @@ fn counts(stderr: &str) -> (u64, u64, u64) {
     (numbers[0], numbers[1], numbers[2])
 }
 
-fn ok_stderr(cmd: Command) -> String {
+pub(crate) fn ok_stderr(cmd: Command) -> String {
     let out = run(cmd);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
