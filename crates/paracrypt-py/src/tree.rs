@@ -25,7 +25,7 @@ fn write_options(overwrite: bool) -> tree::Options {
 
 /// The options of a tree's encryption from the keyword arguments of :func:`encrypt_tree` (and
 /// ``TreeJob.encrypt``): ``identities=`` open the manifest of a tree encrypted to recipients,
-/// for an update.
+/// for an update from a manifest signed by ``sign=``.
 fn seal_options(
     overwrite: bool,
     hide_names: bool,
@@ -439,9 +439,10 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// date (or finishes an interrupted run): files unchanged since its manifest (size and
 /// modification time; ``checksum=True``: contents) are kept, the others encrypted, those of
 /// files gone removed, and a new manifest written (needs ``key=`` or ``password=``, which
-/// open the manifest; for a tree encrypted to ``recipients=``, ``identities=`` that open it:
-/// the files kept stay encrypted to whom they were, new and changed files go to
-/// ``recipients=``).
+/// open the manifest; a tree encrypted to ``recipients=`` is updated from this host's record
+/// of the manifest it wrote there, with no identity, or with ``identities=`` from a manifest
+/// signed by ``sign=``, else encrypted whole again: the files kept stay encrypted to whom they
+/// were, new and changed files go to ``recipients=``; docs/guide/trees.md).
 ///
 /// Returns a dict: ``files`` and ``bytes`` encrypted, ``unchanged`` and ``removed`` (an
 /// update), ``not_started`` (0), ``complete`` (``True``), ``signer`` (``None`` here; a
