@@ -892,6 +892,55 @@ fn a_checkpoint_of_tasks_sealed_so_far_lets_update_go_on() {
     );
 }
 
+/// The same checkpoint of a tree to recipients, on a host that holds no identity: the host's
+/// record of the checkpoint it wrote is what the update goes on from (every file sealed so far
+/// kept), and without that record (another host's state directory) every file is sealed again.
+#[test]
+fn a_checkpoint_of_a_tree_to_recipients_is_recorded_for_an_update_without_identity() {
+    use age::secrecy::ExposeSecret;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = sample(dir.path());
+    let identity = age::x25519::Identity::generate();
+    let mut recipients = paracrypt_core::recipient::Recipients::new();
+    recipients
+        .add(&identity.to_public().to_string(), "r")
+        .unwrap();
+    let runner = Runner::new();
+    let seal =
+        Request::encrypt(Secret::Recipients(Arc::new(recipients)), Sealing::default()).unwrap();
+    let state = |name: &str| Options {
+        state: Some(dir.path().join(name)),
+        ..Options::default()
+    };
+    let sealed_at = dir.path().join("sealed");
+    let plan = tree::plan(&runner, &seal, &plain, &sealed_at, &state("host")).unwrap();
+    let mut sealed = tree::Sealed::new(&plan);
+    let result = seal_elsewhere(&runner, &plan.task(0..100).unwrap(), 2);
+    sealed.add(&plan, result).unwrap();
+    sealed.checkpoint(&plan, &runner);
+    drop((sealed, plan));
+
+    let update = |host: &str| Options {
+        update: true,
+        ..state(host)
+    };
+    let done = tree::encrypt(&runner, &seal, &plain, &sealed_at, &update("host")).unwrap();
+    assert!(done.is_complete(), "{:?}", done.failures);
+    assert_eq!((done.unchanged, done.files), (100, 53));
+    let done = tree::encrypt(&runner, &seal, &plain, &sealed_at, &update("another")).unwrap();
+    assert_eq!((done.unchanged, done.files), (0, 153));
+    let mut identities = paracrypt_core::recipient::Identities::new();
+    identities
+        .add_file("k", identity.to_string().expose_secret().as_bytes())
+        .unwrap();
+    let open = Request::decrypt(Secret::Identities(Arc::new(identities)), None).unwrap();
+    assert!(
+        tree::verify(&runner, &open, &sealed_at, &[])
+            .unwrap()
+            .is_intact()
+    );
+}
+
 /// A task sealed with a guard (`seal_task_guarded`, as an MPI rank seals its tasks) tells it
 /// of each named temporary file it writes, so that the process's interrupt handler can remove
 /// them; the plan's own guard is not the task's (it stays in the plan's process).
