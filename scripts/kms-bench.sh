@@ -4,7 +4,10 @@
 #
 #   1. KMS requests per file, counted in the server's request log: encrypting to a KMS key,
 #      decrypting with --kms, and decrypting with another recipient's key (target: 1, 1, 0);
-#   2. a SIZE_MIB file (1 GiB) encrypted to a KMS key vs to an X25519 key, and decrypted with
+#   2. KMS requests for a tree of FILES files (4,000) to a KMS key: encrypting it, decrypting it
+#      with --kms, a write-only --update after one file changed, and decrypting it again
+#      (target: 1, 1, 1, 2: one per run that sealed part of it);
+#   3. a SIZE_MIB file (1 GiB) encrypted to a KMS key vs to an X25519 key, and decrypted with
 #      --kms vs with the X25519 identity (target: within 1.02x), interleaved and shuffled by
 #      scripts/compare.py, medians and ratios from one run.
 #
@@ -19,6 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE_MIB=${SIZE_MIB:-1024}
 ROUNDS=${ROUNDS:-7}
+FILES=${FILES:-4000}
 if [ -z "${PARACRYPT:-}" ]; then
   cargo build --release -q -p paracrypt-cli
   PARACRYPT=target/release/paracrypt
@@ -53,6 +57,25 @@ for format in paracrypt age; do
   other=$(( $(requests) - before ))
   echo "$format: encrypt $enc, decrypt --kms $dec, decrypt -i (X25519) $other"
 done
+
+echo "== KMS requests for a tree of $FILES files"
+mkdir -p "$DIR/tree"
+for i in $(seq 1 "$FILES"); do
+  d="$DIR/tree/d$((i % 40))"; mkdir -p "$d"; printf 'file %s\n' "$i" > "$d/f$i"
+done
+export PARACRYPT_STATE_DIR="$DIR/state"
+before=$(requests)
+"$P" encrypt -q --recursive -r awskms:alias/bench -o "$DIR/tree.enc" "$DIR/tree"
+enc=$(( $(requests) - before )); before=$(requests)
+"$P" decrypt -q --recursive --kms -o "$DIR/tree.out" "$DIR/tree.enc"
+dec=$(( $(requests) - before )); before=$(requests)
+echo changed >> "$DIR/tree/d1/f1"
+"$P" encrypt -q --recursive --update -r awskms:alias/bench -o "$DIR/tree.enc" "$DIR/tree"
+upd=$(( $(requests) - before )); before=$(requests)
+"$P" decrypt -q --recursive --kms -o "$DIR/tree.out2" "$DIR/tree.enc"
+dec2=$(( $(requests) - before ))
+echo "tree: encrypt $enc, decrypt --kms $dec, --update without identity $upd, decrypt again $dec2"
+rm -rf "$DIR/tree" "$DIR/tree.enc" "$DIR/tree.out" "$DIR/tree.out2"
 
 echo "== ${SIZE_MIB} MiB: KMS recipient vs X25519 recipient ($(nproc) cores, $ROUNDS rounds)"
 head -c "$((SIZE_MIB << 20))" /dev/urandom > "$DIR/big"

@@ -95,3 +95,33 @@ def test_a_refusal_by_kms_is_an_io_error_naming_the_key(kms: subprocess.Popen[st
         paracrypt.decrypt_file(tmp_path / "sealed", tmp_path / "out",
                                identities=paracrypt.Identities.kms())
     assert listing(tmp_path) == ["plain", "sealed"]
+
+
+@pytest.mark.parametrize("fmt", ["paracrypt", "age"])
+def test_a_tree_to_a_kms_key_is_updated_by_a_host_that_cannot_open_it(
+        kms: subprocess.Popen[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        fmt: str) -> None:
+    """One run key per run (the CLI's tests count the requests); the update takes what it keeps
+    from the host's own record, with no identity and no ``Identities.kms()``."""
+    monkeypatch.setenv("PARACRYPT_STATE_DIR", str(tmp_path / "state"))
+    arn = command(kms, {"op": "kms_key"})["arn"]  # type: ignore[index]
+    src = tmp_path / "in"
+    for i in range(12):
+        (src / f"d{i % 3}").mkdir(parents=True, exist_ok=True)
+        (src / f"d{i % 3}" / f"f{i}").write_bytes(data(1000 + i))
+    enc = tmp_path / "enc"
+    paracrypt.encrypt_tree(src, enc, recipients=[f"awskms:{arn}"], format=fmt)
+    (src / "d0" / "f0").write_bytes(b"changed since the first run")
+    paracrypt.encrypt_tree(src, enc, recipients=[f"awskms:{arn}"], format=fmt, update=True)
+    out = tmp_path / "out"
+    paracrypt.decrypt_tree(enc, out, identities=paracrypt.Identities.kms())
+    for path in src.rglob("*"):
+        if path.is_file():
+            assert (out / path.relative_to(src)).read_bytes() == path.read_bytes(), path
+
+
+def test_a_key_arn_naming_another_host_is_refused_in_one_line(
+        kms: subprocess.Popen[str]) -> None:
+    hostile = "arn:aws:kms:x@attacker.example/:123456789012:key/1"
+    with pytest.raises(paracrypt.Error, match="not an AWS KMS key ARN: the region must be"):
+        paracrypt.encrypt(b"x", recipients=[f"awskms:{hostile}"])

@@ -152,9 +152,9 @@ fn rekey_adds_and_removes_a_kms_recipient() {
 }
 
 /// A KMS stanza moved into the header of another file (same recipients, another file key) is
-/// refused by KMS itself: the encryption context binds it to its header.
+/// refused: its file key is sealed under a key bound to its own header.
 #[test]
-fn a_kms_stanza_moved_to_another_file_is_refused_by_kms() {
+fn a_kms_stanza_moved_to_another_file_is_refused() {
     let server = Server::shared();
     let arn = kms_key(server, None);
     let dir = scratch();
@@ -190,9 +190,104 @@ fn a_kms_stanza_moved_to_another_file_is_refused_by_kms() {
     fails(
         run(cmd),
         1,
-        &format!("KMS key {arn}: KMS refused the wrapped key: it belongs to another file"),
+        &format!("KMS key {arn}: the wrapped key belongs to another file (its header differs)"),
     );
     assert!(!out.exists());
+}
+
+/// A tree to a KMS key costs one KMS request to encrypt and one to decrypt, whatever its number
+/// of files (one run key, wrapped once); a backup host with no way to decrypt (no `--kms`, no
+/// identity, no `kms:Decrypt` in its policy) updates it after a change with one more request, and the tree then opens with one
+/// request per run that sealed part of it. Both formats.
+#[test]
+fn a_tree_to_a_kms_key_costs_one_request_each_way_and_updates_without_decrypting() {
+    let server = Server::shared();
+    let arn = kms_key(server, None);
+    let proxy = Proxy::start(server.port, |_| Action::Forward);
+    let dir = scratch();
+    let d = dir.path();
+    let state = d.join("state");
+    let kms = || {
+        let mut cmd = client(server);
+        cmd.env("AWS_ENDPOINT_URL_KMS", proxy.url())
+            .env("PARACRYPT_STATE_DIR", &state);
+        cmd
+    };
+    let recipient = format!("awskms:{arn}");
+    let made = server.command(serde_json::json!({
+        "op": "kms_user", "name": "tree-updater", "deny": ["kms:Decrypt"]
+    }));
+    let updater = (
+        made[0].as_str().unwrap().to_owned(),
+        made[1].as_str().unwrap().to_owned(),
+    );
+    for format in ["paracrypt", "age"] {
+        let input = d.join(format!("in.{format}"));
+        let files: Vec<(String, Vec<u8>)> = (0..40)
+            .map(|i| (format!("d{}/f{i}", i % 4), data(1000 + i, i as u8)))
+            .collect();
+        for (name, plain) in &files {
+            std::fs::create_dir_all(input.join(name).parent().unwrap()).unwrap();
+            std::fs::write(input.join(name), plain).unwrap();
+        }
+        let out = d.join(format!("out.{format}"));
+        let before = proxy.requests().len();
+        let requests = || proxy.requests().len() - before;
+        let encrypt = |update: bool| {
+            let mut cmd = kms();
+            cmd.args(["encrypt", "-q", "--recursive", "--format", format]);
+            if update {
+                // As a backup host that may not call kms:Decrypt.
+                cmd.env("AWS_ACCESS_KEY_ID", &updater.0)
+                    .env("AWS_SECRET_ACCESS_KEY", &updater.1)
+                    .arg("--update");
+            }
+            cmd.args(["-r", &recipient, "-o", s(&out), s(&input)]);
+            ok(run(cmd));
+        };
+        let decrypt = |to: &str| {
+            let back = d.join(format!("{to}.{format}"));
+            let mut cmd = kms();
+            cmd.args([
+                "decrypt",
+                "-q",
+                "--recursive",
+                "--kms",
+                "-o",
+                s(&back),
+                s(&out),
+            ]);
+            ok(run(cmd));
+            back
+        };
+        encrypt(false);
+        assert_eq!(
+            requests(),
+            1,
+            "{format}: 40 files and a manifest, one Encrypt"
+        );
+        let back = decrypt("back");
+        assert_eq!(requests(), 2, "{format}: one Decrypt");
+        for (name, plain) in &files {
+            assert_eq!(
+                &std::fs::read(back.join(name)).unwrap(),
+                plain,
+                "{format} {name}"
+            );
+        }
+        let changed = data(5000, 99);
+        std::fs::write(input.join(&files[7].0), &changed).unwrap();
+        encrypt(true);
+        assert_eq!(
+            requests(),
+            3,
+            "{format}: the update's run key, nothing decrypted"
+        );
+        let back = decrypt("again");
+        assert_eq!(requests(), 5, "{format}: one Decrypt per run");
+        assert_eq!(std::fs::read(back.join(&files[7].0)).unwrap(), changed);
+        assert_eq!(std::fs::read(back.join(&files[8].0)).unwrap(), files[8].1);
+    }
 }
 
 /// A key ARN picks the server only through a region of its partition: a file whose stanza

@@ -603,9 +603,10 @@ fn one_session_per_plugin_and_none_when_another_identity_opens_the_file() {
 }
 
 /// `decrypt --recursive` opens every file of a tree, and its manifest, in one plugin session
-/// (a hardware key's PIN typed once), in both formats.
+/// (a hardware key's PIN typed once), in both formats; a host with only the recipient updates
+/// the tree after a change with one recipient session and none of the identity's.
 #[test]
-fn a_tree_is_opened_in_one_plugin_session() {
+fn a_tree_is_opened_in_one_plugin_session_and_updated_without_the_identity() {
     if !have_tools() {
         return;
     }
@@ -628,23 +629,30 @@ fn a_tree_is_opened_in_one_plugin_session() {
         std::fs::remove_file(&log).ok();
         text.lines().map(str::to_owned).collect::<Vec<_>>()
     };
+    let state = d.join("state");
+    let state = [("PARACRYPT_STATE_DIR", s(&state))];
     for format in ["paracrypt", "age"] {
         let sealed = d.join(format!("sealed-{format}"));
         let back = d.join(format!("back-{format}"));
-        ok(pc(
-            &[
+        let encrypt = |more: &[&str]| {
+            let mut args = vec![
                 "encrypt",
                 "--recursive",
                 "--format",
                 format,
                 "-r",
                 &recipient,
-                "-o",
-                s(&sealed),
-                s(&plain),
-            ],
-            &[],
-        ));
+            ];
+            args.extend_from_slice(more);
+            args.extend_from_slice(&["-o", s(&sealed), s(&plain)]);
+            ok(pc(&args, &[state[0], ("PCTEST_LOG", s(&log))]));
+        };
+        encrypt(&[]);
+        let sessions = starts();
+        assert!(
+            sessions.iter().all(|s| s == "recipient-v1"),
+            "{format}: {sessions:?}"
+        );
         ok(pc(
             &[
                 "decrypt",
@@ -667,6 +675,20 @@ fn a_tree_is_opened_in_one_plugin_session() {
             let got = std::fs::read(back.join(at).join(format!("f{i}"))).unwrap();
             assert_eq!(got, data(100 + usize::from(i), i), "{format} f{i}");
         }
+        write(&plain, "f1", b"changed since");
+        encrypt(&["--update"]);
+        let sessions = starts();
+        assert!(
+            !sessions.is_empty() && sessions.iter().all(|s| s == "recipient-v1"),
+            "{format}: the identity is never asked for: {sessions:?}"
+        );
+        let again = d.join(format!("again-{format}"));
+        let mut args = vec!["decrypt", "--recursive", "-i", s(&id)];
+        args.extend_from_slice(&["-o", s(&again), s(&sealed)]);
+        ok(pc(&args, &[]));
+        assert_eq!(std::fs::read(again.join("f1")).unwrap(), b"changed since");
+        assert_eq!(std::fs::read(again.join("sub/f0")).unwrap(), data(100, 0));
+        write(&plain, "f1", &data(101, 1));
     }
 }
 

@@ -14,7 +14,9 @@
 //! moved into another header is refused by KMS itself (and, where the digest cannot tell two
 //! headers apart, by the header's MAC, which only the right file key opens).
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD_NO_PAD;
@@ -263,60 +265,210 @@ fn context(digest: &[u8; 32]) -> String {
     BASE64_STANDARD_NO_PAD.encode(digest)
 }
 
-/// Wraps `file_key` for `target` with `kms`, bound to `digest`: its stanza.
+/// The encryption context's key for a run key (the value is [`RUN_CONTEXT_VALUE`]): a run key's
+/// blob and a file key's blob are never taken for each other.
+pub const RUN_CONTEXT_KEY: &str = "paracrypt-run-key";
+/// The value that goes with [`RUN_CONTEXT_KEY`].
+pub const RUN_CONTEXT_VALUE: &str = "v1";
+/// How long a run key is.
+const RUN_KEY_BYTES: usize = 32;
+/// How long a stanza's salt is.
+const SALT_BYTES: usize = 16;
+/// The longest ciphertext blob KMS makes (6144 bytes, as its API reference says).
+const MAX_BLOB: usize = 6144;
+/// The HKDF label of a file key's wrapping key; the header's digest follows it.
+const RUN_LABEL: &[u8] = b"paracrypt awskms run v1\n";
+/// How many run keys an [`Identities`](super::Identities) keeps before it forgets them all (a
+/// hostile tree naming many still costs one request each, as before, and no more memory).
+const MAX_RUNS: usize = 1024;
+
+/// A run key: 32 random bytes that KMS wrapped once, and its blob.
+#[derive(Clone)]
+pub(crate) struct RunKey {
+    key: Arc<Zeroizing<[u8; RUN_KEY_BYTES]>>,
+    blob: Arc<[u8]>,
+}
+
+/// The run keys made (by [`Recipients`](super::Recipients), one per KMS key) or opened (by
+/// [`Identities`](super::Identities), one per blob): each asks KMS once, however many files and
+/// threads want it at the same time; a refusal is not kept, so the next file asks again.
+#[derive(Default)]
+pub(crate) struct RunKeys {
+    map: Mutex<HashMap<Vec<u8>, Arc<Slot>>>,
+}
+
+/// One run key, once KMS gave it; locked while KMS is asked.
+type Slot = Mutex<Option<RunKey>>;
+
+impl RunKeys {
+    /// The run key kept as `id`, else the one `make` gives (kept if it is one).
+    fn get(
+        &self,
+        id: Vec<u8>,
+        make: impl FnOnce() -> std::result::Result<RunKey, String>,
+    ) -> std::result::Result<RunKey, String> {
+        let entry = {
+            let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+            if map.len() >= MAX_RUNS && !map.contains_key(&id) {
+                map.clear();
+            }
+            Arc::clone(map.entry(id).or_default())
+        };
+        // Held while KMS is asked: the other files of the run wait for this answer.
+        let mut run = entry.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(run) = run.as_ref() {
+            return Ok(run.clone());
+        }
+        let made = make()?;
+        *run = Some(made.clone());
+        Ok(made)
+    }
+}
+
+/// The key a file key is sealed with under `run`: HKDF-SHA256 of the run key, salted with the
+/// stanza's own salt, bound to the header's `digest`.
+fn wrapping_key(run: &RunKey, salt: &[u8], digest: &[u8; 32]) -> Zeroizing<[u8; 32]> {
+    let mut label = Vec::with_capacity(RUN_LABEL.len() + digest.len());
+    label.extend_from_slice(RUN_LABEL);
+    label.extend_from_slice(digest);
+    Zeroizing::new(age_core::primitives::hkdf(salt, &label, &run.key[..]))
+}
+
+/// Wraps `file_key` for `target`, bound to `digest`: its stanza, `-> awskms KEY SALT` with the
+/// sealed file key and the run key's blob as its body. The run key of `target` is made and
+/// wrapped by `kms` the first time (one request for every file these recipients seal).
 pub(crate) fn wrap(
     kms: &dyn Kms,
+    runs: &RunKeys,
     target: &Target,
     file_key: &FileKey,
     digest: &[u8; 32],
 ) -> Result<Stanza> {
     use age::secrecy::ExposeSecret;
-    let value = context(digest);
-    let blob = kms
-        .encrypt(
-            &target.key,
-            file_key.expose_secret(),
-            &[(CONTEXT_KEY, &value)],
-        )
+    let run = runs
+        .get(target.key.as_bytes().to_vec(), || {
+            let mut key = Zeroizing::new([0; RUN_KEY_BYTES]);
+            rand::Rng::fill_bytes(&mut rand::rng(), &mut key[..]);
+            let blob = kms.encrypt(
+                &target.key,
+                &key[..],
+                &[(RUN_CONTEXT_KEY, RUN_CONTEXT_VALUE)],
+            )?;
+            Ok(RunKey {
+                key: Arc::new(key),
+                blob: blob.into(),
+            })
+        })
         .map_err(|reason| kms_error(&target.key, reason))?;
+    let mut salt = [0; SALT_BYTES];
+    rand::Rng::fill_bytes(&mut rand::rng(), &mut salt);
+    let wrapping = wrapping_key(&run, &salt, digest);
+    let mut body = age_core::primitives::aead_encrypt(&wrapping, file_key.expose_secret());
+    body.extend_from_slice(&run.blob);
     Ok(Stanza {
         tag: STANZA_TAG.to_owned(),
-        args: vec![target.key.clone()],
-        body: blob,
+        args: vec![target.key.clone(), BASE64_STANDARD_NO_PAD.encode(salt)],
+        body,
     })
 }
 
-/// Unwraps the file key of a KMS stanza with `kms`: `None` if `stanza` is not one.
-pub(crate) fn unwrap(kms: &dyn Kms, stanza: &Stanza, digest: &[u8; 32]) -> Option<Result<FileKey>> {
+/// Unwraps the file key of a KMS stanza with `kms`: `None` if `stanza` is not one. A stanza of
+/// a run (`-> awskms KEY SALT`) asks KMS for its run key once per `runs`; one of a file key
+/// alone (`-> awskms KEY`, as paracrypt 0.x before run keys wrote them) asks for every file.
+pub(crate) fn unwrap(
+    kms: &dyn Kms,
+    runs: &RunKeys,
+    stanza: &Stanza,
+    digest: &[u8; 32],
+) -> Option<Result<FileKey>> {
     if stanza.tag != STANZA_TAG {
         return None;
     }
-    let [key] = stanza.args.as_slice() else {
-        return Some(Err(Error::AgeHeader(
-            "an awskms stanza must have one argument, the key".into(),
-        )));
+    let (key, salt) = match stanza.args.as_slice() {
+        [key] => (key, None),
+        [key, salt] => (key, Some(salt)),
+        _ => {
+            return Some(Err(Error::AgeHeader(
+                "an awskms stanza must have one or two arguments, the key and a salt".into(),
+            )));
+        }
     };
     if let Err(reason) = valid_key(key) {
         return Some(Err(kms_error(key, reason)));
     }
+    Some(match salt {
+        None => unwrap_alone(kms, key, &stanza.body, digest),
+        Some(salt) => unwrap_in_run(kms, runs, key, salt, &stanza.body, digest),
+    })
+}
+
+/// A file key KMS wrapped on its own, bound to its header by the encryption context.
+fn unwrap_alone(kms: &dyn Kms, key: &str, blob: &[u8], digest: &[u8; 32]) -> Result<FileKey> {
     let value = context(digest);
-    Some(
-        kms.decrypt(key, &stanza.body, &[(CONTEXT_KEY, &value)])
-            .map_err(|reason| kms_error(key, reason))
-            .and_then(|plain| {
-                let bytes: [u8; FILE_KEY_BYTES] = plain.as_slice().try_into().map_err(|_| {
-                    kms_error(
-                        key,
-                        format!(
-                            "KMS gave {} bytes where a {FILE_KEY_BYTES}-byte file key was \
-                                 wrapped",
-                            plain.len()
-                        ),
-                    )
-                })?;
-                Ok(FileKey::new(Box::new(bytes)))
-            }),
-    )
+    let plain = kms
+        .decrypt(key, blob, &[(CONTEXT_KEY, &value)])
+        .map_err(|reason| kms_error(key, reason))?;
+    let bytes: [u8; FILE_KEY_BYTES] = plain.as_slice().try_into().map_err(|_| {
+        kms_error(
+            key,
+            format!(
+                "KMS gave {} bytes where a {FILE_KEY_BYTES}-byte file key was wrapped",
+                plain.len()
+            ),
+        )
+    })?;
+    Ok(FileKey::new(Box::new(bytes)))
+}
+
+/// A file key sealed under a run key, bound to its header by the wrapping key's label.
+fn unwrap_in_run(
+    kms: &dyn Kms,
+    runs: &RunKeys,
+    key: &str,
+    salt: &str,
+    body: &[u8],
+    digest: &[u8; 32],
+) -> Result<FileKey> {
+    let malformed = |why: &str| Error::AgeHeader(format!("an awskms stanza is malformed: {why}"));
+    let salt: [u8; SALT_BYTES] = BASE64_STANDARD_NO_PAD
+        .decode(salt)
+        .ok()
+        .and_then(|s| s.try_into().ok())
+        .ok_or_else(|| malformed("its salt is not 16 bytes in base64"))?;
+    let sealed_len = FILE_KEY_BYTES + 16;
+    if body.len() <= sealed_len || body.len() - sealed_len > MAX_BLOB {
+        return Err(malformed("its body is not a sealed key and a KMS blob"));
+    }
+    let (sealed, blob) = body.split_at(sealed_len);
+    let mut id = Vec::with_capacity(key.len() + 1 + blob.len());
+    id.extend_from_slice(key.as_bytes());
+    id.push(0);
+    id.extend_from_slice(blob);
+    let run = runs
+        .get(id, || {
+            let plain = kms.decrypt(key, blob, &[(RUN_CONTEXT_KEY, RUN_CONTEXT_VALUE)])?;
+            let key: [u8; RUN_KEY_BYTES] = plain.as_slice().try_into().map_err(|_| {
+                format!(
+                    "KMS gave {} bytes where a {RUN_KEY_BYTES}-byte run key was wrapped",
+                    plain.len()
+                )
+            })?;
+            Ok(RunKey {
+                key: Arc::new(Zeroizing::new(key)),
+                blob: blob.into(),
+            })
+        })
+        .map_err(|reason| kms_error(key, reason))?;
+    let wrapping = wrapping_key(&run, &salt, digest);
+    let plain =
+        age_core::primitives::aead_decrypt(&wrapping, FILE_KEY_BYTES, sealed).map_err(|_| {
+            kms_error(
+                key,
+                "the wrapped key belongs to another file (its header differs) or is damaged",
+            )
+        })?;
+    let bytes: [u8; FILE_KEY_BYTES] = plain.try_into().expect("aead_decrypt checked the length");
+    Ok(FileKey::new(Box::new(bytes)))
 }
 
 /// The keys a header's KMS stanzas name, in order (what `info` shows).
@@ -340,6 +492,7 @@ pub(crate) fn kms_error(key: &str, reason: impl Into<String>) -> Error {
 mod tests {
     use super::*;
     use crate::recipient::Recipients;
+    use std::sync::Arc;
 
     #[test]
     fn a_kms_recipient_needs_a_client_and_a_key() {
@@ -528,7 +681,7 @@ mod tests {
             args: vec![key.into()],
             body: vec![0; 32],
         };
-        let Some(Err(e)) = unwrap(&Never, &stanza, &[0; 32]) else {
+        let Some(Err(e)) = unwrap(&Never, &RunKeys::default(), &stanza, &[0; 32]) else {
             panic!("the stanza was not refused");
         };
         assert_eq!(
@@ -538,6 +691,193 @@ mod tests {
                  digits and dashes, as us-east-1"
             )
         );
+    }
+
+    /// A KMS in this process, for the stanza's own logic (the CLI's and Python's tests run the
+    /// real client against a KMS server): a blob is a random handle to what was wrapped, opened
+    /// only with the same key and context; it counts requests.
+    type Wrapped = (String, String, Vec<u8>);
+
+    #[derive(Debug, Default)]
+    struct Local {
+        /// By blob: the key, the context and what was wrapped.
+        wrapped: Mutex<HashMap<Vec<u8>, Wrapped>>,
+        encrypts: std::sync::atomic::AtomicUsize,
+        decrypts: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Kms for Local {
+        fn encrypt(
+            &self,
+            key: &str,
+            plaintext: &[u8],
+            context: &[(&str, &str)],
+        ) -> std::result::Result<Vec<u8>, String> {
+            self.encrypts
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut blob = vec![0; 40];
+            rand::Rng::fill_bytes(&mut rand::rng(), &mut blob);
+            let wrapped = (key.to_owned(), format!("{context:?}"), plaintext.to_vec());
+            self.wrapped.lock().unwrap().insert(blob.clone(), wrapped);
+            Ok(blob)
+        }
+        fn decrypt(
+            &self,
+            key: &str,
+            blob: &[u8],
+            context: &[(&str, &str)],
+        ) -> std::result::Result<Zeroizing<Vec<u8>>, String> {
+            self.decrypts
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            match self.wrapped.lock().unwrap().get(blob) {
+                Some((k, c, plain)) if k == key && *c == format!("{context:?}") => {
+                    Ok(Zeroizing::new(plain.clone()))
+                }
+                _ => Err("KMS refused the wrapped key: it belongs to another file".into()),
+            }
+        }
+    }
+
+    fn with_local(kms: &Arc<Local>) -> (Recipients, crate::recipient::Identities) {
+        let mut recipients = Recipients::new();
+        recipients.set_kms(kms.clone());
+        recipients.add("awskms:alias/k", "recipient 1").unwrap();
+        let mut identities = crate::recipient::Identities::new();
+        identities.set_kms(kms.clone());
+        (recipients, identities)
+    }
+
+    fn count(n: &std::sync::atomic::AtomicUsize) -> usize {
+        n.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Recipients seal any number of files with one KMS request (the run key's), and identities
+    /// open them with one, however many threads ask at once; each stanza opens only in its own
+    /// header.
+    #[test]
+    fn one_run_key_one_request_each_way_whatever_the_files_and_threads() {
+        use age::secrecy::ExposeSecret;
+        let kms = Arc::new(Local::default());
+        let (recipients, identities) = with_local(&kms);
+        let keys: Vec<FileKey> = (0..64u8)
+            .map(|i| FileKey::new(Box::new([i; FILE_KEY_BYTES])))
+            .collect();
+        let salts: Vec<[u8; 32]> = (0..64u8).map(|i| [i; 32]).collect();
+        let headers: Vec<Vec<Stanza>> = keys
+            .iter()
+            .zip(&salts)
+            .map(|(key, salt)| recipients.wrap_bound(key, salt).unwrap())
+            .collect();
+        assert_eq!(count(&kms.encrypts), 1, "one Encrypt for 64 files");
+        assert!(headers.iter().all(|h| h.len() == 1 && h[0].args.len() == 2));
+        std::thread::scope(|scope| {
+            for start in (0..64).step_by(8) {
+                let (identities, headers, keys, salts) = (&identities, &headers, &keys, &salts);
+                scope.spawn(move || {
+                    for i in start..start + 8 {
+                        let key = identities.unwrap_bound(&headers[i], &salts[i]).unwrap();
+                        assert_eq!(key.expose_secret(), keys[i].expose_secret());
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            count(&kms.decrypts),
+            1,
+            "one Decrypt for 64 files on 8 threads"
+        );
+        // A stanza in another header (another salt) is refused without asking KMS again.
+        let e = identities
+            .unwrap_bound(&headers[0], &salts[1])
+            .err()
+            .expect("refused")
+            .to_string();
+        assert_eq!(
+            e,
+            "KMS key alias/k: the wrapped key belongs to another file (its header differs) or is damaged"
+        );
+        assert_eq!(count(&kms.decrypts), 1);
+        // Other identities (another process) ask once more.
+        let (_, others) = with_local(&kms);
+        others.unwrap_bound(&headers[5], &salts[5]).unwrap();
+        assert_eq!(count(&kms.decrypts), 2);
+    }
+
+    /// A stanza of a file key wrapped on its own (one argument, as before run keys) still opens,
+    /// asking KMS with the header's context; a run key's blob put in its place is refused by KMS
+    /// (another context), and a malformed stanza of either kind in one line.
+    #[test]
+    fn a_file_key_wrapped_alone_still_opens_and_the_two_blobs_never_mix() {
+        use age::secrecy::ExposeSecret;
+        let kms = Arc::new(Local::default());
+        let (recipients, identities) = with_local(&kms);
+        let digest = header_digest(b"salt", &[]);
+        let blob = kms
+            .encrypt(
+                "alias/k",
+                &[7; FILE_KEY_BYTES],
+                &[(CONTEXT_KEY, &context(&digest))],
+            )
+            .unwrap();
+        let alone = Stanza {
+            tag: STANZA_TAG.into(),
+            args: vec!["alias/k".into()],
+            body: blob,
+        };
+        let key = identities.unwrap_bound(&[alone], b"salt").unwrap();
+        assert_eq!(key.expose_secret(), &[7; FILE_KEY_BYTES]);
+        let run = recipients
+            .wrap_bound(&FileKey::new(Box::new([1; FILE_KEY_BYTES])), b"salt")
+            .unwrap()
+            .remove(0);
+        let blob = run.body[FILE_KEY_BYTES + 16..].to_vec();
+        let e = identities
+            .unwrap_bound(
+                &[Stanza {
+                    tag: STANZA_TAG.into(),
+                    args: vec!["alias/k".into()],
+                    body: blob,
+                }],
+                b"salt",
+            )
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("belongs to another file"), "{e}");
+        for (args, body, why) in [
+            (
+                vec!["alias/k", "AAAA"],
+                run.body.clone(),
+                "its salt is not 16 bytes",
+            ),
+            (
+                vec!["alias/k", &run.args[1]],
+                vec![0; 32],
+                "its body is not",
+            ),
+            (
+                vec!["alias/k", &run.args[1]],
+                vec![0; 32 + 6145],
+                "its body is not",
+            ),
+            (
+                vec!["alias/k", "a", "b"],
+                run.body.clone(),
+                "one or two arguments",
+            ),
+        ] {
+            let stanza = Stanza {
+                tag: STANZA_TAG.into(),
+                args: args.into_iter().map(String::from).collect(),
+                body,
+            };
+            let e = identities
+                .unwrap_bound(&[stanza], b"salt")
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(e.contains(why), "{e}");
+        }
     }
 
     #[test]

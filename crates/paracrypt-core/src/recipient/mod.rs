@@ -110,6 +110,8 @@ pub struct Recipients {
     list: Vec<Entry>,
     /// The client `awskms:` recipients are wrapped with.
     kms: Option<Arc<dyn kms::Kms>>,
+    /// The run key of each `awskms:` recipient, made on the first file these recipients seal.
+    runs: kms::RunKeys,
     /// Made by [`Recipients::passphrase`].
     passphrase: bool,
 }
@@ -140,8 +142,8 @@ impl Recipients {
         }
         Recipients {
             list: vec![Entry::Native(Box::new(recipient))],
-            kms: None,
             passphrase: true,
+            ..Recipients::default()
         }
     }
 
@@ -339,7 +341,7 @@ impl Recipients {
                     let mut wrapped = Vec::with_capacity(file_keys.len());
                     for ((key, file), bound) in file_keys.iter().zip(&files).zip(bounds) {
                         let digest = kms::header_digest(bound, file);
-                        wrapped.push(vec![kms::wrap(client, target, key, &digest)?]);
+                        wrapped.push(vec![kms::wrap(client, &self.runs, target, key, &digest)?]);
                     }
                     (wrapped, HashSet::new())
                 }
@@ -386,6 +388,8 @@ pub struct Identities {
     plugins: Vec<plugin::PluginIdentities>,
     /// The KMS client that unwraps `awskms` stanzas (tried after the native identities).
     kms: Option<Arc<dyn kms::Kms>>,
+    /// The run keys KMS gave back, by blob: a tree sealed in one run costs one request.
+    runs: kms::RunKeys,
     /// For a passphrase: the highest scrypt work factor it accepts.
     passphrase: Option<u8>,
 }
@@ -416,9 +420,8 @@ impl Identities {
         identity.set_max_work_factor(max_log_n);
         Identities {
             list: vec![Box::new(identity)],
-            plugins: Vec::new(),
-            kms: None,
             passphrase: Some(max_log_n),
+            ..Identities::default()
         }
     }
 
@@ -541,7 +544,7 @@ impl Identities {
                 }
                 let digest = kms::header_digest(bound, stanzas);
                 for stanza in stanzas.iter() {
-                    match kms::unwrap(client, stanza, &digest) {
+                    match kms::unwrap(client, &self.runs, stanza, &digest) {
                         Some(Ok(key)) => {
                             outcomes[i] = Some(Ok(key));
                             break;
