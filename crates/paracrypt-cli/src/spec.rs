@@ -12,7 +12,6 @@ use paracrypt_core::request::{
     ChunkSize, Direction, PasswordKdf, RawCipherName, Request, Sealing, Secret,
 };
 
-use crate::cmd::signatures::verifying_key;
 use crate::exit::usage;
 use crate::flags::{FilesFlags, ThreadsFlag};
 use crate::io::OutputPolicy;
@@ -178,7 +177,10 @@ impl Operation {
                 verify_with,
                 ..
             } => {
-                let expected = verify_with.as_deref().map(verifying_key).transpose()?;
+                let expected = verify_with
+                    .as_deref()
+                    .map(paracrypt_core::sign::VerifyingKey::read)
+                    .transpose()?;
                 let secret = identities.or_else(|| secret.secret(false, may_prompt))?;
                 Request::decrypt(secret, expected)?
             }

@@ -42,6 +42,7 @@ pub mod container;
 pub mod engine;
 mod error;
 pub mod info;
+pub mod keygen;
 pub mod plan;
 pub mod provider;
 pub mod pubkey;

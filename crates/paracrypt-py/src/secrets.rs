@@ -1,8 +1,6 @@
 //! Keys, recipients and identities as Python objects, and how a call's `key=`, `password=`,
 //! `recipients=` or `identities=` becomes the core's [`Secret`].
 
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -67,7 +65,8 @@ impl Key {
     /// Writes the key file to ``path``: created with mode 0600; an existing file is never
     /// replaced (``IoError`` with ``errno.EEXIST``).
     fn save(&self, path: PathBuf) -> PyResult<()> {
-        write_private(&path, self.0.to_file_text().as_bytes())?;
+        paracrypt_core::keygen::write_new(&path, self.0.to_file_text().as_bytes())
+            .map_err(Failure::from)?;
         Ok(())
     }
 
@@ -98,19 +97,10 @@ pub fn read_key_file(path: &Path) -> Result<request::Key, Failure> {
     })
 }
 
-/// The largest key file read for `sign=` / `verify_with=`, as the CLI's (1 MiB).
-const MAX_KEY_FILE: u64 = 1 << 20;
-
-/// Reads a signing or public key file, at most [`MAX_KEY_FILE`] bytes, zeroed after use (and
-/// every buffer it was read through: [`paracrypt_core::secret_file`]).
+/// Reads a signing or public key file ([`paracrypt_core::sign::read_key_file`]: at most 1 MiB,
+/// zeroed after use).
 pub fn read_sign_file(path: &Path) -> Result<Zeroizing<Vec<u8>>, Failure> {
-    let context = || format!("cannot read key {}", path.display());
-    let bytes = paracrypt_core::secret_file::read(path, MAX_KEY_FILE)
-        .map_err(|e| Failure::Io(context(), e))?;
-    if bytes.len() as u64 > MAX_KEY_FILE {
-        return usage(format!("{}: not a key: larger than 1 MiB", path.display()));
-    }
-    Ok(bytes)
+    Ok(paracrypt_core::sign::read_key_file(path)?)
 }
 
 /// A key file the core cannot use is a `UsageError` naming it (as the CLI's).
@@ -120,7 +110,7 @@ fn key_error(path: &Path) -> impl FnOnce(CoreError) -> Failure + '_ {
 
 /// `sign=`: the signing key in the file at `path`, as `paracrypt encrypt --sign` reads it.
 pub fn read_signing_key(path: &Path) -> Result<SigningKey, Failure> {
-    signing_key(&read_sign_file(path)?, path)
+    Ok(SigningKey::read(path, RsaScheme::Pkcs1v15)?)
 }
 
 /// The signing key in `bytes`, a key file's contents (`path` names it in an error).
@@ -131,24 +121,7 @@ pub fn signing_key(bytes: &[u8], path: &Path) -> Result<SigningKey, Failure> {
 /// `verify_with=`: the public key in the file at `path`, as `paracrypt decrypt --verify-with`
 /// reads it.
 pub fn read_verifying_key(path: &Path) -> Result<VerifyingKey, Failure> {
-    VerifyingKey::from_key_file(&read_sign_file(path)?, RsaScheme::Pkcs1v15)
-        .map_err(key_error(path))
-}
-
-/// Creates `path` with mode 0600 and writes `bytes`; removes it again when writing fails.
-pub fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let cannot = |e| Failure::Io(format!("cannot create {}", path.display()), e);
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(cannot)?;
-    if let Err(e) = file.write_all(bytes).and_then(|()| file.sync_all()) {
-        let _ = std::fs::remove_file(path);
-        return Err(Failure::Io(format!("writing {}", path.display()), e));
-    }
-    Ok(())
+    Ok(VerifyingKey::read(path)?)
 }
 
 /// The people a file is encrypted to: ``age1pq1…`` (post-quantum), ``age1…`` (X25519),

@@ -5,18 +5,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use age::secrecy::SecretString;
-use paracrypt_core::recipient::{self, Identities, IdentityKind, Recipients};
+use paracrypt_core::recipient::{Identities, Recipients};
 use paracrypt_core::rekey::rekey_header;
-use paracrypt_core::request::{Key, Secret};
-use paracrypt_core::sign::SigningKey;
+use paracrypt_core::request::Secret;
 use pyo3::prelude::*;
 
 use crate::buffer::Bytes;
 use crate::drive::open_input;
-use crate::errors::{Failure, usage};
+use crate::errors::Failure;
 use crate::options::{self, detached};
 use crate::output::Staged;
-use crate::secrets::{self, write_private};
+use crate::secrets;
 
 /// Writes a new key or identity file at ``path`` (mode 0600, never over an existing file), as
 /// ``paracrypt keygen``: ``kind="key"`` a 256-bit key file for ``key=``, ``"x25519"`` an age
@@ -28,62 +27,17 @@ use crate::secrets::{self, write_private};
 /// key file. ``public_out=`` (signing keys only, as ``--public-out``) also writes the public
 /// key there as SPKI PEM, the file ``verify_with=`` and ``paracrypt decrypt --verify-with``
 /// take; it too is never written over an existing file, and when either file cannot be
-/// written neither is left.
+/// written neither is left. An existing file at either path, or ``public_out=`` for another
+/// kind, is a :class:`UsageError` (as the CLI's exit status 2); a file that cannot be written
+/// an :class:`IoError`. The rules are the core's ``keygen``, the CLI's too.
 #[pyfunction]
 #[pyo3(signature = (path, *, kind = "key", public_out = None))]
 pub fn keygen(path: PathBuf, kind: &str, public_out: Option<PathBuf>) -> PyResult<Option<String>> {
-    let signing = match kind {
-        "ed25519" => Some(SigningKey::generate_ed25519()),
-        "ml-dsa-65" | "mldsa65" => Some(SigningKey::generate_ml_dsa_65()),
-        "key" | "x25519" | "pq" | "mlkem768x25519" => None,
-        other => {
-            return Ok(usage(format!(
-                "unknown kind `{}` (valid: key, x25519, pq, ed25519, ml-dsa-65)",
-                other.escape_debug()
-            ))?);
-        }
-    };
-    let Some(key) = signing else {
-        if public_out.is_some() {
-            return Ok(usage(
-                "public_out= is for signing keys (kind=\"ed25519\" or \"ml-dsa-65\")",
-            )?);
-        }
-        let kind = match kind {
-            "key" => {
-                write_private(&path, Key::generate().to_file_text().as_bytes())?;
-                return Ok(None);
-            }
-            "x25519" => IdentityKind::X25519,
-            // "pq" or its alias, the only kinds left.
-            _ => IdentityKind::PostQuantum,
-        };
-        let (text, recipient) = recipient::generate_identity(kind);
-        write_private(&path, text.as_bytes())?;
-        return Ok(Some(recipient));
-    };
-    if public_out.as_deref() == Some(path.as_path()) {
-        return Ok(usage(format!(
-            "public_out= is the key's own path {}; keygen never overwrites",
-            path.display()
-        ))?);
-    }
-    let public = key.verifying_key();
-    let printed = public.to_openssh().unwrap_or_else(|| public.fingerprint());
-    let pem = public_out
-        .as_ref()
-        .map(|_| public.to_spki_pem())
-        .transpose()
-        .map_err(Failure::from)?;
-    write_private(&path, key.to_pkcs8_pem().map_err(Failure::from)?.as_bytes())?;
-    if let (Some(public_out), Some(pem)) = (&public_out, pem)
-        && let Err(e) = write_private(public_out, pem.as_bytes())
-    {
-        // Neither file or both: the private key alone would look like a finished keygen.
-        let _ = std::fs::remove_file(&path);
-        return Err(e.into());
-    }
-    Ok(Some(printed))
+    let kind: paracrypt_core::keygen::Kind = kind.parse().map_err(Failure::from)?;
+    Ok(
+        paracrypt_core::keygen::generate(&path, kind, public_out.as_deref())
+            .map_err(Failure::from)?,
+    )
 }
 
 /// What a file says about itself, without a key, as ``paracrypt info --json`` prints it (one

@@ -688,36 +688,10 @@ pub fn sign_tree<'py>(
         Some(_) => src,
         None => src.components().as_path().to_path_buf(),
     };
-    let sig = match sig {
-        Some(sig) => sig,
-        None if tree_in.is_some() => {
-            return Err(Failure::Usage(format!(
-                "{}: a prefix's signature goes where sig= says (a local file)",
-                src.display()
-            ))
-            .into());
-        }
-        None => {
-            let mut name = src.as_os_str().to_owned();
-            name.push(".psig");
-            PathBuf::from(name)
-        }
-    };
+    let sig =
+        tree::signature_path(&src, sig.as_deref(), tree_in.is_some()).map_err(Failure::from)?;
     let key = crate::secrets::read_signing_key(&key)?;
     let signed = run_core(py, (threads, provider, None), |runner| {
-        let parent = match sig.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => std::path::Path::new("."),
-        };
-        if let (Ok(tree), Ok(parent)) = (std::fs::canonicalize(&src), std::fs::canonicalize(parent))
-            && parent.starts_with(&tree)
-        {
-            return Err(Failure::Usage(format!(
-                "the signature {} would be inside the tree {} it signs",
-                sig.display(),
-                src.display()
-            )));
-        }
         let signed = match &tree_in {
             Some(tree_in) => tree::sign_from(runner, &key, &**tree_in)?,
             None => tree::sign(runner, &key, &src)?,

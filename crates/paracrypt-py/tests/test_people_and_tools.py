@@ -36,7 +36,7 @@ def test_keygen_identities_open_with_age_and_the_cli(tmp_path: Path, cli: Cli, a
     recipient = paracrypt.keygen(tmp_path / "me.key", kind=kind)
     assert recipient is not None and recipient.startswith("age1pq1" if kind == "pq" else "age1")
     assert stat.S_IMODE((tmp_path / "me.key").stat().st_mode) == 0o600
-    with pytest.raises(paracrypt.IoError):
+    with pytest.raises(paracrypt.UsageError, match="already exists; keygen never overwrites"):
         paracrypt.keygen(tmp_path / "me.key", kind=kind)
     ids = paracrypt.Identities.load(tmp_path / "me.key")
     assert ids.recipients() == [recipient]

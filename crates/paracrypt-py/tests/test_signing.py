@@ -224,18 +224,22 @@ def test_keygen_refuses_unknown_kinds_and_never_overwrites(tmp_path: Path) -> No
     # public_out= is for signing keys, and never the key itself.
     with pytest.raises(paracrypt.UsageError, match="signing keys"):
         paracrypt.keygen(tmp_path / "x", kind="x25519", public_out=tmp_path / "x.pub")
-    with pytest.raises(paracrypt.UsageError, match="never overwrites"):
+    with pytest.raises(paracrypt.UsageError, match="the key's own path"):
         paracrypt.keygen(tmp_path / "x", kind="ed25519", public_out=tmp_path / "x")
     assert listing(tmp_path) == []
     # An existing public key file: neither file is written (nor the key left alone).
     (tmp_path / "taken.pub").write_text("mine")
-    with pytest.raises(paracrypt.IoError):
+    with pytest.raises(paracrypt.UsageError, match="taken.pub already exists"):
         paracrypt.keygen(tmp_path / "x", kind="ml-dsa-65", public_out=tmp_path / "taken.pub")
     assert listing(tmp_path) == ["taken.pub"]
     assert (tmp_path / "taken.pub").read_text() == "mine"
     # An existing key file: left as it is, no public key written.
-    with pytest.raises(paracrypt.IoError):
+    with pytest.raises(paracrypt.UsageError, match="keygen never overwrites a key"):
         paracrypt.keygen(tmp_path / "taken.pub", kind="ed25519", public_out=tmp_path / "y.pub")
+    assert listing(tmp_path) == ["taken.pub"]
+    # A public key file that cannot be written: neither file is left.
+    with pytest.raises(paracrypt.IoError, match="cannot create"):
+        paracrypt.keygen(tmp_path / "z", kind="ed25519", public_out=tmp_path / "no" / "z.pub")
     assert listing(tmp_path) == ["taken.pub"]
     # The aliases the CLI takes.
     assert paracrypt.keygen(tmp_path / "m", kind="mldsa65") is not None

@@ -270,7 +270,7 @@ def test_what_a_prefix_does_not_offer_is_refused_before_anything_is_written(
                                       new_password="new"),
          "overlap"),
         (lambda: paracrypt.sign_tree(url, key=key),
-         "a prefix's signature goes where sig= says"),
+         "a prefix's signature has no place beside it"),
     ]
     for call, words in refusals:
         with pytest.raises(paracrypt.UsageError, match=words):

@@ -10,7 +10,6 @@ use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::request::{Format, Sealing, Suite};
 
-use crate::cmd::signatures::signing_key;
 use crate::exit::usage;
 use crate::flags::{
     ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, RecursiveFlag, ThreadsFlag,
@@ -227,7 +226,7 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     let sign = args
         .sign
         .as_deref()
-        .map(|path| signing_key(path, args.rsa_scheme))
+        .map(|path| paracrypt_core::sign::SigningKey::read(path, args.rsa_scheme))
         .transpose()?;
     let sealing = Sealing {
         format,

@@ -3,20 +3,14 @@
 //! never overwriting; `-y` prints the recipients of an identity file.
 
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use paracrypt_core::container::Key;
-use paracrypt_core::recipient::{
-    IdentityKind, generate_identity, read_identity_file, recipients_of,
-};
+use paracrypt_core::keygen::{self, Kind};
+use paracrypt_core::recipient::{read_identity_file, recipients_of};
 use paracrypt_core::sign::SigningKey;
-use zeroize::Zeroizing;
-
-use crate::exit::usage;
 
 /// Arguments of `paracrypt keygen`.
 #[derive(Debug, Args)]
@@ -80,74 +74,17 @@ pub fn run(args: KeygenArgs) -> Result<ExitCode> {
         return print_recipients(identity, args.minisign);
     }
     let output = args.output.as_ref().expect("clap requires -o without -y");
-    if output.exists() {
-        return usage(format!(
-            "{} already exists; keygen never overwrites a key",
-            output.display()
-        ));
-    }
-    if args.public_out.is_some() && !matches!(args.kind, KindArg::Ed25519 | KindArg::MlDsa65) {
-        return usage("--public-out is for signing keys (--kind ed25519 or ml-dsa-65)");
-    }
-    if let Some(public_out) = &args.public_out
-        && (public_out == output || public_out.exists())
-    {
-        return usage(format!(
-            "{} already exists or is the key; keygen never overwrites",
-            public_out.display()
-        ));
-    }
-    let (text, public) = match args.kind {
-        KindArg::Key => (Zeroizing::new(Key::generate().to_file_text()), None),
-        KindArg::X25519 => {
-            let (text, public) = generate_identity(IdentityKind::X25519);
-            (text, Some(public))
-        }
-        KindArg::Pq => {
-            let (text, public) = generate_identity(IdentityKind::PostQuantum);
-            (text, Some(public))
-        }
-        KindArg::Ed25519 => {
-            let key = SigningKey::generate_ed25519();
-            let public = key.verifying_key();
-            if let Some(public_out) = &args.public_out {
-                write_new(public_out, public.to_spki_pem()?.as_bytes())?;
-            }
-            let line = public
-                .to_openssh()
-                .expect("an Ed25519 key has an OpenSSH form");
-            (key.to_pkcs8_pem()?, Some(line))
-        }
-        KindArg::MlDsa65 => {
-            let key = SigningKey::generate_ml_dsa_65();
-            let public = key.verifying_key();
-            if let Some(public_out) = &args.public_out {
-                write_new(public_out, public.to_spki_pem()?.as_bytes())?;
-            }
-            (key.to_pkcs8_pem()?, Some(public.fingerprint()))
-        }
+    let kind = match args.kind {
+        KindArg::Key => Kind::Key,
+        KindArg::X25519 => Kind::X25519,
+        KindArg::Pq => Kind::PostQuantum,
+        KindArg::Ed25519 => Kind::Ed25519,
+        KindArg::MlDsa65 => Kind::MlDsa65,
     };
-    write_new(output, text.as_bytes())?;
-    if let Some(public) = public {
+    if let Some(public) = keygen::generate(output, kind, args.public_out.as_deref())? {
         crate::exit::say!("Public key: {public}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Creates `path` with mode 0600 and writes `bytes`; removes it again when writing fails.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(path);
-        return Err(e).with_context(|| format!("writing {}", path.display()));
-    }
-    Ok(())
 }
 
 /// `-y`: the recipients of an identity file, on stdout.

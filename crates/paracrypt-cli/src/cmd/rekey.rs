@@ -14,7 +14,6 @@ use paracrypt_core::request::{Request, Secret};
 use paracrypt_core::tree::RekeyTo;
 use zeroize::Zeroizing;
 
-use crate::cmd::signatures::signing_key;
 use crate::exit::{Usage, usage};
 use crate::flags::{FilesFlags, RecursiveFlag, ThreadsFlag};
 use crate::io::{Input, OutputTarget};
@@ -174,7 +173,7 @@ fn tree(args: RekeyArgs) -> Result<ExitCode> {
         let sign = args
             .sign
             .as_deref()
-            .map(|path| signing_key(path, args.rsa_scheme))
+            .map(|path| paracrypt_core::sign::SigningKey::read(path, args.rsa_scheme))
             .transpose()?;
         Ok((Request::decrypt(old, None)?, RekeyTo { secret, sign }))
     };

@@ -13,7 +13,6 @@ use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::sign::{Signature, minisign, sshsig};
 
-use crate::cmd::signatures::{signing_key, verifying_key};
 use crate::exit::usage;
 use crate::flags::{DistributedFlags, RecursiveFlag, ThreadsFlag, parse_chunk_size};
 use crate::io::{Input, OutputPolicy, OutputTarget};
@@ -200,11 +199,15 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
             force: args.force,
             threads: args.threads,
             chunk_size: args.chunk_size,
-            key: Box::new(move || Ok(signing_key(&path, scheme)?.with_provider(provider)?)),
+            key: Box::new(move || {
+                Ok(paracrypt_core::sign::SigningKey::read(&path, scheme)?
+                    .with_provider(provider)?)
+            }),
         };
         return crate::run::distributed::sign(args.distributed, provider, job);
     }
-    let key = signing_key(&args.key, args.rsa_scheme)?.with_provider(provider)?;
+    let key = paracrypt_core::sign::SigningKey::read(&args.key, args.rsa_scheme)?
+        .with_provider(provider)?;
     let policy = OutputPolicy {
         force: args.force,
         binary: true,
@@ -272,7 +275,7 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     if range.is_some() && input.as_file().is_none() {
         return usage("--range needs a regular file (it is read with positional reads)");
     }
-    let public = verifying_key(&public_path)?.with_provider(provider)?;
+    let public = paracrypt_core::sign::VerifyingKey::read(&public_path)?.with_provider(provider)?;
     let name = args.file.display();
     if args.format != FormatArg::Paracrypt {
         if range.is_some() {
@@ -348,43 +351,13 @@ fn sign_tree(args: SignArgs, provider: Provider) -> Result<ExitCode> {
     } else {
         args.file.components().as_path().to_path_buf()
     };
-    let output = match &args.output {
-        Some(output) => output.clone(),
-        None if prefix => {
-            return usage(format!(
-                "{}: a prefix's signature goes where -o SIG says (a file, or `-`)",
-                dir.display()
-            ));
-        }
-        None => default_signature(&dir, FormatArg::Paracrypt),
-    };
-    if prefix {
-        let (tree, at) = (dir.to_string_lossy(), output.to_string_lossy());
-        if at.starts_with(&format!("{}/", tree.trim_end_matches('/'))) {
-            return usage(format!(
-                "the signature {at} would be inside the tree {tree} it signs"
-            ));
-        }
-    } else if output != Path::new("-") {
-        let parent = match output.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        if let (Ok(tree), Ok(parent)) = (std::fs::canonicalize(&dir), std::fs::canonicalize(parent))
-            && parent.starts_with(&tree)
-        {
-            return usage(format!(
-                "the signature {} would be inside the tree {} it signs",
-                output.display(),
-                dir.display()
-            ));
-        }
-    }
+    let output = paracrypt_core::tree::signature_path(&dir, args.output.as_deref(), prefix)?;
     // A prefix is listed once, before the key is read.
     let tree_in = prefix
         .then(|| crate::io::remote::plain_input(&dir))
         .transpose()?;
-    let key = signing_key(&args.key, args.rsa_scheme)?.with_provider(provider)?;
+    let key = paracrypt_core::sign::SigningKey::read(&args.key, args.rsa_scheme)?
+        .with_provider(provider)?;
     let policy = OutputPolicy {
         force: args.force,
         binary: true,
@@ -429,7 +402,11 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
             dir.display()
         ));
     }
-    let expected = args.public.as_deref().map(verifying_key).transpose()?;
+    let expected = args
+        .public
+        .as_deref()
+        .map(paracrypt_core::sign::VerifyingKey::read)
+        .transpose()?;
     let signature = read_limited(sig, paracrypt_core::tree::manifest::MAX_MANIFEST)?;
     let paths: Vec<Vec<u8>> = args
         .paths

@@ -16,8 +16,6 @@ use crate::exit::{Usage, one_line, usage, warn};
 use crate::flags::ThreadsFlag;
 use crate::io::{Input, OutputPolicy, OutputTarget};
 
-/// Largest key file read (a 4096-bit PEM private key is about 3.3 KB).
-const MAX_KEY_FILE: u64 = 1024 * 1024;
 /// Largest signature file read (an RSA-8192 signature is 1 KB).
 const MAX_SIGNATURE_FILE: u64 = 64 * 1024;
 
@@ -64,15 +62,9 @@ pub struct VerifyFilesArgs {
     pub files: Vec<PathBuf>,
 }
 
-/// Reads a key file, refusing anything that cannot be one. A private key's bytes are zeroed
-/// after use, and so is every buffer they were read through ([`paracrypt_core::secret_file`]).
+/// Reads a key file ([`paracrypt_core::sign::read_key_file`]: at most 1 MiB, zeroed after use).
 pub fn read_key_file(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
-    let bytes = paracrypt_core::secret_file::read(path, MAX_KEY_FILE)
-        .with_context(|| format!("cannot read key {}", path.display()))?;
-    if bytes.len() as u64 > MAX_KEY_FILE {
-        return usage(format!("{}: not a key: larger than 1 MiB", path.display()));
-    }
-    Ok(bytes)
+    Ok(paracrypt_core::sign::read_key_file(path)?)
 }
 
 /// A key file that is not the right key is a usage error, naming the file.
@@ -83,26 +75,6 @@ pub fn key_error(path: &Path) -> impl FnOnce(pubkey::Error) -> anyhow::Error + '
 /// A key file that the core cannot use is a usage error, naming the file.
 pub fn key_error_core(path: &Path) -> impl FnOnce(paracrypt_core::Error) -> anyhow::Error + '_ {
     move |error| Usage(format!("{}: {error}", path.display())).into()
-}
-
-/// The private key of the key file `path` (`--sign KEY`, `sign -k KEY`), an RSA key signing
-/// with `scheme`.
-pub fn signing_key(
-    path: &Path,
-    scheme: pubkey::rsa::RsaScheme,
-) -> Result<paracrypt_core::sign::SigningKey> {
-    paracrypt_core::sign::SigningKey::from_key_file(&read_key_file(path)?, scheme)
-        .map_err(key_error_core(path))
-}
-
-/// The public key of the key file `path` (`--verify-with PUB`, `verify -p PUB`; a private key
-/// gives its public half).
-pub fn verifying_key(path: &Path) -> Result<paracrypt_core::sign::VerifyingKey> {
-    paracrypt_core::sign::VerifyingKey::from_key_file(
-        &read_key_file(path)?,
-        pubkey::rsa::RsaScheme::Pkcs1v15,
-    )
-    .map_err(key_error_core(path))
 }
 
 /// Writes the private key (mode 0600) and, if asked, the public key (mode 0666 & ~umask, like

@@ -12,6 +12,7 @@
 //! a low `s` (written so, and required when read: one form per signature).
 
 use std::fmt;
+use std::path::Path;
 
 use base64::Engine;
 use base64::prelude::BASE64_STANDARD_NO_PAD;
@@ -98,6 +99,9 @@ impl fmt::Display for Scheme {
 /// The largest public key field a reader takes (a 16384-bit RSA key's PKCS#1 DER is about
 /// 2 KB; an ML-DSA-87 key 2.6 KB).
 pub const MAX_PUBLIC_KEY: usize = 4096;
+/// The largest key file read (a 4096-bit RSA private key in PEM is about 3.3 KB; an
+/// `authorized_keys` or minisign file, a line or two).
+pub const MAX_KEY_FILE: u64 = 1 << 20;
 /// The largest signature a reader takes (an RSA-16384 signature is 2 KB; ML-DSA-87's 4.6 KB).
 pub const MAX_SIGNATURE: usize = 8192;
 /// The length of an ML-DSA-65 signature (FIPS 204, Table 2).
@@ -915,5 +919,87 @@ mod tests {
             VerifyingKey::from_field(Scheme::EcdsaP256, &field).unwrap(),
             ecdsa.verifying_key()
         );
+    }
+}
+
+/// The bytes of the key file at `path`, in a buffer zeroed after use (and every buffer they were
+/// read through: [`crate::secret_file`]): what every front end reads a signing key, a public key
+/// or an RSA/ECDSA key with. A file larger than [`MAX_KEY_FILE`] is refused unread, naming it.
+///
+/// # Errors
+/// [`Error::Io`] (`cannot read key PATH`) when it cannot be read; [`Error::SignKey`] when it is
+/// too large.
+pub fn read_key_file(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
+    let bytes = crate::secret_file::read(path, MAX_KEY_FILE)
+        .map_err(|e| Error::io(format!("cannot read key {}", path.display()), e))?;
+    if bytes.len() as u64 > MAX_KEY_FILE {
+        return Err(Error::SignKey(format!(
+            "{}: not a key: larger than 1 MiB",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Why the key file at `path` is not the key asked for: [`Error::SignKey`] naming it.
+fn not_a_key(path: &Path) -> impl FnOnce(Error) -> Error + '_ {
+    move |error| Error::SignKey(format!("{}: {error}", path.display()))
+}
+
+impl SigningKey {
+    /// The private key in the key file at `path` ([`read_key_file`],
+    /// [`SigningKey::from_key_file`]): `--sign KEY`, `sign -k KEY`, Python's `sign=`. An RSA
+    /// key signs with `rsa_scheme`.
+    ///
+    /// # Errors
+    /// As [`read_key_file`]; [`Error::SignKey`] naming the file when it holds no such key.
+    pub fn read(path: &Path, rsa_scheme: RsaScheme) -> Result<Self> {
+        Self::from_key_file(&read_key_file(path)?, rsa_scheme).map_err(not_a_key(path))
+    }
+}
+
+impl VerifyingKey {
+    /// The public key in the key file at `path` ([`read_key_file`],
+    /// [`VerifyingKey::from_key_file`]; a private key gives its public half): `--verify-with`,
+    /// `verify -p`, Python's `verify_with=`. An RSA key verifies PKCS#1 v1.5 signatures, the
+    /// default every signer writes.
+    ///
+    /// # Errors
+    /// As [`read_key_file`]; [`Error::SignKey`] naming the file when it holds no such key.
+    pub fn read(path: &Path) -> Result<Self> {
+        Self::from_key_file(&read_key_file(path)?, RsaScheme::Pkcs1v15).map_err(not_a_key(path))
+    }
+}
+
+#[cfg(test)]
+mod read_tests {
+    use super::*;
+
+    /// Every front end reads key files here: a key, a file that is none (named, a usage
+    /// error), one too large (refused unread), one that is not there (an I/O error).
+    #[test]
+    fn a_key_file_is_read_or_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let key = SigningKey::generate_ed25519();
+        std::fs::write(d.join("k.pem"), key.to_pkcs8_pem().unwrap().as_bytes()).unwrap();
+        let public = VerifyingKey::read(&d.join("k.pem")).unwrap();
+        assert_eq!(public.fingerprint(), key.verifying_key().fingerprint());
+        SigningKey::read(&d.join("k.pem"), RsaScheme::Pkcs1v15).unwrap();
+        std::fs::write(d.join("pw.txt"), b"hunter2\n").unwrap();
+        let e = VerifyingKey::read(&d.join("pw.txt")).unwrap_err();
+        assert!(matches!(e, Error::SignKey(_)), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}: ", d.join("pw.txt").display()))
+        );
+        std::fs::write(d.join("big"), vec![b'a'; (MAX_KEY_FILE + 1) as usize]).unwrap();
+        let e = SigningKey::read(&d.join("big"), RsaScheme::Pkcs1v15).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}: not a key: larger than 1 MiB", d.join("big").display())
+        );
+        let e = VerifyingKey::read(&d.join("none")).unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
     }
 }

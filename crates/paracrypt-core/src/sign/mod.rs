@@ -38,7 +38,7 @@ use std::fs::File;
 use std::io::Read;
 use std::ops::Range;
 
-pub use keys::{Scheme, SigningKey, VerifyingKey};
+pub use keys::{MAX_KEY_FILE, Scheme, SigningKey, VerifyingKey, read_key_file};
 use tree::{FileDigest, HASH_LEN, TreeHash, chunk_count};
 
 use crate::error::{Error, Result};

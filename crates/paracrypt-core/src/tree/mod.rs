@@ -97,8 +97,8 @@ pub use open::{
 };
 pub(crate) use out::open_no_follow;
 pub use plain::{
-    PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, sign_from, verify_signed,
-    verify_signed_from,
+    PLAIN_CHUNK, PlainChange, SignedCheck, SignedTree, sign, sign_from, signature_path,
+    verify_signed, verify_signed_from,
 };
 pub use rekeying::{RekeyTo, check_rekey, check_rekey_from, rekey, rekey_from, rekey_to};
 pub use schedule::BATCH_FILES;

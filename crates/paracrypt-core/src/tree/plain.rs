@@ -11,7 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::chunks::{Plain, run_here};
@@ -43,6 +43,58 @@ pub struct SignedTree {
     pub manifest: Manifest,
     /// Its bytes: the signature file's contents.
     pub bytes: Vec<u8>,
+}
+
+/// Where the detached signature of the tree `tree` goes (`sign --recursive`, Python's
+/// `sign_tree`): `sig` when given, else `DIR.psig` beside the tree (`DIR/` names DIR), and
+/// never inside the tree it signs (`-` is standard output, nowhere). A prefix in object storage
+/// (`prefix`: `tree` is its URL) has nothing beside it: its signature goes where `sig` says.
+///
+/// # Errors
+/// [`Error::Request`] for a prefix without `sig`, or a signature inside the tree.
+pub fn signature_path(tree: &Path, sig: Option<&Path>, prefix: bool) -> Result<PathBuf> {
+    let inside = |sig: &Path| {
+        Error::Request(format!(
+            "the signature {} would be inside the tree {} it signs",
+            sig.display(),
+            tree.display()
+        ))
+    };
+    if prefix {
+        let Some(sig) = sig else {
+            return Err(Error::Request(format!(
+                "{}: a prefix's signature has no place beside it: name its file (-o SIG; \
+                 Python: sig=)",
+                tree.display()
+            )));
+        };
+        let (tree, at) = (tree.to_string_lossy(), sig.to_string_lossy());
+        if at.starts_with(&format!("{}/", tree.trim_end_matches('/'))) {
+            return Err(inside(sig));
+        }
+        return Ok(sig.to_path_buf());
+    }
+    let dir = tree.components().as_path();
+    let sig = match sig {
+        Some(sig) => sig.to_path_buf(),
+        None => {
+            let mut name = dir.as_os_str().to_owned();
+            name.push(".psig");
+            PathBuf::from(name)
+        }
+    };
+    if sig != Path::new("-") {
+        let parent = match sig.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if let (Ok(tree), Ok(parent)) = (std::fs::canonicalize(dir), std::fs::canonicalize(parent))
+            && parent.starts_with(&tree)
+        {
+            return Err(inside(&sig));
+        }
+    }
+    Ok(sig)
 }
 
 /// Signs the plaintext tree at `input` with `key`: every file hashed on every thread of the

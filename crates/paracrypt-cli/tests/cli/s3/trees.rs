@@ -826,7 +826,11 @@ fn a_plaintext_tree_in_a_prefix_is_signed_and_checked() {
             .args(paths);
         run(cmd)
     };
-    fails(sign(&[]), 2, "goes where -o SIG says");
+    fails(
+        sign(&[]),
+        2,
+        "has no place beside it: name its file (-o SIG",
+    );
     fails(
         sign(&["-o", &bucket.url("src/inside.psig")]),
         2,

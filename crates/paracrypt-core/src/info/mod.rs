@@ -34,6 +34,8 @@ use crate::plan::Sizes;
 use crate::provider::Provider;
 use crate::raw::salted::{self, SaltedInfo};
 
+mod text;
+
 /// What a file is and what it says about itself.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -92,6 +94,15 @@ impl FileInfo {
     /// What a length says is wrong with the file, if anything ([`Sizes::damage`]).
     pub fn damage(&self) -> Option<&Error> {
         self.sizes().and_then(|sizes| sizes.damage.as_ref())
+    }
+
+    /// [`FileInfo::damage`], owned: what to fail with once the fields are shown.
+    pub fn into_damage(self) -> Option<Error> {
+        match self {
+            FileInfo::Container { sizes, .. } => sizes.and_then(|s| s.damage),
+            FileInfo::Age(age) => age.sizes.and_then(|s| s.damage),
+            FileInfo::Salted(_) => None,
+        }
     }
 
     /// What the file's length says about its chunks, when known.
