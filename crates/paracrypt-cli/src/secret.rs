@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use paracrypt_core::Error as CoreError;
-use paracrypt_core::container::{Key, Secret};
+use paracrypt_core::request::{Key, Secret};
 use zeroize::Zeroizing;
 
 use crate::exit::{Usage, usage};
@@ -28,24 +28,6 @@ pub struct SecretArgs {
     /// File whose first line is the password (else PARACRYPT_PASSWORD, else a prompt).
     #[arg(short = 'p', long, value_name = "FILE")]
     pub password_file: Option<std::path::PathBuf>,
-}
-
-/// The largest password file read: a line of text, as a key file.
-const MAX_SECRET_FILE: u64 = paracrypt_core::container::MAX_KEY_FILE;
-
-/// Reads a small text file holding a secret (`what`: "password file"), zeroed after use (and
-/// every buffer it was read through: [`paracrypt_core::secret_file`]); anything larger or not
-/// UTF-8 text is a usage error naming the file.
-pub fn read_secret_text(path: &Path, what: &str) -> Result<Zeroizing<Vec<u8>>> {
-    let cannot = || format!("cannot read {what} {}", path.display());
-    let bytes = paracrypt_core::secret_file::read(path, MAX_SECRET_FILE).with_context(cannot)?;
-    if bytes.len() as u64 > MAX_SECRET_FILE {
-        return usage(format!("{what} {} is larger than 64 KiB", path.display()));
-    }
-    if std::str::from_utf8(&bytes).is_err() {
-        return usage(format!("{what} {} is not text (UTF-8)", path.display()));
-    }
-    Ok(bytes)
 }
 
 /// Reads a key file ([`Key::read_file`]). A malformed one is a usage error naming the file, like
@@ -75,9 +57,7 @@ impl SecretArgs {
     /// `may_prompt`) a prompt on the terminal, asked twice when `confirm`.
     pub fn password(&self, confirm: bool, may_prompt: bool) -> Result<Zeroizing<String>> {
         let password = if let Some(path) = &self.password_file {
-            let bytes = read_secret_text(path, "password file")?;
-            let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
-            Zeroizing::new(text.lines().next().unwrap_or("").to_string())
+            paracrypt_core::secret_file::read_password(path)?
         } else if let Ok(password) = std::env::var(PASSWORD_ENV) {
             Zeroizing::new(password)
         } else if may_prompt {

@@ -69,6 +69,28 @@ fn read_from(mut reader: impl Read, capacity: usize) -> std::io::Result<Zeroizin
     Ok(buf)
 }
 
+/// The largest password file read: a line of text, as a key file.
+pub const MAX_PASSWORD_FILE: u64 = 64 * 1024;
+
+/// The password in the file at `path`: its first line (without the line's end), read into
+/// memory zeroed after use ([`read`]). What `--password-file` and `--new-password-file` take.
+///
+/// # Errors
+/// [`crate::Error::Io`] when it cannot be read; [`crate::Error::Request`] (a usage error)
+/// naming the file when it is larger than 64 KiB or not UTF-8 text.
+pub fn read_password(path: &Path) -> crate::Result<Zeroizing<String>> {
+    let named =
+        |why: &str| crate::Error::Request(format!("password file {} {why}", path.display()));
+    let bytes = read(path, MAX_PASSWORD_FILE).map_err(|e| {
+        crate::Error::io(format!("cannot read password file {}", path.display()), e)
+    })?;
+    if bytes.len() as u64 > MAX_PASSWORD_FILE {
+        return Err(named("is larger than 64 KiB"));
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|_| named("is not text (UTF-8)"))?;
+    Ok(Zeroizing::new(text.lines().next().unwrap_or("").to_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +135,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let error = read(&dir.path().join("none"), 100).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::NotFound);
+    }
+
+    /// A password file's first line; a file too large or not text is refused, naming it.
+    #[test]
+    fn a_password_file_gives_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let pw = read_password(&at("pw", b"hunter2\r\nsecond line\n")).unwrap();
+        assert_eq!(pw.as_str(), "hunter2");
+        assert_eq!(read_password(&at("empty", b"")).unwrap().as_str(), "");
+        let big = at("big", &vec![b'a'; MAX_PASSWORD_FILE as usize + 1]);
+        let e = read_password(&big).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("password file {} is larger than 64 KiB", big.display())
+        );
+        let e = read_password(&at("bin", b"\xff\xfe"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("is not text (UTF-8)"), "{e}");
     }
 }

@@ -18,7 +18,7 @@ use crate::exit::{Usage, usage};
 use crate::flags::{FilesFlags, RecursiveFlag, ThreadsFlag};
 use crate::io::{Input, OutputTarget};
 use crate::people::{IdentityFlags, RecipientFlags, passphrase};
-use crate::secret::{PASSWORD_ENV, SecretArgs, read_secret_text};
+use crate::secret::{PASSWORD_ENV, SecretArgs};
 
 /// The environment variable the new passphrase may come from.
 pub const NEW_PASSWORD_ENV: &str = "PARACRYPT_NEW_PASSWORD";
@@ -224,9 +224,7 @@ fn old_password(args: &RekeyArgs) -> Result<Zeroizing<String>> {
 /// prompt, asked twice.
 fn new_password(args: &RekeyArgs) -> Result<Zeroizing<String>> {
     let password = if let Some(path) = &args.new_password_file {
-        let bytes = read_secret_text(path, "password file")?;
-        let text = std::str::from_utf8(&bytes).expect("checked by read_secret_text");
-        Zeroizing::new(text.lines().next().unwrap_or("").to_owned())
+        paracrypt_core::secret_file::read_password(path)?
     } else if let Ok(password) = std::env::var(NEW_PASSWORD_ENV) {
         Zeroizing::new(password)
     } else {

@@ -96,6 +96,20 @@ impl FileInfo {
         self.sizes().and_then(|sizes| sizes.damage.as_ref())
     }
 
+    /// Whether a key file opens it (a container of version 1, sealed with the key itself: no
+    /// file key in it to re-wrap).
+    pub fn opened_by_key_file(&self) -> bool {
+        matches!(self, FileInfo::Container { header, .. } if header.kdf == Kdf::Key)
+    }
+
+    /// A container's suite.
+    pub fn suite(&self) -> Option<Suite> {
+        match self {
+            FileInfo::Container { header, .. } => Some(header.suite),
+            _ => None,
+        }
+    }
+
     /// [`FileInfo::damage`], owned: what to fail with once the fields are shown.
     pub fn into_damage(self) -> Option<Error> {
         match self {

@@ -74,6 +74,17 @@ pub enum Format {
     Age,
 }
 
+impl Format {
+    /// The payload chunk the format fixes, whatever the writer chose: age's 64 KiB; `None` for
+    /// the container, whose header says.
+    pub const fn fixed_chunk(self) -> Option<usize> {
+        match self {
+            Format::Container => None,
+            Format::Age => Some(crate::agefile::CHUNK_SIZE),
+        }
+    }
+}
+
 impl std::str::FromStr for Format {
     type Err = Error;
 

@@ -13,8 +13,8 @@ use rand::Rng;
 use zeroize::Zeroizing;
 
 use super::path::{self, shown};
-use crate::container::Key;
 use crate::error::{Error, Result};
+use crate::request::Key;
 use crate::sign::keys::MAX_SIGNATURE;
 use crate::sign::tree::HASH_LEN;
 use crate::sign::{Scheme, SigningKey, VerifyingKey};

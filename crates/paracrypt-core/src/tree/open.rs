@@ -18,15 +18,20 @@ use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
 use super::task::{OpenTask, OpenTaskFile, Outcome, TaskResult};
 use super::{MANIFEST, Options, Summary, in_tree};
-use crate::container::Secret;
 use crate::engine::Job;
 use crate::error::{Error, Result};
 use crate::provider::Provider;
 use crate::recipe::Runner;
 use crate::recipient::Identities;
+use crate::request::Secret;
 use crate::request::{Driver, Kind, Request, Resolved, Signer};
 use crate::sign::VerifyingKey;
 use crate::sign::tree::{HASH_LEN, leaf, root};
+
+/// Age's payload chunk, which every age file of a tree is hashed in.
+const AGE_CHUNK: usize = crate::request::Format::Age
+    .fixed_chunk()
+    .expect("age fixes its chunk");
 
 /// Reads the manifest of the encrypted tree at `encrypted` with `request` (a decryption:
 /// [`Request::decrypt`]) and checks it: its fields and paths, its signature when it has one,
@@ -971,9 +976,9 @@ impl<'a> FileWork for Open<'a> {
         };
         // The tree hash's chunk is the file's own (its header's, or age's), never the
         // manifest's alone.
-        let chunk = job.as_ref().map_or(crate::agefile::CHUNK_SIZE, |job| {
-            job.layout().payload_chunk()
-        });
+        let chunk = job
+            .as_ref()
+            .map_or(AGE_CHUNK, |job| job.layout().payload_chunk());
         if chunk != entry.chunk_size as usize {
             return Err(self.mismatch(
                 file,
@@ -1093,7 +1098,7 @@ impl Open<'_> {
             at: 0,
         });
         // Age's chunk (checked by `open` to be the entry's).
-        let mut leaves = Leaves::new(crate::agefile::CHUNK_SIZE);
+        let mut leaves = Leaves::new(AGE_CHUNK);
         let written = match &open.temp {
             Some(temp) => {
                 let to = OutputWriter {

@@ -46,10 +46,10 @@ use super::seal::{local_out, now, write_manifest};
 use super::walk::join;
 use super::{MANIFEST, Options, Summary, in_tree};
 use crate::buffer::with_scratch;
-use crate::container::{self, Kdf, Secret};
 use crate::error::{Error, Result};
 use crate::recipe::Runner;
 use crate::recipient::{Identities, Recipients};
+use crate::request::Secret;
 use crate::request::{Format, Kind, Request, Sealing};
 use crate::sign::SigningKey;
 use crate::sign::tree::HASH_LEN;
@@ -111,24 +111,12 @@ fn keyed_by_file(input: &dyn TreeInput) -> Result<()> {
     let Ok(file) = input.open(MANIFEST.as_bytes()) else {
         return Ok(());
     };
-    let mut head = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(
-            InputReader {
-                file: &*file,
-                at: 0,
-            },
-            container::HEADER_LEN as u64,
-        ),
-        &mut head,
-    )
-    .map_err(|e| {
-        let what = format!("cannot read {}", input.shown(MANIFEST.as_bytes()));
-        Error::io(what, e)
-    })?;
-    if head.starts_with(container::MAGIC)
-        && let Ok(info) = container::read_header(&mut &head[..])
-        && info.kdf == Kdf::Key
+    let reader = InputReader {
+        file: &*file,
+        at: 0,
+    };
+    if crate::info::read(&mut std::io::BufReader::new(reader), None, false)
+        .is_ok_and(|info| info.opened_by_key_file())
     {
         return Err(in_tree(
             MANIFEST.as_bytes(),
@@ -480,7 +468,7 @@ fn manifest_request(old: &Manifest, input: &dyn TreeInput, to: &RekeyTo) -> Resu
             file: &*file,
             at: 0,
         };
-        Some(container::read_header(&mut reader)?.suite)
+        crate::info::read(&mut reader, None, false)?.suite()
     } else {
         None
     };

@@ -28,7 +28,6 @@ use super::task::{Outcome, Task, TaskFile, TaskResult};
 use super::update::{Candidate, Checking, Checks, Encrypted};
 use super::walk::{Found, Walk, Walked, join, stored_over_dir};
 use super::{MANIFEST, Options, Summary, in_tree};
-use crate::container::{Key, Secret};
 use crate::engine::io::PositionalReader;
 use crate::engine::{InputId, Job, Source};
 use crate::error::{Error, Result};
@@ -37,6 +36,7 @@ use crate::provider::Provider;
 use crate::recipe::Runner;
 use crate::recipient::Recipients;
 use crate::request::{Driver, Format, Kind, Request, Resolved, Sealing, share};
+use crate::request::{Key, Secret};
 use crate::sign::SigningKey;
 use crate::sign::tree::{HASH_LEN, TreeHash, root};
 
