@@ -542,3 +542,193 @@ pub fn head_of(file: &File) -> Result<Vec<u8>> {
     head.truncate(filled);
     Ok(head)
 }
+
+#[cfg(test)]
+mod tests {
+    //! The front door's refusals, each at the door itself (the CLI's and Python's tests run the
+    //! same rows through their own doors: tests/refusals/table.json).
+    use super::*;
+    use crate::recipient::{Identities, IdentityKind, generate_identity};
+    use crate::{ErrorKind, Runner};
+
+    fn refused<T: std::fmt::Debug>(made: Result<T>, words: &str) {
+        match made {
+            Ok(made) => panic!("not refused ({words}): {made:?}"),
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::Usage, "{e}");
+                assert!(e.to_string().contains(words), "{e}");
+            }
+        }
+    }
+
+    /// An age identity and its recipients, as a caller makes them.
+    fn people() -> (Arc<Recipients>, Arc<Identities>) {
+        let (identity, recipient) = generate_identity(IdentityKind::X25519);
+        let mut recipients = Recipients::new();
+        recipients.add(&recipient, "recipient 1").unwrap();
+        let mut identities = Identities::new();
+        identities.add_file("me.key", identity.as_bytes()).unwrap();
+        (Arc::new(recipients), Arc::new(identities))
+    }
+
+    fn age() -> Sealing {
+        Sealing {
+            format: Format::Age,
+            ..Sealing::default()
+        }
+    }
+
+    #[test]
+    fn an_encryption_refuses_what_no_secret_makes_sense_of() {
+        let (recipients, identities) = people();
+        let key = || Secret::Key(Key::generate());
+        refused(
+            Request::encrypt(Secret::Identities(identities), Sealing::default()),
+            "identities decrypt",
+        );
+        refused(Request::encrypt(key(), age()), "not a key");
+        let armored = Sealing {
+            armor: true,
+            ..Sealing::default()
+        };
+        refused(
+            Request::encrypt(key(), armored),
+            "armor applies to age files",
+        );
+        let suite = Sealing {
+            suite: Some(Suite::ChaCha20Poly1305),
+            ..age()
+        };
+        refused(
+            Request::encrypt(Secret::Recipients(recipients.clone()), suite),
+            "a suite and a chunk size apply to paracrypt's container",
+        );
+        let chunk = Sealing {
+            chunk_size: Some(ChunkSize::DEFAULT),
+            ..age()
+        };
+        refused(
+            Request::encrypt(Secret::Recipients(recipients.clone()), chunk),
+            "chunk size",
+        );
+        let signed = Sealing {
+            sign: Some(SigningKey::generate_ed25519()),
+            ..age()
+        };
+        refused(
+            Request::encrypt(Secret::Recipients(recipients.clone()), signed),
+            "age files have no signatures",
+        );
+        // What is allowed is a request that encrypts.
+        let fine = Request::encrypt(Secret::Recipients(recipients), age()).unwrap();
+        assert!(fine.encrypts());
+        assert!(fine.warnings().is_empty());
+    }
+
+    #[test]
+    fn a_decryption_refuses_recipients_and_resolves_by_the_first_bytes() {
+        let (recipients, identities) = people();
+        refused(
+            Request::decrypt(Secret::Recipients(recipients.clone()), None),
+            "recipients (public keys) encrypt",
+        );
+        let request = Request::decrypt(Secret::Identities(identities), None).unwrap();
+        assert!(!request.encrypts());
+        // Neither format: named as such, a data error.
+        let e = request.resolve(b"plain text", Driver::Whole).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Data, "{e}");
+        assert!(e.to_string().starts_with("not a paracrypt or age file"), "{e}");
+        // Armor is read in order: every driver that needs positions refuses it, before output.
+        let mut armored = Vec::new();
+        agefile::Encryptor::new(recipients)
+            .encrypt_armored(&Runner::new(), &mut &b"hello"[..], &mut armored)
+            .unwrap();
+        assert!(request.resolve(&armored, Driver::Whole).is_ok());
+        for (driver, words) in [
+            (
+                Driver::Range,
+                "a range needs a container or a binary age file",
+            ),
+            (Driver::Buffer, "cannot go into a buffer sized beforehand"),
+            (Driver::Distributed, "a job run in parts takes containers"),
+        ] {
+            refused(request.resolve(&armored, driver), words);
+        }
+        // A signer required of an age file, which cannot carry one.
+        let signer = SigningKey::generate_ed25519().verifying_key();
+        let (_, identities) = people();
+        let strict = Request::decrypt(Secret::Identities(identities), Some(signer)).unwrap();
+        let e = strict.resolve(&armored, Driver::Whole).unwrap_err();
+        assert_ne!(e.kind(), ErrorKind::Io, "{e}");
+    }
+
+    #[test]
+    fn raw_ciphers_and_password_files_refuse_what_openssl_would_not_make() {
+        let ctr: RawCipherName = "aes-256-ctr".parse().unwrap();
+        let ecb: RawCipherName = "aes-128-ecb".parse().unwrap();
+        let chunk = ChunkSize::DEFAULT;
+        refused(
+            Request::raw(
+                Direction::Encrypt,
+                ctr,
+                &[0; 32],
+                Some(&[0; 16]),
+                false,
+                chunk,
+            ),
+            "turning padding off applies to ECB and CBC only",
+        );
+        let pbkdf2 = |iter| PasswordKdf::Pbkdf2 {
+            iter,
+            md: Digest::Sha256,
+        };
+        let legacy = PasswordKdf::Legacy { md: Digest::Sha256 };
+        refused(
+            Request::raw_password(Direction::Encrypt, ecb, b"", pbkdf2(1), true, chunk),
+            "the password is empty",
+        );
+        refused(
+            Request::raw_password(Direction::Encrypt, ecb, b"pw", pbkdf2(0), true, chunk),
+            "PBKDF2 needs at least 1 iteration",
+        );
+        refused(
+            Request::raw_password(Direction::Encrypt, ecb, b"pw", legacy, true, chunk),
+            "paracrypt reads such files but writes only PBKDF2 ones",
+        );
+        // Read, with every warning it deserves: ECB, no integrity, the weak derivation.
+        let read = Request::raw_password(Direction::Decrypt, ecb, b"pw", legacy, true, chunk);
+        let warnings = read.unwrap().warnings();
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("uses ECB mode"), "{warnings:?}");
+        assert!(warnings[2].contains("EVP_BytesToKey"), "{warnings:?}");
+        // A raw decryption of a password file is pointed at the password file's reader.
+        let raw = Request::raw(
+            Direction::Decrypt,
+            ctr,
+            &[0; 32],
+            Some(&[0; 16]),
+            true,
+            chunk,
+        );
+        let e = raw
+            .unwrap()
+            .resolve(b"Salted__12345678", Driver::Whole)
+            .unwrap_err();
+        assert!(matches!(e, Error::SaltedFile), "{e}");
+    }
+
+    #[test]
+    fn a_legacy_suite_warns_and_a_fixed_salt_is_for_encryption_only() {
+        let legacy = Sealing {
+            suite: Some(Suite::DesEde3CbcHmacSha256),
+            ..Sealing::default()
+        };
+        let request = Request::encrypt(Secret::Key(Key::generate()), legacy).unwrap();
+        assert_eq!(request.warnings().len(), 1);
+        let decrypt = Request::decrypt(Secret::Key(Key::generate()), None).unwrap();
+        refused(
+            decrypt.with_fixed_salt_for_tests(&[0; 32]),
+            "a fixed salt applies to encryption",
+        );
+    }
+}
