@@ -116,6 +116,14 @@ pub enum Error {
          nor -----BEGIN AGE ENCRYPTED FILE-----)"
     )]
     NotEncrypted,
+    /// What `decrypt` was given is an `openssl enc` password file (`Salted__`), which is
+    /// decrypted as one, with its cipher and password (`paracrypt raw`).
+    #[error(
+        "an `openssl enc` password file (it starts with Salted__), not a paracrypt or age file: \
+         decrypt it as one, with its cipher and password (paracrypt raw -d -c CIPHER -p FILE; \
+         Python: paracrypt.raw.decrypt(..., cipher=, password=))"
+    )]
+    OpensslFile,
     /// The input is none of the encrypted formats paracrypt reads (`paracrypt info`): neither a
     /// container, an age file, nor an `openssl enc` password file.
     #[error(
@@ -496,6 +504,7 @@ impl Error {
             | Error::Truncated { .. }
             | Error::NotAContainer
             | Error::NotEncrypted
+            | Error::OpensslFile
             | Error::UnknownFormat
             | Error::UnsupportedVersion(_)
             | Error::Header(_)

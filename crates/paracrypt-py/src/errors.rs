@@ -89,6 +89,7 @@ fn class_of(error: &CoreError) -> &'static str {
             CoreError::TreeDiffers(_) => "TreeChangedError",
             CoreError::NotAContainer
             | CoreError::NotEncrypted
+            | CoreError::OpensslFile
             | CoreError::UnknownFormat
             | CoreError::UnsupportedVersion(_)
             | CoreError::Header(_)

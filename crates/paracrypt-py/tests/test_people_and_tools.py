@@ -360,3 +360,19 @@ def test_raw_bad_requests() -> None:
             raw.encrypt(b"x" * 17, cipher="aes-128-ecb", key=bytes(16), padding=False)
         with pytest.raises(paracrypt.DataError, match="bad padding"):
             raw.decrypt(bytes(32), cipher="aes-128-cbc", key=bytes(16), iv=bytes(16))
+
+
+def test_common_mistakes_get_the_cli_s_hint_and_class(tmp_path: Path) -> None:
+    """The core's hints reach Python with the CLI's words (tests/cli/hardening.rs) and the class
+    of the CLI's exit status: an age identity or a recipient given as a key file, an `openssl
+    enc` password file given to decrypt."""
+    recipient = paracrypt.keygen(tmp_path / "me.id", kind="x25519")
+    assert recipient is not None
+    with pytest.raises(paracrypt.UsageError, match="it is an age identity: give it with -i FILE"):
+        paracrypt.Key.load(tmp_path / "me.id")
+    (tmp_path / "me.pub").write_text(recipient + "\n")
+    with pytest.raises(paracrypt.UsageError, match=r"it is a recipient \(a public key\)"):
+        paracrypt.Key.load(tmp_path / "me.pub")
+    salted = b"Salted__" + bytes(8) + data(64)
+    with pytest.raises(paracrypt.FormatError, match="an `openssl enc` password file"):
+        paracrypt.decrypt(salted, password="secret")

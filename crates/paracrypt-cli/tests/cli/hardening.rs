@@ -874,8 +874,23 @@ fn errors_show_no_internal_paths_rust_wording_or_doubled_prefixes() {
             "{stderr}"
         );
     }
-    let cases: [(&str, &[u8], &str); 5] = [
+    let cases: [(&str, &[u8], &str); 8] = [
         ("binary", &[0xff, 0xfe, 0x00, 0x80], "is not text (UTF-8)"),
+        (
+            "identity",
+            b"# created: today\nAGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n",
+            "it is an age identity: give it with -i FILE instead",
+        ),
+        (
+            "recipient",
+            b"age1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq\n",
+            "it is a recipient (a public key): encrypt to it with -r or -R",
+        ),
+        (
+            "ssh",
+            b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n-----END OPENSSH PRIVATE KEY-----\n",
+            "it is an SSH private key: give it with -i FILE instead",
+        ),
         ("bad-hex", b"# c\nzz00\n", ": bad hex"),
         ("short", b"00112233\n", "key is 4 bytes, expected 32"),
         ("two", b"00\n11\n", "more than one key line"),
@@ -1040,6 +1055,20 @@ fn an_openssl_password_file_says_how_to_read_it() {
     );
     // The advice works: the password, not a key.
     let password = write(d, "password", b"secret\n");
+    // `decrypt` (which reads paracrypt's and age's formats) names what it was given, and the way.
+    let mut cmd = paracrypt();
+    cmd.args(["decrypt", "--password-file"])
+        .arg(&password)
+        .arg(&enc);
+    let stderr = fails(
+        run(cmd),
+        1,
+        "an `openssl enc` password file (it starts with Salted__)",
+    );
+    assert!(
+        stderr.contains("paracrypt raw -d -c CIPHER -p FILE"),
+        "{stderr}"
+    );
     let mut cmd = paracrypt();
     cmd.args([
         "raw",

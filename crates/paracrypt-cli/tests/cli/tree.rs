@@ -418,7 +418,8 @@ fn refusals_come_before_any_output() {
     fails(
         run(decrypt(&["-k", k], &plain, &back)),
         1,
-        "has no manifest",
+        "has no manifest: it is not an encrypted tree, or the run that began it stopped before \
+         its first checkpoint (`encrypt --recursive --update` finishes it",
     );
     let other = keygen(d, "other");
     fails(

@@ -53,6 +53,29 @@ impl Key {
     /// 64 hex digits must remain. A PEM key (an RSA or ECDSA key given by mistake) is named as
     /// such.
     pub fn from_file_text(text: &str) -> Result<Self> {
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .unwrap_or("");
+        if first.starts_with("AGE-SECRET-KEY-") || first.starts_with("AGE-PLUGIN-") {
+            return Err(Error::KeyFile(
+                "it is an age identity: give it with -i FILE instead (Python: identities=)".into(),
+            ));
+        }
+        if first.starts_with("age1") || first.starts_with("ssh-") {
+            return Err(Error::KeyFile(
+                "it is a recipient (a public key): encrypt to it with -r or -R (Python: \
+                 recipients=), and decrypt with its identity"
+                    .into(),
+            ));
+        }
+        if text.contains("-----BEGIN OPENSSH PRIVATE KEY-----") {
+            return Err(Error::KeyFile(
+                "it is an SSH private key: give it with -i FILE instead (Python: identities=)"
+                    .into(),
+            ));
+        }
         if text.contains("-----BEGIN ") {
             return Err(Error::KeyFile(
                 "it is a PEM key (for `paracrypt rsa`/`ecdsa`); make a paracrypt key with \

@@ -110,6 +110,8 @@ impl AnyDecryptor {
         if agefile::detect(head).is_none() {
             return if container {
                 Ok(())
+            } else if head.starts_with(crate::raw::salted::MAGIC) {
+                Err(Error::OpensslFile)
             } else {
                 Err(Error::NotEncrypted)
             };

@@ -637,7 +637,10 @@ mod tests {
         // Neither format: named as such, a data error.
         let e = request.resolve(b"plain text", Driver::Whole).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Data, "{e}");
-        assert!(e.to_string().starts_with("not a paracrypt or age file"), "{e}");
+        assert!(
+            e.to_string().starts_with("not a paracrypt or age file"),
+            "{e}"
+        );
         // Armor is read in order: every driver that needs positions refuses it, before output.
         let mut armored = Vec::new();
         agefile::Encryptor::new(recipients)

@@ -58,7 +58,9 @@ pub(crate) fn read_sealed(input: &dyn TreeInput) -> Result<Vec<u8>> {
     let file = input.open(MANIFEST.as_bytes()).map_err(|e| {
         let what = if e.kind() == std::io::ErrorKind::NotFound {
             format!(
-                "{} has no manifest (is it an encrypted tree?)",
+                "{} has no manifest: it is not an encrypted tree, or the run that began it \
+                 stopped before its first checkpoint (`encrypt --recursive --update` finishes \
+                 it; Python: encrypt_tree(update=True))",
                 input.shown(b"")
             )
         } else {
