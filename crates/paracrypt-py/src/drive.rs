@@ -33,12 +33,7 @@ pub fn warn(py: Python<'_>, request: &Request) -> PyResult<()> {
 
 /// Opens `src` for reading.
 pub fn open_input(src: &Path) -> Result<File, Failure> {
-    let cannot = |e| Failure::Io(format!("cannot read {}", src.display()), e);
-    let file = File::open(src).map_err(cannot)?;
-    if file.metadata().map_err(cannot)?.is_dir() {
-        return usage(format!("input {} is a directory", src.display()));
-    }
-    Ok(file)
+    Ok(paracrypt_core::request::open_input(src)?)
 }
 
 /// Whether `file` is a regular file (read with positional reads on every thread; anything else,

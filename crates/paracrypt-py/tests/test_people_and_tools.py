@@ -376,3 +376,14 @@ def test_common_mistakes_get_the_cli_s_hint_and_class(tmp_path: Path) -> None:
     salted = b"Salted__" + bytes(8) + data(64)
     with pytest.raises(paracrypt.FormatError, match="an `openssl enc` password file"):
         paracrypt.decrypt(salted, password="secret")
+    (tmp_path / "photos").mkdir()
+    with pytest.raises(paracrypt.UsageError,
+                       match="photos is a directory: a directory is encrypted, decrypted and "
+                             r"verified as a tree \(--recursive; Python: encrypt_tree"):
+        paracrypt.encrypt_file(tmp_path / "photos", tmp_path / "out", key=paracrypt.Key.generate())
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "team.txt").write_text(recipient + "\n")
+    with pytest.raises(paracrypt.UsageError,
+                       match=r"it is a file: give a file of recipients with -R FILE \(Python: "
+                             r"Recipients\(files="):
+        paracrypt.encrypt(b"x", recipients=[str(tmp_path / "team.txt")])

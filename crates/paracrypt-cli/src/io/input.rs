@@ -8,7 +8,6 @@
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::AsFd;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -48,14 +47,8 @@ impl Input {
             return Ok(Input::Remote(Box::new(RemoteInput::open(path)?)));
         }
         let cannot = || format!("cannot read {}", path.display());
-        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
-            anyhow::bail!("cannot read {}: it is a socket", path.display());
-        }
-        let file = File::open(path).with_context(cannot)?;
+        let file = paracrypt_core::request::open_input(path)?;
         let meta = file.metadata().with_context(cannot)?;
-        if meta.is_dir() {
-            anyhow::bail!("cannot read {}: it is a directory", path.display());
-        }
         let len = (meta.is_file() && size_is_trustworthy(&file)).then_some(meta.len());
         super::grow_pipe(&file);
         Ok(Input::File {

@@ -926,6 +926,46 @@ fn errors_show_no_internal_paths_rust_wording_or_doubled_prefixes() {
     assert!(!d.join("out").exists());
 }
 
+/// A directory given where a file goes (no `--recursive`) is a usage error that names the way,
+/// with Python's words (tests/test_people_and_tools.py), and nothing is written.
+#[test]
+fn a_directory_without_recursive_says_how_trees_are_done() {
+    let dir = scratch();
+    let d = dir.path();
+    let key = write(d, "k", format!("{}\n", "11".repeat(32)).as_bytes());
+    std::fs::create_dir(d.join("photos")).unwrap();
+    for command in ["encrypt", "decrypt"] {
+        let mut cmd = paracrypt();
+        cmd.args([command, "-k"])
+            .arg(&key)
+            .arg(d.join("photos"))
+            .arg("-o")
+            .arg(d.join("out"));
+        fails(
+            run(cmd),
+            2,
+            "photos is a directory: a directory is encrypted, decrypted and verified as a tree \
+             (--recursive",
+        );
+        assert!(!d.join("out").exists(), "{command}");
+    }
+    // A file of recipients given to -r: -R is the way.
+    let recipients = write(d, "team.txt", b"# the team\n");
+    let mut cmd = paracrypt();
+    cmd.arg("encrypt")
+        .arg("-r")
+        .arg(&recipients)
+        .arg(&key)
+        .arg("-o")
+        .arg(d.join("out"));
+    let stderr = fails(run(cmd), 2, "recipient 1 (");
+    assert!(
+        stderr.contains("): it is a file: give a file of recipients with -R FILE"),
+        "{stderr}"
+    );
+    assert!(!d.join("out").exists());
+}
+
 #[test]
 fn a_malformed_key_file_and_a_malformed_key_are_the_same_class() {
     let dir = scratch();

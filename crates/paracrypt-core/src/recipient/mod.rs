@@ -172,7 +172,14 @@ impl Recipients {
             .and_then(|entry| self.usable(entry))
             .map_err(|reason| Error::Recipient {
                 at: format!("{at} ({})", shorten(text.trim())),
-                reason,
+                // A path given as a recipient: the file of recipients it likely is.
+                reason: if Path::new(text.trim()).is_file() {
+                    "it is a file: give a file of recipients with -R FILE (Python: \
+                     Recipients(files=[...]))"
+                        .into()
+                } else {
+                    reason
+                },
             })?;
         self.list.push(recipient);
         Ok(())

@@ -525,6 +525,30 @@ fn check_padding(name: RawCipherName, padding: bool) -> Result<()> {
     Ok(())
 }
 
+/// Opens the input file `path` for reading, as every front end does for one file: a directory
+/// (or a socket) is refused in one line that says what to do with it, before anything is read.
+///
+/// # Errors
+/// [`Error::Request`] (a usage error) for a directory or a socket; [`Error::Io`] (`cannot read
+/// PATH`) when it cannot be opened.
+pub fn open_input(path: &std::path::Path) -> Result<File> {
+    use std::os::unix::fs::FileTypeExt;
+    let cannot = |e| Error::io(format!("cannot read {}", path.display()), e);
+    // A socket is named before it is opened (opening one fails, saying less).
+    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+        return refuse(format!("{} is a socket, not a file", path.display()));
+    }
+    let file = File::open(path).map_err(cannot)?;
+    if file.metadata().map_err(cannot)?.is_dir() {
+        return refuse(format!(
+            "{} is a directory: a directory is encrypted, decrypted and verified as a tree \
+             (--recursive; Python: encrypt_tree, decrypt_tree, verify_tree)",
+            path.display()
+        ));
+    }
+    Ok(file)
+}
+
 /// The first [`HEAD_LEN`] bytes of `file` (fewer when it is shorter), read at offset 0 with its
 /// cursor left alone: what [`Request::resolve`] looks at.
 pub fn head_of(file: &File) -> Result<Vec<u8>> {
