@@ -216,6 +216,12 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     {
         return usage("encrypt to recipients (-r/-R) or with a key or password, not both");
     }
+    if args.passphrase && args.format != FormatArg::Age {
+        return usage(
+            "--passphrase writes an age file (age's scrypt): add --format age; a container takes \
+             a password as it is (-p FILE, PARACRYPT_PASSWORD or a prompt)",
+        );
+    }
     let format = match args.format {
         FormatArg::Age if !to_people && !args.passphrase => {
             return usage("--format age needs recipients (-r RECIPIENT, -R FILE) or --passphrase");

@@ -949,6 +949,19 @@ fn a_directory_without_recursive_says_how_trees_are_done() {
         );
         assert!(!d.join("out").exists(), "{command}");
     }
+    // --passphrase is age's: a container was made with it silently.
+    let mut cmd = paracrypt();
+    cmd.env("PARACRYPT_PASSWORD", "pw")
+        .args(["encrypt", "--passphrase"])
+        .arg(&key)
+        .arg("-o")
+        .arg(d.join("out"));
+    fails(
+        run(cmd),
+        2,
+        "--passphrase writes an age file (age's scrypt): add --format age",
+    );
+    assert!(!d.join("out").exists());
     // A file of recipients given to -r: -R is the way.
     let recipients = write(d, "team.txt", b"# the team\n");
     let mut cmd = paracrypt();

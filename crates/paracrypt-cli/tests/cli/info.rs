@@ -73,10 +73,12 @@ fn age_files_made_by_age_binary_and_armored() {
         has_line(&text, "post-quantum: no");
         has_line(&text, "passphrase:  no");
         let size = std::fs::metadata(&binary).unwrap().len();
-        has_line(
-            &text,
-            &format!("size:        {size} bytes ({chunks} chunks)"),
-        );
+        let chunks_said = if chunks == 1 {
+            "1 chunk".to_owned()
+        } else {
+            format!("{chunks} chunks")
+        };
+        has_line(&text, &format!("size:        {size} bytes ({chunks_said})"));
         has_line(&text, &format!("plaintext:   {len} bytes"));
         let value = json(&binary);
         assert_eq!(value["format"], "age");

@@ -27,6 +27,15 @@ impl FileInfo {
     }
 }
 
+/// A number of chunks, in words: `1 chunk`, `3 chunks`.
+fn chunks(n: u64) -> String {
+    if n == 1 {
+        "1 chunk".to_owned()
+    } else {
+        format!("{n} chunks")
+    }
+}
+
 /// A plaintext length: one number, or the bounds padding leaves.
 fn plaintext(sizes: &Sizes) -> String {
     let (min, max) = (sizes.plaintext.start(), sizes.plaintext.end());
@@ -50,7 +59,7 @@ fn text(
         FileInfo::Container { header, sizes } => {
             container_text(out, header, provider)?;
             if let (Some(len), Some(sizes)) = (len, sizes) {
-                writeln!(out, "size:        {len} bytes ({} chunks)", sizes.chunks)?;
+                writeln!(out, "size:        {len} bytes ({})", chunks(sizes.chunks))?;
                 if sizes.damage.is_none() {
                     writeln!(out, "plaintext:   {}", plaintext(sizes))?;
                 }
@@ -221,17 +230,19 @@ fn age_text(
     if let Some(sizes) = &age.sizes {
         match (len, age.format) {
             (Some(len), AgeFormat::Binary) => {
-                writeln!(out, "size:        {len} bytes ({} chunks)", sizes.chunks)?
+                writeln!(out, "size:        {len} bytes ({})", chunks(sizes.chunks))?
             }
             (Some(len), _) => writeln!(
                 out,
-                "size:        {len} bytes of armor, {} of payload ({} chunks)",
-                sizes.payload, sizes.chunks
+                "size:        {len} bytes of armor, {} of payload ({})",
+                sizes.payload,
+                chunks(sizes.chunks)
             )?,
             (None, _) => writeln!(
                 out,
-                "payload:     {} bytes ({} chunks)",
-                sizes.payload, sizes.chunks
+                "payload:     {} bytes ({})",
+                sizes.payload,
+                chunks(sizes.chunks)
             )?,
         }
         if sizes.damage.is_none() {
