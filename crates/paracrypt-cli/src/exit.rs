@@ -174,7 +174,10 @@ pub fn code(error: &anyhow::Error) -> u8 {
 pub fn one_line(error: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in error.chain() {
-        let text = cause.to_string();
+        let text = match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => paracrypt_core::io_text(io),
+            None => cause.to_string(),
+        };
         if line.ends_with(&text) {
             continue;
         }

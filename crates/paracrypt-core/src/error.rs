@@ -287,8 +287,9 @@ pub enum Error {
         /// sha256)` or `legacy (-md sha256)`.
         kdf: String,
     },
-    /// An I/O error, with what was being done.
-    #[error("{context}: {source}")]
+    /// An I/O error, with what was being done (the system's words, without Rust's
+    /// `(os error N)`: [`io_text`]).
+    #[error("{context}: {}", io_text(source))]
     Io {
         /// What paracrypt was doing, e.g. `reading chunk 3`.
         context: String,
@@ -587,6 +588,17 @@ impl std::error::Error for ChunkError {
 impl From<ChunkError> for Error {
     fn from(failed: ChunkError) -> Error {
         failed.source
+    }
+}
+
+/// An I/O error in the system's words (`No such file or directory`), without the ` (os error
+/// 2)` Rust's `Display` adds: every front end shows errors so (the number is the exception's
+/// `errno` in Python).
+pub fn io_text(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_owned(),
+        _ => text,
     }
 }
 

@@ -95,8 +95,8 @@ impl FromStr for Kind {
     }
 }
 
-/// Writes a new `kind` at `path` and, for a signing key, its public key as SPKI PEM at
-/// `public_out` when given. Returns what names the public key: the recipient of an identity
+/// Writes a new `kind` at `path` (mode 0600) and, for a signing key, its public key as SPKI PEM
+/// at `public_out` when given (0666 less the umask: it is no secret). Returns what names the public key: the recipient of an identity
 /// (`age1…`, `age1pq1…`), an Ed25519 key's `ssh-ed25519 …` line, an ML-DSA-65 key's
 /// fingerprint; `None` for a key file.
 ///
@@ -153,7 +153,7 @@ pub fn generate(path: &Path, kind: Kind, public_out: Option<&Path>) -> Result<Op
     };
     write_new(path, private.as_bytes())?;
     if let (Some(public_out), Some(pem)) = (public_out, pem)
-        && let Err(e) = write_new(public_out, pem.as_bytes())
+        && let Err(e) = create(public_out, pem.as_bytes(), 0o666)
     {
         // Neither file or both: the private key alone would look like a finished keygen.
         let _ = std::fs::remove_file(path);
@@ -166,10 +166,17 @@ pub fn generate(path: &Path, kind: Kind, public_out: Option<&Path>) -> Result<Op
 /// `bytes`, a secret; removes it again when writing fails. What every key file is written
 /// with (Python's `Key.save` too).
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    create(path, bytes, 0o600)
+}
+
+/// Creates `path` with `mode` (less the umask; never over anything there) and writes `bytes`;
+/// removes it again when writing fails. A public key is no secret: 0666 less the umask, as
+/// any other output.
+fn create(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o600)
+        .mode(mode)
         .open(path)
         .map_err(|e| Error::io(format!("cannot create {}", path.display()), e))?;
     if let Err(e) = file.write_all(bytes).and_then(|()| file.sync_all()) {
@@ -210,7 +217,10 @@ mod tests {
                 }
                 Kind::Ed25519 | Kind::MlDsa65 => {
                     let key = SigningKey::from_key_file(&bytes, Default::default()).unwrap();
-                    let pem = std::fs::read(public_out.unwrap()).unwrap();
+                    let public_out = public_out.unwrap();
+                    let mode = std::fs::metadata(&public_out).unwrap().permissions().mode();
+                    assert_eq!(mode & 0o044, 0o044, "{name}: a public key others may read");
+                    let pem = std::fs::read(public_out).unwrap();
                     let public = VerifyingKey::from_key_file(&pem, Default::default()).unwrap();
                     assert_eq!(public.fingerprint(), key.verifying_key().fingerprint());
                 }

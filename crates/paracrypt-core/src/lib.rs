@@ -57,5 +57,5 @@ pub mod size;
 mod stream;
 pub mod tree;
 
-pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result};
+pub use error::{ChunkError, Error, ErrorKind, HeaderFault, Result, io_text};
 pub use recipe::{Recipe, Runner, StreamReader, StreamWriter};

@@ -231,7 +231,7 @@ impl Failure {
                     .raw_os_error()
                     .or((error.kind() == std::io::ErrorKind::AlreadyExists).then_some(EEXIST));
                 let message = match error.raw_os_error() {
-                    Some(_) => format!("{context}: {error}"),
+                    Some(_) => format!("{context}: {}", paracrypt_core::io_text(&error)),
                     None => context,
                 };
                 exception(py, "IoError", message, errno, None)

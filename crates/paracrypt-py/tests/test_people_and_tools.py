@@ -387,3 +387,6 @@ def test_common_mistakes_get_the_cli_s_hint_and_class(tmp_path: Path) -> None:
                        match=r"it is a file: give a file of recipients with -R FILE \(Python: "
                              r"Recipients\(files="):
         paracrypt.encrypt(b"x", recipients=[str(tmp_path / "team.txt")])
+    with pytest.raises(paracrypt.IoError, match="missing: No such file or directory$") as raised:
+        paracrypt.encrypt_file(tmp_path / "missing", tmp_path / "out", key=paracrypt.Key.generate())
+    assert raised.value.errno == 2

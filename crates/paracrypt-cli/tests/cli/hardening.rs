@@ -949,6 +949,15 @@ fn a_directory_without_recursive_says_how_trees_are_done() {
         );
         assert!(!d.join("out").exists(), "{command}");
     }
+    // An I/O error in the system's words, without Rust's "(os error 2)".
+    let mut cmd = paracrypt();
+    cmd.args(["encrypt", "-k"])
+        .arg(&key)
+        .arg(d.join("missing"))
+        .arg("-o")
+        .arg(d.join("out"));
+    let stderr = fails(run(cmd), 1, "missing: No such file or directory");
+    assert!(!stderr.contains("os error"), "{stderr}");
     // --passphrase is age's: a container was made with it silently.
     let mut cmd = paracrypt();
     cmd.env("PARACRYPT_PASSWORD", "pw")
