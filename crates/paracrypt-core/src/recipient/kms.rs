@@ -681,6 +681,17 @@ mod tests {
             args: vec![key.into()],
             body: vec![0; 32],
         };
+        // A run's stanza (the key, then a salt) is held to the same grammar, before its blob is
+        // sent anywhere.
+        let in_run = Stanza {
+            tag: STANZA_TAG.into(),
+            args: vec![key.into(), BASE64_STANDARD_NO_PAD.encode([0; SALT_BYTES])],
+            body: vec![0; 64],
+        };
+        let Some(Err(e)) = unwrap(&Never, &RunKeys::default(), &in_run, &[0; 32]) else {
+            panic!("the run's stanza was not refused");
+        };
+        assert!(e.to_string().contains("not an AWS KMS key ARN"), "{e}");
         let Some(Err(e)) = unwrap(&Never, &RunKeys::default(), &stanza, &[0; 32]) else {
             panic!("the stanza was not refused");
         };
