@@ -77,9 +77,9 @@ impl SecretArgs {
 
 fn prompt(confirm: bool) -> Result<Zeroizing<String>> {
     let no_terminal = || {
-        usage::<Zeroizing<String>>(format!(
-            "no key given: use --key-file FILE, --password-file FILE or {PASSWORD_ENV}, or run on a terminal"
-        ))
+        Err::<Zeroizing<String>, _>(anyhow::Error::from(paracrypt_core::Error::NoSecret {
+            encrypting: confirm,
+        }))
     };
     let Ok(first) = rpassword::prompt_password("Password: ") else {
         return no_terminal();

@@ -12,11 +12,22 @@ pub(crate) mod pubkey;
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// [`Error::WrongSecretKind`]'s words for a container sealed with a key file.
+pub const NEEDS_KEY_FILE: &str = "a key file (-k FILE; Python: key=)";
+/// [`Error::WrongSecretKind`]'s words for a file sealed with a password or passphrase.
+pub const NEEDS_PASSWORD: &str =
+    "a password (--password-file FILE or PARACRYPT_PASSWORD; Python: password=)";
+/// [`Error::WrongSecretKind`]'s words for a file sealed to public keys.
+pub const NEEDS_IDENTITY: &str =
+    "public keys: decrypt it with an identity (-i FILE; Python: identities=)";
+
 /// Everything paracrypt's core can fail with.
 ///
 /// Messages are one line, name the problem and, where there is a fixed set of valid choices,
-/// list them. They never name a command-line flag: the CLI prints them as they are and adds
-/// its flag names where it maps them.
+/// list them. Where the problem is a common mistake (a secret of the wrong kind, a file given
+/// where a list of them goes, an output that exists), the message ends with the way out, for
+/// the command line and for Python in the same words, so that every front end says them alike
+/// (the mistakes table, tests/mistakes/table.json, runs them through the CLI and Python).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -143,12 +154,29 @@ pub enum Error {
     /// A password was given for a key-file container, or a key for a password container.
     #[error("this file was encrypted with {needs}")]
     WrongSecretKind {
-        /// What the file needs: "a key file" or "a password".
+        /// What the file needs, with how each front end gives it: [`NEEDS_KEY_FILE`],
+        /// [`NEEDS_PASSWORD`], [`NEEDS_IDENTITY`] or an age file's own.
         needs: &'static str,
     },
     /// A key file that cannot be read as one.
     #[error("bad key file: {0}")]
     KeyFile(String),
+    /// The output exists and the caller did not ask to overwrite it: the words every front end
+    /// says (its value is the output as shown: a path or a URL).
+    #[error("output {0} already exists (use --force to overwrite; Python: overwrite=True)")]
+    OutputExists(String),
+    /// No secret was given and none can be asked for (no terminal): the ways to give one, on
+    /// the command line and in Python.
+    #[error(
+        "no key given: use -k FILE, --password-file FILE, PARACRYPT_PASSWORD or {}, or run on a \
+         terminal (Python: key=, password= or {})",
+        if *.encrypting { "-r/-R" } else { "-i FILE" },
+        if *.encrypting { "recipients=" } else { "identities=" }
+    )]
+    NoSecret {
+        /// Whether the secret was to encrypt with (else to decrypt with).
+        encrypting: bool,
+    },
     /// Password stretching failed or its parameters are unusable.
     #[error("key derivation: {0}")]
     Kdf(String),
@@ -488,6 +516,8 @@ impl Error {
             | Error::Size { .. }
             | Error::UnknownProvider { .. }
             | Error::KeyFile(_)
+            | Error::OutputExists(_)
+            | Error::NoSecret { .. }
             | Error::SignKey(_)
             | Error::Recipient { .. }
             | Error::Identity { .. }

@@ -105,12 +105,6 @@ impl FromStr for Kind {
 /// overwritten), when they are the same, or when `public_out` is given for a kind that is no
 /// signing key; [`Error::Io`] when a file cannot be written, and then neither file is left.
 pub fn generate(path: &Path, kind: Kind, public_out: Option<&Path>) -> Result<Option<String>> {
-    let exists = |path: &Path| {
-        Error::Request(format!(
-            "{} already exists; keygen never overwrites a key",
-            path.display()
-        ))
-    };
     if path.symlink_metadata().is_ok() {
         return Err(exists(path));
     }
@@ -169,6 +163,14 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     create(path, bytes, 0o600)
 }
 
+/// The refusal of a key file's path that exists (a usage error, as any existing output).
+fn exists(path: &Path) -> Error {
+    Error::Request(format!(
+        "{} already exists; keygen never overwrites a key",
+        path.display()
+    ))
+}
+
 /// Creates `path` with `mode` (less the umask; never over anything there) and writes `bytes`;
 /// removes it again when writing fails. A public key is no secret: 0666 less the umask, as
 /// any other output.
@@ -178,7 +180,10 @@ fn create(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         .create_new(true)
         .mode(mode)
         .open(path)
-        .map_err(|e| Error::io(format!("cannot create {}", path.display()), e))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => exists(path),
+            _ => Error::io(format!("cannot create {}", path.display()), e),
+        })?;
     if let Err(e) = file.write_all(bytes).and_then(|()| file.sync_all()) {
         let _ = std::fs::remove_file(path);
         return Err(Error::io(format!("writing {}", path.display()), e));

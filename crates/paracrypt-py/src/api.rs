@@ -64,6 +64,26 @@ pub fn decrypt_request(
     Ok(Request::decrypt(secret, expected).map_err(Failure::from)?)
 }
 
+/// encrypt_file(
+///     src: str | os.PathLike[str],
+///     dst: str | os.PathLike[str],
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     recipients: Recipients | str | Iterable[str] | None = None,
+///     format: 'paracrypt' | 'age' = 'paracrypt',
+///     armor: bool = False,
+///     cipher: 'aes-256-gcm' | 'aes-128-gcm' | 'chacha20-poly1305' | 'aes-256-ctr-hmac-sha256'
+///         | 'des-ede3-cbc-hmac-sha256' | 'bf-cbc-hmac-sha256' | 'rc4-hmac-sha256' | None =
+///         None,
+///     chunk_size: int | str | None = None,
+///     overwrite: bool = False,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     progress: Callable[[int], object] | None = None,
+///     sign: str | os.PathLike[str] | None = None,
+/// ) -> int
+///
 /// Encrypts the file ``src`` into ``dst`` on every core and returns the bytes written.
 ///
 /// The secret is one of ``key=`` (a :class:`Key` or a key file's path), ``password=``
@@ -109,6 +129,21 @@ pub fn encrypt_file(
     drive::file_to_file(py, &request, &src, &dst, overwrite, &options)
 }
 
+/// decrypt_file(
+///     src: str | os.PathLike[str],
+///     dst: str | os.PathLike[str],
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     overwrite: bool = False,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     progress: Callable[[int], object] | None = None,
+/// ) -> int
+///
 /// Decrypts the file ``src`` (a paracrypt container or an age file, binary or armored) into
 /// ``dst`` on every core, every chunk verified; returns the bytes written.
 ///
@@ -143,6 +178,23 @@ pub fn decrypt_file(
     drive::file_to_file(py, &request, &src, &dst, overwrite, &options)
 }
 
+/// encrypt(
+///     data: Buffer,
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     recipients: Recipients | str | Iterable[str] | None = None,
+///     format: 'paracrypt' | 'age' = 'paracrypt',
+///     armor: bool = False,
+///     cipher: 'aes-256-gcm' | 'aes-128-gcm' | 'chacha20-poly1305' | 'aes-256-ctr-hmac-sha256'
+///         | 'des-ede3-cbc-hmac-sha256' | 'bf-cbc-hmac-sha256' | 'rc4-hmac-sha256' | None =
+///         None,
+///     chunk_size: int | str | None = None,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     sign: str | os.PathLike[str] | None = None,
+/// ) -> bytes
+///
 /// Encrypts ``data`` (any bytes-like object: bytes, bytearray, memoryview, a contiguous numpy
 /// array — read in place, not copied) and returns the encrypted file's bytes. Options as
 /// :func:`encrypt_file`.
@@ -170,6 +222,24 @@ pub fn encrypt<'py>(
     drive::memory(py, &request, data, &options)
 }
 
+/// encrypt_into(
+///     data: Buffer,
+///     out: Buffer,
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     recipients: Recipients | str | Iterable[str] | None = None,
+///     format: 'paracrypt' | 'age' = 'paracrypt',
+///     armor: bool = False,
+///     cipher: 'aes-256-gcm' | 'aes-128-gcm' | 'chacha20-poly1305' | 'aes-256-ctr-hmac-sha256'
+///         | 'des-ede3-cbc-hmac-sha256' | 'bf-cbc-hmac-sha256' | 'rc4-hmac-sha256' | None =
+///         None,
+///     chunk_size: int | str | None = None,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     sign: str | os.PathLike[str] | None = None,
+/// ) -> int
+///
 /// Encrypts ``data`` as :func:`encrypt` does, into the start of ``out`` (a writable buffer the
 /// caller keeps: a bytearray, memoryview, numpy array or mmap, at least the output's size, not
 /// overlapping ``data``), without allocating; returns the bytes written. The output's size is
@@ -200,6 +270,19 @@ pub fn encrypt_into<'py>(
     drive::memory_into(py, &request, data, out, &options)
 }
 
+/// decrypt_into(
+///     data: Buffer,
+///     out: Buffer,
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+/// ) -> int
+///
 /// Decrypts ``data`` as :func:`decrypt` does, into the start of ``out`` (a writable buffer the
 /// caller keeps, not overlapping ``data``, at least the bound the header gives: the
 /// ciphertext's length is always enough), without allocating; returns the plaintext's length.
@@ -223,6 +306,18 @@ pub fn decrypt_into<'py>(
     drive::memory_into(py, &request, data, out, &options)
 }
 
+/// decrypt(
+///     data: Buffer,
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+/// ) -> bytes
+///
 /// Decrypts ``data`` (a paracrypt container or an age file, any bytes-like object) and returns
 /// the plaintext, every chunk verified. Options as :func:`decrypt_file`.
 #[pyfunction]
@@ -243,6 +338,21 @@ pub fn decrypt<'py>(
     drive::memory(py, &request, data, &options)
 }
 
+/// decrypt_range(
+///     src: str | os.PathLike[str],
+///     offset: int,
+///     length: int,
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     progress: Callable[[int], object] | None = None,
+/// ) -> bytes
+///
 /// Decrypts plaintext bytes ``offset`` to ``offset + length`` of the file ``src`` (a container
 /// or a binary age file), reading and verifying only the chunks that cover them (and the last
 /// chunk when the range reaches the end, so a cut file fails here too). Returns fewer bytes
@@ -417,6 +527,24 @@ fn wrap<'py>(
         .call1((inner,))
 }
 
+/// encryptor(
+///     fileobj: object,
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     recipients: Recipients | str | Iterable[str] | None = None,
+///     format: 'paracrypt' | 'age' = 'paracrypt',
+///     armor: bool = False,
+///     cipher: 'aes-256-gcm' | 'aes-128-gcm' | 'chacha20-poly1305' | 'aes-256-ctr-hmac-sha256'
+///         | 'des-ede3-cbc-hmac-sha256' | 'bf-cbc-hmac-sha256' | 'rc4-hmac-sha256' | None =
+///         None,
+///     chunk_size: int | str | None = None,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     progress: Callable[[int], object] | None = None,
+///     sign: str | os.PathLike[str] | None = None,
+/// ) -> EncryptingWriter
+///
 /// A writable file object that encrypts what is written to it into ``fileobj`` (any object
 /// with ``write``): the header is written now, the chunks as they fill, on every core.
 ///
@@ -450,6 +578,19 @@ pub fn encryptor<'py>(
     wrap(py, "EncryptingWriter", inner)
 }
 
+/// decryptor(
+///     fileobj: object,
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     progress: Callable[[int], object] | None = None,
+/// ) -> DecryptingReader
+///
 /// A readable file object that decrypts ``fileobj`` (any object with ``read``: a container or
 /// an age file, binary or armored) as it is read, every chunk verified before it is handed out.
 /// The header is read and checked now (a wrong key fails here); a damaged chunk fails the read

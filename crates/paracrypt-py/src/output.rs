@@ -47,13 +47,9 @@ impl Staged {
                     ));
                 }
                 if !overwrite {
-                    return Err(Failure::Io(
-                        format!(
-                            "output {} already exists (pass overwrite=True to replace it)",
-                            dest.display()
-                        ),
-                        std::io::ErrorKind::AlreadyExists.into(),
-                    ));
+                    return Err(
+                        paracrypt_core::Error::OutputExists(dest.display().to_string()).into(),
+                    );
                 }
                 Some(meta.mode() & 0o7777)
             }
@@ -121,15 +117,10 @@ impl Staged {
         // On failure the temporary file comes back inside the error, and is removed with it.
         persisted.map(drop).map_err(|e| {
             let error = bare(e.error);
-            let context = if error.kind() == std::io::ErrorKind::AlreadyExists {
-                format!(
-                    "output {} already exists (pass overwrite=True to replace it)",
-                    dest.display()
-                )
-            } else {
-                format!("cannot create {}", dest.display())
-            };
-            Failure::Io(context, error)
+            if error.kind() == std::io::ErrorKind::AlreadyExists {
+                return paracrypt_core::Error::OutputExists(dest.display().to_string()).into();
+            }
+            Failure::Io(format!("cannot create {}", dest.display()), error)
         })
     }
 }

@@ -11,7 +11,7 @@ use paracrypt_core::request::{self, Secret};
 use paracrypt_core::sign::{SigningKey, VerifyingKey};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
 use zeroize::Zeroizing;
 
 use crate::buffer::Bytes;
@@ -73,6 +73,11 @@ impl Key {
     /// The key file's text: what :meth:`Key.save` writes.
     fn to_text(&self) -> String {
         self.0.to_file_text()
+    }
+
+    /// The key's 32 bytes (as :meth:`Key.from_bytes` takes them): a secret, keep it as one.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.0.as_bytes())
     }
 
     fn __repr__(&self) -> &'static str {
@@ -379,9 +384,14 @@ fn key_of(value: &Bound<'_, PyAny>) -> PyResult<request::Key> {
     if let Ok(path) = value.extract::<PathBuf>() {
         return Ok(read_key_file(&path)?);
     }
-    Err(PyTypeError::new_err(
-        "key must be a paracrypt.Key or the path of a key file",
-    ))
+    let hint = if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
+        " (for a key's 32 raw bytes: key=paracrypt.Key.from_bytes(data))"
+    } else {
+        ""
+    };
+    Err(PyTypeError::new_err(format!(
+        "key must be a paracrypt.Key or the path of a key file{hint}"
+    )))
 }
 
 /// `password=`: a non-empty `str`.
@@ -438,7 +448,7 @@ pub fn to_encrypt(
         (None, Some(password), None) => Secret::password(password_of(password)?.as_str()),
         (None, None, Some(recipients)) => Secret::Recipients(recipients_of(recipients)?),
         (None, None, None) => {
-            return Ok(usage("give key=, password= or recipients=")?);
+            return Err(Failure::from(CoreError::NoSecret { encrypting: true }).into());
         }
         _ => return Ok(usage("give one of key=, password= and recipients=")?),
     })
@@ -465,7 +475,7 @@ pub fn to_decrypt(
             Secret::Identities(Arc::clone(&identities_of(identities)?.inner))
         }
         (None, None, None) => {
-            return Ok(usage("give key=, password= or identities=")?);
+            return Err(Failure::from(CoreError::NoSecret { encrypting: false }).into());
         }
         _ => return Ok(usage("give one of key=, password= and identities=")?),
     })

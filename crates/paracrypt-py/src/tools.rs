@@ -17,6 +17,13 @@ use crate::options::{self, detached};
 use crate::output::Staged;
 use crate::secrets;
 
+/// keygen(
+///     path: str | os.PathLike[str],
+///     *,
+///     kind: 'key' | 'x25519' | 'pq' | 'ed25519' | 'ml-dsa-65' = 'key',
+///     public_out: str | os.PathLike[str] | None = None,
+/// ) -> str | None
+///
 /// Writes a new key or identity file at ``path`` (mode 0600, never over an existing file), as
 /// ``paracrypt keygen``: ``kind="key"`` a 256-bit key file for ``key=``, ``"x25519"`` an age
 /// identity, ``"pq"`` a post-quantum age identity (ML-KEM-768 + X25519), ``"ed25519"`` an
@@ -40,6 +47,12 @@ pub fn keygen(path: PathBuf, kind: &str, public_out: Option<PathBuf>) -> PyResul
     )
 }
 
+/// info(
+///     src: str | os.PathLike[str] | Buffer,
+///     *,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+/// ) -> dict[str, Any]
+///
 /// What a file says about itself, without a key, as ``paracrypt info --json`` prints it (one
 /// dict, schema 1; docs/guide/files.md lists its fields): ``format`` (``"paracrypt"``, ``"age"`` or
 /// ``"openssl-salted"``), for a container its version, suite, chunk size, ``secret`` (its kind:
@@ -83,6 +96,18 @@ pub fn info<'py>(
         .call_method1("loads", (json.to_string(),))
 }
 
+/// rekey(
+///     src: str | os.PathLike[str],
+///     dst: str | os.PathLike[str] | None = None,
+///     *,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     password: str | None = None,
+///     recipients: Recipients | str | Iterable[str] | None = None,
+///     new_password: str | None = None,
+///     overwrite: bool = False,
+/// ) -> None
+///
 /// Gives the file ``src`` a new header for the same file key, opened with ``identities=`` or
 /// the old ``password=`` and wrapped for exactly the new ``recipients=`` (every recipient the
 /// file should keep; one left out is removed) or ``new_password=`` (age files only), as

@@ -415,6 +415,34 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
     ))
 }
 
+/// encrypt_tree(
+///     src: str | os.PathLike[str],
+///     dst: str | os.PathLike[str],
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     recipients: Recipients | str | Iterable[str] | None = None,
+///     format: 'paracrypt' | 'age' = 'paracrypt',
+///     armor: bool = False,
+///     cipher: 'aes-256-gcm' | 'aes-128-gcm' | 'chacha20-poly1305' | 'aes-256-ctr-hmac-sha256'
+///         | 'des-ede3-cbc-hmac-sha256' | 'bf-cbc-hmac-sha256' | 'rc4-hmac-sha256' | None =
+///         None,
+///     chunk_size: int | str | None = None,
+///     sign: str | os.PathLike[str] | None = None,
+///     hide_names: bool = False,
+///     update: bool = False,
+///     checksum: bool = False,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     overwrite: bool = False,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     progress: Callable[[int], object] | None = None,
+///     upload_concurrency: int | None = None,
+///     download_concurrency: int | None = None,
+///     retries: int | None = None,
+/// ) -> dict[str, Any]
+///
 /// Encrypts the directory tree ``src`` into the directory ``dst``, every file on one schedule
 /// on every core (small files batched, large ones split into chunks), as ``paracrypt encrypt
 /// --recursive``: each regular file becomes its own encrypted file at the same path with the
@@ -500,6 +528,25 @@ pub fn encrypt_tree<'py>(
     finish(py, summary, true)
 }
 
+/// rekey_tree(
+///     src: str | os.PathLike[str],
+///     dst: str | os.PathLike[str],
+///     *,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     password: str | None = None,
+///     recipients: Recipients | str | Iterable[str] | None = None,
+///     new_password: str | None = None,
+///     sign: str | os.PathLike[str] | None = None,
+///     overwrite: bool = False,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     progress: Callable[[int], object] | None = None,
+///     upload_concurrency: int | None = None,
+///     download_concurrency: int | None = None,
+///     retries: int | None = None,
+/// ) -> dict[str, Any]
+///
 /// Rekeys the encrypted tree ``src`` into the new directory ``dst``, as ``paracrypt rekey
 /// --recursive``; ``src`` is not changed. The manifest is opened with ``identities=`` or the
 /// old ``password=``. A tree encrypted to recipients gets a new header in every file, wrapping
@@ -575,6 +622,25 @@ pub fn rekey_tree<'py>(
     finish(py, summary, true)
 }
 
+/// decrypt_tree(
+///     src: str | os.PathLike[str],
+///     dst: str | os.PathLike[str],
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     overwrite: bool = False,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     progress: Callable[[int], object] | None = None,
+///     upload_concurrency: int | None = None,
+///     download_concurrency: int | None = None,
+///     retries: int | None = None,
+///     min_generation: int | None = None,
+/// ) -> dict[str, Any]
+///
 /// Decrypts the encrypted tree ``src`` (written by :func:`encrypt_tree` or ``paracrypt encrypt
 /// --recursive``) into the directory ``dst``, as ``paracrypt decrypt --recursive``: its
 /// manifest is read and checked first (its signature; with ``verify_with=``, that signer),
@@ -654,6 +720,18 @@ fn read_signature(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
     Ok(bytes)
 }
 
+/// sign_tree(
+///     src: str | os.PathLike[str],
+///     sig: str | os.PathLike[str] | None = None,
+///     *,
+///     key: str | os.PathLike[str],
+///     overwrite: bool = False,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     download_concurrency: int | None = None,
+///     retries: int | None = None,
+/// ) -> dict[str, Any]
+///
 /// Signs the plaintext directory tree ``src`` with the private key at ``key`` (as ``paracrypt
 /// sign -k`` takes it) and writes the signature to ``sig`` (default: ``src`` + ``.psig``, beside
 /// the tree), as ``paracrypt sign --recursive``: every file hashed on every core, one signature
@@ -715,6 +793,22 @@ pub fn sign_tree<'py>(
     Ok(dict)
 }
 
+/// verify_tree(
+///     src: str | os.PathLike[str],
+///     paths: Sequence[str | os.PathLike[str]] | None = None,
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     signature: str | os.PathLike[str] | None = None,
+///     threads: int | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     download_concurrency: int | None = None,
+///     retries: int | None = None,
+/// ) -> dict[str, Any]
+///
 /// Checks the encrypted tree ``src`` against its manifest, writing nothing, as ``paracrypt
 /// verify --recursive``: every file the manifest lists is there, is the encryption it names
 /// and decrypts (every chunk authenticated) to the length and BLAKE3 root it lists, and
@@ -821,6 +915,19 @@ pub fn verify_tree<'py>(
     ))
 }
 
+/// info_tree(
+///     src: str | os.PathLike[str],
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
+///     download_concurrency: int | None = None,
+///     retries: int | None = None,
+/// ) -> dict[str, Any]
+///
 /// The manifest of the encrypted tree ``src``, decrypted and checked (its signature; with
 /// ``verify_with=``, that signer), as one dict: what ``paracrypt info --recursive --json``
 /// prints (docs/guide/trees.md lists its fields: ``format``, ``signer``, ``generation``,
@@ -1122,6 +1229,15 @@ impl TreeJob {
     }
 }
 
+/// run_tree_task(
+///     task: bytes,
+///     *,
+///     threads: int | None = None,
+///     upload_concurrency: int | None = None,
+///     download_concurrency: int | None = None,
+///     retries: int | None = None,
+/// ) -> bytes
+///
 /// Runs one task of a :class:`TreeJob` (its bytes, from ``job.task(part)``) on this process,
 /// with ``threads`` threads (default 1), without the GIL: an encryption's task seals its
 /// files (into a prefix in object storage when the job's ``dst`` is one: opened here, with

@@ -114,7 +114,7 @@ def test_failures_leave_nothing(tmp_path: Path, client: Client) -> None:
     # An existing output is kept unless overwrite=True.
     (tmp_path / "out").write_bytes(b"keep")
     (tmp_path / "plain").write_bytes(plain)
-    with pytest.raises(paracrypt.IoError, match="already exists"):
+    with pytest.raises(paracrypt.UsageError, match="already exists"):
         paracrypt.dask.encrypt_file(client, tmp_path / "plain", tmp_path / "out", key=key)
     assert (tmp_path / "out").read_bytes() == b"keep"
     paracrypt.dask.encrypt_file(client, tmp_path / "plain", tmp_path / "out", key=key,

@@ -114,7 +114,7 @@ def test_wrong_types_are_type_errors(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({}, "give key=, password= or recipients="),
+        ({}, "Python: key=, password= or recipients="),
         ({"password": "a", "key": paracrypt.Key.generate()}, "give one of"),
         ({"password": ""}, "the password is empty"),
         ({"password": "a", "cipher": "rot13"}, "unknown cipher `rot13`"),

@@ -75,7 +75,7 @@ impl Error {
             E::NotFound { .. } => (Kind::NotFound, "no such object (or bucket)".to_string()),
             E::AlreadyExists { .. } => (
                 Kind::AlreadyExists,
-                "it already exists (use --force to overwrite)".to_string(),
+                "it already exists (use --force to overwrite; Python: overwrite=True)".to_string(),
             ),
             E::Precondition { .. } if doing.starts_with("cannot read") => (
                 Kind::Changed,

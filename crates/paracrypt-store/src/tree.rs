@@ -236,10 +236,7 @@ impl Object {
                 | object_store::Error::Precondition { .. },
             ) => Err(Error::new(
                 Kind::AlreadyExists,
-                format!(
-                    "output {} already exists (use --force to overwrite)",
-                    self.url
-                ),
+                paracrypt_core::Error::OutputExists(self.url.to_string()).to_string(),
             )),
             Err(e) => Err(self.write_error(&e)),
         }

@@ -364,10 +364,7 @@ impl Drop for Upload {
 fn exists(object: &Object) -> Error {
     Error::new(
         Kind::AlreadyExists,
-        format!(
-            "output {} already exists (use --force to overwrite)",
-            object.url
-        ),
+        paracrypt_core::Error::OutputExists(object.url.to_string()).to_string(),
     )
 }
 

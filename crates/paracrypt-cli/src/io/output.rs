@@ -162,10 +162,7 @@ impl OutputTarget {
             return usage(format!("output {} is a directory", path.display()));
         }
         if (kind.is_file() || kind.is_block_device()) && !policy.force {
-            return usage(format!(
-                "output {} already exists (use --force to overwrite)",
-                path.display()
-            ));
+            return Err(paracrypt_core::Error::OutputExists(path.display().to_string()).into());
         }
         if !kind.is_file() {
             return Ok(OutputTarget::Through(path.to_path_buf(), policy));
@@ -625,9 +622,9 @@ impl Staged {
                 .with_context(|| format!("writing {shown}"))?;
         }
         let exists = || {
-            usage::<()>(format!(
-                "output {shown} already exists (use --force to overwrite)"
-            ))
+            Err::<(), _>(anyhow::Error::from(paracrypt_core::Error::OutputExists(
+                shown.to_string(),
+            )))
         };
         // Held until the file is in place: an interrupt waits for the commit to end.
         let mut pending = pending();

@@ -313,10 +313,7 @@ mod imp {
             }
             let force = policy.force || same;
             if !force && object.exists()? {
-                return usage(format!(
-                    "output {} already exists (use --force to overwrite)",
-                    path.display()
-                ));
+                return Err(paracrypt_core::Error::OutputExists(path.display().to_string()).into());
             }
             Ok(RemoteTarget { object, force })
         }

@@ -179,7 +179,7 @@ fn without_a_key_or_terminal_the_error_says_what_to_give() {
     fails(
         run_with_stdin(cmd, b"data"),
         2,
-        "no key given: use --key-file FILE, --password-file FILE or PARACRYPT_PASSWORD",
+        "no key given: use -k FILE, --password-file FILE, PARACRYPT_PASSWORD or -r/-R",
     );
     assert!(listing(dir.path()).is_empty());
 }
@@ -300,7 +300,11 @@ fn outputs_are_checked_before_any_work() {
     let existing = write(d, "existing", b"keep");
     let mut c = encrypt(&key, &[]);
     c.arg(&input).arg("-o").arg(&existing);
-    fails(run(c), 2, "already exists (use --force to overwrite)");
+    fails(
+        run(c),
+        2,
+        "already exists (use --force to overwrite; Python: overwrite=True)",
+    );
     assert_eq!(std::fs::read(&existing).unwrap(), b"keep");
     let mut c = encrypt(&key, &["--force"]);
     c.arg(&input).arg("-o").arg(&existing);
@@ -325,7 +329,11 @@ fn outputs_are_checked_before_any_work() {
     let mut c = encrypt(&bad_key, &[]);
     c.arg(&input).arg("-o").arg(d.join("x"));
     // A malformed key file is a usage error, like a malformed --key, with one prefix.
-    fails(run(c), 2, "bad-key: bad hex");
+    fails(
+        run(c),
+        2,
+        "bad-key: not a key: a key file holds 64 hex digits",
+    );
     assert!(!d.join("x").exists());
 }
 

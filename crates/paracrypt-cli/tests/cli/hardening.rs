@@ -891,7 +891,7 @@ fn errors_show_no_internal_paths_rust_wording_or_doubled_prefixes() {
             b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n-----END OPENSSH PRIVATE KEY-----\n",
             "it is an SSH private key: give it with -i FILE instead",
         ),
-        ("bad-hex", b"# c\nzz00\n", ": bad hex"),
+        ("bad-hex", b"# c\nzz00\n", ": not a key"),
         ("short", b"00112233\n", "key is 4 bytes, expected 32"),
         ("two", b"00\n11\n", "more than one key line"),
         (

@@ -17,6 +17,7 @@ mod hardening;
 mod hooks;
 mod info;
 mod kms;
+mod mistakes;
 mod people;
 mod plugin;
 mod providers;

@@ -527,7 +527,11 @@ fn output_equal_to_input_or_existing_is_refused() {
         .arg(&input)
         .arg("-o")
         .arg(&existing);
-    fails(run(cmd), 2, "already exists (use --force to overwrite)");
+    fails(
+        run(cmd),
+        2,
+        "already exists (use --force to overwrite; Python: overwrite=True)",
+    );
     assert_eq!(std::fs::read(&existing).unwrap(), b"keep me");
     let mut cmd = paracrypt();
     cmd.args([

@@ -12,7 +12,7 @@ use zeroize::Zeroizing;
 
 use super::secret::{Argon2Params, Secret, argon2id};
 use super::suite::Suite;
-use crate::error::{Error, HeaderFault, Result};
+use crate::error::{Error, HeaderFault, NEEDS_IDENTITY, NEEDS_KEY_FILE, NEEDS_PASSWORD, Result};
 use crate::plan::{ChunkSize, Sizes};
 use crate::recipient::{
     FileKey, Identities, MAX_STANZAS, Recipients, SCRYPT_TAG, read_stanzas, write_stanzas,
@@ -419,9 +419,9 @@ fn derive(secret: &Secret, info: &HeaderInfo, file_key: Option<&FileKey>) -> Res
         (Secret::Recipients(_) | Secret::Identities(_), Kdf::Recipients, Some(key)) => {
             Zeroizing::new(key.expose_secret().to_vec())
         }
-        (_, Kdf::Key, _) => return wrong("a key file"),
-        (_, Kdf::Argon2id(_), _) => return wrong("a password"),
-        (_, Kdf::Recipients, _) => return wrong("public keys (decrypt it with an identity)"),
+        (_, Kdf::Key, _) => return wrong(NEEDS_KEY_FILE),
+        (_, Kdf::Argon2id(_), _) => return wrong(NEEDS_PASSWORD),
+        (_, Kdf::Recipients, _) => return wrong(NEEDS_IDENTITY),
     };
     let hk = Hkdf::<Sha256>::new(Some(&info.salt), &ikm[..]);
     let mut key_check = [0u8; 16];
@@ -651,7 +651,7 @@ impl Keys {
             }
             (Secret::Recipients(_), Kdf::Recipients) => {
                 return Err(Error::WrongSecretKind {
-                    needs: "public keys (decrypt it with an identity)",
+                    needs: NEEDS_IDENTITY,
                 });
             }
             _ => None,

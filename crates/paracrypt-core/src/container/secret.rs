@@ -93,8 +93,13 @@ impl Key {
         if lines.next().is_some() {
             return Err(Error::KeyFile("more than one key line".into()));
         }
-        let bytes =
-            Zeroizing::new(hex::decode(line).map_err(|e| Error::KeyFile(format!("bad hex: {e}")))?);
+        let bytes = Zeroizing::new(hex::decode(line).map_err(|_| {
+            Error::KeyFile(
+                "not a key: a key file holds 64 hex digits (`paracrypt keygen` makes one); a \
+                 password is read from a file with --password-file FILE (Python: password=)"
+                    .into(),
+            )
+        })?);
         let bytes: [u8; 32] = bytes[..]
             .try_into()
             .map_err(|_| Error::KeyFile(format!("key is {} bytes, expected 32", bytes.len())))?;

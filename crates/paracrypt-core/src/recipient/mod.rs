@@ -636,7 +636,7 @@ impl Identities {
         if scrypt && self.passphrase.is_none() {
             return (
                 Some(Err(Error::WrongSecretKind {
-                    needs: "a passphrase",
+                    needs: "a passphrase (--password-file FILE or PARACRYPT_PASSWORD; Python: password=)",
                 })),
                 None,
             );
@@ -644,7 +644,8 @@ impl Identities {
         if self.passphrase.is_some() && !scrypt {
             return (
                 Some(Err(Error::WrongSecretKind {
-                    needs: "recipients' keys, not a passphrase",
+                    needs: "public keys, not a passphrase: decrypt it with an identity (-i FILE; \
+                            Python: identities=)",
                 })),
                 None,
             );
@@ -885,7 +886,11 @@ fn identity_file(name: &str, bytes: &[u8]) -> Result<Vec<IdentityEntry>> {
             line.parse().map(IdentityEntry::X25519).map_err(|_| {
                 let mut reason = format!("not an identity: {EXPECTED_IDENTITY}");
                 if line.starts_with("age1") || line.starts_with("ssh-") {
-                    reason = "a recipient (public key), not an identity (private key)".into();
+                    reason =
+                        "a recipient (public key), not an identity (private key): encrypt to it \
+                              with -R FILE (Python: recipients=), decrypt with the identity it \
+                              came from"
+                            .into();
                 } else if lines.len() == 1 {
                     reason.push_str(" (is this a passphrase file?)");
                 }

@@ -1,7 +1,7 @@
 """Types of paracrypt's compiled module (checked by mypy and mypy.stubtest in the suite)."""
 
 import os
-from typing import Any, Callable, Iterable, Optional, Sequence, Union, final
+from typing import Any, Callable, Iterable, Literal, Optional, Sequence, Union, final
 
 from typing_extensions import Buffer
 
@@ -13,6 +13,37 @@ _Progress = Callable[[int], object]
 _KeyArg = Union["Key", _StrPath]
 _RecipientsArg = Union["Recipients", str, Iterable[str]]
 _IdentitiesArg = Union["Identities", _StrPath, Sequence[Union["Identities", _StrPath]]]
+# The names the functions take (the runtime also takes them in any case, and a few aliases).
+_Format = Literal["paracrypt", "age"]
+_Suite = Literal[
+    "aes-256-gcm",
+    "aes-128-gcm",
+    "chacha20-poly1305",
+    "aes-256-ctr-hmac-sha256",
+    "des-ede3-cbc-hmac-sha256",
+    "bf-cbc-hmac-sha256",
+    "rc4-hmac-sha256",
+]
+_RawCipher = Literal[
+    "aes-128-ecb",
+    "aes-128-cbc",
+    "aes-128-ctr",
+    "aes-192-ecb",
+    "aes-192-cbc",
+    "aes-192-ctr",
+    "aes-256-ecb",
+    "aes-256-cbc",
+    "aes-256-ctr",
+    "des-ecb",
+    "des-cbc",
+    "des-ede3",
+    "des-ede3-cbc",
+    "bf-ecb",
+    "bf-cbc",
+    "rc4",
+]
+_KeyKind = Literal["key", "x25519", "pq", "ed25519", "ml-dsa-65"]
+_ProviderName = Literal["fastest", "aws-lc", "openssl", "rustcrypto"]
 
 __all__ = [
     "Key",
@@ -69,6 +100,7 @@ class Key:
     def load(path: _StrPath) -> Key: ...
     def save(self, path: _StrPath) -> None: ...
     def to_text(self) -> str: ...
+    def to_bytes(self) -> bytes: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
 
@@ -104,13 +136,13 @@ def encrypt_file(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     recipients: Optional[_RecipientsArg] = None,
-    format: str = "paracrypt",
+    format: _Format = "paracrypt",
     armor: bool = False,
-    cipher: Optional[str] = None,
+    cipher: Optional[_Suite] = None,
     chunk_size: Optional[_ChunkSize] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
     sign: Optional[_StrPath] = None,
 ) -> int: ...
@@ -124,7 +156,7 @@ def decrypt_file(
     verify_with: Optional[_StrPath] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> int: ...
 def encrypt(
@@ -133,12 +165,12 @@ def encrypt(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     recipients: Optional[_RecipientsArg] = None,
-    format: str = "paracrypt",
+    format: _Format = "paracrypt",
     armor: bool = False,
-    cipher: Optional[str] = None,
+    cipher: Optional[_Suite] = None,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     sign: Optional[_StrPath] = None,
 ) -> bytes: ...
 def decrypt(
@@ -149,7 +181,7 @@ def decrypt(
     identities: Optional[_IdentitiesArg] = None,
     verify_with: Optional[_StrPath] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
 ) -> bytes: ...
 def encrypt_into(
     data: Buffer,
@@ -158,12 +190,12 @@ def encrypt_into(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     recipients: Optional[_RecipientsArg] = None,
-    format: str = "paracrypt",
+    format: _Format = "paracrypt",
     armor: bool = False,
-    cipher: Optional[str] = None,
+    cipher: Optional[_Suite] = None,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     sign: Optional[_StrPath] = None,
 ) -> int: ...
 def decrypt_into(
@@ -175,7 +207,7 @@ def decrypt_into(
     identities: Optional[_IdentitiesArg] = None,
     verify_with: Optional[_StrPath] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
 ) -> int: ...
 def decrypt_range(
     src: _StrPath,
@@ -187,13 +219,13 @@ def decrypt_range(
     identities: Optional[_IdentitiesArg] = None,
     verify_with: Optional[_StrPath] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> bytes: ...
 def raw_encrypt(
     data: Buffer,
     *,
-    cipher: str,
+    cipher: _RawCipher,
     key: Optional[Buffer] = None,
     iv: Optional[Buffer] = None,
     password: Optional[str] = None,
@@ -203,12 +235,12 @@ def raw_encrypt(
     padding: bool = True,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
 ) -> bytes: ...
 def raw_decrypt(
     data: Buffer,
     *,
-    cipher: str,
+    cipher: _RawCipher,
     key: Optional[Buffer] = None,
     iv: Optional[Buffer] = None,
     password: Optional[str] = None,
@@ -218,13 +250,13 @@ def raw_decrypt(
     padding: bool = True,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
 ) -> bytes: ...
 def raw_encrypt_file(
     src: _StrPath,
     dst: _StrPath,
     *,
-    cipher: str,
+    cipher: _RawCipher,
     key: Optional[Buffer] = None,
     iv: Optional[Buffer] = None,
     password: Optional[str] = None,
@@ -235,14 +267,14 @@ def raw_encrypt_file(
     chunk_size: Optional[_ChunkSize] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> int: ...
 def raw_decrypt_file(
     src: _StrPath,
     dst: _StrPath,
     *,
-    cipher: str,
+    cipher: _RawCipher,
     key: Optional[Buffer] = None,
     iv: Optional[Buffer] = None,
     password: Optional[str] = None,
@@ -253,7 +285,7 @@ def raw_decrypt_file(
     chunk_size: Optional[_ChunkSize] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> int: ...
 
@@ -274,12 +306,12 @@ def encryptor(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     recipients: Optional[_RecipientsArg] = None,
-    format: str = "paracrypt",
+    format: _Format = "paracrypt",
     armor: bool = False,
-    cipher: Optional[str] = None,
+    cipher: Optional[_Suite] = None,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
     sign: Optional[_StrPath] = None,
 ) -> EncryptingWriter: ...
@@ -291,13 +323,13 @@ def decryptor(
     identities: Optional[_IdentitiesArg] = None,
     verify_with: Optional[_StrPath] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> DecryptingReader: ...
 def raw_encryptor(
     fileobj: object,
     *,
-    cipher: str,
+    cipher: _RawCipher,
     key: Optional[Buffer] = None,
     iv: Optional[Buffer] = None,
     password: Optional[str] = None,
@@ -307,13 +339,13 @@ def raw_encryptor(
     padding: bool = True,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> EncryptingWriter: ...
 def raw_decryptor(
     fileobj: object,
     *,
-    cipher: str,
+    cipher: _RawCipher,
     key: Optional[Buffer] = None,
     iv: Optional[Buffer] = None,
     password: Optional[str] = None,
@@ -323,13 +355,13 @@ def raw_decryptor(
     padding: bool = True,
     chunk_size: Optional[_ChunkSize] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> DecryptingReader: ...
 def keygen(
-    path: _StrPath, *, kind: str = "key", public_out: Optional[_StrPath] = None
+    path: _StrPath, *, kind: _KeyKind = "key", public_out: Optional[_StrPath] = None
 ) -> Optional[str]: ...
-def info(src: Union[_StrPath, Buffer], *, provider: Optional[str] = None) -> dict[str, Any]: ...
+def info(src: Union[_StrPath, Buffer], *, provider: Optional[_ProviderName] = None) -> dict[str, Any]: ...
 def rekey(
     src: _StrPath,
     dst: Optional[_StrPath] = None,
@@ -347,9 +379,9 @@ def encrypt_tree(
     key: Optional[_KeyArg] = None,
     password: Optional[str] = None,
     recipients: Optional[_RecipientsArg] = None,
-    format: str = "paracrypt",
+    format: _Format = "paracrypt",
     armor: bool = False,
-    cipher: Optional[str] = None,
+    cipher: Optional[_Suite] = None,
     chunk_size: Optional[_ChunkSize] = None,
     sign: Optional[_StrPath] = None,
     hide_names: bool = False,
@@ -358,7 +390,7 @@ def encrypt_tree(
     identities: Optional[_IdentitiesArg] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
@@ -374,7 +406,7 @@ def decrypt_tree(
     verify_with: Optional[_StrPath] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
@@ -392,7 +424,7 @@ def rekey_tree(
     sign: Optional[_StrPath] = None,
     overwrite: bool = False,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
@@ -405,7 +437,7 @@ def sign_tree(
     key: _StrPath,
     overwrite: bool = False,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
@@ -419,7 +451,7 @@ def verify_tree(
     verify_with: Optional[_StrPath] = None,
     signature: Optional[_StrPath] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
@@ -430,7 +462,7 @@ def info_tree(
     password: Optional[str] = None,
     identities: Optional[_IdentitiesArg] = None,
     verify_with: Optional[_StrPath] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
 ) -> dict[str, Any]: ...
@@ -452,8 +484,8 @@ class TreeJob:
         key: Optional[_KeyArg] = None,
         password: Optional[str] = None,
         recipients: Optional[_RecipientsArg] = None,
-        format: str = "paracrypt",
-        cipher: Optional[str] = None,
+        format: _Format = "paracrypt",
+        cipher: Optional[_Suite] = None,
         chunk_size: Optional[_ChunkSize] = None,
         sign: Optional[_StrPath] = None,
         hide_names: bool = False,
@@ -462,7 +494,7 @@ class TreeJob:
         identities: Optional[_IdentitiesArg] = None,
         overwrite: bool = False,
         threads: Optional[int] = None,
-        provider: Optional[str] = None,
+        provider: Optional[_ProviderName] = None,
         upload_concurrency: Optional[int] = None,
         download_concurrency: Optional[int] = None,
         retries: Optional[int] = None,
@@ -478,7 +510,7 @@ class TreeJob:
         verify_with: Optional[_StrPath] = None,
         overwrite: bool = False,
         threads: Optional[int] = None,
-        provider: Optional[str] = None,
+        provider: Optional[_ProviderName] = None,
         upload_concurrency: Optional[int] = None,
         download_concurrency: Optional[int] = None,
         retries: Optional[int] = None,
@@ -510,10 +542,10 @@ class DistributedJob:
         key: Optional[_KeyArg] = None,
         password: Optional[str] = None,
         recipients: Optional[_RecipientsArg] = None,
-        format: str = "paracrypt",
-        cipher: Optional[str] = None,
+        format: _Format = "paracrypt",
+        cipher: Optional[_Suite] = None,
         chunk_size: Optional[_ChunkSize] = None,
-        provider: Optional[str] = None,
+        provider: Optional[_ProviderName] = None,
         sign: Optional[_StrPath] = None,
     ) -> DistributedJob: ...
     @staticmethod
@@ -524,7 +556,7 @@ class DistributedJob:
         password: Optional[str] = None,
         identities: Optional[_IdentitiesArg] = None,
         verify_with: Optional[_StrPath] = None,
-        provider: Optional[str] = None,
+        provider: Optional[_ProviderName] = None,
     ) -> DistributedJob: ...
     @property
     def chunks(self) -> int: ...

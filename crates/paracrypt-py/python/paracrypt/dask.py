@@ -61,6 +61,8 @@ from paracrypt._paracrypt import (
 if TYPE_CHECKING:
     from distributed import Client as _Client
 
+    from paracrypt._paracrypt import _Format, _ProviderName, _Suite
+
 __all__ = ["decrypt_file", "decrypt_tree", "encrypt_file", "encrypt_tree", "run"]
 
 _StrPath = Union[str, "os.PathLike[str]"]
@@ -74,13 +76,13 @@ def encrypt_file(
     key: Optional[Union[Key, _StrPath]] = None,
     password: Optional[str] = None,
     recipients: Optional[Union[Recipients, str, Sequence[str]]] = None,
-    format: str = "paracrypt",
-    cipher: Optional[str] = None,
+    format: _Format = "paracrypt",
+    cipher: Optional[_Suite] = None,
     chunk_size: Optional[Union[int, str]] = None,
     parts: Optional[int] = None,
     threads: int = 1,
     overwrite: bool = False,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[Callable[[int], object]] = None,
     sign: Optional[_StrPath] = None,
     sync: bool = False,
@@ -125,7 +127,7 @@ def decrypt_file(
     parts: Optional[int] = None,
     threads: int = 1,
     overwrite: bool = False,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[Callable[[int], object]] = None,
     sync: bool = False,
 ) -> int:
@@ -148,8 +150,8 @@ def encrypt_tree(
     key: Optional[Union[Key, _StrPath]] = None,
     password: Optional[str] = None,
     recipients: Optional[Union[Recipients, str, Sequence[str]]] = None,
-    format: str = "paracrypt",
-    cipher: Optional[str] = None,
+    format: _Format = "paracrypt",
+    cipher: Optional[_Suite] = None,
     chunk_size: Optional[Union[int, str]] = None,
     sign: Optional[_StrPath] = None,
     hide_names: bool = False,
@@ -158,7 +160,7 @@ def encrypt_tree(
     identities: Optional[Union[Identities, _StrPath, Sequence[_StrPath]]] = None,
     overwrite: bool = False,
     threads: int = 1,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
@@ -223,7 +225,7 @@ def decrypt_tree(
     verify_with: Optional[_StrPath] = None,
     overwrite: bool = False,
     threads: int = 1,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,

@@ -206,7 +206,11 @@ fn outputs_keep_the_local_rules() {
     };
     ok(run(first()));
     let sealed = bucket.get("x.pcr");
-    fails(run(first()), 2, "already exists (use --force to overwrite)");
+    fails(
+        run(first()),
+        2,
+        "already exists (use --force to overwrite; Python: overwrite=True)",
+    );
     assert_eq!(bucket.get("x.pcr"), sealed);
     let mut forced = first();
     forced.arg("--force");
