@@ -174,9 +174,12 @@ pub fn code(error: &anyhow::Error) -> u8 {
 pub fn one_line(error: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in error.chain() {
-        let text = match cause.downcast_ref::<std::io::Error>() {
-            Some(io) => paracrypt_core::io_text(io),
-            None => cause.to_string(),
+        let text = if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            paracrypt_core::io_text(io)
+        } else if let Some(core) = cause.downcast_ref::<paracrypt_core::Error>() {
+            core.text()
+        } else {
+            cause.to_string()
         };
         if line.ends_with(&text) {
             continue;

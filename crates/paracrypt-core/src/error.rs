@@ -13,13 +13,17 @@ pub(crate) mod pubkey;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// [`Error::WrongSecretKind`]'s words for a container sealed with a key file.
-pub const NEEDS_KEY_FILE: &str = "a key file (-k FILE; Python: key=)";
-/// [`Error::WrongSecretKind`]'s words for a file sealed with a password or passphrase.
-pub const NEEDS_PASSWORD: &str =
-    "a password (--password-file FILE or PARACRYPT_PASSWORD; Python: password=)";
+pub const NEEDS_KEY_FILE: &str = "a key file";
+/// [`Error::WrongSecretKind`]'s words for a container sealed with a password.
+pub const NEEDS_PASSWORD: &str = "a password";
 /// [`Error::WrongSecretKind`]'s words for a file sealed to public keys.
-pub const NEEDS_IDENTITY: &str =
-    "public keys: decrypt it with an identity (-i FILE; Python: identities=)";
+pub const NEEDS_IDENTITY: &str = "public keys (decrypt it with an identity)";
+/// [`Error::WrongSecretKind`]'s words for an age file given a key.
+pub const NEEDS_AGE: &str = "age (decrypt it with an identity or its passphrase, not a key)";
+/// [`Error::WrongSecretKind`]'s words for an age file sealed with a passphrase.
+pub const NEEDS_PASSPHRASE: &str = "a passphrase";
+/// [`Error::WrongSecretKind`]'s words for an age file sealed to recipients, given a passphrase.
+pub const NEEDS_IDENTITY_NOT_PASSPHRASE: &str = "recipients' keys, not a passphrase";
 
 /// Everything paracrypt's core can fail with.
 ///
@@ -154,8 +158,8 @@ pub enum Error {
     /// A password was given for a key-file container, or a key for a password container.
     #[error("this file was encrypted with {needs}")]
     WrongSecretKind {
-        /// What the file needs, with how each front end gives it: [`NEEDS_KEY_FILE`],
-        /// [`NEEDS_PASSWORD`], [`NEEDS_IDENTITY`] or an age file's own.
+        /// What the file needs: one of the `NEEDS_*` words of this module (the format's words,
+        /// as the container test vectors hold them; [`Error::text`] adds the way to give it).
         needs: &'static str,
     },
     /// A key file that cannot be read as one.
@@ -504,6 +508,40 @@ pub enum ErrorKind {
 }
 
 impl Error {
+    /// The message as front ends show it: the error's own words, then, for a common mistake
+    /// whose words are the format's (a secret of the wrong kind: the container test vectors
+    /// hold them as they are), the way out on the command line and in Python. The CLI and the
+    /// Python package both show this, so they say the same words.
+    pub fn text(&self) -> String {
+        match self.way_out() {
+            Some(way) => format!("{self}; {way}"),
+            None => self.to_string(),
+        }
+    }
+
+    /// How to give what [`Error::WrongSecretKind`] says the file needs.
+    fn way_out(&self) -> Option<&'static str> {
+        let needs = match self {
+            Error::WrongSecretKind { needs } => needs,
+            Error::InTree { source, .. } => return source.way_out(),
+            _ => return None,
+        };
+        Some(match *needs {
+            NEEDS_KEY_FILE => "give it with -k FILE (Python: key=)",
+            NEEDS_PASSWORD | NEEDS_PASSPHRASE => {
+                "give it with --password-file FILE or PARACRYPT_PASSWORD (Python: password=)"
+            }
+            NEEDS_IDENTITY | NEEDS_IDENTITY_NOT_PASSPHRASE => {
+                "give an identity with -i FILE (Python: identities=)"
+            }
+            NEEDS_AGE => {
+                "give an identity with -i FILE or the passphrase with --password-file FILE \
+                 (Python: identities= or password=)"
+            }
+            _ => return None,
+        })
+    }
+
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
@@ -635,6 +673,42 @@ pub fn io_text(error: &io::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A secret of the wrong kind keeps the format's words (the test vectors hold them) and
+    /// shows the way out after them, inside a tree's naming too; other errors show their words.
+    #[test]
+    fn the_way_out_follows_the_format_s_words() {
+        let wrong = Error::WrongSecretKind {
+            needs: NEEDS_KEY_FILE,
+        };
+        assert_eq!(wrong.to_string(), "this file was encrypted with a key file");
+        assert_eq!(
+            wrong.text(),
+            "this file was encrypted with a key file; give it with -k FILE (Python: key=)"
+        );
+        let in_tree = Error::InTree {
+            path: "a/b".into(),
+            source: Box::new(Error::WrongSecretKind {
+                needs: NEEDS_IDENTITY,
+            }),
+        };
+        assert!(
+            in_tree
+                .text()
+                .ends_with("; give an identity with -i FILE (Python: identities=)"),
+            "{}",
+            in_tree.text()
+        );
+        assert_eq!(Error::WrongKey.text(), Error::WrongKey.to_string());
+        for needs in [
+            NEEDS_PASSWORD,
+            NEEDS_PASSPHRASE,
+            NEEDS_AGE,
+            NEEDS_IDENTITY_NOT_PASSPHRASE,
+        ] {
+            assert!(Error::WrongSecretKind { needs }.text().contains("; give "));
+        }
+    }
 
     #[test]
     fn kinds() {

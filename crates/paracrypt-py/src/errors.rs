@@ -223,7 +223,7 @@ impl Failure {
                     _ => None,
                 };
                 let class = class_of(&error);
-                exception(py, class, error.to_string(), errno, chunk_of(&error))
+                exception(py, class, error.text(), errno, chunk_of(&error))
             }
             Failure::Usage(message) => exception(py, "UsageError", message, None, None),
             Failure::Io(context, error) => {

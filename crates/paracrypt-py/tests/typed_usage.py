@@ -19,8 +19,8 @@ def use_everything(directory: Path) -> None:
     key.save(directory / "key")
     same: paracrypt.Key = paracrypt.Key.load(directory / "key")
     assert same == key and paracrypt.Key.from_text(key.to_text()) == key
-    raw: bytes = key.to_bytes()
-    assert paracrypt.Key.from_bytes(raw) == key
+    key_bytes: bytes = key.to_bytes()
+    assert paracrypt.Key.from_bytes(key_bytes) == key
     sealed: bytes = paracrypt.encrypt(b"typed", key=key, chunk_size="64KiB", threads=2)
     plain: bytes = paracrypt.decrypt(bytearray(sealed), key=directory / "key")
     assert plain == b"typed"

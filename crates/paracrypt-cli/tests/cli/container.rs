@@ -329,11 +329,7 @@ fn outputs_are_checked_before_any_work() {
     let mut c = encrypt(&bad_key, &[]);
     c.arg(&input).arg("-o").arg(d.join("x"));
     // A malformed key file is a usage error, like a malformed --key, with one prefix.
-    fails(
-        run(c),
-        2,
-        "bad-key: not a key: a key file holds 64 hex digits",
-    );
+    fails(run(c), 2, "bad-key: not a key: it must be 64 hex digits");
     assert!(!d.join("x").exists());
 }
 

@@ -497,7 +497,8 @@ fn bad_input_gets_one_clear_line_and_no_output() {
     one_line(
         run(cmd),
         1,
-        "this file was encrypted with public keys: decrypt it with an identity (-i FILE; Python: identities=)",
+        "this file was encrypted with public keys (decrypt it with an identity); give an identity \
+         with -i FILE (Python: identities=)",
     );
     let _ = other;
     assert_eq!(

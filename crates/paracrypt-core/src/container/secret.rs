@@ -95,8 +95,8 @@ impl Key {
         }
         let bytes = Zeroizing::new(hex::decode(line).map_err(|_| {
             Error::KeyFile(
-                "not a key: a key file holds 64 hex digits (`paracrypt keygen` makes one); a \
-                 password is read from a file with --password-file FILE (Python: password=)"
+                "not a key: it must be 64 hex digits, as `paracrypt keygen` writes; a password is \
+                 read from a file with --password-file FILE (Python: password=)"
                     .into(),
             )
         })?);

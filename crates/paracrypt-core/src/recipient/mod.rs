@@ -636,7 +636,7 @@ impl Identities {
         if scrypt && self.passphrase.is_none() {
             return (
                 Some(Err(Error::WrongSecretKind {
-                    needs: "a passphrase (--password-file FILE or PARACRYPT_PASSWORD; Python: password=)",
+                    needs: crate::error::NEEDS_PASSPHRASE,
                 })),
                 None,
             );
@@ -644,8 +644,7 @@ impl Identities {
         if self.passphrase.is_some() && !scrypt {
             return (
                 Some(Err(Error::WrongSecretKind {
-                    needs: "public keys, not a passphrase: decrypt it with an identity (-i FILE; \
-                            Python: identities=)",
+                    needs: crate::error::NEEDS_IDENTITY_NOT_PASSPHRASE,
                 })),
                 None,
             );
@@ -1464,7 +1463,8 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "pub.txt line 1: a recipient (public key), not an identity (private key)"
+            "pub.txt line 1: a recipient (public key), not an identity (private key): encrypt to \
+             it with -R FILE (Python: recipients=), decrypt with the identity it came from"
         );
         let err = Identities::new()
             .add_file("pw.txt", b"hunter2\n")

@@ -14,8 +14,7 @@ use crate::recipe::Recipe;
 use crate::recipient::Identities;
 
 /// What an age file needs that a key is not.
-const AGE_NEEDS: &str = "age: decrypt it with an identity (-i FILE; Python: identities=) or its \
-                         passphrase (--password-file FILE; Python: password=), not a key";
+const AGE_NEEDS: &str = crate::error::NEEDS_AGE;
 
 /// Decrypts a paracrypt container, or an age file when the secret can open one, whichever the
 /// input turns out to be: the recipe of every decryption [`Request`](super::Request) resolves.

@@ -196,7 +196,7 @@ fn a_wrong_identity_or_secret_fails_before_any_output() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "this file was encrypted with public keys: decrypt it with an identity (-i FILE; Python: identities=)"
+        "this file was encrypted with public keys (decrypt it with an identity)"
     );
     // And identities given to a key-file container.
     let keyed = Runner::new()

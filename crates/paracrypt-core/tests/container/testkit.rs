@@ -999,7 +999,7 @@ fn recipient_cases(cases: &mut Vec<Case>) {
         &SecretSpec::Key(TESTKIT_KEY),
         Err((
             header,
-            "this file was encrypted with public keys: decrypt it with an identity (-i FILE; Python: identities=)".into(),
+            "this file was encrypted with public keys (decrypt it with an identity)".into(),
         )),
         one.clone(),
     );
