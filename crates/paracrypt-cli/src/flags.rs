@@ -30,7 +30,7 @@ impl ThreadsFlag {
 /// `--chunk-size`.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct ChunkSizeFlag {
-    /// Bytes per chunk: a multiple of 16, at most 1GiB (4096, 64KiB, 1MiB, ...; default 1MiB).
+    /// Bytes per chunk: a multiple of 16, at most 1GiB (4096, 64KiB, 1MB, ...; default 1MiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size)]
     pub chunk_size: Option<ChunkSize>,
 }
@@ -187,6 +187,12 @@ mod tests {
             parse_chunk_size("1000").unwrap_err(),
             "must be a multiple of 16 bytes"
         );
-        assert!(parse_chunk_size("1MB").unwrap_err().contains("`1MB`"));
+        // A decimal megabyte is a multiple of 16; 1 KB is not.
+        assert_eq!(parse_chunk_size("1MB").unwrap().get(), 1_000_000);
+        assert_eq!(
+            parse_chunk_size("1KB").unwrap_err(),
+            "must be a multiple of 16 bytes"
+        );
+        assert!(parse_chunk_size("1.5MB").unwrap_err().contains("`1.5MB`"));
     }
 }

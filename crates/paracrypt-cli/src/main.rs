@@ -14,6 +14,7 @@ mod exit;
 mod flags;
 mod interrupt;
 mod io;
+mod parse;
 mod people;
 mod progress;
 mod run;
@@ -95,7 +96,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse::parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     io::remote::configure(cli.store);
     if let Err(error) = interrupt::install() {
         exit::warn(format!("cannot watch for interrupts: {error}"));

@@ -25,8 +25,9 @@ pub struct SecretArgs {
         conflicts_with = "password_file"
     )]
     pub key_file: Option<std::path::PathBuf>,
-    /// File whose first line is the password (else PARACRYPT_PASSWORD, else a prompt).
-    #[arg(short = 'p', long, value_name = "FILE")]
+    /// File whose first line is the password (else PARACRYPT_PASSWORD, else a prompt). `-p`
+    /// still means this in this release, with a warning: it is to mean `--passphrase` (age).
+    #[arg(long, value_name = "FILE")]
     pub password_file: Option<std::path::PathBuf>,
 }
 

@@ -147,7 +147,7 @@ pub struct DecryptArgs {
     /// (sizes like 4096 or 1MiB; INPUT must be a file).
     #[arg(long, value_name = "OFFSET:LENGTH")]
     range: Option<String>,
-    /// Require the file to be signed by this public key (as `paracrypt verify -p` takes it):
+    /// Require the file to be signed by this public key (as `paracrypt verify --public` takes it):
     /// an unsigned file, another signer or a chunk it did not sign fails with exit status 5.
     #[arg(long, value_name = "PUBKEY")]
     verify_with: Option<PathBuf>,
@@ -219,7 +219,7 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     if args.passphrase && args.format != FormatArg::Age {
         return usage(
             "--passphrase writes an age file (age's scrypt): add --format age; a container takes \
-             a password as it is (-p FILE, PARACRYPT_PASSWORD or a prompt)",
+             a password as it is (--password-file FILE, PARACRYPT_PASSWORD or a prompt)",
         );
     }
     let format = match args.format {

@@ -74,7 +74,9 @@ pub fn run(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
         || args.secret.password_file.is_some()
         || !args.identities.is_empty()
     {
-        return usage("info reads a file's header without a key: -k, -p and -i need --recursive");
+        return usage(
+            "info reads a file's header without a key: -k, --password-file and -i need --recursive",
+        );
     }
     let mut input = Input::open(&args.input)?;
     let len = input.len();

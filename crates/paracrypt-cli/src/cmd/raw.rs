@@ -57,7 +57,7 @@ pub struct RawArgs {
     key: Option<String>,
     /// Derive the key and IV from the password on FILE's first line, as `openssl enc -pass
     /// file:FILE` (openssl's `Salted__` files).
-    #[arg(short = 'p', long, value_name = "FILE", conflicts_with_all = ["key", "iv"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["key", "iv"])]
     password_file: Option<PathBuf>,
     /// With --password-file: PBKDF2, as `openssl enc -pbkdf2`.
     #[arg(long, requires = "password_file")]

@@ -68,12 +68,7 @@ pub struct RekeyArgs {
     identities: IdentityFlags,
     /// The old passphrase: the first line of FILE (else PARACRYPT_PASSWORD, else a prompt),
     /// when no -i is given.
-    #[arg(
-        short = 'p',
-        long,
-        value_name = "FILE",
-        conflicts_with = "identity_files"
-    )]
+    #[arg(long, value_name = "FILE", conflicts_with = "identity_files")]
     password_file: Option<PathBuf>,
     #[command(flatten)]
     to: RecipientFlags,

@@ -13,7 +13,7 @@ use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::sign::{Signature, minisign, sshsig};
 
-use crate::exit::usage;
+use crate::exit::{Hinted, usage};
 use crate::flags::{DistributedFlags, RecursiveFlag, ThreadsFlag, parse_chunk_size};
 use crate::io::{Input, OutputPolicy, OutputTarget};
 use crate::people::IdentityFlags;
@@ -67,7 +67,12 @@ Exit status: 0 success, 1 failure, 2 usage error.")]
 pub struct SignArgs {
     /// Private key: Ed25519, ML-DSA-65, ECDSA P-256 or RSA (PEM or DER), or an OpenSSH Ed25519
     /// key.
-    #[arg(short, long, value_name = "KEY")]
+    #[arg(
+        short = 'k',
+        long = "key-file",
+        visible_alias = "key",
+        value_name = "KEY"
+    )]
     key: PathBuf,
     /// Where to write the signature (default: FILE.psig; `-` for stdout).
     #[arg(short, long, value_name = "SIG")]
@@ -111,9 +116,9 @@ chunk and its bytes, a length other than the signed one, another signer, a damag
 With --recursive, FILE is an encrypted tree (`encrypt --recursive`), opened with its key, password
 or identities: every file its manifest lists is decrypted into nothing and checked, and every
 difference is one line on stdout (added, removed, renamed, changed); with PATH... only those
-files of the tree are checked. -p PUB (or --verify-with) then requires the manifest's signer.
+files of the tree are checked. --public PUB (or --verify-with) then requires the manifest's signer.
 With --recursive and -s SIG, FILE is a plaintext tree and SIG its signature (`sign --recursive`):
-every file is hashed and compared, each difference one line as above; -p PUB requires the
+every file is hashed and compared, each difference one line as above; --public PUB requires the
 signer. Only -s makes it the plaintext check (a directory without a manifest is not taken
 for a plaintext tree).
 
@@ -124,7 +129,6 @@ pub struct VerifyArgs {
     /// ML-DSA-65 (SPKI PEM or DER), ECDSA P-256 or RSA (SPKI or PKCS#1); a private key gives
     /// its public half. With --recursive: optional, the signer the tree's manifest must have.
     #[arg(
-        short,
         long,
         visible_alias = "verify-with",
         value_name = "PUB",
@@ -258,7 +262,7 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
         return usage("-i names a tree's identities: it needs --recursive");
     }
     let Some(public_path) = args.public.clone() else {
-        return usage("verify needs the signer's public key (-p PUB)");
+        return usage("verify needs the signer's public key (--public PUB)");
     };
     let sig_path = match (&args.signature, args.file.as_path() == Path::new("-")) {
         (Some(path), _) => path.clone(),
@@ -449,7 +453,9 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
     let signed = if checked.signer.required {
         format!("good signature by {signer}")
     } else {
-        format!("signed by {signer}, not checked against a key you trust: give it with -p PUB")
+        format!(
+            "signed by {signer}, not checked against a key you trust: give it with --public PUB"
+        )
     };
     let what = if paths.is_empty() {
         "every file as signed, nothing else"
@@ -475,6 +481,16 @@ fn verify_tree(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
             "an encrypted tree's signature is in its manifest: --recursive takes no --range or \
              --format (-s SIG checks a plaintext tree against its signature)",
         );
+    }
+    if let Some(public) = &args.public {
+        // `-p` was --public here and is --password-file in encrypt and decrypt: a password
+        // file given as the signer's key gets the way.
+        paracrypt_core::sign::VerifyingKey::read(public).map_err(|error| Hinted {
+            error,
+            hint: "--public (verify's -p) is the signer's public key; the tree's password file \
+                   is --password-file FILE"
+                .into(),
+        })?;
     }
     let secret = SecretArgs {
         key_file: args.key_file,

@@ -416,14 +416,14 @@ fn bad_arguments_exit_2_with_the_reason() {
             "--iv",
             IV16,
             "--chunk-size",
-            "1MB",
+            "1.5MB",
             "input",
             "-o",
             "out",
         ],
         None,
         2,
-        "use KiB, MiB or GiB",
+        "KB/MB/GB/TB (1000-based)",
     );
     refused(
         &[
