@@ -193,10 +193,21 @@ pub fn parse() -> Result<Cli, ExitCode> {
 /// where to read more (`see paracrypt encrypt -h`: `path` is the command run).
 pub fn one_line(error: &clap::Error, path: &str) -> String {
     let rendered = error.render().to_string();
-    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or("invalid arguments");
-    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_owned();
-    for tip in lines.clone().filter_map(|l| l.strip_prefix("tip: ")) {
+    // Blocks: the message (with its indented list, as the required arguments missing), tips,
+    // the usage, "For more information".
+    let mut blocks = rendered.split("\n\n").map(|block| {
+        block
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+    });
+    let message = blocks.next().unwrap_or_default().join(" ");
+    let mut line = message
+        .strip_prefix("error: ")
+        .unwrap_or(&message)
+        .to_owned();
+    for tip in blocks.flatten().filter_map(|l| l.strip_prefix("tip: ")) {
         line.push_str("; ");
         line.push_str(tip);
     }
@@ -348,5 +359,7 @@ mod tests {
         let line = refused(&["paracrypt", "rsa", "keygen", "--bits", "x"]);
         assert!(line.ends_with(" (see paracrypt rsa keygen -h)"), "{line}");
         assert!(refused(&["paracrypt", "nonsense"]).ends_with("(see paracrypt -h)"));
+        let line = refused(&["paracrypt", "sign", "file"]);
+        assert!(line.contains("not provided: --key-file <KEY>"), "{line}");
     }
 }

@@ -720,7 +720,8 @@ fn help_says_cbc_encryption_is_serial() {
         c.args(["raw", "--help"]);
         c
     }));
-    let help = String::from_utf8_lossy(&out);
+    // Wrapped to the terminal: one line of words.
+    let help = String::from_utf8_lossy(&out).replace('\n', " ");
     assert!(help.contains("CBC encryption is serial"), "{help}");
     assert!(
         help.contains("Exit status: 0 success, 1 failure, 2 usage error"),
