@@ -529,11 +529,17 @@ fn verify_tree(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     if let Some(public) = &args.public {
         // `-p` was --public here and is --password-file in encrypt and decrypt: a password
         // file given as the signer's key gets the way.
-        paracrypt_core::sign::VerifyingKey::read(public).map_err(|error| Hinted {
-            error,
-            hint: "--public (verify's -p) is the signer's public key; the tree's password file \
-                   is --password-file FILE"
-                .into(),
+        paracrypt_core::sign::VerifyingKey::read(public).map_err(|error| {
+            if error.kind() != paracrypt_core::ErrorKind::Usage {
+                return anyhow::Error::from(error);
+            }
+            Hinted {
+                error,
+                hint: "--public (verify's -p) is the signer's public key; the tree's password \
+                       file is --password-file FILE"
+                    .into(),
+            }
+            .into()
         })?;
     }
     let secret = SecretArgs {

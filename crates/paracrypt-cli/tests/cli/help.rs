@@ -102,7 +102,11 @@ fn options_are_grouped_and_each_command_says_its_own() {
     assert!(!help(&["encrypt", "-h"]).contains("--provider"));
     for command in ["encrypt", "decrypt", "rekey", "sign", "verify", "info"] {
         let text = help(&[command, "--help"]);
-        assert_eq!(heading_of(&text, "\n      --recursive"), "Trees:", "{command}");
+        assert_eq!(
+            heading_of(&text, "\n      --recursive"),
+            "Trees:",
+            "{command}"
+        );
     }
     let sign = help(&["sign", "-h"]);
     assert_eq!(heading_of(&sign, "<FILE>  "), "Arguments:");
