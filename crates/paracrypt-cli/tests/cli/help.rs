@@ -238,6 +238,38 @@ fn open_ended_ranges_read_to_the_end() {
         assert!(ok(decrypt(secret, file, "3MiB:")).is_empty());
         fails(decrypt(secret, file, "4MiB:"), 1, "beyond the end");
     }
+    // verify --range OFFSET: checks the chunks from OFFSET to the end.
+    let (signer, public) = (d.join("s.pem"), d.join("s.pub"));
+    let mut c = paracrypt();
+    c.args(["keygen", "--kind", "ed25519", "-o"]).arg(&signer);
+    c.arg("--public-out").arg(&public);
+    ok(run(c));
+    let mut c = paracrypt();
+    c.args(["sign", "-k"]).arg(&signer).arg(&input);
+    ok(run(c));
+    for range in ["1MiB:", "1MB:4KB", "0:"] {
+        let mut c = paracrypt();
+        c.args(["verify", "--public"])
+            .arg(&public)
+            .args(["--range", range]);
+        c.arg(&input);
+        let out = String::from_utf8(ok(run(c))).unwrap();
+        assert!(out.contains("OK"), "{range}: {out}");
+    }
+    // A byte altered near the end: the open range reaches it, a range before it does not.
+    let mut altered = plain.clone();
+    *altered.last_mut().unwrap() ^= 1;
+    std::fs::write(&input, &altered).unwrap();
+    let verify = |range: &str| {
+        let mut c = paracrypt();
+        c.args(["verify", "--public"])
+            .arg(&public)
+            .args(["--range", range]);
+        c.arg(&input);
+        run(c)
+    };
+    ok(verify("0:4KB"));
+    fails(verify("1MiB:"), 5, "");
 }
 
 /// The short flags renamed in this release: `-p FILE` is still `--password-file` (it is to
