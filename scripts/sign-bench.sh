@@ -41,8 +41,8 @@ hyperfine --style basic --warmup 1 --runs "$RUNS" --export-json "$DIR/sign.json"
   -n "openssl dgst -sha256 -sign" "openssl dgst -sha256 -sign $DIR/p256.pem -out $DIR/out.der $DIR/in" \
   -n "minisign -S" "minisign -S -s $DIR/mini.key -m $DIR/in -x $DIR/in.minisig" \
   -n "ssh-keygen -Y sign" "ssh-keygen -q -Y sign -f $DIR/id -n file $DIR/in" \
-  -n "paracrypt verify -j1" "$P verify -j1 -p $DIR/key.pub $DIR/in" \
-  -n "paracrypt verify -j2" "$P verify -j2 -p $DIR/key.pub $DIR/in" >/dev/null
+  -n "paracrypt verify -j1" "$P verify -j1 --public $DIR/key.pub $DIR/in" \
+  -n "paracrypt verify -j2" "$P verify -j2 --public $DIR/key.pub $DIR/in" >/dev/null
 python3 - "$DIR/sign.json" "$SIZE_MIB" <<'EOF'
 import json, statistics, sys
 results = {r["command"]: r["times"] for r in json.load(open(sys.argv[1]))["results"]}

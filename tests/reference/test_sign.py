@@ -78,7 +78,7 @@ def test_failures_are_found(tmp_path: Path) -> None:
             ref.Signature.parse(raw[:cut])
     # And the binary agrees with the reference on the same files.
     result = subprocess.run(
-        [str(BINARY), "verify", "-p", str(public), str(path)], capture_output=True
+        [str(BINARY), "verify", "--public", str(public), str(path)], capture_output=True
     )
     assert result.returncode == 0, result.stderr
 
@@ -148,7 +148,7 @@ def test_ml_dsa_65_with_openssl_both_ways(tmp_path: Path) -> None:
     sig_path = tmp_path / "openssl.psig"
     sig_path.write_bytes(header + b"".join(leaves))
     for public_file in (their_public, their_key):
-        paracrypt("verify", "-p", str(public_file), "-s", str(sig_path), str(path))
+        paracrypt("verify", "--public", str(public_file), "-s", str(sig_path), str(path))
     # paracrypt signs with OpenSSL's key file too, and the signature verifies here.
     paracrypt("sign", "-k", str(their_key), "-f", "--chunk-size", "4096", str(path))
     ref.verify(
@@ -161,7 +161,7 @@ def test_ml_dsa_65_with_openssl_both_ways(tmp_path: Path) -> None:
     forged[34 + 1952 + 50] ^= 1
     sig_path.write_bytes(bytes(forged))
     result = subprocess.run(
-        [str(BINARY), "verify", "-p", str(their_public), "-s", str(sig_path), str(path)],
+        [str(BINARY), "verify", "--public", str(their_public), "-s", str(sig_path), str(path)],
         capture_output=True,
     )
     assert result.returncode == 5, result.stderr

@@ -118,7 +118,7 @@ rm bob.pem
 # Containers.
 "$bin" encrypt -q --chunk-size 1KiB -k key plain.txt -o container.pcr
 "$bin" encrypt -q --chunk-size 1KiB -k key --sign alice.pem plain.txt -o signed-alice.pcr
-"$bin" encrypt -q --chunk-size 1KiB -p password plain.txt -o password.pcr
+"$bin" encrypt -q --chunk-size 1KiB --password-file password plain.txt -o password.pcr
 "$bin" encrypt -q --chunk-size 1KiB -r "$recipient" plain.txt -o recipients.pcr
 # Cut after its third chunk: chunks of 1024 plaintext + 16 tag bytes after the header, the last
 # one 904 + 16.

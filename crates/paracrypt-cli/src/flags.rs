@@ -12,11 +12,37 @@ use crate::io::{OutputPolicy, thread_pool};
 use crate::progress::Show;
 use crate::size::parse_usize;
 
+/// The headings `--help` groups options under, by what users do with them. Every shared flag
+/// names its own (a struct-wide `next_help_heading` would leak onto the flags after it).
+pub mod heading {
+    /// Key file, password, recipients, identities, KMS.
+    pub const SECRET: &str = "Secret";
+    /// Where the result goes: -o, -f, --sync, --range.
+    pub const OUTPUT: &str = "Output";
+    /// What is written: --format, -a, -c, --chunk-size, --sign.
+    pub const FORMAT: &str = "Format";
+    /// --recursive and the options of trees.
+    pub const TREES: &str = "Trees";
+    /// -j, --progress, -q.
+    pub const PERFORMANCE: &str = "Performance";
+    /// Options of s3://, gs://, az:// and http(s):// objects.
+    pub const STORAGE: &str = "Object storage (s3://, gs://, az://, http(s)://)";
+    /// --distributed and its options.
+    pub const MPI: &str = "Distributed (MPI)";
+    /// What few need: --provider, --rsa-scheme, transport and schedule.
+    pub const EXPERT: &str = "Expert";
+}
+
 /// `-j/--threads`.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct ThreadsFlag {
     /// Worker threads (default: one per core).
-    #[arg(short = 'j', long = "threads", value_name = "N")]
+    #[arg(
+        short = 'j',
+        long = "threads",
+        value_name = "N",
+        help_heading = heading::PERFORMANCE
+    )]
     pub threads: Option<usize>,
 }
 
@@ -30,8 +56,11 @@ impl ThreadsFlag {
 /// `--chunk-size`.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct ChunkSizeFlag {
-    /// Bytes per chunk: a multiple of 16, at most 1GiB (4096, 64KiB, 1MiB, ...; default 1MiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size)]
+    /// Bytes per chunk (default 1MiB).
+    ///
+    /// A multiple of 16, at most 1GiB: 4096, 64KiB, 1MiB, 1MB (KiB/MiB/GiB and K/M/G are
+    /// 1024-based, KB/MB/GB 1000-based).
+    #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size, help_heading = heading::FORMAT, hide_short_help = true)]
     pub chunk_size: Option<ChunkSize>,
 }
 
@@ -59,13 +88,13 @@ pub struct FilesFlags {
     #[arg(value_name = "INPUT", default_value = "-")]
     pub input: PathBuf,
     /// Output file, `-` for stdout.
-    #[arg(short, long, value_name = "OUTPUT", default_value = "-")]
+    #[arg(short, long, value_name = "OUTPUT", default_value = "-", help_heading = heading::OUTPUT)]
     pub output: PathBuf,
     /// Overwrite OUTPUT if it exists.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = heading::OUTPUT)]
     pub force: bool,
     /// fsync OUTPUT before renaming it into place (for jobs that delete the input afterwards).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::OUTPUT, hide_short_help = true)]
     pub sync: bool,
 }
 
@@ -82,13 +111,15 @@ impl FilesFlags {
 }
 
 /// `--recursive`: INPUT and OUTPUT are directory trees. No short form: `-r` and `-R` name
-/// recipients, as in age.
+/// recipients, as in age. Each command says what it does with a tree (`mut_arg`); this text is
+/// `encrypt`'s and `decrypt`'s.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct RecursiveFlag {
-    /// INPUT and OUTPUT are directories: every file of the tree, on one schedule, with an
-    /// encrypted manifest at OUTPUT's top (docs/guide/trees.md). With --distributed, `encrypt
-    /// --recursive` and `decrypt --recursive` spread the tree's files over MPI ranks.
-    #[arg(long)]
+    /// INPUT and OUTPUT are directory trees.
+    ///
+    /// Every file on one schedule, with an encrypted manifest at OUTPUT's top
+    /// (docs/guide/trees.md). With --distributed, the tree's files are spread over MPI ranks.
+    #[arg(long, help_heading = heading::TREES)]
     pub recursive: bool,
 }
 
@@ -96,10 +127,15 @@ pub struct RecursiveFlag {
 #[derive(Clone, Copy, Debug, Args)]
 pub struct ProgressFlags {
     /// Show a progress bar even when stderr is not a terminal.
-    #[arg(long, conflicts_with = "quiet")]
+    #[arg(
+        long,
+        conflicts_with = "quiet",
+        help_heading = heading::PERFORMANCE,
+        hide_short_help = true
+    )]
     pub progress: bool,
     /// No progress bar and no warnings.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = heading::PERFORMANCE)]
     pub quiet: bool,
 }
 
@@ -112,22 +148,22 @@ impl ProgressFlags {
 
 /// `--distributed` and its options, shared by `raw`, `encrypt` and `decrypt`.
 #[derive(Clone, Copy, Debug, Args)]
-#[command(next_help_heading = "Distributed (MPI)")]
 pub struct DistributedFlags {
-    /// Run across the ranks of an MPI job: `mpirun -n N paracrypt ... --distributed` (needs a
-    /// build with `--features mpi`; INPUT and OUTPUT must be files, or with `--recursive`
-    /// directories every rank sees).
-    #[arg(long)]
+    /// Run across the ranks of an MPI job (`mpirun -n N paracrypt ... --distributed`).
+    ///
+    /// Needs a build with `--features mpi`; INPUT and OUTPUT must be files, or with
+    /// `--recursive` directories every rank sees.
+    #[arg(long, help_heading = heading::MPI, hide_short_help = true)]
     pub distributed: bool,
     /// Which rank gets which chunks: contiguous blocks, or batches rank 0 hands out on request.
-    #[arg(long, value_enum, value_name = "SCHEDULE", default_value_t = ScheduleArg::Static, requires = "distributed")]
+    #[arg(long, value_enum, value_name = "SCHEDULE", default_value_t = ScheduleArg::Static, requires = "distributed", help_heading = heading::MPI, hide_short_help = true)]
     pub schedule: ScheduleArg,
     /// How chunks reach the ranks: every rank reads and writes the files on a filesystem all
     /// ranks see, or only rank 0 touches files and chunks travel as MPI messages.
-    #[arg(long, value_enum, value_name = "TRANSPORT", default_value_t = TransportArg::SharedFs, requires = "distributed")]
+    #[arg(long, value_enum, value_name = "TRANSPORT", default_value_t = TransportArg::SharedFs, requires = "distributed", help_heading = heading::MPI, hide_short_help = true)]
     pub transport: TransportArg,
     /// Print the effective layout (ranks, hosts, threads and cores per rank) on stderr.
-    #[arg(long, requires = "distributed")]
+    #[arg(long, requires = "distributed", help_heading = heading::MPI, hide_short_help = true)]
     pub verbose: bool,
     /// Abort the whole job (exit status 3) when nothing progresses on any rank for SECONDS: a
     /// rank stopped or killed, a link cut. Each rank says what it was waiting for and removes
@@ -136,7 +172,9 @@ pub struct DistributedFlags {
         long,
         value_name = "SECONDS",
         default_value_t = STALL_TIMEOUT_SECS,
-        requires = "distributed"
+        requires = "distributed",
+        help_heading = heading::MPI,
+        hide_short_help = true
     )]
     pub stall_timeout: u64,
 }
@@ -187,6 +225,12 @@ mod tests {
             parse_chunk_size("1000").unwrap_err(),
             "must be a multiple of 16 bytes"
         );
-        assert!(parse_chunk_size("1MB").unwrap_err().contains("`1MB`"));
+        // A decimal megabyte is a multiple of 16; 1 KB is not.
+        assert_eq!(parse_chunk_size("1MB").unwrap().get(), 1_000_000);
+        assert_eq!(
+            parse_chunk_size("1KB").unwrap_err(),
+            "must be a multiple of 16 bytes"
+        );
+        assert!(parse_chunk_size("1.5MB").unwrap_err().contains("`1.5MB`"));
     }
 }

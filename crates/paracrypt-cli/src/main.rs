@@ -14,6 +14,7 @@ mod exit;
 mod flags;
 mod interrupt;
 mod io;
+mod parse;
 mod people;
 mod progress;
 mod run;
@@ -35,13 +36,16 @@ use paracrypt_core::provider::Provider;
                   verified, 6 a tree (--recursive) done in part, 128+N interrupted by signal N."
 )]
 pub struct Cli {
-    /// Cryptographic provider: fastest (the default: per primitive, the fastest compiled
-    /// backend on this CPU), aws-lc (assembly-optimised), openssl (the system's libcrypto 3)
-    /// or rustcrypto (pure Rust). Output bytes are the same with each. `bench` takes a
-    /// comma-separated list and measures each.
+    /// Cryptographic provider: fastest (default), aws-lc, openssl or rustcrypto.
+    ///
+    /// fastest: per primitive, the fastest compiled backend on this CPU; aws-lc:
+    /// assembly-optimised; openssl: the system's libcrypto 3; rustcrypto: pure Rust. Output
+    /// bytes are the same with each. `bench` takes a comma-separated list and measures each.
     #[arg(
         long,
         global = true,
+        help_heading = flags::heading::EXPERT,
+        hide_short_help = true,
         env = "PARACRYPT_PROVIDER",
         value_name = "NAME",
         value_delimiter = ',',
@@ -61,41 +65,62 @@ fn parse_provider(text: &str) -> Result<Provider, String> {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Encrypt with the authenticated chunked container (AES-256-GCM by default), to a key,
-    /// a password or people (-r/-R), or as an age file (--format age).
+    /// Encrypt to a key, a password or people (-r/-R), on every core.
+    ///
+    /// The authenticated chunked container (AES-256-GCM by default), or an age file (--format
+    /// age).
     Encrypt(cmd::container::EncryptArgs),
-    /// Decrypt and verify a paracrypt file or an age file (binary or armored).
+    /// Decrypt and verify a paracrypt or age file, on every core.
+    ///
+    /// A paracrypt container, or an age file (binary or armored).
     Decrypt(cmd::container::DecryptArgs),
-    /// Change who can open a container (to recipients) or an age file, without re-encrypting
-    /// it: a new header for the same file key. Not revocation (see --help).
+    /// Change who can open a file, without re-encrypting it.
+    ///
+    /// A container to recipients or an age file gets a new header for the same file key. Not
+    /// revocation (see --help).
     Rekey(cmd::rekey::RekeyArgs),
-    /// Sign a file: a detached signature over a tree hash of its chunks, hashed on every core
-    /// (Ed25519, ECDSA P-256, RSA or ML-DSA-65 keys); also SSHSIG and minisign signatures.
+    /// Sign a file or a tree (a detached signature, hashed on every core).
+    ///
+    /// A signature over a tree hash of the file's chunks (Ed25519, ECDSA P-256, RSA or
+    /// ML-DSA-65 keys); also SSHSIG and minisign signatures.
     Sign(cmd::sign::SignArgs),
-    /// Verify a file (or a byte range of it) against its detached signature and the signer's
-    /// public key.
+    /// Verify a signature, a byte range of it, or an encrypted tree.
+    ///
+    /// A file (or a byte range of it) against its detached signature and the signer's public
+    /// key; with --recursive, an encrypted tree against its manifest.
     Verify(cmd::sign::VerifyArgs),
-    /// Create a new random 256-bit key file, an age identity (X25519 or post-quantum) or a
-    /// signing key (Ed25519, ML-DSA-65), mode 0600; -y prints an identity file's recipients.
+    /// Create a key file, an age identity or a signing key.
+    ///
+    /// A random 256-bit key file, an age identity (X25519 or post-quantum) or a signing key
+    /// (Ed25519, ML-DSA-65), mode 0600; -y prints an identity file's recipients.
     Keygen(cmd::keygen::KeygenArgs),
-    /// Measure time, throughput, speed-up and efficiency against threads and sizes.
+    /// Measure throughput and speed-up against threads and sizes.
+    ///
+    /// Time, throughput, speed-up and efficiency, for every algorithm and provider.
     Bench(cmd::bench::BenchArgs),
     /// Write the man pages or a shell completion script.
     Generate(cmd::generate::GenerateArgs),
-    /// Show what an encrypted file says about itself (a container, an age file or an `openssl enc`
-    /// password file: suite, chunk size, secret kind, recipients, signer, sizes), without a key.
+    /// Show what an encrypted file or tree says about itself, without a key.
+    ///
+    /// A container, an age file or an `openssl enc` password file: suite, chunk size, secret
+    /// kind, recipients, signer, sizes.
     Info(cmd::info::InfoArgs),
-    /// Unauthenticated raw ciphers, byte-compatible with `openssl enc -K KEY -iv IV`, and
-    /// `openssl enc`'s password files (`--password-file`).
+    /// Raw ciphers as `openssl enc` (unauthenticated).
+    ///
+    /// Byte-compatible with `openssl enc -K KEY -iv IV`, and `openssl enc`'s password files
+    /// (`--password-file`).
     Raw(cmd::raw::RawArgs),
-    /// RSA keys, signatures (PKCS#1 v1.5, PSS) and OAEP, openssl-compatible.
+    /// RSA keys, signatures (PKCS#1 v1.5, PSS) and OAEP, as openssl.
     Rsa(cmd::rsa::RsaArgs),
-    /// ECDSA P-256 keys and signatures, openssl-compatible.
+    /// ECDSA P-256 keys and signatures, as openssl.
     Ecdsa(cmd::ecdsa::EcdsaArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match parse::parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     io::remote::configure(cli.store);
     if let Err(error) = interrupt::install() {
         exit::warn(format!("cannot watch for interrupts: {error}"));

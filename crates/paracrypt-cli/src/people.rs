@@ -12,17 +12,29 @@ use paracrypt_core::request::Secret;
 
 /// `-r/--recipient` and `-R/--recipients-file`.
 #[derive(Clone, Debug, Default, Args)]
-#[command(next_help_heading = "Recipients (encrypt to public keys)")]
 pub struct RecipientFlags {
-    /// Encrypt to RECIPIENT: an age1… X25519 public key, an `ssh-ed25519 AAAA…` or
-    /// `ssh-rsa AAAA…` public key line, an age plugin's age1NAME1… recipient or
-    /// AGE-PLUGIN-NAME-1… identity (age-plugin-NAME on PATH wraps the key), or an AWS KMS key,
-    /// awskms:ARN-OR-ALIAS (wrapped by KMS with the AWS credentials of s3://) (repeatable).
-    #[arg(short = 'r', long = "recipient", value_name = "RECIPIENT")]
+    /// To age1…, ssh-… or awskms:… keys (repeatable).
+    ///
+    /// RECIPIENT is an age1… X25519 public key, an `ssh-ed25519 AAAA…` or `ssh-rsa AAAA…`
+    /// public key line, an age plugin's age1NAME1… recipient or AGE-PLUGIN-NAME-1… identity
+    /// (age-plugin-NAME on PATH wraps the key), or an AWS KMS key, awskms:ARN-OR-ALIAS
+    /// (wrapped by KMS with the AWS credentials of s3://).
+    #[arg(
+        short = 'r',
+        long = "recipient",
+        value_name = "RECIPIENT",
+        help_heading = crate::flags::heading::SECRET
+    )]
     pub recipients: Vec<String>,
-    /// Encrypt to the recipients in FILE, one a line (as age's -R), or to the RSA public key
-    /// FILE holds (PEM or DER) (repeatable).
-    #[arg(short = 'R', long = "recipients-file", value_name = "FILE")]
+    /// To each recipient line of FILE (repeatable).
+    ///
+    /// As age's -R; an RSA public key in PEM or DER is taken too.
+    #[arg(
+        short = 'R',
+        long = "recipients-file",
+        value_name = "FILE",
+        help_heading = crate::flags::heading::SECRET
+    )]
     pub recipient_files: Vec<PathBuf>,
 }
 
@@ -50,15 +62,24 @@ impl RecipientFlags {
 /// `-i/--identity`.
 #[derive(Clone, Debug, Default, Args)]
 pub struct IdentityFlags {
-    /// Decrypt with the identities in FILE: AGE-SECRET-KEY-1… lines (`paracrypt keygen --kind
-    /// x25519`, age-keygen), AGE-PLUGIN-NAME-1… lines (age-plugin-NAME on PATH unwraps), an
-    /// OpenSSH private key, or an RSA private key in PEM or DER (repeatable).
-    #[arg(short = 'i', long = "identity", value_name = "FILE")]
+    /// The identities in FILE: age, OpenSSH, RSA (repeatable).
+    ///
+    /// FILE holds AGE-SECRET-KEY-1… lines (`paracrypt keygen --kind x25519`, age-keygen),
+    /// AGE-PLUGIN-NAME-1… lines (age-plugin-NAME on PATH unwraps), an OpenSSH private key, or
+    /// an RSA private key in PEM or DER.
+    #[arg(
+        short = 'i',
+        long = "identity",
+        value_name = "FILE",
+        help_heading = crate::flags::heading::SECRET
+    )]
     pub identity_files: Vec<PathBuf>,
-    /// Decrypt with AWS KMS: the file's awskms stanzas are unwrapped by the KMS keys they
-    /// name, with the AWS credentials, region and endpoint of s3:// (AWS_ACCESS_KEY_ID,
-    /// AWS_REGION, AWS_ENDPOINT_URL_KMS…).
-    #[arg(long = "kms")]
+    /// Decrypt with AWS KMS (the awskms stanzas, with the AWS credentials of s3://).
+    ///
+    /// The file's awskms stanzas are unwrapped by the KMS keys they name, with the AWS
+    /// credentials, region and endpoint of s3:// (AWS_ACCESS_KEY_ID, AWS_REGION,
+    /// AWS_ENDPOINT_URL_KMS…).
+    #[arg(long = "kms", help_heading = crate::flags::heading::SECRET, hide_short_help = true)]
     pub kms: bool,
 }
 

@@ -22,11 +22,15 @@ pub struct SecretArgs {
         short = 'k',
         long,
         value_name = "FILE",
-        conflicts_with = "password_file"
+        conflicts_with = "password_file",
+        help_heading = crate::flags::heading::SECRET
     )]
     pub key_file: Option<std::path::PathBuf>,
-    /// File whose first line is the password (else PARACRYPT_PASSWORD, else a prompt).
-    #[arg(short = 'p', long, value_name = "FILE")]
+    /// The password: FILE's first line.
+    ///
+    /// Else PARACRYPT_PASSWORD, else a prompt on the terminal. `-p FILE` still means this in this release, with a warning: `-p` is to mean
+    /// --passphrase, as in age.
+    #[arg(long, value_name = "FILE", help_heading = crate::flags::heading::SECRET)]
     pub password_file: Option<std::path::PathBuf>,
 }
 

@@ -1,4 +1,4 @@
-//! Byte sizes on the command line: `4096`, `64KiB`, `1MiB`, `2G` (parsed by the library's
+//! Byte sizes on the command line: `4096`, `64KiB`, `1MB`, `2G` (parsed by the library's
 //! [`paracrypt_core::size`]), as clap's value parsers take them.
 
 /// Parses a byte size (see [`paracrypt_core::size::parse_size`]); the error is its message.
@@ -25,7 +25,9 @@ mod tests {
         assert_eq!(parse_size("2G"), Ok(2 << 30));
         assert_eq!(parse_size("10B"), Ok(10));
         assert_eq!(parse_usize("1KiB"), Ok(1024));
-        assert!(parse_size("1MB").is_err());
+        assert_eq!(parse_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_size("4kb"), Ok(4_000));
+        assert!(parse_size("1.5MB").unwrap_err().contains("KB/MB/GB/TB"));
         assert!(parse_size("MiB").is_err());
         assert!(parse_size("-1").is_err());
         assert!(parse_size("99999999999999999999").is_err());

@@ -135,8 +135,8 @@ pub enum Error {
     /// decrypted as one, with its cipher and password (`paracrypt raw`).
     #[error(
         "an `openssl enc` password file (it starts with Salted__), not a paracrypt or age file: \
-         decrypt it as one, with its cipher and password (paracrypt raw -d -c CIPHER -p FILE; \
-         Python: paracrypt.raw.decrypt(..., cipher=, password=))"
+         decrypt it as one, with its cipher and password (paracrypt raw -d -c CIPHER \
+         --password-file FILE; Python: paracrypt.raw.decrypt(..., cipher=, password=))"
     )]
     OpensslFile,
     /// The input is none of the encrypted formats paracrypt reads (`paracrypt info`): neither a

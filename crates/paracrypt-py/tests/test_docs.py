@@ -215,7 +215,8 @@ def test_the_exit_codes_of_help_are_the_guides() -> None:
     no code the help does not name."""
     help_text = subprocess.run([str(BINARY), "--help"], capture_output=True, text=True,
                                check=True).stdout
-    line = help_text[help_text.index("Exit status:"):].split("\n")[0]
+    # The paragraph, wrapped to the terminal's width: one line of words.
+    line = help_text[help_text.index("Exit status:"):].split("\n\n")[0].replace("\n", " ")
     named = {int(code) for code in re.findall(r"(?<![+\d])(\d+) [a-z]", line)}
     assert "128+N interrupted by signal N" in line
     table = (GUIDE / "outputs.md").read_text()

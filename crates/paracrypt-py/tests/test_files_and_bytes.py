@@ -59,6 +59,21 @@ def test_every_buffer_is_read(key: paracrypt.Key, wrap: object, cli: Cli,
     assert paracrypt.decrypt(bytearray(sealed), key=key) == expected
 
 
+def test_sizes_as_users_type_them(key: paracrypt.Key) -> None:
+    """``chunk_size=`` takes sizes as the CLI does (one parser, the core's): KB/MB decimal,
+    KiB/MiB and K/M binary; anything else is refused naming the forms it takes."""
+    plain = data(2_500_000)
+    sealed = paracrypt.encrypt(plain, key=key, chunk_size="1MB")
+    assert paracrypt.info(sealed)["chunk_size"] == 1_000_000
+    assert paracrypt.decrypt(sealed, key=key) == plain
+    small = paracrypt.encrypt(b"x", key=key, chunk_size="64k")
+    assert paracrypt.info(small)["chunk_size"] == 65536
+    with pytest.raises(paracrypt.UsageError, match="multiple of 16"):
+        paracrypt.encrypt(b"x", key=key, chunk_size="1KB")
+    with pytest.raises(paracrypt.UsageError, match="KB/MB/GB/TB"):
+        paracrypt.encrypt(b"x", key=key, chunk_size="1.5MB")
+
+
 def test_a_strided_array_is_refused(key: paracrypt.Key) -> None:
     strided = np.arange(100, dtype=np.uint8)[::2]
     with pytest.raises((BufferError, ValueError)):

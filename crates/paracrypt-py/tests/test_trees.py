@@ -104,7 +104,7 @@ def test_password_signed_hidden_names(tmp_path: Path, tree: Path, cli: Cli) -> N
     stored = {p.name for p in (tmp_path / "enc").rglob("*")}
     assert not stored & {"a.txt", "sub", "b.bin.pcr", "deeper"}
     env = dict(os.environ, PARACRYPT_PASSWORD="correct horse")
-    cli("verify", "--recursive", "-p", str(public), str(tmp_path / "enc"), env=env)
+    cli("verify", "--recursive", "--public", str(public), str(tmp_path / "enc"), env=env)
     back = paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back", password="correct horse",
                                   verify_with=public)
     assert back["signer"]["required"] is True
@@ -369,7 +369,7 @@ def test_sign_tree_and_verify_it_against_the_signature(tmp_path: Path, tree: Pat
     sig = tmp_path / "plain.psig"
     assert done["files"] == 5 and sig.is_file()
     # The CLI checks what Python signed, and the other way round.
-    cli("verify", "--recursive", "-s", str(sig), "-p", str(public), str(tree))
+    cli("verify", "--recursive", "-s", str(sig), "--public", str(public), str(tree))
     checked = paracrypt.verify_tree(tree, signature=sig, verify_with=public)
     assert checked["files"] == 5 and checked["signer"]["required"] is True
     (tree / "sub" / "deeper" / "d.txt").write_bytes(b"epsilon" * 100)

@@ -23,19 +23,31 @@ use crate::flags::{ChunkSizeFlag, ProgressFlags};
 use crate::progress;
 use crate::size::parse_size;
 
+/// `bench -h`'s examples (and the end of `bench --help`).
+macro_rules! bench_examples {
+    () => {
+        "\
+Examples:
+  paracrypt bench                                 # every core count, 3 sizes
+  paracrypt bench --threads 1,8 --sizes 1GiB --json bench.json"
+    };
+}
+
 /// Arguments of `paracrypt bench`.
 #[derive(Debug, Args)]
-#[command(after_help = "\
-Algorithms: `default` (the papers' algorithms: raw aes-256-ctr, bf-ecb, aes-256-cbc decrypt,
-container aes-256-gcm and segmented RC4, RSA-2048 keygen/sign, P-256 verify), `all`, `symmetric`,
-`raw`, `container`, `age`, `pubkey`, or names such as raw/des-ede3, container/aes-256-gcm/decrypt,
-container/x25519/aes-256-gcm (to an X25519 recipient), age/x25519, age/mlkem768x25519/decrypt,
-aes-256-ctr, rsa3072-keygen, rsa2048-sign-split, p256-verify-batch64.
-Speed-up is the fewest-threads time over the N-thread time; efficiency is speed-up per thread.
-With --compare-openssl, `vs openssl` is openssl's time over paracrypt's for the same work (above
-1×, paracrypt is faster): `openssl enc` file to file, `openssl speed -multi N` in memory and for
-signatures, `openssl genpkey` for keys.
-Timings are medians; other load on the machine shows up in them, so compare ratios of one run.")]
+#[command(after_help = bench_examples!(), after_long_help = concat!("\
+Algorithms: `default` (the papers' algorithms: raw aes-256-ctr, bf-ecb, aes-256-cbc decrypt, \
+container aes-256-gcm and segmented RC4, RSA-2048 keygen/sign, P-256 verify), `all`, `symmetric`, \
+`raw`, `container`, `age`, `pubkey`, or names such as raw/des-ede3, container/aes-256-gcm/decrypt, \
+container/x25519/aes-256-gcm (to an X25519 recipient), age/x25519, age/mlkem768x25519/decrypt, \
+aes-256-ctr, rsa3072-keygen, rsa2048-sign-split, p256-verify-batch64. \
+Speed-up is the fewest-threads time over the N-thread time; efficiency is speed-up per thread. \
+With --compare-openssl, `vs openssl` is openssl's time over paracrypt's for the same work (above \
+1×, paracrypt is faster): `openssl enc` file to file, `openssl speed -multi N` in memory and for \
+signatures, `openssl genpkey` for keys. \
+Timings are medians; other load on the machine shows up in them, so compare ratios of one run.
+
+", bench_examples!()))]
 pub struct BenchArgs {
     /// Comma-separated algorithms or groups.
     #[arg(long, value_name = "LIST", default_value = "default")]

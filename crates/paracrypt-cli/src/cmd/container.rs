@@ -12,104 +12,147 @@ use paracrypt_core::request::{Format, Sealing, Suite};
 
 use crate::exit::usage;
 use crate::flags::{
-    ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, RecursiveFlag, ThreadsFlag,
+    ChunkSizeFlag, DistributedFlags, FilesFlags, ProgressFlags, RecursiveFlag, ThreadsFlag, heading,
 };
 use crate::people::{IdentityFlags, RecipientFlags};
 use crate::secret::SecretArgs;
 use crate::spec::{JobSpec, Operation};
 
-/// Options shared by `encrypt` and `decrypt`.
+/// `encrypt -h`'s examples (and the end of `encrypt --help`).
+macro_rules! encrypt_examples {
+    () => {
+        "\
+Examples:
+  paracrypt keygen -o my.key
+  paracrypt encrypt -k my.key big.tar -o big.tar.pcr
+  paracrypt encrypt -R team.txt --format age big.tar -o big.tar.age
+  paracrypt encrypt --recursive --password-file pw.txt photos -o photos.enc"
+    };
+}
+const ENCRYPT_EXAMPLES: &str = encrypt_examples!();
+
+/// `decrypt -h`'s examples (and the end of `decrypt --help`).
+macro_rules! decrypt_examples {
+    () => {
+        "\
+Examples:
+  paracrypt decrypt -k my.key big.tar.pcr -o big.tar
+  paracrypt decrypt -i me.txt --range 1MiB: big.tar.age > tail.bin
+  paracrypt decrypt --recursive --password-file pw.txt photos.enc -o photos"
+    };
+}
+const DECRYPT_EXAMPLES: &str = decrypt_examples!();
+
+/// Options shared by `encrypt` and `decrypt`, first in their help: the secret, INPUT and
+/// OUTPUT.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     #[command(flatten)]
-    files: FilesFlags,
-    #[command(flatten)]
     secret: SecretArgs,
+    #[command(flatten)]
+    files: FilesFlags,
+}
+
+/// Options shared by `encrypt` and `decrypt`, last in their help: how the work runs.
+#[derive(Debug, Args)]
+pub struct RunArgs {
     #[command(flatten)]
     threads: ThreadsFlag,
     #[command(flatten)]
     progress: ProgressFlags,
     #[command(flatten)]
     distributed: DistributedFlags,
-    #[command(flatten)]
-    recursive: RecursiveFlag,
 }
 
-impl CommonArgs {
-    /// A spec for `operation` with these options; `binary`: the output is ciphertext.
-    fn spec(&self, operation: Operation, binary: bool) -> JobSpec {
-        let mut spec = JobSpec::new(operation, self.threads, &self.files, binary);
-        spec.progress = self.progress.show();
-        spec.quiet = self.progress.quiet;
-        spec
-    }
+/// A spec for `operation` with these options; `binary`: the output is ciphertext.
+fn spec(common: &CommonArgs, run: &RunArgs, operation: Operation, binary: bool) -> JobSpec {
+    let mut spec = JobSpec::new(operation, run.threads, &common.files, binary);
+    spec.progress = run.progress.show();
+    spec.quiet = run.progress.quiet;
+    spec
 }
 
 /// Arguments of `paracrypt encrypt`.
 #[derive(Debug, Args)]
-#[command(after_help = "\
+#[command(after_help = ENCRYPT_EXAMPLES, after_long_help = concat!("\
 Suites: aes-256-gcm (default), aes-128-gcm, chacha20-poly1305; legacy (warned):
   aes-256-ctr-hmac-sha256, des-ede3-cbc-hmac-sha256, bf-cbc-hmac-sha256, rc4-hmac-sha256
   (segmented RC4: a key per chunk, not RC4-compatible).
-Without --key-file or recipients (-r/-R) the password comes from --password-file,
-PARACRYPT_PASSWORD, or a prompt. Recipients: age1… (X25519, from `paracrypt keygen --kind
-x25519` or age-keygen), ssh-ed25519 and ssh-rsa public keys, RSA public keys in PEM or DER.
---format age writes an age v1 file (`age -d` reads it) to recipients or with --passphrase.
---sign KEY signs every chunk (a version 3 file: docs/FORMAT.md, \"Version 3: signed files\").
-The format is specified in docs/FORMAT.md. Exit status: 0 success, 1 failure, 2 usage error,
-3 a --distributed job stalled, 4 a cryptographic provider failed inside (not the data's fault).")]
+Without --key-file or recipients (-r/-R) the password comes from --password-file, \
+PARACRYPT_PASSWORD, or a prompt. Recipients: age1… (X25519, from `paracrypt keygen --kind \
+x25519` or age-keygen), ssh-ed25519 and ssh-rsa public keys, RSA public keys in PEM or DER. \
+--format age writes an age v1 file (`age -d` reads it) to recipients or with --passphrase. \
+--sign KEY signs every chunk (a version 3 file: docs/FORMAT.md, \"Version 3: signed files\"). \
+The format is specified in docs/FORMAT.md. Exit status: 0 success, 1 failure, 2 usage error, \
+3 a --distributed job stalled, 4 a cryptographic provider failed inside (not the data's fault).
+
+", encrypt_examples!()))]
 pub struct EncryptArgs {
     #[command(flatten)]
     common: CommonArgs,
     #[command(flatten)]
     to: RecipientFlags,
-    /// The file format: paracrypt's container, or age v1 (64 KiB ChaCha20-Poly1305 chunks,
-    /// sealed on every core).
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = FormatArg::Paracrypt)]
+    /// With --format age: a passphrase (age's scrypt).
+    ///
+    /// The passphrase is read from --password-file, PARACRYPT_PASSWORD or a prompt.
+    #[arg(long, conflicts_with_all = ["recipients", "recipient_files", "key_file"], help_heading = heading::SECRET)]
+    passphrase: bool,
+    /// paracrypt (the default: the container) or age (v1).
+    ///
+    /// age v1 is written in 64 KiB ChaCha20-Poly1305 chunks, sealed on every core.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = FormatArg::Paracrypt, help_heading = heading::FORMAT, hide_possible_values = true, hide_default_value = true)]
     format: FormatArg,
     /// With --format age: write ASCII armor (as `age -a`).
-    #[arg(short, long, requires = "format")]
+    #[arg(short, long, requires = "format", help_heading = heading::FORMAT)]
     armor: bool,
-    /// With --format age: encrypt with a passphrase (age's scrypt recipient), read from
-    /// --password-file, PARACRYPT_PASSWORD or a prompt.
-    #[arg(long, conflicts_with_all = ["recipients", "recipient_files", "key_file"])]
-    passphrase: bool,
     /// Cipher suite (default: aes-256-gcm).
-    #[arg(short, long, value_name = "SUITE")]
+    #[arg(short, long, value_name = "SUITE", help_heading = heading::FORMAT)]
     cipher: Option<String>,
     #[command(flatten)]
     chunk_size: ChunkSizeFlag,
-    /// Sign every chunk with this private key (Ed25519, ECDSA P-256, RSA or ML-DSA-65, as
-    /// `paracrypt sign -k` takes it): decryption verifies each chunk before it releases it,
-    /// and `decrypt --verify-with PUBKEY` requires this signer.
-    #[arg(long, value_name = "KEY")]
+    /// Sign every chunk with this private key (as `paracrypt sign -k` takes it).
+    ///
+    /// Ed25519, ECDSA P-256, RSA or ML-DSA-65: decryption verifies each chunk before it
+    /// releases it, and `decrypt --verify-with PUBKEY` requires this signer.
+    #[arg(long, value_name = "KEY", help_heading = heading::FORMAT, hide_short_help = true)]
     sign: Option<PathBuf>,
-    /// With --sign and an RSA key: the RSA signature scheme.
-    #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15)]
-    rsa_scheme: RsaScheme,
-    /// With --recursive: store every file under an opaque name (a keyed hash of its path);
-    /// the names, directories and links are only in the encrypted manifest.
-    #[arg(long, requires = "recursive")]
+    #[command(flatten)]
+    recursive: RecursiveFlag,
+    /// With --recursive: store every file under an opaque name (a keyed hash of its path).
+    ///
+    /// The names, directories and links are then only in the encrypted manifest.
+    #[arg(long, requires = "recursive", help_heading = heading::TREES, hide_short_help = true)]
     hide_names: bool,
-    /// With --recursive: bring the encrypted tree at OUTPUT up to date (one written before, or
-    /// one whose run was interrupted): only files missing or changed (size and modification
-    /// time) are encrypted, those of files gone are removed, and a new manifest is written.
-    #[arg(long, requires = "recursive")]
+    /// With --recursive: update the encrypted tree at OUTPUT.
+    ///
+    /// One written before, or one whose run was interrupted: only files missing or changed
+    /// (size and modification time) are encrypted, those of files gone are removed, and a new
+    /// manifest is written.
+    #[arg(long, requires = "recursive", help_heading = heading::TREES)]
     update: bool,
-    /// With --update: compare files by their contents (a BLAKE3 tree hash, read whole) rather
-    /// than by size and modification time.
-    #[arg(long, requires = "update")]
+    /// With --update: compare files by their contents, not size and time.
+    ///
+    /// The contents' BLAKE3 tree hash: every file is read whole.
+    #[arg(long, requires = "update", help_heading = heading::TREES, hide_short_help = true)]
     checksum: bool,
-    /// With --update of a tree encrypted to recipients: the identities in FILE open the
-    /// manifest already at OUTPUT (as `decrypt -i` takes them); new and changed files go to
-    /// -r/-R, the files kept stay encrypted to whom they were (repeatable).
+    /// With --update of a tree to recipients: the identities that open its manifest.
+    ///
+    /// As `decrypt -i` takes them; new and changed files go to -r/-R, the files kept stay
+    /// encrypted to whom they were (repeatable).
     #[arg(
         short = 'i',
         long = "identity",
         value_name = "FILE",
-        requires = "update"
+        requires = "update",
+        help_heading = heading::TREES,
+        hide_short_help = true
     )]
     update_identities: Vec<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
+    /// With --sign and an RSA key: the RSA signature scheme.
+    #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15, help_heading = heading::EXPERT, hide_short_help = true)]
+    rsa_scheme: RsaScheme,
     /// Test builds only (the `test-hooks` feature): a fixed salt (hex, 32 bytes) for
     /// reproducible output. Reusing a salt reuses the keystream.
     #[cfg(feature = "test-hooks")]
@@ -128,39 +171,50 @@ pub enum FormatArg {
 
 /// Arguments of `paracrypt decrypt`.
 #[derive(Debug, Args)]
-#[command(after_help = "\
-Every chunk is verified; a failure names it (wrong key or password, header damaged, chunk N
-failed authentication, file truncated after chunk N, trailing data) and exits 1 (4 when a
-cryptographic provider failed inside, 3 when a --distributed job stalled). A file OUTPUT
-appears only once everything verified; to stdout only verified chunks are written, in order.
-A signed file (encrypt --sign) has every chunk's signature checked before the chunk is opened,
-against the key its header names, and stderr says who signed it; --verify-with PUBKEY requires
-that signer: an unsigned file, another signer, or a chunk the signer did not sign exits 5.
-age files (binary or armored) are recognised and decrypted on every core, with -i or a
-passphrase.")]
+#[command(after_help = DECRYPT_EXAMPLES, after_long_help = concat!("\
+Every chunk is verified; a failure names it (wrong key or password, header damaged, chunk N \
+failed authentication, file truncated after chunk N, trailing data) and exits 1 (4 when a \
+cryptographic provider failed inside, 3 when a --distributed job stalled). A file OUTPUT \
+appears only once everything verified; to stdout only verified chunks are written, in order. \
+A signed file (encrypt --sign) has every chunk's signature checked before the chunk is opened, \
+against the key its header names, and stderr says who signed it; --verify-with PUBKEY requires \
+that signer: an unsigned file, another signer, or a chunk the signer did not sign exits 5. \
+age files (binary or armored) are recognised and decrypted on every core, with -i or a \
+passphrase.
+
+", decrypt_examples!()))]
 pub struct DecryptArgs {
     #[command(flatten)]
     common: CommonArgs,
     #[command(flatten)]
     identities: IdentityFlags,
-    /// Decrypt and verify only the chunks covering plaintext bytes OFFSET..OFFSET+LENGTH
-    /// (sizes like 4096 or 1MiB; INPUT must be a file).
-    #[arg(long, value_name = "OFFSET:LENGTH")]
+    #[command(flatten)]
+    recursive: RecursiveFlag,
+    /// Only plaintext bytes OFFSET..OFFSET+LENGTH; `OFFSET:` to the end.
+    ///
+    /// Decrypts and verifies only the chunks covering them. Sizes as --chunk-size takes them
+    /// (4096, 1MiB, 1MB); INPUT must be a file or an object.
+    #[arg(long, value_name = "OFFSET:LENGTH", help_heading = heading::OUTPUT)]
     range: Option<String>,
-    /// Require the file to be signed by this public key (as `paracrypt verify -p` takes it):
-    /// an unsigned file, another signer or a chunk it did not sign fails with exit status 5.
-    #[arg(long, value_name = "PUBKEY")]
+    /// Require the file to be signed by this public key.
+    ///
+    /// As `paracrypt verify --public` takes it: an unsigned file, another signer or a chunk it
+    /// did not sign fails with exit status 5.
+    #[arg(long, value_name = "PUBKEY", help_heading = heading::SECRET)]
     verify_with: Option<PathBuf>,
-    /// With --recursive: refuse a tree whose manifest is of an older generation than N (an old
-    /// manifest put back; `info --recursive` shows a tree's generation). Proves something where
-    /// the manifest is authenticated: a key file, a password, or --verify-with.
-    #[arg(long, value_name = "N")]
+    /// With --recursive: refuse a manifest of an older generation than N.
+    ///
+    /// An old manifest put back; `info --recursive` shows a tree's generation. Proves something
+    /// where the manifest is authenticated: a key file, a password, or --verify-with.
+    #[arg(long, value_name = "N", help_heading = heading::TREES, hide_short_help = true)]
     min_generation: Option<u64>,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 /// Runs `paracrypt encrypt`, sealing on `provider`.
 pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
-    if args.common.recursive.recursive {
+    if args.recursive.recursive {
         let tree = crate::run::tree::TreeArgs {
             hide_names: args.hide_names,
             update: args.update,
@@ -168,9 +222,9 @@ pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
             update_identities: args.update_identities.clone(),
             min_generation: None,
         };
-        if args.common.distributed.distributed {
+        if args.run.distributed.distributed {
             return crate::run::distributed::tree(
-                args.common.distributed,
+                args.run.distributed,
                 provider,
                 encrypt_spec(&args),
                 tree,
@@ -178,12 +232,12 @@ pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
         }
         return crate::run::tree::run(encrypt_spec(&args)?, provider, tree);
     }
-    crate::run::job(args.common.distributed, provider, encrypt_spec(&args))
+    crate::run::job(args.run.distributed, provider, encrypt_spec(&args))
 }
 
 /// Runs `paracrypt decrypt`, opening on `provider`.
 pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
-    if args.common.recursive.recursive {
+    if args.recursive.recursive {
         if args.range.is_some() {
             return usage("--range reads one file: drop --recursive");
         }
@@ -191,10 +245,10 @@ pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
             min_generation: args.min_generation,
             ..Default::default()
         };
-        if args.common.distributed.distributed {
+        if args.run.distributed.distributed {
             // Refused once, by rank 0, after the ranks agree on it.
             return crate::run::distributed::tree(
-                args.common.distributed,
+                args.run.distributed,
                 provider,
                 decrypt_spec(&args),
                 tree,
@@ -205,7 +259,7 @@ pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
     if args.min_generation.is_some() {
         return usage("--min-generation checks a tree's manifest: add --recursive");
     }
-    crate::run::job(args.common.distributed, provider, decrypt_spec(&args))
+    crate::run::job(args.run.distributed, provider, decrypt_spec(&args))
 }
 
 fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
@@ -219,7 +273,7 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
     if args.passphrase && args.format != FormatArg::Age {
         return usage(
             "--passphrase writes an age file (age's scrypt): add --format age; a container takes \
-             a password as it is (-p FILE, PARACRYPT_PASSWORD or a prompt)",
+             a password as it is (--password-file FILE, PARACRYPT_PASSWORD or a prompt)",
         );
     }
     let format = match args.format {
@@ -250,7 +304,7 @@ fn encrypt_spec(args: &EncryptArgs) -> Result<JobSpec> {
         to: args.to.clone(),
         salt: salt.clone(),
     };
-    let mut spec = args.common.spec(operation, true);
+    let mut spec = spec(&args.common, &args.run, operation, true);
     if salt.is_some() {
         spec.warnings.push(
             "--fixed-salt makes the output reproducible and reuses nonces: for tests only".into(),
@@ -268,7 +322,7 @@ fn decrypt_spec(args: &DecryptArgs) -> Result<JobSpec> {
         range,
         args.verify_with.clone(),
     )?;
-    Ok(args.common.spec(operation, false))
+    Ok(spec(&args.common, &args.run, operation, false))
 }
 
 /// The `--fixed-salt` the arguments give (a test build's; the request checks its length).

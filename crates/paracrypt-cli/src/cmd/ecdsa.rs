@@ -16,16 +16,16 @@ use crate::cmd::signatures::{
 /// Arguments of `paracrypt ecdsa`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Keys are PEM files: paracrypt writes PKCS#8 private keys (mode 0600) and SPKI public keys, and
-reads every form openssl writes (PKCS#8, SPKI, SEC1 `EC PRIVATE KEY`, PEM or DER). Only P-256
+Keys are PEM files: paracrypt writes PKCS#8 private keys (mode 0600) and SPKI public keys, and \
+reads every form openssl writes (PKCS#8, SPKI, SEC1 `EC PRIVATE KEY`, PEM or DER). Only P-256 \
 (prime256v1) keys. Signatures are ASN.1 DER over SHA-256, as
   openssl dgst -sha256 -sign KEY.pem -out FILE.sig FILE
-makes, always with a low s (at most half the group order): deterministic (RFC 6979) with
---provider rustcrypto, randomised with aws-lc and openssl. Verification accepts either s, as
+makes, always with a low s (at most half the group order): deterministic (RFC 6979) with \
+--provider rustcrypto, randomised with aws-lc and openssl. Verification accepts either s, as \
 openssl does (its own signatures have a high s half the time).
 
 Parallelism: many files are signed or verified one per thread.
-Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider failed inside (not
+Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider failed inside (not \
 the data's fault).")]
 pub struct EcdsaArgs {
     #[command(subcommand)]

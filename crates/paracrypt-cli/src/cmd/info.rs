@@ -13,7 +13,7 @@ use paracrypt_core::info;
 use paracrypt_core::provider::Provider;
 
 use crate::exit::usage;
-use crate::flags::RecursiveFlag;
+use crate::flags::heading;
 use crate::io::Input;
 use crate::people::IdentityFlags;
 use crate::secret::SecretArgs;
@@ -52,14 +52,18 @@ pub struct InfoArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    recursive: RecursiveFlag,
-    #[command(flatten)]
     secret: SecretArgs,
     #[command(flatten)]
     identities: IdentityFlags,
     /// With --recursive: require the manifest to be signed by this public key (exit 5 if not).
-    #[arg(long, value_name = "PUBKEY", requires = "recursive")]
+    #[arg(long, value_name = "PUBKEY", requires = "recursive", help_heading = heading::SECRET)]
     verify_with: Option<PathBuf>,
+    /// FILE is an encrypted tree: show its manifest.
+    ///
+    /// The manifest is decrypted (with -k, a password or -i, as `decrypt --recursive` takes
+    /// them) and summarised, one line per directory, file and link; the files are not read.
+    #[arg(long, help_heading = heading::TREES)]
+    recursive: bool,
 }
 
 /// Runs `paracrypt info`. The header's fields and, for a container, what computes its suite on
@@ -67,14 +71,16 @@ pub struct InfoArgs {
 /// known; a file whose length no writer produces is reported as damaged (exit 1) after the
 /// fields.
 pub fn run(args: InfoArgs, provider: Provider) -> Result<ExitCode> {
-    if args.recursive.recursive {
+    if args.recursive {
         return tree(args, provider);
     }
     if args.secret.key_file.is_some()
         || args.secret.password_file.is_some()
         || !args.identities.is_empty()
     {
-        return usage("info reads a file's header without a key: -k, -p and -i need --recursive");
+        return usage(
+            "info reads a file's header without a key: -k, --password-file and -i need --recursive",
+        );
     }
     let mut input = Input::open(&args.input)?;
     let len = input.len();

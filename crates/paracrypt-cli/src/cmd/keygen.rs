@@ -15,11 +15,11 @@ use paracrypt_core::sign::SigningKey;
 /// Arguments of `paracrypt keygen`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-`--kind pq` writes a post-quantum age identity (AGE-SECRET-KEY-PQ-1…, as `age-keygen -pq`),
-`--kind x25519` a classical one (AGE-SECRET-KEY-1…, as age-keygen); each prints its recipient
-(`Public key: age1pq1…` or `age1…`) on stderr. Others encrypt to you with `paracrypt encrypt
--r RECIPIENT` (or `age -r`), you decrypt with `-i FILE`. `-y FILE` prints the recipients of
-the identities in FILE: age1pq1… and age1… for age identities, ssh-ed25519/ssh-rsa lines for
+`--kind pq` writes a post-quantum age identity (AGE-SECRET-KEY-PQ-1…, as `age-keygen -pq`), \
+`--kind x25519` a classical one (AGE-SECRET-KEY-1…, as age-keygen); each prints its recipient \
+(`Public key: age1pq1…` or `age1…`) on stderr. Others encrypt to you with `paracrypt encrypt \
+-r RECIPIENT` (or `age -r`), you decrypt with `-i FILE`. `-y FILE` prints the recipients of \
+the identities in FILE: age1pq1… and age1… for age identities, ssh-ed25519/ssh-rsa lines for \
 SSH keys and RSA private keys (PEM or DER).")]
 pub struct KeygenArgs {
     /// Where to write the key (created with mode 0600; an existing file is never replaced).

@@ -12,31 +12,43 @@ use paracrypt_core::request::{
 };
 
 use crate::exit::Usage;
-use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ThreadsFlag};
+use crate::flags::{ChunkSizeFlag, DistributedFlags, FilesFlags, ThreadsFlag, heading};
 use crate::io::decode_hex;
 use crate::secret::SecretArgs;
 use crate::spec::{JobSpec, Operation, PasswordSpec};
 
+/// `raw -h`'s examples (and the end of `raw --help`).
+macro_rules! raw_examples {
+    () => {
+        "\
+Examples:
+  paracrypt raw -e -c aes-256-ctr -K $KEY --iv $IV big.bin -o big.ctr
+  paracrypt raw -d -c aes-256-cbc --password-file pw.txt --pbkdf2 f.enc -o f"
+    };
+}
+
 /// Arguments of `paracrypt raw`.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("direction").required(true).args(["encrypt", "decrypt"])))]
-#[command(after_help = "\
+#[command(after_help = raw_examples!(), after_long_help = concat!("\
 Ciphers (OpenSSL names): aes-128-ecb aes-128-cbc aes-128-ctr aes-192-ecb aes-192-cbc aes-192-ctr
   aes-256-ecb aes-256-cbc aes-256-ctr des-ecb des-cbc des-ede3 des-ede3-cbc bf-ecb bf-cbc rc4
 
-Parallelism: ECB and CTR run on every thread both ways; CBC decryption runs on every thread,
-but CBC encryption is serial by nature (each block chains on the previous one); RC4 is one
+Parallelism: ECB and CTR run on every thread both ways; CBC decryption runs on every thread, \
+but CBC encryption is serial by nature (each block chains on the previous one); RC4 is one \
 keystream and runs on one thread.
 
-Raw output has no integrity protection: prefer `paracrypt encrypt`. DES, 3DES, Blowfish, RC4
+Raw output has no integrity protection: prefer `paracrypt encrypt`. DES, 3DES, Blowfish, RC4 \
 and ECB are legacy and print a warning.
 
-The output is byte-identical to `openssl enc -e -CIPHER -K KEY -iv IV [-nopad]`. With
---password-file the key and IV come from a password and a random salt, as `openssl enc -pass
-file:FILE -pbkdf2 [-iter N] [-md MD]` (a `Salted__` header first); without --pbkdf2 openssl's
+The output is byte-identical to `openssl enc -e -CIPHER -K KEY -iv IV [-nopad]`. With \
+--password-file the key and IV come from a password and a random salt, as `openssl enc -pass \
+file:FILE -pbkdf2 [-iter N] [-md MD]` (a `Salted__` header first); without --pbkdf2 openssl's \
 legacy EVP_BytesToKey (weak: one hash per guess) is used to read old files.
-Exit status: 0 success, 1 failure, 2 usage error, 3 a --distributed job stalled, 4 a
-cryptographic provider failed inside (not the data's fault).")]
+Exit status: 0 success, 1 failure, 2 usage error, 3 a --distributed job stalled, 4 a \
+cryptographic provider failed inside (not the data's fault).
+
+", raw_examples!()))]
 pub struct RawArgs {
     /// Encrypt INPUT.
     #[arg(short, long)]
@@ -52,25 +64,26 @@ pub struct RawArgs {
         short = 'K',
         long,
         value_name = "HEX",
-        required_unless_present = "password_file"
+        required_unless_present = "password_file",
+        help_heading = heading::SECRET
     )]
     key: Option<String>,
     /// Derive the key and IV from the password on FILE's first line, as `openssl enc -pass
     /// file:FILE` (openssl's `Salted__` files).
-    #[arg(short = 'p', long, value_name = "FILE", conflicts_with_all = ["key", "iv"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["key", "iv"], help_heading = heading::SECRET)]
     password_file: Option<PathBuf>,
     /// With --password-file: PBKDF2, as `openssl enc -pbkdf2`.
-    #[arg(long, requires = "password_file")]
+    #[arg(long, requires = "password_file", help_heading = heading::SECRET, hide_short_help = true)]
     pbkdf2: bool,
     /// PBKDF2 iterations (as `openssl enc -iter`, which implies -pbkdf2; default 10000).
-    #[arg(long, value_name = "N", requires = "password_file")]
+    #[arg(long, value_name = "N", requires = "password_file", help_heading = heading::SECRET, hide_short_help = true)]
     iter: Option<u32>,
     /// The derivation's digest, as `openssl enc -md`: md5, sha1, sha256 (default), sha384,
     /// sha512.
-    #[arg(long, value_name = "NAME", requires = "password_file")]
+    #[arg(long, value_name = "NAME", requires = "password_file", help_heading = heading::SECRET, hide_short_help = true)]
     md: Option<String>,
     /// IV as hex (CBC and CTR: one block; ECB and RC4 take none).
-    #[arg(long, value_name = "HEX")]
+    #[arg(long, value_name = "HEX", help_heading = heading::SECRET)]
     iv: Option<String>,
     /// No PKCS#7 padding (openssl -nopad): the input must be whole blocks.
     #[arg(long)]
@@ -81,11 +94,11 @@ pub struct RawArgs {
     #[arg(long, value_name = "HEX", hide = true, requires = "password_file")]
     fixed_salt: Option<String>,
     #[command(flatten)]
-    threads: ThreadsFlag,
+    files: FilesFlags,
     #[command(flatten)]
     chunk_size: ChunkSizeFlag,
     #[command(flatten)]
-    files: FilesFlags,
+    threads: ThreadsFlag,
     #[command(flatten)]
     distributed: DistributedFlags,
 }

@@ -15,7 +15,7 @@ use paracrypt_core::tree::RekeyTo;
 use zeroize::Zeroizing;
 
 use crate::exit::{Usage, usage};
-use crate::flags::{FilesFlags, RecursiveFlag, ThreadsFlag};
+use crate::flags::{FilesFlags, ThreadsFlag, heading};
 use crate::io::{Input, OutputTarget};
 use crate::people::{IdentityFlags, RecipientFlags, passphrase};
 use crate::secret::{PASSWORD_ENV, SecretArgs};
@@ -23,78 +23,92 @@ use crate::secret::{PASSWORD_ENV, SecretArgs};
 /// The environment variable the new passphrase may come from.
 pub const NEW_PASSWORD_ENV: &str = "PARACRYPT_NEW_PASSWORD";
 
+/// `rekey -h`'s examples (and the end of `rekey --help`).
+macro_rules! rekey_examples {
+    () => {
+        "\
+Examples:
+  paracrypt rekey -i me.txt -R team.txt big.tar.pcr -o big.tar.pcr   # in place
+  paracrypt rekey -i me.txt -R team.txt --recursive photos.enc -o photos2.enc"
+    };
+}
+
 /// Arguments of `paracrypt rekey`.
 #[derive(Debug, Args)]
-#[command(after_help = "\
-Rekeying changes who can open a file without re-encrypting it: the old credential opens the
-header, a new header wraps the same file key for exactly the new recipients (-r/-R: give
-every recipient the file should keep; one left out is removed) or the new passphrase
-(--passphrase), and every byte after the header is copied as it is. It reads containers
-encrypted to recipients (version 2) and binary age files. Version 1 containers (key file or
-password) have no file key to re-wrap: decrypt and encrypt them again. Armored age files are
+#[command(after_help = rekey_examples!(), after_long_help = concat!("\
+Rekeying changes who can open a file without re-encrypting it: the old credential opens the \
+header, a new header wraps the same file key for exactly the new recipients (-r/-R: give \
+every recipient the file should keep; one left out is removed) or the new passphrase \
+(--passphrase), and every byte after the header is copied as it is. It reads containers \
+encrypted to recipients (version 2) and binary age files. Version 1 containers (key file or \
+password) have no file key to re-wrap: decrypt and encrypt them again. Armored age files are \
 refused.
 
-The old credential: -i FILE, or the old passphrase from --password-file, PARACRYPT_PASSWORD or
+The old credential: -i FILE, or the old passphrase from --password-file, PARACRYPT_PASSWORD or \
 a prompt. The new passphrase: --new-password-file, PARACRYPT_NEW_PASSWORD or a prompt (twice).
 
--o INPUT rekeys in place, atomically: the new file replaces the old one only once it is
-complete. A wrong credential or a damaged header changes nothing. The payload is not read:
+-o INPUT rekeys in place, atomically: the new file replaces the old one only once it is \
+complete. A wrong credential or a damaged header changes nothing. The payload is not read: \
 a damaged chunk is copied as it is and found by the next decryption.
 
-Rekeying is NOT revocation: the file key and the payload do not change, so anyone who had the
-file key, or a copy of the old file and an old credential, can still read the data. To cut
+Rekeying is NOT revocation: the file key and the payload do not change, so anyone who had the \
+file key, or a copy of the old file and an old credential, can still read the data. To cut \
 someone off, decrypt and encrypt again.
 
-With --recursive, INPUT is an encrypted tree (`encrypt --recursive`) and -o OUTPUT a new
-directory (or an empty one; --force writes into one that holds files); INPUT is not changed. A
-tree to recipients gets a new header in every file (the payloads copied as they are, on every
-core) and a new manifest sealed to the new recipients (-r/-R). A password tree's files are
-sealed with a key its manifest carries: they are copied byte for byte and only the manifest is
-sealed again, with the new password (--passphrase). A tree encrypted with a key file is refused,
-as one such file is. A signed tree needs --sign with the key that signed it. The new manifest
-keeps the tree id and is the next generation (`info --recursive`). Every file's header is
-checked against the manifest before anything is written: a tree that is not as its manifest
-lists it (a file missing, swapped, or an old manifest put back) is refused whole, naming every
-such file, and nothing at OUTPUT is made or replaced, with --force too (`verify --recursive`
-names each difference). What INPUT holds that its manifest does not list is not carried into
+With --recursive, INPUT is an encrypted tree (`encrypt --recursive`) and -o OUTPUT a new \
+directory (or an empty one; --force writes into one that holds files); INPUT is not changed. A \
+tree to recipients gets a new header in every file (the payloads copied as they are, on every \
+core) and a new manifest sealed to the new recipients (-r/-R). A password tree's files are \
+sealed with a key its manifest carries: they are copied byte for byte and only the manifest is \
+sealed again, with the new password (--passphrase). A tree encrypted with a key file is refused, \
+as one such file is. A signed tree needs --sign with the key that signed it. The new manifest \
+keeps the tree id and is the next generation (`info --recursive`). Every file's header is \
+checked against the manifest before anything is written: a tree that is not as its manifest \
+lists it (a file missing, swapped, or an old manifest put back) is refused whole, naming every \
+such file, and nothing at OUTPUT is made or replaced, with --force too (`verify --recursive` \
+names each difference). What INPUT holds that its manifest does not list is not carried into \
 the new tree: each is named on stderr as left behind (a warning, not a failure).
 
-Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider failed inside
-(not the data's fault), 6 a tree (--recursive) done in part.")]
+Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider failed inside \
+(not the data's fault), 6 a tree (--recursive) done in part.
+
+", rekey_examples!()))]
 pub struct RekeyArgs {
     #[command(flatten)]
-    files: FilesFlags,
-    #[command(flatten)]
     identities: IdentityFlags,
-    /// The old passphrase: the first line of FILE (else PARACRYPT_PASSWORD, else a prompt),
-    /// when no -i is given.
-    #[arg(
-        short = 'p',
-        long,
-        value_name = "FILE",
-        conflicts_with = "identity_files"
-    )]
+    /// The old passphrase, FILE's first line (when no -i is given).
+    ///
+    /// Else PARACRYPT_PASSWORD, else a prompt.
+    #[arg(long, value_name = "FILE", conflicts_with = "identity_files", help_heading = heading::SECRET)]
     password_file: Option<PathBuf>,
     #[command(flatten)]
     to: RecipientFlags,
-    /// Rekey to a passphrase (age's scrypt recipient; age files only), read from
-    /// --new-password-file, PARACRYPT_NEW_PASSWORD or a prompt.
-    #[arg(long, conflicts_with_all = ["recipients", "recipient_files"])]
+    /// Rekey to a passphrase (age's scrypt recipient; age files only).
+    ///
+    /// Read from --new-password-file, PARACRYPT_NEW_PASSWORD or a prompt.
+    #[arg(long, conflicts_with_all = ["recipients", "recipient_files"], help_heading = heading::SECRET)]
     passphrase: bool,
     /// The new passphrase: the first line of FILE.
-    #[arg(long, value_name = "FILE", requires = "passphrase")]
+    #[arg(long, value_name = "FILE", requires = "passphrase", help_heading = heading::SECRET)]
     new_password_file: Option<PathBuf>,
     #[command(flatten)]
-    recursive: RecursiveFlag,
-    /// With --recursive: the key that signed the tree (`encrypt --recursive --sign`), which
-    /// signs its new manifest.
-    #[arg(long, value_name = "KEY", requires = "recursive")]
+    files: FilesFlags,
+    /// INPUT is an encrypted tree, OUTPUT the new one.
+    ///
+    /// INPUT is an encrypted tree (`encrypt --recursive`) and OUTPUT a new directory: every
+    /// file gets a new header for the new recipients, and the manifest is sealed again.
+    #[arg(long, help_heading = heading::TREES)]
+    recursive: bool,
+    /// With --recursive: the key that signed the tree, to sign its new manifest.
+    ///
+    /// The key of `encrypt --recursive --sign`.
+    #[arg(long, value_name = "KEY", requires = "recursive", help_heading = heading::TREES)]
     sign: Option<PathBuf>,
-    /// With --sign and an RSA key: the RSA signature scheme the tree was signed with.
-    #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15)]
-    rsa_scheme: RsaScheme,
     #[command(flatten)]
     threads: ThreadsFlag,
+    /// With --sign and an RSA key: the RSA signature scheme the tree was signed with.
+    #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15, help_heading = heading::EXPERT, hide_short_help = true)]
+    rsa_scheme: RsaScheme,
 }
 
 /// Runs `paracrypt rekey`.
@@ -102,7 +116,7 @@ pub fn run(args: RekeyArgs) -> Result<ExitCode> {
     if args.to.is_empty() && !args.passphrase {
         return usage("rekey needs the new recipients (-r RECIPIENT, -R FILE) or --passphrase");
     }
-    if args.recursive.recursive {
+    if args.recursive {
         return tree(args);
     }
     if args.threads.threads.is_some() {

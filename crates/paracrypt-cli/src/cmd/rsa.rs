@@ -20,20 +20,20 @@ use crate::io::{Input, OutputPolicy, OutputTarget};
 /// Arguments of `paracrypt rsa`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Keys are PEM files: paracrypt writes PKCS#8 private keys (mode 0600) and SPKI public keys, and
-reads every form openssl writes (PKCS#8, SPKI, PKCS#1 `RSA PRIVATE KEY`/`RSA PUBLIC KEY`, PEM or
+Keys are PEM files: paracrypt writes PKCS#8 private keys (mode 0600) and SPKI public keys, and \
+reads every form openssl writes (PKCS#8, SPKI, PKCS#1 `RSA PRIVATE KEY`/`RSA PUBLIC KEY`, PEM or \
 DER). Signatures are over SHA-256 and byte-compatible with
   openssl dgst -sha256 -sign KEY.pem [-sigopt rsa_padding_mode:pss] -out FILE.sig FILE
 OAEP uses SHA-256 and MGF1-SHA-256, as
   openssl pkeyutl -encrypt -pubin -inkey PUB.pem -pkeyopt rsa_padding_mode:oaep \\
     -pkeyopt rsa_oaep_md:sha256 -pkeyopt rsa_mgf1_md:sha256
 
-Parallelism: key generation searches for each prime on every thread; signing many files signs
-one file per thread, and a single PKCS#1 v1.5 signature splits its private operation over two
+Parallelism: key generation searches for each prime on every thread; signing many files signs \
+one file per thread, and a single PKCS#1 v1.5 signature splits its private operation over two \
 threads (mod p and mod q).
 
-Do not expose `rsa decrypt` to untrusted ciphertexts over a network (RUSTSEC-2023-0071: see
-docs/guide/pubkey.md). Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider
+Do not expose `rsa decrypt` to untrusted ciphertexts over a network (RUSTSEC-2023-0071: see \
+docs/guide/pubkey.md). Exit status: 0 success, 1 failure, 2 usage error, 4 a cryptographic provider \
 failed inside (not the data's fault).")]
 pub struct RsaArgs {
     #[command(subcommand)]

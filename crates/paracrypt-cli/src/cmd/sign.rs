@@ -13,8 +13,8 @@ use paracrypt_core::provider::Provider;
 use paracrypt_core::pubkey::rsa::RsaScheme;
 use paracrypt_core::sign::{Signature, minisign, sshsig};
 
-use crate::exit::usage;
-use crate::flags::{DistributedFlags, RecursiveFlag, ThreadsFlag, parse_chunk_size};
+use crate::exit::{Hinted, usage};
+use crate::flags::{DistributedFlags, ThreadsFlag, heading, parse_chunk_size};
 use crate::io::{Input, OutputPolicy, OutputTarget};
 use crate::people::IdentityFlags;
 use crate::secret::SecretArgs;
@@ -46,55 +46,89 @@ impl FormatArg {
 /// The largest signature file read: its header and 2^26 leaves.
 const MAX_SIGNATURE_FILE: u64 = (1 << 26) * 32 + 16 * 1024;
 
+/// `sign -h`'s examples (and the end of `sign --help`).
+macro_rules! sign_examples {
+    () => {
+        "\
+Examples:
+  paracrypt keygen --kind ed25519 -o me.pem --public-out me.pub
+  paracrypt sign -k me.pem big.tar                # writes big.tar.psig
+  paracrypt sign --recursive -k me.pem dataset    # writes dataset.psig"
+    };
+}
+
+/// `verify -h`'s examples (and the end of `verify --help`).
+macro_rules! verify_examples {
+    () => {
+        "\
+Examples:
+  paracrypt verify --public me.pub big.tar        # big.tar against big.tar.psig
+  paracrypt verify --public me.pub --range 1MiB: big.tar
+  paracrypt verify --recursive -k tree.key photos.enc"
+    };
+}
+
 /// Arguments of `paracrypt sign`.
 #[derive(Debug, Args)]
-#[command(after_help = "\
-Signs FILE with a detached signature over a tree hash of its chunks: every chunk is hashed with
-BLAKE3 on its own thread, so signing runs on every core, and the signature file (FILE.psig by
-default) lists each chunk's hash so that any byte range can be verified alone (`paracrypt verify
---range`). Keys: Ed25519 (`paracrypt keygen --kind ed25519`, `openssl genpkey -algorithm ed25519`,
-or an unencrypted OpenSSH key from `ssh-keygen -t ed25519`), ML-DSA-65, post-quantum (`paracrypt
-keygen --kind ml-dsa-65`), ECDSA P-256 (`paracrypt ecdsa keygen`) and RSA (`paracrypt rsa
+#[command(after_help = sign_examples!(), after_long_help = concat!("\
+Signs FILE with a detached signature over a tree hash of its chunks: every chunk is hashed with \
+BLAKE3 on its own thread, so signing runs on every core, and the signature file (FILE.psig by \
+default) lists each chunk's hash so that any byte range can be verified alone (`paracrypt verify \
+--range`). Keys: Ed25519 (`paracrypt keygen --kind ed25519`, `openssl genpkey -algorithm ed25519`, \
+or an unencrypted OpenSSH key from `ssh-keygen -t ed25519`), ML-DSA-65, post-quantum (`paracrypt \
+keygen --kind ml-dsa-65`), ECDSA P-256 (`paracrypt ecdsa keygen`) and RSA (`paracrypt rsa \
 keygen`). The format is specified in docs/SIGNATURES.md.
 
-With --recursive, FILE is a plaintext directory tree: every file is hashed on every core (1 MiB
-chunks) and one signature covers a manifest of the whole tree (each path, kind, mode, time,
-size and BLAKE3 root), written unencrypted to SIG (default: DIR.psig, beside DIR; never inside
-DIR). Later, `verify --recursive -s SIG DIR` names every file added, removed, renamed or
+With --recursive, FILE is a plaintext directory tree: every file is hashed on every core (1 MiB \
+chunks) and one signature covers a manifest of the whole tree (each path, kind, mode, time, \
+size and BLAKE3 root), written unencrypted to SIG (default: DIR.psig, beside DIR; never inside \
+DIR). Later, `verify --recursive -s SIG DIR` names every file added, removed, renamed or \
 changed (docs/guide/trees.md).
 
-Exit status: 0 success, 1 failure, 2 usage error.")]
+Exit status: 0 success, 1 failure, 2 usage error.
+
+", sign_examples!()))]
 pub struct SignArgs {
-    /// Private key: Ed25519, ML-DSA-65, ECDSA P-256 or RSA (PEM or DER), or an OpenSSH Ed25519
-    /// key.
-    #[arg(short, long, value_name = "KEY")]
+    /// The private key: Ed25519, ML-DSA-65, ECDSA P-256, RSA or OpenSSH Ed25519.
+    ///
+    /// PEM or DER; an OpenSSH Ed25519 key unencrypted. `--key` is the same flag.
+    #[arg(short = 'k', long = "key-file", alias = "key", value_name = "KEY")]
     key: PathBuf,
     /// Where to write the signature (default: FILE.psig; `-` for stdout).
-    #[arg(short, long, value_name = "SIG")]
+    #[arg(short, long, value_name = "SIG", help_heading = heading::OUTPUT)]
     output: Option<PathBuf>,
-    /// Bytes per chunk of the tree hash (the signature stores it): a multiple of 16, at most
-    /// 1GiB.
-    #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size, default_value_t = ChunkSize::DEFAULT)]
-    chunk_size: ChunkSize,
-    /// The RSA signature scheme, for an RSA key.
-    #[arg(long, value_name = "SCHEME", default_value_t = RsaScheme::Pkcs1v15)]
-    rsa_scheme: RsaScheme,
-    /// The signature format: paracrypt's tree hash (FILE.psig), or an SSHSIG (FILE.sig) that
-    /// `ssh-keygen -Y verify` checks (Ed25519 keys; hashed on one core).
-    #[arg(long, value_enum, default_value_t = FormatArg::Paracrypt)]
+    /// Replace an existing signature file.
+    #[arg(short, long, help_heading = heading::OUTPUT)]
+    force: bool,
+    /// paracrypt (the default: FILE.psig), sshsig (FILE.sig) or minisign (FILE.minisig).
+    ///
+    /// paracrypt's tree hash is hashed on every core and checks any byte range alone; an
+    /// SSHSIG is what `ssh-keygen -Y verify` checks, a minisign signature what `minisign -V`
+    /// checks (Ed25519 keys; hashed on one core).
+    #[arg(long, value_enum, default_value_t = FormatArg::Paracrypt, help_heading = heading::FORMAT, hide_possible_values = true, hide_default_value = true)]
     format: FormatArg,
     /// The SSHSIG namespace (`ssh-keygen -Y … -n`).
-    #[arg(short, long, value_name = "NAMESPACE", default_value = "file")]
+    #[arg(short, long, value_name = "NAMESPACE", default_value = "file", help_heading = heading::FORMAT, hide_short_help = true)]
     namespace: String,
-    /// Replace an existing signature file.
-    #[arg(short, long)]
-    force: bool,
+    /// Bytes per chunk of the tree hash (the signature stores it).
+    ///
+    /// A multiple of 16, at most 1GiB (4096, 64KiB, 1MiB, 1MB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_chunk_size, default_value_t = ChunkSize::DEFAULT, help_heading = heading::FORMAT, hide_short_help = true)]
+    chunk_size: ChunkSize,
+    /// FILE is a directory: one signature over a manifest of its files.
+    ///
+    /// FILE is a plaintext directory: every file is hashed on every core and one signature
+    /// covers a manifest of the whole tree, written to SIG (default: DIR.psig, beside DIR;
+    /// never inside DIR).
+    #[arg(long, help_heading = heading::TREES)]
+    recursive: bool,
     #[command(flatten)]
     threads: ThreadsFlag,
     #[command(flatten)]
     distributed: DistributedFlags,
-    #[command(flatten)]
-    recursive: RecursiveFlag,
+    /// The RSA signature scheme, for an RSA key.
+    #[arg(long, value_name = "SCHEME", default_value_t = RsaScheme::Pkcs1v15, help_heading = heading::EXPERT, hide_short_help = true)]
+    rsa_scheme: RsaScheme,
     /// The file to sign (`-`: stdin, which needs -o); with --recursive, a directory.
     #[arg(value_name = "FILE")]
     file: PathBuf,
@@ -102,47 +136,50 @@ pub struct SignArgs {
 
 /// Arguments of `paracrypt verify`.
 #[derive(Debug, Args)]
-#[command(after_help = "\
-Verifies FILE against its detached signature (FILE.psig by default) and the signer's public key:
-prints `FILE: OK` and exits 0, or says what failed on one line and exits 5 (the first altered
-chunk and its bytes, a length other than the signed one, another signer, a damaged signature).
+#[command(after_help = verify_examples!(), after_long_help = concat!("\
+Verifies FILE against its detached signature (FILE.psig by default) and the signer's public key: \
+prints `FILE: OK` and exits 0, or says what failed on one line and exits 5 (the first altered \
+chunk and its bytes, a length other than the signed one, another signer, a damaged signature). \
 --range OFFSET:LENGTH hashes only the chunks that cover those bytes (`1GiB:4096`, `0:1MiB`).
 
-With --recursive, FILE is an encrypted tree (`encrypt --recursive`), opened with its key, password
-or identities: every file its manifest lists is decrypted into nothing and checked, and every
-difference is one line on stdout (added, removed, renamed, changed); with PATH... only those
-files of the tree are checked. -p PUB (or --verify-with) then requires the manifest's signer.
-With --recursive and -s SIG, FILE is a plaintext tree and SIG its signature (`sign --recursive`):
-every file is hashed and compared, each difference one line as above; -p PUB requires the
-signer. Only -s makes it the plaintext check (a directory without a manifest is not taken
+With --recursive, FILE is an encrypted tree (`encrypt --recursive`), opened with its key, password \
+or identities: every file its manifest lists is decrypted into nothing and checked, and every \
+difference is one line on stdout (added, removed, renamed, changed); with PATH... only those \
+files of the tree are checked. --public PUB (or --verify-with) then requires the manifest's signer. \
+With --recursive and -s SIG, FILE is a plaintext tree and SIG its signature (`sign --recursive`): \
+every file is hashed and compared, each difference one line as above; --public PUB requires the \
+signer. Only -s makes it the plaintext check (a directory without a manifest is not taken \
 for a plaintext tree).
 
-Exit status: 0 verified, 1 failure (unreadable input, malformed signature file; a tree that
-differs from its manifest), 2 usage error, 5 not verified.")]
+Exit status: 0 verified, 1 failure (unreadable input, malformed signature file; a tree that \
+differs from its manifest), 2 usage error, 5 not verified.
+
+", verify_examples!()))]
 pub struct VerifyArgs {
-    /// The signer's public key: Ed25519 (SPKI PEM or DER, or an `ssh-ed25519 AAAA…` line),
-    /// ML-DSA-65 (SPKI PEM or DER), ECDSA P-256 or RSA (SPKI or PKCS#1); a private key gives
-    /// its public half. With --recursive: optional, the signer the tree's manifest must have.
+    /// The signer's public key (a private key gives its public half).
+    ///
+    /// Ed25519 (SPKI PEM or DER, or an `ssh-ed25519 AAAA…` line), ML-DSA-65 (SPKI PEM or
+    /// DER), ECDSA P-256 or RSA (SPKI or PKCS#1). With --recursive: optional, the signer the
+    /// tree's manifest must have. `-p PUB` still means this in this release, with a warning.
     #[arg(
-        short,
         long,
         visible_alias = "verify-with",
         value_name = "PUB",
         required_unless_present = "recursive"
     )]
     public: Option<PathBuf>,
-    #[command(flatten)]
-    recursive: RecursiveFlag,
     /// With --recursive: the tree's key file.
-    #[arg(short = 'k', long, value_name = "FILE", requires = "recursive")]
+    #[arg(short = 'k', long, value_name = "FILE", requires = "recursive", help_heading = heading::SECRET)]
     key_file: Option<PathBuf>,
-    /// With --recursive: a file whose first line is the tree's password (else
-    /// PARACRYPT_PASSWORD, else a prompt).
+    /// With --recursive: the tree's password, FILE's first line.
+    ///
+    /// Else PARACRYPT_PASSWORD, else a prompt.
     #[arg(
         long,
         value_name = "FILE",
         requires = "recursive",
-        conflicts_with = "key_file"
+        conflicts_with = "key_file",
+        help_heading = heading::SECRET
     )]
     password_file: Option<PathBuf>,
     #[command(flatten)]
@@ -150,16 +187,27 @@ pub struct VerifyArgs {
     /// The signature file (default: FILE.psig).
     #[arg(short, long, value_name = "SIG")]
     signature: Option<PathBuf>,
-    /// Verify only these bytes: OFFSET:LENGTH (needs a regular file).
+    /// Only bytes OFFSET..OFFSET+LENGTH; `OFFSET:` to the end.
+    ///
+    /// Hashes only the chunks that cover them (needs a regular file). Sizes as 4096, 1MiB, 1MB.
     #[arg(long, value_name = "OFFSET:LENGTH")]
     range: Option<String>,
-    /// The signature format: paracrypt's (FILE.psig) or an SSHSIG (FILE.sig, from `ssh-keygen
-    /// -Y sign` or `paracrypt sign --format sshsig`).
-    #[arg(long, value_enum, default_value_t = FormatArg::Paracrypt)]
+    /// paracrypt (the default: FILE.psig), sshsig (FILE.sig) or minisign (FILE.minisig).
+    ///
+    /// An SSHSIG from `ssh-keygen -Y sign` or `paracrypt sign --format sshsig`; a minisign
+    /// signature from `minisign -S` or `paracrypt sign --format minisign`.
+    #[arg(long, value_enum, default_value_t = FormatArg::Paracrypt, help_heading = heading::FORMAT, hide_possible_values = true, hide_default_value = true)]
     format: FormatArg,
     /// The SSHSIG namespace the signature must have.
-    #[arg(short, long, value_name = "NAMESPACE", default_value = "file")]
+    #[arg(short, long, value_name = "NAMESPACE", default_value = "file", help_heading = heading::FORMAT, hide_short_help = true)]
     namespace: String,
+    /// FILE is a tree: an encrypted one, or with -s SIG a plaintext one.
+    ///
+    /// FILE is an encrypted tree (`encrypt --recursive`): every file its manifest lists is
+    /// checked, with the tree's key, password or identities. With -s SIG, FILE is a plaintext
+    /// tree checked against its signature (`sign --recursive`).
+    #[arg(long, help_heading = heading::TREES)]
+    recursive: bool,
     #[command(flatten)]
     threads: ThreadsFlag,
     /// The signed file (`-`: stdin, which needs -s); with --recursive, the encrypted tree.
@@ -180,7 +228,7 @@ fn default_signature(file: &Path, format: FormatArg) -> PathBuf {
 
 /// Runs `paracrypt sign`.
 pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
-    if args.recursive.recursive {
+    if args.recursive {
         return sign_tree(args, provider);
     }
     let output = match (&args.output, args.file.as_path() == Path::new("-")) {
@@ -251,14 +299,14 @@ pub fn run_sign(args: SignArgs, provider: Provider) -> Result<ExitCode> {
 
 /// Runs `paracrypt verify`.
 pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
-    if args.recursive.recursive {
+    if args.recursive {
         return verify_tree(args, provider);
     }
     if !args.identities.is_empty() {
         return usage("-i names a tree's identities: it needs --recursive");
     }
     let Some(public_path) = args.public.clone() else {
-        return usage("verify needs the signer's public key (-p PUB)");
+        return usage("verify needs the signer's public key (--public PUB)");
     };
     let sig_path = match (&args.signature, args.file.as_path() == Path::new("-")) {
         (Some(path), _) => path.clone(),
@@ -449,7 +497,9 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
     let signed = if checked.signer.required {
         format!("good signature by {signer}")
     } else {
-        format!("signed by {signer}, not checked against a key you trust: give it with -p PUB")
+        format!(
+            "signed by {signer}, not checked against a key you trust: give it with --public PUB"
+        )
     };
     let what = if paths.is_empty() {
         "every file as signed, nothing else"
@@ -475,6 +525,22 @@ fn verify_tree(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
             "an encrypted tree's signature is in its manifest: --recursive takes no --range or \
              --format (-s SIG checks a plaintext tree against its signature)",
         );
+    }
+    if let Some(public) = &args.public {
+        // `-p` was --public here and is --password-file in encrypt and decrypt: a password
+        // file given as the signer's key gets the way.
+        paracrypt_core::sign::VerifyingKey::read(public).map_err(|error| {
+            if error.kind() != paracrypt_core::ErrorKind::Usage {
+                return anyhow::Error::from(error);
+            }
+            Hinted {
+                error,
+                hint: "--public (verify's -p) is the signer's public key; the tree's password \
+                       file is --password-file FILE"
+                    .into(),
+            }
+            .into()
+        })?;
     }
     let secret = SecretArgs {
         key_file: args.key_file,

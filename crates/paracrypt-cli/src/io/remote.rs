@@ -17,21 +17,20 @@ use clap::Args;
 /// store's (`paracrypt_store::DEFAULT_*`, `MAX_*`, which Python's keywords take too); a build
 /// without object storage has none of them.
 #[derive(Clone, Copy, Debug, Args)]
-#[command(next_help_heading = "Object storage (s3://, gs://, az://, http(s)://)")]
 pub struct StoreFlags {
     /// Parts of an output object uploaded at once, among all its files for a tree (each part
     /// is at least 8 MiB: memory is about (N + 1) × 8 MiB).
     #[cfg(feature = "s3")]
-    #[arg(long, global = true, value_name = "N", default_value_t = paracrypt_store::DEFAULT_UPLOAD_CONCURRENCY as u32, value_parser = clap::value_parser!(u32).range(1..=paracrypt_store::MAX_CONCURRENCY as i64))]
+    #[arg(long, global = true, value_name = "N", help_heading = crate::flags::heading::STORAGE, hide_short_help = true, default_value_t = paracrypt_store::DEFAULT_UPLOAD_CONCURRENCY as u32, value_parser = clap::value_parser!(u32).range(1..=paracrypt_store::MAX_CONCURRENCY as i64))]
     pub upload_concurrency: u32,
     /// Ranged GETs of an input object in flight (8 MiB each).
     #[cfg(feature = "s3")]
-    #[arg(long, global = true, value_name = "N", default_value_t = paracrypt_store::DEFAULT_DOWNLOAD_CONCURRENCY as u32, value_parser = clap::value_parser!(u32).range(1..=paracrypt_store::MAX_CONCURRENCY as i64))]
+    #[arg(long, global = true, value_name = "N", help_heading = crate::flags::heading::STORAGE, hide_short_help = true, default_value_t = paracrypt_store::DEFAULT_DOWNLOAD_CONCURRENCY as u32, value_parser = clap::value_parser!(u32).range(1..=paracrypt_store::MAX_CONCURRENCY as i64))]
     pub download_concurrency: u32,
     /// Retries of a failed request (unreachable server, 5xx answers such as 503 SlowDown),
     /// with exponential backoff from 0.1 s up to 15 s between tries.
     #[cfg(feature = "s3")]
-    #[arg(long, global = true, value_name = "N", default_value_t = paracrypt_store::DEFAULT_RETRIES as u32, value_parser = clap::value_parser!(u32).range(0..=paracrypt_store::MAX_RETRIES as i64))]
+    #[arg(long, global = true, value_name = "N", help_heading = crate::flags::heading::STORAGE, hide_short_help = true, default_value_t = paracrypt_store::DEFAULT_RETRIES as u32, value_parser = clap::value_parser!(u32).range(0..=paracrypt_store::MAX_RETRIES as i64))]
     pub retries: u32,
 }
 

@@ -357,7 +357,7 @@ pub fn verify(
         ),
         Some(signer) => format!(
             "; the manifest is signed by {} (not checked against a key you trust: give it with \
-             -p PUBKEY)",
+             --verify-with PUBKEY)",
             signer.key.fingerprint()
         ),
         None => String::new(),

@@ -502,7 +502,8 @@ fn size_errors_quote_what_was_typed() {
         ("--chunk-size", "2GiB", "must be at most 1 GiB"),
         ("--chunk-size", "1000", "must be a multiple of 16 bytes"),
         ("--chunk-size", "0", "must be at least 16 bytes"),
-        ("--chunk-size", "1MB", "use KiB, MiB or GiB"),
+        ("--chunk-size", "1.5MB", "KB/MB/GB/TB (1000-based)"),
+        ("--chunk-size", "1KB", "must be a multiple of 16 bytes"),
         ("--chunk-size", "99999999999G", "too large"),
     ] {
         let mut c = encrypt(&key, &[flag, value]);
@@ -553,7 +554,7 @@ fn stdin_from_a_regular_file_is_read_as_a_file() {
         d,
         "paracrypt keygen --kind ed25519 -o me.pem --public-out me.pub \
          && paracrypt sign -k me.pem -o plain.psig - < plain \
-         && paracrypt verify -p me.pub -s plain.psig --range 2MiB:10 - < plain",
+         && paracrypt verify --public me.pub -s plain.psig --range 2MiB:10 - < plain",
     )));
 }
 

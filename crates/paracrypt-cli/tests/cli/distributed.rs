@@ -686,15 +686,23 @@ pub(crate) mod with_mpi {
             let mut args: Vec<String> = ["encrypt", "-q", "--format", "age", "--passphrase"]
                 .map(String::from)
                 .into();
-            args.extend(["-p".into(), s(&pw), s(&input), "-o".into(), s(&sealed)]);
+            args.extend([
+                "--password-file".into(),
+                s(&pw),
+                s(&input),
+                "-o".into(),
+                s(&sealed),
+            ]);
             args.extend(layout(schedule, transport));
             ok(mpirun(3, args));
             let opened = d.join(format!("opened-{schedule}-{transport}"));
-            let got = decrypt_locally(&["-p", &s(&pw)], &sealed, &opened);
+            let got = decrypt_locally(&["--password-file", &s(&pw)], &sealed, &opened);
             assert!(got == plain, "{what}: does not open locally");
             // scrypt runs on rank 0 only: the file key is sent to the others.
             let out = d.join(format!("out-{schedule}-{transport}"));
-            let mut args: Vec<String> = ["decrypt", "-q", "-p", &s(&pw)].map(String::from).into();
+            let mut args: Vec<String> = ["decrypt", "-q", "--password-file", &s(&pw)]
+                .map(String::from)
+                .into();
             args.extend([s(&sealed), "-o".into(), s(&out)]);
             args.extend(layout(schedule, transport));
             ok(mpirun(3, args));
@@ -1070,7 +1078,7 @@ pub(crate) mod with_mpi {
         let mut cmd = paracrypt();
         cmd.args([
             "verify",
-            "-p",
+            "--public",
             &s(&public),
             "-s",
             &s(&d.join("dist.psig")),

@@ -1128,7 +1128,7 @@ fn an_openssl_password_file_says_how_to_read_it() {
         "an `openssl enc` password file (it starts with Salted__)",
     );
     assert!(
-        stderr.contains("paracrypt raw -d -c CIPHER -p FILE"),
+        stderr.contains("paracrypt raw -d -c CIPHER --password-file FILE"),
         "{stderr}"
     );
     let mut cmd = paracrypt();

@@ -14,6 +14,7 @@ mod container;
 mod distributed;
 mod ecdsa;
 mod hardening;
+mod help;
 mod hooks;
 mod info;
 mod kms;

@@ -195,7 +195,15 @@ fn passphrase_age_files_both_ways() {
         let plain = data(len, 30 + n as u8);
         let threads = if n % 2 == 0 { "1" } else { "3" };
         let sealed = ours(
-            &["--format", "age", "--passphrase", "-p", pw, "-j", threads],
+            &[
+                "--format",
+                "age",
+                "--passphrase",
+                "--password-file",
+                pw,
+                "-j",
+                threads,
+            ],
             &plain,
             true,
             d,
@@ -222,7 +230,14 @@ fn passphrase_age_files_both_ways() {
             "age -p, {len} bytes"
         );
         let theirs = std::fs::read(&theirs).unwrap();
-        assert!(opened(&["-p", pw, "-j", threads], &theirs, n % 2 == 0, d) == plain);
+        assert!(
+            opened(
+                &["--password-file", pw, "-j", threads],
+                &theirs,
+                n % 2 == 0,
+                d
+            ) == plain
+        );
     }
 }
 
@@ -714,10 +729,17 @@ fn a_fixed_salt_is_openssl_enc_s() {
     let input = write(d, "plain", &plain);
     let raw = |direction: &str, extra: &[&str], input: &Path| {
         let mut cmd = paracrypt();
-        cmd.args(["raw", direction, "-c", "aes-256-cbc", "--pbkdf2", "-p"])
-            .arg(&pw)
-            .args(extra)
-            .arg(input);
+        cmd.args([
+            "raw",
+            direction,
+            "-c",
+            "aes-256-cbc",
+            "--pbkdf2",
+            "--password-file",
+        ])
+        .arg(&pw)
+        .args(extra)
+        .arg(input);
         run(cmd)
     };
     let out = raw("-e", &["--fixed-salt", "0102030405060708"], &input);

@@ -416,14 +416,14 @@ fn bad_arguments_exit_2_with_the_reason() {
             "--iv",
             IV16,
             "--chunk-size",
-            "1MB",
+            "1.5MB",
             "input",
             "-o",
             "out",
         ],
         None,
         2,
-        "use KiB, MiB or GiB",
+        "KB/MB/GB/TB (1000-based)",
     );
     refused(
         &[
@@ -724,7 +724,8 @@ fn help_says_cbc_encryption_is_serial() {
         c.args(["raw", "--help"]);
         c
     }));
-    let help = String::from_utf8_lossy(&out);
+    // Wrapped to the terminal: one line of words.
+    let help = String::from_utf8_lossy(&out).replace('\n', " ");
     assert!(help.contains("CBC encryption is serial"), "{help}");
     assert!(
         help.contains("Exit status: 0 success, 1 failure, 2 usage error"),

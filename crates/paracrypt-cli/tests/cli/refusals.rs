@@ -111,7 +111,7 @@ fn args(request: &Value, files: &Path, door: Door) -> Option<Vec<String>> {
         files,
         [
             ("key", "-k"),
-            ("password", "-p"),
+            ("password", "--password-file"),
             ("identities", "-i"),
             ("verify_with", "--verify-with"),
         ],
@@ -478,7 +478,7 @@ fn every_signed_tree_refusal_through_verify_recursive_with_a_signature() {
         cmd.args(["verify", "--recursive", "-s"])
             .arg(dir.join(field("signature")));
         if let Some(public) = section["requests"][request]["verify_with"].as_str() {
-            cmd.arg("-p").arg(files.join(public));
+            cmd.arg("--public").arg(files.join(public));
         }
         cmd.arg(dir.join(input));
         let out = run(cmd);

@@ -43,7 +43,9 @@ fn sign(key: &Path, file: &Path, extra: &[&str]) -> Vec<u8> {
 
 fn verify(public: &Path, file: &Path, extra: &[&str]) -> std::process::Output {
     let mut cmd = paracrypt();
-    cmd.args(["verify", "-p", s(public)]).args(extra).arg(file);
+    cmd.args(["verify", "--public", s(public)])
+        .args(extra)
+        .arg(file);
     run(cmd)
 }
 
@@ -85,7 +87,7 @@ fn signatures_are_the_same_bytes_at_any_thread_count_chunk_boundary_and_provider
             "f: OK\n".replace("f", s(&file))
         );
         let mut cmd = paracrypt();
-        cmd.args(["verify", "-p", s(&public), "-s"])
+        cmd.args(["verify", "--public", s(&public), "-s"])
             .arg(format!("{}.psig", file.display()))
             .arg("-");
         ok(run_with_stdin(cmd, &data(len, 3)));

@@ -238,7 +238,12 @@ fn every_secret_kind_and_format_round_trips_and_each_file_opens_alone() {
     let password = write(d, "pw", b"correct horse\n");
     let pw = password.to_str().unwrap().to_owned();
     let cases: Vec<(&str, Vec<&str>, Vec<&str>, &str)> = vec![
-        ("password", vec!["-p", &pw], vec!["-p", &pw], ".pcr"),
+        (
+            "password",
+            vec!["--password-file", &pw],
+            vec!["--password-file", &pw],
+            ".pcr",
+        ),
         (
             "recipients",
             vec!["-r", &recipient],
@@ -259,8 +264,8 @@ fn every_secret_kind_and_format_round_trips_and_each_file_opens_alone() {
         ),
         (
             "age passphrase",
-            vec!["--format", "age", "--passphrase", "-p", &pw],
-            vec!["-p", &pw],
+            vec!["--format", "age", "--passphrase", "--password-file", &pw],
+            vec!["--password-file", &pw],
             ".age",
         ),
     ];

@@ -168,7 +168,10 @@ fn verify_requires_the_signer_asked_for_and_spots_a_replayed_manifest() {
         &plain,
         &signed,
     )));
-    let good = exits(run(verify(&["-k", k, "-p", s(&public)], &signed, &[])), 0);
+    let good = exits(
+        run(verify(&["-k", k, "--public", s(&public)], &signed, &[])),
+        0,
+    );
     assert!(
         good[0].contains("good signature: the manifest is signed by ed25519"),
         "{good:?}"
@@ -186,7 +189,7 @@ fn verify_requires_the_signer_asked_for_and_spots_a_replayed_manifest() {
     let unsigned = d.join("unsigned");
     ok(run(encrypt(&["-k", k], &plain, &unsigned)));
     fails(
-        run(verify(&["-k", k, "-p", s(&public)], &unsigned, &[])),
+        run(verify(&["-k", k, "--public", s(&public)], &unsigned, &[])),
         5,
         "not signed",
     );
@@ -266,5 +269,5 @@ fn info_summarises_the_manifest_as_text_and_json() {
     );
     let mut keyed = paracrypt();
     keyed.args(["info", "-k", k]).arg(sealed.join("x.pcr"));
-    fails(run(keyed), 2, "-k, -p and -i need --recursive");
+    fails(run(keyed), 2, "-k, --password-file and -i need --recursive");
 }

@@ -81,10 +81,16 @@ fn a_password_tree_keeps_its_files_byte_for_byte_under_a_new_password() {
     let old_pw = write(d, "old-pw", b"correct horse\n");
     let new_pw = write(d, "new-pw", b"battery staple\n");
     for (format, seal) in [
-        ("paracrypt", vec!["-p", s(&old_pw)]),
+        ("paracrypt", vec!["--password-file", s(&old_pw)]),
         (
             "age",
-            vec!["--format", "age", "--passphrase", "-p", s(&old_pw)],
+            vec![
+                "--format",
+                "age",
+                "--passphrase",
+                "--password-file",
+                s(&old_pw),
+            ],
         ),
     ] {
         let old = d.join(format!("old-{format}"));
@@ -92,7 +98,7 @@ fn a_password_tree_keeps_its_files_byte_for_byte_under_a_new_password() {
         let new = d.join(format!("new-{format}"));
         ok(run(rekey(
             &[
-                "-p",
+                "--password-file",
                 s(&old_pw),
                 "--passphrase",
                 "--new-password-file",
@@ -109,7 +115,7 @@ fn a_password_tree_keeps_its_files_byte_for_byte_under_a_new_password() {
         now.remove(&b""[..]);
         assert_eq!(now, was, "{format}");
         ok(run(decrypt(
-            &["-p", s(&new_pw)],
+            &["--password-file", s(&new_pw)],
             &new,
             &d.join(format!("back-{format}")),
         )));
@@ -118,12 +124,16 @@ fn a_password_tree_keeps_its_files_byte_for_byte_under_a_new_password() {
             snapshot(&plain)
         );
         fails(
-            run(decrypt(&["-p", s(&old_pw)], &new, &d.join("no"))),
+            run(decrypt(
+                &["--password-file", s(&old_pw)],
+                &new,
+                &d.join("no"),
+            )),
             1,
             "",
         );
         ok(run(decrypt(
-            &["-p", s(&old_pw)],
+            &["--password-file", s(&old_pw)],
             &old,
             &d.join(format!("still-{format}")),
         )));
@@ -178,7 +188,11 @@ fn what_cannot_be_rekeyed_is_refused_before_anything_is_written() {
     let people = d.join("people");
     ok(run(encrypt(&["-r", &alice_to], &plain, &people)));
     let by_password = d.join("by-password");
-    ok(run(encrypt(&["-p", s(&pw)], &plain, &by_password)));
+    ok(run(encrypt(
+        &["--password-file", s(&pw)],
+        &plain,
+        &by_password,
+    )));
     let out = d.join("out");
     let cases: Vec<(&Path, Vec<&str>, i32, &str)> = vec![
         // Refused from the manifest's header alone: no credential is asked for.
@@ -202,7 +216,7 @@ fn what_cannot_be_rekeyed_is_refused_before_anything_is_written() {
         ),
         (
             &by_password,
-            vec!["-p", s(&pw), "-r", &alice_to],
+            vec!["--password-file", s(&pw), "-r", &alice_to],
             2,
             "rekeyed to a new password",
         ),

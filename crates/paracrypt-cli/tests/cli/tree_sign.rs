@@ -33,18 +33,18 @@ fn a_signed_plaintext_tree_names_what_changed_since() {
             .arg(&plain);
         cmd
     };
-    let out = String::from_utf8(ok(run(verify(&["-p", s(&public)])))).unwrap();
+    let out = String::from_utf8(ok(run(verify(&["--public", s(&public)])))).unwrap();
     assert!(
         out.contains("OK (3 files") && out.contains("good signature"),
         "{out}"
     );
-    fails(run(verify(&["-p", s(&stranger)])), 5, "");
+    fails(run(verify(&["--public", s(&stranger)])), 5, "");
     // One file changed (the same size), one moved: each named, exit 1.
     let mut x = std::fs::read(plain.join("x")).unwrap();
     x[100] ^= 1;
     std::fs::write(plain.join("x"), x).unwrap();
     std::fs::rename(plain.join("a/b/z"), plain.join("z moved")).unwrap();
-    let out = run(verify(&["-p", s(&public)]));
+    let out = run(verify(&["--public", s(&public)]));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     fails(out, 1, "2 differences from its signed manifest");
     assert_eq!(
@@ -55,7 +55,7 @@ fn a_signed_plaintext_tree_names_what_changed_since() {
         ]
     );
     // A file alone; a signature inside the tree is refused.
-    let mut one = verify(&["-p", s(&public)]);
+    let mut one = verify(&["--public", s(&public)]);
     one.arg("a/y");
     ok(run(one));
     let mut inside = paracrypt();

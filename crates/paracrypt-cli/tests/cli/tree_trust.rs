@@ -37,10 +37,10 @@ fn a_planted_manifest_carrying_a_key_of_its_own_is_refused() {
     let pw = write(d, "her-pw", b"hers\n");
     let pw = pw.to_str().unwrap();
     for (format, her_secret) in [
-        (vec![], vec!["-p", pw]),
+        (vec![], vec!["--password-file", pw]),
         (
             vec!["--format", "age"],
-            vec!["--format", "age", "--passphrase", "-p", pw],
+            vec!["--format", "age", "--passphrase", "--password-file", pw],
         ),
     ] {
         let out = d.join(format!("out{}", format.len()));
@@ -51,7 +51,7 @@ fn a_planted_manifest_carrying_a_key_of_its_own_is_refused() {
         let hers = d.join(format!("hers{}", format.len()));
         ok(run(encrypt(&her_secret, &plain, &hers)));
         let mut open = paracrypt();
-        open.args(["decrypt", "-p", pw])
+        open.args(["decrypt", "--password-file", pw])
             .arg(hers.join("paracrypt-manifest"));
         let plaintext = write(d, "her-manifest", &ok(run(open)));
         let mut seal = paracrypt();
@@ -78,7 +78,7 @@ fn a_planted_manifest_carrying_a_key_of_its_own_is_refused() {
         ok(run(decrypt(&["-i", id], &out, &back)));
         assert!(snapshot(&back) == snapshot(&plain));
         let theirs = d.join(format!("theirs{}", format.len()));
-        let out_status = run(decrypt(&["-p", pw], &out, &theirs));
+        let out_status = run(decrypt(&["--password-file", pw], &out, &theirs));
         assert!(!out_status.status.success());
     }
 }

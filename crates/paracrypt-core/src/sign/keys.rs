@@ -961,7 +961,7 @@ impl SigningKey {
 impl VerifyingKey {
     /// The public key in the key file at `path` ([`read_key_file`],
     /// [`VerifyingKey::from_key_file`]; a private key gives its public half): `--verify-with`,
-    /// `verify -p`, Python's `verify_with=`. An RSA key verifies PKCS#1 v1.5 signatures, the
+    /// `verify --public`, Python's `verify_with=`. An RSA key verifies PKCS#1 v1.5 signatures, the
     /// default every signer writes.
     ///
     /// # Errors

@@ -61,6 +61,21 @@ fn info_and_ranges_fetch_only_what_they_need() {
             proxy.sent()
         );
     }
+    // `OFFSET:` to the end: the object's length says where that is, nothing before OFFSET is
+    // read.
+    let proxy = Proxy::start(server.port, |_| Action::Forward);
+    let mut c = server.client_at(&proxy.url());
+    c.args(["decrypt", "--key-file"])
+        .arg(&key)
+        .args(["--range", "38MiB:", &object]);
+    let out = ok(run(c));
+    assert!(out == plain[38 << 20..]);
+    let limit = (16 << 10) + 3 * chunk + overhead;
+    assert!(
+        proxy.sent() <= limit,
+        "--range 38MiB: read {} bytes, more than the header and 3 chunks ({limit})",
+        proxy.sent()
+    );
 
     let proxy = Proxy::start(server.port, |_| Action::Forward);
     let mut c = server.client_at(&proxy.url());

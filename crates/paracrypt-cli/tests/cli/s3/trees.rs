@@ -820,7 +820,7 @@ fn a_plaintext_tree_in_a_prefix_is_signed_and_checked() {
         let mut cmd = server.client();
         cmd.args(["verify", "--recursive", "-s"])
             .arg(sig)
-            .arg("-p")
+            .arg("--public")
             .arg(&public)
             .arg(&url)
             .args(paths);
@@ -1512,13 +1512,13 @@ fn an_old_generation_or_a_planted_manifest_in_a_prefix_is_refused() {
     let pw = pw.to_str().unwrap();
     let hers = d.join("hers");
     let mut mine = paracrypt();
-    mine.args(["encrypt", "--recursive", "-q", "-p", pw])
+    mine.args(["encrypt", "--recursive", "-q", "--password-file", pw])
         .arg(&plain)
         .arg("-o")
         .arg(&hers);
     ok(run(mine));
     let mut open = paracrypt();
-    open.args(["decrypt", "-p", pw])
+    open.args(["decrypt", "--password-file", pw])
         .arg(hers.join("paracrypt-manifest"));
     let plaintext = write(d, "her-manifest", &ok(run(open)));
     let mut seal = paracrypt();
