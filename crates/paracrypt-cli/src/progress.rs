@@ -325,13 +325,20 @@ mod tests {
         let mut lines = Lines::new("encrypting", Unit::Bytes, Some(100 * MIB));
         assert_eq!(lines.advance(5 * MIB, secs(0.1)), None);
         let first = lines.advance(5 * MIB, secs(0.2)).expect("10 %");
-        assert!(first.starts_with("encrypting: 10% 10.00 MiB/100.00 MiB "), "{first}");
+        assert!(
+            first.starts_with("encrypting: 10% 10.00 MiB/100.00 MiB "),
+            "{first}"
+        );
         assert!(first.contains(" MiB/s eta "), "{first}");
         assert_eq!(lines.advance(MIB, secs(0.3)), None);
         // Past two tenths at once: one line.
         let line = lines.advance(25 * MIB, secs(0.4)).expect("36 %");
         assert!(line.starts_with("encrypting: 36% "), "{line}");
-        assert_eq!(lines.advance(3 * MIB, secs(0.5)), None, "39 %: no new tenth");
+        assert_eq!(
+            lines.advance(3 * MIB, secs(0.5)),
+            None,
+            "39 %: no new tenth"
+        );
         assert!(lines.advance(MIB, secs(0.6)).is_some(), "40 %");
     }
 
@@ -340,7 +347,10 @@ mod tests {
         let mut lines = Lines::new("decrypting", Unit::Bytes, Some(1000 * MIB));
         assert_eq!(lines.advance(MIB, secs(4.9)), None);
         let line = lines.advance(MIB, secs(5.0)).expect("5 s");
-        assert!(line.starts_with("decrypting: 0% 2.00 MiB/1000.00 MiB "), "{line}");
+        assert!(
+            line.starts_with("decrypting: 0% 2.00 MiB/1000.00 MiB "),
+            "{line}"
+        );
         assert_eq!(lines.advance(MIB, secs(9.9)), None);
         assert!(lines.advance(MIB, secs(10.0)).is_some());
     }
@@ -364,7 +374,11 @@ mod tests {
     fn no_line_once_all_is_done_and_small_work_prints_only_the_final_line() {
         let mut lines = Lines::new("decrypting", Unit::Bytes, Some(135));
         assert_eq!(lines.advance(135, secs(0.001)), None);
-        assert_eq!(lines.advance(0, secs(60.0)), None, "done: the final line says it");
+        assert_eq!(
+            lines.advance(0, secs(60.0)),
+            None,
+            "done: the final line says it"
+        );
         assert_eq!(
             lines.done_line(secs(0.5)),
             "done: 135 bytes (135 B) in 0.50 s, 270 B/s"
@@ -391,7 +405,10 @@ mod tests {
     fn runs_are_counted_as_runs() {
         let mut lines = Lines::new("benchmarking", Unit::Runs, Some(4));
         let line = lines.advance(1, secs(1.0)).expect("25 %");
-        assert!(line.starts_with("benchmarking: 25% 1/4 runs eta "), "{line}");
+        assert!(
+            line.starts_with("benchmarking: 25% 1/4 runs eta "),
+            "{line}"
+        );
         lines.advance(3, secs(4.0));
         assert_eq!(lines.done_line(secs(4.0)), "done: 4 runs in 4.00 s");
     }

@@ -545,7 +545,10 @@ fn progress_into_a_log_is_plain_lines_ending_with_done() {
     assert_eq!(status.code(), Some(1));
     assert!(!text.contains("done:"), "{text}");
     assert!(
-        text.lines().last().unwrap().starts_with("paracrypt: error: "),
+        text.lines()
+            .last()
+            .unwrap()
+            .starts_with("paracrypt: error: "),
         "{text}"
     );
 }

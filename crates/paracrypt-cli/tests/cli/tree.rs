@@ -247,7 +247,10 @@ fn progress_of_a_tree_into_a_log_is_plain_lines_ending_with_done() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(!text.contains('\x1b') && !text.contains('\r'), "{text:?}");
     let last = text.lines().last().unwrap_or_default();
-    assert!(last.starts_with("done: ") && last.contains(" bytes ("), "{text}");
+    assert!(
+        last.starts_with("done: ") && last.contains(" bytes ("),
+        "{text}"
+    );
     assert!(
         text.lines()
             .filter(|l| !l.starts_with("paracrypt: "))
