@@ -73,7 +73,7 @@ enum Command {
     /// (Ed25519, ECDSA P-256, RSA or ML-DSA-65 keys); also SSHSIG and minisign signatures.
     Sign(cmd::sign::SignArgs),
     /// Verify a file (or a byte range of it) against its detached signature and the signer's
-    /// public key.
+    /// public key, or an encrypted file with its secret (every chunk, nothing written).
     Verify(cmd::sign::VerifyArgs),
     /// Create a new random 256-bit key file, an age identity (X25519 or post-quantum) or a
     /// signing key (Ed25519, ML-DSA-65), mode 0600; -y prints an identity file's recipients.

@@ -131,7 +131,8 @@ differs from its manifest), 2 usage error, 5 not verified.")]
 pub struct VerifyArgs {
     /// The signer's public key: Ed25519 (SPKI PEM or DER, or an `ssh-ed25519 AAAA…` line),
     /// ML-DSA-65 (SPKI PEM or DER), ECDSA P-256 or RSA (SPKI or PKCS#1); a private key gives
-    /// its public half. With --recursive: optional, the signer the tree's manifest must have.
+    /// its public half. With a secret (an encrypted file) or --recursive: optional, the signer
+    /// the file or the tree's manifest must have.
     #[arg(short, long, visible_alias = "verify-with", value_name = "PUB")]
     public: Option<PathBuf>,
     #[command(flatten)]
@@ -160,7 +161,8 @@ pub struct VerifyArgs {
     namespace: String,
     #[command(flatten)]
     threads: ThreadsFlag,
-    /// The signed file (`-`: stdin, which needs -s); with --recursive, the encrypted tree.
+    /// The signed file (`-`: stdin, which needs -s), or the encrypted file checked with its
+    /// secret; with --recursive, the encrypted tree.
     #[arg(value_name = "FILE")]
     file: PathBuf,
     /// With --recursive: check only these files of the tree (paths in the tree, as
