@@ -126,7 +126,8 @@ pub struct RecursiveFlag {
 /// `--progress` / `-q/--quiet`.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct ProgressFlags {
-    /// Show a progress bar even when stderr is not a terminal.
+    /// Show progress even when stderr is not a terminal (a log): plain lines, and a final
+    /// `done: N bytes (…) in T s, R/s` line when the work succeeded.
     #[arg(
         long,
         conflicts_with = "quiet",

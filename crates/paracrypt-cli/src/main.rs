@@ -84,10 +84,11 @@ enum Command {
     /// A signature over a tree hash of the file's chunks (Ed25519, ECDSA P-256, RSA or
     /// ML-DSA-65 keys); also SSHSIG and minisign signatures.
     Sign(cmd::sign::SignArgs),
-    /// Verify a signature, a byte range of it, or an encrypted tree.
+    /// Verify a signature, an encrypted file or an encrypted tree.
     ///
     /// A file (or a byte range of it) against its detached signature and the signer's public
-    /// key; with --recursive, an encrypted tree against its manifest.
+    /// key; an encrypted file with its secret (every chunk, nothing written); with --recursive,
+    /// an encrypted tree against its manifest.
     Verify(cmd::sign::VerifyArgs),
     /// Create a key file, an age identity or a signing key.
     ///

@@ -378,6 +378,40 @@ pub fn decrypt_range<'py>(
     drive::range(py, &request, &src, offset, length, &options)
 }
 
+/// Checks the encrypted file ``src`` (a container or an age file, binary or armored) with the
+/// secret that decrypts it, writing nothing: every chunk is decrypted into nothing and
+/// authenticated, and the file's end checked (a cut file fails); with ``offset`` and
+/// ``length``, only the chunks that cover those plaintext bytes. Returns the plaintext bytes
+/// checked. Raises what :func:`decrypt_file` raises: ``DataError`` for a damaged chunk (named),
+/// a cut file or a wrong secret, ``SignatureError`` for a signer other than ``verify_with``.
+#[pyfunction]
+#[pyo3(signature = (src, *, key = None, password = None, identities = None, verify_with = None, offset = None, length = None, threads = None, provider = None, progress = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn verify_file(
+    py: Python<'_>,
+    src: PathBuf,
+    key: Option<&Bound<'_, PyAny>>,
+    password: Option<&Bound<'_, PyAny>>,
+    identities: Option<&Bound<'_, PyAny>>,
+    verify_with: Option<PathBuf>,
+    offset: Option<u64>,
+    length: Option<u64>,
+    threads: Option<i64>,
+    provider: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<u64> {
+    let range = match (offset, length) {
+        (None, None) => None,
+        (Some(offset), Some(length)) => Some((offset, length)),
+        _ => return Ok(usage("offset= and length= are given together")?),
+    };
+    let request = decrypt_request(key, password, identities, verify_with)?;
+    let options = Options::new(threads, provider, progress)?;
+    options.run(py, || {
+        Ok(request.verify_file(&options.runner(), &src, range)?.bytes)
+    })
+}
+
 /// The request of a raw cipher from its keyword arguments.
 #[allow(clippy::too_many_arguments)]
 pub fn raw_request(

@@ -37,6 +37,7 @@ fn _paracrypt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::encrypt_into, m)?)?;
     m.add_function(wrap_pyfunction!(api::decrypt_into, m)?)?;
     m.add_function(wrap_pyfunction!(api::decrypt_range, m)?)?;
+    m.add_function(wrap_pyfunction!(api::verify_file, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_encrypt, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_decrypt, m)?)?;
     m.add_function(wrap_pyfunction!(api::raw_encrypt_file, m)?)?;

@@ -287,3 +287,42 @@ def test_a_forged_chunk_never_reaches_the_callers_buffer(tmp_path: Path, cli: Cl
             while block := reader.read(1000):
                 got += block
     assert b"X" * 64 not in got
+
+
+def test_verify_file_checks_every_chunk_and_writes_nothing(tmp_path: Path, cli: Cli) -> None:
+    """``verify_file``: the CLI's ``verify -k/-i/--password-file FILE`` through the same core
+    call — a good container or age file with each kind of secret, a flipped byte, a cut file, a
+    wrong key, another signer; nothing written."""
+    private, public = signing_key(cli, tmp_path, "alice")
+    _, other = signing_key(cli, tmp_path, "mallory")
+    key = paracrypt.Key.generate()
+    plain = data(5 * 4096 + 77, seed=9)
+    d = tmp_path / "files"
+    d.mkdir()
+    (d / "k.pcr").write_bytes(paracrypt.encrypt(plain, key=key, chunk_size=4096))
+    (d / "pw.pcr").write_bytes(paracrypt.encrypt(plain, password="pw"))
+    paracrypt.keygen(tmp_path / "id", kind="x25519")
+    ids = paracrypt.Identities.load(tmp_path / "id")
+    (d / "r.age").write_bytes(paracrypt.encrypt(plain, recipients=ids.recipients(), format="age"))
+    (d / "s.pcr").write_bytes(paracrypt.encrypt(plain, key=key, chunk_size=4096, sign=private))
+    assert paracrypt.verify_file(d / "k.pcr", key=key) == len(plain)
+    assert paracrypt.verify_file(d / "pw.pcr", password="pw") == len(plain)
+    assert paracrypt.verify_file(d / "r.age", identities=ids) == len(plain)
+    assert paracrypt.verify_file(d / "s.pcr", key=key, verify_with=public) == len(plain)
+    assert paracrypt.verify_file(d / "k.pcr", key=key, offset=4096, length=10) == 10
+    with pytest.raises(paracrypt.SignatureError):
+        paracrypt.verify_file(d / "s.pcr", key=key, verify_with=other)
+    good = (d / "k.pcr").read_bytes()
+    flipped = bytearray(good)
+    flipped[len(good) - 3 * (4096 + 16)] ^= 1
+    (d / "flipped.pcr").write_bytes(bytes(flipped))
+    with pytest.raises(paracrypt.DataError, match="chunk"):
+        paracrypt.verify_file(d / "flipped.pcr", key=key)
+    (d / "cut.pcr").write_bytes(good[:-5])
+    with pytest.raises(paracrypt.DataError):
+        paracrypt.verify_file(d / "cut.pcr", key=key)
+    with pytest.raises(paracrypt.DataError):
+        paracrypt.verify_file(d / "k.pcr", key=paracrypt.Key.generate())
+    with pytest.raises(paracrypt.UsageError):
+        paracrypt.verify_file(d / "k.pcr", key=key, offset=0)
+    assert listing(d) == ["cut.pcr", "flipped.pcr", "k.pcr", "pw.pcr", "r.age", "s.pcr"]

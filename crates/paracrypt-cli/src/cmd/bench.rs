@@ -175,12 +175,12 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
             }
         })
         .sum();
-    let bar = progress::bar(args.progress.show(), None, "benchmarking");
-    bar.set_length(steps);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} eta {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
+    let bar = progress::Progress::new(
+        args.progress.show(),
+        Some(steps),
+        "benchmarking",
+        progress::Unit::Runs,
+        false,
     );
 
     let settings = measure::Settings {
@@ -240,7 +240,7 @@ pub fn run(args: BenchArgs, providers: &[Provider]) -> Result<ExitCode> {
             }
         }
     }
-    bar.finish_and_clear();
+    bar.finish();
     measure::add_speedups(&mut measurements);
     let report = Report {
         schema: SCHEMA,

@@ -142,6 +142,15 @@ prints `FILE: OK` and exits 0, or says what failed on one line and exits 5 (the 
 chunk and its bytes, a length other than the signed one, another signer, a damaged signature). \
 --range OFFSET:LENGTH hashes only the chunks that cover those bytes (`1GiB:4096`, `0:1MiB`).
 
+With a secret (-k KEY, -i ID, --password-file, --kms), or without --public PUB, FILE is an \
+encrypted file (a paracrypt container or an age file) checked without decrypting it anywhere: every \
+chunk is decrypted into nothing and authenticated, and the file's end checked (a cut file fails); \
+nothing is written. A password comes from --password-file, else PARACRYPT_PASSWORD, else a \
+prompt. --verify-with PUB then requires a signed container's signer; --range checks only the \
+chunks that cover those bytes. It prints `FILE: OK`, or one line and exits 1 (a damaged chunk, \
+named; a cut file; a wrong key) or 5 (not signed by PUB). Only --public PUB without a secret makes \
+it the check of a detached signature.
+
 With --recursive, FILE is an encrypted tree (`encrypt --recursive`), opened with its key, password \
 or identities: every file its manifest lists is decrypted into nothing and checked, and every \
 difference is one line on stdout (added, removed, renamed, changed); with PATH... only those \
@@ -159,25 +168,21 @@ pub struct VerifyArgs {
     /// The signer's public key (a private key gives its public half).
     ///
     /// Ed25519 (SPKI PEM or DER, or an `ssh-ed25519 AAAA…` line), ML-DSA-65 (SPKI PEM or
-    /// DER), ECDSA P-256 or RSA (SPKI or PKCS#1). With --recursive: optional, the signer the
-    /// tree's manifest must have. `-p PUB` still means this in this release, with a warning.
-    #[arg(
-        long,
-        visible_alias = "verify-with",
-        value_name = "PUB",
-        required_unless_present = "recursive"
-    )]
+    /// DER), ECDSA P-256 or RSA (SPKI or PKCS#1). Without a secret: the detached signature's
+    /// signer. With a secret (an encrypted file) or --recursive: optional, the signer the file
+    /// or the tree's manifest must have. `-p PUB` still means this in this release, with a
+    /// warning.
+    #[arg(long, visible_alias = "verify-with", value_name = "PUB")]
     public: Option<PathBuf>,
-    /// With --recursive: the tree's key file.
-    #[arg(short = 'k', long, value_name = "FILE", requires = "recursive", help_heading = heading::SECRET)]
+    /// The key file of an encrypted file, or of a tree with --recursive.
+    #[arg(short = 'k', long, value_name = "FILE", help_heading = heading::SECRET)]
     key_file: Option<PathBuf>,
-    /// With --recursive: the tree's password, FILE's first line.
+    /// The password of an encrypted file or tree: FILE's first line.
     ///
     /// Else PARACRYPT_PASSWORD, else a prompt.
     #[arg(
         long,
         value_name = "FILE",
-        requires = "recursive",
         conflicts_with = "key_file",
         help_heading = heading::SECRET
     )]
@@ -210,7 +215,8 @@ pub struct VerifyArgs {
     recursive: bool,
     #[command(flatten)]
     threads: ThreadsFlag,
-    /// The signed file (`-`: stdin, which needs -s); with --recursive, the encrypted tree.
+    /// The signed file (`-`: stdin, which needs -s), or the encrypted file checked with its
+    /// secret; with --recursive, the encrypted tree.
     #[arg(value_name = "FILE")]
     file: PathBuf,
     /// With --recursive: check only these files of the tree (paths in the tree, as
@@ -302,11 +308,10 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     if args.recursive {
         return verify_tree(args, provider);
     }
-    if !args.identities.is_empty() {
-        return usage("-i names a tree's identities: it needs --recursive");
-    }
-    let Some(public_path) = args.public.clone() else {
-        return usage("verify needs the signer's public key (--public PUB)");
+    let secret_given =
+        args.key_file.is_some() || args.password_file.is_some() || !args.identities.is_empty();
+    let Some(public_path) = args.public.clone().filter(|_| !secret_given) else {
+        return verify_encrypted(args, secret_given, provider);
     };
     let sig_path = match (&args.signature, args.file.as_path() == Path::new("-")) {
         (Some(path), _) => path.clone(),
@@ -377,6 +382,77 @@ pub fn run_verify(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     if range.is_none() {
         input.consumed();
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `verify` of one encrypted file (a secret given, or no --public PUB): decrypted into nothing by the
+/// core (`Request::verify_file`); `FILE: OK` on stdout.
+fn verify_encrypted(args: VerifyArgs, secret_given: bool, provider: Provider) -> Result<ExitCode> {
+    let needs = "verify needs the signer's public key (--public PUB) to check a detached signature, or \
+                 the secret that decrypts an encrypted file (-k, -i, --password-file, --kms)";
+    if args.file == Path::new("-") {
+        if secret_given {
+            return usage(
+                "an encrypted file is verified from a file, not stdin (`decrypt - -o /dev/null` \
+                 checks a stream)",
+            );
+        }
+        return usage(needs);
+    }
+    if args.signature.is_some() || args.format != FormatArg::Paracrypt {
+        return usage(
+            "-s SIG and --format check a detached signature (with --public PUB and no secret): an \
+             encrypted file is checked with its secret alone",
+        );
+    }
+    let range = args
+        .range
+        .as_deref()
+        .map(paracrypt_core::size::parse_range)
+        .transpose()
+        .context("--range")?;
+    let file = paracrypt_core::request::open_input(&args.file)?;
+    let head = paracrypt_core::request::head_of(&file)?;
+    drop(file);
+    // No secret and no signer's key: only an encrypted file is checked (with a password).
+    if !secret_given && !paracrypt_core::request::is_encrypted(&head) {
+        return usage(needs);
+    }
+    let secret = SecretArgs {
+        key_file: args.key_file,
+        password_file: args.password_file,
+    };
+    let operation = Operation::decrypt("verify", secret, args.identities, range, args.public)?;
+    let request = operation.request(true)?;
+    let runner = Runner::new().provider(provider);
+    let name = args.file.display();
+    let verified = args
+        .threads
+        .pool()?
+        .install(|| request.verify_file(&runner, &args.file, range))
+        .with_context(|| format!("{name}"))?;
+    if let Some(signer) = &verified.signer {
+        let note = if signer.required {
+            signer.note()
+        } else {
+            format!(
+                "every chunk is signed by {} (not checked against a key you trust: give it with \
+                 --verify-with PUB)",
+                signer.key.fingerprint()
+            )
+        };
+        crate::exit::say!("paracrypt: {note}");
+    }
+    let mut stdout = std::io::stdout().lock();
+    match range {
+        None => writeln!(stdout, "{name}: OK"),
+        Some((offset, _)) => writeln!(
+            stdout,
+            "{name}: OK (bytes {offset}..{})",
+            offset + verified.bytes
+        ),
+    }
+    .context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,7 +9,6 @@ use std::io::Read;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use indicatif::ProgressBar;
 use paracrypt_core::Runner;
 use paracrypt_core::engine::{self, Source};
 use paracrypt_core::provider::Provider;
@@ -17,7 +16,7 @@ use paracrypt_core::request::{Driver, Resolved};
 
 use crate::exit::usage;
 use crate::io::{Input, Output, OutputTarget};
-use crate::progress;
+use crate::progress::{Progress, Unit};
 use crate::spec::JobSpec;
 
 /// Runs `spec` in a pool of its `-j` threads, on `provider`.
@@ -43,7 +42,14 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
         .resolve(&head, driver)
         .map_err(|e| super::hint(e, &spec, input.path()))?;
     let in_order = resolved.in_order();
-    let bar = progress::bar(spec.progress, input.len(), spec.operation.label());
+    let to_stdout = spec.output.as_os_str() == "-";
+    let bar = Progress::new(
+        spec.progress,
+        input.len(),
+        spec.operation.label(),
+        Unit::Bytes,
+        to_stdout,
+    );
     let runner = {
         let bar = bar.clone();
         Runner::new()
@@ -94,9 +100,10 @@ pub fn run(spec: JobSpec, provider: Provider) -> Result<ExitCode> {
         }
         Ok(())
     })?;
-    bar.finish_and_clear();
+    bar.clear();
     output.commit()?;
     input.consumed();
+    bar.finish();
     if let Some(note) = super::signer_note(&resolved).filter(|_| !spec.quiet) {
         crate::exit::say!("paracrypt: {note}");
     }
@@ -111,7 +118,7 @@ fn remote_input(
     output: &mut Output,
     range: Option<(u64, u64)>,
     provider: Provider,
-    bar: &ProgressBar,
+    bar: &Progress,
 ) -> Result<()> {
     let remote = input.remote().expect("an object");
     let len = remote.len();
@@ -151,7 +158,7 @@ fn upload(job: &engine::Job, source: &dyn Source, output: &mut Output) -> Result
 /// A source that moves the progress bar by the bytes read.
 struct Progressed<'a> {
     inner: &'a dyn Source,
-    bar: &'a ProgressBar,
+    bar: &'a Progress,
 }
 
 impl Source for Progressed<'_> {

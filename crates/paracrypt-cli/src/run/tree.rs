@@ -16,7 +16,7 @@ use paracrypt_core::tree::{self, EntryKind, Guard, Options, Summary};
 use crate::exit::{self, say, usage};
 use crate::interrupt::pending;
 use crate::io::remote;
-use crate::progress;
+use crate::progress::{Progress, Unit};
 use crate::spec::{JobSpec, Operation};
 
 /// What a tree run takes besides the spec.
@@ -142,7 +142,13 @@ fn execute(
     let request = spec.operation.request(true)?;
     super::warn_all(&spec, &request);
     let pool = spec.threads.pool()?;
-    let bar = progress::bar(spec.progress, None, spec.operation.label());
+    let bar = Progress::new(
+        spec.progress,
+        None,
+        spec.operation.label(),
+        Unit::Bytes,
+        false,
+    );
     let runner = {
         let bar = bar.clone();
         Runner::new()
@@ -150,12 +156,16 @@ fn execute(
             .progress(move |n| bar.inc(n))
     };
     let summary = pool.install(|| go(&runner, &request));
-    bar.finish_and_clear();
+    bar.clear();
     let summary = summary.map_err(|e| hint(e, encrypting))?;
     if update && !spec.quiet {
         update_line(&summary);
     }
-    Ok(ExitCode::from(report(&summary, encrypting, spec.quiet)))
+    let code = report(&summary, encrypting, spec.quiet);
+    if code == 0 {
+        bar.finish();
+    }
+    Ok(ExitCode::from(code))
 }
 
 /// `options` with the identities of `-i` (beside `--update`) read, where the process that

@@ -444,6 +444,19 @@ fn info_reads_the_header_without_a_key() {
     );
 }
 
+/// Runs `cmd` with stderr into the file `log` (as a batch job's `2>log`); returns its status and
+/// what it wrote there.
+fn logged(mut cmd: Command, log: &Path) -> (std::process::ExitStatus, String) {
+    let file = std::fs::File::create(log).unwrap();
+    let status = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(file)
+        .status()
+        .unwrap();
+    (status, std::fs::read_to_string(log).unwrap())
+}
+
 #[test]
 fn progress_is_never_drawn_into_a_pipe_unless_asked() {
     let dir = scratch();
@@ -463,6 +476,85 @@ fn progress_is_never_drawn_into_a_pipe_unless_asked() {
     });
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("encrypting"));
+}
+
+#[test]
+fn progress_into_a_log_is_plain_lines_ending_with_done() {
+    let dir = scratch();
+    let d = dir.path();
+    let key = keygen(d, "k");
+    let input = write(d, "in", &data(3 << 20, 7));
+    let log = d.join("log");
+    // Without --progress: nothing.
+    let (status, text) = logged(
+        {
+            let mut c = encrypt(&key, &[]);
+            c.arg(&input).arg("-o").arg(d.join("a"));
+            c
+        },
+        &log,
+    );
+    assert!(status.success());
+    assert_eq!(text, "");
+    // With it: a line at each tenth passed (1 MiB chunks: 33 %, 66 %), then the final line.
+    let (status, text) = logged(
+        {
+            let mut c = encrypt(&key, &["--progress"]);
+            c.arg(&input).arg("-o").arg(d.join("b"));
+            c
+        },
+        &log,
+    );
+    assert!(status.success());
+    assert!(!text.contains('\x1b') && !text.contains('\r'), "{text:?}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 2, "{text}");
+    assert!(
+        lines[..lines.len() - 1]
+            .iter()
+            .all(|l| l.starts_with("encrypting: ") && l.contains("/3.00 MiB ")),
+        "{text}"
+    );
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("done: 3145728 bytes (3.00 MiB) in ") && last.ends_with("/s"),
+        "{text}"
+    );
+    // A small file: the final line alone.
+    let small = write(d, "small", &data(135, 1));
+    let (status, text) = logged(
+        {
+            let mut c = encrypt(&key, &["--progress"]);
+            c.arg(&small).arg("-o").arg(d.join("s"));
+            c
+        },
+        &log,
+    );
+    assert!(status.success());
+    assert!(text.starts_with("done: 135 bytes (135 B) in "), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    // A failure: the error line, no "done:".
+    let mut sealed = std::fs::read(d.join("b")).unwrap();
+    let last_byte = sealed.len() - 1;
+    sealed[last_byte] ^= 1;
+    let damaged = write(d, "damaged", &sealed);
+    let (status, text) = logged(
+        {
+            let mut c = decrypt(&key, &["--progress"]);
+            c.arg(&damaged).arg("-o").arg(d.join("opened"));
+            c
+        },
+        &log,
+    );
+    assert_eq!(status.code(), Some(1));
+    assert!(!text.contains("done:"), "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .starts_with("paracrypt: error: "),
+        "{text}"
+    );
 }
 
 #[test]

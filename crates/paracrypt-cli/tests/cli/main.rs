@@ -41,3 +41,4 @@ mod tree_sign;
 mod tree_trust;
 mod tree_update;
 mod typage;
+mod verify_file;

@@ -229,6 +229,37 @@ pub(crate) fn small_tree(dir: &Path) -> PathBuf {
 }
 
 #[test]
+fn progress_of_a_tree_into_a_log_is_plain_lines_ending_with_done() {
+    let dir = scratch();
+    let d = dir.path();
+    let plain = sample_tree(d);
+    let key = keygen(d, "key");
+    let log = d.join("log");
+    let mut cmd = paracrypt();
+    cmd.args(["encrypt", "--recursive", "--progress", "-k"])
+        .arg(&key)
+        .arg(&plain)
+        .arg("-o")
+        .arg(d.join("sealed"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    assert!(cmd.status().unwrap().success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains('\x1b') && !text.contains('\r'), "{text:?}");
+    let last = text.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("done: ") && last.contains(" bytes ("),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .filter(|l| !l.starts_with("paracrypt: "))
+            .all(|l| l.starts_with("encrypting: ") || l.starts_with("done: ")),
+        "{text}"
+    );
+}
+
+#[test]
 fn every_secret_kind_and_format_round_trips_and_each_file_opens_alone() {
     let dir = scratch();
     let d = dir.path();

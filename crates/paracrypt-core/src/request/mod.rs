@@ -40,6 +40,7 @@ mod ahead;
 mod any;
 mod resolved;
 pub mod share;
+mod verify;
 
 use std::fs::File;
 use std::sync::Arc;
@@ -59,6 +60,7 @@ use crate::{agefile, container};
 pub use ahead::open_ahead;
 pub use any::AnyDecryptor;
 pub use resolved::{Resolved, Signer, Writer};
+pub use verify::{Verified, is_encrypted};
 
 /// How many of the input's first bytes [`Request::resolve`] looks at: enough to tell every
 /// format apart, age's armor after the blank lines it may follow included.

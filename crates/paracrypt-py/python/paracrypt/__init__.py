@@ -11,11 +11,11 @@ the ``paracrypt`` command line: a file written here opens with ``paracrypt decry
 >>> paracrypt.decrypt(sealed, key=key)
 b'hello, many cores'
 
-Files: :func:`encrypt_file`, :func:`decrypt_file`, :func:`decrypt_range`; bytes:
-:func:`encrypt`, :func:`decrypt`; streams: :func:`encryptor`, :func:`decryptor`; keys and
-headers: :func:`keygen`, :func:`info`, :func:`rekey`; directory trees: :func:`encrypt_tree`,
-:func:`decrypt_tree`, :func:`rekey_tree`, :func:`verify_tree`, :func:`info_tree`,
-:func:`sign_tree`; raw
+Files: :func:`encrypt_file`, :func:`decrypt_file`, :func:`decrypt_range`,
+:func:`verify_file`; bytes: :func:`encrypt`, :func:`decrypt`; streams: :func:`encryptor`,
+:func:`decryptor`; keys and headers: :func:`keygen`, :func:`info`, :func:`rekey`; directory
+trees: :func:`encrypt_tree`, :func:`decrypt_tree`, :func:`rekey_tree`, :func:`verify_tree`,
+:func:`info_tree`, :func:`sign_tree`; raw
 ``openssl enc`` ciphers: :mod:`paracrypt.raw`; several processes on one file:
 :mod:`paracrypt.dask` (and :class:`DistributedJob` for other schedulers; for one tree's files,
 :class:`TreeJob` and :func:`run_tree_task`). Errors are
@@ -62,6 +62,7 @@ from paracrypt._paracrypt import (
     rekey_tree,
     run_tree_task,
     sign_tree,
+    verify_file,
     verify_tree,
 )
 from paracrypt._streams import DecryptingReader, EncryptingWriter
@@ -106,5 +107,6 @@ __all__ = [
     "rekey_tree",
     "run_tree_task",
     "sign_tree",
+    "verify_file",
     "verify_tree",
 ]

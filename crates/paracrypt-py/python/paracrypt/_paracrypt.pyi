@@ -222,6 +222,19 @@ def decrypt_range(
     provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> bytes: ...
+def verify_file(
+    src: _StrPath,
+    *,
+    key: Optional[_KeyArg] = None,
+    password: Optional[str] = None,
+    identities: Optional[_IdentitiesArg] = None,
+    verify_with: Optional[_StrPath] = None,
+    offset: Optional[int] = None,
+    length: Optional[int] = None,
+    threads: Optional[int] = None,
+    provider: Optional[str] = None,
+    progress: Optional[_Progress] = None,
+) -> int: ...
 def raw_encrypt(
     data: Buffer,
     *,
