@@ -33,9 +33,20 @@ pub struct CommonArgs {
     distributed: DistributedFlags,
     #[command(flatten)]
     recursive: RecursiveFlag,
+    #[command(flatten)]
+    report: crate::flags::TreeReportFlags,
 }
 
 impl CommonArgs {
+    /// How a tree run reports (`-v`, `--json`, `--dry-run`).
+    fn report(&self) -> crate::run::tree::Report {
+        crate::run::tree::Report {
+            verbose: self.distributed.verbose,
+            json: self.report.json,
+            dry_run: self.report.dry_run,
+        }
+    }
+
     /// A spec for `operation` with these options; `binary`: the output is ciphertext.
     fn spec(&self, operation: Operation, binary: bool) -> JobSpec {
         let mut spec = JobSpec::new(operation, self.threads, &self.files, binary);
@@ -167,6 +178,7 @@ pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
             checksum: args.checksum,
             update_identities: args.update_identities.clone(),
             min_generation: None,
+            report: args.common.report(),
         };
         if args.common.distributed.distributed {
             return crate::run::distributed::tree(
@@ -189,6 +201,7 @@ pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
         }
         let tree = crate::run::tree::TreeArgs {
             min_generation: args.min_generation,
+            report: args.common.report(),
             ..Default::default()
         };
         if args.common.distributed.distributed {

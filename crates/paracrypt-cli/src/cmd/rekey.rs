@@ -95,6 +95,10 @@ pub struct RekeyArgs {
     rsa_scheme: RsaScheme,
     #[command(flatten)]
     threads: ThreadsFlag,
+    #[command(flatten)]
+    verbose: crate::flags::VerboseFlag,
+    #[command(flatten)]
+    report: crate::flags::TreeReportFlags,
 }
 
 /// Runs `paracrypt rekey`.
@@ -160,7 +164,15 @@ fn rekey(
 /// credential (`-i`/`--kms`, else the old password), the new recipients or password, and the
 /// signing key.
 fn tree(args: RekeyArgs) -> Result<ExitCode> {
-    let options = crate::run::tree::write_options(args.files.force, args.files.sync);
+    let report = crate::run::tree::Report {
+        verbose: args.verbose.verbose,
+        json: args.report.json,
+        dry_run: args.report.dry_run,
+    };
+    let options = report.options(crate::run::tree::write_options(
+        args.files.force,
+        args.files.sync,
+    ));
     let credentials = || {
         let old = args
             .identities
@@ -183,6 +195,7 @@ fn tree(args: RekeyArgs) -> Result<ExitCode> {
         &options,
         credentials,
         args.threads,
+        report,
     )
 }
 

@@ -216,6 +216,123 @@ pub struct Options {
     pub min_generation: Option<u64>,
     /// Told of temporary files and commits.
     pub guard: Arc<dyn Guard>,
+    /// Do everything a run does before it writes (walk the tree, open the previous manifest
+    /// of an update or the tree to decrypt or rekey with the caller's secret, with every
+    /// check the run makes, compare the files) and report what it would do, writing nothing:
+    /// no output directory, no state record, no temporary file. The [`Summary`] and the
+    /// [`Options::on_file`] events are those of the run (an encryption's files counted as
+    /// encrypted, and so on); an encryption or a rekey into an output plugged in (a prefix)
+    /// is refused.
+    pub dry_run: bool,
+    /// Told of each file of the tree once the run knows what became of it ([`FileEvent`]), in
+    /// the tree's order, on the thread that finishes the run (never on a worker's: the
+    /// events come from the step that writes the manifest, which every driver runs once: a
+    /// local run, a prefix's, rank 0 of an MPI run, a Dask client).
+    pub on_file: Option<OnFile>,
+}
+
+/// What [`Options::on_file`] is: called once per file, from one thread at a time.
+pub type OnFile = Arc<dyn Fn(&FileEvent<'_>) + Send + Sync>;
+
+/// What a tree run did to one file (or, with [`Options::dry_run`], would do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// An encryption wrote its encrypted file.
+    Encrypted,
+    /// An update kept its encrypted file (the file is unchanged since the previous manifest).
+    Unchanged,
+    /// An update removed its encrypted file (the file is gone from the tree).
+    Removed,
+    /// A decryption wrote it.
+    Decrypted,
+    /// A rekey wrote its new encrypted file.
+    Rekeyed,
+    /// It failed (the failure is in [`Summary::failures`], naming it).
+    Failed,
+}
+
+impl Action {
+    /// The word front ends show for it, a stable name (`encrypted`, `unchanged`, `removed`,
+    /// `decrypted`, `rekeyed`, `failed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Encrypted => "encrypted",
+            Action::Unchanged => "unchanged",
+            Action::Removed => "removed",
+            Action::Decrypted => "decrypted",
+            Action::Rekeyed => "rekeyed",
+            Action::Failed => "failed",
+        }
+    }
+
+    /// What a dry run says it would do (`encrypt`, `keep`, `remove`, `decrypt`, `rekey`,
+    /// `fail`).
+    pub fn verb(self) -> &'static str {
+        match self {
+            Action::Encrypted => "encrypt",
+            Action::Unchanged => "keep",
+            Action::Removed => "remove",
+            Action::Decrypted => "decrypt",
+            Action::Rekeyed => "rekey",
+            Action::Failed => "fail",
+        }
+    }
+}
+
+/// One file of a tree run, as [`Options::on_file`] is told of it.
+#[derive(Clone, Copy, Debug)]
+pub struct FileEvent<'a> {
+    /// Its path in the tree (shown with [`path::shown`]).
+    pub path: &'a [u8],
+    /// What was done to it.
+    pub action: Action,
+    /// Why it failed ([`Action::Failed`]; the error in [`Summary::failures`] that names it).
+    pub error: Option<&'a Error>,
+}
+
+impl FileEvent<'_> {
+    /// Why it failed, without its path (which [`FileEvent::path`] says), on one line.
+    pub fn why(&self) -> Option<String> {
+        self.error.map(|error| {
+            match error {
+                Error::InTree { source, .. } => source.to_string(),
+                other => other.to_string(),
+            }
+            .replace('\n', " ")
+        })
+    }
+}
+
+/// The refusal of a dry run whose output is plugged in (a prefix): the same words from every
+/// front end.
+fn dry_run_refused() -> Error {
+    Error::Request(
+        "a dry run writes nothing, and reports on a local output directory: an output in \
+         object storage cannot be dry run"
+            .into(),
+    )
+}
+
+/// Tells `on_file`, if any, that `action` was done to `path`.
+fn tell(on_file: Option<&OnFile>, path: &[u8], action: Action) {
+    if let Some(on_file) = on_file {
+        on_file(&FileEvent {
+            path,
+            action,
+            error: None,
+        });
+    }
+}
+
+/// Tells `on_file`, if any, that `path` failed with `error`.
+fn tell_failed(on_file: Option<&OnFile>, path: &[u8], error: &Error) {
+    if let Some(on_file) = on_file {
+        on_file(&FileEvent {
+            path,
+            action: Action::Failed,
+            error: Some(error),
+        });
+    }
 }
 
 impl Default for Options {
@@ -231,6 +348,8 @@ impl Default for Options {
             state: state::default_dir(),
             min_generation: None,
             guard: Arc::new(NoGuard),
+            dry_run: false,
+            on_file: None,
         }
     }
 }
@@ -245,6 +364,7 @@ impl std::fmt::Debug for Options {
             .field("checksum", &self.checksum)
             .field("state", &self.state)
             .field("min_generation", &self.min_generation)
+            .field("dry_run", &self.dry_run)
             .finish_non_exhaustive()
     }
 }
