@@ -452,8 +452,12 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// the others: when some files were done, :class:`IncompleteTreeError` is raised (what the CLI
 /// reports with exit 6), its ``failures`` the exception of each failed file (each naming it),
 /// its ``summary`` the dict above; when none was, the first failure's exception.
+///
+/// ``dry_run=True`` writes nothing (no ``dst``, no state record, no temporary file): the tree
+/// is walked and an update's previous manifest opened and checked as the run would, and the
+/// dict says what the run would do (``files`` to encrypt, ``unchanged``, ``removed``).
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, dry_run = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_tree<'py>(
     py: Python<'py>,
@@ -478,6 +482,7 @@ pub fn encrypt_tree<'py>(
     upload_concurrency: Option<i64>,
     download_concurrency: Option<i64>,
     retries: Option<i64>,
+    dry_run: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let store = StoreKeywords {
         upload_concurrency,
@@ -487,7 +492,10 @@ pub fn encrypt_tree<'py>(
     let request = encrypt_request(
         key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
-    let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
+    let tree_options = tree::Options {
+        dry_run,
+        ..seal_options(overwrite, hide_names, update, checksum, identities)?
+    };
     let summary = run_core(py, (threads, provider, progress), |runner| {
         Ok(match prefix_run(true, &src, &dst, &tree_options, store)? {
             Some(PrefixRun::Encrypt(run)) => {
@@ -527,8 +535,11 @@ pub fn encrypt_tree<'py>(
 /// read at the version listed (``download_concurrency=``, ``retries=``); each new file is
 /// uploaded as one object (``upload_concurrency=`` parts in flight) that appears only once it
 /// is whole. Two prefixes that overlap are refused.
+///
+/// ``dry_run=True`` opens and checks the tree as the rekey would and returns what it would
+/// do, writing nothing (a local ``dst`` only).
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None))]
+#[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, dry_run = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn rekey_tree<'py>(
     py: Python<'py>,
@@ -546,13 +557,17 @@ pub fn rekey_tree<'py>(
     upload_concurrency: Option<i64>,
     download_concurrency: Option<i64>,
     retries: Option<i64>,
+    dry_run: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let store = StoreKeywords {
         upload_concurrency,
         download_concurrency,
         retries,
     };
-    let tree_options = write_options(overwrite);
+    let tree_options = tree::Options {
+        dry_run,
+        ..write_options(overwrite)
+    };
     // What the paths and the manifest's header refuse, before any secret is read (a prefix on
     // either side listed or asked here).
     let in_store = prefix_rekey(&src, &dst, &tree_options, store)?;
@@ -595,9 +610,11 @@ pub fn rekey_tree<'py>(
 /// done in part raises :class:`IncompleteTreeError` as there (also when the manifest says the
 /// run that wrote it did not finish every file); a tree of which nothing could be done, the
 /// first failure's exception. ``min_generation=N`` refuses a tree whose manifest is of an older
-/// generation (an old manifest put back), as ``--min-generation`` does.
+/// generation (an old manifest put back), as ``--min-generation`` does. ``dry_run=True`` reads
+/// and checks the manifest as the run would and returns what it would do, writing nothing (a
+/// local ``dst`` only).
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, min_generation = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, min_generation = None, dry_run = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_tree<'py>(
     py: Python<'py>,
@@ -615,6 +632,7 @@ pub fn decrypt_tree<'py>(
     download_concurrency: Option<i64>,
     retries: Option<i64>,
     min_generation: Option<u64>,
+    dry_run: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let store = StoreKeywords {
         upload_concurrency,
@@ -624,6 +642,7 @@ pub fn decrypt_tree<'py>(
     let request = decrypt_request(key, password, identities, verify_with)?;
     let tree_options = tree::Options {
         min_generation,
+        dry_run,
         ..write_options(overwrite)
     };
     let summary = run_core(py, (threads, provider, progress), |runner| {

@@ -448,3 +448,154 @@ fn in_tree(path: &[u8], error: Error) -> Error {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::recipe::Runner;
+    use crate::request::{Key, Request, Sealing, Secret};
+
+    /// Options that collect each file told to [`Options::on_file`] as `(result, path)`.
+    fn collecting(options: Options) -> (Options, Arc<Mutex<Vec<(String, String)>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let into = Arc::clone(&seen);
+        let on_file: OnFile = Arc::new(move |event: &FileEvent<'_>| {
+            let mut seen = into.lock().unwrap();
+            seen.push((event.action.name().to_owned(), path::shown(event.path)));
+        });
+        let options = Options {
+            on_file: Some(on_file),
+            ..options
+        };
+        (options, seen)
+    }
+
+    /// Every file under `root`, with its bytes, and every directory.
+    fn everything(root: &Path) -> Vec<(std::path::PathBuf, Option<Vec<u8>>)> {
+        let mut found = Vec::new();
+        let mut todo = vec![root.to_path_buf()];
+        while let Some(dir) = todo.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    found.push((path.clone(), None));
+                    todo.push(path);
+                } else {
+                    found.push((path.clone(), Some(std::fs::read(&path).unwrap())));
+                }
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// A dry run tells the events the run then tells, in the same order, and writes nothing
+    /// (no output, no state record); a run tells each file's outcome: a first run, an update
+    /// that changes, removes and keeps a file, a decryption.
+    #[test]
+    fn a_dry_run_tells_what_the_run_then_does_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let plain = d.join("plain");
+        std::fs::create_dir_all(plain.join("a")).unwrap();
+        std::fs::write(plain.join("a/b.txt"), b"one").unwrap();
+        std::fs::write(plain.join("c.txt"), b"two").unwrap();
+        std::fs::write(plain.join("old.txt"), b"three").unwrap();
+        let (sealed, back) = (d.join("sealed"), d.join("back"));
+        let runner = Runner::new();
+        let secret = Secret::Key(Key::generate());
+        let seal = Request::encrypt(secret.clone(), Sealing::default()).unwrap();
+        let open = Request::decrypt(secret, None).unwrap();
+        let base = Options {
+            state: Some(d.join("state")),
+            ..Options::default()
+        };
+        let dry = Options {
+            dry_run: true,
+            ..base.clone()
+        };
+        // Runs `run` dry, then for real: both tell the same files; the dry run wrote nothing.
+        let twice = |run: &dyn Fn(&Options) -> crate::error::Result<Summary>, options: &Options| {
+            let before = everything(d);
+            let (dry, seen_dry) = collecting(Options {
+                dry_run: true,
+                ..options.clone()
+            });
+            let would = run(&dry).unwrap();
+            assert_eq!(everything(d), before);
+            let (real, seen) = collecting(options.clone());
+            let did = run(&real).unwrap();
+            assert!(did.is_complete() && would.is_complete());
+            assert_eq!(
+                (would.files, would.bytes, would.unchanged, would.removed),
+                (did.files, did.bytes, did.unchanged, did.removed)
+            );
+            let seen = seen.lock().unwrap().clone();
+            assert_eq!(*seen_dry.lock().unwrap(), seen);
+            seen
+        };
+        let pairs = |items: &[(&str, &str)]| -> Vec<(String, String)> {
+            items
+                .iter()
+                .map(|(r, p)| (r.to_string(), p.to_string()))
+                .collect()
+        };
+
+        let encrypt = |o: &Options| super::encrypt(&runner, &seal, &plain, &sealed, o);
+        assert_eq!(
+            twice(&encrypt, &base),
+            pairs(&[
+                ("encrypted", "a/b.txt"),
+                ("encrypted", "c.txt"),
+                ("encrypted", "old.txt")
+            ])
+        );
+        std::fs::write(plain.join("c.txt"), b"two, changed").unwrap();
+        std::fs::remove_file(plain.join("old.txt")).unwrap();
+        let update = Options {
+            update: true,
+            ..base.clone()
+        };
+        assert_eq!(
+            twice(&encrypt, &update),
+            pairs(&[
+                ("unchanged", "a/b.txt"),
+                ("encrypted", "c.txt"),
+                ("removed", "old.txt")
+            ])
+        );
+        let decrypt = |o: &Options| super::decrypt(&runner, &open, &sealed, &back, o);
+        assert_eq!(
+            twice(&decrypt, &base),
+            pairs(&[("decrypted", "a/b.txt"), ("decrypted", "c.txt")])
+        );
+
+        // The plan's steps, as other drivers run them: no task, nothing sealed.
+        let plan = super::plan(&runner, &seal, &plain, &d.join("planned"), &dry).unwrap();
+        assert!(plan.tasks(4).is_empty());
+        let sealed = Sealed::new(&plan);
+        let summary = plan.finish(&runner, sealed);
+        assert_eq!(summary.files, 2);
+        assert!(!d.join("planned").exists());
+    }
+
+    /// A dry run reads the state record without making it: no directory, no host key.
+    #[test]
+    fn a_dry_run_makes_no_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let read = state::Record::read(&state, "/out").unwrap();
+        assert!(read.newest().is_none());
+        assert!(!state.exists());
+    }
+
+    /// An output plugged in (a prefix) cannot be dry run: refused in the same words everywhere.
+    #[test]
+    fn a_dry_run_into_an_output_plugged_in_is_refused() {
+        let error = dry_run_refused();
+        assert_eq!(error.kind(), crate::error::ErrorKind::Usage);
+        assert!(error.to_string().contains("cannot be dry run"), "{error}");
+    }
+}
