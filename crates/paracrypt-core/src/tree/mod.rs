@@ -457,8 +457,11 @@ mod tests {
     use crate::recipe::Runner;
     use crate::request::{Key, Request, Sealing, Secret};
 
+    /// What [`Options::on_file`] was told: `(result, path)` each.
+    type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
     /// Options that collect each file told to [`Options::on_file`] as `(result, path)`.
-    fn collecting(options: Options) -> (Options, Arc<Mutex<Vec<(String, String)>>>) {
+    fn collecting(options: Options) -> (Options, Seen) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let into = Arc::clone(&seen);
         let on_file: OnFile = Arc::new(move |event: &FileEvent<'_>| {

@@ -469,6 +469,9 @@ impl std::fmt::Debug for OpenPlan {
     }
 }
 
+/// Failures, each with the path of its file in the tree.
+pub(crate) type PathFailures = Vec<(Vec<u8>, Error)>;
+
 /// What step 2 of a decryption did: which files are done, and the failures.
 #[derive(Debug)]
 pub struct Opened {
@@ -945,7 +948,7 @@ impl<'a> Open<'a> {
 
     /// What a check into nothing found: the paths of the files found as listed, their bytes,
     /// and each failure with the path of its file, in the tree's order.
-    pub(crate) fn checked(self) -> (Vec<Vec<u8>>, u64, Vec<(Vec<u8>, Error)>) {
+    pub(crate) fn checked(self) -> (Vec<Vec<u8>>, u64, PathFailures) {
         let done = self.done.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut failures = self
             .failures
