@@ -594,11 +594,27 @@ mod tests {
         assert!(!state.exists());
     }
 
-    /// An output plugged in (a prefix) cannot be dry run: refused in the same words everywhere.
+    /// An output plugged in (a prefix) cannot be dry run: refused by the checks a front end
+    /// makes before any secret is asked for, a usage error.
     #[test]
     fn a_dry_run_into_an_output_plugged_in_is_refused() {
-        let error = dry_run_refused();
-        assert_eq!(error.kind(), crate::error::ErrorKind::Usage);
+        let dir = tempfile::tempdir().unwrap();
+        let dry = Options {
+            dry_run: true,
+            ..Options::default()
+        };
+        let (here, prefix) = ((dir.path(), false), (Path::new("s3://b/p/"), true));
+        for encrypting in [true, false] {
+            let error = check_in_store(encrypting, here, prefix, &dry).unwrap_err();
+            assert_eq!(error.kind(), crate::error::ErrorKind::Usage);
+            assert!(error.to_string().contains("cannot be dry run"), "{error}");
+            // Into a local directory, it is the run's own checks.
+            check_in_store(encrypting, prefix, (&dir.path().join("new"), false), &dry).unwrap();
+        }
+        let input = LocalInput {
+            root: dir.path().to_path_buf(),
+        };
+        let error = check_rekey_from(&input, None, &dry).unwrap_err();
         assert!(error.to_string().contains("cannot be dry run"), "{error}");
     }
 }

@@ -87,8 +87,10 @@ pub fn check_rekey_from(
     options: &Options,
 ) -> Result<()> {
     rekey_options(options)?;
-    if let Some(output) = output {
-        super::seal::check_dest(output, options)?;
+    match output {
+        Some(output) => super::seal::check_dest(output, options)?,
+        None if options.dry_run => return Err(super::dry_run_refused()),
+        None => {}
     }
     keyed_by_file(input)
 }

@@ -1313,6 +1313,9 @@ pub fn check_in_store(
     options: &Options,
 ) -> Result<()> {
     options_valid(options)?;
+    if options.dry_run && output_in_store {
+        return Err(super::dry_run_refused());
+    }
     if (encrypting && input_in_store) || (!encrypting && output_in_store) {
         // The prefix is checked by its own rules (listed, or `TreeOutput::prepare`).
         return Ok(());
