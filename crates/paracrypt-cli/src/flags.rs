@@ -123,6 +123,33 @@ pub struct RecursiveFlag {
     pub recursive: bool,
 }
 
+/// `-v/--verbose` of a command without `--distributed` (`rekey`, `verify`).
+#[derive(Clone, Copy, Debug, Args)]
+pub struct VerboseFlag {
+    /// With --recursive: list each file and what was done to it.
+    ///
+    /// One line per file on stderr (`rekeyed a/b.txt`, `verified a/b.txt`;
+    /// docs/guide/trees.md).
+    #[arg(short = 'v', long, help_heading = heading::TREES)]
+    pub verbose: bool,
+}
+
+/// `--dry-run` and `--json` of a tree run (`encrypt`, `decrypt` and `rekey --recursive`).
+#[derive(Clone, Copy, Debug, Args)]
+pub struct TreeReportFlags {
+    /// With --recursive: say what would be done, writing nothing.
+    ///
+    /// Each file (with -v or --json) and a summary line; the previous manifest of --update, or
+    /// the tree to decrypt or rekey, is opened and checked as the run would.
+    #[arg(long, requires = "recursive", help_heading = heading::TREES, hide_short_help = true)]
+    pub dry_run: bool,
+    /// With --recursive: JSON lines on stdout, a file's each, then a summary.
+    ///
+    /// One object per file, then one summary object (a stable shape: docs/guide/trees.md).
+    #[arg(long, requires = "recursive", help_heading = heading::TREES, hide_short_help = true)]
+    pub json: bool,
+}
+
 /// `--progress` / `-q/--quiet`.
 #[derive(Clone, Copy, Debug, Args)]
 pub struct ProgressFlags {
@@ -163,8 +190,11 @@ pub struct DistributedFlags {
     /// ranks see, or only rank 0 touches files and chunks travel as MPI messages.
     #[arg(long, value_enum, value_name = "TRANSPORT", default_value_t = TransportArg::SharedFs, requires = "distributed", help_heading = heading::MPI, hide_short_help = true)]
     pub transport: TransportArg,
-    /// Print the effective layout (ranks, hosts, threads and cores per rank) on stderr.
-    #[arg(long, requires = "distributed", help_heading = heading::MPI, hide_short_help = true)]
+    /// List each file and what was done to it; with --distributed, the layout too.
+    ///
+    /// With --recursive: one line per file on stderr (`encrypted a/b.txt`; docs/guide/trees.md).
+    /// With --distributed: also the effective layout (ranks, hosts, threads and cores per rank).
+    #[arg(short = 'v', long, help_heading = heading::TREES)]
     pub verbose: bool,
     /// Abort the whole job (exit status 3) when nothing progresses on any rank for SECONDS: a
     /// rank stopped or killed, a link cut. Each rank says what it was waiting for and removes

@@ -378,6 +378,21 @@ pub fn decrypt_range<'py>(
     drive::range(py, &request, &src, offset, length, &options)
 }
 
+/// verify_file(
+///     src: str | os.PathLike[str],
+///     *,
+///     key: Key | str | os.PathLike[str] | None = None,
+///     password: str | None = None,
+///     identities: Identities | str | os.PathLike[str] | Sequence[Identities | str |
+///         os.PathLike[str]] | None = None,
+///     verify_with: str | os.PathLike[str] | None = None,
+///     offset: int | None = None,
+///     length: int | None = None,
+///     threads: int | None = None,
+///     provider: str | None = None,
+///     progress: Callable[[int], object] | None = None,
+/// ) -> int
+///
 /// Checks the encrypted file ``src`` (a container or an age file, binary or armored) with the
 /// secret that decrypts it, writing nothing: every chunk is decrypted into nothing and
 /// authenticated, and the file's end checked (a cut file fails); with ``offset`` and

@@ -441,6 +441,7 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 ///     upload_concurrency: int | None = None,
 ///     download_concurrency: int | None = None,
 ///     retries: int | None = None,
+///     dry_run: bool = False,
 /// ) -> dict[str, Any]
 ///
 /// Encrypts the directory tree ``src`` into the directory ``dst``, every file on one schedule
@@ -480,8 +481,12 @@ fn finish(py: Python<'_>, summary: Summary, encrypting: bool) -> PyResult<Bound<
 /// the others: when some files were done, :class:`IncompleteTreeError` is raised (what the CLI
 /// reports with exit 6), its ``failures`` the exception of each failed file (each naming it),
 /// its ``summary`` the dict above; when none was, the first failure's exception.
+///
+/// ``dry_run=True`` writes nothing (no ``dst``, no state record, no temporary file): the tree
+/// is walked and an update's previous manifest opened and checked as the run would, and the
+/// dict says what the run would do (``files`` to encrypt, ``unchanged``, ``removed``).
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, recipients = None, format = "paracrypt", armor = false, cipher = None, chunk_size = None, sign = None, hide_names = false, update = false, checksum = false, identities = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, dry_run = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn encrypt_tree<'py>(
     py: Python<'py>,
@@ -506,6 +511,7 @@ pub fn encrypt_tree<'py>(
     upload_concurrency: Option<i64>,
     download_concurrency: Option<i64>,
     retries: Option<i64>,
+    dry_run: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let store = StoreKeywords {
         upload_concurrency,
@@ -515,7 +521,10 @@ pub fn encrypt_tree<'py>(
     let request = encrypt_request(
         key, password, recipients, format, armor, cipher, chunk_size, sign,
     )?;
-    let tree_options = seal_options(overwrite, hide_names, update, checksum, identities)?;
+    let tree_options = tree::Options {
+        dry_run,
+        ..seal_options(overwrite, hide_names, update, checksum, identities)?
+    };
     let summary = run_core(py, (threads, provider, progress), |runner| {
         Ok(match prefix_run(true, &src, &dst, &tree_options, store)? {
             Some(PrefixRun::Encrypt(run)) => {
@@ -545,6 +554,7 @@ pub fn encrypt_tree<'py>(
 ///     upload_concurrency: int | None = None,
 ///     download_concurrency: int | None = None,
 ///     retries: int | None = None,
+///     dry_run: bool = False,
 /// ) -> dict[str, Any]
 ///
 /// Rekeys the encrypted tree ``src`` into the new directory ``dst``, as ``paracrypt rekey
@@ -574,8 +584,11 @@ pub fn encrypt_tree<'py>(
 /// read at the version listed (``download_concurrency=``, ``retries=``); each new file is
 /// uploaded as one object (``upload_concurrency=`` parts in flight) that appears only once it
 /// is whole. Two prefixes that overlap are refused.
+///
+/// ``dry_run=True`` opens and checks the tree as the rekey would and returns what it would
+/// do, writing nothing (a local ``dst`` only).
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None))]
+#[pyo3(signature = (src, dst, *, identities = None, password = None, recipients = None, new_password = None, sign = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, dry_run = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn rekey_tree<'py>(
     py: Python<'py>,
@@ -593,13 +606,17 @@ pub fn rekey_tree<'py>(
     upload_concurrency: Option<i64>,
     download_concurrency: Option<i64>,
     retries: Option<i64>,
+    dry_run: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let store = StoreKeywords {
         upload_concurrency,
         download_concurrency,
         retries,
     };
-    let tree_options = write_options(overwrite);
+    let tree_options = tree::Options {
+        dry_run,
+        ..write_options(overwrite)
+    };
     // What the paths and the manifest's header refuse, before any secret is read (a prefix on
     // either side listed or asked here).
     let in_store = prefix_rekey(&src, &dst, &tree_options, store)?;
@@ -639,6 +656,7 @@ pub fn rekey_tree<'py>(
 ///     download_concurrency: int | None = None,
 ///     retries: int | None = None,
 ///     min_generation: int | None = None,
+///     dry_run: bool = False,
 /// ) -> dict[str, Any]
 ///
 /// Decrypts the encrypted tree ``src`` (written by :func:`encrypt_tree` or ``paracrypt encrypt
@@ -661,9 +679,11 @@ pub fn rekey_tree<'py>(
 /// done in part raises :class:`IncompleteTreeError` as there (also when the manifest says the
 /// run that wrote it did not finish every file); a tree of which nothing could be done, the
 /// first failure's exception. ``min_generation=N`` refuses a tree whose manifest is of an older
-/// generation (an old manifest put back), as ``--min-generation`` does.
+/// generation (an old manifest put back), as ``--min-generation`` does. ``dry_run=True`` reads
+/// and checks the manifest as the run would and returns what it would do, writing nothing (a
+/// local ``dst`` only).
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, min_generation = None))]
+#[pyo3(signature = (src, dst, *, key = None, password = None, identities = None, verify_with = None, overwrite = false, threads = None, provider = None, progress = None, upload_concurrency = None, download_concurrency = None, retries = None, min_generation = None, dry_run = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn decrypt_tree<'py>(
     py: Python<'py>,
@@ -681,6 +701,7 @@ pub fn decrypt_tree<'py>(
     download_concurrency: Option<i64>,
     retries: Option<i64>,
     min_generation: Option<u64>,
+    dry_run: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let store = StoreKeywords {
         upload_concurrency,
@@ -690,6 +711,7 @@ pub fn decrypt_tree<'py>(
     let request = decrypt_request(key, password, identities, verify_with)?;
     let tree_options = tree::Options {
         min_generation,
+        dry_run,
         ..write_options(overwrite)
     };
     let summary = run_core(py, (threads, provider, progress), |runner| {

@@ -184,6 +184,39 @@ def test_update_reseals_only_what_changed(tmp_path: Path, tree: Path, cli: Cli) 
     same_tree(tree, tmp_path / "back")
 
 
+def test_dry_run_says_what_each_run_would_do_and_writes_nothing(
+        tmp_path: Path, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARACRYPT_STATE_DIR", str(tmp_path / "state"))
+    key = paracrypt.Key.generate()
+
+    def everything() -> dict[str, tuple[int, int]]:
+        return {str(p.relative_to(tmp_path)): (p.lstat().st_mode, p.lstat().st_mtime_ns)
+                for p in tmp_path.rglob("*")}
+
+    before = everything()
+    dry = paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key, dry_run=True)
+    assert (dry["files"], dry["unchanged"], dry["removed"]) == (5, 0, 0)
+    assert everything() == before
+    assert not (tmp_path / "enc").exists() and not (tmp_path / "state").exists()
+    paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key)
+    (tree / "sub" / "deeper" / "d.txt").write_bytes(b"changed")
+    (tree / "a.txt").unlink()
+    before = everything()
+    dry = paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key, update=True, dry_run=True)
+    assert (dry["files"], dry["unchanged"], dry["removed"]) == (1, 3, 1)
+    assert everything() == before
+    dry = paracrypt.decrypt_tree(tmp_path / "enc", tmp_path / "back", key=key, dry_run=True)
+    assert dry["files"] == 5
+    assert everything() == before
+    # The run that follows does what the dry run said.
+    done = paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key, update=True)
+    assert (done["files"], done["unchanged"], done["removed"]) == (1, 3, 1)
+    # The checks are the run's: another key does not open the manifest.
+    with pytest.raises(paracrypt.DataError):
+        paracrypt.encrypt_tree(tree, tmp_path / "enc", key=paracrypt.Key.generate(),
+                               update=True, dry_run=True)
+
+
 def test_checksum_compares_contents(tmp_path: Path, tree: Path) -> None:
     key = paracrypt.Key.generate()
     paracrypt.encrypt_tree(tree, tmp_path / "enc", key=key)

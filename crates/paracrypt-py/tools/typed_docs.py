@@ -169,7 +169,9 @@ def rewrite() -> list[str]:
             out.append(line)
             i += 1
         source.write_text("".join(out))
-    return sorted(set(wanted) - found)
+    # The raw ``openssl enc`` functions are made by a macro (api.rs `raw_functions!`), whose
+    # docs this tool does not rewrite; the test skips them too.
+    return sorted(name for name in set(wanted) - found if not name.startswith("raw_"))
 
 
 def _documented(lines: list[str], i: int) -> str | None:

@@ -72,6 +72,15 @@ fn spec(common: &CommonArgs, run: &RunArgs, operation: Operation, binary: bool) 
     spec
 }
 
+/// How a tree run reports (`-v`, `--json`, `--dry-run`).
+fn tree_report(run: &RunArgs, report: &crate::flags::TreeReportFlags) -> crate::run::tree::Report {
+    crate::run::tree::Report {
+        verbose: run.distributed.verbose,
+        json: report.json,
+        dry_run: report.dry_run,
+    }
+}
+
 /// Arguments of `paracrypt encrypt`.
 #[derive(Debug, Args)]
 #[command(after_help = ENCRYPT_EXAMPLES, after_long_help = concat!("\
@@ -118,6 +127,8 @@ pub struct EncryptArgs {
     sign: Option<PathBuf>,
     #[command(flatten)]
     recursive: RecursiveFlag,
+    #[command(flatten)]
+    report: crate::flags::TreeReportFlags,
     /// With --recursive: store every file under an opaque name (a keyed hash of its path).
     ///
     /// The names, directories and links are then only in the encrypted manifest.
@@ -190,6 +201,8 @@ pub struct DecryptArgs {
     identities: IdentityFlags,
     #[command(flatten)]
     recursive: RecursiveFlag,
+    #[command(flatten)]
+    report: crate::flags::TreeReportFlags,
     /// Only plaintext bytes OFFSET..OFFSET+LENGTH; `OFFSET:` to the end.
     ///
     /// Decrypts and verifies only the chunks covering them. Sizes as --chunk-size takes them
@@ -221,6 +234,7 @@ pub fn run_encrypt(args: EncryptArgs, provider: Provider) -> Result<ExitCode> {
             checksum: args.checksum,
             update_identities: args.update_identities.clone(),
             min_generation: None,
+            report: tree_report(&args.run, &args.report),
         };
         if args.run.distributed.distributed {
             return crate::run::distributed::tree(
@@ -243,6 +257,7 @@ pub fn run_decrypt(args: DecryptArgs, provider: Provider) -> Result<ExitCode> {
         }
         let tree = crate::run::tree::TreeArgs {
             min_generation: args.min_generation,
+            report: tree_report(&args.run, &args.report),
             ..Default::default()
         };
         if args.run.distributed.distributed {

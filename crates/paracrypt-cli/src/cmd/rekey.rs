@@ -109,6 +109,10 @@ pub struct RekeyArgs {
     /// With --sign and an RSA key: the RSA signature scheme the tree was signed with.
     #[arg(long, value_name = "SCHEME", requires = "sign", default_value_t = RsaScheme::Pkcs1v15, help_heading = heading::EXPERT, hide_short_help = true)]
     rsa_scheme: RsaScheme,
+    #[command(flatten)]
+    verbose: crate::flags::VerboseFlag,
+    #[command(flatten)]
+    report: crate::flags::TreeReportFlags,
 }
 
 /// Runs `paracrypt rekey`.
@@ -174,7 +178,15 @@ fn rekey(
 /// credential (`-i`/`--kms`, else the old password), the new recipients or password, and the
 /// signing key.
 fn tree(args: RekeyArgs) -> Result<ExitCode> {
-    let options = crate::run::tree::write_options(args.files.force, args.files.sync);
+    let report = crate::run::tree::Report {
+        verbose: args.verbose.verbose,
+        json: args.report.json,
+        dry_run: args.report.dry_run,
+    };
+    let options = report.options(crate::run::tree::write_options(
+        args.files.force,
+        args.files.sync,
+    ));
     let credentials = || {
         let old = args
             .identities
@@ -197,6 +209,7 @@ fn tree(args: RekeyArgs) -> Result<ExitCode> {
         &options,
         credentials,
         args.threads,
+        report,
     )
 }
 

@@ -223,6 +223,12 @@ pub struct VerifyArgs {
     /// `decrypt --recursive` restores them).
     #[arg(value_name = "PATH", requires = "recursive")]
     paths: Vec<PathBuf>,
+    #[command(flatten)]
+    verbose: crate::flags::VerboseFlag,
+    /// With --recursive: JSON lines on stdout, one object per file, then one summary object
+    /// (a stable shape: docs/guide/trees.md).
+    #[arg(long, requires = "recursive")]
+    json: bool,
 }
 
 /// `FILE.psig` (or `FILE.sig` for an SSHSIG).
@@ -594,6 +600,12 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
 /// `verify --recursive`: an encrypted tree against its manifest.
 fn verify_tree(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
     if let Some(sig) = args.signature.clone() {
+        if args.json || args.verbose.verbose {
+            return usage(
+                "-v and --json list the files of an encrypted tree: not with -s SIG (a plaintext \
+                 tree's signature)",
+            );
+        }
         return verify_signed_tree(args, &sig, provider);
     }
     if args.range.is_some() || args.format != FormatArg::Paracrypt {
@@ -629,7 +641,12 @@ fn verify_tree(args: VerifyArgs, provider: Provider) -> Result<ExitCode> {
         .iter()
         .map(|p| p.as_os_str().as_encoded_bytes().to_vec())
         .collect();
-    crate::run::tree::verify(&args.file, operation, paths, args.threads, provider)
+    let report = crate::run::tree::Report {
+        verbose: args.verbose.verbose,
+        json: args.json,
+        dry_run: false,
+    };
+    crate::run::tree::verify(&args.file, operation, paths, args.threads, provider, report)
 }
 
 /// Reads a small file whole, refusing one larger than `max` bytes.

@@ -1063,6 +1063,11 @@ mod imp {
             let local = spec
                 .and_then(|spec| {
                     refusals(&spec, flags)?;
+                    if args.report.dry_run {
+                        return usage(
+                            "--dry-run says what one process would do: drop --distributed",
+                        );
+                    }
                     let options = crate::run::tree::tree_options(&spec, &args)?;
                     let pool = spec.threads.pool()?;
                     Ok((spec, options, pool))
@@ -1197,9 +1202,9 @@ mod imp {
                 (Some(plan), Some(done)) => {
                     let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
                     let summary = pool.install(|| K::finish(plan, &runner, done));
-                    if args.update && !spec.quiet {
-                        crate::run::tree::update_line(&summary);
-                    }
+                    let operation = if K::ENCRYPTING { "encrypt" } else { "decrypt" };
+                    args.report
+                        .summary(&summary, operation, args.update, spec.quiet);
                     crate::run::tree::report(&summary, K::ENCRYPTING, spec.quiet)
                 }
                 _ => 0,

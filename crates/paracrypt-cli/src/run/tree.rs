@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use paracrypt_core::Runner;
 use paracrypt_core::provider::Provider;
-use paracrypt_core::tree::{self, EntryKind, Guard, Options, Summary};
+use paracrypt_core::tree::{self, Action, EntryKind, FileEvent, Guard, Options, Summary};
 
 use crate::exit::{self, say, usage};
 use crate::interrupt::pending;
@@ -33,6 +33,115 @@ pub struct TreeArgs {
     pub update_identities: Vec<std::path::PathBuf>,
     /// `--min-generation` (a decryption).
     pub min_generation: Option<u64>,
+    /// `-v`, `--json`, `--dry-run`.
+    pub report: Report,
+}
+
+/// How a tree run reports what it does (`docs/guide/trees.md`, *What a run says*): with `-v`,
+/// one line per file on stderr (`encrypted a/b.txt`; a dry run's `would encrypt a/b.txt`);
+/// with `--json`, one JSON object per file on stdout (`{"path":"a/b.txt","result":"encrypted"}`)
+/// then one summary object; with `--dry-run`, the core's dry run ([`Options::dry_run`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Report {
+    /// `-v/--verbose`.
+    pub verbose: bool,
+    /// `--json`.
+    pub json: bool,
+    /// `--dry-run`.
+    pub dry_run: bool,
+}
+
+impl Report {
+    /// `options` with this report's dry run and, with `-v` or `--json`, told of each file.
+    pub fn options(self, mut options: Options) -> Options {
+        options.dry_run = self.dry_run;
+        if self.verbose || self.json {
+            options.on_file = Some(Arc::new(move |event: &FileEvent<'_>| self.file(event)));
+        }
+        options
+    }
+
+    /// One file's line(s). Events come from the one thread that finishes the run, after every
+    /// file is done: the bar, if any, is cleared first.
+    fn file(self, event: &FileEvent<'_>) {
+        pending().clear_bar();
+        let path = tree::path::shown(event.path);
+        if self.verbose {
+            let why = event
+                .why()
+                .map(|why| format!(": {why}"))
+                .unwrap_or_default();
+            if self.dry_run {
+                say!("would {} {path}{why}", event.action.verb());
+            } else {
+                say!("{} {path}{why}", event.action.name());
+            }
+        }
+        if self.json {
+            let mut line = serde_json::json!({ "path": path, "result": event.action.name() });
+            if let Some(why) = event.why() {
+                line["error"] = why.into();
+            }
+            json_line(&line);
+        }
+    }
+
+    /// What the run did, after its files: with `--json` the summary object on stdout; else,
+    /// with `-v`, `--dry-run` or (an encryption) `update`, one line on stderr. `operation`:
+    /// `encrypt`, `decrypt` or `rekey`.
+    pub(crate) fn summary(self, summary: &Summary, operation: &str, update: bool, quiet: bool) {
+        if self.json {
+            json_line(&serde_json::json!({ "summary": {
+                "operation": operation,
+                "dry_run": self.dry_run,
+                "files": summary.files,
+                "bytes": summary.bytes,
+                "unchanged": summary.unchanged,
+                "removed": summary.removed,
+                "failed": summary.failures.len(),
+                "not_started": summary.not_started,
+                "left_behind": summary.left_behind.len(),
+                "complete": summary.is_complete(),
+            }}));
+            return;
+        }
+        if quiet || !(self.verbose || self.dry_run || (update && operation == "encrypt")) {
+            return;
+        }
+        let s = if summary.files == 1 { "" } else { "s" };
+        let done = match operation {
+            "encrypt" => Action::Encrypted,
+            "decrypt" => Action::Decrypted,
+            _ => Action::Rekeyed,
+        }
+        .name();
+        let what = if self.dry_run {
+            format!("dry run: {} file{s} would be {done}", summary.files)
+        } else {
+            format!("{} file{s} {done}", summary.files)
+        };
+        let more = if operation == "encrypt" {
+            format!(
+                ", {} unchanged, {} removed",
+                summary.unchanged, summary.removed
+            )
+        } else {
+            String::new()
+        };
+        let nothing = if self.dry_run {
+            "; nothing was written"
+        } else {
+            ""
+        };
+        say!("paracrypt: {what}{more}{nothing}");
+    }
+}
+
+/// Writes `value` as one line on stdout (a reader gone is not this line's failure: the exit
+/// status says how the run went).
+fn json_line(value: &serde_json::Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}").and_then(|()| out.flush());
 }
 
 /// The interrupt handler's view of a tree's temporary files: a named one is removed on an
@@ -68,7 +177,7 @@ impl Guard for Interrupts {
 /// rank 0 across ranks), as for a local run.
 pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
     needs_dirs(&spec.input, &spec.output)?;
-    Ok(Options {
+    Ok(args.report.options(Options {
         force: spec.policy.force,
         hide_names: args.hide_names,
         named_temps: std::env::var_os(crate::io::NO_TMPFILE_ENV).is_some(),
@@ -79,7 +188,7 @@ pub(crate) fn tree_options(spec: &JobSpec, args: &TreeArgs) -> Result<Options> {
         min_generation: args.min_generation,
         guard: Arc::new(Interrupts),
         ..Options::default()
-    })
+    }))
 }
 
 /// Runs `spec` over trees: INPUT and OUTPUT are directories, or either of them a prefix in
@@ -95,7 +204,7 @@ pub fn run(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitCode
     let options = with_update_identities(options, &args)?;
     let input = spec.input.clone();
     let output = spec.output.clone();
-    execute(spec, provider, args.update, |runner, request| {
+    execute(spec, provider, &args, |runner, request| {
         if encrypting {
             tree::encrypt(runner, request, &input, &output, &options)
         } else {
@@ -118,12 +227,10 @@ fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitC
         .expect("one side is a prefix");
     let options = with_update_identities(options, &args)?;
     match run {
-        remote::PrefixRun::Encrypt(run) => {
-            execute(spec, provider, args.update, |runner, request| {
-                run.run(runner, request, &input, &output, &options)
-            })
-        }
-        remote::PrefixRun::Decrypt(run) => execute(spec, provider, false, |runner, request| {
+        remote::PrefixRun::Encrypt(run) => execute(spec, provider, &args, |runner, request| {
+            run.run(runner, request, &input, &output, &options)
+        }),
+        remote::PrefixRun::Decrypt(run) => execute(spec, provider, &args, |runner, request| {
             run.run(runner, request, &output, &options)
         }),
     }
@@ -134,7 +241,7 @@ fn run_remote(spec: JobSpec, provider: Provider, args: TreeArgs) -> Result<ExitC
 fn execute(
     spec: JobSpec,
     provider: Provider,
-    update: bool,
+    args: &TreeArgs,
     go: impl FnOnce(&Runner, &paracrypt_core::request::Request) -> paracrypt_core::Result<Summary>
     + Send,
 ) -> Result<ExitCode> {
@@ -158,9 +265,9 @@ fn execute(
     let summary = pool.install(|| go(&runner, &request));
     bar.clear();
     let summary = summary.map_err(|e| hint(e, encrypting))?;
-    if update && !spec.quiet {
-        update_line(&summary);
-    }
+    let operation = if encrypting { "encrypt" } else { "decrypt" };
+    args.report
+        .summary(&summary, operation, args.update, spec.quiet);
     let code = report(&summary, encrypting, spec.quiet);
     if code == 0 {
         bar.finish();
@@ -176,17 +283,6 @@ pub(crate) fn with_update_identities(mut options: Options, args: &TreeArgs) -> R
     Ok(options)
 }
 
-/// What an update did, on stderr.
-pub(crate) fn update_line(summary: &Summary) {
-    say!(
-        "paracrypt: {} file{} encrypted, {} unchanged, {} removed",
-        summary.files,
-        if summary.files == 1 { "" } else { "s" },
-        summary.unchanged,
-        summary.removed
-    );
-}
-
 /// `rekey --recursive`: the encrypted tree at `input` rekeyed into the new tree `output`
 /// (`tree::rekey`; either of them a prefix in object storage, `paracrypt_store::prefix_rekey`):
 /// its manifest opened with `open`, the new tree sealed as `to` says; the old tree is not
@@ -199,6 +295,7 @@ pub fn rekey(
     options: &Options,
     credentials: impl FnOnce() -> Result<(paracrypt_core::request::Request, tree::RekeyTo)>,
     threads: crate::flags::ThreadsFlag,
+    shown: Report,
 ) -> Result<ExitCode> {
     needs_dirs(input, output)?;
     // A prefix on either side is checked (and an input prefix listed) by the store.
@@ -218,6 +315,7 @@ pub fn rekey(
     for line in summary.left_behind_lines() {
         exit::warn(line);
     }
+    shown.summary(&summary, "rekey", false, false);
     Ok(ExitCode::from(report(&summary, true, false)))
 }
 
@@ -331,6 +429,7 @@ pub fn verify(
     paths: Vec<Vec<u8>>,
     threads: crate::flags::ThreadsFlag,
     provider: Provider,
+    shown: Report,
 ) -> Result<ExitCode> {
     let in_store = if remote::is_url(input) {
         Some(remote::tree_input(input)?)
@@ -349,6 +448,14 @@ pub fn verify(
         Some(tree_in) => tree::verify_from(&runner, &request, &**tree_in, &paths),
         None => tree::verify(&runner, &request, input, &paths),
     })?;
+    if shown.verbose {
+        for path in &checked.verified {
+            say!("verified {}", tree::path::shown(path));
+        }
+    }
+    if shown.json {
+        return verify_json(input, &checked);
+    }
     let mut out = std::io::stdout().lock();
     for change in &checked.changes {
         writeln!(out, "{change}").context("writing to stdout")?;
@@ -384,6 +491,62 @@ pub fn verify(
     )
     .context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `verify --recursive --json`: one object per file on stdout, in the tree's order
+/// (`verified`, or the difference: `missing`, `renamed` with `now_at`, `changed` with `error`,
+/// and `added` for what the manifest does not list, by its stored path), then the summary
+/// object; exit 0, or 1 when the tree is not intact (also said on stderr).
+fn verify_json(input: &Path, checked: &tree::Checked) -> Result<ExitCode> {
+    let mut lines: Vec<(&[u8], serde_json::Value)> = checked
+        .verified
+        .iter()
+        .map(|path| {
+            let shown = tree::path::shown(path);
+            (
+                &path[..],
+                serde_json::json!({ "path": shown, "result": "verified" }),
+            )
+        })
+        .collect();
+    for change in &checked.changes {
+        let mut line = serde_json::json!({
+            "path": tree::path::shown(change.path()),
+            "result": change.name(),
+        });
+        match change {
+            tree::Change::Renamed { now_at, .. } => {
+                line["now_at"] = tree::path::shown(now_at).into();
+            }
+            tree::Change::Changed { why, .. } => {
+                line["error"] = why.to_string().replace('\n', " ").into();
+            }
+            _ => {}
+        }
+        lines.push((change.path(), line));
+    }
+    lines.sort_by(|a, b| a.0.cmp(b.0));
+    for (_, line) in &lines {
+        json_line(line);
+    }
+    let why = checked.why_not_intact();
+    json_line(&serde_json::json!({ "summary": {
+        "operation": "verify",
+        "files": checked.files,
+        "bytes": checked.bytes,
+        "differences": checked.changes.len(),
+        "complete": checked.manifest.complete,
+        "intact": why.is_none(),
+        "signer": checked.signer.as_ref().map(|s| s.key.fingerprint().to_string()),
+        "signer_checked": checked.signer.as_ref().is_some_and(|s| s.required),
+    }}));
+    match why {
+        Some(why) => {
+            say!("paracrypt: error: {}: {why}", input.display());
+            Ok(ExitCode::from(1))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// `info --recursive`: the manifest of the encrypted tree at `input`, decrypted and checked,

@@ -37,6 +37,7 @@ mod tree;
 mod tree_check;
 mod tree_distributed;
 mod tree_rekey;
+mod tree_report;
 mod tree_sign;
 mod tree_trust;
 mod tree_update;

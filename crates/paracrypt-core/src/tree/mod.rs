@@ -216,6 +216,123 @@ pub struct Options {
     pub min_generation: Option<u64>,
     /// Told of temporary files and commits.
     pub guard: Arc<dyn Guard>,
+    /// Do everything a run does before it writes (walk the tree, open the previous manifest
+    /// of an update or the tree to decrypt or rekey with the caller's secret, with every
+    /// check the run makes, compare the files) and report what it would do, writing nothing:
+    /// no output directory, no state record, no temporary file. The [`Summary`] and the
+    /// [`Options::on_file`] events are those of the run (an encryption's files counted as
+    /// encrypted, and so on); an encryption or a rekey into an output plugged in (a prefix)
+    /// is refused.
+    pub dry_run: bool,
+    /// Told of each file of the tree once the run knows what became of it ([`FileEvent`]), in
+    /// the tree's order, on the thread that finishes the run (never on a worker's: the
+    /// events come from the step that writes the manifest, which every driver runs once: a
+    /// local run, a prefix's, rank 0 of an MPI run, a Dask client).
+    pub on_file: Option<OnFile>,
+}
+
+/// What [`Options::on_file`] is: called once per file, from one thread at a time.
+pub type OnFile = Arc<dyn Fn(&FileEvent<'_>) + Send + Sync>;
+
+/// What a tree run did to one file (or, with [`Options::dry_run`], would do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// An encryption wrote its encrypted file.
+    Encrypted,
+    /// An update kept its encrypted file (the file is unchanged since the previous manifest).
+    Unchanged,
+    /// An update removed its encrypted file (the file is gone from the tree).
+    Removed,
+    /// A decryption wrote it.
+    Decrypted,
+    /// A rekey wrote its new encrypted file.
+    Rekeyed,
+    /// It failed (the failure is in [`Summary::failures`], naming it).
+    Failed,
+}
+
+impl Action {
+    /// The word front ends show for it, a stable name (`encrypted`, `unchanged`, `removed`,
+    /// `decrypted`, `rekeyed`, `failed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Encrypted => "encrypted",
+            Action::Unchanged => "unchanged",
+            Action::Removed => "removed",
+            Action::Decrypted => "decrypted",
+            Action::Rekeyed => "rekeyed",
+            Action::Failed => "failed",
+        }
+    }
+
+    /// What a dry run says it would do (`encrypt`, `keep`, `remove`, `decrypt`, `rekey`,
+    /// `fail`).
+    pub fn verb(self) -> &'static str {
+        match self {
+            Action::Encrypted => "encrypt",
+            Action::Unchanged => "keep",
+            Action::Removed => "remove",
+            Action::Decrypted => "decrypt",
+            Action::Rekeyed => "rekey",
+            Action::Failed => "fail",
+        }
+    }
+}
+
+/// One file of a tree run, as [`Options::on_file`] is told of it.
+#[derive(Clone, Copy, Debug)]
+pub struct FileEvent<'a> {
+    /// Its path in the tree (shown with [`path::shown`]).
+    pub path: &'a [u8],
+    /// What was done to it.
+    pub action: Action,
+    /// Why it failed ([`Action::Failed`]; the error in [`Summary::failures`] that names it).
+    pub error: Option<&'a Error>,
+}
+
+impl FileEvent<'_> {
+    /// Why it failed, without its path (which [`FileEvent::path`] says), on one line.
+    pub fn why(&self) -> Option<String> {
+        self.error.map(|error| {
+            match error {
+                Error::InTree { source, .. } => source.to_string(),
+                other => other.to_string(),
+            }
+            .replace('\n', " ")
+        })
+    }
+}
+
+/// The refusal of a dry run whose output is plugged in (a prefix): the same words from every
+/// front end.
+fn dry_run_refused() -> Error {
+    Error::Request(
+        "a dry run writes nothing, and reports on a local output directory: an output in \
+         object storage cannot be dry run"
+            .into(),
+    )
+}
+
+/// Tells `on_file`, if any, that `action` was done to `path`.
+fn tell(on_file: Option<&OnFile>, path: &[u8], action: Action) {
+    if let Some(on_file) = on_file {
+        on_file(&FileEvent {
+            path,
+            action,
+            error: None,
+        });
+    }
+}
+
+/// Tells `on_file`, if any, that `path` failed with `error`.
+fn tell_failed(on_file: Option<&OnFile>, path: &[u8], error: &Error) {
+    if let Some(on_file) = on_file {
+        on_file(&FileEvent {
+            path,
+            action: Action::Failed,
+            error: Some(error),
+        });
+    }
 }
 
 impl Default for Options {
@@ -231,6 +348,8 @@ impl Default for Options {
             state: state::default_dir(),
             min_generation: None,
             guard: Arc::new(NoGuard),
+            dry_run: false,
+            on_file: None,
         }
     }
 }
@@ -245,6 +364,7 @@ impl std::fmt::Debug for Options {
             .field("checksum", &self.checksum)
             .field("state", &self.state)
             .field("min_generation", &self.min_generation)
+            .field("dry_run", &self.dry_run)
             .finish_non_exhaustive()
     }
 }
@@ -326,5 +446,175 @@ fn in_tree(path: &[u8], error: Error) -> Error {
             path: path::shown(path),
             source: Box::new(source),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::recipe::Runner;
+    use crate::request::{Key, Request, Sealing, Secret};
+
+    /// What [`Options::on_file`] was told: `(result, path)` each.
+    type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
+    /// Options that collect each file told to [`Options::on_file`] as `(result, path)`.
+    fn collecting(options: Options) -> (Options, Seen) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let into = Arc::clone(&seen);
+        let on_file: OnFile = Arc::new(move |event: &FileEvent<'_>| {
+            let mut seen = into.lock().unwrap();
+            seen.push((event.action.name().to_owned(), path::shown(event.path)));
+        });
+        let options = Options {
+            on_file: Some(on_file),
+            ..options
+        };
+        (options, seen)
+    }
+
+    /// Every file under `root`, with its bytes, and every directory.
+    fn everything(root: &Path) -> Vec<(std::path::PathBuf, Option<Vec<u8>>)> {
+        let mut found = Vec::new();
+        let mut todo = vec![root.to_path_buf()];
+        while let Some(dir) = todo.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    found.push((path.clone(), None));
+                    todo.push(path);
+                } else {
+                    found.push((path.clone(), Some(std::fs::read(&path).unwrap())));
+                }
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// A dry run tells the events the run then tells, in the same order, and writes nothing
+    /// (no output, no state record); a run tells each file's outcome: a first run, an update
+    /// that changes, removes and keeps a file, a decryption.
+    #[test]
+    fn a_dry_run_tells_what_the_run_then_does_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let plain = d.join("plain");
+        std::fs::create_dir_all(plain.join("a")).unwrap();
+        std::fs::write(plain.join("a/b.txt"), b"one").unwrap();
+        std::fs::write(plain.join("c.txt"), b"two").unwrap();
+        std::fs::write(plain.join("old.txt"), b"three").unwrap();
+        let (sealed, back) = (d.join("sealed"), d.join("back"));
+        let runner = Runner::new();
+        let secret = Secret::Key(Key::generate());
+        let seal = Request::encrypt(secret.clone(), Sealing::default()).unwrap();
+        let open = Request::decrypt(secret, None).unwrap();
+        let base = Options {
+            state: Some(d.join("state")),
+            ..Options::default()
+        };
+        let dry = Options {
+            dry_run: true,
+            ..base.clone()
+        };
+        // Runs `run` dry, then for real: both tell the same files; the dry run wrote nothing.
+        let twice = |run: &dyn Fn(&Options) -> crate::error::Result<Summary>, options: &Options| {
+            let before = everything(d);
+            let (dry, seen_dry) = collecting(Options {
+                dry_run: true,
+                ..options.clone()
+            });
+            let would = run(&dry).unwrap();
+            assert_eq!(everything(d), before);
+            let (real, seen) = collecting(options.clone());
+            let did = run(&real).unwrap();
+            assert!(did.is_complete() && would.is_complete());
+            assert_eq!(
+                (would.files, would.bytes, would.unchanged, would.removed),
+                (did.files, did.bytes, did.unchanged, did.removed)
+            );
+            let seen = seen.lock().unwrap().clone();
+            assert_eq!(*seen_dry.lock().unwrap(), seen);
+            seen
+        };
+        let pairs = |items: &[(&str, &str)]| -> Vec<(String, String)> {
+            items
+                .iter()
+                .map(|(r, p)| (r.to_string(), p.to_string()))
+                .collect()
+        };
+
+        let encrypt = |o: &Options| super::encrypt(&runner, &seal, &plain, &sealed, o);
+        assert_eq!(
+            twice(&encrypt, &base),
+            pairs(&[
+                ("encrypted", "a/b.txt"),
+                ("encrypted", "c.txt"),
+                ("encrypted", "old.txt")
+            ])
+        );
+        std::fs::write(plain.join("c.txt"), b"two, changed").unwrap();
+        std::fs::remove_file(plain.join("old.txt")).unwrap();
+        let update = Options {
+            update: true,
+            ..base.clone()
+        };
+        assert_eq!(
+            twice(&encrypt, &update),
+            pairs(&[
+                ("unchanged", "a/b.txt"),
+                ("encrypted", "c.txt"),
+                ("removed", "old.txt")
+            ])
+        );
+        let decrypt = |o: &Options| super::decrypt(&runner, &open, &sealed, &back, o);
+        assert_eq!(
+            twice(&decrypt, &base),
+            pairs(&[("decrypted", "a/b.txt"), ("decrypted", "c.txt")])
+        );
+
+        // The plan's steps, as other drivers run them: no task, nothing sealed.
+        let plan = super::plan(&runner, &seal, &plain, &d.join("planned"), &dry).unwrap();
+        assert!(plan.tasks(4).is_empty());
+        let sealed = Sealed::new(&plan);
+        let summary = plan.finish(&runner, sealed);
+        assert_eq!(summary.files, 2);
+        assert!(!d.join("planned").exists());
+    }
+
+    /// A dry run reads the state record without making it: no directory, no host key.
+    #[test]
+    fn a_dry_run_makes_no_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let read = state::Record::read(&state, "/out").unwrap();
+        assert!(read.newest().is_none());
+        assert!(!state.exists());
+    }
+
+    /// An output plugged in (a prefix) cannot be dry run: refused by the checks a front end
+    /// makes before any secret is asked for, a usage error.
+    #[test]
+    fn a_dry_run_into_an_output_plugged_in_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let dry = Options {
+            dry_run: true,
+            ..Options::default()
+        };
+        let (here, prefix) = ((dir.path(), false), (Path::new("s3://b/p/"), true));
+        for encrypting in [true, false] {
+            let error = check_in_store(encrypting, here, prefix, &dry).unwrap_err();
+            assert_eq!(error.kind(), crate::error::ErrorKind::Usage);
+            assert!(error.to_string().contains("cannot be dry run"), "{error}");
+            // Into a local directory, it is the run's own checks.
+            check_in_store(encrypting, prefix, (&dir.path().join("new"), false), &dry).unwrap();
+        }
+        let input = LocalInput {
+            root: dir.path().to_path_buf(),
+        };
+        let error = check_rekey_from(&input, None, &dry).unwrap_err();
+        assert!(error.to_string().contains("cannot be dry run"), "{error}");
     }
 }

@@ -17,7 +17,7 @@ use super::out::{Dest, Out};
 use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
 use super::task::{OpenTask, OpenTaskFile, Outcome, TaskResult};
-use super::{MANIFEST, Options, Summary, in_tree};
+use super::{Action, MANIFEST, OnFile, Options, Summary, in_tree, tell, tell_failed};
 use crate::engine::Job;
 use crate::error::{Error, Result};
 use crate::provider::Provider;
@@ -369,7 +369,13 @@ fn open_plan_out(
     let local_input = input.local().map(Path::to_path_buf);
     // The output checked (and made): a local directory against a local input, which it must
     // not be inside of; an output plugged in by its own rules.
-    let prepare = |out: &Out| out.prepare(local_input.as_deref(), options.force);
+    // A dry run makes nothing.
+    let prepare = |out: &Out| match options.dry_run {
+        true => out
+            .check(local_input.as_deref(), options.force)
+            .map(|()| false),
+        false => out.prepare(local_input.as_deref(), options.force),
+    };
     let mut prepared = None;
     if request.uses_plugins() {
         // One plugin session for the manifest and every file (a hardware key's PIN typed
@@ -406,7 +412,7 @@ fn open_plan_out(
     };
     let mut made = Vec::new();
     for entry in manifest.entries.iter().skip(1) {
-        if entry.kind == EntryKind::Dir {
+        if entry.kind == EntryKind::Dir && !options.dry_run {
             match out.get().mkdir(&entry.path) {
                 Ok(true) => made.push(entry.path.clone()),
                 Ok(false) => {}
@@ -431,6 +437,8 @@ fn open_plan_out(
         created_root,
         provider: runner.chosen_provider(),
         files,
+        dry_run: options.dry_run,
+        on_file: options.on_file.clone(),
     })
 }
 
@@ -447,6 +455,10 @@ pub struct OpenPlan {
     created_root: bool,
     provider: Provider,
     files: usize,
+    /// [`Options::dry_run`]: no file is opened, nothing written.
+    dry_run: bool,
+    /// Told of each file as [`OpenPlan::finish`] lists it.
+    on_file: Option<OnFile>,
 }
 
 impl std::fmt::Debug for OpenPlan {
@@ -456,6 +468,9 @@ impl std::fmt::Debug for OpenPlan {
             .finish_non_exhaustive()
     }
 }
+
+/// Failures, each with the path of its file in the tree.
+pub(crate) type PathFailures = Vec<(Vec<u8>, Error)>;
 
 /// What step 2 of a decryption did: which files are done, and the failures.
 #[derive(Debug)]
@@ -527,6 +542,9 @@ impl OpenPlan {
 
     /// Step 2 in this process: every file on the one schedule in the caller's pool.
     pub fn open_here(&self, runner: &Runner) -> Opened {
+        if self.dry_run {
+            return Opened::new(self);
+        }
         let work = Open::new(
             runner,
             &self.files_request,
@@ -547,6 +565,9 @@ impl OpenPlan {
     /// cuts a tree's encryption: consecutive small files together, a large file alone, and at
     /// least `at_least` tasks when there are as many files.
     pub fn tasks(&self, at_least: usize) -> Vec<Range<usize>> {
+        if self.dry_run {
+            return Vec::new();
+        }
         let lens: Vec<u64> = manifest_files(&self.manifest)
             .map(|f| f.entry.size)
             .collect();
@@ -647,11 +668,22 @@ impl OpenPlan {
     /// failed is in [`Summary::failures`], in the tree's order.
     pub fn finish(self, opened: Opened) -> Summary {
         let Opened {
-            done,
+            mut done,
             mut failures,
             not_started,
         } = opened;
+        if self.dry_run {
+            // What would be done: every file.
+            done = vec![true; self.files];
+        }
         failures.sort_by_key(|(at, _)| *at);
+        for (at, (file, done)) in manifest_files(&self.manifest).zip(&done).enumerate() {
+            if *done {
+                tell(self.on_file.as_ref(), file.path, Action::Decrypted);
+            } else if let Ok(i) = failures.binary_search_by_key(&at, |(at, _)| *at) {
+                tell_failed(self.on_file.as_ref(), file.path, &failures[i].1);
+            }
+        }
         let mut summary = Summary {
             failures: failures.into_iter().map(|(_, e)| e).collect(),
             not_started,
@@ -664,6 +696,9 @@ impl OpenPlan {
                 summary.files += 1;
                 summary.bytes += file.entry.size;
             }
+        }
+        if self.dry_run {
+            return summary;
         }
         let out = self.out.get();
         if summary.files == 0 && (!summary.failures.is_empty() || summary.not_started > 0) {
@@ -911,19 +946,19 @@ impl<'a> Open<'a> {
             .collect()
     }
 
-    /// What a check into nothing found: the files found as listed, their bytes, and each
-    /// failure with the path of its file, in the tree's order.
-    pub(crate) fn checked(self) -> (u64, u64, Vec<(Vec<u8>, Error)>) {
+    /// What a check into nothing found: the paths of the files found as listed, their bytes,
+    /// and each failure with the path of its file, in the tree's order.
+    pub(crate) fn checked(self) -> (Vec<Vec<u8>>, u64, PathFailures) {
         let done = self.done.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut failures = self
             .failures
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
         failures.sort_by_key(|(at, _)| *at);
-        let (mut files, mut bytes) = (0, 0);
+        let (mut files, mut bytes) = (Vec::new(), 0);
         for (file, done) in self.files.iter().zip(done) {
             if done {
-                files += 1;
+                files.push(file.path.to_vec());
                 bytes += file.entry.size;
             }
         }

@@ -70,6 +70,16 @@ impl Out {
         }
     }
 
+    /// What [`Out::prepare`] checks, making nothing: a dry run's
+    /// ([`Options::dry_run`](super::Options::dry_run)). An output plugged in is refused (its
+    /// checks may write).
+    pub fn check(&self, input: Option<&Path>, force: bool) -> crate::error::Result<()> {
+        match self {
+            Out::Local(dest) => super::seal::check_paths(input, &dest.root, force),
+            Out::Other(_) => Err(super::dry_run_refused()),
+        }
+    }
+
     /// Checks the output before anything is written, and makes it if need be (see
     /// [`TreeOutput::prepare`]): a local directory against the local tree `input` it must not
     /// be inside of (or alone, for a tree read from elsewhere), an output plugged in by its own

@@ -44,7 +44,7 @@ use super::path::shown;
 use super::schedule::{self, FileWork, Planned};
 use super::seal::{local_out, now, write_manifest};
 use super::walk::join;
-use super::{MANIFEST, Options, Summary, in_tree};
+use super::{Action, MANIFEST, Options, Summary, in_tree, tell, tell_failed};
 use crate::buffer::with_scratch;
 use crate::error::{Error, Result};
 use crate::recipe::Runner;
@@ -87,8 +87,10 @@ pub fn check_rekey_from(
     options: &Options,
 ) -> Result<()> {
     rekey_options(options)?;
-    if let Some(output) = output {
-        super::seal::check_dest(output, options)?;
+    match output {
+        Some(output) => super::seal::check_dest(output, options)?,
+        None if options.dry_run => return Err(super::dry_run_refused()),
+        None => {}
     }
     keyed_by_file(input)
 }
@@ -198,6 +200,9 @@ pub fn rekey_to(
     options: &Options,
 ) -> Result<Summary> {
     check_rekey_from(input, None, options)?;
+    if options.dry_run {
+        return Err(super::dry_run_refused());
+    }
     rekey_out(runner, open, to, input, &Out::Other(output), options)
 }
 
@@ -222,6 +227,21 @@ fn rekey_out(
     // The first pass: nothing is written before the tree is known to be as listed.
     let payloads = check_stored(&old, input, &files).map_err(Error::TreeDiffers)?;
     let left_behind = super::verify::unlisted_once(input, &old)?;
+    if options.dry_run {
+        // What would be done, writing nothing: every file rekeyed.
+        out.check(input.local(), options.force)?;
+        let mut summary = Summary {
+            left_behind,
+            manifest_complete: old.complete,
+            ..Summary::default()
+        };
+        for (_, path, file) in &files {
+            summary.files += 1;
+            summary.bytes += file.size;
+            tell(options.on_file.as_ref(), path, Action::Rekeyed);
+        }
+        return Ok(summary);
+    }
     let created_root = out.prepare(input.local(), options.force)?;
     let made = match make_dirs(out.get(), &old) {
         Ok(made) => made,
@@ -243,8 +263,18 @@ fn rekey_out(
     };
     let ran = schedule::run(&work, &work.planned());
     let (done, failures) = work.into_done();
+    for (at, (entry, new)) in old.entries.iter().zip(&done).enumerate() {
+        match new {
+            Some(_) => tell(options.on_file.as_ref(), &entry.path, Action::Rekeyed),
+            None => {
+                if let Ok(i) = failures.binary_search_by_key(&at, |(at, _)| *at) {
+                    tell_failed(options.on_file.as_ref(), &entry.path, &failures[i].1);
+                }
+            }
+        }
+    }
     let mut summary = Summary {
-        failures,
+        failures: failures.into_iter().map(|(_, e)| e).collect(),
         not_started: ran.not_started,
         left_behind,
         ..Summary::default()
@@ -594,8 +624,8 @@ impl<'a> Rekey<'a> {
     }
 
     /// Each entry's new file entry (by the manifest's entries; `None` for what is not a file
-    /// or failed), and the failures in the tree's order.
-    fn into_done(self) -> (Vec<Option<FileEntry>>, Vec<Error>) {
+    /// or failed), and the failures in the tree's order, each with its entry's index.
+    fn into_done(self) -> (Vec<Option<FileEntry>>, Vec<(usize, Error)>) {
         let mut by_entry = vec![None; self.manifest.entries.len()];
         for ((at, _, _), done) in self.files.iter().zip(self.done) {
             by_entry[*at] = done.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -605,7 +635,11 @@ impl<'a> Rekey<'a> {
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
         failures.sort_by_key(|(at, _)| *at);
-        (by_entry, failures.into_iter().map(|(_, e)| e).collect())
+        let failures = failures
+            .into_iter()
+            .map(|(at, e)| (self.files[at].0, e))
+            .collect();
+        (by_entry, failures)
     }
 
     /// A file found other than the first pass found it: changed since (not a refusal of the

@@ -1,6 +1,7 @@
 //! Encrypting a tree: the walk, the output's directories, every file on the one schedule, and
 //! the manifest last.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::{BufReader, Write};
 use std::ops::Range;
@@ -27,7 +28,7 @@ use super::state::{Record, Written};
 use super::task::{Outcome, Task, TaskFile, TaskResult};
 use super::update::{Candidate, Checking, Checks, Encrypted};
 use super::walk::{Found, Walk, Walked, join, stored_over_dir};
-use super::{MANIFEST, Options, Summary, in_tree};
+use super::{Action, MANIFEST, OnFile, Options, Summary, in_tree, tell, tell_failed};
 use crate::engine::io::PositionalReader;
 use crate::engine::{InputId, Job, Source};
 use crate::error::{Error, Result};
@@ -135,6 +136,9 @@ fn prepare_out(
         ));
     };
     options_valid(options)?;
+    if options.dry_run && matches!(out, Out::Other(_)) {
+        return Err(super::dry_run_refused());
+    }
     if salt.is_some() {
         return Err(Error::Request(
             "a fixed salt would seal every file of a tree under one keystream: a tree draws a \
@@ -151,7 +155,11 @@ fn prepare_out(
     let record = options
         .state
         .as_deref()
-        .map(|dir| Record::open(dir, &out.get().location()))
+        .map(|dir| match options.dry_run {
+            // A dry run makes no state directory and no host key.
+            true => Record::read(dir, &out.get().location()),
+            false => Record::open(dir, &out.get().location()),
+        })
         .transpose()?;
     // `--update`: the manifest's file at the output as stored (a local directory, or what the
     // output gives to read it), when it has one.
@@ -559,12 +567,14 @@ impl Prepared {
         }
         let (input, options) = (input.as_path(), &options);
         let walked = walk.entries;
+        let replace = options.force || options.update;
         let created_root = match (&plain, &out) {
+            // A dry run makes nothing.
+            (Some(_), _) if options.dry_run => out.check(None, replace).map(|()| false)?,
+            (None, _) if options.dry_run => out.check(Some(input), replace).map(|()| false)?,
             // No local input for the output to be inside of.
-            (Some(_), Out::Local(dest)) => {
-                check_output_remote(&dest.root, options.force || options.update)?
-            }
-            _ => out.get().prepare(input, options.force || options.update)?,
+            (Some(_), Out::Local(dest)) => check_output_remote(&dest.root, replace)?,
+            _ => out.get().prepare(input, replace)?,
         };
         let mut manifest = Manifest::new(tree_format, keying, options.hide_names);
         if let Some(previous) = &previous {
@@ -600,6 +610,7 @@ impl Prepared {
             )));
         }
         let made = match make_dirs(out.get(), &walked, &manifest) {
+            _ if options.dry_run => Vec::new(),
             Ok(made) => made,
             Err(e) => {
                 out.get().remove_made(&[], created_root);
@@ -667,6 +678,8 @@ impl Prepared {
             made,
             created_root,
             record: Mutex::new(record),
+            dry_run: options.dry_run,
+            on_file: options.on_file.clone(),
         })
     }
 }
@@ -703,6 +716,10 @@ pub struct Plan {
     /// What this host records of the tree at the output, as each manifest is written
     /// ([`Plan::write_manifest`]).
     record: Mutex<Option<Record>>,
+    /// [`Options::dry_run`]: no file is sealed, nothing written.
+    dry_run: bool,
+    /// Told of each file as [`Plan::finish`] lists it.
+    on_file: Option<OnFile>,
 }
 
 impl std::fmt::Debug for Plan {
@@ -811,6 +828,9 @@ impl Plan {
     /// each file's header drawn as it is opened, an incomplete manifest written now and then
     /// (a checkpoint, from which `--update` goes on after an interrupt).
     pub fn seal_here(&self, runner: &Runner) -> Sealed {
+        if self.dry_run {
+            return Sealed::new(self);
+        }
         let files: Vec<&Walked> = self.files.iter().map(|&at| &self.walked[at]).collect();
         let checkpoint = Checkpoint {
             plan: self,
@@ -862,6 +882,10 @@ impl Plan {
     /// halved, so that a tree of a few hundred small files still reaches every worker. Each task's files then run on its process's
     /// schedule (a large file's chunks on every thread of it).
     pub fn tasks(&self, at_least: usize) -> Vec<Range<usize>> {
+        if self.dry_run {
+            // Nothing to seal: [`Plan::finish`] says what would be.
+            return Vec::new();
+        }
         let lens: Vec<u64> = self
             .files
             .iter()
@@ -953,6 +977,9 @@ impl Plan {
     /// are removed and no manifest is written. What failed is in [`Summary::failures`], in the
     /// tree's order.
     pub fn finish(mut self, runner: &Runner, sealed: Sealed) -> Summary {
+        if self.dry_run {
+            return self.dry_summary();
+        }
         let Sealed {
             done,
             mut failures,
@@ -961,6 +988,27 @@ impl Plan {
         } = sealed;
         failures.sort_by_key(|(at, _)| *at);
         let listed = self.listing(&|file| done[file].clone());
+        if let Some(on_file) = &self.on_file {
+            let mut planned = 0;
+            for (w, kept) in self.walked.iter().zip(&self.kept) {
+                match (&w.found, kept) {
+                    (Found::File { .. }, Some(_)) => {
+                        tell(Some(on_file), &w.path, Action::Unchanged)
+                    }
+                    (Found::File { .. }, None) => {
+                        let file = planned;
+                        planned += 1;
+                        if done[file].is_some() {
+                            tell(Some(on_file), &w.path, Action::Encrypted);
+                        } else if let Ok(at) = failures.binary_search_by_key(&file, |(at, _)| *at) {
+                            tell_failed(Some(on_file), &w.path, &failures[at].1);
+                        }
+                        // Not started: the summary counts it.
+                    }
+                    _ => {}
+                }
+            }
+        }
         let mut summary = Summary {
             failures: failures.into_iter().map(|(_, e)| e).collect(),
             not_started,
@@ -989,7 +1037,8 @@ impl Plan {
         // previous manifest stands and the next update finishes a run stopped at any point. A
         // file that cannot be removed keeps the previous manifest (the next update removes it).
         if let (Some(previous), None) = (&self.previous, self.out.local()) {
-            let (removed, failed) = remove_gone_files(self.out.get(), previous, &manifest);
+            let (removed, failed) =
+                remove_gone_files(self.out.get(), previous, &manifest, self.on_file.as_ref());
             summary.removed = removed;
             if !failed.is_empty() {
                 summary.failures.extend(failed);
@@ -1006,7 +1055,8 @@ impl Plan {
         summary.manifest_complete = manifest.complete;
         if let (Some(previous), Some(dest)) = (&self.previous, self.out.local()) {
             let refused;
-            (summary.removed, refused) = remove_gone(dest, previous, &manifest);
+            (summary.removed, refused) =
+                remove_gone(dest, previous, &manifest, self.on_file.as_ref());
             summary.failures.extend(refused);
         }
         if !manifest.hides_names()
@@ -1017,8 +1067,44 @@ impl Plan {
         summary
     }
 
-    /// The entries of the tree as far as it is done: every directory and link, the files kept,
-    /// and the planned files that `done` (by planned file) says are sealed.
+    /// What a dry run would do: every file to seal counted as encrypted, every file kept as
+    /// unchanged, and (an update) every file of the previous manifest gone from the tree as
+    /// removed, each told to [`Options::on_file`] in the order [`Plan::finish`] tells them.
+    fn dry_summary(&self) -> Summary {
+        let mut summary = Summary {
+            manifest_complete: true,
+            ..Summary::default()
+        };
+        let on_file = self.on_file.as_ref();
+        for (w, kept) in self.walked.iter().zip(&self.kept) {
+            if let Found::File { len, .. } = w.found {
+                if kept.is_some() {
+                    summary.unchanged += 1;
+                    tell(on_file, &w.path, Action::Unchanged);
+                } else {
+                    summary.files += 1;
+                    summary.bytes += len;
+                    tell(on_file, &w.path, Action::Encrypted);
+                }
+            }
+        }
+        if let Some(previous) = &self.previous {
+            let now: HashSet<&[u8]> = self
+                .walked
+                .iter()
+                .filter(|w| matches!(w.found, Found::File { .. }))
+                .map(|w| &w.path[..])
+                .collect();
+            for (entry, _) in previous.files() {
+                if !now.contains(&entry.path[..]) {
+                    summary.removed += 1;
+                    tell(on_file, &entry.path, Action::Removed);
+                }
+            }
+        }
+        summary
+    }
+
     /// The previous manifest's entry of `path` when it is a file (`--update`).
     fn previous_file(&self, path: &[u8]) -> Option<&Entry> {
         let entry = self.previous.as_ref()?.entry(path)?;
@@ -1227,6 +1313,9 @@ pub fn check_in_store(
     options: &Options,
 ) -> Result<()> {
     options_valid(options)?;
+    if options.dry_run && output_in_store {
+        return Err(super::dry_run_refused());
+    }
     if (encrypting && input_in_store) || (!encrypting && output_in_store) {
         // The prefix is checked by its own rules (listed, or `TreeOutput::prepare`).
         return Ok(());
@@ -1307,6 +1396,12 @@ fn make_output(input: Option<&Path>, output: &Path, force: bool) -> Result<bool>
         .create(output)
         .map_err(|e| Error::io(format!("cannot create {}", output.display()), e))?;
     Ok(true)
+}
+
+/// The checks of [`check`] (a local input, or none for a tree read from elsewhere), making
+/// nothing: a dry run's.
+pub(crate) fn check_paths(input: Option<&Path>, output: &Path, force: bool) -> Result<()> {
+    paths(input, output, force).map(drop)
 }
 
 /// The checks of [`check`]; returns whether the output exists.
@@ -1705,11 +1800,16 @@ fn candidate<'m>(
 /// files gone from the tree (or no longer files), then its directories gone, deepest first
 /// (those that are not empty stay). Returns the files removed, and a failure for each removal
 /// refused because a directory on its way is a symbolic link.
-fn remove_gone(dest: &Dest, previous: &Manifest, now: &Manifest) -> (u64, Vec<Error>) {
+fn remove_gone(
+    dest: &Dest,
+    previous: &Manifest,
+    now: &Manifest,
+    on_file: Option<&OnFile>,
+) -> (u64, Vec<Error>) {
     // Locally the new manifest is written: a file left behind is only reported by `verify`.
     // A link in place of one of the tree's directories is not left behind but put there, by
     // someone other than the run: that is reported.
-    let (removed, failed) = remove_gone_files(dest, previous, now);
+    let (removed, failed) = remove_gone_files(dest, previous, now, on_file);
     let mut refused: Vec<Error> = failed
         .into_iter()
         .filter(|e| matches!(e, Error::Io { source, .. } if ThroughLink::is(source)))
@@ -1732,28 +1832,33 @@ fn remove_gone(dest: &Dest, previous: &Manifest, now: &Manifest) -> (u64, Vec<Er
 
 /// The encrypted files the previous manifest listed that the new one does not (files gone from
 /// the tree, or no longer files), removed from `dest`. Returns how many there were, and a
-/// failure for each that could not be removed, naming it.
+/// failure for each that could not be removed, naming it. Each removed is told to `on_file`
+/// by its path in the tree.
 fn remove_gone_files(
     dest: &dyn TreeOutput,
     previous: &Manifest,
     now: &Manifest,
+    on_file: Option<&OnFile>,
 ) -> (u64, Vec<Error>) {
-    let gone: Vec<Vec<u8>> = previous
+    let gone: Vec<(&[u8], Vec<u8>)> = previous
         .files()
-        .map(|(entry, _)| (entry, previous.stored(&entry.path)))
-        .filter(|(entry, stored)| {
-            !(matches!(now.entry(&entry.path), Some(e) if matches!(e.kind, EntryKind::File(_)))
-                && now.stored(&entry.path) == *stored)
+        .map(|(entry, _)| (&entry.path[..], previous.stored(&entry.path)))
+        .filter(|(path, stored)| {
+            !(matches!(now.entry(path), Some(e) if matches!(e.kind, EntryKind::File(_)))
+                && now.stored(path) == *stored)
         })
-        .map(|(_, stored)| stored)
         .collect();
     // Each removal a request where the output is a store: in parallel, as the files are.
-    let results: Vec<std::io::Result<bool>> = gone.par_iter().map(|rel| dest.remove(rel)).collect();
+    let results: Vec<std::io::Result<bool>> =
+        gone.par_iter().map(|(_, rel)| dest.remove(rel)).collect();
     let mut removed = 0;
     let mut failed = Vec::new();
-    for (rel, result) in gone.iter().zip(results) {
+    for ((path, rel), result) in gone.iter().zip(results) {
         match result {
-            Ok(true) => removed += 1,
+            Ok(true) => {
+                removed += 1;
+                tell(on_file, path, Action::Removed);
+            }
             Ok(false) => {}
             Err(e) => failed.push(Error::io(format!("cannot remove {}", dest.shown(rel)), e)),
         }

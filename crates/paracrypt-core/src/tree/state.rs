@@ -112,15 +112,34 @@ impl Record {
     /// there is one (refused when it was altered, or is another output's), empty otherwise.
     /// Makes the directory and the host's key when missing.
     pub fn open(dir: &Path, location: &str) -> Result<Record> {
+        Record::open_with(dir, location, true)
+    }
+
+    /// [`Record::open`] making nothing (a dry run): with no host key yet, the record is empty
+    /// (as [`Record::open`] finds it); it is never written.
+    pub fn read(dir: &Path, location: &str) -> Result<Record> {
+        Record::open_with(dir, location, false)
+    }
+
+    fn open_with(dir: &Path, location: &str, make: bool) -> Result<Record> {
         let failed = |what: &str, e: io::Error| {
             Error::io(format!("{what} {} (the tree state)", dir.display()), e)
         };
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir.join(TREES))
-            .map_err(|e| failed("cannot make", e))?;
-        let key = host_key(dir).map_err(|e| failed("cannot read the host key of", e))?;
+        if make {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir.join(TREES))
+                .map_err(|e| failed("cannot make", e))?;
+        }
+        let key = match make {
+            true => host_key(dir),
+            false => match read_no_follow(&dir.join(HOST_KEY), 64) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Zeroizing::new([0; 32])),
+                _ => host_key_read(dir),
+            },
+        }
+        .map_err(|e| failed("cannot read the host key of", e))?;
         let name = blake3::derive_key("paracrypt tree state name v1", location.as_bytes());
         let path = dir.join(TREES).join(hex::encode(&name[..16]));
         let mut record = Record {
@@ -225,6 +244,15 @@ impl Record {
         write_new(&self.path, &body)
             .map_err(|e| Error::io(format!("cannot write {}", self.path.display()), e))
     }
+}
+
+/// The host's key under `dir`, which exists.
+fn host_key_read(dir: &Path) -> io::Result<Zeroizing<[u8; 32]>> {
+    let path = dir.join(HOST_KEY);
+    let bytes = read_no_follow(&path, 64)?;
+    <[u8; 32]>::try_from(&bytes[..])
+        .map(Zeroizing::new)
+        .map_err(|_| io::Error::other(format!("{} is not 32 bytes", path.display())))
 }
 
 /// The host's key under `dir`: read, or drawn and written when there is none (linked into

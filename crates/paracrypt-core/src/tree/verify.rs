@@ -52,6 +52,22 @@ pub enum Change {
 }
 
 impl Change {
+    /// Its stable name, as front ends write it in JSON (`docs/guide/trees.md`): `added`,
+    /// `missing` (a file whose encrypted file is missing), `renamed` or `changed`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Change::Added(_) => "added",
+            Change::Removed(_) => "missing",
+            Change::Renamed { .. } => "renamed",
+            Change::Changed { .. } => "changed",
+        }
+    }
+
+    /// The path it is about: the tree's path, or the stored path for an addition.
+    pub fn path(&self) -> &[u8] {
+        self.key()
+    }
+
     /// The path the change is sorted by: the tree's path, or the stored path for an addition.
     fn key(&self) -> &[u8] {
         match self {
@@ -104,6 +120,8 @@ pub struct Checked {
     pub changes: Vec<Change>,
     /// Files checked and found as listed.
     pub files: u64,
+    /// Their paths in the tree, in the tree's order (a front end lists each: `verified …`).
+    pub verified: Vec<Vec<u8>>,
     /// Their plaintext bytes.
     pub bytes: u64,
     /// Who signed the manifest (`required` when the caller asked for this signer).
@@ -346,7 +364,8 @@ pub fn verify_from(
     Ok(Checked {
         manifest,
         changes,
-        files: good,
+        files: good.len() as u64,
+        verified: good,
         bytes,
         signer,
     })

@@ -408,6 +408,7 @@ def encrypt_tree(
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]: ...
 def decrypt_tree(
     src: _StrPath,
@@ -425,6 +426,7 @@ def decrypt_tree(
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
     min_generation: Optional[int] = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]: ...
 def rekey_tree(
     src: _StrPath,
@@ -442,6 +444,7 @@ def rekey_tree(
     upload_concurrency: Optional[int] = None,
     download_concurrency: Optional[int] = None,
     retries: Optional[int] = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]: ...
 def sign_tree(
     src: _StrPath,
