@@ -389,7 +389,7 @@ pub fn decrypt_range<'py>(
 ///     offset: int | None = None,
 ///     length: int | None = None,
 ///     threads: int | None = None,
-///     provider: str | None = None,
+///     provider: 'fastest' | 'aws-lc' | 'openssl' | 'rustcrypto' | None = None,
 ///     progress: Callable[[int], object] | None = None,
 /// ) -> int
 ///

@@ -34,6 +34,8 @@ def use_everything(directory: Path) -> None:
     paracrypt.decrypt_file(directory / "sealed", directory / "back", password="pw",
                            provider="rustcrypto")
     part: bytes = paracrypt.decrypt_range(directory / "sealed", 2, 4, password="pw")
+    checked: int = paracrypt.verify_file(directory / "sealed", password="pw")
+    assert checked > 0
     assert part == b"ped "
     age: bytes = paracrypt.encrypt(memoryview(b"to age"), password="pw", format="age", armor=True)
     assert paracrypt.decrypt(age, password="pw") == b"to age"

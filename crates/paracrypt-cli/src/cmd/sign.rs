@@ -63,7 +63,7 @@ macro_rules! verify_examples {
         "\
 Examples:
   paracrypt verify --public me.pub big.tar        # big.tar against big.tar.psig
-  paracrypt verify --public me.pub --range 1MiB: big.tar
+  paracrypt verify -k my.key big.tar.pcr          # every chunk, nothing written
   paracrypt verify --recursive -k tree.key photos.enc"
     };
 }
@@ -225,9 +225,10 @@ pub struct VerifyArgs {
     paths: Vec<PathBuf>,
     #[command(flatten)]
     verbose: crate::flags::VerboseFlag,
-    /// With --recursive: JSON lines on stdout, one object per file, then one summary object
-    /// (a stable shape: docs/guide/trees.md).
-    #[arg(long, requires = "recursive")]
+    /// With --recursive: JSON lines on stdout, a file's each, then a summary.
+    ///
+    /// One object per file, then one summary object (a stable shape: docs/guide/trees.md).
+    #[arg(long, requires = "recursive", help_heading = heading::TREES, hide_short_help = true)]
     json: bool,
 }
 
@@ -590,8 +591,10 @@ fn verify_signed_tree(args: VerifyArgs, sig: &Path, provider: Provider) -> Resul
     };
     writeln!(
         out,
-        "{name}: OK ({} file{s}, {} bytes, {what}; {signed}; signed at {} seconds since the epoch)",
-        checked.files, checked.bytes, checked.manifest.written
+        "{name}: OK ({} file{s}, {} bytes, {what}; {signed}; signed at {})",
+        checked.files,
+        checked.bytes,
+        crate::run::tree::date_text(checked.manifest.written, None)
     )
     .context("writing to stdout")?;
     Ok(ExitCode::SUCCESS)

@@ -620,7 +620,8 @@ fn manifest_text(
     )?;
     writeln!(
         out,
-        "written:     {} (seconds since the epoch)",
+        "written:     {} ({} seconds since the epoch)",
+        date_text(manifest.written, None),
         manifest.written
     )?;
     let complete = if manifest.complete {
@@ -646,10 +647,9 @@ fn manifest_text(
         };
         write!(
             out,
-            "{kind}{} {size:>12} {}.{:09} {path}",
+            "{kind}{} {size:>12} {} {path}",
             mode_text(entry.mode),
-            entry.mtime.0,
-            entry.mtime.1
+            date_text(entry.mtime.0, Some(entry.mtime.1)),
         )?;
         if let EntryKind::Symlink(target) = &entry.kind {
             write!(out, " -> {}", tree::path::shown(target))?;
@@ -657,6 +657,25 @@ fn manifest_text(
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// A time as a date, UTC, RFC 3339 (`2026-12-02T15:12:37Z`, with `nanos` when given); a time
+/// before 1970 or after 9999 (a manifest may say anything) as seconds since the epoch.
+pub(crate) fn date_text(seconds: i64, nanos: Option<u32>) -> String {
+    const LAST: i64 = 253_402_300_799; // 9999-12-31T23:59:59Z
+    let nanos = nanos.filter(|n| *n < 1_000_000_000);
+    if !(0..=LAST).contains(&seconds) {
+        return match nanos {
+            Some(n) => format!("{seconds}.{n:09}"),
+            None => seconds.to_string(),
+        };
+    }
+    let time = std::time::UNIX_EPOCH
+        + std::time::Duration::new(seconds.unsigned_abs(), nanos.unwrap_or(0));
+    match nanos {
+        Some(_) => humantime::format_rfc3339_nanos(time).to_string(),
+        None => humantime::format_rfc3339_seconds(time).to_string(),
+    }
 }
 
 /// A mode as `ls -l` writes it (`rwxr-x---`, with `s`, `S`, `t`, `T`).
@@ -674,4 +693,24 @@ fn mode_text(mode: u32) -> String {
         });
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::date_text;
+
+    /// Times are dates, UTC; what no date can say (before 1970, after 9999, a nanosecond
+    /// field out of range) stays a number, never a panic.
+    #[test]
+    fn times_read_as_dates() {
+        assert_eq!(date_text(0, None), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            date_text(1_796_224_357, Some(917_516_499)),
+            "2026-12-02T15:12:37.917516499Z"
+        );
+        assert_eq!(date_text(-1, Some(5)), "-1.000000005");
+        assert_eq!(date_text(i64::MAX, None), i64::MAX.to_string());
+        assert_eq!(date_text(253_402_300_799, None), "9999-12-31T23:59:59Z");
+        assert_eq!(date_text(10, Some(2_000_000_000)), "1970-01-01T00:00:10Z");
+    }
 }

@@ -56,6 +56,7 @@ __all__ = [
     "encrypt_into",
     "decrypt_into",
     "decrypt_range",
+    "verify_file",
     "raw_encrypt",
     "raw_decrypt",
     "raw_encrypt_file",
@@ -232,7 +233,7 @@ def verify_file(
     offset: Optional[int] = None,
     length: Optional[int] = None,
     threads: Optional[int] = None,
-    provider: Optional[str] = None,
+    provider: Optional[_ProviderName] = None,
     progress: Optional[_Progress] = None,
 ) -> int: ...
 def raw_encrypt(
