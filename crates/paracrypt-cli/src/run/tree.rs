@@ -105,7 +105,12 @@ impl Report {
             }}));
             return;
         }
-        if quiet || !(self.verbose || self.dry_run || (update && operation == "encrypt")) {
+        // A run at a terminal says what it did (a first `encrypt --recursive` said nothing);
+        // in a script or a log only when asked (-v, --dry-run) and for --update, as before.
+        let at_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        if quiet
+            || !(self.verbose || self.dry_run || at_terminal || (update && operation == "encrypt"))
+        {
             return;
         }
         let s = if summary.files == 1 { "" } else { "s" };
