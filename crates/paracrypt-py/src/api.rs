@@ -485,6 +485,7 @@ pub fn raw_request(
 macro_rules! raw_functions {
     ($memory:ident, $file:ident, $direction:expr, $what:literal) => {
         #[doc = concat!(
+            include_str!(concat!("typed/", stringify!($memory), ".txt")), "\n",
             $what, " ``data`` with a raw ``openssl enc`` cipher and returns the result: ",
             "``cipher=`` by its OpenSSL name (``\"aes-256-ctr\"``, ``\"aes-128-cbc\"``, …), ",
             "``key=`` and ``iv=`` as bytes, or ``password=`` for openssl's ``Salted__`` password ",
@@ -518,6 +519,7 @@ macro_rules! raw_functions {
         }
 
         #[doc = concat!(
+            include_str!(concat!("typed/", stringify!($file), ".txt")), "\n",
             $what, " the file ``src`` into ``dst`` with a raw ``openssl enc`` cipher (arguments ",
             "as the in-memory function; ``dst`` as :func:`paracrypt.encrypt_file`)."
         )]
@@ -669,6 +671,7 @@ pub fn decryptor<'py>(
 macro_rules! raw_streams {
     ($name:ident, $direction:expr, $class:literal, $make:path, $what:literal) => {
         #[doc = concat!(
+            include_str!(concat!("typed/", stringify!($name), ".txt")), "\n",
             "A file object that ", $what, " with a raw ``openssl enc`` cipher (arguments as ",
             ":func:`paracrypt.raw.encrypt`; the stream as :func:`paracrypt.", $class, "`)."
         )]
