@@ -115,8 +115,10 @@ impl Record {
         Record::open_with(dir, location, true)
     }
 
-    /// [`Record::open`] making nothing (a dry run): with no host key yet, the record is empty
-    /// (as [`Record::open`] finds it); it is never written.
+    /// [`Record::open`] making nothing (a dry run): with no host key yet, a key drawn for this
+    /// read alone and never stored stands in for the one [`Record::open`] would draw, so a
+    /// record found there is refused as the real run refuses it (never checked under a key
+    /// anyone could know); the record is never written.
     pub fn read(dir: &Path, location: &str) -> Result<Record> {
         Record::open_with(dir, location, false)
     }
@@ -135,7 +137,9 @@ impl Record {
         let key = match make {
             true => host_key(dir),
             false => match read_no_follow(&dir.join(HOST_KEY), 64) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Zeroizing::new([0; 32])),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    Ok(Zeroizing::new(rand::random::<[u8; 32]>()))
+                }
                 _ => host_key_read(dir),
             },
         }
@@ -468,6 +472,33 @@ mod tests {
         fs::remove_file(dir.path().join(HOST_KEY)).unwrap();
         let err = Record::open(dir.path(), "/third").unwrap_err();
         assert!(err.to_string().contains("another host's key"), "{err}");
+    }
+
+    /// A dry run's read with no host key refuses a record there, as the real run would: it
+    /// never checks one under a key anyone could know (a record sealed under all zeros).
+    #[test]
+    fn a_dry_run_without_a_host_key_refuses_a_record_as_the_real_run_does() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path()).unwrap();
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(dir.path().join(HOST_KEY))
+            .unwrap()
+            .write_all(&[0; 32])
+            .unwrap();
+        let mut forged = Record::open(dir.path(), "/out").unwrap();
+        forged.begin(written(1, None)).unwrap();
+        forged.done().unwrap();
+        fs::remove_file(dir.path().join(HOST_KEY)).unwrap();
+        let err = Record::read(dir.path(), "/out").unwrap_err();
+        assert!(err.to_string().contains("another host's key"), "{err}");
+        assert!(!dir.path().join(HOST_KEY).exists(), "a dry run made a key");
+        // No record and no key: empty, and still nothing made.
+        let empty = Record::read(dir.path(), "/elsewhere").unwrap();
+        assert!(empty.newest().is_none());
+        assert!(!dir.path().join(HOST_KEY).exists());
     }
 
     #[test]
